@@ -1,0 +1,42 @@
+"""The ``memquill`` command: manage and query a workspace's memory from a shell.
+
+Every subcommand prints text a person can read, or JSON with ``--json``. Failures print
+``error[<code>]: <message>`` to stderr and exit with the code's status (``docs/errors.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from memquill.cli import records
+from memquill.cli.context import run
+
+__all__ = ["build_parser", "main"]
+
+_COMMAND_MODULES = (records,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``memquill`` with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="memquill",
+        description="Agent memory a person can read: Markdown truth, safe writes, recall.",
+    )
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="workspace folder (default: $MEMQUILL_WORKSPACE, else memquill/workspace in the "
+        "user data directory)",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in _COMMAND_MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``memquill`` with ``argv`` (default: the process arguments); return the exit status."""
+    args = build_parser().parse_args(argv)
+    return run(args, sys.stdout, sys.stderr)

@@ -1,0 +1,268 @@
+"""``remember``, ``list``, ``update``, ``forget``, ``compact`` and ``doctor``."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from memquill.cli.context import Context, add_common
+from memquill.doctor import DoctorReport
+from memquill.errors import (
+    ConflictError,
+    CorruptError,
+    InvalidInputError,
+    MemoryRecordError,
+    Messages,
+    NotFoundError,
+)
+from memquill.records import Record, iso_timestamp, sha256_hex
+from memquill.results import Candidate, Snapshot, WriteResult
+from memquill.store import RecordStore
+
+__all__ = ["register"]
+
+_HEX: Final = re.compile(r"[0-9a-f]{8,64}")
+_SHORT: Final = 8
+
+
+def register(subparsers: Any) -> None:
+    """Add this module's subcommands to ``memquill``."""
+    remember = subparsers.add_parser("remember", help="save a fact to memory/records.md")
+    remember.add_argument("text", help="the fact to remember")
+    remember.add_argument(
+        "--key", help="idempotency key (default: derived from the text, so a repeat is a no-op)"
+    )
+    remember.set_defaults(handler=_remember)
+
+    listing = subparsers.add_parser("list", help="list remembered facts, newest last")
+    listing.add_argument(
+        "--all", action="store_true", help="include superseded and forgotten versions"
+    )
+    listing.set_defaults(handler=_list)
+
+    update = subparsers.add_parser("update", help="correct a fact (the old version is kept)")
+    update.add_argument("id", help="record id (a unique prefix is enough)")
+    update.add_argument("text", help="the corrected fact")
+    update.add_argument("--revision", required=True, help="the record's or the store's revision")
+    update.set_defaults(handler=_update)
+
+    forget = subparsers.add_parser("forget", help="forget a fact and all its versions")
+    forget.add_argument("id", help="record id (a unique prefix is enough)")
+    forget.add_argument("--revision", required=True, help="the record's or the store's revision")
+    forget.set_defaults(handler=_forget)
+
+    compact = subparsers.add_parser(
+        "compact", help="drop superseded versions' text, keeping every tombstone"
+    )
+    compact.add_argument("--revision", required=True, help="the current store revision")
+    compact.set_defaults(handler=_compact)
+
+    doctor = subparsers.add_parser("doctor", help="check the records store")
+    doctor.add_argument("--fix", action="store_true", help="remove stale staging files")
+    doctor.set_defaults(handler=_doctor)
+
+    for parser in (remember, listing, update, forget, compact, doctor):
+        add_common(parser)
+
+
+def _remember(args: argparse.Namespace, context: Context) -> int:
+    context.ensure_workspace()
+    text: str = args.text
+    key: str = args.key or "manual:" + sha256_hex(text)
+    source = {"kind": "manual", "capturedAt": iso_timestamp(datetime.now(UTC))}
+    result = RecordStore(context.workspace).save([Candidate(text, source, key)])
+    hint = (
+        "\nThis fact (or its key) was corrected or forgotten before; pass --key to save it anew."
+        if result.status == "blocked"
+        else ""
+    )
+    context.emit(_describe(result) + hint, _result_json(result))
+    return 0
+
+
+def _list(args: argparse.Namespace, context: Context) -> int:
+    if context.workspace_is_default and not context.workspace.exists():
+        context.emit("(no remembered facts yet)", {"revision": None, "records": []})
+        return 0
+    snapshot = RecordStore(context.workspace).snapshot()
+    shown = [r for r in snapshot.records if args.all or r.status == "active"]
+    now = datetime.now(UTC)
+    lines = [f"store revision {snapshot.revision}  ({_summary(snapshot)})"]
+    for record in shown:
+        status = "" if record.status == "active" else f" [{record.status}]"
+        first_line = record.content.split("\n", 1)[0]
+        lines.append(
+            f"{record.id[:_SHORT]}  {_age(record, now):>4}  "
+            f"rev {snapshot.record_revision(record)[:_SHORT]}{status}  {first_line}"
+        )
+    if not shown:
+        lines.append("(no remembered facts)")
+    data = {
+        "revision": snapshot.revision,
+        "records": [_record_json(snapshot, record) for record in shown],
+    }
+    context.emit("\n".join(lines), data)
+    return 0
+
+
+def _update(args: argparse.Namespace, context: Context) -> int:
+    store = RecordStore(context.workspace)
+    snapshot = store.snapshot()
+    record = _resolve_id(snapshot, args.id, active_only=True)
+    revision = _resolve_revision(snapshot, record, args.revision)
+    source = {"kind": "manual", "capturedAt": iso_timestamp(datetime.now(UTC))}
+    result = store.correct(record.id, args.text, revision, source)
+    context.emit(_describe(result), _result_json(result))
+    return 0
+
+
+def _forget(args: argparse.Namespace, context: Context) -> int:
+    store = RecordStore(context.workspace)
+    snapshot = store.snapshot()
+    record = _resolve_id(snapshot, args.id, active_only=False)
+    result = store.revoke(record.id, _resolve_revision(snapshot, record, args.revision))
+    context.emit(_describe(result), _result_json(result))
+    return 0
+
+
+def _compact(args: argparse.Namespace, context: Context) -> int:
+    store = RecordStore(context.workspace)
+    result = store.compact(_resolve_revision(store.snapshot(), None, args.revision))
+    context.emit(f"{result.status}: store revision {result.revision}", _result_json(result))
+    return 0
+
+
+def _doctor(args: argparse.Namespace, context: Context) -> int:
+    report = RecordStore(context.workspace).doctor(fix=args.fix)
+    context.emit(_doctor_text(report), _doctor_json(report))
+    return 0 if report.ok else 1
+
+
+def _resolve_id(snapshot: Snapshot, prefix: str, *, active_only: bool) -> Record:
+    pool = [r for r in snapshot.records if r.status == "active" or not active_only]
+    exact = [r for r in pool if r.id == prefix]
+    matches = exact or [r for r in pool if prefix and r.id.startswith(prefix)]
+    if len(matches) > 1:
+        raise InvalidInputError(Messages.ID_AMBIGUOUS)
+    if not matches:
+        raise NotFoundError(Messages.ACTIVE_NOT_FOUND if active_only else Messages.NOT_FOUND)
+    return matches[0]
+
+
+def _resolve_revision(snapshot: Snapshot, record: Record | None, given: str) -> str:
+    """A full revision for ``given``, which may be a unique prefix of a current revision.
+
+    The store still compares the result against the file under the lock, so resolving a
+    prefix here never weakens compare-and-swap.
+    """
+    if not _HEX.fullmatch(given):
+        raise InvalidInputError(Messages.REVISION_FORMAT)
+    current = [snapshot.revision]
+    if record is not None:
+        current.append(snapshot.record_revision(record))
+    for revision in current:
+        if revision.startswith(given):
+            return revision
+    raise ConflictError(Messages.STALE)
+
+
+def _describe(result: WriteResult) -> str:
+    target = f" {result.record_id}" if result.record_id else ""
+    record = f" (record revision {result.record_revision})" if result.record_revision else ""
+    return f"{result.status}{target}{record}\nstore revision {result.revision}"
+
+
+def _result_json(result: WriteResult) -> dict[str, object]:
+    return {
+        "status": result.status,
+        "record_id": result.record_id,
+        "record_revision": result.record_revision,
+        "revision": result.revision,
+    }
+
+
+def _record_json(snapshot: Snapshot, record: Record) -> dict[str, object]:
+    return {
+        "id": record.id,
+        "status": record.status,
+        "content": record.content,
+        "source": dict(record.source),
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "record_revision": snapshot.record_revision(record),
+    }
+
+
+def _summary(snapshot: Snapshot) -> str:
+    active = sum(1 for record in snapshot.records if record.status == "active")
+    return f"{active} active, {len(snapshot.records)} versions, {snapshot.size_bytes:,} bytes"
+
+
+def _age(record: Record, now: datetime) -> str:
+    try:
+        then = datetime.fromisoformat(record.updated_at.replace("Z", "+00:00"))
+    except ValueError:
+        return "?"
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _doctor_text(report: DoctorReport) -> str:
+    lines: list[str] = []
+    if report.error is not None:
+        index = _record_index(report.error)
+        where = f" (record index {index})" if index is not None else ""
+        lines.append(f"store: error[{report.error.code}]{where}: {report.error.message}")
+    else:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()))
+        lines.append(f"store: ok ({counts or 'empty'}); revision {report.revision}")
+    percent = 100 * report.used_bytes / report.max_bytes
+    lines.append(f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes ({percent:.1f}%)")
+    if report.lock_held:
+        lines.append(f"lock: held by {report.lock_holder or 'an unknown writer'}")
+    else:
+        lines.append("lock: free")
+    for path in report.temp_files:
+        state = "removed" if path in report.removed else "stale (run doctor --fix)"
+        lines.append(f"staging file {path}: {state}")
+    for finding in report.secret_findings:
+        lines.append(
+            f"secret: record {finding.record_id} matches {', '.join(finding.kinds)}; "
+            "forget it or update it without the credential"
+        )
+    lines.append("healthy" if report.ok else "problems found")
+    return "\n".join(lines)
+
+
+def _record_index(error: MemoryRecordError) -> int | None:
+    return error.record_index if isinstance(error, CorruptError) else None
+
+
+def _doctor_json(report: DoctorReport) -> dict[str, object]:
+    error = report.error
+    return {
+        "ok": report.ok,
+        "error": None
+        if error is None
+        else {
+            "code": error.code,
+            "message": error.message,
+            "record_index": _record_index(error),
+        },
+        "revision": report.revision,
+        "used_bytes": report.used_bytes,
+        "max_bytes": report.max_bytes,
+        "counts": dict(report.counts),
+        "temp_files": list(report.temp_files),
+        "removed": list(report.removed),
+        "lock_held": report.lock_held,
+        "lock_holder": report.lock_holder,
+        "secret_findings": [
+            {"record_id": f.record_id, "kinds": list(f.kinds)} for f in report.secret_findings
+        ],
+    }

@@ -1,0 +1,266 @@
+"""Every error memquill raises on purpose, under one root.
+
+::
+
+    MemquillError                    root: catch this to catch everything memquill means to raise
+    ├── MemoryRecordError            a records-store operation failed; ``code`` is one of nine
+    │   ├── ConflictError            conflict     the store changed under you: re-read, then retry
+    │   ├── InvalidInputError        invalid      bad content, source, batch, key or argument
+    │   ├── SecretError              secret       the content holds credential material
+    │   ├── UnsafePathError          unsafe_path  the workspace or memory path is not safe to use
+    │   ├── BusyError                busy         another writer holds the lock
+    │   ├── NotFoundError            not_found    no such (active) record
+    │   ├── CapacityError            capacity     the 2 MiB store bound would be exceeded
+    │   ├── CorruptError             corrupt      ``records.md`` is foreign or hand-edited
+    │   └── StorageError             storage      an operating-system failure, wrapped
+    └── SourceError                  a workspace file could not be served to a query
+        └── AccessDeniedError        the path is outside the workspace or private
+
+Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
+and ``docs/errors.md`` lists them.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final, Literal
+
+__all__ = [
+    "AccessDeniedError",
+    "BusyError",
+    "CapacityError",
+    "ConflictError",
+    "CorruptError",
+    "ErrorCode",
+    "InvalidInputError",
+    "MemoryRecordError",
+    "MemquillError",
+    "Messages",
+    "NotFoundError",
+    "SecretError",
+    "SourceError",
+    "StorageError",
+    "UnsafePathError",
+]
+
+ErrorCode = Literal[
+    "conflict",
+    "invalid",
+    "secret",
+    "unsafe_path",
+    "busy",
+    "not_found",
+    "capacity",
+    "corrupt",
+    "storage",
+]
+
+
+class Messages:
+    """The exact message texts, one constant each, so no call site can reword them."""
+
+    STALE: Final = "Memory changed. Refresh before saving."
+    CHANGED_WHILE_SAVING: Final = "Memory changed while saving."
+    KEY_REUSED: Final = (
+        "Idempotency key was already used for different memory content or provenance."
+    )
+    BATCH_SIZE: Final = "Provide 1–40 memory candidates."
+    CONTENT: Final = "Memory must contain 1–16000 characters."
+    SOURCE_REQUIRED: Final = "A real source is required."
+    TOOL_SOURCE: Final = "Tool memories need a trusted session ID."
+    CONVERSATION_SOURCE: Final = "Conversation memories need session and message IDs."
+    SOURCE_REFERENCE: Final = "Invalid source reference."
+    SOURCE_ROLE: Final = "Invalid source role."
+    KEY_REQUIRED: Final = "An idempotency key is required."
+    RESERVATION: Final = "Invalid storage reservation."
+    REVISION_FORMAT: Final = (
+        "A revision is 64 lowercase hexadecimal characters (the CLI also takes a unique prefix "
+        "of at least 8)."
+    )
+    ID_AMBIGUOUS: Final = "That record id prefix matches more than one record; give more of it."
+    SECRET: Final = "Remove credential material before saving memory."  # noqa: S105
+    ABSOLUTE_WORKSPACE: Final = "An absolute workspace is required."
+    WORKSPACE_NOT_DIR: Final = "Workspace must be a directory."
+    MEMORY_PATH: Final = "Memory path is not a regular workspace file."
+    LOCK_HELD: Final = "Memory writer lock is held or cannot be verified."
+    LOCK_RACED: Final = "Another memory writer acquired the lock."
+    LOCK_RELEASE: Final = (
+        "Memory writer lock could not be released; retry after checking directory permissions."
+    )
+    ACTIVE_NOT_FOUND: Final = "Active memory was not found."
+    NOT_FOUND: Final = "Memory was not found."
+    FULL: Final = (
+        "Memory storage has reached its 2 MiB limit. Forget unneeded records to free space; "
+        "do not delete source tombstones."
+    )
+    INSUFFICIENT: Final = (
+        "Memory storage has insufficient space. Forget unneeded records before retrying."
+    )
+    FOREIGN: Final = (
+        "Existing records.md is not a managed memory file. Back up the file and restore a "
+        "valid managed version before retrying."
+    )
+    EDITED: Final = (
+        "Memory file has external or invalid edits. Back up the file and restore a valid "
+        "managed version; no changes were written."
+    )
+    READ_FAILED: Final = (
+        "Memory could not be read. Check workspace and file permissions before retrying."
+    )
+    SAVE_FAILED: Final = (
+        "Memory could not be saved. Check workspace permissions and free disk space before "
+        "retrying."
+    )
+    UNAVAILABLE: Final = (
+        "Memory storage is unavailable. Check workspace permissions and free disk space before "
+        "retrying."
+    )
+    PREFLIGHT_UNAVAILABLE: Final = (
+        "Memory storage is unavailable. Check workspace access, file permissions and free disk "
+        "space before retrying."
+    )
+    # Query-side (workspace file) messages.
+    RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
+    OUTSIDE: Final = "Access denied: path is outside workspace."
+    SYMLINK_OUTSIDE: Final = "Access denied: path resolves outside workspace (symlink)."
+    PRIVATE: Final = "Access denied: internal memory history is not query content."
+    SOURCE_MISSING: Final = "Memory source not found."
+    SOURCE_UNREADABLE: Final = "Memory source is not readable."
+    SOURCE_READ_FAILED: Final = "Memory source could not be read."
+    NOT_REGULAR: Final = "Memory path is not a regular file."
+    TOO_LARGE: Final = "Memory file exceeds the 512 KiB read limit."
+
+
+class MemquillError(Exception):
+    """Root of every error memquill raises on purpose.
+
+    Attributes:
+        code: a stable, machine-readable identifier of the failure.
+        message: the human-readable text, safe to show to a person or a model.
+    """
+
+    code: ClassVar[str] = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
+        return (type(self), (self.message,))
+
+
+class MemoryRecordError(MemquillError):
+    """A records-store operation failed; nothing was written.
+
+    ``code`` is one of :data:`ErrorCode`. Use :meth:`for_code` to build the subclass for a code.
+    """
+
+    code: ClassVar[ErrorCode]  # pyright: ignore[reportIncompatibleVariableOverride]
+
+    @staticmethod
+    def for_code(code: ErrorCode, message: str) -> MemoryRecordError:
+        """Build the subclass that carries ``code``."""
+        return _BY_CODE[code](message)
+
+
+class ConflictError(MemoryRecordError):
+    """The store (or the record) changed since the caller's revision; re-read, then retry."""
+
+    code = "conflict"
+
+
+class InvalidInputError(MemoryRecordError, ValueError):
+    """Content, source, batch, key, revision or reservation is not acceptable."""
+
+    code = "invalid"
+
+
+class SecretError(MemoryRecordError, ValueError):
+    """The content holds credential material; it was not saved.
+
+    Attributes:
+        kinds: the detector names that matched (never the matched text).
+    """
+
+    code = "secret"
+
+    def __init__(self, message: str = Messages.SECRET, kinds: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.kinds = kinds
+
+    def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
+        return (type(self), (self.message, self.kinds))
+
+
+class UnsafePathError(MemoryRecordError):
+    """The workspace is relative or not a directory, or a memory path is a symlink or odd file."""
+
+    code = "unsafe_path"
+
+
+class BusyError(MemoryRecordError):
+    """Another writer holds the lock (or it cannot be taken) within the wait allowed."""
+
+    code = "busy"
+
+
+class NotFoundError(MemoryRecordError, LookupError):
+    """No record (or no active record) has that id."""
+
+    code = "not_found"
+
+
+class CapacityError(MemoryRecordError):
+    """The store would exceed its 2 MiB bound, or the preflight reserve does not fit."""
+
+    code = "capacity"
+
+
+class CorruptError(MemoryRecordError):
+    """``records.md`` is not a managed file or fails validation; it is never overwritten.
+
+    Attributes:
+        record_index: 0-based index of the first bad record block, when one can be named.
+    """
+
+    code = "corrupt"
+
+    def __init__(self, message: str, record_index: int | None = None) -> None:
+        super().__init__(message)
+        self.record_index = record_index
+
+    def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
+        return (type(self), (self.message, self.record_index))
+
+
+class StorageError(MemoryRecordError, OSError):
+    """An operating-system failure (permissions, disk, missing workspace), wrapped."""
+
+    code = "storage"
+
+
+class SourceError(MemquillError):
+    """A workspace file could not be served to a query (missing, unreadable, too large)."""
+
+    code = "source"
+
+
+class AccessDeniedError(SourceError, PermissionError):
+    """The requested path is absolute, escapes the workspace, or is private."""
+
+    code = "access_denied"
+
+
+_BY_CODE: Final[dict[ErrorCode, type[MemoryRecordError]]] = {
+    cls.code: cls
+    for cls in (
+        ConflictError,
+        InvalidInputError,
+        SecretError,
+        UnsafePathError,
+        BusyError,
+        NotFoundError,
+        CapacityError,
+        CorruptError,
+        StorageError,
+    )
+}

@@ -1,0 +1,159 @@
+"""The writer lock: one kernel lock on ``memory/.records-lock`` per write transaction.
+
+The operating system frees the lock the moment its holder dies, so a crashed writer never
+leaves a stale lock behind and no lease, timeout or heartbeat is needed. The file's content
+(machine, pid, nonce, since) is diagnostics for ``doctor`` only. The file is never deleted: a
+deleted-and-recreated lock file would let two writers hold "the" lock at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import socket
+import stat
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Final, Self
+
+import portalocker
+
+from memquill.errors import BusyError, Messages
+
+__all__ = ["LOCK_NAME", "WriterLock", "lock_holder", "lock_is_held"]
+
+LOCK_NAME: Final = ".records-lock"
+_OPEN_FLAGS: Final = (
+    os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+_FIRST_WAIT: Final = 0.001
+_LONGEST_WAIT: Final = 0.05
+_MAX_HOLDER_BYTES: Final = 4096
+
+
+def machine_id() -> str:
+    """A stable, non-identifying id of this machine and user (for lock diagnostics)."""
+    seed = os.environ.get("MEMQUILL_MACHINE_ID") or "\0".join(
+        (socket.gethostname(), platform.system(), platform.machine(), str(os.getuid()))
+        if hasattr(os, "getuid")
+        else (socket.gethostname(), platform.system(), platform.machine())
+    )
+    return "sha256:" + hashlib.sha256(seed.encode()).hexdigest()
+
+
+class WriterLock:
+    """An exclusive, cross-process lock, waited for up to ``timeout`` seconds.
+
+    Use it as a context manager. Raises :class:`~memquill.errors.BusyError` when the lock is
+    still held after ``timeout`` or the lock path cannot be used (a directory, a symlink).
+    """
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self._path = path
+        self._timeout = timeout
+        self._fd: int | None = None
+
+    def __enter__(self) -> Self:
+        try:
+            fd = os.open(self._path, _OPEN_FLAGS, 0o600)
+        except OSError as error:
+            raise BusyError(Messages.LOCK_HELD) from error
+        try:
+            self._wait_for(fd)
+            self._write_holder(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            portalocker.unlock(fd)
+        except portalocker.LockException as release_error:
+            # Closing the descriptor below frees the lock anyway; never mask the real error.
+            if kind is None:
+                os.close(fd)
+                raise BusyError(Messages.LOCK_RELEASE) from release_error
+        os.close(fd)
+
+    def _wait_for(self, fd: int) -> None:
+        deadline = time.monotonic() + self._timeout
+        wait = _FIRST_WAIT
+        while True:
+            try:
+                portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
+            except portalocker.AlreadyLocked:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise BusyError(Messages.LOCK_HELD) from None
+                time.sleep(min(wait, remaining))
+                wait = min(wait * 2, _LONGEST_WAIT)
+            except portalocker.LockException as error:
+                raise BusyError(Messages.LOCK_HELD) from error
+            else:
+                return
+
+    @staticmethod
+    def _write_holder(fd: int) -> None:
+        holder = {
+            "machineId": machine_id(),
+            "pid": os.getpid(),
+            "nonce": str(uuid.uuid4()),
+            "since": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        }
+        data = json.dumps(holder, separators=(",", ":")).encode()
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        except OSError:
+            pass  # diagnostics only: a full disk must not stop the writer from holding the lock
+
+
+def lock_is_held(path: Path) -> bool:
+    """Whether another process holds the lock now (never creates the lock file).
+
+    An unusable lock path (a directory, a symlink, unreadable) counts as held: it cannot be
+    verified free.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return True
+        portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
+    except portalocker.LockException:
+        return True
+    else:
+        portalocker.unlock(fd)
+        return False
+    finally:
+        os.close(fd)
+
+
+def lock_holder(path: Path) -> dict[str, object] | None:
+    """The diagnostics the current (or last) holder wrote, if readable."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_HOLDER_BYTES)
+        parsed: object = json.loads(data)
+    except (OSError, ValueError):
+        return None
+    return dict(parsed) if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownArgumentType]

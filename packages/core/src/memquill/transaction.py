@@ -1,0 +1,182 @@
+"""The records file's locations, its read path, and the locked, atomic write transaction.
+
+A write: check the paths, create ``memory/``, check again (a symlink may have been swapped in),
+take the writer lock, read and decode the file, let the operation change a copy, encode it,
+write a temp file and fsync it, check that the file did not change meanwhile, rename the temp
+file over it and fsync the directory. A process killed at any point leaves the old file or the
+new one; the temp file it may leave behind is removed by ``doctor --fix``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from memquill.errors import (
+    CapacityError,
+    ConflictError,
+    CorruptError,
+    MemoryRecordError,
+    Messages,
+    StorageError,
+    UnsafePathError,
+)
+from memquill.fileio import fsync_directory, read_bounded, write_synced
+from memquill.lock import LOCK_NAME, WriterLock
+from memquill.paths import canonical_workspace
+from memquill.records import (
+    HEADER,
+    LEGACY_HEADER,
+    MAX_STORE_BYTES,
+    Record,
+    StoreImage,
+    decode_store,
+    encode_store,
+    store_revision,
+)
+from memquill.results import Snapshot, WriteResult, WriteStatus
+
+__all__ = ["Locations", "Operation", "Outcome", "locate", "read_snapshot", "write_locked"]
+
+Outcome = tuple[WriteStatus, tuple[str | None, ...]]
+"""What an operation did to the draft, and the ids of the records it targeted."""
+Operation = Callable[[Snapshot, list[Record]], Outcome]
+"""Checks a snapshot and edits the draft (a copy of its records) in place."""
+
+TEMP_PREFIX: Final = ".records-"
+TEMP_SUFFIX: Final = ".tmp"
+
+
+@dataclass(frozen=True, slots=True)
+class Locations:
+    """The canonical workspace and the paths of its records store."""
+
+    root: Path
+    directory: Path
+    file: Path
+
+    @property
+    def lock(self) -> Path:
+        """The writer lock file."""
+        return self.directory / LOCK_NAME
+
+
+def locate(workspace: str) -> Locations:
+    """Canonical workspace plus ``memory/`` and ``memory/records.md``, checked for safety.
+
+    Raises:
+        UnsafePathError: relative workspace, not a directory, or a symlinked or odd ``memory/``
+            or ``records.md``.
+        StorageError: the workspace is missing or cannot be inspected.
+    """
+    root = canonical_workspace(workspace)
+    directory = root / "memory"
+    file = directory / "records.md"
+    for path, want_directory in ((directory, True), (file, False)):
+        try:
+            mode = os.lstat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as error:
+            raise StorageError(Messages.UNAVAILABLE) from error
+        right_type = stat.S_ISDIR(mode) if want_directory else stat.S_ISREG(mode)
+        if stat.S_ISLNK(mode) or not right_type:
+            raise UnsafePathError(Messages.MEMORY_PATH)
+    return Locations(root, directory, file)
+
+
+def read_snapshot(locations: Locations) -> Snapshot:
+    """Read and decode the store. Nothing is created, locked or written.
+
+    Raises:
+        CapacityError, CorruptError, UnsafePathError, StorageError.
+    """
+    try:
+        raw = read_bounded(locations.file)
+    except MemoryRecordError:
+        raise
+    except OSError as error:
+        raise StorageError(Messages.READ_FAILED) from error
+    return _decode(locations.root, raw)
+
+
+def write_locked(workspace: str, lock_timeout: float, operation: Operation) -> WriteResult:
+    """Run ``operation`` inside the locked transaction and publish its draft atomically.
+
+    Nothing is written unless the operation reports ``saved``.
+
+    Raises:
+        whatever ``operation`` raises; BusyError, CapacityError, ConflictError, CorruptError,
+        UnsafePathError, StorageError.
+    """
+    try:
+        locate(workspace).directory.mkdir(exist_ok=True)
+        locations = locate(workspace)
+    except MemoryRecordError:
+        raise
+    except OSError as error:
+        raise StorageError(Messages.UNAVAILABLE) from error
+    with WriterLock(locations.lock, lock_timeout):
+        try:
+            return _transact(locations, operation)
+        except MemoryRecordError:
+            raise
+        except OSError as error:
+            raise StorageError(Messages.SAVE_FAILED) from error
+
+
+def _transact(locations: Locations, operation: Operation) -> WriteResult:
+    raw = read_bounded(locations.file)
+    snapshot = _decode(locations.root, raw)
+    draft = list(snapshot.records)
+    status, ids = operation(snapshot, draft)
+    if status != "saved":
+        return _result(snapshot, status, ids)
+    data = encode_store(StoreImage(_header_of(raw) or HEADER, tuple(draft))).encode()
+    if len(data) > MAX_STORE_BYTES:
+        raise CapacityError(Messages.FULL)
+    staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
+    try:
+        write_synced(staging, data)
+        # Writers are serialised by the lock; this catches an editor or sync tool.
+        if read_bounded(locations.file) != raw:
+            raise ConflictError(Messages.CHANGED_WHILE_SAVING)
+        os.replace(staging, locations.file)
+        fsync_directory(locations.directory)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            staging.unlink()
+    revision = store_revision(locations.root, data)
+    return _result(Snapshot(locations.root, revision, tuple(draft), len(data)), status, ids)
+
+
+def _result(snapshot: Snapshot, status: WriteStatus, ids: tuple[str | None, ...]) -> WriteResult:
+    first = snapshot.find(ids[0]) if ids and ids[0] is not None else None
+    return WriteResult(
+        status=status,
+        revision=snapshot.revision,
+        records=snapshot.records,
+        record_ids=ids,
+        record_revision=snapshot.record_revision(first) if first is not None else None,
+    )
+
+
+def _decode(root: Path, raw: bytes) -> Snapshot:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        message = Messages.FOREIGN if _header_of(raw) is None else Messages.EDITED
+        raise CorruptError(message) from None
+    image = decode_store(text)
+    return Snapshot(root, store_revision(root, raw), image.records, len(raw))
+
+
+def _header_of(raw: bytes) -> str | None:
+    """The header ``raw`` starts with, if it is one memquill reads."""
+    return next((h for h in (HEADER, LEGACY_HEADER) if raw.startswith(h.encode())), None)
