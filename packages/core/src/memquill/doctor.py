@@ -93,7 +93,9 @@ def run_doctor(
         error=error,
         revision=snapshot.revision if snapshot else None,
         used_bytes=snapshot.size_bytes if snapshot else _size(locations.file),
-        counts=dict(sorted(Counter(r.status for r in snapshot.records).items())) if snapshot else {},
+        counts=dict(sorted(Counter(r.status for r in snapshot.records).items()))
+        if snapshot
+        else {},
         temp_files=temp_files,
         removed=removed,
         lock_held=held,
