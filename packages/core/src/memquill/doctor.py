@@ -104,6 +104,10 @@ def run_doctor(
     )
 
 
+def _counts(snapshot: Snapshot) -> dict[str, int]:
+    return dict(sorted(Counter(record.status for record in snapshot.records).items()))
+
+
 def _temp_files(locations: Locations) -> tuple[str, ...]:
     try:
         names = [entry.name for entry in locations.directory.iterdir()]
