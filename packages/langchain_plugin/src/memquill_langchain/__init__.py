@@ -1,0 +1,1 @@
+"""memquill for langchain."""
