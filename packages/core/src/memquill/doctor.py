@@ -8,7 +8,6 @@ staging files while holding the writer lock (so none can belong to a live writer
 
 from __future__ import annotations
 
-import contextlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -93,9 +92,7 @@ def run_doctor(
         error=error,
         revision=snapshot.revision if snapshot else None,
         used_bytes=snapshot.size_bytes if snapshot else _size(locations.file),
-        counts=dict(sorted(Counter(r.status for r in snapshot.records).items()))
-        if snapshot
-        else {},
+        counts=_counts(snapshot) if snapshot else {},
         temp_files=temp_files,
         removed=removed,
         lock_held=held,
@@ -123,9 +120,13 @@ def _temp_files(locations: Locations) -> tuple[str, ...]:
 def _remove(locations: Locations, relative: tuple[str, ...]) -> tuple[str, ...]:
     removed: list[str] = []
     for path in relative:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             (locations.root / path).unlink()
-            removed.append(path)
+        except OSError:
+            # Gone already, or not a staging file memquill wrote (a directory, say): a person
+            # decides; the report still lists it as not removed.
+            continue
+        removed.append(path)
     return tuple(removed)
 
 

@@ -13,8 +13,9 @@
     │   ├── CapacityError            capacity     the 2 MiB store bound would be exceeded
     │   ├── CorruptError             corrupt      ``records.md`` is foreign or hand-edited
     │   └── StorageError             storage      an operating-system failure, wrapped
-    └── SourceError                  a workspace file could not be served to a query
-        └── AccessDeniedError        the path is outside the workspace or private
+    ├── SourceError                  a workspace file could not be served to a query
+    │   └── AccessDeniedError        the path is outside the workspace or private
+    └── BindingError                 scope_mismatch  a session cannot be bound to that workspace
 
 Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
 and ``docs/errors.md`` lists them.
@@ -26,6 +27,7 @@ from typing import ClassVar, Final, Literal
 
 __all__ = [
     "AccessDeniedError",
+    "BindingError",
     "BusyError",
     "CapacityError",
     "ConflictError",
@@ -118,6 +120,10 @@ class Messages:
         "Memory storage is unavailable. Check workspace access, file permissions and free disk "
         "space before retrying."
     )
+    WRITE_UNAUTHORIZED: Final = (
+        "Memory write permission or workspace scope is no longer authorized."
+    )
+    NO_SESSION: Final = "Memory writes require a trusted source session."
     # Query-side (workspace file) messages.
     RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
     OUTSIDE: Final = "Access denied: path is outside workspace."
@@ -128,6 +134,19 @@ class Messages:
     SOURCE_READ_FAILED: Final = "Memory source could not be read."
     NOT_REGULAR: Final = "Memory path is not a regular file."
     TOO_LARGE: Final = "Memory file exceeds the 512 KiB read limit."
+    # Session binding messages.
+    BINDING_SESSION: Final = "A session id is required to bind workspace memory."
+    BINDING_TASK: Final = "Task sessions cannot be bound to workspace memory."
+    BINDING_WORKSPACE: Final = (
+        "Workspace memory can only be bound to an existing absolute workspace directory."
+    )
+    BINDINGS_INVALID: Final = (
+        "The memory bindings file is not valid; back it up and remove it before binding again."
+    )
+    BINDINGS_SAVE_FAILED: Final = (
+        "Memory bindings could not be saved. Check permissions and free disk space of the "
+        "bindings folder before retrying."
+    )
 
 
 class MemquillError(Exception):
@@ -248,6 +267,16 @@ class AccessDeniedError(SourceError, PermissionError):
     """The requested path is absolute, escapes the workspace, or is private."""
 
     code = "access_denied"
+
+
+class BindingError(MemquillError):
+    """A session cannot be bound to (or unbound from) that workspace's memory.
+
+    Raised for a missing session id, a task session, a workspace that is not an existing
+    absolute directory, or a bindings file that cannot be safely rewritten.
+    """
+
+    code = "scope_mismatch"
 
 
 _BY_CODE: Final[dict[ErrorCode, type[MemoryRecordError]]] = {

@@ -29,6 +29,7 @@ __all__ = [
     "read_workspace_file",
     "relative_inside",
     "source_error",
+    "user_data_dir",
 ]
 
 MAX_READ_BYTES: Final = 512 * 1024
@@ -60,19 +61,26 @@ def canonical_workspace(workspace: str | os.PathLike[str]) -> Path:
     return root
 
 
+def user_data_dir() -> Path:
+    """The platform's per-user data folder (memquill keeps its own files in ``memquill/``).
+
+    ``%LOCALAPPDATA%`` on Windows, ``~/Library/Application Support`` on macOS, else
+    ``$XDG_DATA_HOME`` or ``~/.local/share``. Nothing is created.
+    """
+    home = Path.home()
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support"
+    return Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+
+
 def default_workspace() -> Path:
     """``$MEMQUILL_WORKSPACE``, else ``memquill/workspace`` in the user's data directory."""
     configured = os.environ.get("MEMQUILL_WORKSPACE")
     if configured:
         return Path(configured).expanduser().absolute()
-    home = Path.home()
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = home / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
-    return base / "memquill" / "workspace"
+    return user_data_dir() / "memquill" / "workspace"
 
 
 def normalize_relative(path: str) -> str:

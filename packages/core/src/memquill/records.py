@@ -67,8 +67,12 @@ _STATUSES: Final = frozenset({"active", "superseded", "revoked"})
 _KINDS: Final = frozenset({"manual", "conversation", "tool"})
 _ROLES: Final = frozenset({"user", "assistant"})
 _REFERENCE_FIELDS: Final = ("sessionId", "messageId", "capturedAt")
+_KNOWN_SOURCE_KEYS: Final = frozenset({"kind", "role", *_REFERENCE_FIELDS})
 _MAX_REFERENCE_UNITS: Final = 200
 _CONTROL: Final = re.compile(r"[\x00-\x1f]")
+# A lone surrogate (which a JSON ``\ud800`` escape can produce) has no UTF-8 form, so it could
+# never be written: refuse it up front instead of failing in the middle of a write.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +246,8 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if not isinstance(parsed, dict):
         raise corrupt()
     meta = cast(dict[str, JSONValue], parsed)
+    if "\\u" in text[start:end] and not _encodable(meta):
+        raise corrupt()  # an escaped lone surrogate: the record could never be rewritten
     length = meta.pop("contentLength", None)
     if type(length) is not int or not 0 <= length <= MAX_CONTENT_UNITS:
         raise corrupt()
@@ -296,6 +302,8 @@ def validate_content(content: object) -> str:
         InvalidInputError: otherwise.
     """
     problem = _content_problem(content)
+    if problem is None and _SURROGATE.search(cast(str, content)):
+        problem = Messages.CONTENT  # decoded files never hold one, so only writes check
     if problem is not None:
         raise InvalidInputError(problem)
     return cast(str, content)
@@ -324,7 +332,18 @@ def validate_source(source: object) -> Mapping[str, JSONValue]:
     role = fields.get("role")
     if role is not None and role not in _ROLES:
         raise InvalidInputError(Messages.SOURCE_ROLE)
+    if not _KNOWN_SOURCE_KEYS.issuperset(fields) and not _encodable(fields):
+        raise InvalidInputError(Messages.SOURCE_REFERENCE)  # an extra key that cannot be written
     return cast(Mapping[str, JSONValue], source)
+
+
+def _encodable(value: object) -> bool:
+    """Whether ``value`` can be written as UTF-8 JSON (no lone surrogates, only JSON types)."""
+    try:
+        json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _valid_reference(value: object) -> bool:
@@ -332,4 +351,5 @@ def _valid_reference(value: object) -> bool:
         isinstance(value, str)
         and utf16_len(value) <= _MAX_REFERENCE_UNITS
         and not _CONTROL.search(value)
+        and not _SURROGATE.search(value)
     )

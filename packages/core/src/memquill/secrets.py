@@ -62,8 +62,9 @@ _PLACEHOLDER: Final = re.compile(
     r"""^(?:
         <[^>]*> | \[[^\]]*\] | \{\{.*\}\} | \$\{?[A-Za-z_][A-Za-z0-9_]*\}? | %[A-Za-z_]+%
         | (?P<rep>[xX*.•#-])(?P=rep){2,}.*
-        | (?:your|my|the)[-_ ]?\w* | \w*(?:example|placeholder|redacted|changeme|dummy|sample)\w*
-        | none | null | nil | true | false | env | secret | password | token | value
+        | your[-_ ]?[-\w]* | (?:my|the)[-_ ][-\w]*  # not ``mysql123``: "my"/"the" need a separator
+        | \w*(?:example|placeholder|redacted|changeme|dummy|sample)\w*
+        | none | null | nil | true | false | env | secret | password | pass | pw | token | value
     )$""",
     re.VERBOSE | re.IGNORECASE,
 )
@@ -74,6 +75,14 @@ def is_placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER.match(value.strip("'\"` ,;")))
 
 
+_FILLER: Final = re.compile(r"[xX*•]{4,}|EXAMPLE|example")
+
+
+def _not_filler(match: re.Match[str]) -> bool:
+    """A key-shaped token padded with ``xxxx`` or marked EXAMPLE is documentation, not a key."""
+    return not _FILLER.search(match.group(0))
+
+
 def _has_digit(value: str) -> bool:
     return any(char.isdigit() for char in value)
 
@@ -82,6 +91,8 @@ def _assignment_is_secret(match: re.Match[str]) -> bool:
     value = match.group("value")
     if is_placeholder(value):
         return False
+    if value.isdigit() and match.string[match.start() - 1 : match.start()] == "_":
+        return False  # ``max_token=4096``: a prefixed name set to a number is configuration
     if match.group("op") == "=" or match.group("quote"):
         return len(value) >= 4
     # ``key: value`` reads like prose, so it needs a value that looks like key material.
@@ -109,12 +120,17 @@ BUILTIN_DETECTORS: Final[tuple[SecretDetector, ...]] = (
     RegexDetector(
         "provider_key",  # OpenAI, Anthropic, xAI and the spec's legacy prefixes
         _rx(r"\b(?:sk|xai|ghp|gh_pat)-[A-Za-z0-9_-]{12,}", re.IGNORECASE),
+        _not_filler,
     ),
-    RegexDetector("github_token", _rx(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{22,})")),
-    RegexDetector("slack_token", _rx(r"\bxox[abprs]-[A-Za-z0-9-]{10,}", re.IGNORECASE)),
-    RegexDetector("aws_access_key", _rx(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
-    RegexDetector("google_api_key", _rx(r"\bAIza[0-9A-Za-z_-]{30,}")),
-    RegexDetector("stripe_key", _rx(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}")),
+    RegexDetector(
+        "github_token", _rx(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{22,})"), _not_filler
+    ),
+    RegexDetector(
+        "slack_token", _rx(r"\bxox[abprs]-[A-Za-z0-9-]{10,}", re.IGNORECASE), _not_filler
+    ),
+    RegexDetector("aws_access_key", _rx(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), _not_filler),
+    RegexDetector("google_api_key", _rx(r"\bAIza[0-9A-Za-z_-]{30,}"), _not_filler),
+    RegexDetector("stripe_key", _rx(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}"), _not_filler),
     RegexDetector("jwt", _rx(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     RegexDetector(
         "bearer_token",
@@ -129,7 +145,8 @@ BUILTIN_DETECTORS: Final[tuple[SecretDetector, ...]] = (
     RegexDetector(
         "assignment",
         _rx(
-            r"\b(?:password|passwd|pwd|secret|client[_-]?secret|token|access[_-]?token"
+            # Not ``\b``: env-style names (``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``) must match.
+            r"(?<![A-Za-z0-9])(?:password|passwd|pwd|secret|client[_-]?secret|token|access[_-]?token"
             r"|api[_-]?key|access[_-]?key|secret[_-]?key)\b"
             r"\s*(?P<op>[:=])\s*(?P<quote>['\"`]?)(?P<value>[^\s'\"`,;]+)",
             re.IGNORECASE,

@@ -9,6 +9,7 @@ directory. A process killed at any point leaves either the old file or the new o
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -52,6 +53,8 @@ __all__ = ["RecordStore"]
 MAX_BATCH: Final = 40
 MAX_KEY_UNITS: Final = 1000
 _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
+# The key is hashed as UTF-8, which a lone surrogate does not have.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class RecordStore:
@@ -175,7 +178,7 @@ class RecordStore:
             self._check_content(candidate.content)
             validate_source(candidate.source)
             key = candidate.idempotency_key
-            if not key or utf16_len(key) > MAX_KEY_UNITS:
+            if not key or utf16_len(key) > MAX_KEY_UNITS or _SURROGATE.search(key):
                 raise InvalidInputError(Messages.KEY_REQUIRED)
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:

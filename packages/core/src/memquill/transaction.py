@@ -115,8 +115,17 @@ def write_locked(workspace: str, lock_timeout: float, operation: Operation) -> W
         whatever ``operation`` raises; BusyError, CapacityError, ConflictError, CorruptError,
         UnsafePathError, StorageError.
     """
+    found = locate(workspace)
+    if not found.lock.exists():
+        # Taking the lock would create memory/ and the lock file. When the operation would be
+        # refused or change nothing anyway, answer from an unlocked read, so a refused write
+        # leaves the disk untouched (the answer is the one the store gave at that read).
+        snapshot = read_snapshot(found)
+        answer = _apply(snapshot, read_bounded(found.file), operation)
+        if isinstance(answer, WriteResult):
+            return answer
     try:
-        locate(workspace).directory.mkdir(exist_ok=True)
+        found.directory.mkdir(exist_ok=True)
         locations = locate(workspace)
     except MemoryRecordError:
         raise
@@ -131,9 +140,22 @@ def write_locked(workspace: str, lock_timeout: float, operation: Operation) -> W
             raise StorageError(Messages.SAVE_FAILED) from error
 
 
-def _transact(locations: Locations, operation: Operation) -> WriteResult:
-    raw = read_bounded(locations.file)
-    snapshot = _decode(locations.root, raw)
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """A new file to publish: its bytes, its records, and what the operation reported."""
+
+    data: bytes
+    records: tuple[Record, ...]
+    status: WriteStatus
+    ids: tuple[str | None, ...]
+
+
+def _apply(snapshot: Snapshot, raw: bytes, operation: Operation) -> _Change | WriteResult:
+    """Run ``operation`` on a copy: the change to publish, or the answer if nothing changes.
+
+    Raises:
+        whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
+    """
     draft = list(snapshot.records)
     status, ids = operation(snapshot, draft)
     if status != "saved":
@@ -141,6 +163,15 @@ def _transact(locations: Locations, operation: Operation) -> WriteResult:
     data = encode_store(StoreImage(_header_of(raw) or HEADER, tuple(draft))).encode()
     if len(data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
+    return _Change(data, tuple(draft), status, ids)
+
+
+def _transact(locations: Locations, operation: Operation) -> WriteResult:
+    raw = read_bounded(locations.file)
+    change = _apply(_decode(locations.root, raw), raw, operation)
+    if isinstance(change, WriteResult):
+        return change
+    data = change.data
     staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
     try:
         write_synced(staging, data)
@@ -153,7 +184,8 @@ def _transact(locations: Locations, operation: Operation) -> WriteResult:
         with contextlib.suppress(FileNotFoundError):
             staging.unlink()
     revision = store_revision(locations.root, data)
-    return _result(Snapshot(locations.root, revision, tuple(draft), len(data)), status, ids)
+    written = Snapshot(locations.root, revision, change.records, len(data))
+    return _result(written, change.status, change.ids)
 
 
 def _result(snapshot: Snapshot, status: WriteStatus, ids: tuple[str | None, ...]) -> WriteResult:
@@ -170,11 +202,24 @@ def _result(snapshot: Snapshot, status: WriteStatus, ids: tuple[str | None, ...]
 def _decode(root: Path, raw: bytes) -> Snapshot:
     try:
         text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        message = Messages.FOREIGN if _header_of(raw) is None else Messages.EDITED
-        raise CorruptError(message) from None
+    except UnicodeDecodeError as error:
+        if _header_of(raw) is None:
+            raise CorruptError(Messages.FOREIGN) from None
+        raise CorruptError(Messages.EDITED, _bad_block(raw[: error.start])) from None
     image = decode_store(text)
     return Snapshot(root, store_revision(root, raw), image.records, len(raw))
+
+
+def _bad_block(valid_prefix: bytes) -> int:
+    """Index of the block holding the first invalid byte, so ``doctor`` can name it.
+
+    The valid prefix ends inside (or right before) that block, so decoding the prefix stops
+    there, unless an earlier block is already bad, which is then the first bad one.
+    """
+    try:
+        return len(decode_store(valid_prefix.decode("utf-8")).records)
+    except CorruptError as error:
+        return error.record_index or 0
 
 
 def _header_of(raw: bytes) -> str | None:

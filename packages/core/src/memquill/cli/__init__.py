@@ -10,12 +10,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from memquill.cli import records
+from memquill.cli import plugins, query, records
 from memquill.cli.context import run
 
 __all__ = ["build_parser", "main"]
 
-_COMMAND_MODULES = (records,)
+_COMMAND_MODULES = (records, query, plugins)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -135,6 +135,10 @@ def _compact(args: argparse.Namespace, context: Context) -> int:
 
 
 def _doctor(args: argparse.Namespace, context: Context) -> int:
+    if context.workspace_is_default and not context.workspace.exists():
+        text = f"no workspace yet at {context.workspace}; the first `remember` creates it"
+        context.emit(text, {"ok": True, "workspace": None})
+        return 0
     report = RecordStore(context.workspace).doctor(fix=args.fix)
     context.emit(_doctor_text(report), _doctor_json(report))
     return 0 if report.ok else 1

@@ -1,0 +1,108 @@
+"""``search``, ``get`` and ``recent``: the read tools, from a shell.
+
+The plain output is exactly the text the tools return to a model; ``--json`` prints the
+structured result instead. A failure prints the tool's failure text and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any, Final
+
+from memquill.cli.context import EXIT_CODES, Context, add_common
+from memquill.query import MemoryQuery
+from memquill.query_models import GetResult, QueryResponse, RecentResult, SearchResult
+
+__all__ = ["register"]
+
+_LINES: Final = re.compile(r"(?P<start>[0-9]*)(?::(?P<end>[0-9]*))?")
+
+
+def register(subparsers: Any) -> None:
+    """Add this module's subcommands to ``memquill``."""
+    search = subparsers.add_parser("search", help="search notes and remembered facts")
+    search.add_argument("query", help="keywords")
+    search.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="keep notes with this tag (repeat for any of several)",
+    )
+    search.add_argument(
+        "--type",
+        dest="file_type",
+        choices=("all", "daily", "longterm", "notes"),
+        default="all",
+        help="kind of source (default: all)",
+    )
+    search.add_argument("--limit", type=int, default=5, help="results shown, 1–20 (default 5)")
+    search.set_defaults(handler=_search)
+
+    get = subparsers.add_parser("get", help="read a note or a remembered fact, page by page")
+    get.add_argument("path", help="workspace-relative path, as search or recent show it")
+    get.add_argument(
+        "--lines",
+        type=_line_range,
+        metavar="A:B",
+        help="1-based inclusive line range (A:B, A:, :B or A)",
+    )
+    get.add_argument(
+        "--char-start",
+        type=int,
+        default=0,
+        metavar="N",
+        help="continue at this offset (the next_char_start of the previous page)",
+    )
+    get.set_defaults(handler=_get)
+
+    recent = subparsers.add_parser(
+        "recent", help="long-term memory, recent daily notes and remembered facts"
+    )
+    recent.add_argument("--days", type=int, default=3, help="daily files shown, 1–7 (default 3)")
+    recent.set_defaults(handler=_recent)
+
+    for parser in (search, get, recent):
+        add_common(parser)
+
+
+def _line_range(value: str) -> tuple[int | None, int | None]:
+    match = _LINES.fullmatch(value)
+    if match is None or not (match["start"] or match["end"]):
+        raise argparse.ArgumentTypeError("expected A:B, A:, :B or A (line numbers)")
+    start = int(match["start"]) if match["start"] else None
+    if match["end"] is None:
+        return start, start
+    return start, int(match["end"]) if match["end"] else None
+
+
+def _search(args: argparse.Namespace, context: Context) -> int:
+    query = MemoryQuery(context.workspace, cache=False)
+    return _emit(
+        context,
+        query.search(args.query, tags=tuple(args.tags), file_type=args.file_type, limit=args.limit),
+    )
+
+
+def _get(args: argparse.Namespace, context: Context) -> int:
+    start, end = args.lines if args.lines is not None else (None, None)
+    query = MemoryQuery(context.workspace, cache=False)
+    return _emit(
+        context, query.get(args.path, line_start=start, line_end=end, char_start=args.char_start)
+    )
+
+
+def _recent(args: argparse.Namespace, context: Context) -> int:
+    return _emit(context, MemoryQuery(context.workspace, cache=False).recent(days=args.days))
+
+
+def _emit(
+    context: Context,
+    response: QueryResponse[SearchResult] | QueryResponse[GetResult] | QueryResponse[RecentResult],
+) -> int:
+    context.emit(response.text, response.result.model_dump(mode="json"))
+    if response.ok:
+        return 0
+    return EXIT_CODES.get(response.result.error_code or "", 1)

@@ -1,0 +1,36 @@
+"""The memquill adapter conformance suite, shipped for any adapter to run.
+
+Subclass :class:`ParitySuite` in a test module and return a harness factory; every parity case
+in ``memquill/testing/cases`` then runs through your adapter and is compared with the core::
+
+    from memquill.testing import ParitySuite
+
+    class TestMyAdapterParity(ParitySuite):
+        def harness_factory(self):
+            return MyHarness          # MyHarness(session) -> AdapterHarness
+
+The pytest plugin (loaded automatically through the ``pytest11`` entry point) fails a parity
+test that is skipped instead of excused with a reason.
+"""
+
+from memquill.testing.cases import Case, Fixture, Step, load_cases, load_fixtures
+from memquill.testing.harness import CoreHarness
+from memquill.testing.normalize import Normalizer, canonical_schema
+from memquill.testing.runner import HarnessFactory, Outcome, assert_outcomes, run_case
+from memquill.testing.suite import ParitySuite
+
+__all__ = [
+    "Case",
+    "CoreHarness",
+    "Fixture",
+    "HarnessFactory",
+    "Normalizer",
+    "Outcome",
+    "ParitySuite",
+    "Step",
+    "assert_outcomes",
+    "canonical_schema",
+    "load_cases",
+    "load_fixtures",
+    "run_case",
+]

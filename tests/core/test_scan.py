@@ -1,0 +1,183 @@
+"""The workspace walk: budgets, sorted order, ignore globs, privacy, symlinks, the cache."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from tests.core.query_helpers import engine, remember, write
+
+from memquill import scan as scan_module
+from memquill.errors import Messages, SourceError
+from memquill.scan import BUDGET_WARNING, ENTRY_WARNING, DocumentCache, scan_workspace
+from memquill.scanconfig import glob_pattern, load_scan_config
+
+
+def scanned(root: Path, cache: DocumentCache | None = None) -> list[str]:
+    return [document.path for document in scan_workspace(root, cache).documents]
+
+
+def test_budget_514_files_warns_and_records_still_found(tmp_path: Path) -> None:
+    for index in range(514):
+        write(tmp_path, f"notes/n{index:03d}.md", f"filler note {index}")
+    remember(tmp_path, "the managed zephyr fact")
+    result = scan_workspace(tmp_path)
+    assert len(result.documents) == 512
+    assert result.warnings == (BUDGET_WARNING,)
+    assert [d.path for d in result.documents][-1] == "notes/n511.md"  # sorted order
+    response = engine(tmp_path).search("zephyr")
+    assert response.text.startswith(BUDGET_WARNING + "\n\n1. [memory/records/")
+
+
+def test_budget_8_mib_of_text(tmp_path: Path) -> None:
+    for index in range(33):
+        write(tmp_path, f"big{index:02d}.md", ("lorem ipsum " * 22_500)[:270_000])
+    remember(tmp_path, "the managed quokka fact")
+    result = scan_workspace(tmp_path)
+    assert len(result.documents) == 31
+    assert result.warnings == (BUDGET_WARNING,)
+    assert "memory/records/" in engine(tmp_path).search("quokka").text
+
+
+def test_budget_10001_entries(tmp_path: Path) -> None:
+    crowded = tmp_path / "attachments"
+    crowded.mkdir()
+    for index in range(10_001):
+        (crowded / f"f{index:05d}.bin").touch()
+    write(tmp_path, "zz.md", "after the crowd")
+    remember(tmp_path, "the managed axolotl fact")
+    result = scan_workspace(tmp_path)
+    assert result.warnings == (ENTRY_WARNING,)
+    text = engine(tmp_path).search("axolotl").text
+    assert text.startswith(ENTRY_WARNING + "\n\n") and "memory/records/" in text
+
+
+def test_depth_is_clamped_to_12_without_a_warning(tmp_path: Path) -> None:
+    write(tmp_path, ".assistant/config.json", json.dumps({"index": {"maxDepth": 13}}))
+    deep12 = "/".join(f"d{i}" for i in range(1, 13))
+    write(tmp_path, f"{deep12}/twelve.md", "reachable")
+    write(tmp_path, f"{deep12}/d13/thirteen.md", "unreachable")
+    remember(tmp_path, "the managed okapi fact")
+    result = scan_workspace(tmp_path)
+    assert [d.path.rsplit("/", 1)[-1] for d in result.documents] == ["twelve.md"]
+    assert result.warnings == ()
+    assert "memory/records/" in engine(tmp_path).search("okapi").text
+
+
+def test_default_depth_is_8(tmp_path: Path) -> None:
+    write(tmp_path, "/".join(f"d{i}" for i in range(1, 9)) + "/in.md", "x")
+    write(tmp_path, "/".join(f"d{i}" for i in range(1, 10)) + "/out.md", "x")
+    assert [p.rsplit("/", 1)[-1] for p in scanned(tmp_path)] == ["in.md"]
+
+
+def test_private_ignored_symlinked_oversized_and_foreign_files_are_not_scanned(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    write(outside, "secret.md", "outside")
+    for relative in (
+        ".assistant/a.md",
+        ".git/b.md",
+        "x/.memquill/c.md",
+        ".env",
+        "notes/.env.local",
+        "key.pem",
+        "id_rsa.md",
+        "memory/records.md",
+        "memory/records/fake.md",
+        "memory/.records-1.tmp",
+        ".obsidian/d.md",
+        "node_modules/e.md",
+        "pic.png",
+        "data.json",
+    ):
+        write(tmp_path, relative, "hidden")
+    write(tmp_path, "big.md", "x" * (512 * 1024 + 1))
+    write(tmp_path, "ok.md", "visible")
+    write(tmp_path, "memory/notes.txt", "visible")
+    (tmp_path / "link.md").symlink_to(outside / "secret.md")
+    (tmp_path / "linkdir").symlink_to(outside, target_is_directory=True)
+    assert scanned(tmp_path) == ["memory/notes.txt", "ok.md"]
+
+
+def test_config_replaces_defaults_and_bad_values_fall_back(tmp_path: Path) -> None:
+    config = {
+        "ignore": ["drafts/**", "**/*.tmp.md"],
+        "index": {"includeExtensions": [".MD", ".org"], "maxFileSizeKB": 1, "maxDepth": "x"},
+    }
+    write(tmp_path, ".assistant/config.json", json.dumps(config))
+    write(tmp_path, "drafts/a.md", "x")
+    write(tmp_path, "b.tmp.md", "x")
+    write(tmp_path, "c.org", "x")
+    write(tmp_path, "d.txt", "x")
+    write(tmp_path, "e.md", "x" * 1025)
+    write(tmp_path, ".obsidian/f.md", "no longer ignored")
+    assert scanned(tmp_path) == [".obsidian/f.md", "c.org"]
+    loaded = load_scan_config(tmp_path)
+    assert loaded.max_depth == 8 and loaded.max_file_bytes == 1024
+    write(tmp_path, ".assistant/config.json", "{not json")
+    assert load_scan_config(tmp_path).ignore[0] == ".obsidian/**"
+
+
+def test_glob_semantics() -> None:
+    assert glob_pattern("**/*.png").fullmatch("a/b/c.png")
+    assert glob_pattern("**/*.png").fullmatch("c.png")
+    assert not glob_pattern("*.png").fullmatch("a/c.png")
+    assert glob_pattern("a?c/**").fullmatch("abc/x/y")
+    assert not glob_pattern("a+c").fullmatch("aac")  # regex characters are literal
+
+
+def test_an_unreadable_file_is_skipped_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "a.md", "alpha")
+    write(tmp_path, "b.md", "alpha bravo")
+    real = scan_module.read_text_nofollow
+
+    def flaky(path: Path, **kwargs: int) -> str:
+        if path.name == "a.md":
+            raise SourceError(Messages.SOURCE_UNREADABLE)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(scan_module, "read_text_nofollow", flaky)
+    text = engine(tmp_path).search("alpha").text
+    assert text.startswith("Skipped a.md: Memory source is not readable.\n\n1. [b.md:1]")
+
+
+def test_cache_reuses_unchanged_files_and_rereads_changed_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "a.md", "one")
+    write(tmp_path, "b.md", "two")
+    reads: list[str] = []
+    real = scan_module.read_text_nofollow
+
+    def counting(path: Path, **kwargs: int) -> str:
+        reads.append(path.name)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(scan_module, "read_text_nofollow", counting)
+    cache = DocumentCache(racy_seconds=0)
+    first = scan_workspace(tmp_path, cache)
+    second = scan_workspace(tmp_path, cache)
+    assert reads == ["a.md", "b.md"]
+    assert all(a is b for a, b in zip(first.documents, second.documents, strict=True))
+    write(tmp_path, "b.md", "changed, and longer")
+    (tmp_path / "a.md").unlink()
+    third = scan_workspace(tmp_path, cache)
+    assert reads == ["a.md", "b.md", "b.md"] and len(cache) == 1
+    assert third.documents[0].content == "changed, and longer"
+
+
+def test_cache_skips_files_changed_just_now(tmp_path: Path) -> None:
+    write(tmp_path, "a.md", "fresh")
+    cache = DocumentCache()  # 2 s window: a file written this instant is not cached
+    scan_workspace(tmp_path, cache)
+    assert len(cache) == 0
+    old = 1_600_000_000
+    os.utime(tmp_path / "a.md", (old, old))
+    scan_workspace(tmp_path, cache)
+    assert len(cache) == 0  # ctime is still fresh

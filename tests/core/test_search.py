@@ -1,0 +1,178 @@
+"""Tokens and ranking (pure): whole words, stems, CJK, filters, decay, ties, determinism."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memquill.documents import SearchDocument, note_document
+from memquill.search import Corpus, RankParams, decay_factor, path_key, rank
+from memquill.tokens import count_term, fold, query_terms, tokenize
+
+NOW = datetime(2026, 9, 22, tzinfo=UTC)
+
+
+def paths(hits: list[object]) -> list[str]:
+    return [hit.document.path for hit in hits]  # type: ignore[attr-defined]
+
+
+def test_whole_words_not_substrings() -> None:
+    corpus = Corpus([note_document("a.md", "Time to start."), note_document("b.md", "Art class")])
+    assert paths(rank(corpus, "art", now=NOW)) == ["b.md"]
+
+
+def test_stems_join_inflections_and_stop_words_are_not_terms() -> None:
+    assert query_terms("What did Caroline paint? The paintings she painted!") == (
+        "carolin",
+        "paint",
+    )
+    assert query_terms("how when where why the of") == ()
+    assert tokenize("Studies study STUDYING") == ["study", "study", "study"]
+    assert tokenize("ｆｕｌｌ-width Straße") == ["full", "width", "strass"]
+
+
+def test_cjk_runs_give_unigrams_and_bigrams_and_punctuation_separates() -> None:
+    assert tokenize("我喜欢。AI模型") == [
+        "我",
+        "喜",
+        "欢",
+        "我喜",
+        "喜欢",
+        "ai",
+        "模",
+        "型",
+        "模型",
+    ]
+    assert "。" not in query_terms("你好。")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "paint",
+                "painting",
+                "Paints",
+                "studies",
+                "study",
+                "o'neil",
+                "don't",
+                "x",
+                "_a",
+                "caroline's",
+                "'",
+                "’s",
+                " ",
+                "\n",
+                "-",
+                "喜欢",
+                "喜",
+                "ＡＢ",
+                "ab",
+                "abies",
+                "ß",
+                "é",
+            ]
+        ),
+        max_size=25,
+    )
+)
+def test_find_counting_agrees_with_the_tokenizer(parts: list[str]) -> None:
+    text = "".join(parts)
+    counts = Counter(tokenize(text))
+    folded = fold(text)
+    for term, expected in counts.items():
+        assert count_term(folded, term) == expected, (text, term)
+    assert count_term(folded, "zzz") == 0
+
+
+def test_filters_apply_before_limit() -> None:
+    decoys = [note_document(f"d{i:02d}.md", "selected " * 20) for i in range(25)]
+    tagged = note_document("z.md", "---\ntags: [Selected]\n---\nselected once")
+    corpus = Corpus([*decoys, tagged])
+    assert paths(rank(corpus, "selected", now=NOW, tags=["#SELECTED"]))[:1] == ["z.md"]
+
+
+def test_file_type_filter_follows_spec_2_4() -> None:
+    docs = [
+        note_document("memory/daily/2026-09-21.md", "word"),
+        note_document("daily/2026-01-01.md", "word"),
+        note_document("MEMORY.md", "word"),
+        note_document("longterm/summary.md", "word"),
+        note_document("notes/x.md", "word"),
+        SearchDocument("memory/records/r.md", "word", kind="record"),
+    ]
+    corpus = Corpus(docs)
+
+    def kind(file_type: str) -> set[str]:
+        return set(paths(rank(corpus, "word", now=NOW, file_type=file_type)))  # type: ignore[arg-type]
+
+    assert kind("daily") == {"memory/daily/2026-09-21.md", "daily/2026-01-01.md"}
+    assert kind("longterm") == {"MEMORY.md", "memory/records/r.md"}
+    assert kind("notes") == {"longterm/summary.md", "notes/x.md"}
+    assert len(kind("all")) == 6
+
+
+def test_decay_prefers_recent_daily_files_over_more_matches() -> None:
+    corpus = Corpus(
+        [
+            note_document("memory/daily/2026-01-01.md", "launch launch launch launch"),
+            note_document("memory/daily/2026-09-21.md", "launch"),
+        ]
+    )
+    hits = rank(corpus, "launch", now=NOW, file_type="daily")
+    assert paths(hits)[0] == "memory/daily/2026-09-21.md"
+
+
+def test_decay_factor_half_life_and_edges() -> None:
+    assert decay_factor("a/2026-08-23.md", NOW) == 0.5
+    assert decay_factor("2026-09-30.md", NOW) == 1.0  # future: no boost
+    assert decay_factor("x2026-08-23.md", NOW) == 1.0  # not at a path segment start
+    assert decay_factor("2026-02-30.md", NOW) == 1.0  # impossible date: no decay
+    assert decay_factor("2026-08-23.md", NOW, None) == 1.0
+    later = NOW + timedelta(days=30)
+    assert abs(decay_factor("2026-09-22.md", later) - 0.5) < 1e-12
+
+
+def test_equal_scores_tie_by_utf16_path_order() -> None:
+    docs = [note_document(p, "same words") for p in ("c.md", "b.md", "\U0001f600.md", "\uff5e.md")]
+    assert paths(rank(Corpus(docs), "words", now=NOW)) == [
+        "b.md",
+        "c.md",
+        "\U0001f600.md",
+        "\uff5e.md",
+    ]
+    assert path_key("\U0001f600") < path_key("\uff5e")
+
+
+def test_title_tag_and_heading_matches_outrank_body_only() -> None:
+    corpus = Corpus(
+        [
+            note_document("body.md", "a note that mentions kayak once among other words"),
+            note_document("title.md", "# Kayak\nsomething else entirely here"),
+        ]
+    )
+    assert paths(rank(corpus, "kayak", now=NOW)) == ["title.md", "body.md"]
+
+
+def test_best_chunk_is_the_matching_section_earliest_on_ties() -> None:
+    text = "# Intro\nnothing\n# Plans\nkayak trip\n# Later\nkayak trip\n"
+    hit = rank(Corpus([note_document("n.md", text)]), "kayak", now=NOW)[0]
+    assert hit.chunk is not None and (hit.chunk.heading, hit.chunk.start_line) == ("Plans", 2)
+
+
+def test_same_input_same_order_and_scores() -> None:
+    docs = [note_document(f"n{i}.md", f"alpha beta {'gamma ' * (i % 5)}") for i in range(40)]
+    first = [(h.document.path, h.score) for h in rank(Corpus(docs), "alpha gamma", now=NOW)]
+    again = [(h.document.path, h.score) for h in rank(Corpus(list(docs)), "alpha gamma", now=NOW)]
+    assert first == again and len(first) == 20
+
+
+def test_rank_params_are_honoured() -> None:
+    docs = [note_document("2026-01-01.md", "word"), note_document("z.md", "word")]
+    flat = rank(Corpus(docs), "word", now=NOW, params=RankParams(half_life_days=None))
+    assert flat[0].score == flat[1].score

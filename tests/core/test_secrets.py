@@ -1,0 +1,215 @@
+"""Credential detection: every detector refuses its kind, prose and placeholders pass."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tests.core.store_helpers import conversation, expect_unchanged, manual, raw, records_path
+
+from memquill import Messages, RecordStore, SecretError, SecretScanner
+from memquill.records import HEADER
+from memquill.secrets import BUILTIN_DETECTORS, RegexDetector, is_placeholder
+
+# Shapes of real credentials (made up), per detector. Each must be refused.
+SECRETS: dict[str, list[str]] = {
+    "private_key": [
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----BEGIN EC PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "-----BEGIN DSA PRIVATE KEY-----",
+        "-----BEGIN ENCRYPTED PRIVATE KEY-----",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+    ],
+    "provider_key": [
+        "use sk-abcdefghij0123456789 for tests",
+        "sk-ant-api03-Zx9YwVu8TsRq7PoNm",
+        "sk-proj-4fK9dLm2QwErTyUi",
+        "xai-Q8wE7rT6yU5iO4pA",
+        "ghp-abcdefghijklmnop",
+        "gh_pat-abcdefghijklmnop",
+    ],
+    "github_token": [
+        "ghp_" + "a1B2c3D4e5" * 4,
+        "gho_" + "Z9y8X7w6V5" * 3,
+        "ghs_" + "q1w2e3r4t5" * 3,
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+    ],
+    "slack_token": ["xoxb-1234567890-abcdefghij", "xoxp-12-34-56-78-90ab", "XOXS-abcdefghij12"],
+    "aws_access_key": ["AKIAIOSFODNN7Q2W3E4R", "key ASIAY34FZKBOKMUTVV7A here"],
+    "google_api_key": ["AIzaSyA1234567890abcdefghijklmnopqrstu"],
+    "stripe_key": ["sk_live_4eC39HqLyjWDarjtT1zdp7dc", "rk_live_51HabcdefGHIJKLmnop"],
+    "jwt": [
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    ],
+    "bearer_token": [
+        "Authorization: Bearer abcdef0123456789xyz",
+        "curl -H 'authorization: bearer 9f8e7d6c5b4a3f2e1d0c'",
+    ],
+    "url_credentials": [
+        "postgres://admin:s3cr3tP4ss@db.internal:5432/app",
+        "https://deploy:hunter2@git.example.org/repo.git",
+    ],
+    "assignment": [
+        "password = hunter2",
+        "passwd: s3cr3tvalue",
+        "api_key='abcd1234efgh'",
+        "API-KEY = Zm9vYmFy",
+        'client_secret: "abcdEFGH1234"',
+        "token=abcd",
+        "x-api-key: abcd1234efgh",
+        "DB_PASSWORD=correcthorse",
+        "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "GITHUB_TOKEN=abcd1234efgh5678",
+        "OPENAI_API_KEY=abc123def456",
+        "password=12345678",
+        "DB_PASSWORD=mysql123",
+        "password = mysecretpassword123",
+        "password=theRealPassw0rd",
+    ],
+}
+
+# Talking about credentials, or showing where one goes, is fine.
+HARMLESS = [
+    "Never log API keys; store passwords securely.",
+    "Rotate the token every 90 days and keep secrets in the vault.",
+    "The token endpoint is /oauth/token; the secret manager is Vault.",
+    "secret: keep it safe",
+    "password: correct horse battery staple",
+    "api_key = <your-key>",
+    "OPENAI_API_KEY=<your-openai-key>",
+    "token: ***",
+    "password=xxxxxxxx",
+    "API_KEY=${API_KEY}",
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "password = your_password",
+    "api_key=your-api-key",
+    "token=my-token-here",
+    "token = [REDACTED]",
+    "secret = changeme",
+    "api_key: example",
+    "password = None",
+    "set %TOKEN% first",
+    "Bearer <token>",
+    "Use Bearer authentication for the API",
+    "postgres://user:${DB_PASS}@db:5432/app",
+    "https://user:<password>@example.com",
+    "PASSWORD_FILE=/run/secrets/db",
+    "max_token=4096",
+    "my_token_count = 5",
+    "Use the scikit-learn ask-me-anything task-runner module",
+    "AKIA is the prefix of AWS access key ids",
+    # Documentation fillers and published example keys are not credentials.
+    "set OPENAI_API_KEY to sk-xxxxxxxxxxxxxxxxxxxx",
+    "the AWS docs use AKIAIOSFODNN7EXAMPLE",
+    "clone https://user:pass@host/repo.git",
+    "JWTs start with eyJ and have three parts",
+    "-----BEGIN PUBLIC KEY-----",
+    "记住：不要把密码写进日志",
+]
+
+CASES = [(kind, text) for kind, texts in SECRETS.items() for text in texts]
+
+
+def test_every_builtin_detector_has_examples() -> None:
+    assert {detector.name for detector in BUILTIN_DETECTORS} == set(SECRETS)
+
+
+@pytest.mark.parametrize("kind, text", CASES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(CASES)])
+def test_each_kind_is_detected_by_its_detector(kind: str, text: str) -> None:
+    assert kind in SecretScanner().findings(text)
+    assert kind in SecretScanner().findings(f"Remember this for later:\n{text}\nthanks")
+
+
+@pytest.mark.parametrize("text", HARMLESS)
+def test_prose_and_placeholders_pass(text: str) -> None:
+    assert SecretScanner().findings(text) == ()
+
+
+@pytest.mark.parametrize("kind, text", CASES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(CASES)])
+def test_every_write_path_refuses_credentials_and_writes_nothing(
+    tmp_path: Path, kind: str, text: str
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    store = RecordStore(workspace)
+    # Nothing is created in an empty workspace...
+    error = expect_unchanged(workspace, "secret", Messages.SECRET, store.save, [manual(text)])
+    assert isinstance(error, SecretError) and kind in error.kinds
+    assert not (workspace / "memory").exists()
+    # ...and an existing store stays byte for byte the same, for save and correct alike.
+    saved = store.save([manual("harmless fact", "h")])
+    batch = [manual("fine", "fine"), conversation(text, "k")]
+    expect_unchanged(workspace, "secret", Messages.SECRET, store.save, batch)
+    record = saved.record_id or ""
+    expect_unchanged(
+        workspace, "secret", Messages.SECRET, store.correct, record, text, saved.revision
+    )
+    assert text.encode() not in raw(workspace)
+
+
+@pytest.mark.parametrize("text", HARMLESS)
+def test_harmless_text_saves(tmp_path: Path, text: str) -> None:
+    assert RecordStore(tmp_path).save([manual(text)]).status == "saved"
+
+
+def test_secret_errors_name_kinds_never_the_value() -> None:
+    text = "password = hunter2 and sk-abcdefghij0123456789"
+    with pytest.raises(SecretError) as info:
+        SecretScanner().check(text)
+    assert info.value.kinds == ("provider_key", "assignment")
+    assert "hunter2" not in str(info.value) and "sk-" not in repr(info.value.kinds)
+    assert info.value.code == "secret" and info.value.message == Messages.SECRET
+
+
+def test_placeholders_are_recognised() -> None:
+    for value in ["<key>", "[redacted]", "{{ token }}", "$TOKEN", "${TOKEN}", "%TOKEN%", "xxxx"]:
+        assert is_placeholder(value), value
+    for value in ["'***'", "your-key", "my_secret", "the-api-key", "EXAMPLE", "changeme", "null"]:
+        assert is_placeholder(value), value
+    for value in ["hunter2x", "mysql123", "theRealPassw0rd", "s3cr3t"]:
+        assert not is_placeholder(value), value
+
+
+def test_a_custom_scanner_adds_detectors(tmp_path: Path) -> None:
+    internal = RegexDetector("internal_ticket_key", re.compile(r"\bINT-KEY-[0-9]{6}\b"))
+    scanner = SecretScanner([*BUILTIN_DETECTORS, internal])
+    store = RecordStore(tmp_path, secrets=scanner)
+    assert store.secrets is scanner
+    expect_unchanged(tmp_path, "secret", Messages.SECRET, store.save, [manual("INT-KEY-123456")])
+    assert RecordStore(tmp_path).save([manual("INT-KEY-123456")]).status == "saved"
+
+
+def test_a_newly_flagged_stored_record_is_reported_not_corrupt(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path)
+    saved = store.save([manual("ticket INT-KEY-123456 is open", "t"), manual("clean", "c")])
+    stricter = SecretScanner(
+        [*BUILTIN_DETECTORS, RegexDetector("ticket", re.compile(r"INT-KEY-\d+"))]
+    )
+    strict_store = RecordStore(tmp_path, secrets=stricter)
+    assert strict_store.snapshot().revision == saved.revision  # still readable
+    report = strict_store.doctor()
+    assert report.error is None and not report.ok
+    assert [(f.record_id, f.kinds) for f in report.secret_findings] == [
+        (saved.record_ids[0], ("ticket",))
+    ]
+    # It can still be forgotten, after which nothing is flagged.
+    strict_store.revoke(saved.record_ids[0] or "", saved.revision)
+    assert strict_store.doctor().ok
+
+
+def test_a_hand_stored_secret_is_readable_and_reported(tmp_path: Path) -> None:
+    # A file written by an older or other writer may hold a credential; reads still work.
+    store = RecordStore(tmp_path)
+    saved = store.save([manual("placeholder fact", "p")])
+    data = raw(tmp_path)
+    leaked = data.replace(
+        b'"contentLength":16} -->\nplaceholder fact', b'"contentLength":16} -->\ntoken=abcd123456'
+    )
+    assert leaked != data and leaked.startswith(HEADER.encode())
+    records_path(tmp_path).write_bytes(leaked)
+    assert store.snapshot().records[0].content == "token=abcd123456"
+    assert [f.kinds for f in store.doctor().secret_findings] == [("assignment",)]
+    assert saved.record_id == store.snapshot().records[0].id

@@ -1,0 +1,40 @@
+"""Each distribution's facade: ``__all__`` is sorted and is exactly its public namespace."""
+
+from __future__ import annotations
+
+import importlib
+import types
+
+import pytest
+
+FACADES = [
+    "memquill",
+    "memquill.testing",
+    "memquill_langchain",
+    "memquill_llamaindex",
+    "memquill_mcp",
+]
+
+
+@pytest.mark.parametrize("name", FACADES)
+def test_all_is_sorted_and_complete(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = list(module.__all__)
+    public = {
+        attr
+        for attr, value in vars(module).items()
+        if not attr.startswith("_")
+        and not isinstance(value, types.ModuleType)
+        and attr not in {"annotations"}
+    }
+    assert exported == sorted(exported, key=lambda n: (not n.isupper(), n)), (
+        f"{name}.__all__ is not sorted"
+    )
+    assert set(exported) - {"__version__"} == public, f"{name}: __all__ and the public names differ"
+
+
+@pytest.mark.parametrize("name", FACADES)
+def test_every_exported_name_resolves(name: str) -> None:
+    module = importlib.import_module(name)
+    for attr in module.__all__:
+        assert getattr(module, attr) is not None
