@@ -33,6 +33,7 @@ from memquill.records import (
     iso_timestamp,
     sha256_hex,
     source_key,
+    store_revision,
     validate_content,
     validate_source,
 )
@@ -46,7 +47,15 @@ from memquill.results import (
 )
 from memquill.secrets import SecretScanner
 from memquill.text import utf16_len
-from memquill.transaction import Locations, Outcome, locate, read_snapshot, write_locked
+from memquill.transaction import (
+    Locations,
+    Outcome,
+    decode_snapshot,
+    locate,
+    read_raw,
+    read_snapshot,
+    write_locked,
+)
 
 __all__ = ["RecordStore"]
 
@@ -110,11 +119,17 @@ class RecordStore:
         return locate(self._workspace)
 
     def projection(self) -> Projection:
-        """The active records as virtual files, cached per store revision."""
-        snapshot = self.snapshot()
+        """The active records as virtual files, cached per store revision.
+
+        Reading the file and hashing it is cheap; decoding it is not, so an unchanged store
+        is never decoded twice.
+        """
+        locations = self.locations()
+        raw = read_raw(locations)
         cached = self._projection
-        if cached is not None and cached.revision == snapshot.revision:
+        if cached is not None and cached.revision == store_revision(locations.root, raw):
             return cached
+        snapshot = decode_snapshot(locations.root, raw)
         projected = tuple(
             ProjectedRecord(
                 id=record.id,

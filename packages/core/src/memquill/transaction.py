@@ -42,7 +42,16 @@ from memquill.records import (
 )
 from memquill.results import Snapshot, WriteResult, WriteStatus
 
-__all__ = ["Locations", "Operation", "Outcome", "locate", "read_snapshot", "write_locked"]
+__all__ = [
+    "Locations",
+    "Operation",
+    "Outcome",
+    "decode_snapshot",
+    "locate",
+    "read_raw",
+    "read_snapshot",
+    "write_locked",
+]
 
 Outcome = tuple[WriteStatus, tuple[str | None, ...]]
 """What an operation did to the draft, and the ids of the records it targeted."""
@@ -91,19 +100,27 @@ def locate(workspace: str) -> Locations:
     return Locations(root, directory, file)
 
 
+def read_raw(locations: Locations) -> bytes:
+    """The records file's bytes (empty when missing). Nothing is created, locked or written.
+
+    Raises:
+        CapacityError, UnsafePathError, StorageError.
+    """
+    try:
+        return read_bounded(locations.file)
+    except MemoryRecordError:
+        raise
+    except OSError as error:
+        raise StorageError(Messages.READ_FAILED) from error
+
+
 def read_snapshot(locations: Locations) -> Snapshot:
     """Read and decode the store. Nothing is created, locked or written.
 
     Raises:
         CapacityError, CorruptError, UnsafePathError, StorageError.
     """
-    try:
-        raw = read_bounded(locations.file)
-    except MemoryRecordError:
-        raise
-    except OSError as error:
-        raise StorageError(Messages.READ_FAILED) from error
-    return _decode(locations.root, raw)
+    return decode_snapshot(locations.root, read_raw(locations))
 
 
 def write_locked(workspace: str, lock_timeout: float, operation: Operation) -> WriteResult:
@@ -168,7 +185,7 @@ def _apply(snapshot: Snapshot, raw: bytes, operation: Operation) -> _Change | Wr
 
 def _transact(locations: Locations, operation: Operation) -> WriteResult:
     raw = read_bounded(locations.file)
-    change = _apply(_decode(locations.root, raw), raw, operation)
+    change = _apply(decode_snapshot(locations.root, raw), raw, operation)
     if isinstance(change, WriteResult):
         return change
     data = change.data
@@ -199,7 +216,12 @@ def _result(snapshot: Snapshot, status: WriteStatus, ids: tuple[str | None, ...]
     )
 
 
-def _decode(root: Path, raw: bytes) -> Snapshot:
+def decode_snapshot(root: Path, raw: bytes) -> Snapshot:
+    """Decode the bytes of a records file read from the workspace ``root``.
+
+    Raises:
+        CorruptError: the bytes are not a valid managed records file.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -13,9 +13,9 @@ The pytest plugin (loaded automatically through the ``pytest11`` entry point) fa
 test that is skipped instead of excused with a reason.
 """
 
+from memquill.harness import CoreHarness
+from memquill.normalize import Normalizer, canonical_schema
 from memquill.testing.cases import Case, Fixture, Step, load_cases, load_fixtures
-from memquill.testing.harness import CoreHarness
-from memquill.testing.normalize import Normalizer, canonical_schema
 from memquill.testing.runner import HarnessFactory, Outcome, assert_outcomes, run_case
 from memquill.testing.suite import ParitySuite
 

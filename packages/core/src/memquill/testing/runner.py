@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from memquill.adapters import AdapterHarness, HarnessResult
+from memquill.normalize import Normalizer
 from memquill.scope import MemorySession
 from memquill.testing.cases import Case, Step, load_fixtures
-from memquill.testing.normalize import Normalizer
 
 __all__ = ["HarnessFactory", "Outcome", "assert_outcomes", "run_case"]
 

@@ -14,10 +14,10 @@ from typing import ClassVar, Literal
 
 import pytest
 
+from memquill.harness import CoreHarness
+from memquill.normalize import canonical_schema
 from memquill.scope import MemorySession
 from memquill.testing.cases import Case, load_cases
-from memquill.testing.harness import CoreHarness
-from memquill.testing.normalize import canonical_schema
 from memquill.testing.runner import HarnessFactory, assert_outcomes, run_case
 
 __all__ = ["ParitySuite"]

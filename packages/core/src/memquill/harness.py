@@ -1,4 +1,7 @@
-"""The core-direct harness: the reference every adapter is compared with."""
+"""The core-direct harness: the core's own tools behind the adapter harness protocol.
+
+It is the reference the parity suite and `memquill demo` compare every adapter with.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Make outputs comparable across runs and adapters.
+"""Make tool outputs comparable across runs and adapters (used by the demo and the parity suite).
 
 Record ids, revisions and timestamps differ between two workspaces built the same way, so a case
 compares outputs after replacing each distinct value by a numbered placeholder (``<id:1>``,
