@@ -166,6 +166,11 @@ class MemquillError(Exception):
     def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
         return (type(self), (self.message,))
 
+    @staticmethod
+    def from_code(code: str, message: str) -> MemquillError:
+        """The error class that carries ``code`` (:class:`MemquillError` for an unknown one)."""
+        return _ALL_BY_CODE.get(code, MemquillError)(message)
+
 
 class MemoryRecordError(MemquillError):
     """A records-store operation failed; nothing was written.
@@ -292,4 +297,11 @@ _BY_CODE: Final[dict[ErrorCode, type[MemoryRecordError]]] = {
         CorruptError,
         StorageError,
     )
+}
+
+_ALL_BY_CODE: Final[dict[str, type[MemquillError]]] = {
+    **_BY_CODE,
+    SourceError.code: SourceError,
+    AccessDeniedError.code: AccessDeniedError,
+    BindingError.code: BindingError,
 }

@@ -12,6 +12,8 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from memquill.errors import MemquillError
+
 __all__ = [
     "GetResult",
     "QueryResponse",
@@ -166,3 +168,12 @@ class QueryResponse(Generic[ResultT]):
     def ok(self) -> bool:
         """Whether the call succeeded (a failure's text starts ``Memory … failed:``)."""
         return self.result.error is None
+
+    def raise_for_error(self) -> ResultT:
+        """The result, or the failure raised as the :class:`~memquill.MemquillError` for its code.
+
+        For callers that want exceptions (a retriever) rather than failure text (a tool).
+        """
+        if self.result.error is not None:
+            raise MemquillError.from_code(self.result.error_code or "", self.result.error)
+        return self.result

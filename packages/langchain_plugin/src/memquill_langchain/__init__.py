@@ -1,1 +1,26 @@
-"""memquill for langchain."""
+"""memquill-langchain: memquill's memory tools and retriever, native in LangChain.
+
+Three lines give an agent memory::
+
+    from memquill_langchain import MemquillToolkit
+
+    toolkit = MemquillToolkit.from_workspace("/home/me/notes", session_id="chat-42")
+    agent = create_agent(model, toolkit.get_tools(), system_prompt=toolkit.system_prompt())
+
+Every name, description, schema, text and error comes from the core (:mod:`memquill`); this
+package only maps them onto LangChain's ``BaseTool``, ``BaseToolkit`` and ``BaseRetriever``.
+"""
+
+from memquill_langchain.harness import LangChainHarness
+from memquill_langchain.retriever import FileType, MemquillRetriever
+from memquill_langchain.toolkit import MemquillToolkit
+from memquill_langchain.tools import MemoryToolError, MemquillTool
+
+__all__ = [
+    "FileType",
+    "LangChainHarness",
+    "MemoryToolError",
+    "MemquillRetriever",
+    "MemquillTool",
+    "MemquillToolkit",
+]

@@ -1,0 +1,134 @@
+"""memquill's keyword search as a LangChain retriever.
+
+:class:`MemquillRetriever` returns the core's search hits (``MemoryQuery.search``), in the
+core's order, one :class:`~langchain_core.documents.Document` per hit. Nothing is re-ranked,
+filtered or reworded here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
+from memquill import MemoryQuery, SearchHit
+
+__all__ = ["FileType", "MemquillRetriever"]
+
+FileType = Literal["all", "daily", "longterm", "notes"]
+"""Which sources a search covers: daily notes, long-term memory (with records), other notes."""
+
+_log = logging.getLogger(__name__)
+
+
+class MemquillRetriever(BaseRetriever):
+    """Retrieve memories (notes and remembered facts) for a query, best first.
+
+    ``k``, ``filter_tags`` and ``file_type`` are set here and may be overridden per call:
+    ``retriever.invoke("deploy day", k=3)``. ``k`` is the core's search ``limit`` and is not
+    clamped: outside 1–20 a call raises :class:`~memquill.InvalidInputError` with the core's
+    message, since quietly returning fewer documents than asked would hide the mistake.
+
+    Each document has ``page_content`` = the hit's snippet (up to 300 characters of the best
+    matching chunk; read the whole source with the ``memory_get`` tool), ``id`` = the record id
+    for a remembered fact or ``"<path>#<line>"`` for a note, and ``metadata`` with ``source``
+    (workspace path), ``line``, ``rank``, ``score``, ``heading``, ``kind`` (``note`` or
+    ``record``), ``provenance`` (``workspace-file`` or the record's provenance line),
+    ``record_id`` and ``record_revision`` (``None`` for notes; pass the revision to
+    ``memory_update`` or ``memory_forget``). Search warnings (skipped files, partial scans,
+    unreadable records) are logged on the ``memquill_langchain.retriever`` logger.
+
+    Attributes:
+        memory: the core query engine (keep one per workspace: it caches analysed notes).
+        k: how many documents to return, 1–20.
+        filter_tags: keep only notes with any of these tags (``#`` and case ignored).
+        file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
+    """
+
+    # Unknown keyword arguments are refused: a misspelt ``top_k`` must not pass silently.
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    memory: MemoryQuery
+    k: int = 5
+    filter_tags: tuple[str, ...] = ()
+    file_type: FileType = "all"
+
+    @classmethod
+    def from_workspace(cls, workspace: str | os.PathLike[str], **options: Any) -> MemquillRetriever:
+        """A retriever with its own :class:`~memquill.MemoryQuery` over ``workspace``.
+
+        Args:
+            workspace: absolute path of the workspace folder.
+            **options: ``k``, ``filter_tags``, ``file_type`` and any ``BaseRetriever`` field.
+        """
+        return cls(memory=MemoryQuery(workspace), **options)
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
+        filter_tags: Sequence[str] | None = None,
+        file_type: FileType | None = None,
+    ) -> list[Document]:
+        return self._search(query, k, filter_tags, file_type)
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+        filter_tags: Sequence[str] | None = None,
+        file_type: FileType | None = None,
+    ) -> list[Document]:
+        # The search reads files; a worker thread keeps the event loop free meanwhile.
+        return await asyncio.to_thread(self._search, query, k, filter_tags, file_type)
+
+    def _search(
+        self,
+        query: str,
+        k: int | None,
+        filter_tags: Sequence[str] | None,
+        file_type: FileType | None,
+    ) -> list[Document]:
+        response = self.memory.search(
+            query,
+            tags=tuple(self.filter_tags if filter_tags is None else filter_tags),
+            file_type=file_type or self.file_type,
+            limit=self.k if k is None else k,
+        )
+        result = response.raise_for_error()
+        for warning in result.warnings:
+            _log.warning("memquill search: %s", warning)
+        return [_document(hit) for hit in result.hits]
+
+
+def _document(hit: SearchHit) -> Document:
+    record = hit.kind == "record"
+    return Document(
+        id=hit.record_id if record else f"{hit.path}#{hit.line}",
+        page_content=hit.snippet,
+        metadata={
+            "source": hit.path,
+            "line": hit.line,
+            "rank": hit.rank,
+            "score": hit.score,
+            "heading": hit.heading,
+            "kind": hit.kind,
+            "provenance": hit.source,
+            "record_id": hit.record_id,
+            "record_revision": hit.record_revision,
+        },
+    )

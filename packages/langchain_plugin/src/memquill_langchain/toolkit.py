@@ -1,0 +1,93 @@
+"""The memory tools of one session, as a LangChain toolkit."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool, BaseToolkit
+from pydantic import ConfigDict, PrivateAttr
+
+from memquill import Access, MemorySession, MemoryToolset
+from memquill_langchain.retriever import FileType, MemquillRetriever
+from memquill_langchain.tools import MemquillTool
+
+__all__ = ["MemquillToolkit"]
+
+
+class MemquillToolkit(BaseToolkit):
+    """memquill's six memory tools for one session (the three read tools for read access).
+
+    The host, never the model, decides the session: its workspace, its trusted id and its
+    access. Write tools ask ``session.write_allowed()`` again at every call, so switching the
+    host to a read-only mode (Plan mode) later refuses writes without rebuilding the tools.
+
+    Example::
+
+        toolkit = MemquillToolkit.from_workspace("/home/me/notes", session_id="chat-42")
+        agent = create_agent(model, toolkit.get_tools(), system_prompt=toolkit.system_prompt())
+
+    Attributes:
+        session: who calls, on which workspace, with which access.
+    """
+
+    # Unknown keyword arguments are refused rather than silently ignored.
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    session: MemorySession
+    _toolset: MemoryToolset = PrivateAttr()
+    _tools: tuple[MemquillTool, ...] = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Bind the core's tools to the session once; every tool shares one query cache."""
+        self._toolset = MemoryToolset(self.session)
+        self._tools = tuple(MemquillTool.from_memory_tool(tool) for tool in self._toolset.tools)
+
+    @classmethod
+    def from_workspace(
+        cls,
+        workspace: str | os.PathLike[str],
+        session_id: str | None = None,
+        access: Access = "read_write",
+        authorize_write: Callable[[], bool] | None = None,
+    ) -> MemquillToolkit:
+        """Build the toolkit and its :class:`~memquill.MemorySession` in one call.
+
+        Args:
+            workspace: absolute path of the workspace folder.
+            session_id: the host's trusted conversation id; writes need one.
+            access: ``read`` (search, get, recent) or ``read_write`` (all six tools).
+            authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
+
+        Raises:
+            ValueError: ``access`` is neither ``read`` nor ``read_write``.
+        """
+        return cls(session=MemorySession(workspace, session_id, access, authorize_write))
+
+    @property
+    def toolset(self) -> MemoryToolset:
+        """The core toolset the LangChain tools call."""
+        return self._toolset
+
+    def get_tools(self) -> list[BaseTool]:
+        """The mounted tools, in the core's catalogue order (read tools first)."""
+        return list(self._tools)
+
+    def system_prompt(self) -> str:
+        """The core's instructions for exactly the tools mounted here (English)."""
+        return self._toolset.system_prompt()
+
+    def as_retriever(
+        self, *, k: int = 5, filter_tags: Sequence[str] = (), file_type: FileType = "all"
+    ) -> MemquillRetriever:
+        """A retriever over the same workspace, sharing the tools' document cache.
+
+        Args:
+            k: how many documents to return (the core's search ``limit``, 1–20).
+            filter_tags: keep only notes with any of these tags.
+            file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
+        """
+        return MemquillRetriever(
+            memory=self._toolset.query, k=k, filter_tags=tuple(filter_tags), file_type=file_type
+        )
