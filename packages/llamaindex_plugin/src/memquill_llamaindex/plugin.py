@@ -1,0 +1,31 @@
+"""The ``memquill`` entry point of memquill-llamaindex: registers the LlamaIndex adapter.
+
+memquill loads this module when a host builds a plugin manager (never at ``import memquill``).
+Registering only hands over an :class:`memquill.AdapterSpec`; ``open`` builds the memory
+``FunctionTool`` objects for one session, offline and without reading the workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from memquill import AdapterSpec, hookimpl
+from memquill_llamaindex.harness import LlamaIndexHarness
+
+__all__ = ["ADAPTER", "memquill_register_adapters"]
+
+
+ADAPTER: Final = AdapterSpec(
+    name="llamaindex",
+    framework="LlamaIndex",
+    distribution="memquill-llamaindex",
+    open=LlamaIndexHarness,
+)
+"""The adapter this plugin registers: the memory tools, driven by LlamaIndex's ``call_tool``."""
+
+
+@hookimpl
+def memquill_register_adapters(register: Callable[[AdapterSpec], None]) -> None:
+    """Register the LlamaIndex adapter."""
+    register(ADAPTER)

@@ -1,0 +1,146 @@
+"""memquill search as a LlamaIndex retriever, for any query engine or pipeline.
+
+Each core :class:`memquill.SearchHit` becomes one ``NodeWithScore`` in the core's order, with the
+core's score; the node text is the hit's snippet. Record ids, record revisions and provenance
+(which names both) stay in the node's metadata for code but are kept out of what an LLM or an
+embedding model reads, because they are noise to a model and change on every edit.
+
+Search warnings (a skipped file, a scan budget reached, unreadable managed records) do not fail
+a retrieval: they are logged at ``WARNING`` on this module's logger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from memquill import (
+    MemoryQuery,
+    MemorySession,
+    SearchHit,
+)
+
+__all__ = ["FileType", "MemquillRetriever", "session_query"]
+
+_log = logging.getLogger(__name__)
+
+FileType = Literal["all", "daily", "longterm", "notes"]
+"""The ``file_type`` filter of ``memory_search``."""
+
+_HIDDEN: Final = ("provenance", "record_id", "record_revision")
+"""Metadata no model reads: the provenance line and the record's id and revision."""
+
+
+def session_query(session: MemorySession, query: MemoryQuery | None = None) -> MemoryQuery:
+    """``query``, or a query engine over ``session``'s workspace, store and clock."""
+    return query or MemoryQuery(session.workspace, store=session.store, now=session.now)
+
+
+class MemquillRetriever(BaseRetriever):
+    """Retrieves memquill search hits as nodes, best first.
+
+    A retrieval with no hits returns ``[]``. A failed search raises the core's
+    :class:`memquill.MemquillError` subclass with the core's message: for example
+    :class:`memquill.InvalidInputError` for an empty query or a ``similarity_top_k`` outside
+    1–20 (it is never clamped, so a mistake cannot hide).
+
+    Args:
+        session: the session whose workspace to search.
+        query: a query engine to share with other memquill components (one is created, with
+            its document cache, if omitted).
+        similarity_top_k: how many hits to return (1–20, the core's limit).
+        tags: keep only notes with any of these tags (``#`` and case ignored).
+        file_type: ``all``, ``daily``, ``longterm`` (including remembered facts) or ``notes``.
+        callback_manager: LlamaIndex callbacks.
+        verbose: LlamaIndex's verbose flag.
+    """
+
+    def __init__(
+        self,
+        session: MemorySession,
+        *,
+        query: MemoryQuery | None = None,
+        similarity_top_k: int = 5,
+        tags: Sequence[str] = (),
+        file_type: FileType = "all",
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.query = session_query(session, query)
+        """The core query engine searched."""
+        self.similarity_top_k = similarity_top_k
+        self.tags: tuple[str, ...] = tuple(tags)
+        self.file_type: FileType = file_type
+        # BaseRetriever types its unused object_map as a bare Dict.
+        super().__init__(callback_manager=callback_manager, verbose=verbose)  # pyright: ignore[reportUnknownMemberType]
+
+    @classmethod
+    def from_workspace(
+        cls,
+        workspace: str | os.PathLike[str],
+        *,
+        similarity_top_k: int = 5,
+        tags: Sequence[str] = (),
+        file_type: FileType = "all",
+        now: Callable[[], datetime] | None = None,
+    ) -> MemquillRetriever:
+        """A retriever over ``workspace`` with a read-only session of its own.
+
+        Args:
+            workspace: absolute path of the workspace folder.
+            similarity_top_k: how many hits to return (1–20).
+            tags: keep only notes with any of these tags.
+            file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
+            now: the clock recency is measured from (UTC); injectable for tests.
+        """
+        session = MemorySession(workspace, access="read", now=now)
+        return cls(session, similarity_top_k=similarity_top_k, tags=tags, file_type=file_type)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        response = self.query.search(
+            query_bundle.query_str,
+            tags=self.tags,
+            file_type=self.file_type,
+            limit=self.similarity_top_k,
+        )
+        result = response.raise_for_error()
+        for warning in result.warnings:
+            _log.warning("%s", warning)
+        return [_node(hit) for hit in result.hits]
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        # The search reads files: keep it off the event loop.
+        return await asyncio.to_thread(self._retrieve, query_bundle)
+
+
+def _node(hit: SearchHit) -> NodeWithScore:
+    # The same keys as the LangChain retriever's documents: ``source`` is the workspace path.
+    metadata: dict[str, Any] = {
+        "source": hit.path,
+        "line": hit.line,
+        "heading": hit.heading,
+        "kind": hit.kind,
+        "provenance": hit.source,
+    }
+    hidden: list[str] = list(_HIDDEN)
+    if hit.record_id is not None:
+        metadata["record_id"] = hit.record_id
+        metadata["record_revision"] = hit.record_revision
+        hidden.append("source")  # a record's path is memory/records/<id>.md: its id again
+    node = TextNode(
+        # A record is named by its id (unique, as in the store), a note by its place.
+        id_=hit.record_id or f"{hit.path}#{hit.line}",
+        text=hit.snippet,
+        metadata=metadata,
+        excluded_llm_metadata_keys=hidden,
+        excluded_embed_metadata_keys=hidden,
+    )
+    return NodeWithScore(node=node, score=hit.score)
