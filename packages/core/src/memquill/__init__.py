@@ -25,7 +25,9 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
+from memquill.facade import lazy_exports
 from memquill.hookspecs import hookimpl
+from memquill.paths import default_workspace
 from memquill.plugins import (
     MemquillPluginManager,
     PluginFailure,
@@ -145,8 +147,10 @@ __all__ = [
     "WriteResult",
     "WriteStatus",
     "__version__",
+    "default_workspace",
     "get_plugin_manager",
     "hookimpl",
+    "lazy_exports",
     "plugin_report",
     "registered_adapters",
     "secret_scanner",

@@ -64,6 +64,39 @@ class MemorySession:
         """The injected clock, if any."""
         return self._now
 
+    @property
+    def authorize_write(self) -> Callable[[], bool] | None:
+        """The host's write check, if any."""
+        return self._authorize_write
+
+    @property
+    def lock_timeout(self) -> float:
+        """Seconds a write waits for another writer."""
+        return self._lock_timeout
+
+    @property
+    def secrets(self) -> SecretScanner | None:
+        """The credential scanner writes use (``None``: the built-in detectors)."""
+        return self._secrets
+
+    def with_session_id(self, session_id: str | None) -> MemorySession:
+        """The same workspace, access and settings for another host session.
+
+        Both sessions use the same records store object (it belongs to the workspace, not
+        to a session), so its caches are shared.
+        """
+        other = MemorySession(
+            self.workspace,
+            session_id,
+            self.access,
+            self._authorize_write,
+            lock_timeout=self._lock_timeout,
+            now=self._now,
+            secrets=self._secrets,
+        )
+        other.__dict__["store"] = self.store  # fills the other's cached ``store`` property
+        return other
+
     @cached_property
     def store(self) -> RecordStore:
         """The workspace's records store (one per session, so its caches are shared)."""

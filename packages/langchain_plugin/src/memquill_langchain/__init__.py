@@ -11,10 +11,17 @@ Every name, description, schema, text and error comes from the core (:mod:`memqu
 package only maps them onto LangChain's ``BaseTool``, ``BaseToolkit`` and ``BaseRetriever``.
 """
 
-from memquill_langchain.harness import LangChainHarness
-from memquill_langchain.retriever import FileType, MemquillRetriever
-from memquill_langchain.toolkit import MemquillToolkit
-from memquill_langchain.tools import MemoryToolError, MemquillTool
+from __future__ import annotations
+
+import typing
+
+from memquill import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill_langchain.harness import LangChainHarness
+    from memquill_langchain.retriever import FileType, MemquillRetriever
+    from memquill_langchain.toolkit import MemquillToolkit
+    from memquill_langchain.tools import MemoryToolError, MemquillTool
 
 __all__ = [
     "FileType",
@@ -23,4 +30,20 @@ __all__ = [
     "MemquillRetriever",
     "MemquillTool",
     "MemquillToolkit",
+    "__version__",
 ]
+
+__version__ = "0.1.0"
+
+# The framework is imported on first use of a name, not when memquill loads this plugin.
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "FileType": "memquill_langchain.retriever",
+        "LangChainHarness": "memquill_langchain.harness",
+        "MemoryToolError": "memquill_langchain.tools",
+        "MemquillRetriever": "memquill_langchain.retriever",
+        "MemquillTool": "memquill_langchain.tools",
+        "MemquillToolkit": "memquill_langchain.toolkit",
+    },
+)

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Final
 
 from memquill import AdapterHarness, AdapterSpec, MemorySession, hookimpl
-from memquill_langchain.harness import LangChainHarness
 
 __all__ = ["ADAPTER_NAME", "memquill_register_adapters", "open_harness"]
 
@@ -21,6 +20,9 @@ ADAPTER_NAME: Final = "langchain"
 
 def open_harness(session: MemorySession) -> AdapterHarness:
     """A harness driving this package's LangChain tools for ``session``."""
+    # Imported on use: listing plugins must not import LangChain.
+    from memquill_langchain.harness import LangChainHarness
+
     return LangChainHarness(session)
 
 

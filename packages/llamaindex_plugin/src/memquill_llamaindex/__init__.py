@@ -9,10 +9,17 @@
   ``memquill demo`` and the parity suite open).
 """
 
-from memquill_llamaindex.harness import LlamaIndexHarness
-from memquill_llamaindex.memory_block import MemquillMemoryBlock
-from memquill_llamaindex.retriever import FileType, MemquillRetriever
-from memquill_llamaindex.tools import MemquillToolSpec, memquill_tools
+from __future__ import annotations
+
+import typing
+
+from memquill import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill_llamaindex.harness import LlamaIndexHarness
+    from memquill_llamaindex.memory_block import MemquillMemoryBlock
+    from memquill_llamaindex.retriever import FileType, MemquillRetriever
+    from memquill_llamaindex.tools import MemquillToolSpec, memquill_tools
 
 __all__ = [
     "FileType",
@@ -25,3 +32,16 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# The framework is imported on first use of a name, not when memquill loads this plugin.
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "FileType": "memquill_llamaindex.retriever",
+        "LlamaIndexHarness": "memquill_llamaindex.harness",
+        "MemquillMemoryBlock": "memquill_llamaindex.memory_block",
+        "MemquillRetriever": "memquill_llamaindex.retriever",
+        "MemquillToolSpec": "memquill_llamaindex.tools",
+        "memquill_tools": "memquill_llamaindex.tools",
+    },
+)

@@ -10,17 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from memquill import AdapterSpec, hookimpl
-from memquill_llamaindex.harness import LlamaIndexHarness
+from memquill import AdapterHarness, AdapterSpec, MemorySession, hookimpl
 
 __all__ = ["ADAPTER", "memquill_register_adapters"]
+
+
+def _open(session: MemorySession) -> AdapterHarness:
+    # Imported on use: listing plugins must not import LlamaIndex.
+    from memquill_llamaindex.harness import LlamaIndexHarness
+
+    return LlamaIndexHarness(session)
 
 
 ADAPTER: Final = AdapterSpec(
     name="llamaindex",
     framework="LlamaIndex",
     distribution="memquill-llamaindex",
-    open=LlamaIndexHarness,
+    open=_open,
 )
 """The adapter this plugin registers: the memory tools, driven by LlamaIndex's ``call_tool``."""
 

@@ -1,0 +1,44 @@
+"""Lazy package facades for adapter distributions.
+
+An adapter's package is imported whenever memquill loads plugins (``memquill plugins``, an MCP
+server collecting secret detectors), but its framework (LangChain, LlamaIndex, MCP) is only
+needed once a tool is built. :func:`lazy_exports` gives a package ``__getattr__`` and
+``__dir__`` (PEP 562) that import each public name from its module on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_exports"]
+
+
+def lazy_exports(
+    package: str, homes: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for ``package``, whose public names live in ``homes``.
+
+    Args:
+        package: the package's ``__name__``.
+        homes: public name → the module that defines it.
+
+    Example::
+
+        __getattr__, __dir__ = lazy_exports(__name__, {"Toolkit": "my_adapter.toolkit"})
+    """
+    namespace = importlib.import_module(package).__dict__
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        namespace[name] = value  # later lookups skip this function
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *homes})
+
+    return __getattr__, __dir__

@@ -1,0 +1,267 @@
+"""The ``memquill-mcp`` command: serve a workspace's memory to MCP hosts over stdio or HTTP.
+
+Typical host configurations (``docs/adapters/mcp.md`` has complete snippets)::
+
+    memquill-mcp --workspace ~/notes                         # all six tools over stdio
+    memquill-mcp --workspace ~/notes --access read           # beside it: read tools only ...
+    memquill-mcp --workspace ~/notes --write-only            # ... and the write tools apart
+    memquill-mcp --workspace ~/notes --transport http --port 8765
+
+Logs go to stderr only: over stdio, stdout carries nothing but the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp
+
+from memquill import (
+    MemorySession,
+    default_workspace,
+    get_plugin_manager,
+    plugin_report,
+    secret_scanner,
+)
+from memquill_mcp.http_server import DEFAULT_PATH, http_app, is_loopback
+from memquill_mcp.server import build_server
+
+__all__ = ["DEFAULT_PORT", "TOKEN_ENV", "WORKSPACE_ENV", "main"]
+
+DEFAULT_PORT: Final = 8765
+"""The HTTP port when ``--port`` is not given."""
+
+TOKEN_ENV: Final = "MEMQUILL_MCP_TOKEN"  # noqa: S105 - the variable's name, not a secret
+"""Environment variable holding the HTTP bearer token (kept off the command line)."""
+
+WORKSPACE_ENV: Final = "MEMQUILL_WORKSPACE"
+"""Environment variable naming the workspace when ``--workspace`` is not given."""
+
+_LOG = logging.getLogger("memquill_mcp")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``memquill-mcp``; returns the exit status (2 for usage errors)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level,
+        format="memquill-mcp %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        # A plugin that prints while loading must not corrupt the stdio protocol stream.
+        with contextlib.redirect_stdout(sys.stderr):
+            session = _session(args)
+            server = build_server(
+                session,
+                write_only=args.write_only,
+                derive_session_ids=args.session_id is None and session.access == "read_write",
+            )
+            app = _http_app(server, args) if args.transport == "http" else None
+    except ValueError as error:
+        parser.error(str(error))
+    try:
+        if app is None:
+            server.run("stdio")
+        else:
+            _serve(app, args, server.name)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memquill-mcp",
+        description="Serve a memquill workspace's memory tools to MCP hosts.",
+    )
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help=(
+            f"the workspace folder (default: ${WORKSPACE_ENV}, else memquill/workspace in the "
+            "user data directory)"
+        ),
+    )
+    parser.add_argument(
+        "--session-id",
+        metavar="ID",
+        help="the host's session id for write attribution (default: derived per connection from "
+        "the client's name and a fresh id; an empty ID means no trusted session: writes refused)",
+    )
+    parser.add_argument(
+        "--access",
+        choices=("read", "read_write"),
+        default="read_write",
+        help="read: search, get and recent only; read_write (default): also the write tools",
+    )
+    parser.add_argument(
+        "--write-only",
+        action="store_true",
+        help="offer only remember, update and forget (run beside an --access read server)",
+    )
+    parser.add_argument(
+        "--plan-mode-file",
+        metavar="PATH",
+        type=Path,
+        help="refuse writes while PATH exists (a read-only switch the host can toggle)",
+    )
+    parser.add_argument(
+        "--lock-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=5.0,
+        help="how long a write waits for another writer before failing busy (default 5)",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default) or http (streamable HTTP)",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1, loopback)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--path", default=DEFAULT_PATH, help=f"HTTP endpoint path (default {DEFAULT_PATH})"
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help=f"allow a non-loopback --host (a bearer token in ${TOKEN_ENV} or --token-file "
+        "is then required)",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        type=Path,
+        help=f"read the HTTP bearer token from PATH (default ${TOKEN_ENV}; optional on loopback)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="another Host header clients may use (repeatable; DNS-rebinding protection)",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an Origin allowed to call the server, such as https://app.example (repeatable)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        default="WARNING",
+        help="stderr log level (default WARNING)",
+    )
+    # For tests only: pins the clock (ISO 8601 with an offset) so outputs are reproducible.
+    parser.add_argument("--testing-clock", metavar="ISO", help=argparse.SUPPRESS)
+    return parser
+
+
+def _session(args: argparse.Namespace) -> MemorySession:
+    workspace = _workspace(args.workspace)
+    if args.write_only and args.access != "read_write":
+        raise ValueError("--write-only needs --access read_write")
+    plan_mode: Path | None = args.plan_mode_file.expanduser() if args.plan_mode_file else None
+    authorize: Callable[[], bool] | None = None
+    if plan_mode is not None:
+        authorize = lambda: not plan_mode.exists()  # noqa: E731 - re-checked at every write
+    writes = args.access == "read_write"
+    pm = get_plugin_manager() if writes else None
+    if pm is not None:
+        for failure in plugin_report(pm).failures:
+            _LOG.warning("plugin %s: %s", failure.plugin, failure.message)
+    return MemorySession(
+        workspace,
+        args.session_id,
+        args.access,
+        authorize,
+        lock_timeout=args.lock_timeout,
+        now=_clock(args.testing_clock),
+        # Every detector the installed plugins register (built-ins included) guards writes.
+        secrets=secret_scanner(pm) if pm is not None else None,
+    )
+
+
+def _workspace(given: str | None) -> Path:
+    if given:
+        workspace = Path(given).expanduser().absolute()
+    else:
+        # The same default as the ``memquill`` command, created on first use so a host
+        # configured without --workspace works out of the box.
+        workspace = default_workspace()
+        workspace.mkdir(parents=True, exist_ok=True)
+    if not workspace.is_dir():
+        raise ValueError(f"the workspace {str(workspace)!r} is not a directory")
+    return workspace
+
+
+def _clock(value: str | None) -> Callable[[], datetime] | None:
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        raise ValueError("--testing-clock needs a UTC offset")
+    fixed = moment.astimezone(UTC)
+    return lambda: fixed
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    token_file: Path | None = args.token_file
+    if token_file is not None:
+        try:
+            token = token_file.expanduser().read_text("utf-8").strip()
+        except OSError as error:
+            raise ValueError(f"cannot read --token-file: {error.strerror}") from None
+    else:
+        token = os.environ.get(TOKEN_ENV, "").strip()
+    if not is_loopback(args.host):
+        if not args.allow_remote:
+            raise ValueError(f"--host {args.host} is not loopback: pass --allow-remote to mean it")
+        if not token:
+            raise ValueError(f"a non-loopback server needs a bearer token (${TOKEN_ENV})")
+    return token or None
+
+
+def _http_app(server: MCPServer, args: argparse.Namespace) -> ASGIApp:
+    return http_app(
+        server,
+        host=args.host,
+        path=args.path,
+        token=_token(args),
+        allowed_hosts=args.allowed_host,
+        allowed_origins=args.allowed_origin,
+    )
+
+
+def _serve(app: ASGIApp, args: argparse.Namespace, name: str) -> None:
+    import uvicorn  # only the HTTP transport needs it
+
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(
+        f"memquill-mcp: serving {name} at http://{shown}:{args.port}{args.path}",
+        file=sys.stderr,
+        flush=True,
+    )
+    # log_config=None keeps uvicorn on this process's stderr logging; no access log on stdout.
+    config = uvicorn.Config(
+        app, host=args.host, port=args.port, log_config=None, access_log=False, lifespan="on"
+    )
+    uvicorn.Server(config).run()

@@ -1,0 +1,142 @@
+"""Serving over streamable HTTP: loopback by default, Host/Origin checked, optional bearer token.
+
+A memory server reads and writes a person's notes, so a web page must never reach it. Two
+guards stand in the way:
+
+- DNS-rebinding protection (the MCP SDK's ``TransportSecuritySettings``), always on: a request
+  whose ``Host`` is not the server's own name is refused with 421, and one whose ``Origin`` is
+  not an allowed origin with 403. On loopback the allowed names are ``127.0.0.1``,
+  ``localhost`` and ``[::1]`` on any port.
+- A bearer token (:class:`BearerTokenMiddleware`): required for every request when configured,
+  which the command line insists on for any address other than loopback.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Sequence
+from typing import Final
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = [
+    "DEFAULT_PATH",
+    "BearerTokenMiddleware",
+    "http_app",
+    "is_loopback",
+    "transport_security",
+]
+
+DEFAULT_PATH: Final = "/mcp"
+"""Where the MCP endpoint is served."""
+
+_LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names we refuse to guess for
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address or name) only accepts connections from this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def transport_security(
+    host: str, allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()
+) -> TransportSecuritySettings:
+    """The Host/Origin checks for a server bound to ``host``.
+
+    Args:
+        host: the bind address.
+        allowed_hosts: more ``Host`` values to accept (``name:port`` or ``name:*``); needed when
+            clients reach the server under another name (a LAN name, a proxy).
+        allowed_origins: more ``Origin`` values to accept (``scheme://name:port`` or ``…:*``).
+
+    Raises:
+        ValueError: ``host`` is a wildcard address and no ``allowed_hosts`` say which names
+            clients use for it.
+    """
+    hosts = list(allowed_hosts)
+    origins = list(allowed_origins)
+    if is_loopback(host):
+        hosts += [*_LOOPBACK_NAMES, *(f"{name}:*" for name in _LOOPBACK_NAMES)]
+        origins += [f"http://{name}:*" for name in _LOOPBACK_NAMES]
+    elif not hosts:
+        if host in _WILDCARDS:
+            raise ValueError(f"binding to {host!r} needs --allowed-host: the names clients use")
+        bracketed = f"[{host}]" if ":" in host else host
+        hosts += [bracketed, f"{bracketed}:*"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+class BearerTokenMiddleware:
+    """Refuses every HTTP request that lacks ``Authorization: Bearer <token>`` (401).
+
+    Args:
+        app: the ASGI application to protect.
+        token: the shared secret clients must present.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token:
+            raise ValueError("the bearer token must not be empty")
+        self._app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the token of HTTP requests; pass lifespan events through."""
+        if scope["type"] == "http" and not self._authorised(Headers(scope=scope)):
+            refusal = JSONResponse(
+                {"error": "invalid_token", "error_description": "a valid bearer token is required"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="memquill"'},
+            )
+            await refusal(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+    def _authorised(self, headers: Headers) -> bool:
+        scheme, _, credentials = headers.get("authorization", "").partition(" ")
+        # Constant-time comparison, so response timing does not reveal the token.
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            credentials.strip().encode(), self._token
+        )
+
+
+def http_app(
+    server: MCPServer,
+    *,
+    host: str = "127.0.0.1",
+    path: str = DEFAULT_PATH,
+    token: str | None = None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+) -> ASGIApp:
+    """``server`` as an ASGI application serving streamable HTTP at ``path``.
+
+    Args:
+        server: the server (from :func:`~memquill_mcp.build_server`).
+        host: the address it will be bound to (decides the default Host/Origin checks).
+        path: the endpoint path.
+        token: require this bearer token on every request.
+        allowed_hosts: see :func:`transport_security`.
+        allowed_origins: see :func:`transport_security`.
+
+    Raises:
+        ValueError: see :func:`transport_security`; an empty ``token``.
+    """
+    security = transport_security(host, allowed_hosts, allowed_origins)
+    app = server.streamable_http_app(
+        streamable_http_path=path, transport_security=security, host=host
+    )
+    return app if token is None else BearerTokenMiddleware(app, token)
