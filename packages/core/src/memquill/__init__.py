@@ -26,6 +26,7 @@ from memquill.errors import (
     UnsafePathError,
 )
 from memquill.facade import lazy_exports
+from memquill.harness import CoreHarness
 from memquill.hookspecs import hookimpl
 from memquill.paths import default_workspace
 from memquill.plugins import (
@@ -93,6 +94,7 @@ __all__ = [
     "Candidate",
     "CapacityError",
     "ConflictError",
+    "CoreHarness",
     "CorruptError",
     "ErrorCode",
     "ForgetArgs",
