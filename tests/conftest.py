@@ -1,0 +1,18 @@
+"""Suite-wide settings.
+
+Property tests run with a fixed seed derivation and no time limit per example: CI machines vary
+in speed, and a test must fail because of the code, never because the machine was busy.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "memquill",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("memquill")
