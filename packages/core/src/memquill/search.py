@@ -24,10 +24,10 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Final, Literal
 
-from memquill.dates import month_matches, path_day, path_month, query_months
+from memquill.dates import month_matches, path_day, query_months
 from memquill.documents import SearchDocument
 from memquill.markdown import Chunk
 from memquill.tokens import count_term, query_terms, search_prefixes
@@ -106,7 +106,10 @@ class Corpus:
         self.average_length = {
             kind: sum(values) / len(values) if values else 0.0 for kind, values in lengths.items()
         }
-        self.months = tuple(path_month(document.path) for document in self.documents)
+        # Per document, computed once: the dated path's day and the tie-break key.
+        self.days = tuple(path_day(document.path) for document in self.documents)
+        self.months = tuple(None if day is None else (day.year, day.month) for day in self.days)
+        self.path_keys = tuple(path_key(document.path) for document in self.documents)
         self._postings: dict[str, tuple[Posting, ...]] = {}
 
     def postings(self, term: str) -> tuple[Posting, ...]:
@@ -174,19 +177,18 @@ def rank(
             if body:
                 matched.setdefault(index, []).append((term, idf))
     _score_months(corpus, query, params, file_type, wanted, scores)
-    decayed = [
-        (score * decay_factor(documents[index].path, now, params.half_life_days), index)
-        for index, score in scores.items()
-    ]
-    decayed.sort(key=lambda item: (-item[0], path_key(documents[item[1]].path)))
-    hits: list[RankedHit] = []
-    for score, index in decayed[: max(params.rerank_depth, candidates)]:
+    days, keys = corpus.days, corpus.path_keys
+    factors = {index: _decay(days[index], now, params.half_life_days) for index in scores}
+    decayed = [(-score * factors[index], keys[index], index) for index, score in scores.items()]
+    decayed.sort()
+    hits: list[tuple[float, bytes, RankedHit]] = []
+    for negative, key, index in decayed[: max(params.rerank_depth, candidates)]:
         document = documents[index]
         chunk, chunk_score = _best_chunk(document, matched.get(index, ()), params.k1)
-        factor = decay_factor(document.path, now, params.half_life_days)
-        hits.append(RankedHit(document, score + params.chunk_weight * chunk_score * factor, chunk))
-    hits.sort(key=lambda hit: (-hit.score, path_key(hit.document.path)))
-    return hits[:candidates]
+        score = -negative + params.chunk_weight * chunk_score * factors[index]
+        hits.append((-score, key, RankedHit(document, score, chunk)))
+    hits.sort(key=lambda item: item[:2])
+    return [hit for _, _, hit in hits[:candidates]]
 
 
 def matches_filters(document: SearchDocument, file_type: FileType, tags: frozenset[str]) -> bool:
@@ -206,10 +208,11 @@ def matches_filters(document: SearchDocument, file_type: FileType, tags: frozens
 
 def decay_factor(path: str, now: datetime, half_life_days: float | None = 30.0) -> float:
     """``exp(-ln 2 * age / half_life)`` for a path ending in a valid ``YYYY-MM-DD.md``, else 1."""
-    if half_life_days is None:
-        return 1.0
-    day = path_day(path)
-    if day is None:
+    return _decay(path_day(path), now, half_life_days)
+
+
+def _decay(day: date | None, now: datetime, half_life_days: float | None) -> float:
+    if day is None or half_life_days is None:
         return 1.0
     moment = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
     age = max(0.0, (moment - datetime.combine(day, time(), UTC)).total_seconds() / _DAY_SECONDS)
