@@ -85,6 +85,14 @@ def test_singular_and_plural_of_us_and_is_words_agree() -> None:
 
 def test_question_words_are_not_query_terms() -> None:
     assert query_terms("What kind of art does Caroline make?") == ("art", "carolin", "make")
+    assert query_terms("Which sort of music? Sort files by blood type") == (
+        "music",
+        "sort",
+        "file",
+        "blood",
+        "type",
+    )
+    assert query_terms("a kind person") == ("kind", "person")
     assert query_terms("Where did Melanie go?") == ("melany", "go")
     assert query_terms("When did she go?") == query_terms("When did she went?")
 

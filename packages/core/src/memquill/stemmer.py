@@ -24,10 +24,11 @@ from typing import Final
 
 __all__ = ["IRREGULAR", "irregular_forms", "search_prefix", "stem"]
 
-# Forms that are also common unrelated words are left out ("bit", "left", "saw", "rose",
-# "felt", "lay", "found", "lead"), as are stop words, which a query never searches for.
+# Forms that are more often an unrelated word are left out ("bit", "left", "saw", "rose",
+# "felt", "lay", "found", "bore"), as are stop words, which a query never searches for. A
+# kept form that is also a name ("Drew") still finds that name: both sides stem alike.
 _IRREGULAR_GROUPS: Final = (
-    "arise arose arisen|awake awoke awoken|bear bore borne|beat beaten|become became|"
+    "arise arose arisen|awake awoke awoken|beat beaten|become became|"
     "begin began begun|bend bent|bite bitten|bleed bled|blow blew blown|break broke broken|"
     "bring brought|build built|buy bought|catch caught|choose chose chosen|come came|"
     "creep crept|deal dealt|dig dug|draw drew drawn|dream dreamt|drink drank drunk|"

@@ -9,8 +9,8 @@ Text is folded (NFKC, Unicode case folding, typographic apostrophe to ``'``), th
 - *CJK runs* (ideographs and kana): every character and every adjacent pair is a term, since
   those scripts do not separate words with spaces.
 
-Query words on the spec's stop list, and a few words that only shape a question (``kind``,
-``type``), are dropped. Two term counters agree exactly (a tested invariant): :func:`tokenize`
+Query words on the spec's stop list, and words that only frame a question (``kind`` in "what
+kind of"), are dropped. Two term counters agree exactly (a tested invariant): :func:`tokenize`
 lists every term of a text, and :func:`count_term` counts one term in folded text with
 ``str.find`` — fast enough to rank a cold 8 MiB workspace without building a full index first.
 """
@@ -46,8 +46,8 @@ STOP_WORDS: Final = frozenset((*_STOP_LIST.split(" "), "how", "when", "where", "
 """The spec's English stop words plus the interrogatives it lacked (``how``, ``when``,
 ``where``, ``why``): never query terms (documents keep them)."""
 QUESTION_WORDS: Final = frozenset(("kind", "kinds", "type", "types", "sort", "sorts"))
-"""Words that shape a question ("what kind of art") rather than name what it asks about: not
-query terms either (measured on LoCoMo conversations 1–5)."""
+"""Before ``of`` ("what kind of art"), these frame a question rather than name what it asks
+about, so they are not query terms there ("blood type" and "sort files" keep them)."""
 
 # Ideographs (BMP, compatibility, supplementary planes), kana, and the three ideographic
 # letters of the CJK symbols block. Other symbols and punctuation there only separate.
@@ -89,15 +89,20 @@ def tokenize(text: str) -> list[str]:
 def query_terms(query: str) -> tuple[str, ...]:
     """The distinct terms of a query, in first-occurrence order, without stop words."""
     terms: dict[str, None] = {}
-    for match in _TOKEN_RE.finditer(fold(query)):
+    matches = list(_TOKEN_RE.finditer(fold(query)))
+    for position, match in enumerate(matches):
         run = match.group("cjk")
         if run is not None:
             terms.update(dict.fromkeys(_cjk_terms(run)))
             continue
         word = match.group()
         bare = word.removesuffix("'s")
-        if bare not in STOP_WORDS and word not in STOP_WORDS and bare not in QUESTION_WORDS:
-            terms[term_of_word(word)] = None
+        if bare in STOP_WORDS or word in STOP_WORDS:
+            continue
+        following = matches[position + 1].group() if position + 1 < len(matches) else ""
+        if bare in QUESTION_WORDS and following == "of":
+            continue
+        terms[term_of_word(word)] = None
     return tuple(terms)
 
 
