@@ -17,7 +17,7 @@ are printed for conversations 1–5 (where parameters were chosen), 6–10 (held
 Baselines, in the same run and on the same texts: ``rank_bm25.BM25Okapi`` (k1 1.5, b 0.75) over
 lowercased ``[a-z0-9]+`` tokens minus a common English stop list (the README's protocol), and
 the original system's substring scorer (spec 6.3). ``--grid`` also scores a small parameter grid
-on conversations 1–5 only.
+(k1, b, chunk weight; then the weight of a month the question names) on conversations 1–5 only.
 
 The data set is CC BY-NC 4.0: it is read from where it lies and never copied into the repo.
 """
@@ -323,6 +323,11 @@ def grid(prepared: Sequence[Prepared]) -> None:
                 turns = tallies["turns/memquill"].recall("answerable", 5)
                 files = tallies["files/memquill (no decay)"].recall("answerable", 5)
                 print(f"k1={k1:<4} b={b:<5} chunk={chunk:<4} turns={turns:.3f} files={files:.3f}")
+    for weight in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0):
+        tallies = evaluate(prepared, RankParams(date_weight=weight), baselines=False)
+        turns = tallies["turns/memquill"].recall("answerable", 5)
+        files = tallies["files/memquill (no decay)"].recall("answerable", 5)
+        print(f"date_weight={weight:<4} turns={turns:.3f} files={files:.3f}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

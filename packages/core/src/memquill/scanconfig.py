@@ -21,6 +21,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
@@ -72,9 +73,7 @@ class ScanConfig:
     pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # One alternation: the walk asks about every entry, so one match beats nine.
-        joined = "|".join(f"(?:{glob_pattern(glob).pattern})" for glob in self.ignore)
-        object.__setattr__(self, "pattern", re.compile(joined, re.DOTALL) if joined else None)
+        object.__setattr__(self, "pattern", _ignore_pattern(self.ignore))
 
     def ignores(self, path: str) -> bool:
         """Whether an ignore glob matches the workspace path ``path``."""
@@ -130,6 +129,14 @@ def glob_pattern(glob: str) -> re.Pattern[str]:
             parts.append(re.escape(glob[index]))
             index += 1
     return re.compile("".join(parts), re.DOTALL)
+
+
+@lru_cache(maxsize=64)
+def _ignore_pattern(ignore: tuple[str, ...]) -> re.Pattern[str] | None:
+    # One alternation: the walk asks about every entry, so one match beats nine. Remembered,
+    # since every scan loads the settings afresh and they rarely change.
+    joined = "|".join(f"(?:{glob_pattern(glob).pattern})" for glob in ignore)
+    return re.compile(joined, re.DOTALL) if joined else None
 
 
 def _read_config(root: Path) -> dict[str, object] | None:

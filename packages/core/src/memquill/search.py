@@ -7,7 +7,9 @@ the same hits in the same order on every run and platform.
    or limiting.
 2. Every matching document gets a BM25F score: per term, the body count (normalised by body
    length) plus weighted counts in the title, tags, aliases, headings and path, saturated by
-   ``k1`` and weighted by the term's idf over the whole document set.
+   ``k1`` and weighted by the term's idf over the whole document set. A month the query names
+   ("in July 2026") counts as one more term, held by the documents whose path is dated in that
+   month (:mod:`memquill.dates`).
 3. The score decays with a 30-day half-life on paths ending in ``YYYY-MM-DD.md``.
 4. The best documents (``rerank_depth``) are re-scored with their best chunk: the chunk whose
    terms score highest (ties: the earliest) adds ``chunk_weight`` times its score, and gives
@@ -22,12 +24,13 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import Final, Literal
 
+from memquill.dates import month_matches, path_day, query_months
 from memquill.documents import SearchDocument
 from memquill.markdown import Chunk
-from memquill.tokens import count_term, query_terms, search_prefix
+from memquill.tokens import count_term, query_terms, search_prefixes
 
 __all__ = [
     "CANDIDATES",
@@ -44,7 +47,6 @@ FileType = Literal["all", "daily", "longterm", "notes"]
 CANDIDATES: Final = 20
 """Hits ranked per search; ``limit`` shows a prefix of them."""
 
-_DATED: Final = re.compile(r"(?:^|/)([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
 _LONGTERM: Final = re.compile(r"memory\.md", re.IGNORECASE)
 _DAY_SECONDS: Final = 86_400.0
 _POSTINGS_MEMO: Final = 4096
@@ -62,6 +64,7 @@ class RankParams:
         b: strength of body-length normalisation among notes.
         record_b: the same among records (short facts: length says little about relevance).
         field_weights: weights of title, tags, aliases, headings and path against the body's 1.
+        date_weight: weight of a dated path in the month the query names, as a field count.
         chunk_weight: weight of the best chunk's score in the final score.
         rerank_depth: how many top documents are re-scored with their best chunk.
         half_life_days: decay half-life for dated paths; ``None`` turns decay off.
@@ -71,6 +74,7 @@ class RankParams:
     b: float = 0.75
     record_b: float = 0.0
     field_weights: tuple[float, ...] = (3.0, 3.0, 3.0, 2.0, 1.0)
+    date_weight: float = 3.0
     chunk_weight: float = 1.0
     rerank_depth: int = 50
     half_life_days: float | None = 30.0
@@ -102,6 +106,10 @@ class Corpus:
         self.average_length = {
             kind: sum(values) / len(values) if values else 0.0 for kind, values in lengths.items()
         }
+        # Per document, computed once: the dated path's day and the tie-break key.
+        self.days = tuple(path_day(document.path) for document in self.documents)
+        self.months = tuple(None if day is None else (day.year, day.month) for day in self.days)
+        self.path_keys = tuple(path_key(document.path) for document in self.documents)
         self._postings: dict[str, tuple[Posting, ...]] = {}
 
     def postings(self, term: str) -> tuple[Posting, ...]:
@@ -110,12 +118,13 @@ class Corpus:
         if cached is not None:
             return cached
         found: list[Posting] = []
-        prefix = search_prefix(term)
+        prefixes = search_prefixes(term)
         for index, document in enumerate(self.documents):
             # The substring test rules most documents out at C speed before counting words.
-            body = count_term(document.folded, term) if prefix in document.folded else 0
+            folded, field_text = document.folded, document.field_text
+            body = count_term(folded, term) if any(p in folded for p in prefixes) else 0
             fields: tuple[int, ...] | None = None
-            if prefix in document.field_text and count_term(document.field_text, term):
+            if any(p in field_text for p in prefixes) and count_term(field_text, term):
                 fields = tuple(count_term(field, term) for field in document.fields)
             if body or fields:
                 found.append((index, body, fields))
@@ -167,19 +176,19 @@ def rank(
             scores[index] = scores.get(index, 0.0) + gain
             if body:
                 matched.setdefault(index, []).append((term, idf))
-    decayed = [
-        (score * decay_factor(documents[index].path, now, params.half_life_days), index)
-        for index, score in scores.items()
-    ]
-    decayed.sort(key=lambda item: (-item[0], path_key(documents[item[1]].path)))
-    hits: list[RankedHit] = []
-    for score, index in decayed[: max(params.rerank_depth, candidates)]:
+    _score_months(corpus, query, params, file_type, wanted, scores)
+    days, keys = corpus.days, corpus.path_keys
+    factors = {index: _decay(days[index], now, params.half_life_days) for index in scores}
+    decayed = [(-score * factors[index], keys[index], index) for index, score in scores.items()]
+    decayed.sort()
+    hits: list[tuple[float, bytes, RankedHit]] = []
+    for negative, key, index in decayed[: max(params.rerank_depth, candidates)]:
         document = documents[index]
         chunk, chunk_score = _best_chunk(document, matched.get(index, ()), params.k1)
-        factor = decay_factor(document.path, now, params.half_life_days)
-        hits.append(RankedHit(document, score + params.chunk_weight * chunk_score * factor, chunk))
-    hits.sort(key=lambda hit: (-hit.score, path_key(hit.document.path)))
-    return hits[:candidates]
+        score = -negative + params.chunk_weight * chunk_score * factors[index]
+        hits.append((-score, key, RankedHit(document, score, chunk)))
+    hits.sort(key=lambda item: item[:2])
+    return [hit for _, _, hit in hits[:candidates]]
 
 
 def matches_filters(document: SearchDocument, file_type: FileType, tags: frozenset[str]) -> bool:
@@ -199,21 +208,48 @@ def matches_filters(document: SearchDocument, file_type: FileType, tags: frozens
 
 def decay_factor(path: str, now: datetime, half_life_days: float | None = 30.0) -> float:
     """``exp(-ln 2 * age / half_life)`` for a path ending in a valid ``YYYY-MM-DD.md``, else 1."""
-    match = _DATED.search(path)
-    if match is None or half_life_days is None:
-        return 1.0
-    try:
-        day = datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=UTC)
-    except ValueError:
+    return _decay(path_day(path), now, half_life_days)
+
+
+def _decay(day: date | None, now: datetime, half_life_days: float | None) -> float:
+    if day is None or half_life_days is None:
         return 1.0
     moment = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
-    age = max(0.0, (moment - day).total_seconds() / _DAY_SECONDS)
+    age = max(0.0, (moment - datetime.combine(day, time(), UTC)).total_seconds() / _DAY_SECONDS)
     return math.exp(-math.log(2) * age / half_life_days)
 
 
 def path_key(path: str) -> bytes:
     """Sort key ordering paths by UTF-16 code units, as JavaScript compares strings."""
     return path.encode("utf-16-be", "surrogatepass")
+
+
+def _score_months(
+    corpus: Corpus,
+    query: str,
+    params: RankParams,
+    file_type: FileType,
+    wanted: frozenset[str],
+    scores: dict[int, float],
+) -> None:
+    """Add each month the query names as a term held by the documents dated in it."""
+    if not params.date_weight:
+        return
+    documents = corpus.documents
+    for key in query_months(query):
+        holding = [
+            index
+            for index, month in enumerate(corpus.months)
+            if month is not None and month_matches(key, *month)
+        ]
+        if not holding:
+            continue
+        idf = _idf(len(documents), len(holding))
+        weight = params.date_weight
+        gain = idf * weight * (params.k1 + 1.0) / (weight + params.k1)
+        for index in holding:
+            if matches_filters(documents[index], file_type, wanted):
+                scores[index] = scores.get(index, 0.0) + gain
 
 
 def _idf(total: int, holding: int) -> float:

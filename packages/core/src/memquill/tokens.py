@@ -3,15 +3,16 @@
 Text is folded (NFKC, Unicode case folding, typographic apostrophe to ``'``), then read as
 
 - *words*: runs of letters, digits and ``_`` (apostrophes inside a word join it: ``don't``); a
-  possessive ``'s`` is dropped and plain ASCII words get a light English stem (plurals, ``-ing``,
-  ``-ed``, a final ``e``), so ``painting``, ``paints`` and ``painted`` share the term ``paint``;
+  possessive ``'s`` is dropped and plain ASCII words are stemmed (:mod:`memquill.stemmer`:
+  Porter's rules and common irregular forms), so ``painting``, ``paints`` and ``painted`` share
+  the term ``paint``, and ``went`` counts as ``go``;
 - *CJK runs* (ideographs and kana): every character and every adjacent pair is a term, since
   those scripts do not separate words with spaces.
 
-Query words on the spec's stop list are dropped. Two term counters agree exactly (a tested
-invariant): :func:`tokenize` lists every term of a text, and :func:`count_term` counts one term
-in folded text with ``str.find`` — fast enough to rank a cold 8 MiB workspace without building a
-full index first.
+Query words on the spec's stop list, and words that only frame a question (``kind`` in "what
+kind of"), are dropped. Two term counters agree exactly (a tested invariant): :func:`tokenize`
+lists every term of a text, and :func:`count_term` counts one term in folded text with
+``str.find`` — fast enough to rank a cold 8 MiB workspace without building a full index first.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ import unicodedata
 from functools import lru_cache
 from typing import Final
 
+from memquill.stemmer import irregular_forms, search_prefix, stem
+
 __all__ = [
+    "QUESTION_WORDS",
     "STOP_WORDS",
     "count_term",
     "fold",
     "query_terms",
-    "search_prefix",
+    "search_prefixes",
     "term_of_word",
     "tokenize",
 ]
@@ -41,6 +45,9 @@ _STOP_LIST: Final = (
 STOP_WORDS: Final = frozenset((*_STOP_LIST.split(" "), "how", "when", "where", "why"))
 """The spec's English stop words plus the interrogatives it lacked (``how``, ``when``,
 ``where``, ``why``): never query terms (documents keep them)."""
+QUESTION_WORDS: Final = frozenset(("kind", "kinds", "type", "types", "sort", "sorts"))
+"""Before ``of`` ("what kind of art"), these frame a question rather than name what it asks
+about, so they are not query terms there ("blood type" and "sort files" keep them)."""
 
 # Ideographs (BMP, compatibility, supplementary planes), kana, and the three ideographic
 # letters of the CJK symbols block. Other symbols and punctuation there only separate.
@@ -54,7 +61,6 @@ _TOKEN_RE: Final = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD})")
 _WORD_RE: Final = re.compile(_WORD)
 _WORD_CHAR_RE: Final = re.compile(_WORD_CHAR)
 _CJK_CHAR_RE: Final = re.compile(f"[{_CJK}]")
-_VOWEL: Final = re.compile("[aeiouy]")
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u02bc": "'"})
 
 
@@ -83,89 +89,74 @@ def tokenize(text: str) -> list[str]:
 def query_terms(query: str) -> tuple[str, ...]:
     """The distinct terms of a query, in first-occurrence order, without stop words."""
     terms: dict[str, None] = {}
-    for match in _TOKEN_RE.finditer(fold(query)):
+    matches = list(_TOKEN_RE.finditer(fold(query)))
+    for position, match in enumerate(matches):
         run = match.group("cjk")
         if run is not None:
             terms.update(dict.fromkeys(_cjk_terms(run)))
             continue
         word = match.group()
-        if word.removesuffix("'s") not in STOP_WORDS and word not in STOP_WORDS:
-            terms[term_of_word(word)] = None
+        bare = word.removesuffix("'s")
+        if bare in STOP_WORDS or word in STOP_WORDS:
+            continue
+        following = matches[position + 1].group() if position + 1 < len(matches) else ""
+        if bare in QUESTION_WORDS and following == "of":
+            continue
+        terms[term_of_word(word)] = None
     return tuple(terms)
 
 
 def count_term(folded: str, term: str) -> int:
     """How many times :func:`tokenize` would yield ``term`` for text whose fold is ``folded``.
 
-    Stems only ever delete a suffix (``-ies`` becomes ``-y``), so every word with this stem
-    starts with :func:`search_prefix`; each occurrence at a word start is checked whole.
+    Every word with this term starts with one of :func:`search_prefixes`; each occurrence of
+    one at a word start is checked whole. No prefix starts with another, so no word is found
+    twice.
     """
     if _CJK_CHAR_RE.match(term):
         return _count_overlapping(folded, term)
-    prefix = search_prefix(term)
     count = 0
-    index = folded.find(prefix)
-    while index >= 0:
-        if _starts_word(folded, index):
-            match = _WORD_RE.match(folded, index)
-            if match is None:  # pragma: no cover - the prefix starts with a word character
-                break
-            if term_of_word(match.group()) == term:
-                count += 1
-            index = folded.find(prefix, match.end())
-        else:
-            index = folded.find(prefix, index + 1)
+    for prefix in search_prefixes(term):
+        index = folded.find(prefix)
+        while index >= 0:
+            if _starts_word(folded, index):
+                match = _WORD_RE.match(folded, index)
+                if match is None:  # pragma: no cover - the prefix starts with a word character
+                    break
+                if term_of_word(match.group()) == term:
+                    count += 1
+                index = folded.find(prefix, match.end())
+            else:
+                index = folded.find(prefix, index + 1)
     return count
+
+
+@lru_cache(maxsize=4096)
+def search_prefixes(term: str) -> tuple[str, ...]:
+    """Strings one of which starts every word whose term is ``term`` (none starts another).
+
+    Stems keep their word's start except perhaps its last letter (see
+    :func:`memquill.stemmer.search_prefix`); irregular forms (``went`` for ``go``) are listed.
+    """
+    if _CJK_CHAR_RE.match(term):
+        return (term,)
+    found = sorted({search_prefix(term), *irregular_forms(term)})
+    # Sorted, a string that starts with another comes right after a kept one it extends.
+    kept: list[str] = []
+    for prefix in found:
+        if not kept or not prefix.startswith(kept[-1]):
+            kept.append(prefix)
+    return tuple(kept)
 
 
 @lru_cache(maxsize=1 << 16)
 def term_of_word(word: str) -> str:
-    """The term of one folded word: possessive dropped, then a light English stem."""
+    """The term of one folded word: possessive dropped, then stemmed."""
     if word.endswith("'s") and len(word) > 2:
         word = word[:-2]
-    if not (word.isascii() and word.isalpha()) or len(word) < 4:
+    if not (word.isascii() and word.isalpha()):
         return word
-    return _stem(word)
-
-
-def _stem(word: str) -> str:
-    stem = _strip_plural(word)
-    for suffix in ("ing", "ed"):
-        if stem.endswith(suffix) and not stem.endswith("eed"):
-            base = stem[: -len(suffix)]
-            if len(base) >= 3 and _VOWEL.search(base):
-                stem = _undouble(base)
-                break
-    if stem.endswith("e") and not stem.endswith("ee") and len(stem) >= 4:
-        stem = stem[:-1]
-    return stem
-
-
-def _strip_plural(word: str) -> str:
-    if word.endswith("ies") and len(word) >= 6:
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if word.endswith(("xes", "ches", "shes", "zzes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) >= 4:
-        return word[:-1]
-    return word
-
-
-def _undouble(stem: str) -> str:
-    last = stem[-1]
-    if stem[-2] == last and last not in "aeiouylsz":
-        return stem[:-1]
-    return stem
-
-
-def search_prefix(term: str) -> str:
-    """A string every occurrence of ``term`` in folded text starts with.
-
-    Only the ``-ies`` rule adds a letter (``y``); every other stem is a prefix of its words.
-    """
-    return term[:-1] if term.endswith("y") and len(term) > 1 else term
+    return stem(word)
 
 
 def _starts_word(text: str, index: int) -> bool:

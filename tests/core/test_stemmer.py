@@ -1,0 +1,115 @@
+"""The stemmer: Porter's published examples, irregular forms, and the prefix property."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memquill.stemmer import IRREGULAR, irregular_forms, search_prefix, stem
+from memquill.tokens import count_term, fold, query_terms, search_prefixes, tokenize
+
+# Examples from Porter's paper (1980); a final "i" reads "y" here ("poni" is "pony").
+PORTER = {
+    "caresses": "caress",
+    "ponies": "pony",
+    "cats": "cat",
+    "feed": "feed",
+    "agreed": "agre",
+    "plastered": "plaster",
+    "motoring": "motor",
+    "sing": "sing",
+    "conflated": "conflat",
+    "troubled": "troubl",
+    "sized": "size",
+    "hopping": "hop",
+    "falling": "fall",
+    "hissing": "hiss",
+    "filing": "file",
+    "happy": "happy",
+    "relational": "relat",
+    "conditional": "condit",
+    "rational": "ration",
+    "digitizer": "digit",
+    "vietnamization": "vietnam",
+    "operator": "oper",
+    "decisiveness": "decis",
+    "hopefulness": "hope",
+    "sensibiliti": "sensibl",
+    "triplicate": "triplic",
+    "formalize": "formal",
+    "electrical": "electr",
+    "goodness": "good",
+    "allowance": "allow",
+    "adjustable": "adjust",
+    "replacement": "replac",
+    "adoption": "adopt",
+    "communism": "commun",
+    "effective": "effect",
+    "probate": "probat",
+    "cease": "ceas",
+    "controll": "control",
+    "generalizations": "gener",
+}
+
+WORDS = [
+    "went", "go", "goes", "gone", "going", "made", "make", "making", "children", "child's",
+    "happiness", "happy", "happily", "studies", "studied", "relational", "relate", "sensibility",
+    "sensible", "hoping", "hope", "hopping", "analysis", "bonus", "bonuses", "probability",
+    "probable", "gentle", "agreed", "ran", "run", "runner", "o'neil", "don't", "x", "喜欢",
+    " ", "\n", "-", "'", "’s", "Ｗｅｎｔ",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("word", "expected"), sorted(PORTER.items()))
+def test_porter_examples(word: str, expected: str) -> None:
+    assert stem(word) == expected
+
+
+def test_irregular_forms_share_their_base_term() -> None:
+    assert stem("went") == stem("gone") == stem("goes") == stem("go") == "go"
+    assert stem("made") == stem("making") == stem("makes") == "make"
+    assert stem("children") == "child" and stem("women") == "woman"
+    assert irregular_forms("go") == ("goes", "gone", "went")
+    assert search_prefixes("go") == ("go", "went")  # "goes" and "gone" start with "go"
+    for form, base in IRREGULAR.items():
+        assert stem(form) == stem(base), form
+
+
+def test_singular_and_plural_of_us_and_is_words_agree() -> None:
+    assert stem("bonus") == stem("bonuses") == "bonus"
+    assert stem("analysis") == "analysis"
+
+
+def test_question_words_are_not_query_terms() -> None:
+    assert query_terms("What kind of art does Caroline make?") == ("art", "carolin", "make")
+    assert query_terms("Which sort of music? Sort files by blood type") == (
+        "music",
+        "sort",
+        "file",
+        "blood",
+        "type",
+    )
+    assert query_terms("a kind person") == ("kind", "person")
+    assert query_terms("Where did Melanie go?") == ("melany", "go")
+    assert query_terms("When did she go?") == query_terms("When did she went?")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abceilnorstuyz", min_size=1, max_size=14))
+def test_every_word_starts_with_its_terms_search_prefix(word: str) -> None:
+    term = stem(word)
+    assert word in IRREGULAR or word.startswith(search_prefix(term)), (word, term)
+    assert any(word.startswith(prefix) for prefix in search_prefixes(term)), (word, term)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=25))
+def test_find_counting_agrees_with_the_tokenizer_for_stems(parts: list[str]) -> None:
+    text = " ".join(parts[: len(parts) // 2]) + "".join(parts[len(parts) // 2 :])
+    counts = Counter(tokenize(text))
+    folded = fold(text)
+    for term, expected in counts.items():
+        assert count_term(folded, term) == expected, (text, term)
