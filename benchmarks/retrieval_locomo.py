@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -330,11 +332,23 @@ def grid(prepared: Sequence[Prepared]) -> None:
         print(f"date_weight={weight:<4} turns={turns:.3f} files={files:.3f}")
 
 
+def _seed_record_ids(seed: int) -> None:
+    """Make record ids (random UUIDs in the store) repeatable, so the figures are too.
+
+    Equal scores are ordered by path, and a record's path holds its id: with random ids, ties
+    among records land differently on every run (about +-0.003 of record-level recall).
+    """
+    ids = random.Random(seed)
+    uuid.uuid4 = lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path, help="path to locomo10.json")
     parser.add_argument("--grid", action="store_true", help="score a grid on conversations 1-5")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the record ids (default 7)")
     args = parser.parse_args(argv)
+    _seed_record_ids(args.seed)
     started = time.perf_counter()
     conversations = load(args.data)
     with tempfile.TemporaryDirectory(prefix="memquill-locomo-") as scratch:

@@ -128,6 +128,7 @@ class Messages:
     RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
     OUTSIDE: Final = "Access denied: path is outside workspace."
     SYMLINK_OUTSIDE: Final = "Access denied: path resolves outside workspace (symlink)."
+    DAILY_OUTSIDE: Final = "Access denied: daily directory resolves outside workspace."
     PRIVATE: Final = "Access denied: internal memory history is not query content."
     SOURCE_MISSING: Final = "Memory source not found."
     SOURCE_UNREADABLE: Final = "Memory source is not readable."

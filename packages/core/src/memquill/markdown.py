@@ -15,12 +15,12 @@ yields the same titles, tags and chunk start lines:
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.text import utf16_len
+from memquill.text import point_at, unit_starts, utf16_len
 
 __all__ = [
     "CHUNK_OVERLAP",
@@ -217,11 +217,11 @@ def _sections(lines: list[str]) -> list[tuple[str, int, list[str]]]:
 
 def _windows(heading: str, text: str, first_line: int) -> list[Chunk]:
     # Window offsets are UTF-16 units; map them to code points once for the whole section.
-    offsets = None if text.isascii() else _unit_offsets(text)
+    offsets = None if text.isascii() else unit_starts(text)
     total = len(text) if offsets is None else offsets[-1]
 
     def point(unit: int) -> int:
-        return min(unit, total) if offsets is None else _point(offsets, unit)
+        return min(unit, total) if offsets is None else point_at(offsets, unit)
 
     chunks: list[Chunk] = []
     position, line = 0, first_line
@@ -236,20 +236,3 @@ def _windows(heading: str, text: str, first_line: int) -> list[Chunk]:
         line += text.count("\n", begin_point, step_point)
         position += advance
     return chunks
-
-
-def _unit_offsets(text: str) -> list[int]:
-    offsets = [0] * (len(text) + 1)
-    unit = 0
-    for index, char in enumerate(text):
-        offsets[index] = unit
-        unit += 2 if ord(char) > 0xFFFF else 1
-    offsets[len(text)] = unit
-    return offsets
-
-
-def _point(offsets: list[int], unit: int) -> int:
-    """The code point at UTF-16 offset ``unit``; inside a surrogate pair, the pair's start."""
-    if unit >= offsets[-1]:
-        return len(offsets) - 1
-    return bisect_right(offsets, unit) - 1

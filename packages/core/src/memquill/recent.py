@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-from memquill.errors import MemquillError
+from memquill.errors import AccessDeniedError, MemquillError, Messages
 from memquill.paths import read_workspace_file, relative_inside, source_error
 from memquill.query_models import RecentResult, RecentSection
 from memquill.store import RecordStore
@@ -31,7 +31,6 @@ DAILY_NAME: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.md")
 LONGTERM_UNITS: Final = 500
 DAILY_UNITS: Final = 800
 RECORD_UNITS: Final = 500
-DAILY_OUTSIDE: Final = "Access denied: daily directory resolves outside workspace."
 # JavaScript's String.prototype.trim removes these (Python's strip differs at the edges).
 _JS_SPACE: Final = (
     " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
@@ -108,7 +107,7 @@ def _daily(root: Path, days: int, warnings: list[str]) -> list[RecentSection]:
     try:
         real = os.path.realpath(root / folder)
         if relative_inside(root, real) is None:
-            raise MemquillError(DAILY_OUTSIDE)
+            raise AccessDeniedError(Messages.DAILY_OUTSIDE)
         names = sorted(name for name in os.listdir(real) if DAILY_NAME.fullmatch(name))
     except MemquillError as error:
         warnings.append(f"Skipped daily memory: {error.message}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-__all__ = ["utf16_len", "utf16_prefix", "utf16_slice", "utf16_take"]
+__all__ = ["point_at", "unit_starts", "utf16_len", "utf16_prefix", "utf16_slice", "utf16_take"]
 
 
 def utf16_len(text: str) -> int:
@@ -50,12 +50,15 @@ def utf16_slice(text: str, start: int, end: int | None = None) -> str:
     """
     if text.isascii():
         return text[start:end]
-    points = _unit_starts(text)
-    return text[_to_point(points, start) : None if end is None else _to_point(points, end)]
+    points = unit_starts(text)
+    return text[point_at(points, start) : None if end is None else point_at(points, end)]
 
 
-def _unit_starts(text: str) -> list[int]:
-    """For each code point, the UTF-16 offset where it starts (plus the total at the end)."""
+def unit_starts(text: str) -> list[int]:
+    """For each code point, the UTF-16 offset where it starts (plus the total at the end).
+
+    Build it once to map many UTF-16 offsets of one text with :func:`point_at`.
+    """
     starts = [0] * (len(text) + 1)
     offset = 0
     for index, char in enumerate(text):
@@ -65,8 +68,11 @@ def _unit_starts(text: str) -> list[int]:
     return starts
 
 
-def _to_point(starts: list[int], unit: int) -> int:
-    """Index of the code point containing UTF-16 offset ``unit`` (clamped to the text)."""
+def point_at(starts: list[int], unit: int) -> int:
+    """Index of the code point containing UTF-16 offset ``unit`` (clamped to the text).
+
+    Inside a surrogate pair that is the pair's start. ``starts`` comes from :func:`unit_starts`.
+    """
     if unit <= 0:
         return 0
     if unit >= starts[-1]:

@@ -26,6 +26,7 @@ EXIT_CODES: Final[dict[str, int]] = {
     "storage": 18,
     "source": 19,
     "access_denied": 20,
+    "scope_mismatch": 21,
 }
 """Exit status per error code; 1 means "ran, but found a problem" (``doctor``), 2 is usage."""
 
