@@ -62,6 +62,7 @@ from memquill.results import (
     WriteStatus,
 )
 from memquill.scope import Access, MemorySession
+from memquill.search import FileType
 from memquill.secrets import RegexDetector, SecretDetector, SecretScanner
 from memquill.store import RecordStore
 from memquill.tool_models import (
@@ -97,6 +98,7 @@ __all__ = [
     "CoreHarness",
     "CorruptError",
     "ErrorCode",
+    "FileType",
     "ForgetArgs",
     "GetArgs",
     "GetResult",

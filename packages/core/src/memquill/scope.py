@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
+from memquill.query import MemoryQuery
 from memquill.secrets import SecretScanner
 from memquill.store import RecordStore
 
@@ -82,8 +83,8 @@ class MemorySession:
     def with_session_id(self, session_id: str | None) -> MemorySession:
         """The same workspace, access and settings for another host session.
 
-        Both sessions use the same records store object (it belongs to the workspace, not
-        to a session), so its caches are shared.
+        Both sessions use the same records store and query engine (they belong to the
+        workspace, not to a session), so their caches are shared.
         """
         other = MemorySession(
             self.workspace,
@@ -94,7 +95,9 @@ class MemorySession:
             now=self._now,
             secrets=self._secrets,
         )
-        other.__dict__["store"] = self.store  # fills the other's cached ``store`` property
+        # Fill the other's cached properties: store and caches belong to the workspace.
+        other.__dict__["store"] = self.store
+        other.__dict__["query"] = self.query
         return other
 
     @cached_property
@@ -103,6 +106,12 @@ class MemorySession:
         return RecordStore(
             self.workspace, lock_timeout=self._lock_timeout, now=self._now, secrets=self._secrets
         )
+
+    @cached_property
+    def query(self) -> MemoryQuery:
+        """The workspace's query engine, one per session: every tool, retriever and memory
+        block built on this session shares its document cache."""
+        return MemoryQuery(self.workspace, store=self.store, now=self._now)
 
     def write_allowed(self) -> bool:
         """Whether a write may run now: write access, and the host still agrees."""

@@ -226,12 +226,13 @@ class MemoryToolset:
 
     Args:
         session: who calls, on which workspace, with which access.
-        query: the query engine to share (one is created, with its document cache, if omitted).
+        query: the query engine to use (default: the session's, shared with anything else
+            built on the session).
     """
 
     def __init__(self, session: MemorySession, *, query: MemoryQuery | None = None) -> None:
         self.session = session
-        self.query = query or MemoryQuery(session.workspace, store=session.store, now=session.now)
+        self.query = query or session.query
         bindings: dict[str, tuple[Callable[[Any], ToolResult], Callable[[str], ToolResult]]] = {
             "memory_search": (self._search, _read_failure(SearchResult, render_search)),
             "memory_get": (self._get, _read_failure(GetResult, render_get)),

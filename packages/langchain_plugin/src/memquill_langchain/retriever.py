@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -21,12 +21,10 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from memquill import MemoryQuery, SearchHit
+from memquill import FileType, MemoryQuery, SearchHit
 
 __all__ = ["FileType", "MemquillRetriever"]
 
-FileType = Literal["all", "daily", "longterm", "notes"]
-"""Which sources a search covers: daily notes, long-term memory (with records), other notes."""
 
 _log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
 from memquill import MemoryQuery, MemorySession
-from memquill_llamaindex.retriever import session_query
 
 __all__ = ["MemquillMemoryBlock"]
 
@@ -64,7 +63,7 @@ class MemquillMemoryBlock(BaseMemoryBlock[list[ContentBlock]]):
 
     def model_post_init(self, context: Any, /) -> None:
         """Bind the query engine once, so its document cache lives as long as the block."""
-        self._query = session_query(self.session, self.query)
+        self._query = self.query or self.session.query
 
     async def _aget(
         self, messages: list[ChatMessage] | None = None, **block_kwargs: Any

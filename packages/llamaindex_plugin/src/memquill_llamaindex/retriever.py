@@ -16,32 +16,26 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from memquill import (
+    FileType,
     MemoryQuery,
     MemorySession,
     SearchHit,
 )
 
-__all__ = ["FileType", "MemquillRetriever", "session_query"]
+__all__ = ["FileType", "MemquillRetriever"]
 
 _log = logging.getLogger(__name__)
 
-FileType = Literal["all", "daily", "longterm", "notes"]
-"""The ``file_type`` filter of ``memory_search``."""
 
 _HIDDEN: Final = ("provenance", "record_id", "record_revision")
 """Metadata no model reads: the provenance line and the record's id and revision."""
-
-
-def session_query(session: MemorySession, query: MemoryQuery | None = None) -> MemoryQuery:
-    """``query``, or a query engine over ``session``'s workspace, store and clock."""
-    return query or MemoryQuery(session.workspace, store=session.store, now=session.now)
 
 
 class MemquillRetriever(BaseRetriever):
@@ -74,7 +68,7 @@ class MemquillRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        self.query = session_query(session, query)
+        self.query = query or session.query
         """The core query engine searched."""
         self.similarity_top_k = similarity_top_k
         self.tags: tuple[str, ...] = tuple(tags)
