@@ -11,7 +11,10 @@ Scenarios (each in a fresh workspace under ``--dir``, default a temporary folder
   of 16,000 characters (about 93 % of the 2 MiB bound); the store is reset after each timed
   save, so every call sees that size. Every save is a full
   transaction: lock, read and decode, encode, staged write, fsync, rename, directory fsync.
-  ``snapshot`` (read and decode) latency on the same store is shown beside it.
+  ``snapshot`` (read and decode) latency on the same store is shown beside it. The baseline
+  beside it is the naive writer many peers use: read the file, append the new entry, write it
+  back in place, with no lock, no validation, no fsync and no atomic rename (it can lose or
+  tear data; it is here only to show what the guarantees cost).
 * ``--workers`` processes, each saving ``--per-worker`` facts into one empty store at once,
   started together behind a barrier: wall time, saves per second, and each call's latency
   including the wait for the writer lock.
@@ -88,6 +91,7 @@ class Row:
     p95_ms: float
     max_ms: float
     read_p50_ms: float
+    naive_p50_ms: float
 
 
 def sentence(rng: random.Random, words: int) -> str:
@@ -143,6 +147,13 @@ def save_scenario(
         spare.write_bytes(original)
         os.replace(spare, file)
     reads = timed(store.snapshot, max(10, saves // 4))
+    naive: list[float] = []
+    for _ in range(saves):
+        entry = f"\n- {sentence(rng, 12)}\n".encode()
+        start = time.perf_counter()
+        _naive_save(file, entry)
+        naive.append(time.perf_counter() - start)
+        file.write_bytes(original)
     row = Row(
         name,
         count,
@@ -152,8 +163,14 @@ def save_scenario(
         1000 * percentile(latencies, 0.95),
         1000 * max(latencies),
         1000 * statistics.median(reads),
+        1000 * statistics.median(naive),
     )
     return row, store
+
+
+def _naive_save(file: Path, entry: bytes) -> None:
+    """The baseline: append by rewriting the whole file in place, unlocked and unsynced."""
+    file.write_bytes(file.read_bytes() + entry)
 
 
 def concurrent(root: Path, workers: int, per_worker: int, seed: int) -> dict[str, float]:
@@ -292,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = (
         f"{'scenario':<22}{'records':>9}{'file size':>13}{'saves':>7}"
         f"{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'read p50 ms':>13}"
+        f"{'naive p50 ms':>14}{'x naive':>9}"
     )
     print(header)
     print("-" * len(header))
@@ -299,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{row.name:<22}{row.records:>9,}{kib(row.size_bytes):>13}{row.calls:>7}"
             f"{row.p50_ms:>9.2f}{row.p95_ms:>9.2f}{row.max_ms:>9.2f}{row.read_p50_ms:>13.2f}"
+            f"{row.naive_p50_ms:>14.2f}{row.p50_ms / row.naive_p50_ms:>9.1f}"
         )
     print()
     print(
