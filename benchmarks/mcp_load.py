@@ -17,6 +17,9 @@ What it does:
   acknowledged most recently by any client, at the revision that client was told). Two clients
   correcting the same fact at once is the one expected failure: the later one gets
   ``conflict``. Anything else that fails is an error;
+* runs the same calls (same seeds) through the core's tools directly in this process, with no
+  protocol and no server, in a second copy of the workspace: the baseline printed beside the
+  MCP figures, so the cost of JSON-RPC, HTTP and one server process shows as a ratio;
 * reports throughput, latency percentiles (overall and per tool) and failures, and finally
   decodes ``memory/records.md`` with the core and checks that every acknowledged write (every
   ``saved`` receipt) is there with exactly the content sent.
@@ -50,7 +53,7 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult, Implementation, TextContent
 
-from memquill import RecordStore
+from memquill import MemorySession, MemoryToolset, RecordStore
 from memquill_mcp import server_command
 
 _VOCABULARY = (
@@ -128,9 +131,43 @@ def text_of(result: CallToolResult) -> str:
     return "".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
+class DirectClient:
+    """The baseline: a client whose calls go straight to the core's tools, in this process."""
+
+    def __init__(self, toolset: MemoryToolset) -> None:
+        self._toolset = toolset
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        result = await self._toolset[name].ainvoke(arguments)
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.text)],
+            structured_content=None if result.is_error else result.structured,
+            is_error=result.is_error,
+        )
+
+
+async def load_direct(
+    args: argparse.Namespace, workspace: Path, notes: list[str]
+) -> tuple[Tally, Shared, float]:
+    """The same clients and calls through :class:`DirectClient` (one session each)."""
+    shared, tally, start = Shared(), Tally(), asyncio.Event()
+    host = MemorySession(workspace, "load-0")
+    clients = [
+        DirectClient(MemoryToolset(host.with_session_id(f"load-{i}"))) for i in range(args.clients)
+    ]
+    tasks = [
+        asyncio.create_task(run_client(i, c, args, notes, shared, tally, start))
+        for i, c in enumerate(clients)
+    ]
+    began = time.perf_counter()
+    start.set()
+    await asyncio.gather(*tasks)
+    return tally, shared, time.perf_counter() - began
+
+
 async def run_client(
     index: int,
-    client: Client,
+    client: Client | DirectClient,
     args: argparse.Namespace,
     notes: list[str],
     shared: Shared,
@@ -267,6 +304,29 @@ def report(
         print(f"  missing: {fact_id}")
 
 
+def compare(tally: Tally, wall: float, direct: Tally, direct_wall: float) -> None:
+    """The baseline (the core called directly) beside the MCP figures."""
+    ours = [value for values in tally.latencies.values() for value in values]
+    base = [value for values in direct.latencies.values() for value in values]
+    print()
+    print("baseline: the same calls on the core's tools in-process (no protocol, no server)")
+    print(f"{'':<22}{'calls/s':>9}{'p50 ms':>9}{'p95 ms':>9}")
+    for label, values, seconds in (
+        ("memquill-mcp (HTTP)", ours, wall),
+        ("core direct", base, direct_wall),
+    ):
+        print(
+            f"{label:<22}{len(values) / seconds:>9.1f}"
+            f"{percentile(values, 50):>9.1f}{percentile(values, 95):>9.1f}"
+        )
+    ratio = (len(ours) / wall) / (len(base) / direct_wall)
+    print(
+        f"MCP over HTTP / direct: throughput x{ratio:.2f}, "
+        f"p50 latency x{percentile(ours, 50) / percentile(base, 50):.1f}"
+    )
+    print(f"baseline unexpected errors: {len(direct.errors)}")
+
+
 def main() -> int:
     """Run the benchmark; 1 when something failed that must not."""
     parser = argparse.ArgumentParser(description="memquill-mcp under concurrent HTTP load.")
@@ -296,9 +356,15 @@ def main() -> int:
         process.wait(timeout=30)
     missing = verify(workspace, shared)
     report(tally, wall, startup, missing, len(shared.acknowledged))
+    baseline_workspace = base / "baseline"
+    baseline_workspace.mkdir(parents=True, exist_ok=True)
+    build_workspace(baseline_workspace, args.notes, args.seed)
+    direct, direct_shared, direct_wall = asyncio.run(load_direct(args, baseline_workspace, notes))
+    missing += verify(baseline_workspace, direct_shared)
+    compare(tally, wall, direct, direct_wall)
     if args.dir is None:
         shutil.rmtree(base, ignore_errors=True)
-    return 1 if tally.errors or missing else 0
+    return 1 if tally.errors or direct.errors or missing else 0
 
 
 if __name__ == "__main__":
