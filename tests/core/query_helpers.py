@@ -6,6 +6,10 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+from memquill import scan as scan_module
+from memquill.errors import Messages, SourceError
 from memquill.query import MemoryQuery
 from memquill.results import Candidate, WriteResult
 from memquill.scan import DocumentCache
@@ -40,3 +44,15 @@ def assert_no_leak(text: str, root: Path, *secrets: str) -> None:
     """``text`` names no absolute workspace path and none of ``secrets``."""
     for needle in (str(root), str(root.resolve()), *secrets):
         assert needle not in text, f"{needle!r} leaked into {text!r}"
+
+
+def make_unreadable(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Make the scan's reader fail for files called ``name`` (as a permission error would)."""
+    real = scan_module.read_text_nofollow
+
+    def flaky(path: Path, **kwargs: int) -> str:
+        if path.name == name:
+            raise SourceError(Messages.SOURCE_UNREADABLE)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(scan_module, "read_text_nofollow", flaky)

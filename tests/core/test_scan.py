@@ -7,10 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.core.query_helpers import engine, remember, write
+from tests.core.query_helpers import engine, make_unreadable, remember, write
 
 from memquill import scan as scan_module
-from memquill.errors import Messages, SourceError
 from memquill.scan import BUDGET_WARNING, ENTRY_WARNING, DocumentCache, scan_workspace
 from memquill.scanconfig import glob_pattern, load_scan_config
 
@@ -135,14 +134,7 @@ def test_an_unreadable_file_is_skipped_with_a_warning(
 ) -> None:
     write(tmp_path, "a.md", "alpha")
     write(tmp_path, "b.md", "alpha bravo")
-    real = scan_module.read_text_nofollow
-
-    def flaky(path: Path, **kwargs: int) -> str:
-        if path.name == "a.md":
-            raise SourceError(Messages.SOURCE_UNREADABLE)
-        return real(path, **kwargs)
-
-    monkeypatch.setattr(scan_module, "read_text_nofollow", flaky)
+    make_unreadable(monkeypatch, "a.md")
     text = engine(tmp_path).search("alpha").text
     assert text.startswith("Skipped a.md: Memory source is not readable.\n\n1. [b.md:1]")
 

@@ -8,10 +8,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.core.query_helpers import write
+from tests.core.query_helpers import make_unreadable, write
 
 from memquill import scan as scan_module
-from memquill.errors import Messages, SourceError
 from memquill.scan import ENTRY_WARNING, DocumentCache, FolderListing, ScanResult, scan_workspace
 from memquill.scanconfig import ScanConfig
 
@@ -138,14 +137,7 @@ def test_unreadable_files_are_skipped_on_every_warm_scan(
 ) -> None:
     write(tmp_path, "notes/a.md", "alpha")
     write(tmp_path, "notes/b.md", "alpha bravo")
-    real = scan_module.read_text_nofollow
-
-    def flaky(path: Path, **kwargs: int) -> str:
-        if path.name == "a.md":
-            raise SourceError(Messages.SOURCE_UNREADABLE)
-        return real(path, **kwargs)
-
-    monkeypatch.setattr(scan_module, "read_text_nofollow", flaky)
+    make_unreadable(monkeypatch, "a.md")
     cache = DocumentCache(racy_seconds=0)
     for _ in range(2):
         result = same_as_cold(tmp_path, cache)

@@ -23,7 +23,7 @@ from tests.core.store_helpers import (
 
 from memquill import Candidate, Messages, RecordStore
 from memquill.paths import is_managed_record_path
-from memquill.records import HEADER, LEGACY_HEADER, decode_store, sha256_hex
+from memquill.records import HEADER, LEGACY_HEADER, decode_store, iso_timestamp, sha256_hex
 
 
 class Clock:
@@ -45,8 +45,13 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(workspace: Path) -> RecordStore:
-    return RecordStore(workspace, lock_timeout=2, now=Clock())
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(workspace: Path, clock: Clock) -> RecordStore:
+    return RecordStore(workspace, lock_timeout=2, now=clock)
 
 
 def test_reads_of_an_empty_workspace_create_nothing(workspace: Path, store: RecordStore) -> None:
@@ -94,7 +99,9 @@ def test_manual_memory_stores_exact_markdown(workspace: Path, store: RecordStore
     )
 
 
-def test_new_records_have_the_spec_metadata(workspace: Path, store: RecordStore) -> None:
+def test_new_records_have_the_spec_metadata(
+    workspace: Path, store: RecordStore, clock: Clock
+) -> None:
     result = store.save([conversation("a fact", "key-1", role="user")])
     record = store.snapshot().records[0]
     assert list(record.meta) == [
@@ -108,9 +115,9 @@ def test_new_records_have_the_spec_metadata(workspace: Path, store: RecordStore)
     ]
     assert record.id == record.root_id == result.record_id
     assert record.status == "active"
-    # A reading of the injected clock, in JavaScript's toISOString form.
-    assert record.created_at == record.updated_at
-    assert re.fullmatch(r"2025-03-04T05:06:\d\d\.890Z", record.created_at)
+    # The injected clock's reading inside the write, in JavaScript's toISOString form.
+    assert record.created_at == record.updated_at == iso_timestamp(clock.moment)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", record.created_at)
     assert record.operation_hash == sha256_hex("key-1")
     assert dict(record.source) == {
         "kind": "conversation",

@@ -21,7 +21,7 @@ from memquill.errors import AccessDeniedError, MemquillError, Messages
 from memquill.paths import read_workspace_file, relative_inside, source_error
 from memquill.query_models import RecentResult, RecentSection
 from memquill.store import RecordStore
-from memquill.text import utf16_len, utf16_prefix
+from memquill.text import utf16_cut
 
 __all__ = ["DAILY_NAME", "LONGTERM_CANDIDATES", "collect_recent"]
 
@@ -66,7 +66,7 @@ def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
             reverse=True,
         )
         for _, record in ordered:
-            content, cut = _cut(record.content, RECORD_UNITS)
+            content, cut = utf16_cut(record.content, RECORD_UNITS)
             sections.append(
                 RecentSection(
                     kind="record",
@@ -95,7 +95,7 @@ def _longterm(root: Path, warnings: list[str]) -> RecentSection | None:
             continue
         if not text:
             return None
-        content, cut = _cut(text, LONGTERM_UNITS)
+        content, cut = utf16_cut(text, LONGTERM_UNITS)
         return RecentSection(kind="longterm", path=path, content=content, truncated=cut)
     return None
 
@@ -124,12 +124,6 @@ def _daily(root: Path, days: int, warnings: list[str]) -> list[RecentSection]:
             warnings.append(f"Skipped {path}: {error.message}")
             continue
         if text:
-            content, cut = _cut(text, DAILY_UNITS)
+            content, cut = utf16_cut(text, DAILY_UNITS)
             sections.append(RecentSection(kind="daily", path=path, content=content, truncated=cut))
     return sections
-
-
-def _cut(text: str, units: int) -> tuple[str, bool]:
-    if utf16_len(text) <= units:
-        return text, False
-    return utf16_prefix(text, units), True

@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Final
 
 from memquill.query_models import GetResult, RecentResult, RecentSection, SearchResult
-from memquill.text import utf16_len, utf16_prefix
+from memquill.text import utf16_cut
 
 __all__ = [
     "RESPONSE_UNITS",
@@ -31,11 +31,10 @@ NO_RECENT: Final = "No recent memories found."
 _CENTS: Final = Decimal("0.01")
 
 
-def truncate(text: str, units: int) -> tuple[str, bool]:
-    """``text`` cut to ``units`` UTF-16 units plus the marker, and whether it was cut."""
-    if utf16_len(text) <= units:
-        return text, False
-    return utf16_prefix(text, units) + TRUNCATED, True
+def truncate(text: str, units: int) -> str:
+    """``text`` cut to ``units`` UTF-16 units, with the marker when anything was cut."""
+    kept, cut = utf16_cut(text, units)
+    return kept + TRUNCATED if cut else kept
 
 
 def score_value(score: float) -> float:
@@ -63,7 +62,7 @@ def render_search(result: SearchResult) -> str:
         f"{hit.heading}\n{hit.snippet}"
         for hit in result.hits
     ]
-    return prefix + truncate("\n\n".join(blocks), RESPONSE_UNITS)[0]
+    return prefix + truncate("\n\n".join(blocks), RESPONSE_UNITS)
 
 
 def render_get(result: GetResult) -> str:
@@ -90,7 +89,7 @@ def render_recent(result: RecentResult) -> str:
         parts.append("Partial recent memory: " + "\n".join(result.warnings))
     if not parts:
         return NO_RECENT
-    return truncate("\n\n".join(parts), RESPONSE_UNITS)[0]
+    return truncate("\n\n".join(parts), RESPONSE_UNITS)
 
 
 def _section(section: RecentSection) -> str:

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-__all__ = ["point_at", "unit_starts", "utf16_len", "utf16_prefix", "utf16_slice", "utf16_take"]
+__all__ = [
+    "point_at",
+    "unit_starts",
+    "utf16_cut",
+    "utf16_len",
+    "utf16_prefix",
+    "utf16_slice",
+    "utf16_take",
+]
 
 
 def utf16_len(text: str) -> int:
@@ -40,6 +48,13 @@ def utf16_prefix(text: str, units: int) -> str:
     if text.isascii():
         return text[:units]
     return utf16_slice(text, 0, units)
+
+
+def utf16_cut(text: str, units: int) -> tuple[str, bool]:
+    """``text`` cut to at most ``units`` UTF-16 units, and whether anything was cut."""
+    if utf16_len(text) <= units:
+        return text, False
+    return utf16_prefix(text, units), True
 
 
 def utf16_slice(text: str, start: int, end: int | None = None) -> str:

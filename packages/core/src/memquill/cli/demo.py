@@ -8,9 +8,12 @@ import shutil
 import tempfile
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memquill.cli.context import Context, add_common
+
+if TYPE_CHECKING:
+    from memquill.demo import AdapterRun
 
 __all__ = ["register"]
 
@@ -38,7 +41,7 @@ def register(subparsers: Any) -> None:  # argparse keeps its subparsers type pri
 
 def _demo(args: argparse.Namespace, context: Context) -> int:
     # Imported here: loading every adapter is the demo's job, not the CLI's start-up cost.
-    from memquill.demo import SCENARIO, AdapterRun, core_spec, run_adapter
+    from memquill.demo import SCENARIO, core_spec, run_adapter
     from memquill.plugins import get_plugin_manager, plugin_report
 
     report = plugin_report(get_plugin_manager())
@@ -71,7 +74,7 @@ def _demo(args: argparse.Namespace, context: Context) -> int:
 
 
 def _as_text(
-    runs: list[Any], verdicts: dict[str, bool], ok: bool, root: Path, *, kept: bool
+    runs: list[AdapterRun], verdicts: dict[str, bool], ok: bool, root: Path, *, kept: bool
 ) -> str:
     where = f"in {root}" if kept else "in a temporary workspace (removed afterwards)"
     lines = [f"memquill demo: one scenario, {len(runs)} adapters, {where}", ""]
@@ -102,14 +105,14 @@ def _as_text(
     return "\n".join(lines) + "\n"
 
 
-def _first_difference(core: Any, run: Any) -> str:
+def _first_difference(core: AdapterRun, run: AdapterRun) -> str:
     for index, (ours, theirs) in enumerate(zip(core.normalised(), run.normalised(), strict=False)):
         if ours != theirs:
             return f"step {index + 1} ({core.calls[index][0].tool})"
     return "a different number of calls"
 
 
-def _as_json(runs: list[Any], verdicts: dict[str, bool], ok: bool) -> dict[str, Any]:
+def _as_json(runs: list[AdapterRun], verdicts: dict[str, bool], ok: bool) -> dict[str, Any]:
     return {
         "ok": ok,
         "adapters": [
