@@ -1,0 +1,320 @@
+""":class:`SearchIndex`: one workspace's persistent search index, kept current and queried.
+
+The index is only a cache: the notes stay the truth, the file can be deleted at any time,
+and a damaged one is set aside and rebuilt (with a warning), never read. Before each answer
+it is brought up to date with the files (:mod:`._sync`); ranking is
+:func:`memquill.query._rank.rank` itself, over :class:`._corpus.IndexedCorpus`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Final
+
+import portalocker
+
+from memquill.index._corpus import DatedTables, IndexedCorpus, StaleNote
+from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated
+from memquill.index._location import index_path
+from memquill.index._notes import NoteTable
+from memquill.index._postings import PostingsReader
+from memquill.index._sync import Progress, SyncReport, synchronise
+from memquill.index._watch import Watcher, open_watcher
+from memquill.query._documents import SearchDocument
+from memquill.query._rank import CANDIDATES, Corpus, FileType, RankedHit, RankParams, rank
+from memquill.query._scan import DocumentCache, Identity, ScanBudget, Vouched, walk_workspace
+from memquill.query._scanconfig import load_scan_config
+
+__all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "SearchIndex"]
+
+DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from the notes."
+NOTICE_FROM: Final = 2000
+"""Analysing this many notes before an answer is announced (on stderr by default)."""
+_ATTEMPTS: Final = 3
+
+
+def _stderr_notice(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class SearchIndex:
+    """The search index of one workspace.
+
+    Args:
+        root: the canonical workspace.
+        location: the index file; ``None`` for the default place (see
+            :func:`memquill.index.index_path`); ``":memory:"`` keeps it in this process only.
+        notice: told, in words, about long work (default: printed on stderr).
+        workers: worker processes for large analyses (default: the usable cores).
+        racy_seconds: a note indexed within this time of its last change is read again
+            (two edits inside the file system's timestamp granularity can keep its identity).
+        watch: between searches, learn of changes from the operating system (where it can
+            tell reliably) instead of walking every folder again.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        location: Path | str | None = None,
+        notice: Callable[[str], None] | None = _stderr_notice,
+        workers: int | None = None,
+        racy_seconds: float = 2.0,
+        watch: bool = True,
+    ) -> None:
+        self.root = root
+        self._racy_ns = int(racy_seconds * 1e9)
+        self.path: Path | None = (
+            None if location == ":memory:" else Path(location) if location else index_path(root)
+        )
+        self._notice = notice
+        self._workers = workers
+        self._db: IndexDatabase | None = None
+        self._notes = NoteTable()
+        self._reader = PostingsReader(self._notes)
+        self._listings = DocumentCache()
+        self._lock = threading.RLock()
+        self._warnings: list[str] = []
+        self._records: tuple[tuple[SearchDocument, ...], Corpus] | None = None
+        self._tables: DatedTables | None = None
+        self._watch = watch
+        self._watcher: Watcher | None = None
+        self._last: tuple[SyncReport, ScanBudget, dict[str, Identity]] | None = None
+        self._generation = -1
+
+    # -- public ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        records: Sequence[SearchDocument] = (),
+        now: datetime,
+        tags: Sequence[str] = (),
+        file_type: FileType = "all",
+        params: RankParams | None = None,
+        candidates: int = CANDIDATES,
+        budget: ScanBudget | None = None,
+    ) -> tuple[list[RankedHit], tuple[str, ...]]:
+        """Bring the index up to date, then rank as :func:`memquill.query._rank.rank` would.
+
+        Returns:
+            The hits and the warnings a full scan would give (plus one if the index had to be
+            rebuilt).
+        """
+        params = params or RankParams()
+        wanted = frozenset(tag.lower().removeprefix("#") for tag in tags)
+        with self._lock:
+            for attempt in range(_ATTEMPTS):
+                report = self.refresh(budget=budget)
+                try:
+                    with self._reading() as connection:
+                        corpus = IndexedCorpus(
+                            self.root,
+                            connection,
+                            self._notes,
+                            self._reader,
+                            self._record_corpus(tuple(records)),
+                            self._dated(),
+                        )
+                        corpus.narrow(
+                            query,
+                            params=params,
+                            now=now,
+                            file_type=file_type,
+                            tags=wanted,
+                            depth=max(params.rerank_depth, candidates),
+                        )
+                        hits = rank(
+                            corpus,
+                            query,
+                            now=now,
+                            tags=tags,
+                            file_type=file_type,
+                            params=params,
+                            candidates=candidates,
+                        )
+                except StaleNote:
+                    if attempt + 1 == _ATTEMPTS:
+                        raise
+                    continue
+                warnings = (*self._take_warnings(), *report.warnings)
+                return hits, warnings
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def refresh(
+        self, *, budget: ScanBudget | None = None, progress: Progress | None = None
+    ) -> SyncReport:
+        """Bring the index up to date with the files now."""
+        with self._lock:
+            for attempt in range(2):
+                database = self._open()
+                try:
+                    return self._synchronise(database, budget, progress)
+                except IndexDamaged:
+                    if attempt:
+                        raise
+                    self._rebuild_damaged()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        """Close the index file and stop watching."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            if self._watcher is not None:
+                self._watcher.close()
+                self._watcher = None
+            self._last = None
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _synchronise(
+        self, database: IndexDatabase, budget: ScanBudget | None, progress: Progress | None
+    ) -> SyncReport:
+        budget = budget or ScanBudget.default()
+        config = load_scan_config(self.root)
+        last, watcher = self._last, self._watcher
+        vouched: Vouched | None = None
+        force: set[str] = set()
+        if watcher is None and self._watch:
+            watcher = self._watcher = open_watcher(self.root)
+            self._watch = watcher is not None
+        if watcher is not None and last is not None and last[1] == budget:
+            changes = watcher.drain()
+            if changes.complete and last[0].walk.config == config:
+                if changes.empty and self._unchanged(database):
+                    return last[0]
+                vouched = Vouched(last[0].walk, last[2], changes.folders, changes.files)
+                force = changes.files
+        walk = walk_workspace(
+            self.root,
+            config,
+            self._listings,
+            budget,
+            vouched=vouched,
+            before_listing=None if watcher is None else watcher.watch,
+        )
+        report = synchronise(
+            self.root,
+            database,
+            self._notes,
+            listings=self._listings,
+            budget=budget,
+            walk=walk,
+            progress=progress,
+            announce=self._announce,
+            workers=self._workers,
+            racy_ns=self._racy_ns,
+            force=force,
+        )
+        if watcher is not None:
+            watcher.keep(walk.folders)
+            self._last = (report, budget, walk.identities())
+            self._generation = self._notes.generation
+        return report
+
+    def _unchanged(self, database: IndexDatabase) -> bool:
+        """Whether no process wrote the index since this one last brought it up to date."""
+        with database.reading() as connection:
+            self._notes.refresh(connection)
+        return self._notes.generation == self._generation
+
+    def _announce(self, count: int) -> None:
+        if self._notice is not None and count >= NOTICE_FROM:
+            self._notice(f"Indexing {count:,} notes in {self.root} (first search only)…")
+
+    def _take_warnings(self) -> list[str]:
+        taken, self._warnings = self._warnings, []
+        return taken
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[object]:
+        database = self._open()
+        try:
+            with database.reading() as connection:
+                self._notes.refresh(connection)
+                yield connection
+        except IndexDamaged:
+            self._rebuild_damaged()
+            raise StaleNote("index rebuilt") from None
+
+    def _open(self) -> IndexDatabase:
+        database = self._db
+        if database is not None and not database.replaced():
+            return database
+        if database is not None:
+            database.close()
+            self._reset()
+        for attempt in range(2):
+            try:
+                if self.path is not None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = IndexDatabase(self.path, str(self.root))
+                return self._db
+            except (IndexDamaged, IndexOutdated) as error:
+                if attempt:
+                    raise
+                self._discard(damaged=isinstance(error, IndexDamaged))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _rebuild_damaged(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._discard(damaged=True)
+
+    def _discard(self, *, damaged: bool) -> None:
+        """Set the index file aside (under a lock, so only one process does it)."""
+        self._reset()
+        path = self.path
+        if path is None:
+            return
+        with portalocker.Lock(
+            os.fspath(path) + ".lock", mode="a", timeout=60, flags=portalocker.LOCK_EX
+        ):
+            # Another process may have rebuilt it meanwhile: set aside only what is still bad.
+            try:
+                probe = IndexDatabase(path, str(self.root))
+            except (IndexDamaged, IndexOutdated):
+                pass
+            else:
+                probe.close()
+                return
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.fspath(path) + suffix)
+        if damaged:
+            self._warnings.append(DAMAGED_WARNING)
+
+    def _reset(self) -> None:
+        self._last = None
+        self._notes = NoteTable()
+        self._reader = PostingsReader(self._notes)
+        self._tables = None
+
+    def _record_corpus(self, records: tuple[SearchDocument, ...]) -> Corpus:
+        cached = self._records
+        if (
+            cached is not None
+            and len(cached[0]) == len(records)
+            and all(a is b for a, b in zip(cached[0], records, strict=True))
+        ):
+            return cached[1]
+        corpus = Corpus(records)
+        self._records = (records, corpus)
+        return corpus
+
+    def _dated(self) -> DatedTables:
+        """Tables that depend only on the index generation (rebuilt when it moves)."""
+        cached = self._tables
+        if cached is None or cached.generation != self._notes.generation:
+            cached = self._tables = DatedTables(self._notes)
+        return cached
