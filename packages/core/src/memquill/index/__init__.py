@@ -8,12 +8,15 @@ date with the files before every answer, and ranks with the query layer's own
 
 from memquill.index._location import INDEX_DIR_ENV, index_dir, index_path
 from memquill.index._search_index import DAMAGED_WARNING, NOTICE_FROM, SearchIndex
+from memquill.index._searcher import IN_MEMORY, IndexSearcher
 from memquill.index._sync import SyncReport
 
 __all__ = [
     "DAMAGED_WARNING",
     "INDEX_DIR_ENV",
+    "IN_MEMORY",
     "NOTICE_FROM",
+    "IndexSearcher",
     "SearchIndex",
     "SyncReport",
     "index_dir",

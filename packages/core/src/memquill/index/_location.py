@@ -20,8 +20,13 @@ INDEX_DIR_ENV: Final = "MEMQUILL_INDEX_DIR"
 
 
 def index_dir() -> Path:
-    """The folder that holds the indexes: ``$MEMQUILL_INDEX_DIR``, else the user cache."""
+    """The folder that holds the indexes: ``$MEMQUILL_INDEX_DIR``, else the user cache.
+
+    The value ``:memory:`` keeps every index in process memory (nothing is written).
+    """
     configured = os.environ.get(INDEX_DIR_ENV)
+    if configured == ":memory:":
+        return Path(configured)
     if configured:
         return Path(configured).expanduser()
     return user_cache_dir() / "memquill" / "index"

@@ -31,7 +31,7 @@ from memquill.query._rank import CANDIDATES, Corpus, FileType, RankedHit, RankPa
 from memquill.query._scan import DocumentCache, Identity, ScanBudget, Vouched, walk_workspace
 from memquill.query._scanconfig import load_scan_config
 
-__all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "SearchIndex"]
+__all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "SearchIndex", "stderr_notice"]
 
 DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from the notes."
 NOTICE_FROM: Final = 2000
@@ -39,7 +39,8 @@ NOTICE_FROM: Final = 2000
 _ATTEMPTS: Final = 3
 
 
-def _stderr_notice(message: str) -> None:
+def stderr_notice(message: str) -> None:
+    """Print a notice about long work on stderr (stdout may be a protocol stream)."""
     print(message, file=sys.stderr, flush=True)
 
 
@@ -63,7 +64,7 @@ class SearchIndex:
         root: Path,
         *,
         location: Path | str | None = None,
-        notice: Callable[[str], None] | None = _stderr_notice,
+        notice: Callable[[str], None] | None = stderr_notice,
         workers: int | None = None,
         racy_seconds: float = 2.0,
         watch: bool = True,
