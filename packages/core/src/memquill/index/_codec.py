@@ -17,7 +17,7 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -39,6 +39,11 @@ _HEADER: Final = struct.Struct("<II")
 _MATRIX: Final = struct.Struct("<IIc")
 _CRC: Final = struct.Struct("<I")
 _SWAP: Final = sys.byteorder != "little"
+_ARRAYS: Final[dict[bytes, Callable[[], array[int]]]] = {
+    b"B": lambda: array("B"),
+    b"H": lambda: array("H"),
+    b"I": lambda: array("I"),
+}
 
 
 class CorruptBlob(Exception):
@@ -168,8 +173,8 @@ def decode_matrix(blob: bytes) -> tuple[int, array[int]]:
     view = _open(blob)
     try:
         rows, width, code = _MATRIX.unpack_from(view, 0)
-        cells = array(code.decode())
-    except (struct.error, ValueError, UnicodeDecodeError):
+        cells = _ARRAYS[code]()
+    except (struct.error, KeyError):
         raise CorruptBlob("matrix header") from None
     body = view[_MATRIX.size :]
     if cells.itemsize * rows * width != len(body):

@@ -134,12 +134,12 @@ class IndexedCorpus:
         depth: int,
     ) -> None:
         """Keep in ``postings`` only the documents that can reach the best ``depth``."""
-        filtered = file_type != "all" or bool(tags)
-        allowed: Callable[[int], bool] | None = None
-        if filtered:
 
-            def allowed(slot: int) -> bool:
-                return matches_filters(self.stats(slot), file_type, tags)
+        def passes(slot: int) -> bool:
+            return matches_filters(self.stats(slot), file_type, tags)
+
+        filtered = file_type != "all" or bool(tags)
+        allowed: Callable[[int], bool] | None = passes if filtered else None
 
         half_life = params.half_life_days
         # Decay factors by day: the days present are few, the notes many.

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -114,7 +114,7 @@ class IndexDatabase:
         return self.path is not None and _inode(self.path) != self.inode
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> Generator[sqlite3.Connection]:
         """A read transaction: every read inside sees one snapshot."""
         with self._guard():
             self.connection.execute("BEGIN")
@@ -124,7 +124,7 @@ class IndexDatabase:
                 self.connection.execute("COMMIT")
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> Generator[sqlite3.Connection]:
         """A write transaction (waits for other writers); rolled back on any error."""
         with self._guard():
             self.connection.execute("BEGIN IMMEDIATE")
@@ -164,7 +164,7 @@ class IndexDatabase:
         return [] if problems == ["ok"] else problems
 
     @contextlib.contextmanager
-    def _guard(self) -> Iterator[None]:
+    def _guard(self) -> Generator[None]:
         try:
             yield
         except sqlite3.OperationalError:

@@ -60,16 +60,27 @@ class NoteRow(NamedTuple):
 class NoteTable:
     """Every indexed note, by id and by path, at one generation of the index."""
 
+    by_id: dict[int, NoteRow]
+    by_path: dict[str, NoteRow]
+    generation: int
+    epoch: int
+    length_total: int
+    dead: dict[int, set[int]]
+    """Per segment, the ids removed from it (their postings are still in its blobs)."""
+    segments: dict[int, int]
+    """Every segment, with its lowest id (segments hold disjoint, ascending id ranges)."""
+
     def __init__(self) -> None:
-        self.by_id: dict[int, NoteRow] = {}
-        self.by_path: dict[str, NoteRow] = {}
+        self._clear()
+
+    def _clear(self) -> None:
+        self.by_id = {}
+        self.by_path = {}
         self.generation = -1
         self.epoch = -1
         self.length_total = 0
-        self.dead: dict[int, set[int]] = {}
-        """Per segment, the ids removed from it (their postings are still in its blobs)."""
-        self.segments: dict[int, int] = {}
-        """Every segment, with its lowest id (segments hold disjoint, ascending id ranges)."""
+        self.dead = {}
+        self.segments = {}
 
     def refresh(self, connection: sqlite3.Connection) -> bool:
         """Catch up with the index (inside a read transaction); whether anything changed."""
@@ -81,7 +92,7 @@ class NoteTable:
         if generation == self.generation and epoch == self.epoch:
             return False
         if epoch != self.epoch or generation < self.generation:
-            self.__init__()
+            self._clear()
             rows = connection.execute(_SELECT)
             gone = connection.execute("SELECT id, seg FROM gone")
         else:

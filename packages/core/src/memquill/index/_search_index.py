@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Final
@@ -237,7 +238,7 @@ class SearchIndex:
         return taken
 
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[object]:
+    def _reading(self) -> Generator[sqlite3.Connection]:
         database = self._open()
         try:
             with database.reading() as connection:

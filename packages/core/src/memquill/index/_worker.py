@@ -9,7 +9,7 @@ from __future__ import annotations
 import pickle
 import struct
 import sys
-from typing import BinaryIO, Final
+from typing import IO, Final
 
 from memquill.index._build import Batch, build_batch
 
@@ -18,7 +18,7 @@ __all__ = ["main", "read_message", "write_message"]
 _LENGTH: Final = struct.Struct("<Q")
 
 
-def read_message(stream: BinaryIO) -> object | None:
+def read_message(stream: IO[bytes]) -> object | None:
     """One message, or ``None`` at the end of the stream."""
     header = stream.read(_LENGTH.size)
     if len(header) < _LENGTH.size:
@@ -30,7 +30,7 @@ def read_message(stream: BinaryIO) -> object | None:
     return pickle.loads(payload)  # noqa: S301 - written by this program's parent process
 
 
-def write_message(stream: BinaryIO, message: object) -> None:
+def write_message(stream: IO[bytes], message: object) -> None:
     """Write one message and flush."""
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_LENGTH.pack(len(payload)) + payload)
