@@ -7,7 +7,13 @@ date with the files before every answer, and ranks with the query layer's own
 """
 
 from memquill.index._location import INDEX_DIR_ENV, index_dir, index_path
-from memquill.index._search_index import DAMAGED_WARNING, NOTICE_FROM, SearchIndex
+from memquill.index._search_index import (
+    DAMAGED_WARNING,
+    NOTICE_FROM,
+    IndexStatus,
+    SearchIndex,
+    stderr_notice,
+)
 from memquill.index._searcher import IN_MEMORY, IndexSearcher
 from memquill.index._sync import SyncReport
 
@@ -17,8 +23,10 @@ __all__ = [
     "IN_MEMORY",
     "NOTICE_FROM",
     "IndexSearcher",
+    "IndexStatus",
     "SearchIndex",
     "SyncReport",
     "index_dir",
     "index_path",
+    "stderr_notice",
 ]

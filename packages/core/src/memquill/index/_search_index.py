@@ -14,6 +14,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Final
@@ -25,19 +26,68 @@ from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated
 from memquill.index._location import index_path
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
-from memquill.index._sync import Progress, SyncReport, synchronise
+from memquill.index._sync import Progress, SyncReport, stale_notes, synchronise
+from memquill.index._verify import verify_blobs
 from memquill.index._watch import Watcher, open_watcher
 from memquill.query._documents import SearchDocument
 from memquill.query._rank import CANDIDATES, Corpus, FileType, RankedHit, RankParams, rank
-from memquill.query._scan import DocumentCache, Identity, ScanBudget, Vouched, walk_workspace
+from memquill.query._scan import (
+    DocumentCache,
+    Identity,
+    ScanBudget,
+    Vouched,
+    WalkedFile,
+    walk_workspace,
+)
 from memquill.query._scanconfig import load_scan_config
 
-__all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "SearchIndex", "stderr_notice"]
+__all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "IndexStatus", "SearchIndex", "stderr_notice"]
 
 DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from the notes."
 NOTICE_FROM: Final = 2000
 """Analysing this many notes before an answer is announced (on stderr by default)."""
 _ATTEMPTS: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """What :meth:`SearchIndex.status` found.
+
+    Attributes:
+        path: the index file (``None``: kept in memory).
+        exists: whether it has been built.
+        size: bytes on disk (file and write-ahead log).
+        documents: notes indexed.
+        segments: postings segments.
+        synced_ns: when a search or refresh last brought it up to date (ns since the epoch).
+        stale: notes the next search would read (new, changed); ``None`` if not checked.
+        removed: notes the next search would drop; ``None`` if not checked.
+        format: what the stored figures depend on.
+    """
+
+    path: Path | None
+    exists: bool
+    size: int
+    documents: int
+    segments: int
+    synced_ns: int | None
+    stale: int | None
+    removed: int | None
+    format: str
+
+    @property
+    def fresh(self) -> bool | None:
+        """Whether the index matches the files (``None``: not checked)."""
+        if self.stale is None or self.removed is None:
+            return None
+        return self.exists and not self.stale and not self.removed
+
+
+def _size(path: Path, suffix: str) -> int:
+    try:
+        return os.stat(os.fspath(path) + suffix).st_size
+    except OSError:
+        return 0
 
 
 def stderr_notice(message: str) -> None:
@@ -164,6 +214,73 @@ class SearchIndex:
                         raise
                     self._rebuild_damaged()
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def status(self, *, freshness: bool = True) -> IndexStatus:
+        """What the index holds and (with ``freshness``) how far the files have moved on.
+
+        Nothing is written: a missing index stays missing.
+        """
+        with self._lock:
+            path = self.path
+            exists = path is None or path.exists()
+            size = sum(_size(path, suffix) for suffix in ("", "-wal")) if path else 0
+            if not exists:
+                return IndexStatus(path, False, 0, 0, 0, None, None, None, "")
+            database = self._open()
+            with database.reading() as connection:
+                self._notes.refresh(connection)
+                segments = len(self._notes.segments)
+                synced = database.meta_int("synced_ns") or None
+            stale = removed = None
+            if freshness:
+                walk = walk_workspace(self.root, load_scan_config(self.root), self._listings)
+                stale = len(stale_notes(walk, self._notes, self._racy_ns))
+                walked = {step.path for step in walk.steps if isinstance(step, WalkedFile)}
+                removed = sum(1 for known in self._notes.by_path if known not in walked)
+            return IndexStatus(
+                path,
+                True,
+                size,
+                len(self._notes.by_id),
+                segments,
+                synced,
+                stale,
+                removed,
+                database.meta("format"),
+            )
+
+    def check(self) -> list[str]:
+        """Problems found reading every page, row and blob of the index (empty: sound)."""
+        with self._lock:
+            if self.path is not None and not self.path.exists():
+                return []
+            try:
+                database = IndexDatabase(self.path, str(self.root))
+            except IndexOutdated as error:
+                return [f"outdated ({error}); it is rebuilt at the next search"]
+            except IndexDamaged as error:
+                return [f"damaged ({error}); it is rebuilt at the next search"]
+            try:
+                problems = database.check()
+                if not problems:
+                    problems = verify_blobs(database)
+            except IndexDamaged as error:
+                problems = [str(error)]
+            finally:
+                database.close()
+            return problems
+
+    def discard(self) -> None:
+        """Delete the index file (the next search or refresh builds it again)."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            self._reset()
+            if self.path is not None:
+                for suffix in ("", "-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(os.fspath(self.path) + suffix)
 
     def close(self) -> None:
         """Close the index file and stop watching."""

@@ -31,7 +31,7 @@ from memquill.query._scan import (
 )
 from memquill.query._scanconfig import load_scan_config
 
-__all__ = ["RACY_NS", "Progress", "SyncReport", "synchronise"]
+__all__ = ["RACY_NS", "Progress", "SyncReport", "stale_notes", "synchronise"]
 
 RACY_NS: Final = 2_000_000_000
 """A row indexed less than this after its file's last change is read again."""
@@ -93,13 +93,7 @@ def synchronise(
         walk = walk_workspace(root, load_scan_config(root), listings, budget)
     with database.reading() as connection:
         notes.refresh(connection)
-    pending: list[WalkedFile] = []
-    limit = walk.config.max_file_bytes
-    for step in walk.steps:
-        if isinstance(step, WalkedFile) and step.size <= limit:
-            row = notes.by_path.get(step.path)
-            if row is None or not _current(row, step.identity, racy_ns) or step.path in force:
-                pending.append(step)
+    pending = stale_notes(walk, notes, racy_ns, force)
     errors: dict[str, str] = {}
     analysed = _analyse(root, database, pending, errors, progress, announce, workers)
     if analysed:
@@ -125,6 +119,24 @@ def synchronise(
         with database.reading() as connection:
             notes.refresh(connection)
     return SyncReport(walk, admitted.paths, admitted.warnings, analysed, len(removals))
+
+
+def stale_notes(
+    walk: Walk,
+    notes: NoteTable,
+    racy_ns: int = RACY_NS,
+    force: frozenset[str] | set[str] = frozenset(),
+) -> list[WalkedFile]:
+    """The walked notes the index must read (again): new, changed, unsettled or forced."""
+    pending: list[WalkedFile] = []
+    limit = walk.config.max_file_bytes
+    by_path = notes.by_path
+    for step in walk.steps:
+        if isinstance(step, WalkedFile) and step.size <= limit:
+            row = by_path.get(step.path)
+            if row is None or not _current(row, step.identity, racy_ns) or step.path in force:
+                pending.append(step)
+    return pending
 
 
 def _current(row: NoteRow, identity: Identity, racy_ns: int) -> bool:
