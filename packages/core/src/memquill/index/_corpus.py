@@ -175,7 +175,7 @@ class IndexedCorpus:
                     terms.append(_month_term(gain, slots, allowed))
         # No decay factor exceeds the largest among the days present (1 for undated paths).
         undated = self._records.size > 0 or len(day_of) < len(self._notes.by_id)
-        ceiling = max([by_day[day] for day in self._days] + [1.0 if undated else 0.0])
+        ceiling = max([by_day.get(day, 1.0) for day in self._days] + [1.0 if undated else 0.0])
         self._candidates = select(terms, depth, scale if dated else None, factor, ceiling)
 
     def postings(self, term: str) -> Sequence[Posting]:

@@ -34,6 +34,7 @@ class IndexSearcher:
             ``":memory:"`` keeps them in this process only).
         notice: told, in words, about long work (default: printed on stderr).
         watch: learn of changes from the operating system between searches.
+        racy_seconds: see :class:`SearchIndex`.
     """
 
     def __init__(
@@ -42,10 +43,12 @@ class IndexSearcher:
         *,
         notice: Callable[[str], None] | None = stderr_notice,
         watch: bool = True,
+        racy_seconds: float = 2.0,
     ) -> None:
         self._folder = folder
         self._notice = notice
         self._watch = watch
+        self._racy = racy_seconds
         self._indexes: dict[Path, SearchIndex] = {}
         self._lock = threading.Lock()
         self._fallback: str | None = None
@@ -56,7 +59,13 @@ class IndexSearcher:
             found = self._indexes.get(root)
             if found is None:
                 location = self._location(root)
-                found = SearchIndex(root, location=location, notice=self._notice, watch=self._watch)
+                found = SearchIndex(
+                    root,
+                    location=location,
+                    notice=self._notice,
+                    watch=self._watch,
+                    racy_seconds=self._racy,
+                )
                 self._indexes[root] = found
             return found
 
@@ -92,7 +101,11 @@ class IndexSearcher:
             with self._lock:
                 index.close()
                 memory = SearchIndex(
-                    root, location=IN_MEMORY, notice=self._notice, watch=self._watch
+                    root,
+                    location=IN_MEMORY,
+                    notice=self._notice,
+                    watch=self._watch,
+                    racy_seconds=self._racy,
                 )
                 self._indexes[root] = memory
             hits, warnings = memory.search(query, **arguments)  # type: ignore[arg-type]
