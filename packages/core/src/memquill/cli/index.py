@@ -129,7 +129,8 @@ def _status_text(status: IndexStatus) -> str:
         freshness = "up to date"
     else:
         freshness = (
-            f"{status.stale:,} notes to read, {status.removed:,} to remove at the next search"
+            f"{_notes(status.stale or 0)} to read, {status.removed or 0:,} to remove "
+            "at the next search"
         )
     synced = (
         "never"
@@ -159,6 +160,10 @@ def _status_json(status: IndexStatus) -> dict[str, Any]:
         "removed": status.removed,
         "fresh": status.fresh,
     }
+
+
+def _notes(count: int) -> str:
+    return f"{count:,} note" + ("" if count == 1 else "s")
 
 
 def _where(status: IndexStatus) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from memquill.index._analysis import FieldCounts, NoteFigures
+from memquill.index._db import IndexDamaged
 
 __all__ = [
     "NO_COLUMN",
@@ -46,8 +47,8 @@ _ARRAYS: Final[dict[bytes, Callable[[], array[int]]]] = {
 }
 
 
-class CorruptBlob(Exception):
-    """A stored blob failed its checksum or does not parse."""
+class CorruptBlob(IndexDamaged):
+    """A stored blob failed its checksum or does not parse (the index is damaged)."""
 
 
 @dataclass(slots=True)

@@ -24,7 +24,14 @@ from typing import Any, Final
 from memquill.query._markdown import CHUNK_OVERLAP, CHUNK_SIZE
 from memquill.query._tokens import TOKENIZER_VERSION
 
-__all__ = ["FORMAT", "IndexDamaged", "IndexDatabase", "IndexOutdated", "row_checksum"]
+__all__ = [
+    "FORMAT",
+    "IndexDamaged",
+    "IndexDatabase",
+    "IndexOutdated",
+    "file_inode",
+    "row_checksum",
+]
 
 SCHEMA_VERSION: Final = 1
 FORMAT: Final = (
@@ -92,7 +99,7 @@ class IndexDatabase:
             )
         except sqlite3.DatabaseError as error:
             raise IndexDamaged(str(error)) from None
-        self.inode = _inode(path)
+        self.inode = file_inode(path)
         try:
             self._prepare()
         except sqlite3.OperationalError:
@@ -111,7 +118,7 @@ class IndexDatabase:
 
     def replaced(self) -> bool:
         """Whether the file at ``path`` is no longer the one this connection holds."""
-        return self.path is not None and _inode(self.path) != self.inode
+        return self.path is not None and file_inode(self.path) != self.inode
 
     @contextlib.contextmanager
     def reading(self) -> Generator[sqlite3.Connection]:
@@ -201,7 +208,8 @@ class IndexDatabase:
         execute("COMMIT")
 
 
-def _inode(path: Path | None) -> tuple[int, int] | None:
+def file_inode(path: Path | None) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, or ``None``."""
     if path is None:
         return None
     try:

@@ -135,15 +135,15 @@ def _decode(blob: object) -> Postings:
 
 def _without(piece: Postings, dead: set[int]) -> Postings:
     ids = piece.ids
-    drop = sorted(
-        position
-        for position in (bisect_left(ids, doc) for doc in dead)
-        if position < len(ids) and ids[position] in dead
-    )
+    drop: set[int] = set()
+    for doc in dead:
+        position = bisect_left(ids, doc)
+        if position < len(ids) and ids[position] == doc:
+            drop.add(position)
     if not drop:
         return piece
     ids, bodies, columns = array("I", ids), array("I", piece.bodies), array("I", piece.columns)
-    for position in reversed(drop):
+    for position in sorted(drop, reverse=True):
         del ids[position]
         del bodies[position]
         del columns[position]

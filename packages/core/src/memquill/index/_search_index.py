@@ -22,7 +22,7 @@ from typing import Final
 import portalocker
 
 from memquill.index._corpus import DatedTables, IndexedCorpus, StaleNote
-from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated
+from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated, file_inode
 from memquill.index._location import index_path
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
@@ -348,7 +348,7 @@ class SearchIndex:
 
     def _announce(self, count: int) -> None:
         if self._notice is not None and count >= NOTICE_FROM:
-            self._notice(f"Indexing {count:,} notes in {self.root} (first search only)…")
+            self._notice(f"Indexing {count:,} notes in {self.root}…")
 
     def _take_warnings(self) -> list[str]:
         taken, self._warnings = self._warnings, []
@@ -385,28 +385,43 @@ class SearchIndex:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _rebuild_damaged(self) -> None:
+        """Set aside the file this process found damaged (unless already replaced)."""
+        damaged = None
         if self._db is not None:
+            damaged = self._db.inode
             self._db.close()
             self._db = None
-        self._discard(damaged=True)
+        self._discard(damaged=True, inode=damaged)
 
-    def _discard(self, *, damaged: bool) -> None:
-        """Set the index file aside (under a lock, so only one process does it)."""
+    def _discard(self, *, damaged: bool, inode: tuple[int, int] | None = None) -> None:
+        """Delete the index file (under a lock, so that only one process does it).
+
+        Another process may have replaced it meanwhile: a file that is no longer ``inode``
+        (when given), or that opens cleanly (when not), is kept.
+        """
         self._reset()
         path = self.path
         if path is None:
+            if damaged:
+                self._warnings.append(DAMAGED_WARNING)
             return
         with portalocker.Lock(
-            os.fspath(path) + ".lock", mode="a", timeout=60, flags=portalocker.LOCK_EX
+            os.fspath(path) + ".lock",
+            mode="a",
+            timeout=60,
+            flags=portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING,
         ):
-            # Another process may have rebuilt it meanwhile: set aside only what is still bad.
-            try:
-                probe = IndexDatabase(path, str(self.root))
-            except (IndexDamaged, IndexOutdated):
-                pass
+            if inode is not None:
+                if file_inode(path) != inode:
+                    return
             else:
-                probe.close()
-                return
+                try:
+                    probe = IndexDatabase(path, str(self.root))
+                except (IndexDamaged, IndexOutdated):
+                    pass
+                else:
+                    probe.close()
+                    return
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(os.fspath(path) + suffix)
