@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -44,6 +45,8 @@ from memquill.query._tokens import query_terms
 __all__ = ["IndexedCorpus", "StaleNote"]
 
 _NO_POSTINGS: Final[tuple[Posting, ...]] = ()
+DOCUMENT_MEMO: Final = 256
+"""Hit documents kept per index (by note id: one id is one version of a note)."""
 
 
 class StaleNote(Exception):
@@ -100,6 +103,7 @@ class IndexedCorpus:
         reader: PostingsReader,
         records: Corpus,
         tables: DatedTables,
+        documents: OrderedDict[int, SearchDocument] | None = None,
     ) -> None:
         self._root = root
         self._connection = connection
@@ -111,7 +115,9 @@ class IndexedCorpus:
         self._days = tables.days
         self._day_of = tables.day_of
         self._candidates: set[int] | None = None
-        self._materialised: dict[int, SearchDocument] = {}
+        self._materialised: OrderedDict[int, SearchDocument] = (
+            OrderedDict() if documents is None else documents
+        )
         record_average = records.average_length["record"]
         self.average_length: Mapping[str, float] = {
             "note": notes.average_length,
@@ -253,12 +259,16 @@ class IndexedCorpus:
         """The note read from its file (it must still be what was indexed), or the record."""
         if index < 0:
             return self._records.documents[-1 - index]
+        # A note id names one version of the note: its document can be kept across searches.
         cached = self._materialised.get(index)
         if cached is None:
             row = self._notes.by_id[index]
-            cached = self._materialised[index] = note_document(
-                row.path, read_indexed(self._root, row)
-            )
+            cached = note_document(row.path, read_indexed(self._root, row))
+            if len(self._materialised) >= DOCUMENT_MEMO:
+                self._materialised.popitem(last=False)
+            self._materialised[index] = cached
+        else:
+            self._materialised.move_to_end(index)
         return cached
 
     def _norms(self, params: RankParams) -> Norms:

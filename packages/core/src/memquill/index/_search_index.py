@@ -13,6 +13,7 @@ import os
 import sqlite3
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -135,6 +136,7 @@ class SearchIndex:
         self._warnings: list[str] = []
         self._records: tuple[tuple[SearchDocument, ...], Corpus] | None = None
         self._tables: DatedTables | None = None
+        self._documents = OrderedDict[int, SearchDocument]()
         self._watch = watch
         self._watcher: Watcher | None = None
         self._last: tuple[SyncReport, ScanBudget, dict[str, Identity]] | None = None
@@ -174,6 +176,7 @@ class SearchIndex:
                             self._reader,
                             self._record_corpus(tuple(records)),
                             self._dated(),
+                            self._documents,
                         )
                         corpus.narrow(
                             query,
@@ -429,6 +432,7 @@ class SearchIndex:
             self._warnings.append(DAMAGED_WARNING)
 
     def _reset(self) -> None:
+        self._documents = OrderedDict[int, SearchDocument]()
         self._last = None
         self._notes = NoteTable()
         self._reader = PostingsReader(self._notes)
