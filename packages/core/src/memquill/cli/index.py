@@ -99,7 +99,7 @@ class _Bar:
 def _summary(report: SyncReport, status: IndexStatus, elapsed: float) -> str:
     rate = f" ({report.analysed / elapsed:,.0f} files/s)" if report.analysed and elapsed else ""
     lines = [
-        f"Indexed {len(report.admitted):,} notes: {report.analysed:,} read, "
+        f"Indexed {report.notes:,} notes: {report.analysed:,} read, "
         f"{report.removed:,} removed, in {_duration(elapsed)}{rate}.",
         f"Index: {_where(status)}, {_megabytes(status.size)}.",
     ]
@@ -109,7 +109,7 @@ def _summary(report: SyncReport, status: IndexStatus, elapsed: float) -> str:
 
 def _summary_json(report: SyncReport, status: IndexStatus, elapsed: float) -> dict[str, Any]:
     return {
-        "notes": len(report.admitted),
+        "notes": report.notes,
         "read": report.analysed,
         "removed": report.removed,
         "seconds": round(elapsed, 3),

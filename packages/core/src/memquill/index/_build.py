@@ -25,11 +25,12 @@ from memquill.index._writer import EncodedSegment, encode_segment
 from memquill.paths import read_text_stat
 from memquill.query._scan import Identity, file_identity
 
-__all__ = ["BATCH", "Batch", "BatchResult", "build_batch", "run_batches"]
+__all__ = ["BATCH", "MIN_BATCH", "Batch", "BatchResult", "build_batch", "run_batches"]
 
-BATCH: Final = 512
-"""Notes per batch (and per segment of a build)."""
-PARALLEL_FROM: Final = 2 * BATCH
+BATCH: Final = 2048
+"""Most notes per batch (and per segment of a build)."""
+MIN_BATCH: Final = 256
+PARALLEL_FROM: Final = 1024
 """Fewer notes than this are analysed in this process (starting workers costs more)."""
 
 

@@ -55,41 +55,17 @@ class StaleNote(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Norms:
-    """Per slot, the body-length normaliser ranking divides by (notes, then records)."""
+    """Body-length normalisation, as ranking computes it: notes by ``1 - b + b * length /
+    average`` (from their lengths), records by their own normaliser per slot."""
 
-    notes: Mapping[int, float]
+    base: float
+    scale: float
+    lengths: Mapping[int, int]
     records: Mapping[int, float]
 
-
-class DatedTables:
-    """Per index generation: dated notes by month, the days present, normalisers by ``b``."""
-
-    def __init__(self, notes: NoteTable) -> None:
-        self.generation = notes.generation
-        self.months: dict[tuple[int, int], list[int]] = {}
-        self.day_of: dict[int, int] = {}
-        for row in notes.by_id.values():
-            if row.day:
-                self.day_of[row.id] = row.day
-        for day in set(self.day_of.values()):
-            moment = date.fromordinal(day)
-            self.months.setdefault((moment.year, moment.month), [])
-        for slot, day in self.day_of.items():
-            moment = date.fromordinal(day)
-            self.months[(moment.year, moment.month)].append(slot)
-        self.days = sorted(set(self.day_of.values()))
-        self._norms: dict[float, dict[int, float]] = {}
-
-    def note_norms(self, b: float, notes: NoteTable) -> dict[int, float]:
-        """Each note's normaliser ``1 - b + b * length / average`` (as ranking computes it)."""
-        cached = self._norms.get(b)
-        if cached is None:
-            average = notes.average_length
-            cached = self._norms[b] = {
-                row.id: 1.0 - b + (b * row.length / average if average else b)
-                for row in notes.by_id.values()
-            }
-        return cached
+    def of(self, slot: int) -> float:
+        """The normaliser of one slot."""
+        return self.base + self.scale * self.lengths[slot] if slot >= 0 else self.records[slot]
 
 
 class IndexedCorpus:
@@ -102,7 +78,6 @@ class IndexedCorpus:
         notes: NoteTable,
         reader: PostingsReader,
         records: Corpus,
-        tables: DatedTables,
         documents: OrderedDict[int, SearchDocument] | None = None,
     ) -> None:
         self._root = root
@@ -110,10 +85,9 @@ class IndexedCorpus:
         self._notes = notes
         self._reader = reader
         self._records = records
-        self._tables = tables
-        self._months = tables.months
-        self._days = tables.days
-        self._day_of = tables.day_of
+        self._months = notes.months
+        self._days = notes.days
+        self._day_of = notes.day_of
         self._candidates: set[int] | None = None
         self._materialised: OrderedDict[int, SearchDocument] = (
             OrderedDict() if documents is None else documents
@@ -277,7 +251,10 @@ class IndexedCorpus:
         average = self.average_length["record"]
         for index, document in enumerate(self._records.documents):
             records[-1 - index] = 1.0 - b + (b * document.length / average if average else b)
-        return Norms(self._tables.note_norms(params.b, self._notes), records)
+        b = params.b
+        average = self._notes.average_length
+        scale = b / average if average else 0.0
+        return Norms(1.0 - b + (0.0 if average else b), scale, self._notes.lengths, records)
 
 
 def _term(
@@ -289,14 +266,15 @@ def _term(
     allowed: Callable[[int], bool] | None,
 ) -> Term:
     """A query term for pruning: its gain mirrors the ranking's BM25F formula."""
-    notes_norm, records_norm = norms.notes, norms.records
+    base, scale, lengths = norms.base, norms.scale, norms.lengths
+    norm_of = norms.of
     k1 = params.k1
     k1p = k1 + 1.0
     weights = params.field_weights
     fields = notes.fields
 
     def gain(slot: int, body: int, counts: tuple[int, ...] | None) -> float:
-        frequency = body / (notes_norm[slot] if slot >= 0 else records_norm[slot])
+        frequency = body / norm_of(slot)
         if counts is not None:
             for field_weight, count in zip(weights, counts, strict=False):
                 frequency += field_weight * count
@@ -309,12 +287,12 @@ def _term(
         get = acc.get
         if allowed is None:
             for doc, body in zip(notes.ids, notes.bodies, strict=True):
-                frequency = body / notes_norm[doc]
+                frequency = body / (base + scale * lengths[doc])
                 acc[doc] = get(doc, 0.0) + weight * frequency * k1p / (frequency + k1)
         else:
             for doc, body in zip(notes.ids, notes.bodies, strict=True):
                 if allowed(doc):
-                    frequency = body / notes_norm[doc]
+                    frequency = body / (base + scale * lengths[doc])
                     acc[doc] = get(doc, 0.0) + weight * frequency * k1p / (frequency + k1)
         for doc, counts in fields.items():
             if doc in acc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import struct
+from datetime import date
 from typing import Final, Literal, NamedTuple
 
 from memquill.index._db import IndexDamaged, row_checksum
@@ -65,10 +66,20 @@ class NoteTable:
     generation: int
     epoch: int
     length_total: int
+    bytes_total: int
+    """UTF-8 size of every indexed note's text, together."""
     dead: dict[int, set[int]]
     """Per segment, the ids removed from it (their postings are still in its blobs)."""
     segments: dict[int, int]
     """Every segment, with its lowest id (segments hold disjoint, ascending id ranges)."""
+    lengths: dict[int, int]
+    """Each note's folded body length (what length normalisation divides)."""
+    day_of: dict[int, int]
+    """The day (proleptic ordinal) of each note whose path names one."""
+    months: dict[tuple[int, int], set[int]]
+    """Dated notes by (year, month)."""
+    days: dict[int, int]
+    """How many notes each day present names."""
 
     def __init__(self) -> None:
         self._clear()
@@ -79,8 +90,13 @@ class NoteTable:
         self.generation = -1
         self.epoch = -1
         self.length_total = 0
+        self.bytes_total = 0
         self.dead = {}
         self.segments = {}
+        self.lengths = {}
+        self.day_of = {}
+        self.months = {}
+        self.days = {}
 
     def refresh(self, connection: sqlite3.Connection) -> bool:
         """Catch up with the index (inside a read transaction); whether anything changed."""
@@ -117,21 +133,43 @@ class NoteTable:
         return self.length_total / len(self.by_id) if self.by_id else 0.0
 
     def _put(self, row: NoteRow) -> None:
-        old = self.by_id.get(row.id)
-        if old is not None:
-            self.length_total -= old.length
-            if self.by_path.get(old.path) is old:
-                del self.by_path[old.path]
+        if row.id in self.by_id:
+            self._drop(row.id)
         self.by_id[row.id] = row
         self.by_path[row.path] = row
         self.length_total += row.length
+        self.bytes_total += row.byte_size
+        self.lengths[row.id] = row.length
+        if row.day:
+            self.day_of[row.id] = row.day
+            self.days[row.day] = self.days.get(row.day, 0) + 1
+            self.months.setdefault(_month(row.day), set()).add(row.id)
 
     def _drop(self, doc_id: int) -> None:
         old = self.by_id.pop(doc_id, None)
-        if old is not None:
-            self.length_total -= old.length
-            if self.by_path.get(old.path) is old:
-                del self.by_path[old.path]
+        if old is None:
+            return
+        self.length_total -= old.length
+        self.bytes_total -= old.byte_size
+        del self.lengths[doc_id]
+        if self.by_path.get(old.path) is old:
+            del self.by_path[old.path]
+        if old.day:
+            del self.day_of[doc_id]
+            left = self.days[old.day] - 1
+            if left:
+                self.days[old.day] = left
+            else:
+                del self.days[old.day]
+            held = self.months[_month(old.day)]
+            held.discard(doc_id)
+            if not held:
+                del self.months[_month(old.day)]
+
+
+def _month(day: int) -> tuple[int, int]:
+    moment = date.fromordinal(day)
+    return (moment.year, moment.month)
 
 
 def _row(values: tuple[object, ...]) -> NoteRow:

@@ -22,21 +22,18 @@ from typing import Final
 
 import portalocker
 
-from memquill.index._corpus import DatedTables, IndexedCorpus, StaleNote
+from memquill.index._corpus import IndexedCorpus, StaleNote
 from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated, file_inode
+from memquill.index._live import Live
 from memquill.index._location import index_path
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
-from memquill.index._sync import Progress, SyncReport, stale_notes, synchronise
+from memquill.index._sync import Progress, SyncReport, stale_notes
 from memquill.index._verify import verify_blobs
-from memquill.index._watch import Watcher, open_watcher
 from memquill.query._documents import SearchDocument
 from memquill.query._rank import CANDIDATES, Corpus, FileType, RankedHit, RankParams, rank
 from memquill.query._scan import (
-    DocumentCache,
-    Identity,
     ScanBudget,
-    Vouched,
     WalkedFile,
     walk_workspace,
 )
@@ -131,16 +128,11 @@ class SearchIndex:
         self._db: IndexDatabase | None = None
         self._notes = NoteTable()
         self._reader = PostingsReader(self._notes)
-        self._listings = DocumentCache()
         self._lock = threading.RLock()
         self._warnings: list[str] = []
         self._records: tuple[tuple[SearchDocument, ...], Corpus] | None = None
-        self._tables: DatedTables | None = None
         self._documents = OrderedDict[int, SearchDocument]()
-        self._watch = watch
-        self._watcher: Watcher | None = None
-        self._last: tuple[SyncReport, ScanBudget, dict[str, Identity]] | None = None
-        self._generation = -1
+        self._live = Live(root, watch=watch, racy_ns=self._racy_ns)
 
     # -- public ----------------------------------------------------------------------------
 
@@ -175,7 +167,6 @@ class SearchIndex:
                             self._notes,
                             self._reader,
                             self._record_corpus(tuple(records)),
-                            self._dated(),
                             self._documents,
                         )
                         corpus.narrow(
@@ -211,7 +202,14 @@ class SearchIndex:
             for attempt in range(2):
                 database = self._open()
                 try:
-                    return self._synchronise(database, budget, progress)
+                    return self._live.synchronise(
+                        database,
+                        self._notes,
+                        budget=budget or ScanBudget.default(),
+                        progress=progress,
+                        announce=self._announce,
+                        workers=self._workers,
+                    )
                 except IndexDamaged:
                     if attempt:
                         raise
@@ -236,7 +234,7 @@ class SearchIndex:
                 synced = database.meta_int("synced_ns") or None
             stale = removed = None
             if freshness:
-                walk = walk_workspace(self.root, load_scan_config(self.root), self._listings)
+                walk = walk_workspace(self.root, load_scan_config(self.root), self._live.listings)
                 stale = len(stale_notes(walk, self._notes, self._racy_ns))
                 walked = {step.path for step in walk.steps if isinstance(step, WalkedFile)}
                 removed = sum(1 for known in self._notes.by_path if known not in walked)
@@ -291,63 +289,9 @@ class SearchIndex:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-            if self._watcher is not None:
-                self._watcher.close()
-                self._watcher = None
-            self._last = None
+            self._live.close()
 
     # -- internals -------------------------------------------------------------------------
-
-    def _synchronise(
-        self, database: IndexDatabase, budget: ScanBudget | None, progress: Progress | None
-    ) -> SyncReport:
-        budget = budget or ScanBudget.default()
-        config = load_scan_config(self.root)
-        last, watcher = self._last, self._watcher
-        vouched: Vouched | None = None
-        force: set[str] = set()
-        if watcher is None and self._watch:
-            watcher = self._watcher = open_watcher(self.root)
-            self._watch = watcher is not None
-        if watcher is not None and last is not None and last[1] == budget:
-            changes = watcher.drain()
-            if changes.complete and last[0].walk.config == config:
-                if changes.empty and self._unchanged(database):
-                    return last[0]
-                vouched = Vouched(last[0].walk, last[2], changes.folders, changes.files)
-                force = changes.files
-        walk = walk_workspace(
-            self.root,
-            config,
-            self._listings,
-            budget,
-            vouched=vouched,
-            before_listing=None if watcher is None else watcher.watch,
-        )
-        report = synchronise(
-            self.root,
-            database,
-            self._notes,
-            listings=self._listings,
-            budget=budget,
-            walk=walk,
-            progress=progress,
-            announce=self._announce,
-            workers=self._workers,
-            racy_ns=self._racy_ns,
-            force=force,
-        )
-        if watcher is not None:
-            watcher.keep(walk.folders)
-            self._last = (report, budget, walk.identities())
-            self._generation = self._notes.generation
-        return report
-
-    def _unchanged(self, database: IndexDatabase) -> bool:
-        """Whether no process wrote the index since this one last brought it up to date."""
-        with database.reading() as connection:
-            self._notes.refresh(connection)
-        return self._notes.generation == self._generation
 
     def _announce(self, count: int) -> None:
         if self._notice is not None and count >= NOTICE_FROM:
@@ -433,10 +377,9 @@ class SearchIndex:
 
     def _reset(self) -> None:
         self._documents = OrderedDict[int, SearchDocument]()
-        self._last = None
+        self._live.forget()
         self._notes = NoteTable()
         self._reader = PostingsReader(self._notes)
-        self._tables = None
 
     def _record_corpus(self, records: tuple[SearchDocument, ...]) -> Corpus:
         cached = self._records
@@ -449,10 +392,3 @@ class SearchIndex:
         corpus = Corpus(records)
         self._records = (records, corpus)
         return corpus
-
-    def _dated(self) -> DatedTables:
-        """Tables that depend only on the index generation (rebuilt when it moves)."""
-        cached = self._tables
-        if cached is None or cached.generation != self._notes.generation:
-            cached = self._tables = DatedTables(self._notes)
-        return cached

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from memquill.index._build import BATCH, Batch, BatchResult, run_batches, worker_count
+from memquill.index._build import (
+    BATCH,
+    MIN_BATCH,
+    Batch,
+    BatchResult,
+    run_batches,
+    worker_count,
+)
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._writer import IndexWriter
@@ -31,7 +38,7 @@ from memquill.query._scan import (
 )
 from memquill.query._scanconfig import load_scan_config
 
-__all__ = ["RACY_NS", "Progress", "SyncReport", "stale_notes", "synchronise"]
+__all__ = ["RACY_NS", "Progress", "SyncReport", "analyse", "stale_notes", "synchronise"]
 
 RACY_NS: Final = 2_000_000_000
 """A row indexed less than this after its file's last change is read again."""
@@ -46,17 +53,19 @@ class SyncReport:
 
     Attributes:
         walk: the walk it compared against.
-        admitted: the notes within the limits, in walk order.
+        notes: the notes within the limits (the index holds exactly these).
         warnings: the warnings the same full scan would give (skips, unreadable notes).
         analysed: notes read and analysed.
         removed: rows removed.
+        skipped: walked notes left out (too large, unreadable).
     """
 
     walk: Walk
-    admitted: tuple[str, ...]
+    notes: int
     warnings: tuple[str, ...]
     analysed: int
     removed: int
+    skipped: frozenset[str] = frozenset()
 
 
 def synchronise(
@@ -95,7 +104,7 @@ def synchronise(
         notes.refresh(connection)
     pending = stale_notes(walk, notes, racy_ns, force)
     errors: dict[str, str] = {}
-    analysed = _analyse(root, database, pending, errors, progress, announce, workers)
+    analysed = analyse(root, database, pending, errors, progress, announce, workers)
     if analysed:
         with database.reading() as connection:
             notes.refresh(connection)
@@ -118,7 +127,15 @@ def synchronise(
         writer.compact()
         with database.reading() as connection:
             notes.refresh(connection)
-    return SyncReport(walk, admitted.paths, admitted.warnings, analysed, len(removals))
+    limit = walk.config.max_file_bytes
+    skipped = frozenset(
+        step.path
+        for step in walk.steps
+        if isinstance(step, WalkedFile) and (step.size > limit or step.path in errors)
+    )
+    return SyncReport(
+        walk, len(admitted.paths), admitted.warnings, analysed, len(removals), skipped
+    )
 
 
 def stale_notes(
@@ -148,7 +165,7 @@ def _current(row: NoteRow, identity: Identity, racy_ns: int) -> bool:
     return row.seen - changed >= racy_ns
 
 
-def _analyse(
+def analyse(
     root: Path,
     database: IndexDatabase,
     pending: list[WalkedFile],
@@ -163,13 +180,17 @@ def _analyse(
         announce(len(pending))
     writer = IndexWriter(database)
     first = writer.reserve(len(pending))
+    count = worker_count() if workers is None else workers
+    # A few batches per worker keep every worker busy and the progress moving; each batch
+    # becomes one segment, so batches are not made too small either.
+    size = min(BATCH, max(MIN_BATCH, -(-len(pending) // (4 * count))))
     batches = [
         Batch(
             str(root),
             first + start,
-            tuple((step.path, step.identity) for step in pending[start : start + BATCH]),
+            tuple((step.path, step.identity) for step in pending[start : start + size]),
         )
-        for start in range(0, len(pending), BATCH)
+        for start in range(0, len(pending), size)
     ]
     done = 0
 
@@ -181,5 +202,5 @@ def _analyse(
         if progress is not None:
             progress(done, len(pending))
 
-    run_batches(batches, workers=worker_count() if workers is None else workers, done=store)
+    run_batches(batches, workers=count, done=store)
     return len(pending)

@@ -28,7 +28,7 @@ from memquill.index._db import IndexDatabase, row_checksum
 
 __all__ = ["MAX_SEGMENTS", "EncodedSegment", "IndexWriter", "encode_segment"]
 
-MAX_SEGMENTS: Final = 16
+MAX_SEGMENTS: Final = 64
 _GONE_SLACK: Final = 1000
 _MERGED_ROWS: Final = (
     "SELECT id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, day "
@@ -228,7 +228,12 @@ def join_postings(pieces: Sequence[Postings], dead: set[int]) -> Postings:
 
 
 def _plan(connection: sqlite3.Connection) -> list[int] | None:
-    """The adjacent segments to merge next, or ``None``."""
+    """The adjacent segments to merge next, or ``None``.
+
+    A segment that is mostly dead is rewritten alone. Past :data:`MAX_SEGMENTS`, the adjacent
+    pair with the fewest live notes is merged: the small segments single edits leave behind
+    pair up first, which keeps each merge (done within a search) small.
+    """
     segs = [
         (int(seg), int(docs), int(lo))
         for seg, docs, lo in connection.execute("SELECT seg, docs, lo FROM segs ORDER BY lo")
@@ -240,7 +245,7 @@ def _plan(connection: sqlite3.Connection) -> list[int] | None:
     live = [docs - dead.get(seg, 0) for seg, docs, _ in segs]
     for seg, docs, _ in segs:
         if dead.get(seg, 0) * 2 > docs:
-            return [seg]  # mostly dead: rewrite it alone
+            return [seg]
     if len(segs) <= MAX_SEGMENTS:
         return None
     best = min(range(len(segs) - 1), key=lambda i: (live[i] + live[i + 1], i))

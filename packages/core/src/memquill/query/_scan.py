@@ -55,7 +55,9 @@ __all__ = [
     "Walk",
     "WalkedFile",
     "admit",
+    "classify",
     "file_identity",
+    "list_folder",
     "scan_workspace",
     "skip_warning",
     "walk_workspace",
@@ -141,13 +143,14 @@ class Walk:
 
 @dataclass(frozen=True, slots=True)
 class Vouched:
-    r"""A previous walk, and what changed since (as a change watcher saw it).
+    r"""What a previous walk saw, and what changed since (as a change watcher saw it).
 
     Folders not in ``folders`` keep their listing and files not in ``files`` their identity,
     without a system call; everything else is listed or ``lstat``\ ed again.
     """
 
-    walk: Walk
+    config: ScanConfig
+    listings: dict[str, FolderListing]
     identities: dict[str, Identity]
     folders: set[str]
     files: set[str]
@@ -287,7 +290,7 @@ def walk_workspace(
     Raises:
         SourceError: the workspace folder itself cannot be listed.
     """
-    if vouched is not None and vouched.walk.config != config:
+    if vouched is not None and vouched.config != config:
         vouched = None
     walk = _Walk(
         root,
@@ -436,6 +439,46 @@ def _maybe_private(path: str, name: str) -> bool:
     )
 
 
+def classify(
+    relative: str, depth: int, listed: list[os.DirEntry[str]], config: ScanConfig
+) -> FolderListing:
+    """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do."""
+    steps: list[Step] = []
+    cacheable = True
+    for entry in listed:
+        path = f"{relative}/{entry.name}" if relative else entry.name
+        if (_maybe_private(path, entry.name) and is_private(path)) or config.ignores(path):
+            continue
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if not config.prunes(path):
+                    steps.append(("folder" if depth < config.max_depth else "deep", path))
+                continue
+            is_file = entry.is_file(follow_symlinks=False)
+        except OSError as error:
+            steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
+            cacheable = False
+            continue
+        if is_file and os.path.splitext(entry.name)[1].lower() in config.extensions:
+            steps.append(("file", path))
+    return FolderListing(len(listed), tuple(steps), cacheable)
+
+
+def list_folder(root: Path, relative: str, config: ScanConfig) -> FolderListing | None:
+    """One folder's listing, as the walk makes it (``None``: it cannot be listed now)."""
+    depth = relative.count("/") + 1 if relative else 0
+    location = f"{os.fspath(root)}/{relative}" if relative else os.fspath(root)
+    try:
+        with os.scandir(location) as iterator:
+            listed = list(iterator)
+    except OSError:
+        return None
+    listed.sort(key=lambda entry: path_key(entry.name))
+    return classify(relative, depth, listed, config)
+
+
 @dataclass(slots=True)
 class _Walk:
     root: Path
@@ -473,7 +516,7 @@ class _Walk:
         remaining = self.budget.entries - self.entries
         vouched = self.vouched
         if vouched is not None and relative not in vouched.folders:
-            known = vouched.walk.listings.get(relative)
+            known = vouched.listings.get(relative)
             if known is not None:
                 self.listings[relative] = known
                 return self._count(relative, known.entries, remaining, known)
@@ -503,7 +546,7 @@ class _Walk:
         if len(listed) > remaining:
             return self._count(relative, len(listed), remaining, None)
         listed.sort(key=lambda entry: path_key(entry.name))
-        listing = self._classify(relative, depth, listed)
+        listing = classify(relative, depth, listed, self.config)
         if cache is not None and identity is not None:
             cache.put_listing(relative, identity, self.config, listing)
         if listing.cacheable:
@@ -520,30 +563,6 @@ class _Walk:
         self.entries += entries
         self.folders.add(relative)
         return listing
-
-    def _classify(self, relative: str, depth: int, listed: list[os.DirEntry[str]]) -> FolderListing:
-        config = self.config
-        steps: list[Step] = []
-        cacheable = True
-        for entry in listed:
-            path = f"{relative}/{entry.name}" if relative else entry.name
-            if (_maybe_private(path, entry.name) and is_private(path)) or config.ignores(path):
-                continue
-            try:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if not config.prunes(path):
-                        steps.append(("folder" if depth < config.max_depth else "deep", path))
-                    continue
-                is_file = entry.is_file(follow_symlinks=False)
-            except OSError as error:
-                steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
-                cacheable = False
-                continue
-            if is_file and os.path.splitext(entry.name)[1].lower() in config.extensions:
-                steps.append(("file", path))
-        return FolderListing(len(listed), tuple(steps), cacheable)
 
     def _file(self, path: str) -> None:
         vouched = self.vouched
