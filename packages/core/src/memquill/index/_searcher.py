@@ -14,6 +14,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final
 
+from memquill.errors import MemquillError, Messages, SourceError
+from memquill.index._corpus import StaleNote
+from memquill.index._db import IndexDamaged, IndexOutdated
 from memquill.index._location import index_dir, index_path
 from memquill.index._search_index import SearchIndex, stderr_notice
 from memquill.query._args import FileType
@@ -93,8 +96,11 @@ class IndexSearcher:
         index = self.index(root)
         try:
             return index.search(query, **arguments)  # type: ignore[arg-type]
-        except (OSError, sqlite3.OperationalError) as error:
-            if index.path is None:
+        except StaleNote:
+            # Notes kept changing under every attempt: say so rather than mix versions.
+            raise SourceError(Messages.SOURCE_READ_FAILED) from None
+        except (OSError, sqlite3.OperationalError, IndexDamaged, IndexOutdated) as error:
+            if index.path is None or isinstance(error, MemquillError):
                 raise
             # The file cannot be used (read-only folder, disk full): keep this workspace's
             # index in memory from now on, and say so once.
