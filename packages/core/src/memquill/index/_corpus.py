@@ -314,7 +314,17 @@ def _term(
             return 0.0
         return gain(slot, notes.bodies[position], fields.get(slot))
 
-    return Term(weight * k1p, accumulate, lookup, len(notes.ids) + len(records))
+    def accumulate_known(acc: dict[int, float]) -> None:
+        for doc, body in zip(notes.ids, notes.bodies, strict=True):
+            if doc in acc:
+                acc[doc] += gain(doc, body, fields.get(doc))
+        for index, body, counts in records:
+            slot = -1 - index
+            if slot in acc:
+                acc[slot] += gain(slot, body, counts)
+
+    size = len(notes.ids) + len(records)
+    return Term(weight * k1p, accumulate, lookup, size, accumulate_known)
 
 
 def _month_term(gain: float, slots: Sequence[int], allowed: Callable[[int], bool] | None) -> Term:
@@ -329,7 +339,12 @@ def _month_term(gain: float, slots: Sequence[int], allowed: Callable[[int], bool
     def lookup(slot: int) -> float:
         return gain if slot in held else 0.0
 
-    return Term(gain, accumulate, lookup, len(slots))
+    def accumulate_known(acc: dict[int, float]) -> None:
+        for slot in slots:
+            if slot in acc:
+                acc[slot] += gain
+
+    return Term(gain, accumulate, lookup, len(slots), accumulate_known)
 
 
 def read_indexed(root: Path, row: NoteRow) -> str:

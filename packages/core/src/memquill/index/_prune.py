@@ -21,8 +21,12 @@ from typing import Final
 __all__ = ["MARGIN", "Term", "select"]
 
 MARGIN: Final = 1e-9
-_REPRUNE: Final = 4
+_REPRUNE: Final = 2
 """Drop hopeless documents again once more than this many times ``depth`` are in play."""
+
+_SCAN_OVER_LOOKUP: Final = 8
+"""A pass over a term's postings costs about this many times less per posting than a
+binary search per document in play."""
 
 Scale = Callable[[dict[int, float]], list[float]]
 """Each document's score in play times its decay factor (same order as the dict)."""
@@ -38,12 +42,14 @@ class Term:
             it (inserting missing slots).
         lookup: the gain of one slot (0.0 when it does not hold the term).
         size: how many documents hold it (the cost of ``accumulate``).
+        accumulate_known: like ``accumulate``, for the slots already in ``acc`` only.
     """
 
     bound: float
     accumulate: Callable[[dict[int, float]], None]
     lookup: Callable[[int], float]
     size: int
+    accumulate_known: Callable[[dict[int, float]], None]
 
 
 def select(
@@ -79,11 +85,14 @@ def select(
             if len(acc) > _REPRUNE * depth:
                 theta = max(theta, _threshold(acc, depth, scale))
                 acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
-            lookup = term.lookup
-            for slot in acc:
-                gain = lookup(slot)
-                if gain:
-                    acc[slot] += gain
+            if term.size < _SCAN_OVER_LOOKUP * len(acc):
+                term.accumulate_known(acc)  # one pass over the postings beats a search per slot
+            else:
+                lookup = term.lookup
+                for slot in acc:
+                    gain = lookup(slot)
+                    if gain:
+                        acc[slot] += gain
         else:
             term.accumulate(acc)
         remaining -= term.bound
