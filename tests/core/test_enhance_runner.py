@@ -20,10 +20,10 @@ import httpx
 import openai
 import pytest
 from mcp.shared.exceptions import MCPError
+from tests.core.enhance_helpers import Clock, FailingModel, ask, make_runner
 
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
 from memquill.testing.models import FAKE_SECRET, ScriptedProviderError, scripted_failure
-from tests.core.enhance_helpers import Clock, FailingModel, ask, make_runner
 
 YEAR = 365 * 24 * 3600.0
 
@@ -341,7 +341,8 @@ async def test_a_block_survives_a_process_restart_and_clears_on_key_change(tmp_p
         async def main():
             runner = AuxiliaryRunner(state_dir=Path({str(tmp_path)!r}))
             model = Model()
-            result = await runner.run(AuxiliaryRequest("memory_rerank", "s", model, Prompt("a", "b")))
+            request = AuxiliaryRequest("memory_rerank", "s", model, Prompt("a", "b"))
+            result = await runner.run(request)
             print(result.status, result.reason, Model.calls)
 
         asyncio.run(main())
