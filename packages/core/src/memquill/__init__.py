@@ -7,6 +7,7 @@ keyword retrieval that needs no model.
 
 from memquill.adapters import AdapterHarness, AdapterSpec, HarnessResult, ToolDescriptor
 from memquill.binding import BindingBackend, BindingStore, LegacySession, write_authorizer
+from memquill.enhance import ModelDeferred, ModelIdentity, Prompt, ProviderEvent, TextModel
 from memquill.errors import (
     AccessDeniedError,
     BindingError,
@@ -113,6 +114,8 @@ __all__ = [
     "MemquillError",
     "MemquillPluginManager",
     "Messages",
+    "ModelDeferred",
+    "ModelIdentity",
     "NotFoundError",
     "PluginFailure",
     "PluginInfo",
@@ -120,6 +123,8 @@ __all__ = [
     "Preflight",
     "ProjectedRecord",
     "Projection",
+    "Prompt",
+    "ProviderEvent",
     "QueryResponse",
     "RecentArgs",
     "RecentResult",
@@ -140,6 +145,7 @@ __all__ = [
     "Snapshot",
     "SourceError",
     "StorageError",
+    "TextModel",
     "ToolDescriptor",
     "ToolHints",
     "ToolResult",
