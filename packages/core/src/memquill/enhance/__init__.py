@@ -37,8 +37,6 @@ scene stands without calling the model.
 
 from __future__ import annotations
 
-import threading
-
 from memquill.enhance._classify import Failure, Outcome, RootCause, StatusClass, classify
 from memquill.enhance._identity import KEY_BYTES, KEY_FILE
 from memquill.enhance._model import ModelDeferred, ModelIdentity, Prompt, TextModel
@@ -67,7 +65,12 @@ from memquill.enhance._results import (
     SceneStatus,
     Status,
 )
-from memquill.enhance._runner import MAX_COOLDOWN, AuxiliaryRunner, default_state_dir
+from memquill.enhance._runner import (
+    MAX_COOLDOWN,
+    AuxiliaryRunner,
+    default_runner,
+    default_state_dir,
+)
 from memquill.enhance._telemetry import (
     EVENT_NAME,
     NoiseBudget,
@@ -123,13 +126,3 @@ __all__ = [
     "rerank_prompt",
 ]
 
-_DEFAULT: list[AuxiliaryRunner] = []
-_DEFAULT_LOCK = threading.Lock()
-
-
-def default_runner() -> AuxiliaryRunner:
-    """The process's runner (made on first use): one set of cooldowns for the whole process."""
-    with _DEFAULT_LOCK:
-        if not _DEFAULT:
-            _DEFAULT.append(AuxiliaryRunner())
-        return _DEFAULT[0]

@@ -51,7 +51,7 @@ from memquill.enhance._results import (
 from memquill.enhance._telemetry import Telemetry
 from memquill.paths import user_data_dir
 
-__all__ = ["MAX_COOLDOWN", "AuxiliaryRunner", "default_state_dir"]
+__all__ = ["MAX_COOLDOWN", "AuxiliaryRunner", "default_runner", "default_state_dir"]
 
 MAX_COOLDOWN: Final = 300.0
 _LOG: Final = logging.getLogger("memquill.enhance")
@@ -310,3 +310,15 @@ class AuxiliaryRunner:
 
 def _entry_key(scene: str, scope: str) -> str:
     return hashlib.sha256(f"{scene}\0{scope}".encode()).hexdigest()
+
+
+_DEFAULT: list[AuxiliaryRunner] = []
+_DEFAULT_LOCK: Final = threading.Lock()
+
+
+def default_runner() -> AuxiliaryRunner:
+    """The process's runner (made on first use): one set of cooldowns for the whole process."""
+    with _DEFAULT_LOCK:
+        if not _DEFAULT:
+            _DEFAULT.append(AuxiliaryRunner())
+        return _DEFAULT[0]
