@@ -125,4 +125,3 @@ __all__ = [
     "rerank",
     "rerank_prompt",
 ]
-

@@ -27,11 +27,36 @@ does; only ``credentials`` ever blocks):
 from __future__ import annotations
 
 import errno as errno_codes
-import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
+
+from memquill.enhance._signals import (
+    CANCEL_NAMES,
+    CANCEL_TEXT,
+    CHILDREN,
+    CREDENTIAL_CODES,
+    CREDENTIAL_NAMES,
+    CREDENTIAL_TEXT,
+    DNS_CODES,
+    DNS_NAMES,
+    DNS_TEXT,
+    MAX_DEPTH,
+    MAX_NODES,
+    MCP_UNSUPPORTED,
+    MCP_USER_REJECTED,
+    MESSAGE_UNITS,
+    NO_OUTPUT_NAMES,
+    TIMEOUT_CODES,
+    TIMEOUT_NAMES,
+    TIMEOUT_TEXT,
+    TRANSPORT_CODES,
+    TRANSPORT_NAMES,
+    TYPE_STATUS,
+    UNSUPPORTED_CODES,
+    UNSUPPORTED_NAMES,
+)
 
 __all__ = ["Failure", "Outcome", "RootCause", "StatusClass", "classify"]
 
@@ -51,113 +76,6 @@ Outcome = Literal[
     "user_action_required", "cancelled", "transient_upstream", "provider_protocol_fault", "unknown"
 ]
 StatusClass = Literal["4xx", "5xx", "none"]
-
-_MAX_NODES: Final = 16
-_MAX_DEPTH: Final = 4
-_MESSAGE_UNITS: Final = 300
-_CHILDREN: Final = ("cause", "error", "last_error", "original_exception", "reason")
-# Provider error "type" strings (Anthropic's and OpenAI's bodies), as the status they stand for.
-_TYPE_STATUS: Final = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "overloaded_error": 529,
-}
-_CREDENTIAL_CODES: Final = frozenset(
-    {
-        "authentication_error",
-        "invalid_api_key",
-        "missing_api_key",
-        "incorrect_api_key",
-        "invalid_authentication",
-        "permission_denied",
-        "unauthenticated",
-        "unauthorized",
-        "provider_credentials_unavailable",
-        "provider_oauth_expired",
-        "native_credentials_required",
-    }
-)
-_CREDENTIAL_NAMES: Final = frozenset(
-    {
-        "AuthenticationError",
-        "PermissionDeniedError",
-        "CredentialsError",
-        "NoCredentialsError",
-        "UnauthenticatedError",
-        "LoadAPIKeyError",
-        "MissingAPIKeyError",
-    }
-)
-_CREDENTIAL_TEXT: Final = re.compile(
-    r"\b(?:missing|invalid|no|incorrect|bad|expired)\b[^.]{0,20}\bapi[ _-]?key"
-    r"|\bapi[ _-]?key\b[^.]{0,40}"
-    r"\b(?:missing|invalid|not (?:set|found|provided)|required|must be set)"
-    r"|\bunauthori[sz]ed\b|\bforbidden\b|\bauthentication (?:failed|required)"
-    r"|could not resolve authentication",
-    re.IGNORECASE,
-)
-_UNSUPPORTED_CODES: Final = frozenset(
-    {"model_not_found", "unsupported_model", "model_not_supported", "not_implemented"}
-)
-_UNSUPPORTED_NAMES: Final = frozenset({"NotImplementedError"})
-_CANCEL_NAMES: Final = frozenset({"CancelledError", "APIUserAbortError", "UserAbortError"})
-_CANCEL_TEXT: Final = re.compile(r"\b(?:abort|cancel)", re.IGNORECASE)
-_TIMEOUT_TEXT: Final = re.compile(r"time(?:d)? ?out", re.IGNORECASE)
-_DNS_NAMES: Final = frozenset({"gaierror"})
-_DNS_CODES: Final = frozenset({"eai_again", "enotfound", "eai_noname", "eai_fail"})
-_DNS_TEXT: Final = re.compile(
-    r"name or service not known|nodename nor servname|getaddrinfo|temporary failure in name",
-    re.IGNORECASE,
-)
-_TIMEOUT_NAMES: Final = frozenset(
-    {
-        "TimeoutError",
-        "TimeoutException",
-        "ReadTimeout",
-        "ConnectTimeout",
-        "WriteTimeout",
-        "PoolTimeout",
-        "APITimeoutError",
-        "DeadlineExceededError",
-    }
-)
-_TIMEOUT_CODES: Final = frozenset({"etimedout", "provider_request_timeout", "-32001"})
-_TRANSPORT_NAMES: Final = frozenset(
-    {
-        "ConnectError",
-        "ConnectionError",
-        "ReadError",
-        "WriteError",
-        "RemoteProtocolError",
-        "NetworkError",
-        "TransportError",
-        "APIConnectionError",
-        "ServerDisconnectedError",
-        "ClientConnectorError",
-        "ClosedResourceError",
-        "BrokenResourceError",
-    }
-)
-_TRANSPORT_CODES: Final = frozenset(
-    {"econnreset", "econnrefused", "epipe", "enetunreach", "ehostunreach", "econnaborted", "-32000"}
-)
-_NO_OUTPUT_NAMES: Final = frozenset(
-    {
-        "APIResponseValidationError",
-        "OutputParserException",
-        "LengthFinishReasonError",
-        "ContentFilterFinishReasonError",
-        "JSONDecodeError",
-    }
-)
-_MCP_USER_REJECTED: Final = "-1"
-_MCP_UNSUPPORTED: Final = frozenset({"-32021", "-32601"})  # capability missing, method not found
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,32 +115,30 @@ def classify(error: BaseException) -> Failure:
     if status is not None and 400 <= status < 500:
         if status in (401, 403):
             return Failure("credentials", "user_action_required", "4xx")
-        if codes & _UNSUPPORTED_CODES:
+        if codes & UNSUPPORTED_CODES:
             return Failure("model_unsupported", "user_action_required", "4xx")
         return Failure("http_4xx", "user_action_required", "4xx")
     status_class: StatusClass = "5xx" if status is not None and status >= 500 else "none"
-    timed_out = bool(
-        names & _TIMEOUT_NAMES or codes & _TIMEOUT_CODES or _TIMEOUT_TEXT.search(texts)
-    )
+    timed_out = bool(names & TIMEOUT_NAMES or codes & TIMEOUT_CODES or TIMEOUT_TEXT.search(texts))
     if (
-        names & _CANCEL_NAMES
-        or _MCP_USER_REJECTED in codes
-        or (not timed_out and _CANCEL_TEXT.search(texts))
+        names & CANCEL_NAMES
+        or MCP_USER_REJECTED in codes
+        or (not timed_out and CANCEL_TEXT.search(texts))
     ):
         return Failure("cancelled", "cancelled", status_class)
-    if codes & _CREDENTIAL_CODES or names & _CREDENTIAL_NAMES or _CREDENTIAL_TEXT.search(texts):
+    if codes & CREDENTIAL_CODES or names & CREDENTIAL_NAMES or CREDENTIAL_TEXT.search(texts):
         return Failure("credentials", "user_action_required", status_class)
-    if codes & (_UNSUPPORTED_CODES | _MCP_UNSUPPORTED) or names & _UNSUPPORTED_NAMES:
+    if codes & (UNSUPPORTED_CODES | MCP_UNSUPPORTED) or names & UNSUPPORTED_NAMES:
         return Failure("model_unsupported", "user_action_required", status_class)
     if status_class == "5xx":
         return Failure("http_5xx", "transient_upstream", "5xx")
-    if names & _DNS_NAMES or codes & _DNS_CODES or _DNS_TEXT.search(texts):
+    if names & DNS_NAMES or codes & DNS_CODES or DNS_TEXT.search(texts):
         return Failure("dns", "transient_upstream")
     if timed_out:
         return Failure("timeout", "transient_upstream")
-    if names & _TRANSPORT_NAMES or codes & _TRANSPORT_CODES:
+    if names & TRANSPORT_NAMES or codes & TRANSPORT_CODES:
         return Failure("transport", "transient_upstream")
-    if names & _NO_OUTPUT_NAMES:
+    if names & NO_OUTPUT_NAMES:
         return Failure("no_output", "provider_protocol_fault")
     return Failure("other", "unknown")
 
@@ -231,13 +147,13 @@ def _gather(error: BaseException) -> _Evidence:
     evidence = _Evidence(set(), set(), [], [])
     queue: deque[tuple[BaseException, int]] = deque([(error, 0)])
     visited: list[BaseException] = []
-    while queue and len(visited) < _MAX_NODES:
+    while queue and len(visited) < MAX_NODES:
         node, depth = queue.popleft()
         if any(node is other for other in visited):
             continue
         visited.append(node)
         _read(node, evidence)
-        if depth < _MAX_DEPTH:
+        if depth < MAX_DEPTH:
             queue.extend((child, depth + 1) for child in _children(node))
     return evidence
 
@@ -250,7 +166,7 @@ def _read(node: BaseException, evidence: _Evidence) -> None:
     for value in (getattr(node, "code", None), getattr(node, "type", None)):
         if isinstance(value, str) and value:
             evidence.codes.add(value.lower())
-            mapped = _TYPE_STATUS.get(value.lower())
+            mapped = TYPE_STATUS.get(value.lower())
             if mapped is not None and status is None:
                 evidence.statuses.append(mapped)
         elif isinstance(value, int) and not isinstance(value, bool):
@@ -267,7 +183,7 @@ def _read(node: BaseException, evidence: _Evidence) -> None:
         text = str(node)
     except Exception:  # noqa: BLE001 - a broken __str__ just gives no text
         text = ""
-    evidence.texts.append(text[:_MESSAGE_UNITS])
+    evidence.texts.append(text[:MESSAGE_UNITS])
 
 
 def _status(node: BaseException) -> int | None:
@@ -289,7 +205,7 @@ def _status(node: BaseException) -> int | None:
 
 def _children(node: BaseException) -> Iterator[BaseException]:
     yield from (child for child in (node.__cause__, node.__context__) if child is not None)
-    for name in _CHILDREN:
+    for name in CHILDREN:
         value = getattr(node, name, None)
         if isinstance(value, BaseException):
             yield value

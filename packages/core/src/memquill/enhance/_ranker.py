@@ -72,9 +72,7 @@ class ModelRanker:
         )
         return RankDecision(order=outcome.order, notice=outcome.notice)
 
-    def rank_blocking(
-        self, query: str, hits: Sequence[SearchHit], *, scope: str
-    ) -> RankDecision:
+    def rank_blocking(self, query: str, hits: Sequence[SearchHit], *, scope: str) -> RankDecision:
         """:meth:`rank` for synchronous callers (on the process's model-call loop)."""
         try:
             return run_blocking(self.rank(query, hits, scope=scope), self.timeout + _WAIT_MARGIN)

@@ -23,17 +23,16 @@ to a 300 s cap. Cooldowns are process-local and per (scene, scope); entries are 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from memquill.enhance._classify import classify
+from memquill.enhance._entries import Entries, Entry
 from memquill.enhance._identity import IdentityUnavailable, InstallKey, fingerprint, label_digest
 from memquill.enhance._model import ModelDeferred, ModelIdentity, TextModel
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts, PersistenceUnavailable
@@ -60,17 +59,6 @@ _LOG: Final = logging.getLogger("memquill.enhance")
 def default_state_dir() -> Path:
     """``memquill/model-assistance`` in the user's data folder (install key and receipts)."""
     return user_data_dir() / "memquill" / "model-assistance"
-
-
-@dataclass(slots=True)
-class _Entry:
-    scene: Scene
-    fingerprint: str
-    digest: str
-    failures: int = 0
-    pending: bool = False
-    retry_at: float | None = None
-    last: AuxiliaryResult | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +98,8 @@ class AuxiliaryRunner:
         self._key = InstallKey(self.state_dir)
         self._receipts = BlockReceipts(self.state_dir)
         self._cooldown = min(max(cooldown, 0.001), MAX_COOLDOWN)
-        self._max_entries = min(max(max_entries, 1), 512)
         self._clock = clock
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._entries = Entries(min(max(max_entries, 1), 512))
         self._latches: dict[str, str] = {}  # model label -> fingerprint of an unsaved block
         self._stale: set[str] = set()  # receipts of an older configuration, removed on success
         self._lock = threading.Lock()
@@ -166,25 +153,7 @@ class AuxiliaryRunner:
         if gate is not None:
             state = "blocked" if gate.requires_configuration_change else "unavailable"
             return SceneStatus(scene, state, gate.reason, model=label)
-        now = self._clock()
-        with self._lock:
-            entries = [
-                entry
-                for key, entry in self._entries.items()
-                if entry.scene == scene
-                and entry.fingerprint == route.fingerprint
-                and (scope is None or key == _entry_key(scene, scope))
-            ]
-        if any(entry.pending for entry in entries):
-            return SceneStatus(scene, "in_flight", model=label)
-        cooling = [e for e in entries if e.retry_at is not None and e.retry_at > now]
-        if cooling:
-            latest = max(cooling, key=lambda e: e.retry_at or 0.0)
-            reason = latest.last.reason if latest.last is not None else "request_failed"
-            return SceneStatus(scene, "cooling_down", reason, latest.retry_at, label)
-        if any(e.last is not None and e.last.completed for e in entries):
-            return SceneStatus(scene, "healthy", model=label)
-        return SceneStatus(scene, "ready", model=label)
+        return self._entries.status(scene, scope, route.fingerprint, label, self._clock())
 
     # -- steps -----------------------------------------------------------------------------
 
@@ -226,33 +195,14 @@ class AuxiliaryRunner:
                 self._stale.add(route.digest)
         if scene is not None:
             with self._lock:
-                if len(self._latches) >= self._max_entries:
+                if len(self._latches) >= self._entries.capacity:
                     return PERSISTENCE_UNAVAILABLE  # fail closed: never evict an unsaved block
         return None
 
-    def _admit(self, request: AuxiliaryRequest, route: _Route) -> _Entry | AuxiliaryResult:
-        key = _entry_key(request.scene, request.scope)
-        now = self._clock()
-        with self._lock:
-            previous = self._entries.get(key)
-            same = previous is not None and previous.fingerprint == route.fingerprint
-            if previous is not None and same:
-                if previous.pending:
-                    return AuxiliaryResult("cooldown", "in_flight")
-                if previous.retry_at is not None and previous.retry_at > now:
-                    return AuxiliaryResult("cooldown", "request_failed", retry_at=previous.retry_at)
-            entry = _Entry(
-                request.scene,
-                route.fingerprint,
-                route.digest,
-                failures=previous.failures if previous is not None and same else 0,
-                pending=True,
-            )
-            self._entries[key] = entry
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._max_entries:
-                self._entries.popitem(last=False)
-        return entry
+    def _admit(self, request: AuxiliaryRequest, route: _Route) -> Entry | AuxiliaryResult:
+        return self._entries.admit(
+            request.scene, request.scope, route.fingerprint, route.digest, self._clock()
+        )
 
     async def _call(self, request: AuxiliaryRequest) -> str:
         call = request.model.generate(request.prompt, max_tokens=request.max_tokens)
@@ -261,7 +211,7 @@ class AuxiliaryRunner:
         return await asyncio.wait_for(call, request.timeout)
 
     def _failed(
-        self, request: AuxiliaryRequest, route: _Route, entry: _Entry, error: Exception
+        self, request: AuxiliaryRequest, route: _Route, entry: Entry, error: Exception
     ) -> AuxiliaryResult:
         failure = classify(error)
         self.telemetry.report(request.scene, failure, route.identity.family)
@@ -292,13 +242,13 @@ class AuxiliaryRunner:
                 del self._latches[label]
         return CREDENTIAL_BLOCK
 
-    def _cooled(self, entry: _Entry, status: Status, reason: Reason) -> AuxiliaryResult:
+    def _cooled(self, entry: Entry, status: Status, reason: Reason) -> AuxiliaryResult:
         entry.failures += 1
         delay = min(self._cooldown * 2 ** min(entry.failures - 1, 3), MAX_COOLDOWN)
         entry.retry_at = self._clock() + delay
         return AuxiliaryResult(status, reason, retry_at=entry.retry_at)
 
-    def _settle(self, entry: _Entry, result: AuxiliaryResult) -> AuxiliaryResult:
+    def _settle(self, entry: Entry, result: AuxiliaryResult) -> AuxiliaryResult:
         entry.last = result
         if result.completed and entry.digest in self._stale:
             # A receipt of an older configuration blocks nothing; tidy it once the new one works.
@@ -306,10 +256,6 @@ class AuxiliaryRunner:
                 self._stale.discard(entry.digest)
             self._receipts.remove(entry.digest)
         return result
-
-
-def _entry_key(scene: str, scope: str) -> str:
-    return hashlib.sha256(f"{scene}\0{scope}".encode()).hexdigest()
 
 
 _DEFAULT: list[AuxiliaryRunner] = []
