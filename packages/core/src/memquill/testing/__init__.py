@@ -16,21 +16,39 @@ test that is skipped instead of excused with a reason.
 from memquill.harness import CoreHarness
 from memquill.normalize import Normalizer, canonical_schema
 from memquill.testing.cases import Case, Fixture, Step, load_cases, load_fixtures
+from memquill.testing.models import (
+    FAKE_SECRET,
+    ModelScript,
+    Reply,
+    ScriptedProviderError,
+    ScriptedTextModel,
+    parse_script,
+    play,
+    scripted_failure,
+)
 from memquill.testing.runner import HarnessFactory, Outcome, assert_outcomes, run_case
 from memquill.testing.suite import ParitySuite
 
 __all__ = [
+    "FAKE_SECRET",
     "Case",
     "CoreHarness",
     "Fixture",
     "HarnessFactory",
+    "ModelScript",
     "Normalizer",
     "Outcome",
     "ParitySuite",
+    "Reply",
+    "ScriptedProviderError",
+    "ScriptedTextModel",
     "Step",
     "assert_outcomes",
     "canonical_schema",
     "load_cases",
     "load_fixtures",
+    "parse_script",
+    "play",
     "run_case",
+    "scripted_failure",
 ]
