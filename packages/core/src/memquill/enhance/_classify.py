@@ -110,7 +110,10 @@ class _Evidence:
 def classify(error: BaseException) -> Failure:
     """Classify ``error`` (and its causes) by the rules in the module docstring."""
     seen = _gather(error)
-    names, codes, texts = seen.names, seen.codes, " \n ".join(seen.texts)
+    names, codes = seen.names, seen.codes
+    # Phrases only speak for errors that carry no HTTP status: a 5xx stays a 5xx whatever
+    # its message says.
+    texts = " \n ".join(seen.texts) if not seen.statuses else ""
     status = seen.statuses[0] if seen.statuses else None
     if status is not None and 400 <= status < 500:
         if status in (401, 403):
