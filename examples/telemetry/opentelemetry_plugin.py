@@ -2,7 +2,7 @@
 
 from opentelemetry import trace
 
-from memquill import ProviderEvent, hookimpl
+from memquill.plugins import ProviderEvent, hookimpl
 
 tracer = trace.get_tracer("memquill")
 

@@ -2,7 +2,7 @@
 
 import sentry_sdk
 
-from memquill import ProviderEvent, hookimpl
+from memquill.plugins import ProviderEvent, hookimpl
 
 
 @hookimpl

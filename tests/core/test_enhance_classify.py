@@ -19,7 +19,7 @@ from langchain_core.exceptions import OutputParserException
 from mcp.shared.exceptions import MCPError
 
 from memquill.enhance import Failure, classify
-from memquill.testing.models import FAKE_SECRET, ScriptedProviderError
+from memquill.testing import FAKE_SECRET, ScriptedProviderError
 
 
 def _request() -> httpx.Request:

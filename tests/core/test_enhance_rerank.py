@@ -18,7 +18,7 @@ from memquill.enhance import (
     rerank,
     rerank_prompt,
 )
-from memquill.testing.models import FAKE_SECRET, ScriptedTextModel, parse_script
+from memquill.testing import FAKE_SECRET, ScriptedTextModel, parse_script
 
 CANDIDATES = (RerankCandidate("A", "alpha"), RerankCandidate("B", "beta"))
 

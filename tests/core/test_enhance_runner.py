@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from tests.core.enhance_helpers import Clock, FailingModel, ask, make_runner
 
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
-from memquill.testing.models import FAKE_SECRET, ScriptedProviderError, scripted_failure
+from memquill.testing import FAKE_SECRET, ScriptedProviderError, scripted_failure
 
 YEAR = 365 * 24 * 3600.0
 

@@ -8,7 +8,7 @@ import pytest
 from tests.core.enhance_helpers import Clock, FailingModel, ask, make_runner
 
 from memquill.enhance import Failure, NoiseBudget, ProviderEvent, Telemetry, provider_class
-from memquill.testing.models import FAKE_SECRET, scripted_failure
+from memquill.testing import FAKE_SECRET, scripted_failure
 
 TRANSIENT = Failure("transport", "transient_upstream")
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 from memquill.enhance._classify import Failure, Outcome, RootCause, StatusClass, classify
 from memquill.enhance._identity import KEY_BYTES, KEY_FILE
 from memquill.enhance._model import ModelDeferred, ModelIdentity, Prompt, TextModel
+from memquill.enhance._ranker import ModelRanker, run_blocking
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts
 from memquill.enhance._rerank import (
     EXCERPT_UNITS,
@@ -100,6 +101,7 @@ __all__ = [
     "Failure",
     "ModelDeferred",
     "ModelIdentity",
+    "ModelRanker",
     "NoiseBudget",
     "Outcome",
     "Prompt",
@@ -124,4 +126,5 @@ __all__ = [
     "provider_class",
     "rerank",
     "rerank_prompt",
+    "run_blocking",
 ]
