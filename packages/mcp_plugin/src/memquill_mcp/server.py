@@ -82,8 +82,9 @@ def build_server(
         name: the server name; ``memquill`` (``memquill-write`` when ``write_only``) by default.
         client_model: re-rank ``memory_search`` candidates with the client's own model through
             MCP sampling, for clients that declare the capability (each search then sends one
-            ``sampling/createMessage``). Other clients, and every client when off, get keyword
-            order. A ranker on ``session`` lends its runner and timeout.
+            ``sampling/createMessage``). Other clients, and every client when off, get the
+            session's own ranker if it has one, else keyword order. A ranker on ``session``
+            lends its runner and timeout to the client's model.
         rerank_timeout: seconds the client's model has to rank (3 by default).
 
     Raises:
