@@ -82,7 +82,7 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 def _message(error: ValidationError) -> str:
     for detail in error.errors():
-        where = detail["loc"][:1]
+        where = detail["loc"][1:2]  # the first part names the action (the union's tag)
         if detail["type"] in ("union_tag_invalid", "union_tag_not_found"):
             return "Unknown action."
         if where == ("id",) and detail["type"] == "missing":
