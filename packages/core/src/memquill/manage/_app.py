@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from html import escape
 from importlib.resources import files
+from pathlib import Path
 from typing import Final
 
 from starlette.applications import Starlette
@@ -82,6 +83,14 @@ def _page_data(backend: Backend, query: str) -> tuple[State, SearchResult | None
     return state, found.result
 
 
+def _shown(workspace: Path) -> str:
+    """The workspace as a person writes it: ``~/notes`` for a folder in the home directory."""
+    try:
+        return "~/" + workspace.relative_to(Path.home()).as_posix()
+    except (ValueError, RuntimeError):  # outside the home folder, or no home to speak of
+        return str(workspace)
+
+
 async def _page(request: Request) -> Response:
     backend: Backend = request.app.state.backend
     query = request.query_params.get("q", "").strip()
@@ -90,7 +99,9 @@ async def _page(request: Request) -> Response:
     except MemoryRecordError as error:
         text = f"<!doctype html><title>Memory</title><p>{escape(error.message)}</p>"
         return HTMLResponse(text, 500)
-    html = render_page(str(backend.session.workspace), state.to_json(), query=query, search=search)
+    html = render_page(
+        _shown(backend.session.workspace), state.to_json(), query=query, search=search
+    )
     return HTMLResponse(html)
 
 
@@ -101,6 +112,11 @@ async def _asset(request: Request) -> Response:
         return Response("Not found", 404, media_type="text/plain")
     data = files("memquill.manage").joinpath("assets", name).read_bytes()
     return Response(data, media_type=media)
+
+
+async def _no_icon(request: Request) -> Response:
+    del request  # browsers ask for an icon; the page has none
+    return Response(status_code=204)
 
 
 def create_app(backend: Backend, *, port: int | None = None) -> ASGIApp:
@@ -116,6 +132,7 @@ def create_app(backend: Backend, *, port: int | None = None) -> ASGIApp:
             Route("/api/memory", get_memory, methods=["GET"]),
             Route("/api/memory", post_memory, methods=["POST"]),
             Route("/assets/{name}", _asset, methods=["GET"]),
+            Route("/favicon.ico", _no_icon, methods=["GET"]),
         ]
     )
     app.state.backend = backend

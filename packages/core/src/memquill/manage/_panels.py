@@ -57,8 +57,9 @@ def doctor_panel(doctor: Mapping[str, object]) -> str:
     most = int(cast(int, doctor.get("maxBytes", 1))) or 1
     percent = 100 * used / most
     items = [
-        f'<li><label for="capacity">Space used</label>: {_bytes(used)} of {_bytes(most)} '
-        f'({percent:.1f}%) <meter id="capacity" min="0" max="{most}" value="{used}" '
+        f'<li><span id="capacity-label">Space used</span>: {_bytes(used)} of {_bytes(most)} '
+        f'({percent:.1f}%) <meter aria-labelledby="capacity-label" min="0" max="{most}" '
+        f'value="{used}" '
         f'high="{int(most * 0.9)}">{percent:.1f}%</meter></li>',
         f"<li>Writer lock: {_lock(doctor)}</li>",
     ]
@@ -123,7 +124,8 @@ def jobs_panel(enhancement: Mapping[str, object]) -> str:
         if jobs
         else "<p>No extraction jobs yet.</p>"
     )
-    notes = f"<p>{int(cast(int, enhancement.get('pendingTurns', 0)))} turns wait for a batch.</p>"
+    waiting = int(cast(int, enhancement.get("pendingTurns", 0)))
+    notes = f"<p>{waiting} turn{'' if waiting == 1 else 's'} waiting for the next batch.</p>"
     if enhancement.get("capacityReached"):
         notes += "<p>The turn log is full (5,000 turns); new turns are no longer recorded.</p>"
     button = (
