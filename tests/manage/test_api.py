@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from tests.manage.manage_helpers import (
 
 from memquill import Messages, RecordStore
 from memquill.manage import MAX_BODY_BYTES, JobView
+from memquill.manage._api import HTTP_STATUS
 
 
 @pytest.fixture
@@ -467,3 +469,21 @@ def test_other_methods_and_paths(workspace: Path) -> None:
     assert response.headers["x-content-type-options"] == "nosniff"
     assert "script-src 'self'" in response.headers["content-security-policy"]
     assert ORIGIN.startswith("http://127.0.0.1")
+
+
+def test_the_docs_list_every_status_the_api_gives() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "manage.md").read_text("utf-8")
+    for code, status in HTTP_STATUS.items():
+        assert re.search(rf"^\| {status} [^|]*`{code}`", text, re.MULTILINE), (code, status)
+
+
+def test_only_the_manage_package_imports_the_web_extra() -> None:
+    core = Path(__file__).resolve().parents[2] / "packages" / "core" / "src" / "memquill"
+    offenders = [
+        str(path.relative_to(core))
+        for path in core.rglob("*.py")
+        if re.search(r"^\s*(from|import) (starlette|uvicorn)\b", path.read_text("utf-8"), re.M)
+        and path.parent.name != "manage"
+    ]
+    assert offenders == []
+    assert "memquill.manage" not in (core / "__init__.py").read_text("utf-8")

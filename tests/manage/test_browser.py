@@ -21,7 +21,7 @@ from tests.manage.browser_helpers import browser, open_tab, serving
 from tests.manage.manage_helpers import FakeJobs, record_revision, seed
 
 from memquill import MemorySession, RecordStore
-from memquill.manage import Backend, JobView
+from memquill.manage import Backend, JobView, ManageServer
 
 __all__ = ["browser"]
 
@@ -264,7 +264,7 @@ def test_screenshot_for_the_docs(
     backend = Backend(
         MemorySession(workspace), jobs, now=lambda: datetime(2026, 11, 30, 12, tzinfo=UTC)
     )
-    for url in serving(backend):
+    with ManageServer(backend).running() as url:
         page = open_tab(browser, url, width=900, height=1100).page
         image = page.screenshot(full_page=True)
     assert image.startswith(b"\x89PNG")
