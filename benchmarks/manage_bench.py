@@ -33,9 +33,9 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
+from memquill import open_session
 from memquill.manage import Backend, create_app
-from memquill.results import Candidate
-from memquill.store import RecordStore
+from memquill.store import Candidate, RecordStore
 
 _VOCABULARY = (
     "memory project deadline prefers tabs spaces python release review meeting tuesday coffee "
@@ -79,7 +79,7 @@ def _row(name: str, figures: tuple[float, float], baseline: tuple[float, float] 
 
 def _scenario(label: str, workspace: Path, repeat: int) -> None:
     store = RecordStore(workspace)
-    client = TestClient(create_app(Backend.for_workspace(workspace)), base_url=ORIGIN)
+    client = TestClient(create_app(Backend.open(open_session(workspace))), base_url=ORIGIN)
     print(f"{label} ({store.snapshot().size_bytes:,} bytes)")
     base = _times(lambda: (store.snapshot(), store.doctor()), repeat)
     print(_row("snapshot() alone", _times(store.snapshot, repeat), None))

@@ -10,7 +10,7 @@ from typing import Any
 from starlette.testclient import TestClient
 from tests.core.store_helpers import manual
 
-from memquill import RecordStore
+from memquill import RecordStore, open_session
 from memquill.manage import Backend, JobsView, JobView, create_app
 
 PORT = 8765
@@ -45,7 +45,7 @@ def seed(workspace: Path, *facts: str) -> list[str]:
 
 def client(workspace: Path, jobs: FakeJobs | None = None, *, port: int | None = PORT) -> TestClient:
     """A test client of the page of ``workspace``, addressed as ``http://127.0.0.1:8765``."""
-    app = create_app(Backend.for_workspace(workspace, jobs=jobs), port=port)
+    app = create_app(Backend.open(open_session(workspace), jobs=jobs), port=port)
     return TestClient(app, base_url=ORIGIN)
 
 

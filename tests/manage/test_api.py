@@ -20,7 +20,8 @@ from tests.manage.manage_helpers import (
     seed,
 )
 
-from memquill import Messages, RecordStore
+from memquill import RecordStore
+from memquill.errors import Messages
 from memquill.manage import MAX_BODY_BYTES, JobView
 from memquill.manage._api import HTTP_STATUS
 

@@ -20,7 +20,7 @@ from tests.core.store_helpers import conversation, manual, raw, tool
 from tests.manage.browser_helpers import browser, open_tab, serving
 from tests.manage.manage_helpers import FakeJobs, record_revision, seed
 
-from memquill import MemorySession, RecordStore
+from memquill import RecordStore, open_session
 from memquill.manage import Backend, JobView, ManageServer
 
 __all__ = ["browser"]
@@ -49,7 +49,7 @@ def jobs() -> FakeJobs:
 
 @pytest.fixture
 def url(workspace: Path, jobs: FakeJobs) -> Generator[str]:
-    yield from serving(Backend.for_workspace(workspace, jobs=jobs))
+    yield from serving(Backend.open(open_session(workspace), jobs=jobs))
 
 
 def _active(workspace: Path) -> list[str]:
@@ -262,7 +262,7 @@ def test_screenshot_for_the_docs(
         pending_turns=1,
     )
     backend = Backend(
-        MemorySession(workspace), jobs, now=lambda: datetime(2026, 11, 30, 12, tzinfo=UTC)
+        open_session(workspace), jobs, now=lambda: datetime(2026, 11, 30, 12, tzinfo=UTC)
     )
     with ManageServer(backend).running() as url:
         page = open_tab(browser, url, width=900, height=1100).page

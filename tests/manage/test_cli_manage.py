@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from tests.core.store_helpers import CHILD_TIMEOUT
+from tests.core.plugin_helpers import write_distribution
+from tests.core.store_helpers import CHILD_TIMEOUT, manual, raw
 
 from memquill import RecordStore
 
@@ -165,3 +166,51 @@ def test_without_the_web_extra_it_says_how_to_install_it(env: dict[str, str]) ->
     )
     assert done.returncode == 2
     assert "pip install 'memquill[web]'" in done.stderr
+
+
+CANARY_PLUGIN = """
+import re
+
+from memquill.plugins import RegexDetector, hookimpl
+
+
+@hookimpl
+def memquill_register_secret_detectors(register):
+    register(RegexDetector("canary", re.compile(r"hunter2-canary")))
+"""
+
+
+def test_plugin_detectors_guard_the_page_writes(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    site = write_distribution(
+        tmp_path / "site",
+        {"memquill_tmp_canary": CANARY_PLUGIN},
+        {"tmp-canary": "memquill_tmp_canary"},
+        name="memquill-tmp-canary",
+    )
+    env.pop("MEMQUILL_DISABLE_PLUGIN_AUTOLOAD")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    RecordStore(workspace).save([manual("The team deploys on Tuesdays.")])
+    before = raw(workspace)
+    with _start(env, "--workspace", str(workspace)) as (_process, url):
+        state = _get(url + "api/memory")
+        body = json.dumps(
+            {
+                "action": "remember",
+                "content": "the vault code is hunter2-canary, keep it",
+                "expectedRevision": state["revision"],
+                "idempotencyKey": "canary",
+            }
+        ).encode()
+        request = urllib.request.Request(
+            url + "api/memory",
+            data=body,
+            headers={"Content-Type": "application/json", "Origin": url.rstrip("/")},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=CHILD_TIMEOUT)
+        assert refused.value.code == 400
+        assert json.loads(refused.value.read())["error"] == "secret"
+        refused.value.close()
+    assert raw(workspace) == before

@@ -39,7 +39,7 @@ def _manage(args: argparse.Namespace, context: Context) -> int:
     if not 0 <= port <= 65535:
         context.err.write("error: --port must be between 0 and 65535\n")
         return 2
-    backend = Backend.for_workspace(context.workspace)
+    backend = Backend.open(context.session())
     try:
         server = ManageServer(backend, port=port)
     except OSError as error:

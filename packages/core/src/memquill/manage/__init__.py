@@ -4,9 +4,10 @@ Needs the ``web`` extra (``pip install 'memquill[web]'``): Starlette for the app
 serve it. ``memquill manage`` is the command; this facade is what it (and a host that wants to
 embed the page) uses::
 
+    from memquill import open_session
     from memquill.manage import Backend, ManageServer
 
-    server = ManageServer(Backend.for_workspace("/path/to/workspace"))
+    server = ManageServer(Backend.open(open_session("/path/to/workspace")))
     print(server.url)
     server.serve()
 

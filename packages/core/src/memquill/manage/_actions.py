@@ -17,17 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from memquill.errors import ConflictError, InvalidInputError
 from memquill.manage._state import Backend
-from memquill.manage._writes import correct, forget, remember
-from memquill.results import WriteResult
+from memquill.store import ID_PATTERN, REVISION_PATTERN
+from memquill.tools import WriteOutcome, WriteSource, correct, forget, remember
 
 __all__ = ["Action", "Outcome", "parse_action", "perform"]
 
-_REVISION_PATTERN: Final = r"^[0-9a-f]{64}$"
-_ID_PATTERN: Final = r"^[0-9a-f-]{36}$"
 WORKSPACE_CHANGED: Final = "Workspace or memory changed."
+KEY_PREFIX: Final = "manual:page:"
+"""Page keys live apart from the CLI's (``manual:<sha256>`` or ``--key``) and the tools'."""
 
-Revision = Annotated[str, StringConstraints(pattern=_REVISION_PATTERN)]
-RecordId = Annotated[str, StringConstraints(pattern=_ID_PATTERN)]
+Revision = Annotated[str, StringConstraints(pattern=REVISION_PATTERN)]
+RecordId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 
 
 class _Body(BaseModel):
@@ -117,36 +117,44 @@ class Outcome:
     body: dict[str, object]
 
 
-def _written(result: WriteResult, record_id: str | None) -> Outcome:
+def _written(outcome: WriteOutcome) -> Outcome:
     return Outcome(
         200,
         {
-            "status": result.status,
-            "recordId": record_id,
-            "recordRevision": result.record_revision if record_id == result.record_id else None,
-            "revision": result.revision,
+            "status": outcome.status,
+            "recordId": outcome.record_id,
+            "recordRevision": outcome.record_revision,
+            "revision": outcome.revision,
         },
     )
 
 
 def perform(backend: Backend, action: Action, now: datetime) -> Outcome:
-    """Carry out ``action`` on the backend's workspace (blocking file I/O).
+    """Carry out ``action`` on the backend's workspace through the one write path.
 
     Raises:
-        MemoryRecordError: the store refused (``conflict`` for a stale revision, and so on).
+        MemquillError: the write path or the store refused (``conflict`` for a stale
+            revision, and so on).
     """
     session = backend.session
+    source = WriteSource.manual(now)
     if isinstance(action, RememberAction):
-        result, record_id = remember(
-            session, action.content, action.idempotency_key, action.expected_revision, now
+        key = KEY_PREFIX + action.idempotency_key
+        outcome = remember(
+            session,
+            action.content,
+            source=source,
+            idempotency_key=key,
+            expected_revision=action.expected_revision,
         )
-        return _written(result, record_id)
+        return _written(outcome)
     if isinstance(action, CorrectAction):
-        result = correct(session, action.id, action.content, action.expected_revision, now)
-        return _written(result, result.record_id)
+        outcome = correct(
+            session, action.id, action.content, action.expected_revision, source=source
+        )
+        return _written(outcome)
     if isinstance(action, ForgetAction):
-        result = forget(session, action.id, action.expected_revision)
-        return _written(result, action.id)
+        return _written(forget(session, action.id, action.expected_revision, source=source))
     if session.store.snapshot().revision != action.expected_revision:
         raise ConflictError(WORKSPACE_CHANGED)
     if backend.jobs is None:

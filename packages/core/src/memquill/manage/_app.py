@@ -21,12 +21,12 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memquill.errors import MemoryRecordError
+from memquill.errors import MemoryRecordError, MemquillError
 from memquill.manage._api import get_memory, post_memory, refusal_response
 from memquill.manage._guard import check_request
 from memquill.manage._page import render_page
 from memquill.manage._state import Backend, State
-from memquill.query_models import SearchResult
+from memquill.query import SearchArgs, SearchResult, parse_args
 
 __all__ = ["SECURITY_HEADERS", "create_app"]
 
@@ -79,8 +79,11 @@ def _page_data(backend: Backend, query: str) -> tuple[State, SearchResult | None
     state = State.read(backend)
     if not query:
         return state, None
-    found = backend.session.query.search(query, limit=_SEARCH_LIMIT)
-    return state, found.result
+    try:
+        args = parse_args(SearchArgs, {"query": query, "limit": _SEARCH_LIMIT})
+        return state, backend.session.query.search(args)
+    except MemquillError as error:  # shown on the page as the search's own failure
+        return state, SearchResult(error=error.message, error_code=error.code)
 
 
 def _shown(workspace: Path) -> str:

@@ -13,7 +13,7 @@ from html import escape
 from typing import Final, cast
 
 from memquill.manage._panels import doctor_panel, jobs_panel, store_problem
-from memquill.query_models import SearchResult
+from memquill.query import SearchResult
 
 __all__ = ["render_page"]
 

@@ -7,25 +7,17 @@ server starts, never by a request), the extraction jobs source, and the clock. T
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Final
 
-from memquill.doctor import DoctorReport
 from memquill.errors import CorruptError, MemoryRecordError
 from memquill.manage._jobs import JobsSource, jobs_json
 from memquill.manage._words import STATUS_WORDS, age, provenance
-from memquill.records import Record
-from memquill.results import Snapshot
-from memquill.scope import MemorySession
-
-PAGE_SESSION: Final = "memquill-manage"
-"""The session id the page's session carries (page writes are ``manual``, not tool writes)."""
+from memquill.store import DoctorReport, Record, Snapshot
+from memquill.tools import MemorySession
 
 __all__ = [
-    "PAGE_SESSION",
     "Backend",
     "State",
     "doctor_json",
@@ -54,15 +46,15 @@ class Backend:
     now: Callable[[], datetime] = field(default=_utc_now)
 
     @staticmethod
-    def for_workspace(
-        workspace: str | os.PathLike[str], *, jobs: JobsSource | None = None
-    ) -> Backend:
-        """The backend of ``workspace``, checked: it must be a usable workspace folder.
+    def open(session: MemorySession, *, jobs: JobsSource | None = None) -> Backend:
+        """The backend of ``session``'s workspace, checked: it must be a usable folder.
+
+        Open the session with :func:`memquill.open_session`, so every plugin's secret
+        detectors guard the page's writes as they guard the tools'.
 
         Raises:
             UnsafePathError, StorageError: the workspace cannot be used.
         """
-        session = MemorySession(workspace, session_id=PAGE_SESSION, access="read_write")
         session.store.locations()
         return Backend(session, jobs)
 

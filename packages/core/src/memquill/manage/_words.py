@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Final
 
-from memquill.records import JSONValue
+from memquill.store import JSONValue
 
 __all__ = ["JOB_REASONS", "JOB_STATUSES", "STATUS_WORDS", "age", "provenance"]
 
