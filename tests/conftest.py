@@ -22,6 +22,17 @@ settings.register_profile(
 settings.load_profile("memquill")
 
 
+def pytest_configure(config: object) -> None:
+    """Keep model-assistance state (install key, receipts) out of the real user data folder."""
+    import os
+    import tempfile
+
+    if not os.environ.get("MEMQUILL_TEST_DATA_HOME"):
+        folder = tempfile.mkdtemp(prefix="memquill-test-data-")
+        os.environ["MEMQUILL_TEST_DATA_HOME"] = folder
+        os.environ["XDG_DATA_HOME"] = folder
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _index_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Search indexes go to a temporary folder, never the user's cache."""
