@@ -50,15 +50,14 @@ NEEDLE_NOTE = "kitchen/pierogi.md"
 NOW = datetime(2026, 9, 22, 12, tzinfo=UTC)
 # The stop words memquill drops from queries, dropped for FTS5 too (spelled out here so that a
 # child process measuring FTS5 never imports memquill).
-STOP = frozenset(
-    (
-        "the a an is are was were be been being have has had do does did will would shall "
-        "should may might can could of at by for with about against between through during "
-        "before after above below to from up down in out on off over under again further then "
-        "once and but or nor not so if this that these those it its i me my we our you your he "
-        "his she her they their what which who whom how when where why"
-    ).split()
+_STOP_TEXT = (
+    "the a an is are was were be been being have has had do does did will would shall "
+    "should may might can could of at by for with about against between through during "
+    "before after above below to from up down in out on off over under again further then "
+    "once and but or nor not so if this that these those it its i me my we our you your he "
+    "his she her they their what which who whom how when where why"
 )
+STOP = frozenset(_STOP_TEXT.split(" "))
 
 
 # -- the vault ---------------------------------------------------------------------------------
