@@ -14,6 +14,7 @@ authors find their names in :mod:`memquill.plugins`, adapter authors the conform
 """
 
 from memquill.enhance import (
+    AuxiliaryRunner,
     ModelDeferred,
     ModelIdentity,
     ModelRanker,
@@ -120,6 +121,7 @@ __all__ = [
     "MAX_STORE_BYTES",
     "Access",
     "AccessDeniedError",
+    "AuxiliaryRunner",
     "BindingBackend",
     "BindingError",
     "BindingStore",

@@ -16,7 +16,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Final
@@ -50,7 +50,7 @@ class Extraction:
         model: the model that extracts (``None``: turns are counted and batches wait with
             ``unavailable: provider_missing`` until a model is given).
         gate: the host's answer for a session: ``ready``, ``read_only`` (Plan mode) or
-            ``unbound`` (default: every session is ready).
+            ``unbound`` (``None``: every session is ready).
         runner: the auxiliary runner model calls go through (default: the process's).
         clock: seconds since the epoch (injectable for tests).
     """
@@ -61,14 +61,14 @@ class Extraction:
         source: MessageSource,
         *,
         model: TextModel | None = None,
-        gate: SessionGate = always_ready,
+        gate: SessionGate | None = None,
         runner: AuxiliaryRunner | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.session = session
         self.source = source
         self.model = model
-        self.gate = gate
+        self.gate: SessionGate = gate or always_ready
         self.runner = runner or default_runner()
         self.clock = clock
 
@@ -142,16 +142,26 @@ class Extraction:
 
     # -- running ---------------------------------------------------------------------------
 
-    def resume(self) -> concurrent.futures.Future[PassReport]:
+    def resume(
+        self, *, after: Callable[[], Awaitable[object]] | None = None
+    ) -> concurrent.futures.Future[PassReport]:
         """Run passes on memquill's model-call thread; returns at once.
 
         A run already going for this workspace there does one more pass instead (every caller
         gets its future). Called after each recorded turn and at start-up (restart recovery).
-        """
-        return schedule(self._config, model_loop())
 
-    async def aresume(self) -> PassReport:
-        """Run passes on the caller's event loop and wait for them."""
+        Args:
+            after: awaited on that thread first (a host waiting until its history holds the
+                turn it just recorded).
+        """
+        if after is None:
+            return schedule(self._config, model_loop())
+        return asyncio.run_coroutine_threadsafe(self.aresume(after=after), model_loop())
+
+    async def aresume(self, *, after: Callable[[], Awaitable[object]] | None = None) -> PassReport:
+        """Run passes on the caller's event loop and wait for them (``after`` is awaited first)."""
+        if after is not None:
+            await after()
         return await asyncio.wrap_future(self._schedule_here())
 
     def retry(self) -> concurrent.futures.Future[PassReport]:
