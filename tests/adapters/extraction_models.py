@@ -10,6 +10,7 @@ An ``on_call`` hook runs inside the call, before the answer (to edit a message m
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,8 @@ from memquill.testing import scripted_failure
 from memquill_langchain import ChatModelTextModel
 from memquill_llamaindex import LLMTextModel
 
-Hook = Callable[[int], None]
+Hook = Callable[[int], object]
+"""Runs inside the call before the answer; an awaitable it returns is awaited."""
 
 
 def _reply(replies: Sequence[str], index: int) -> str:
@@ -36,6 +38,11 @@ def _reply(replies: Sequence[str], index: int) -> str:
     return reply
 
 
+async def _run(result: object) -> None:
+    if inspect.isawaitable(result):
+        await result
+
+
 class ScriptedExtractorChat(GenericFakeChatModel):
     """A LangChain fake chat model answering from a script."""
 
@@ -43,6 +50,7 @@ class ScriptedExtractorChat(GenericFakeChatModel):
     api_key: SecretStr = SecretStr("sk-lc-one")
     replies: list[str] = Field(default_factory=list)
     calls: list[int] = Field(default_factory=list)
+    prompts: list[str] = Field(default_factory=list)
     on_call: Any = None
 
     async def _agenerate(
@@ -54,8 +62,9 @@ class ScriptedExtractorChat(GenericFakeChatModel):
     ) -> ChatResult:
         index = len(self.calls)
         self.calls.append(index)
+        self.prompts.append(messages[-1].text)
         if self.on_call is not None:
-            self.on_call(index)
+            await _run(self.on_call(index))
         text = _reply(self.replies, index)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
 
@@ -66,13 +75,15 @@ class ScriptedExtractorLLM(MockLLM):
     api_key: str = "sk-li-one"
     replies: list[str] = Field(default_factory=list)
     calls: list[int] = Field(default_factory=list)
+    prompts: list[str] = Field(default_factory=list)
     _on_call: Hook | None = PrivateAttr(default=None)
 
     async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         index = len(self.calls)
         self.calls.append(index)
+        self.prompts.append(messages[-1].content or "")
         if self._on_call is not None:
-            self._on_call(index)
+            await _run(self._on_call(index))
         text = _reply(self.replies, index)
         return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
 
