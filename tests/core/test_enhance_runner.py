@@ -376,3 +376,24 @@ async def test_a_scripted_secret_never_reaches_results_or_logs(
     for path in tmp_path.iterdir():
         if path.name.startswith("block-"):
             assert FAKE_SECRET not in path.read_text()
+
+
+def test_fingerprints_are_keyed_and_distinct(tmp_path: Path) -> None:
+    import hashlib
+
+    from memquill.enhance._identity import InstallKey, fingerprint
+
+    key = InstallKey(tmp_path).load()
+    other_key = InstallKey(tmp_path / "elsewhere").load()
+    identities = [
+        ModelIdentity("custom", "m", b"k1"),
+        ModelIdentity("custom", "m", b"k2"),
+        ModelIdentity("custom", "n", b"k1"),
+        ModelIdentity("langchain", "m", b"k1"),
+        ModelIdentity("custom", "mk", b"1"),  # framing: not the same as ("m", "k1")
+    ]
+    prints = [fingerprint(key, identity) for identity in identities]
+    assert len(set(prints)) == len(prints)
+    assert all(p.startswith("hmac-v1:") and len(p) == 72 for p in prints)
+    assert fingerprint(other_key, identities[0]) != prints[0]
+    assert prints[0][8:] != hashlib.sha256(b"k1").hexdigest()

@@ -126,3 +126,12 @@ async def test_runner_failures_reach_sinks_budgeted_and_without_private_text(
     assert events[-1].suppressed == 2
     assert FAKE_SECRET not in caplog.text and "user" not in caplog.text.split()
     assert FAKE_SECRET not in repr(events)
+
+
+def test_scenes_survive_and_free_text_becomes_unknown() -> None:
+    telemetry = Telemetry()
+    for scene in ("memory_rerank", "memory_extract"):
+        event = telemetry.report(scene, Failure("other", "unknown"), "langchain")
+        assert event is not None and event.scene == scene
+    event = telemetry.report(f"/home/me/{FAKE_SECRET}", Failure("other", "unknown"), "x")
+    assert event is not None and (event.scene, event.provider) == ("unknown", "custom")

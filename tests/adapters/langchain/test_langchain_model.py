@@ -104,3 +104,48 @@ async def test_real_provider_errors_through_langchain_are_classified(
     assert FAKE_SECRET not in caplog.text and FAKE_SECRET not in repr(result)
     for path in tmp_path.iterdir():
         assert FAKE_SECRET.encode() not in path.read_bytes()
+
+
+QUERY = {"query": "paella saffron"}
+
+
+def _ranked_toolkit(tmp_path: Path, script: list[Any]) -> Any:
+    from memquill.testing import load_fixtures, parse_script
+    from memquill_langchain import MemquillToolkit
+    from memquill_langchain.scripted import ScriptedChatModel
+
+    fixture = load_fixtures()["rerank"]
+    fixture.build(tmp_path)
+    chat = ScriptedChatModel.from_script(parse_script(script))
+    return MemquillToolkit.from_workspace(tmp_path, "lc-rank", "read", model=chat)
+
+
+def test_the_toolkit_ranks_with_a_chat_model(tmp_path: Path) -> None:
+    toolkit = _ranked_toolkit(tmp_path, ["[2, 0, 1]"])
+    (search,) = [tool for tool in toolkit.get_tools() if tool.name == "memory_search"]
+    message = search.invoke(
+        {
+            "type": "tool_call",
+            "name": "memory_search",
+            "id": "1",
+            "args": {"query": "paella saffron"},
+        }
+    )
+    assert message.content.startswith("1. [b.md:1]")
+    assert message.artifact["reranked"] is True
+
+
+async def test_a_chat_model_hanging_past_three_seconds_keeps_keyword_order(tmp_path: Path) -> None:
+    toolkit = _ranked_toolkit(tmp_path, [{"hang": True}])
+    (search,) = [tool for tool in toolkit.get_tools() if tool.name == "memory_search"]
+    message = await search.ainvoke(
+        {
+            "type": "tool_call",
+            "name": "memory_search",
+            "id": "1",
+            "args": {"query": "paella saffron"},
+        }
+    )
+    assert message.content.startswith(
+        "Memory ranking failed: timeout. Using keyword order.\n\n1. [c.md:1]"
+    )

@@ -102,3 +102,27 @@ async def test_real_provider_errors_through_llamaindex_are_classified(
     assert FAKE_SECRET not in caplog.text and FAKE_SECRET not in repr(result)
     for path in tmp_path.iterdir():
         assert FAKE_SECRET.encode() not in path.read_bytes()
+
+
+def _ranked_tools(tmp_path: Path, script: list[Any]) -> Any:
+    from memquill.testing import load_fixtures
+    from memquill_llamaindex import MemquillToolSpec
+
+    fixture = load_fixtures()["rerank"]
+    fixture.build(tmp_path)
+    llm = ScriptedLLM.from_script(parse_script(script))
+    spec = MemquillToolSpec.from_workspace(tmp_path, "li-rank", "read", model=llm)
+    (search,) = [tool for tool in spec.to_tool_list() if tool.metadata.name == "memory_search"]
+    return search
+
+
+def test_the_tool_spec_ranks_with_an_llm(tmp_path: Path) -> None:
+    output = _ranked_tools(tmp_path, ["[2, 0, 1]"]).call(query="paella saffron")
+    assert output.content.startswith("1. [b.md:1]") and output.raw_output["reranked"] is True
+
+
+async def test_an_llm_hanging_past_three_seconds_keeps_keyword_order(tmp_path: Path) -> None:
+    output = await _ranked_tools(tmp_path, [{"hang": True}]).acall(query="paella saffron")
+    assert output.content.startswith(
+        "Memory ranking failed: timeout. Using keyword order.\n\n1. [c.md:1]"
+    )

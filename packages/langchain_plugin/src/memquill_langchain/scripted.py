@@ -15,6 +15,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
+from pydantic import PrivateAttr
 
 from memquill.testing import ModelScript, play
 
@@ -26,11 +27,16 @@ class ScriptedChatModel(GenericFakeChatModel):
 
     Attributes:
         script: the replies, in call order.
-        calls: how many calls were made.
     """
 
     script: tuple[Any, ...] = ()
-    calls: int = 0
+    # Private: a counter is not configuration (the model's identity must not change per call).
+    _calls: int = PrivateAttr(default=0)
+
+    @property
+    def calls(self) -> int:
+        """How many calls were made."""
+        return self._calls
 
     @classmethod
     def from_script(cls, script: ModelScript) -> ScriptedChatModel:
@@ -45,8 +51,8 @@ class ScriptedChatModel(GenericFakeChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        index = self.calls
-        self.calls += 1
+        index = self._calls
+        self._calls += 1
         if index >= len(self.script):
             raise LookupError(f"the model script has no reply for call {index + 1}")
         reply = self.script[index]

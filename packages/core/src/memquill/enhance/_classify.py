@@ -6,9 +6,10 @@ cause chain is read, breadth first over ``__cause__``, ``__context__``, ``cause`
 ``last_error``, ``original_exception``, ``reason``, a retry's last attempt and the first four
 ``exceptions``/``errors`` (at most 16 exceptions, 4 levels deep). From each exception only these
 are read: its class names (with bases), an HTTP status (``status_code``, ``status``,
-``http_status``, ``response.status_code``), a code (``code``, ``errno``, ``type``, a JSON-RPC
-``error.code``). The message is matched against a few fixed phrases ("missing API key",
-"cancelled", …) for errors that carry nothing else; it is never kept, logged or reported.
+``http_status``, ``response.status_code``, a JSON-RPC error's ``data.status``), a code
+(``code``, ``errno``, ``type``, a JSON-RPC ``error.code``). The message is matched against a
+few fixed phrases ("missing API key", "cancelled", …) for errors that carry no HTTP status; it
+is never kept, logged or reported.
 
 Rules, first match wins (the outcome decides telemetry, the root cause decides what the runner
 does; only ``credentials`` ever blocks):
@@ -30,7 +31,7 @@ import errno as errno_codes
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from memquill.enhance._signals import (
     CANCEL_NAMES,
@@ -198,6 +199,11 @@ def _status(node: BaseException) -> int | None:
     response = getattr(node, "response", None)
     if response is not None:
         candidates += [getattr(response, "status_code", None), getattr(response, "status", None)]
+    detail = getattr(node, "error", None)  # a JSON-RPC error (MCP): a client may pass the status
+    data = getattr(detail, "data", None) if not isinstance(detail, BaseException) else None
+    if isinstance(data, dict):
+        fields = cast("dict[str, object]", data)
+        candidates += [fields.get("status"), fields.get("statusCode")]
     for value in candidates:
         if isinstance(value, str) and value.isdigit():
             value = int(value)

@@ -41,6 +41,7 @@ LOGGER: Final = logging.getLogger("memquill.enhance")
 ProviderClass = Literal["langchain", "llamaindex", "mcp_sampling", "custom"]
 Sink = Callable[["ProviderEvent"], None]
 _MAX_SUPPRESSED: Final = 1_000_000
+_SCENES: Final = frozenset({"memory_rerank", "memory_extract"})
 
 
 def provider_class(family: str) -> ProviderClass:
@@ -163,8 +164,13 @@ class Telemetry:
             self._sinks.pop(key, None)
 
     def report(self, scene: str, failure: Failure, family: str) -> ProviderEvent | None:
-        """Report one failed call; returns the event sent, or ``None`` when none was due."""
+        """Report one failed call; returns the event sent, or ``None`` when none was due.
+
+        Only known scenes are named (anything else is ``unknown``), and only known families
+        (anything else is ``custom``): no free text reaches an event.
+        """
         provider = provider_class(family)
+        scene = scene if scene in _SCENES else "unknown"
         if not failure.should_report:
             LOGGER.info(
                 "model assistance: scene=%s cause=%s outcome=%s provider=%s (not reported)",

@@ -24,7 +24,7 @@ from memquill.plugins._manager import (
     registered_adapters,
     secret_scanner,
 )
-from memquill.plugins._sessions import open_session
+from memquill.plugins._sessions import connect_telemetry, open_session
 from memquill.plugins.hookspecs import hookimpl
 from memquill.store import RegexDetector, SecretDetector
 
@@ -44,6 +44,7 @@ __all__ = [
     "RegisteredDetector",
     "SecretDetector",
     "ToolDescriptor",
+    "connect_telemetry",
     "get_plugin_manager",
     "hookimpl",
     "lazy_exports",

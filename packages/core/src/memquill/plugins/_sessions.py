@@ -29,7 +29,7 @@ from memquill.plugins._manager import (
 )
 from memquill.tools import Access, MemorySession
 
-__all__ = ["open_session"]
+__all__ = ["connect_telemetry", "open_session"]
 
 _log = logging.getLogger("memquill.plugins")
 
@@ -75,8 +75,7 @@ def open_session(
     ranker = None
     if model is not None:
         assert manager is not None
-        runner = runner or default_runner()
-        runner.telemetry.connect("plugins", _reporter(manager))
+        runner = connect_telemetry(manager, runner)
         ranker = ModelRanker(model, runner=runner)
     return MemorySession(
         Path(workspace).expanduser(),
@@ -88,6 +87,19 @@ def open_session(
         secrets=scanner,
         ranker=ranker,
     )
+
+
+def connect_telemetry(
+    manager: MemquillPluginManager, runner: AuxiliaryRunner | None = None
+) -> AuxiliaryRunner:
+    """Send ``runner``'s model-failure events to ``manager``'s ``memquill_report_event`` hook.
+
+    ``runner`` defaults to the process's; it is returned. Connecting again replaces the
+    previous manager, so events are never delivered twice.
+    """
+    runner = runner or default_runner()
+    runner.telemetry.connect("plugins", _reporter(manager))
+    return runner
 
 
 def _reporter(manager: MemquillPluginManager) -> Callable[[ProviderEvent], None]:

@@ -28,7 +28,9 @@ from memquill.testing._models import (
     ScriptedTextModel,
     parse_script,
     play,
+    script_of,
     scripted_failure,
+    with_framework_model,
 )
 from memquill.testing._normalize import Normalizer, canonical_schema
 from memquill.testing._runner import HarnessFactory, Outcome, assert_outcomes, run_case
@@ -62,7 +64,9 @@ __all__ = [
     "play",
     "run_adapter",
     "run_case",
+    "script_of",
     "scripted_failure",
+    "with_framework_model",
 ]
 
 # pytest is needed by the suite only: ``memquill demo`` uses this package without it.

@@ -13,11 +13,12 @@ message that includes a fake secret, to prove it never leaks) or a built-in ``Ti
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from memquill.enhance import ModelIdentity, Prompt
+from memquill.enhance import ModelIdentity, ModelRanker, Prompt, TextModel
+from memquill.tools import MemorySession
 
 __all__ = [
     "ERROR_KINDS",
@@ -28,7 +29,9 @@ __all__ = [
     "ScriptedTextModel",
     "parse_script",
     "play",
+    "script_of",
     "scripted_failure",
+    "with_framework_model",
 ]
 
 FAKE_SECRET: Final = "sk-proj-SCRIPTEDsecretDO-NOT-LEAK-0123456789abcdef"  # noqa: S105
@@ -135,3 +138,29 @@ async def play(reply: Reply) -> str:
     if reply.error is not None:
         raise scripted_failure(reply.error)
     return reply.text or ""
+
+
+def script_of(session: MemorySession) -> ModelScript | None:
+    """The script of ``session``'s model when it is a :class:`ScriptedTextModel`."""
+    ranker = session.ranker
+    if isinstance(ranker, ModelRanker) and isinstance(ranker.model, ScriptedTextModel):
+        return ranker.model.script
+    return None
+
+
+def with_framework_model(
+    session: MemorySession, build: Callable[[ModelScript], TextModel]
+) -> MemorySession:
+    """``session`` with its scripted model played by a framework's own fake model instead.
+
+    An adapter's harness calls this with a function that builds its framework's fake model
+    for a script (wrapped as a text model), so a parity case's replies travel through the
+    framework. The runner and the timeout stay the session's. A session without a scripted
+    model is returned as it is.
+    """
+    ranker = session.ranker
+    script = script_of(session)
+    if script is None or not isinstance(ranker, ModelRanker):
+        return session
+    native = ModelRanker(build(script), runner=ranker.runner, timeout=ranker.timeout)
+    return session.with_ranker(native)
