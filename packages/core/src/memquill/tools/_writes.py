@@ -108,10 +108,13 @@ def remember(
     *,
     source: WriteSource,
     idempotency_key: str | None = None,
+    expected_revision: str | None = None,
 ) -> WriteOutcome:
     """Save one fact. Repeating the same key (by default: the content) saves nothing new.
 
-    Keys are namespaced by source, so a person's key never collides with a tool's.
+    Keys are namespaced by source, so a person's key never collides with a tool's. With
+    ``expected_revision`` (the store revision the caller saw, as the management page sends)
+    the store refuses with ``conflict`` if anything changed since, checked under its lock.
 
     Raises:
         InvalidInputError: the session may not write now, or a tool source has no session.
@@ -120,7 +123,7 @@ def remember(
     """
     _authorize(session, source)
     key = _namespaced_key(source, content, idempotency_key)
-    result = session.store.save([Candidate(content, source.metadata(), key)])
+    result = session.store.save([Candidate(content, source.metadata(), key)], expected_revision)
     target = result.targets[0]
     return _outcome("remember", result, target.record_id, target.status)
 
