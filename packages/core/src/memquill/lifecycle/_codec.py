@@ -87,18 +87,45 @@ def decode_ledger(data: bytes) -> Ledger:
 
 def encode_ledger(ledger: Ledger) -> bytes:
     """The ledger as compact JSON (key order fixed, so equal ledgers are equal bytes)."""
-    document: dict[str, object] = {
-        "version": _VERSION,
-        "turns": ledger.turns,
-        "counters": ledger.counters,
-        "jobs": [_job_json(job) for job in ledger.jobs],
-    }
+    parts = [
+        '{"version":1,"turns":',
+        _dumps(ledger.turns),
+        ',"counters":',
+        _dumps(ledger.counters),
+        ',"jobs":[',
+        ",".join(_job_text(job) for job in ledger.jobs),
+        "]",
+    ]
     if ledger.pending_sources:
-        document["pendingSources"] = {
+        pending = {
             session: [_ref_json(ref) for ref in refs]
             for session, refs in ledger.pending_sources.items()
         }
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        parts += [',"pendingSources":', _dumps(pending)]
+    parts.append("}")
+    return "".join(parts).encode("utf-8")
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# Jobs are immutable and most of them never change again, so each one's JSON is kept, keyed by
+# the object (the entry holds the job, so its id cannot be reused meanwhile): a ledger change
+# then encodes only what changed, though the ledger can hold thousands of jobs.
+_JOB_TEXT: Final[dict[int, tuple[Job, str]]] = {}
+_MAX_JOB_TEXT: Final = 4 * MAX_JOBS
+
+
+def _job_text(job: Job) -> str:
+    entry = _JOB_TEXT.get(id(job))
+    if entry is not None and entry[0] is job:
+        return entry[1]
+    if len(_JOB_TEXT) >= _MAX_JOB_TEXT:
+        _JOB_TEXT.clear()
+    text = _dumps(_job_json(job))
+    _JOB_TEXT[id(job)] = (job, text)
+    return text
 
 
 def _job(value: object) -> Job:

@@ -17,15 +17,19 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Generator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import portalocker
+
 from memquill.errors import (
-    BusyError,
     JobBusyError,
     JobLimitError,
     JobUnsafePathError,
@@ -36,7 +40,6 @@ from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.lifecycle._model import MAX_LEDGER_BYTES, Ledger
 from memquill.paths import canonical_workspace
 from memquill.store._fileio import fsync_directory, write_synced
-from memquill.store._lock import WriterLock
 
 __all__ = ["LEDGER_PATH", "LedgerFile"]
 
@@ -45,6 +48,13 @@ LEDGER_NAME: Final = "memory-jobs.json"
 LEDGER_PATH: Final = f"{LEDGER_DIR}/{LEDGER_NAME}"
 """Where the ledger lives, relative to the workspace."""
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_CACHED_LEDGERS: Final = 32
+
+# The last bytes read or written per ledger path, and what they decode to: a read whose bytes
+# are the same skips decoding and validation (bytes, not file metadata, decide: a same-size
+# rewrite within the clock's granularity is still seen).
+_CACHE: Final[OrderedDict[Path, tuple[bytes, Ledger]]] = OrderedDict()
+_CACHE_LOCK: Final = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +105,14 @@ class LedgerFile:
         Raises:
             JobCorruptError, JobLimitError, JobUnsafePathError, StorageError.
         """
+        return self._read()[1]
+
+    def _read(self) -> tuple[bytes, Ledger]:
         self._check_paths()
         try:
             fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
         except FileNotFoundError:
-            return Ledger()
+            return b"", Ledger()
         except OSError as error:
             if error.errno == errno.ELOOP:
                 raise JobUnsafePathError(Messages.JOBS_UNSAFE_PATH) from None
@@ -116,7 +129,7 @@ class LedgerFile:
             raise StorageError(Messages.JOBS_READ_FAILED) from error
         if len(data) > MAX_LEDGER_BYTES:
             raise JobLimitError(Messages.JOBS_LIMIT)
-        return decode_ledger(data)
+        return data, _decoded(self.path, data)
 
     @contextmanager
     def change(self) -> Generator[Ledger]:
@@ -135,38 +148,33 @@ class LedgerFile:
         except OSError as error:
             raise StorageError(Messages.JOBS_SAVE_FAILED) from error
         self._check_paths()
-        lock = WriterLock(self.directory / f"{LEDGER_NAME}.lock", self.lock_timeout)
+        lock = _lock(self.directory / f"{LEDGER_NAME}.lock", self.lock_timeout)
+        if lock is None:
+            raise JobBusyError(Messages.JOBS_BUSY)
         try:
-            lock.__enter__()
-        except BusyError:
-            raise JobBusyError(Messages.JOBS_BUSY) from None
-        try:
-            ledger = self.read()
-            before = encode_ledger(ledger)
+            before, ledger = self._read()
             yield ledger
             after = encode_ledger(ledger)
-            if after != before:
+            if after != before and (before or ledger != Ledger()):
                 self._write(after)
+                _remember(self.path, after, ledger)
         finally:
-            lock.__exit__(None, None, None)
+            _unlock(lock)
 
     @contextmanager
     def runner_claim(self) -> Generator[bool]:
         """Claim the runner lock without waiting; yields whether this caller holds it."""
         self._check_paths()
-        if not self.directory.is_dir():
-            yield False
-            return
+        lock = (
+            _lock(self.directory / f"{LEDGER_NAME}.runner", 0.0)
+            if self.directory.is_dir()
+            else None
+        )
         try:
-            lock = WriterLock(self.directory / f"{LEDGER_NAME}.runner", 0.0)
-            lock.__enter__()
-        except BusyError:
-            yield False
-            return
-        try:
-            yield True
+            yield lock is not None
         finally:
-            lock.__exit__(None, None, None)
+            if lock is not None:
+                _unlock(lock)
 
     def _write(self, data: bytes) -> None:
         if len(data) > MAX_LEDGER_BYTES:
@@ -214,3 +222,67 @@ class LedgerFile:
                 raise StorageError(Messages.JOBS_READ_FAILED) from error
             if not is_kind(mode):
                 raise JobUnsafePathError(Messages.JOBS_UNSAFE_PATH)
+
+
+def _decoded(path: Path, data: bytes) -> Ledger:
+    with _CACHE_LOCK:
+        cached = _CACHE.get(path)
+    if cached is not None and cached[0] == data:
+        return _copy(cached[1])
+    ledger = decode_ledger(data)
+    _remember(path, data, ledger)
+    return _copy(ledger)
+
+
+def _remember(path: Path, data: bytes, ledger: Ledger) -> None:
+    with _CACHE_LOCK:
+        _CACHE[path] = (data, _copy(ledger))
+        _CACHE.move_to_end(path)
+        while len(_CACHE) > _CACHED_LEDGERS:
+            _CACHE.popitem(last=False)
+
+
+def _copy(ledger: Ledger) -> Ledger:
+    """A copy a caller may change (jobs and references are immutable; containers are not)."""
+    return Ledger(
+        list(ledger.turns),
+        dict(ledger.counters),
+        list(ledger.jobs),
+        {session: list(refs) for session, refs in ledger.pending_sources.items()},
+    )
+
+
+def _lock(path: Path, timeout: float) -> int | None:
+    """An exclusive kernel lock on ``path`` (created ``0600``), waited for up to ``timeout``
+    seconds; ``None`` when it stays held or cannot be taken. The kernel frees it when the
+    holder dies, so no stale lock is ever left behind."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    except OSError:
+        return None
+    deadline = time.monotonic() + timeout
+    wait = 0.001
+    while True:
+        try:
+            portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
+        except portalocker.AlreadyLocked:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                os.close(fd)
+                return None
+            time.sleep(min(wait, remaining))
+            wait = min(wait * 2, 0.05)
+        except portalocker.LockException:
+            os.close(fd)
+            return None
+        else:
+            return fd
+
+
+def _unlock(fd: int) -> None:
+    try:
+        portalocker.unlock(fd)
+    except portalocker.LockException:
+        pass  # closing the descriptor frees the lock anyway
+    finally:
+        os.close(fd)

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Final
 
-from memquill.lifecycle._job import PassConfig, PassState, process_job
+from memquill.lifecycle._job import MAX_CALLS_PER_PASS, PassConfig, PassState, process_job
 from memquill.lifecycle._model import ELIGIBLE, JobStatus
 
 __all__ = ["PassReport", "run_pass", "running", "schedule"]
@@ -76,6 +76,8 @@ async def run_pass(config: PassConfig) -> PassReport:
         jobs.sort(key=lambda job: job.updated_at)  # stable: ties keep ledger order
         state = PassState()
         for queued in jobs:
+            if state.calls >= MAX_CALLS_PER_PASS:
+                break  # the rest wait for the next pass: each pass costs three calls at most
             job = ledger.read().job(queued.id)  # another process may have changed it
             if job is None or job.status not in ELIGIBLE:
                 continue
