@@ -13,9 +13,10 @@ import asyncio
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
 from memquill.enhance import KEY_FILE, Prompt
-from memquill.lifecycle import RecordedMessages, SessionState
+from memquill.lifecycle import RecordedMessages, SessionState, binding_gate
 from memquill.store._lock import WriterLock
 from memquill.testing import ScriptedProviderError
+from memquill.tools import BindingStore
 
 
 async def test_refused_credentials_block_without_charge_until_the_key_changes(tmp_path) -> None:
@@ -321,3 +322,81 @@ async def test_background_resume_runs_on_the_model_call_thread(tmp_path) -> None
     report = await asyncio.wrap_future(future)
     assert report.ran and setup.job().status == "completed"
     assert extraction.wait(5)
+
+
+async def test_a_retry_time_survives_a_lost_runner_and_a_new_key_goes_at_once(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    model = ExtractModel([ScriptedProviderError("slow down", 429), GOOD])
+    setup.record_all(setup.extraction(model))
+    await setup.extraction(model).aresume()
+    assert setup.job().reason == "request_failed"
+
+    restarted = setup.extraction(model)  # a new process: a new runner, no cooldown in memory
+    await restarted.aresume()
+    assert model.calls == 1  # the persisted retry time still holds for this configuration
+    model.key = "rotated"
+    await restarted.aresume()
+    assert (model.calls, setup.job().status) == (2, "completed")
+    assert "rotated" not in setup.ledger().path.read_text()
+
+
+async def test_a_legacy_configuration_latch_is_not_honoured(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    model = ExtractModel([GOOD])
+    extraction = setup.extraction(model)
+    setup.record_all(extraction)
+    fingerprint = extraction.runner.fingerprint(model)
+    with setup.ledger().change() as ledger:
+        latched = setup.job().evolve(
+            status="unavailable",
+            reason="configuration_required",
+            requires_configuration_change=True,
+            route_fingerprint=fingerprint,
+        )
+        ledger.replace_job(latched)
+    await extraction.aresume()
+    assert (model.calls, setup.job().status) == (1, "completed")
+
+
+async def test_a_user_message_after_its_reply_is_no_source(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    model = ExtractModel([GOOD])
+    extraction = setup.extraction(model)
+    setup.record_all(extraction)
+    lines = setup.transcript.read_text().splitlines()
+    reordered = [lines[1], lines[0], lines[3], lines[2], lines[5], lines[4]]  # replies first
+    setup.transcript.write_text("\n".join(reordered) + "\n")
+    await extraction.aresume()
+    assert (setup.job().reason, model.calls) == ("source_unavailable", 0)
+
+
+async def test_resuming_an_unused_workspace_creates_nothing(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    report = await setup.extraction(ExtractModel([GOOD])).aresume()
+    assert not report.ran
+    assert list(setup.workspace.iterdir()) == []
+
+
+async def test_a_binding_gate_follows_the_session_bindings(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    bindings = BindingStore(tmp_path / "bindings.json")
+    plan: set[str] = set()
+    gate = binding_gate(bindings, setup.workspace, lambda session_id: session_id in plan)
+    model = ExtractModel([GOOD])
+    extraction = setup.extraction(model, gate=gate)
+    assert setup.record_all(extraction) == 0  # unbound: nothing counted
+    assert not (setup.workspace / ".assistant").exists()
+
+    bindings.bind("s1", setup.workspace)
+    assert setup.record_all(extraction) == 1
+    plan.add("s1")
+    await extraction.aresume()
+    assert setup.job().reason == "policy_blocked"
+    plan.clear()
+    bindings.unbind("s1")
+    await extraction.aresume()
+    assert (setup.job().status, setup.job().reason, model.calls) == (
+        "skipped",
+        "binding_unavailable",
+        0,
+    )
