@@ -150,7 +150,7 @@ async def pass_scenario(root: Path, jobs: int) -> dict[str, float]:
     for index in range(jobs):
         messages = source.read()[index * 6 : index * 6 + 6]
         turns = cut_turns(
-            [(m.id, m.text, r.text) for m, r in zip(messages[::2], messages[1::2])], 3
+            [(m.id, m.text, r.text) for m, r in zip(messages[::2], messages[1::2], strict=True)], 3
         )
         facts = parse_facts(await model.generate(extraction_prompt(turns), max_tokens=1000), turns)
         candidates = [
@@ -185,21 +185,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dir", type=Path, help="where workspaces go (default: a temp folder)")
     options = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="memquill-extraction-", dir=options.dir))
-    print(f"# extraction benchmark: {platform.python_implementation()} "
-          f"{platform.python_version()}, {platform.system()} {platform.machine()}, in {root}")  # fmt: skip
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    print(f"# extraction benchmark: {python}, {platform.system()} {platform.machine()}, in {root}")
     print("\n## enqueue (ms per committed turn; baseline: bare durable rewrite of the ledger)")
-    print(f"{'turns in ledger':>16} {'p50':>8} {'p95':>8} {'ledger KiB':>11} "
-          f"{'base p50':>9} {'base p95':>9}")  # fmt: skip
+    header = ("turns in ledger", "p50", "p95", "ledger KiB", "base p50", "base p95")
+    print("{:>16} {:>8} {:>8} {:>11} {:>9} {:>9}".format(*header))
     for existing in sorted({0, options.turns, 4500}):
         row = enqueue_scenario(root, existing, options.samples)
-        print(f"{existing:>16} {row['p50']:>8.3f} {row['p95']:>8.3f} {row['bytes'] / 1024:>11.1f} "
-              f"{row['baseline_p50']:>9.3f} {row['baseline_p95']:>9.3f}")  # fmt: skip
+        cells = (row["p50"], row["p95"], row["bytes"] / 1024, row["baseline_p50"])
+        print(
+            "{:>16} {:>8.3f} {:>8.3f} {:>11.1f} {:>9.3f} {:>9.3f}".format(
+                existing, *cells, row["baseline_p95"]
+            )
+        )
     print(f"\n## a pass over {options.jobs} pending jobs (instant scripted model)")
     row = asyncio.run(pass_scenario(root, options.jobs))
-    print(f"completed {row['completed']:.0f}/{row['jobs']:.0f} jobs in {row['passes']:.0f} passes, "
-          f"{row['calls']:.0f} model calls: {row['total_s']:.2f} s ({row['per_job_ms']:.1f} ms/job)")  # fmt: skip
-    print(f"baseline (no ledger: read, ask, validate, save): {row['baseline_s']:.2f} s "
-          f"({row['baseline_per_job_ms']:.1f} ms/job)")  # fmt: skip
+    done = f"completed {row['completed']:.0f}/{row['jobs']:.0f} jobs in {row['passes']:.0f} passes"
+    spent = f"{row['total_s']:.2f} s ({row['per_job_ms']:.1f} ms/job)"
+    print(f"{done}, {row['calls']:.0f} model calls: {spent}")
+    baseline = f"{row['baseline_s']:.2f} s ({row['baseline_per_job_ms']:.1f} ms/job)"
+    print(f"baseline (no ledger: read, ask, validate, save): {baseline}")
 
 
 if __name__ == "__main__":
