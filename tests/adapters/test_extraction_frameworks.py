@@ -183,3 +183,23 @@ def _extraction(setup, model: FrameworkExtractor):
     extraction = setup.extraction(None)
     extraction.model = model.model
     return extraction
+
+
+def test_memquill_extract_takes_the_frameworks_own_model(tmp_path, kind, monkeypatch, capsys):
+    setup = new_setup(tmp_path)
+    models = tmp_path / "models"
+    models.mkdir()
+    attribute = "chat" if kind == "langchain" else "llm"
+    (models / f"framework_{kind}.py").write_text(
+        "from tests.adapters.extraction_models import FrameworkExtractor\n"
+        "from tests.core.lifecycle_helpers import GOOD\n"
+        f"MODEL = FrameworkExtractor({kind!r}, [GOOD]).{attribute}\n"
+    )
+    monkeypatch.syspath_prepend(str(models))
+    from memquill.cli import main
+
+    args = ["--workspace", str(setup.workspace), "extract", str(setup.transcript), "--model"]
+    status = main([*args, f"framework_{kind}:MODEL", "--state-dir", str(setup.state)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "model calls: 1" in out and len(setup.records()) == 3

@@ -3,8 +3,8 @@
 ``memquill extract chat.jsonl --model myapp.models:extractor`` counts the transcript's finished
 turns (a repeat counts nothing twice), closes its last partial batch (``--no-flush`` keeps it
 open), and runs the extraction runner until no batch can move now. ``--model`` names a
-:class:`~memquill.TextModel` or a function returning one (the adapters make them from a
-LangChain chat model or a LlamaIndex LLM). ``memquill jobs`` shows the latest jobs with status,
+:class:`~memquill.TextModel`, or a LangChain chat model or LlamaIndex LLM that the installed
+adapter wraps, or a function returning one. ``memquill jobs`` shows the latest jobs with status,
 reason, attempts and retry time; ``memquill jobs retry`` clears their waits (never the attempt
 budget) and, given ``--transcript`` and ``--model``, runs the runner at once.
 """
