@@ -24,14 +24,10 @@ from memquill.plugins import lazy_exports as _lazy_exports
 if typing.TYPE_CHECKING:
     from memquill_langchain.harness import LangChainHarness
     from memquill_langchain.history import CheckpointerSource, to_source_messages
-    from memquill_langchain.middleware import (
-        MemoryScope,
-        MemquillMiddleware,
-        RunScope,
-        ScopeResolver,
-    )
+    from memquill_langchain.middleware import MemquillMiddleware
     from memquill_langchain.model import ChatModelTextModel
     from memquill_langchain.retriever import FileType, MemquillRetriever
+    from memquill_langchain.scope import MemoryScope, RunScope, ScopeResolver
     from memquill_langchain.toolkit import MemquillToolkit
     from memquill_langchain.tools import MemoryToolError, MemquillTool
 
@@ -62,14 +58,14 @@ __getattr__, __dir__ = _lazy_exports(
         "CheckpointerSource": "memquill_langchain.history",
         "FileType": "memquill_langchain.retriever",
         "LangChainHarness": "memquill_langchain.harness",
-        "MemoryScope": "memquill_langchain.middleware",
+        "MemoryScope": "memquill_langchain.scope",
         "MemoryToolError": "memquill_langchain.tools",
         "MemquillMiddleware": "memquill_langchain.middleware",
         "MemquillRetriever": "memquill_langchain.retriever",
         "MemquillTool": "memquill_langchain.tools",
         "MemquillToolkit": "memquill_langchain.toolkit",
-        "RunScope": "memquill_langchain.middleware",
-        "ScopeResolver": "memquill_langchain.middleware",
+        "RunScope": "memquill_langchain.scope",
+        "ScopeResolver": "memquill_langchain.scope",
         "to_source_messages": "memquill_langchain.history",
     },
 )

@@ -31,17 +31,16 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from memquill import (
@@ -60,50 +59,12 @@ from memquill import (
 )
 from memquill_langchain.history import CheckpointerSource, to_source_messages
 from memquill_langchain.model import ChatModelTextModel
+from memquill_langchain.scope import MemoryScope, ScopeResolver, run_scope
 
-__all__ = ["MemoryScope", "MemquillMiddleware", "RunScope", "ScopeResolver"]
+__all__ = ["MemquillMiddleware"]
 
 _LOG: Final = logging.getLogger("memquill.langchain")
 _VISIBLE_WAIT: Final = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class RunScope:
-    """What a run tells the resolver about itself.
-
-    Attributes:
-        thread_id: the run's ``thread_id`` (``None`` without one).
-        user_id: ``configurable["user_id"]``, else the runtime context's ``user_id`` (an
-            attribute or a key), else ``None``.
-        context: the runtime context given to ``invoke(..., context=...)``.
-        configurable: the run's ``configurable`` mapping.
-    """
-
-    thread_id: str | None
-    user_id: str | None
-    context: Any
-    configurable: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryScope:
-    """Whose memory a run uses.
-
-    Attributes:
-        workspace: the workspace folder (it must exist).
-        session_id: the conversation's id in memquill (default: the thread id; with a
-            checkpointer it must be the thread id, which is where the messages are read).
-        record: record this run's turn for extraction (``False`` for automatic runs:
-            heartbeats, scheduled tasks).
-    """
-
-    workspace: str | os.PathLike[str]
-    session_id: str | None = None
-    record: bool = True
-
-
-ScopeResolver = Callable[[RunScope], MemoryScope | None]
-"""Maps a run to its memory scope; ``None``: no memory for this run."""
 
 
 @dataclass(slots=True)
@@ -243,28 +204,11 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # -- internals -------------------------------------------------------------------------
 
     def _scope(self, runtime: Runtime[Any] | None) -> MemoryScope | None:
-        config: Mapping[str, Any] = get_config()
-        configurable: Mapping[str, Any] = config.get("configurable") or {}
-        context = runtime.context if runtime is not None else None
-        thread: object = configurable.get("thread_id")
-        user: object = configurable.get("user_id")
-        if user is None and isinstance(context, Mapping):
-            user = cast("Mapping[str, object]", context).get("user_id")
-        elif user is None and context is not None:
-            user = getattr(context, "user_id", None)
-        run = RunScope(
-            None if thread is None else str(thread),
-            None if user is None else str(user),
-            context,
-            configurable,
-        )
-        return self.resolve(run)
+        return self.resolve(run_scope(runtime.context if runtime is not None else None))
 
-    def _session_id(self, scope: MemoryScope) -> str | None:
-        if scope.session_id:
-            return scope.session_id
-        thread: object = (get_config().get("configurable") or {}).get("thread_id")
-        return None if thread is None else str(thread)
+    @staticmethod
+    def _session_id(scope: MemoryScope) -> str | None:
+        return scope.session_id or run_scope(None).thread_id
 
     def _bind(self, workspace: str | os.PathLike[str]) -> _Bound:
         key = os.path.realpath(Path(workspace).expanduser())

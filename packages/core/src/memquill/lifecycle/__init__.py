@@ -33,16 +33,19 @@ block (``memquill_llamaindex.MemquillMemoryBlock``) and ``memquill extract`` are
 
 from memquill.lifecycle._extraction import Extraction
 from memquill.lifecycle._file import LEDGER_PATH, LedgerFile
-from memquill.lifecycle._gate import SessionGate, SessionState, always_ready, binding_gate
-from memquill.lifecycle._job import MAX_CALLS_PER_PASS
-from memquill.lifecycle._messages import (
+from memquill.lifecycle._host import (
     MessageRole,
     MessageSource,
     RecordedMessages,
+    SessionGate,
+    SessionState,
     SourceMessage,
     ToolCall,
     ToolOutput,
+    always_ready,
+    binding_gate,
 )
+from memquill.lifecycle._job import MAX_CALLS_PER_PASS
 from memquill.lifecycle._model import (
     BATCH_TURNS,
     MAX_ATTEMPTS,

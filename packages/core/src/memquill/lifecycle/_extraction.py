@@ -25,9 +25,8 @@ from memquill.enhance import AuxiliaryRunner, TextModel, default_runner, model_l
 from memquill.errors import MemquillError
 from memquill.lifecycle._codec import valid_reference
 from memquill.lifecycle._file import LedgerFile
-from memquill.lifecycle._gate import SessionGate, always_ready
+from memquill.lifecycle._host import MessageSource, SessionGate, always_ready
 from memquill.lifecycle._job import PassConfig
-from memquill.lifecycle._messages import MessageSource
 from memquill.lifecycle._pass import PassReport, running, schedule
 from memquill.lifecycle._status import STATUS_JOBS, JobsView, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, flush_session, record_turn

@@ -33,15 +33,10 @@ from datetime import UTC, datetime
 from typing import Final
 
 from memquill.enhance import AuxiliaryRequest, AuxiliaryResult, AuxiliaryRunner, TextModel
-from memquill.errors import (
-    BusyError,
-    JobLedgerError,
-    MemoryRecordError,
-)
+from memquill.errors import BusyError, JobLedgerError, MemoryRecordError
 from memquill.lifecycle._codec import valid_reference
 from memquill.lifecycle._file import LedgerFile
-from memquill.lifecycle._gate import SessionGate
-from memquill.lifecycle._messages import MessageSource
+from memquill.lifecycle._host import MessageSource, SessionGate
 from memquill.lifecycle._model import MAX_ATTEMPTS, Job, JobStatus
 from memquill.lifecycle._prompt import (
     EXTRACTION_MAX_TOKENS,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memquill.lifecycle._messages import SourceMessage
+from memquill.lifecycle._host import SourceMessage
 from memquill.lifecycle._model import Job, SourceRef
 
 __all__ = ["UsableTurn", "changed", "storage_signature", "usable_turns"]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from memquill.errors import InvalidInputError
-from memquill.lifecycle._messages import MessageRole, SourceMessage, ToolCall, ToolOutput
+from memquill.lifecycle._host import MessageRole, SourceMessage, ToolCall, ToolOutput
 
 __all__ = ["TranscriptSource", "read_transcript"]
 

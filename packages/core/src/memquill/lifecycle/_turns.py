@@ -25,7 +25,7 @@ from typing import Final, Literal, cast
 
 from memquill.errors import JobLimitError, Messages
 from memquill.lifecycle._file import LedgerFile
-from memquill.lifecycle._messages import SourceMessage, ToolCall, ToolOutput
+from memquill.lifecycle._host import SourceMessage, ToolCall, ToolOutput
 from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef
 from memquill.store._codec import sha256_hex
 

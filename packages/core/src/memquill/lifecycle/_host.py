@@ -1,5 +1,6 @@
-"""Where messages come from: memquill does not own chat history, a :class:`MessageSource` does.
+"""What a host provides: its history (a :class:`MessageSource`) and its say over a session.
 
+memquill does not own chat history, a :class:`MessageSource` does.
 The ledger keeps message ids only. When a batch is extracted, the runner asks the host's source
 for the session's messages, takes the text of the batch's user messages from there, and asks
 again after the model answered: a message edited or deleted meanwhile stops the save. Adapters
@@ -7,23 +8,37 @@ provide sources for a LangGraph checkpointer thread (``memquill-langchain``) and
 chat store (``memquill-llamaindex``); the core has a JSONL transcript
 (:class:`~memquill.lifecycle.TranscriptSource`) and :class:`RecordedMessages`, an in-process
 source for hosts that keep no history at all.
+
+A :data:`SessionGate` answers for one session id: ``ready``; ``read_only`` (Plan mode or any
+mode where nothing may be written: the turn is not counted, and a job waits with
+``unavailable: policy_blocked``); or ``unbound`` (the session is not, or no longer, bound to
+this workspace: the turn is not counted, and a job is ``skipped: binding_unavailable``). It is
+asked when a turn is recorded, before a job runs and again after the model answered, so
+switching to Plan mode during generation saves nothing.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol, runtime_checkable
+
+from memquill.tools import BindingBackend
 
 __all__ = [
     "MessageRole",
     "MessageSource",
     "RecordedMessages",
+    "SessionGate",
+    "SessionState",
     "SourceMessage",
     "ToolCall",
     "ToolOutput",
+    "always_ready",
+    "binding_gate",
 ]
 
 MessageRole = Literal["user", "assistant", "system", "tool"]
@@ -138,3 +153,31 @@ class RecordedMessages:
         with self._lock:
             stored = self._sessions.get(session_id)
             return None if stored is None else tuple(stored)
+
+
+SessionState = Literal["ready", "read_only", "unbound"]
+SessionGate = Callable[[str], SessionState]
+"""Takes a session id; answers ``ready``, ``read_only`` or ``unbound``. Keep it cheap."""
+
+
+def always_ready(session_id: str) -> SessionState:
+    """The gate of a host that scopes memory itself (every session it records is ready)."""
+    return "ready"
+
+
+def binding_gate(
+    bindings: BindingBackend,
+    workspace: str | os.PathLike[str],
+    read_only: Callable[[str], bool] | None = None,
+) -> SessionGate:
+    """A gate from explicit bindings: ``unbound`` unless ``bindings`` binds the session to
+    ``workspace``; ``read_only`` when ``read_only(session_id)`` says so (Plan mode)."""
+
+    def gate(session_id: str) -> SessionState:
+        if bindings.resolve(session_id, workspace) is None:
+            return "unbound"
+        if read_only is not None and read_only(session_id):
+            return "read_only"
+        return "ready"
+
+    return gate
