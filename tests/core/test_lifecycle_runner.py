@@ -400,3 +400,37 @@ async def test_a_binding_gate_follows_the_session_bindings(tmp_path) -> None:
         "binding_unavailable",
         0,
     )
+
+
+async def test_a_records_file_that_is_a_symlink_is_unavailable_storage(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    (setup.workspace / "memory").mkdir()
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("")
+    (setup.workspace / "memory" / "records.md").symlink_to(elsewhere)
+    model = ExtractModel([GOOD])
+    extraction = setup.extraction(model)
+    setup.record_all(extraction)
+    await extraction.aresume()
+    assert (setup.job().status, setup.job().reason, model.calls) == (
+        "unavailable",
+        "storage_unavailable",
+        0,
+    )
+    (setup.workspace / "memory" / "records.md").unlink()
+    await extraction.aresume()
+    assert (setup.job().status, model.calls) == ("completed", 1)
+
+
+async def test_an_empty_answer_is_charged_and_cooled_down(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    model = ExtractModel(["   ", GOOD])
+    extraction = setup.extraction(model)
+    setup.record_all(extraction)
+    await extraction.aresume()
+    job = setup.job()
+    assert (job.status, job.reason, job.attempts) == ("failed", "empty_response", 1)
+    assert job.retry_at == int((setup.clock.now + 60) * 1000)
+    setup.clock.advance(61)
+    await extraction.aresume()
+    assert (setup.job().status, model.calls) == ("completed", 2)
