@@ -2,8 +2,10 @@
 
 ``recent`` cases: a newer daily note corrects an older one that matches about as well, and the
 newer must rank first. ``evidence`` cases: an older note answers clearly better than a newer
-one that only mentions the topic, and must not be buried. Printed by ``retrieval_locomo.py``;
-``tests/core/test_recency_prior.py`` asserts every case holds with the default parameters.
+one that only mentions the topic, and must not be buried. ``beyond`` cases: a correction that
+shares too few of the question's words for a bounded prior to lift it (expected not to hold).
+Printed by ``retrieval_locomo.py``; ``tests/core/test_recency_prior.py`` asserts that every
+``recent`` and ``evidence`` case holds with the default parameters.
 """
 
 from __future__ import annotations
@@ -52,14 +54,18 @@ def holds(case: RecencyCase, paths: list[str]) -> bool:
     return case.second not in paths or paths.index(case.first) < paths.index(case.second)
 
 
+def recency_summary(params: RankParams) -> str:
+    """How many cases of each kind hold, e.g. ``recent 8/8, evidence 6/6``."""
+    now, background, cases = load_cases()
+    tally: dict[str, list[bool]] = {"recent": [], "evidence": [], "beyond": []}
+    for case in cases:
+        tally[case.kind].append(holds(case, ranking(case, now, background, params)))
+    return ", ".join(f"{kind} {sum(ok)}/{len(ok)}" for kind, ok in tally.items())
+
+
 def run_recency_cases(out: TextIO, params: RankParams | None = None) -> None:
     params = params or RankParams()
-    now, background, cases = load_cases()
-    settings = {"default": params, "no decay": replace(params, half_life_days=None)}
+    settings = {"default": params, "no recency": replace(params, half_life_days=None)}
     print("\n## recency case set (benchmarks/recency_cases.toml): cases that hold", file=out)
     for label, chosen in settings.items():
-        tally: dict[str, list[bool]] = {"recent": [], "evidence": []}
-        for case in cases:
-            tally[case.kind].append(holds(case, ranking(case, now, background, chosen)))
-        figures = ", ".join(f"{kind} {sum(ok)}/{len(ok)}" for kind, ok in tally.items())
-        print(f"{label:10} {figures}", file=out)
+        print(f"{label:10} {recency_summary(chosen)}", file=out)

@@ -15,7 +15,8 @@ asked as written, with the clock at the day after the conversation's last sessio
   defaults) and off, next to BM25 and the substring scorer over whole files.
 - ``evidence-visible@5``: on the tagged notes, the fraction of a question's gold turns whose
   ``[<dia_id>]`` tag appears in the text the search tool returns for 5 hits (excerpts
-  included, as a model reads them). Side by side: the plain reference excerpt
+  included, as a model reads them); ``whole turn`` counts a turn only when its whole line
+  is shown. Side by side: the plain reference excerpt
   (``locomo_baselines.reference_excerpt``) with the same budget on memquill's five files and on
   BM25's five files, and the ceiling (the gold turn's file is among the five).
 - ``tokens/5 hits``: characters / 4 of the text of a 5-hit search, mean over questions.
@@ -42,7 +43,7 @@ from locomo_baselines import bm25_ranker, reference_excerpt, substring_ranker
 from locomo_data import Prepared, load, prepare, seed_record_ids
 from memquill.query import SNIPPET_UNITS, MemoryQuery
 from memquill.search import RankParams
-from recency_cases import run_recency_cases
+from recency_cases import recency_summary, run_recency_cases
 
 KS = (1, 5, 10)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -85,6 +86,10 @@ def _visible(gold: frozenset[str], text: str) -> float:
     return sum(f"[{dia}]" in text for dia in gold) / len(gold)
 
 
+def _whole(gold: frozenset[str], text: str, lines: dict[str, str]) -> float:
+    return sum(lines[dia] in text for dia in gold) / len(gold)
+
+
 def evaluate(item: Prepared, params: RankParams, *, baselines: bool) -> Figures:
     """Every figure for one conversation."""
     figures: Figures = defaultdict(Mean)
@@ -100,6 +105,7 @@ def evaluate(item: Prepared, params: RankParams, *, baselines: bool) -> Figures:
     evidence = engine(item.evidence_root, params)
     rankers: dict[str, Callable[[str], list[str]]] = {}
     evidence_texts: dict[str, str] = {}
+    tagged = {turn.dia_id: turn.tagged for turn in conversation.turns}
     if baselines:
         turn_docs = [(turn.dia_id, turn.line) for turn in conversation.turns]
         rankers = {
@@ -123,6 +129,8 @@ def evaluate(item: Prepared, params: RankParams, *, baselines: bool) -> Figures:
         figures["tokens/5 hits files"].add(category, len(shown.text) / 4)
         visible = _visible(question.gold_turns, shown.text)
         figures["evidence-visible@5 memquill"].add(category, visible)
+        whole = _whole(question.gold_turns, shown.text, tagged)
+        figures["evidence-visible@5 memquill, whole turn"].add(category, whole)
         top = [hit.path for hit in shown.result.hits]
         holding = [dia for dia in question.gold_turns if conversation.file_of[dia] in top]
         figures["evidence-visible@5 ceiling"].add(category, len(holding) / len(question.gold_turns))
@@ -137,9 +145,10 @@ def evaluate(item: Prepared, params: RankParams, *, baselines: bool) -> Figures:
                 excerpts = "\n".join(
                     reference_excerpt(evidence_texts[p], text, SNIPPET_UNITS) for p in paths
                 )
-                figures[f"evidence-visible@5 reference excerpt on {label} files"].add(
-                    category, _visible(question.gold_turns, excerpts)
-                )
+                name = f"evidence-visible@5 reference excerpt on {label} files"
+                figures[name].add(category, _visible(question.gold_turns, excerpts))
+                whole = _whole(question.gold_turns, excerpts, tagged)
+                figures[f"{name}, whole turn"].add(category, whole)
     return figures
 
 
@@ -180,24 +189,30 @@ def scoped(prepared: Sequence[Prepared], params: RankParams, baselines: bool) ->
     return {"conv 1-5": merged(per[:5]), "conv 6-10": merged(per[5:]), "all": merged(per)}
 
 
-def grid(prepared: Sequence[Prepared]) -> None:
-    """The grids used for tuning (conversations 1-5 only)."""
+GRIDS: dict[str, Callable[[], list[RankParams]]] = {
+    "bm25": lambda: [RankParams(k1=k1, b=b) for k1 in (0.6, 0.9, 1.2) for b in (0.5, 0.75)],
+    "recency": lambda: [
+        RankParams(half_life_days=h, recency_weight=w)
+        for h in (30.0, 90.0)
+        for w in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)
+    ],
+}
+
+
+def grid(prepared: Sequence[Prepared], name: str) -> None:
+    """Score one tuning grid on conversations 1-5 only (and the recency case set)."""
     keys = ("records memquill R@5", "files memquill (decay) R@5", "evidence-visible@5 memquill")
-    print("\n## grid on conversations 1-5: " + ", ".join(keys))
-    candidates: list[RankParams] = [RankParams()]
-    for k1 in (0.6, 0.9, 1.2):
-        for b in (0.5, 0.75):
-            candidates.append(RankParams(k1=k1, b=b))
-    for params in candidates:
+    print(f"\n## grid {name!r} on conversations 1-5: " + ", ".join(keys) + ", recency cases")
+    for params in GRIDS[name]():
         figures = merged(evaluate(item, params, baselines=False) for item in prepared[:5])
         values = " ".join(f"{figures[key].value():.3f}" for key in keys)
-        print(f"{values}  {params}")
+        print(f"{values} {recency_summary(params)}  {params}", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path, help="path to locomo10.json")
-    parser.add_argument("--grid", action="store_true", help="score a grid on conversations 1-5")
+    parser.add_argument("--grid", choices=sorted(GRIDS), help="score a grid on conversations 1-5")
     parser.add_argument("--detail", action="store_true", help="figures by question category")
     parser.add_argument("--seed", type=int, default=7, help="seed of the record ids (default 7)")
     args = parser.parse_args(argv)
@@ -208,7 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prepared = prepare(conversations, Path(scratch))
         print(f"prepared {len(prepared)} conversations in {time.perf_counter() - started:.1f}s")
         if args.grid:
-            grid(prepared)
+            grid(prepared, args.grid)
+            return 0
         params = RankParams()
         print(f"memquill parameters: {params}")
         report(scoped(prepared, params, True), args.detail)

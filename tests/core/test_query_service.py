@@ -16,10 +16,11 @@ def test_body_only_term_is_found_and_edits_are_seen_at_once(tmp_path: Path) -> N
     response = query.search("cerulean")
     assert response.ok
     lines = response.text.split("\n")
-    assert lines[0].startswith("1. [notes.md:1] (score: ") and lines[0].endswith(
+    # The line is the matching line, and the excerpt does not repeat the heading shown above it.
+    assert lines[0].startswith("1. [notes.md:3] (score: ") and lines[0].endswith(
         "; source: workspace-file)"
     )
-    assert lines[1:] == ["Meeting", "# Meeting", "", "The selected color is cerulean."]
+    assert lines[1:] == ["Meeting", "The selected color is cerulean."]
     write(tmp_path, "notes.md", "# Meeting\n\nThe selected color is vermilion now.")
     assert query.search("vermilion").result.hits[0].path == "notes.md"
     assert query.search("cerulean").text == "No matching memories found."

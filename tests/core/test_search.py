@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memquill.documents import SearchDocument, note_document
-from memquill.search import Corpus, RankParams, decay_factor, path_key, rank
+from memquill.search import Corpus, RankParams, path_key, rank, recency_factor
 from memquill.tokens import count_term, fold, query_terms, tokenize
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
@@ -117,25 +117,45 @@ def test_file_type_filter_follows_spec_2_4() -> None:
     assert len(kind("all")) == 6
 
 
-def test_decay_prefers_recent_daily_files_over_more_matches() -> None:
+def test_recency_reorders_near_equal_hits() -> None:
     corpus = Corpus(
         [
-            note_document("memory/daily/2026-01-01.md", "launch launch launch launch"),
-            note_document("memory/daily/2026-09-21.md", "launch"),
+            note_document("memory/daily/2026-01-01.md", "launch plan for the rocket"),
+            note_document("memory/daily/2026-09-21.md", "launch plan for the rocket"),
+            note_document("memory/daily/2026-05-01.md", "launch plan for the rocket"),
         ]
     )
-    hits = rank(corpus, "launch", now=NOW, file_type="daily")
-    assert paths(hits)[0] == "memory/daily/2026-09-21.md"
+    assert paths(rank(corpus, "launch plan", now=NOW)) == [
+        "memory/daily/2026-09-21.md",
+        "memory/daily/2026-05-01.md",
+        "memory/daily/2026-01-01.md",
+    ]
 
 
-def test_decay_factor_half_life_and_edges() -> None:
-    assert decay_factor("a/2026-08-23.md", NOW) == 0.5
-    assert decay_factor("2026-09-30.md", NOW) == 1.0  # future: no boost
-    assert decay_factor("x2026-08-23.md", NOW) == 1.0  # not at a path segment start
-    assert decay_factor("2026-02-30.md", NOW) == 1.0  # impossible date: no decay
-    assert decay_factor("2026-08-23.md", NOW, None) == 1.0
+def test_recency_never_buries_a_clearly_better_old_match() -> None:
+    corpus = Corpus(
+        [
+            note_document("memory/daily/2024-01-01.md", "pierogi recipe: farmer cheese, potato"),
+            note_document("memory/daily/2026-09-21.md", "bought cheese and bread"),
+            *(note_document(f"n{i}.md", f"filler note {i}") for i in range(8)),
+        ]
+    )
+    hits = rank(corpus, "pierogi farmer cheese", now=NOW)
+    assert paths(hits)[:2] == ["memory/daily/2024-01-01.md", "memory/daily/2026-09-21.md"]
+
+
+def test_recency_factor_is_bounded_and_halves_its_distance_each_half_life() -> None:
+    assert recency_factor("a/2026-09-22.md", NOW) == 1.0
+    assert recency_factor("a/2026-08-23.md", NOW) == 0.9  # one half-life: half the bound
+    assert abs(recency_factor("2016-01-01.md", NOW) - 0.8) < 1e-12  # never below 1 - weight
+    assert recency_factor("2026-09-30.md", NOW) == 1.0  # future: no boost
+    assert recency_factor("x2026-08-23.md", NOW) == 1.0  # not at a path segment start
+    assert recency_factor("2026-02-30.md", NOW) == 1.0  # impossible date: no recency
+    assert recency_factor("notes.md", NOW) == 1.0  # undated notes keep their score
+    assert recency_factor("2026-08-23.md", NOW, None) == 1.0
+    assert abs(recency_factor("2026-08-23.md", NOW, 30.0, 0.5) - 0.75) < 1e-12
     later = NOW + timedelta(days=30)
-    assert abs(decay_factor("2026-09-22.md", later) - 0.5) < 1e-12
+    assert abs(recency_factor("2026-09-22.md", later) - 0.9) < 1e-12
 
 
 def test_equal_scores_tie_by_utf16_path_order() -> None:

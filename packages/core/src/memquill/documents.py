@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from memquill.excerpt import LineIndex
 from memquill.markdown import Chunk, NoteMeta, chunk_markdown, note_meta
 from memquill.results import ProjectedRecord
 from memquill.text import utf16_prefix
@@ -51,6 +52,7 @@ class SearchDocument:
     __slots__ = (
         "_chunk_counts",
         "_chunks",
+        "_lines",
         "byte_size",
         "content",
         "field_text",
@@ -101,6 +103,7 @@ class SearchDocument:
         self.byte_size = len(content.encode("utf-8", "surrogatepass"))
         self._chunks: tuple[tuple[Chunk, str, str], ...] | None = None
         self._chunk_counts: dict[str, tuple[int, ...]] = {}
+        self._lines: LineIndex | None = None
 
     @property
     def summary(self) -> str:
@@ -115,6 +118,12 @@ class SearchDocument:
                 for chunk in chunk_markdown(self.content)
             )
         return self._chunks
+
+    def lines(self) -> LineIndex:
+        """The text's lines, folded, for excerpts (computed once)."""
+        if self._lines is None:
+            self._lines = LineIndex(self.content)
+        return self._lines
 
     def chunk_counts(self, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk (text plus heading), remembered per term."""

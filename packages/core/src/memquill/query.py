@@ -16,6 +16,7 @@ from typing import Final
 
 from memquill.documents import WORKSPACE_FILE, SearchDocument, record_document
 from memquill.errors import MemquillError
+from memquill.excerpt import build_excerpt
 from memquill.markdown import wiki_links
 from memquill.paths import canonical_workspace, normalize_relative, read_workspace_file
 from memquill.paths import source_error as _source_error
@@ -33,7 +34,7 @@ from memquill.results import ProjectedRecord
 from memquill.scan import DocumentCache, scan_workspace
 from memquill.search import Corpus, FileType, RankedHit, RankParams, rank
 from memquill.store import RecordStore
-from memquill.text import utf16_len, utf16_prefix, utf16_slice
+from memquill.text import utf16_len, utf16_slice
 from memquill.tool_models import GetArgs, RecentArgs, SearchArgs, parse_args
 
 __all__ = [
@@ -251,19 +252,15 @@ class MemoryQuery:
 
 
 def _hit(position: int, ranked: RankedHit) -> SearchHit:
-    document, chunk = ranked.document, ranked.chunk
-    if chunk is not None:
-        line, heading, snippet = chunk.start_line + 1, chunk.heading, chunk.text
-    else:
-        headings = document.meta.headings
-        line, heading, snippet = 1, headings[0] if headings else "", document.summary
+    document = ranked.document
+    excerpt = build_excerpt(document.lines(), ranked.terms, SNIPPET_UNITS)
     return SearchHit(
         rank=position,
         path=document.path,
-        line=line,
+        line=excerpt.line + 1,
         score=score_value(ranked.score),
-        heading=heading,
-        snippet=utf16_prefix(snippet, SNIPPET_UNITS),
+        heading=excerpt.heading,
+        snippet=excerpt.text,
         source=document.source,
         kind=document.kind,
         record_id=document.record_id,

@@ -29,9 +29,11 @@ __all__ = [
     "STOP_WORDS",
     "count_term",
     "fold",
+    "is_cjk",
     "query_terms",
     "search_prefixes",
     "term_of_word",
+    "term_spans",
     "tokenize",
 ]
 
@@ -74,6 +76,11 @@ def fold(text: str) -> str:
     return folded.translate(_APOSTROPHES)
 
 
+def is_cjk(char: str) -> bool:
+    """Whether ``char`` is a CJK ideograph or kana (a word of its own)."""
+    return _CJK_CHAR_RE.match(char) is not None
+
+
 def tokenize(text: str) -> list[str]:
     """Every term of ``text`` in order, stop words included (documents keep them)."""
     terms: list[str] = []
@@ -84,6 +91,29 @@ def tokenize(text: str) -> list[str]:
         else:
             terms.extend(_cjk_terms(run))
     return terms
+
+
+def term_spans(text: str, wanted: frozenset[str]) -> list[tuple[int, int, frozenset[str]]]:
+    """Where ``text`` (as written, not folded) holds one of ``wanted``: (start, end, terms).
+
+    Spans are words (a CJK character, or a pair for a wanted bigram), in order. Excerpts use
+    them to place a window inside a line too long to show whole.
+    """
+    spans: list[tuple[int, int, frozenset[str]]] = []
+    for match in _TOKEN_RE.finditer(text):
+        run = match.group("cjk")
+        if run is None:
+            found = wanted.intersection(tokenize(match.group()))
+            if found:
+                spans.append((match.start(), match.end(), frozenset(found)))
+            continue
+        start = match.start()
+        for offset, char in enumerate(run):
+            pair = run[offset : offset + 2]
+            found = {term for term in (fold(char), fold(pair)) if term in wanted}
+            if found:
+                spans.append((start + offset, start + offset + 1, frozenset(found)))
+    return spans
 
 
 def query_terms(query: str) -> tuple[str, ...]:
