@@ -28,8 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memquill.errors import MemoryRecordError
-from memquill.results import Candidate
-from memquill.store import RecordStore
+from memquill.store import Candidate, RecordStore
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from memquill.documents import note_document
-from memquill.search import Corpus, RankParams, rank
+from memquill.query._documents import note_document
+from memquill.query._rank import Corpus, RankParams, rank
 
 CASES_FILE = Path(__file__).with_name("recency_cases.toml")
 

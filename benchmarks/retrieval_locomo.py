@@ -41,8 +41,14 @@ from pathlib import Path
 
 from locomo_baselines import bm25_ranker, reference_excerpt, substring_ranker
 from locomo_data import Prepared, load, prepare, seed_record_ids
-from memquill.query import SNIPPET_UNITS, MemoryQuery
-from memquill.search import RankParams
+from memquill.query import (
+    SNIPPET_UNITS,
+    MemoryQuery,
+    RankParams,
+    SearchArgs,
+    SearchResult,
+    render_search,
+)
 from recency_cases import recency_summary, run_recency_cases
 
 KS = (1, 5, 10)
@@ -90,6 +96,10 @@ def _whole(gold: frozenset[str], text: str, lines: dict[str, str]) -> float:
     return sum(lines[dia] in text for dia in gold) / len(gold)
 
 
+def search(engine: MemoryQuery, query: str, limit: int = 5) -> SearchResult:
+    return engine.search(SearchArgs(query=query, limit=limit))
+
+
 def evaluate(item: Prepared, params: RankParams, *, baselines: bool) -> Figures:
     """Every figure for one conversation."""
     figures: Figures = defaultdict(Mean)
@@ -118,20 +128,22 @@ def evaluate(item: Prepared, params: RankParams, *, baselines: bool) -> Figures:
         rankers["evidence bm25"] = bm25_ranker(list(evidence_texts.items()))
     for question in conversation.questions:
         category, text = question.category, question.text
-        hits = records.search(text, limit=10).result.hits
+        hits = search(records, text, limit=10).hits
         turns = [item.record_ids.get(hit.record_id or "", "") for hit in hits]
         _recall(figures, "records memquill", category, question.gold_turns, turns)
-        figures["tokens/5 hits records"].add(category, len(records.search(text).text) / 4)
+        shown_records = render_search(search(records, text))
+        figures["tokens/5 hits records"].add(category, len(shown_records) / 4)
         for name, chosen in (("decay", files), ("no decay", flat)):
-            found = [hit.path for hit in chosen.search(text, limit=10).result.hits]
+            found = [hit.path for hit in search(chosen, text, limit=10).hits]
             _recall(figures, f"files memquill ({name})", category, question.gold_files, found)
-        shown = evidence.search(text, limit=5)
-        figures["tokens/5 hits files"].add(category, len(shown.text) / 4)
-        visible = _visible(question.gold_turns, shown.text)
+        shown = search(evidence, text)
+        shown_text = render_search(shown)
+        figures["tokens/5 hits files"].add(category, len(shown_text) / 4)
+        visible = _visible(question.gold_turns, shown_text)
         figures["evidence-visible@5 memquill"].add(category, visible)
-        whole = _whole(question.gold_turns, shown.text, tagged)
+        whole = _whole(question.gold_turns, shown_text, tagged)
         figures["evidence-visible@5 memquill, whole turn"].add(category, whole)
-        top = [hit.path for hit in shown.result.hits]
+        top = [hit.path for hit in shown.hits]
         holding = [dia for dia in question.gold_turns if conversation.file_of[dia] in top]
         figures["evidence-visible@5 ceiling"].add(category, len(holding) / len(question.gold_turns))
         for name, ranker in rankers.items():

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from memquill.documents import note_document
-from memquill.search import Corpus, RankParams, rank
+from memquill.query._documents import note_document
+from memquill.query._rank import Corpus, RankParams, rank
 
 CASES = Path(__file__).parents[2] / "benchmarks" / "recency_cases.toml"
 DATA: dict[str, Any] = tomllib.loads(CASES.read_text(encoding="utf-8"))

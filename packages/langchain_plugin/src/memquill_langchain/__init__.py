@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import typing
 
-from memquill import lazy_exports as _lazy_exports
+from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill_langchain.harness import LangChainHarness

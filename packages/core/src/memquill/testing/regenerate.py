@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from memquill.harness import CoreHarness
-from memquill.testing.cases import Case, load_cases
-from memquill.testing.runner import run_case
+from memquill.testing._cases import Case, load_cases
+from memquill.testing._harness import CoreHarness
+from memquill.testing._runner import run_case
 
 __all__ = ["main", "regenerate_file", "toml_text"]
 
