@@ -31,7 +31,33 @@ def test_stems_join_inflections_and_stop_words_are_not_terms() -> None:
     )
     assert query_terms("how when where why the of") == ()
     assert tokenize("Studies study STUDYING") == ["study", "study", "study"]
-    assert tokenize("ｆｕｌｌ-width Straße") == ["full", "width", "strass"]
+    assert tokenize("ｆｕｌｌ-width Straße") == ["full-width", "full", "width", "strass"]
+
+
+def test_identifiers_match_on_their_parts_and_whole() -> None:
+    assert tokenize("get_user_id in auth_service") == [
+        *("get_user_id", "get", "user", "id"),
+        "in",
+        *("auth_service", "auth", "servic"),
+    ]
+    assert tokenize("getUserId HTTPServer os.path src/app kebab-case") == [
+        *("getuserid", "get", "user", "id"),
+        *("httpserver", "http", "server"),
+        *("os.path", "os", "path"),
+        *("src/app", "src", "app"),
+        *("kebab-case", "kebab", "case"),
+    ]
+    # Words that are all letters keep stemming as a whole; plurals of acronyms stay whole.
+    assert tokenize("YouTube PDFs") == ["youtub", "you", "tube", "pdf"]
+    assert query_terms("what is the user_id of is_active") == (
+        *("user_id", "user", "id"),
+        *("is_active", "activ"),
+    )
+    fact = note_document("fact.md", "A fact mentioning get_user_id in auth_service.")
+    other = note_document("other.md", "Something else about users and services.")
+    corpus = Corpus([fact, other])
+    for query in ("user_id", "auth", "get_user_id", "auth_service", "getUserId"):
+        assert paths(rank(corpus, query, now=NOW))[:1] == ["fact.md"], query
 
 
 def test_cjk_runs_give_unigrams_and_bigrams_and_punctuation_separates() -> None:
@@ -76,6 +102,17 @@ def test_cjk_runs_give_unigrams_and_bigrams_and_punctuation_separates() -> None:
                 "abies",
                 "ß",
                 "é",
+                "_",
+                ".",
+                "/",
+                "getUser",
+                "HTTPServer",
+                "Id",
+                "IDs",
+                "A",
+                "\u2063",
+                "x-y",
+                "’",
             ]
         ),
         max_size=25,

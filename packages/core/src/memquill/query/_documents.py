@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 from memquill.query._excerpt import LineIndex
 from memquill.query._markdown import Chunk, NoteMeta, chunk_markdown, note_meta
-from memquill.query._tokens import count_term, fold
+from memquill.query._tokens import count_term, fold, plain
 from memquill.store._results import ProjectedRecord
 from memquill.text import utf16_prefix
 
@@ -42,8 +42,10 @@ class SearchDocument:
         record_revision: the record revision, for a record.
         meta: title, tags, aliases and headings.
         folded: the folded body (see :func:`~memquill.query._tokens.fold`).
+        plain: the folded body without camelCase marks, to rule a term out in one look-up.
         fields: the folded metadata fields (title, tags, aliases, headings, path).
-        field_text: every field joined, to rule a term out in one look-up.
+        field_text: every field joined.
+        field_plain: the same without camelCase marks, to rule a term out in one look-up.
         tag_keys: the lowercased tags, for the ``tags`` filter.
         length: the folded body's length, for length normalisation.
         byte_size: UTF-8 size of the text, for the scan's byte budget.
@@ -55,6 +57,7 @@ class SearchDocument:
         "_lines",
         "byte_size",
         "content",
+        "field_plain",
         "field_text",
         "fields",
         "folded",
@@ -62,6 +65,7 @@ class SearchDocument:
         "length",
         "meta",
         "path",
+        "plain",
         "record_id",
         "record_revision",
         "source",
@@ -98,6 +102,8 @@ class SearchDocument:
             )
         )
         self.field_text = "\n".join(self.fields)
+        self.plain = plain(self.folded)
+        self.field_plain = plain(self.field_text)
         self.tag_keys = frozenset(tag.lower() for tag in meta.tags)
         self.length = len(self.folded)
         self.byte_size = len(content.encode("utf-8", "surrogatepass"))

@@ -29,7 +29,14 @@ from itertools import accumulate
 from typing import Final
 
 from memquill.query._markdown import frontmatter_lines, heading_text
-from memquill.query._tokens import count_term, fold, is_cjk, search_prefixes, term_spans
+from memquill.query._tokens import (
+    count_term,
+    fold,
+    is_cjk,
+    plain,
+    search_prefixes,
+    term_spans,
+)
 from memquill.text import unit_starts, utf16_len
 
 __all__ = ["ELLIPSIS", "Excerpt", "LineIndex", "build_excerpt"]
@@ -65,8 +72,10 @@ class LineIndex:
         self.folded = [fold(line) for line in self.lines]
         self.sizes = [utf16_len(line) for line in self.lines]
         self.cumulative = [0, *accumulate(self.sizes)]
-        self._joined = "\n".join(self.folded)
-        self._starts = [0, *accumulate(len(line) + 1 for line in self.folded)][:-1]
+        # Prefixes are looked up in the text without camelCase marks (see ``plain``).
+        unmarked = [plain(line) for line in self.folded]
+        self._joined = "\n".join(unmarked)
+        self._starts = [0, *accumulate(len(line) + 1 for line in unmarked)][:-1]
 
     def holding(self, term: str) -> list[int]:
         """The lines that hold ``term``, in order."""

@@ -128,11 +128,13 @@ class Corpus:
         found: list[Posting] = []
         prefixes = search_prefixes(term)
         for index, document in enumerate(self.documents):
-            # The substring test rules most documents out at C speed before counting words.
+            # The substring test rules most documents out at C speed before counting words
+            # (in the text without camelCase marks, which holds every prefix a term has).
             folded, field_text = document.folded, document.field_text
-            body = count_term(folded, term) if any(p in folded for p in prefixes) else 0
+            body = count_term(folded, term) if any(p in document.plain for p in prefixes) else 0
             fields: tuple[int, ...] | None = None
-            if any(p in field_text for p in prefixes) and count_term(field_text, term):
+            field_plain = document.field_plain
+            if any(p in field_plain for p in prefixes) and count_term(field_text, term):
                 fields = tuple(count_term(field, term) for field in document.fields)
             if body or fields:
                 found.append((index, body, fields))
