@@ -233,3 +233,17 @@ def test_rank_params_are_honoured() -> None:
     docs = [note_document("2026-01-01.md", "word"), note_document("z.md", "word")]
     flat = rank(Corpus(docs), "word", now=NOW, params=RankParams(half_life_days=None))
     assert flat[0].score == flat[1].score
+
+
+def test_a_record_is_titled_by_its_leading_label_not_by_its_id() -> None:
+    labelled = SearchDocument("memory/records/0f.md", "Anna's phone: +33 6 12", kind="record")
+    plain_fact = SearchDocument("memory/records/1a.md", "Tea over coffee.", kind="record")
+    headed = SearchDocument("memory/records/2b.md", "# Deploys\nTuesdays", kind="record")
+    assert labelled.meta.title == "Anna's phone"
+    assert plain_fact.meta.title == ""
+    assert headed.meta.title == "Deploys"
+    assert note_document("notes/n.md", "Anna's phone: +33").meta.title == "n.md"
+    assert (
+        SearchDocument("memory/records/3c.md", "at 9:30 or http://x", kind="record").meta.title
+        == ""
+    )

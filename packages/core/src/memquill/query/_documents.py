@@ -8,6 +8,8 @@ source is unchanged.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Final, Literal
 
 from memquill.query._excerpt import LineIndex
@@ -16,13 +18,22 @@ from memquill.query._tokens import count_term, fold, plain
 from memquill.store._results import ProjectedRecord
 from memquill.text import utf16_prefix
 
-__all__ = ["WORKSPACE_FILE", "DocumentKind", "SearchDocument", "note_document", "record_document"]
+__all__ = [
+    "WORKSPACE_FILE",
+    "DocumentKind",
+    "SearchDocument",
+    "note_document",
+    "record_document",
+    "record_label",
+]
 
 WORKSPACE_FILE: Final = "workspace-file"
 """The provenance shown for a user's own note."""
 SUMMARY_UNITS: Final = 200
 
 _CHUNK_MEMO: Final = 256
+_LABEL: Final = re.compile(r"([^\n:]{1,40}):[ \t]")
+"""A leading label: up to 40 characters of the first line, then a colon and a space."""
 
 DocumentKind = Literal["note", "record"]
 
@@ -88,9 +99,13 @@ class SearchDocument:
         self.kind: DocumentKind = kind
         self.record_id = record_id
         self.record_revision = record_revision
-        self.meta: NoteMeta = note_meta(content, path)
+        meta = note_meta(content, path)
+        if kind == "record" and meta.title == path.rsplit("/", 1)[-1]:
+            # A record's file name is its id, which names nothing: its title is its leading
+            # label ("Anna's phone: …", "Caroline: …"), if it has one.
+            meta = replace(meta, title=record_label(content))
+        self.meta: NoteMeta = meta
         self.folded = fold(content)
-        meta = self.meta
         self.fields: tuple[str, ...] = tuple(
             fold(value)
             for value in (
@@ -143,6 +158,12 @@ class SearchDocument:
                 self._chunk_counts.clear()
             self._chunk_counts[term] = counts
         return counts
+
+
+def record_label(content: str) -> str:
+    """The short label a record starts with, before ``: `` on its first line ("" if none)."""
+    match = _LABEL.match(content)
+    return match.group(1).strip() if match is not None else ""
 
 
 def note_document(path: str, content: str) -> SearchDocument:
