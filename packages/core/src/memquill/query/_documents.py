@@ -16,7 +16,6 @@ from memquill.query._excerpt import LineIndex
 from memquill.query._markdown import Chunk, NoteMeta, chunk_markdown, note_meta
 from memquill.query._tokens import count_term, fold, plain
 from memquill.store._results import ProjectedRecord
-from memquill.text import utf16_prefix
 
 __all__ = [
     "WORKSPACE_FILE",
@@ -29,7 +28,6 @@ __all__ = [
 
 WORKSPACE_FILE: Final = "workspace-file"
 """The provenance shown for a user's own note."""
-SUMMARY_UNITS: Final = 200
 
 _CHUNK_MEMO: Final = 256
 _LABEL: Final = re.compile(r"([^\n:]{1,40}):[ \t]")
@@ -125,11 +123,6 @@ class SearchDocument:
         self._chunks: tuple[tuple[Chunk, str, str], ...] | None = None
         self._chunk_counts: dict[str, tuple[int, ...]] = {}
         self._lines: LineIndex | None = None
-
-    @property
-    def summary(self) -> str:
-        """The first 200 UTF-16 units of the text."""
-        return utf16_prefix(self.content, SUMMARY_UNITS)
 
     def chunks(self) -> tuple[tuple[Chunk, str, str], ...]:
         """Each chunk with its folded text and folded heading (computed once)."""
