@@ -88,8 +88,13 @@ _CJK_CHAR_RE: Final = re.compile(f"[{_CJK}]")
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u02bc": "'"})
 _CAMEL_RE: Final = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
 _CASE_MASK: Final = bytes.maketrans(
-    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", b"a" * 26 + b"A" * 26
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\x00\x01",
+    b"\x00" * 26 + b"\x01" * 26 + b"  ",
 )
+"""Lower-case ASCII letters as 0, upper-case as 1 (bytes 0 and 1 themselves as spaces): rare
+byte values make the searches below several times faster than letters would."""
+_LOWER_UPPER: Final = b"\x00\x01"
+_ACRONYM_END: Final = b"\x01\x01\x00\x00"
 
 
 def fold(text: str) -> str:
@@ -111,13 +116,15 @@ def plain(folded: str) -> str:
 
 
 def _mark_camel(text: str, *, ascii_only: bool) -> str:
+    if text.islower():  # no upper-case letter at all: nothing to mark (a fast C loop)
+        return text
     # A byte mask of letter case finds boundaries at C speed; prose rarely has any.
     mask = text.encode("utf-8", "surrogatepass").translate(_CASE_MASK)
-    if b"aA" not in mask and b"AAaa" not in mask:
+    if _LOWER_UPPER not in mask and _ACRONYM_END not in mask:
         return text
     if not ascii_only:
         return _CAMEL_RE.sub(CAMEL_MARK, text)
-    cuts = sorted({*_finds(mask, b"aA"), *_finds(mask, b"AAaa")})
+    cuts = sorted({*_finds(mask, _LOWER_UPPER), *_finds(mask, _ACRONYM_END)})
     pieces = [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     return CAMEL_MARK.join(pieces)
 
