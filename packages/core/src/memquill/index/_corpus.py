@@ -126,7 +126,7 @@ class IndexedCorpus:
         by_day: dict[int, float] = {0: 1.0}
         if half_life is not None:
             for day in self._days:
-                by_day[day] = day_factor(date.fromordinal(day), now, half_life)
+                by_day[day] = day_factor(date.fromordinal(day), now, params)
         day_of = self._day_of
         dated = half_life is not None and len(by_day) > 1
 
