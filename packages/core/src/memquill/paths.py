@@ -36,9 +36,11 @@ __all__ = [
     "normalize_relative",
     "os_errors_as_source",
     "read_text_nofollow",
+    "read_text_stat",
     "read_workspace_file",
     "relative_inside",
     "source_error",
+    "user_cache_dir",
     "user_data_dir",
 ]
 
@@ -83,6 +85,20 @@ def user_data_dir() -> Path:
     if sys.platform == "darwin":
         return home / "Library" / "Application Support"
     return Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+
+
+def user_cache_dir() -> Path:
+    """The platform's per-user cache folder (memquill keeps its caches in ``memquill/``).
+
+    ``%LOCALAPPDATA%`` on Windows, ``~/Library/Caches`` on macOS, else ``$XDG_CACHE_HOME``
+    or ``~/.cache``. Nothing is created.
+    """
+    home = Path.home()
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    if sys.platform == "darwin":
+        return home / "Library" / "Caches"
+    return Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
 
 
 def default_workspace() -> Path:
@@ -184,6 +200,11 @@ def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
     Raises:
         SourceError: the file is missing, unreadable, not regular, or too large.
     """
+    return read_text_stat(path, limit=limit)[0]
+
+
+def read_text_stat(path: Path, *, limit: int = MAX_READ_BYTES) -> tuple[str, os.stat_result]:
+    """:func:`read_text_nofollow`, with the ``fstat`` of the very file the text came from."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -210,7 +231,7 @@ def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
     data = b"".join(chunks)
     if len(data) > limit:
         raise SourceError(Messages.TOO_LARGE)
-    return data.decode("utf-8", "replace")
+    return data.decode("utf-8", "replace"), info
 
 
 def source_error(error: OSError) -> SourceError:
