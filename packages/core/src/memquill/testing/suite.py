@@ -23,7 +23,6 @@ from memquill.testing.runner import HarnessFactory, assert_outcomes, run_case
 __all__ = ["ParitySuite"]
 
 
-@pytest.mark.memquill_parity
 class ParitySuite:
     """The conformance suite every memquill adapter must pass.
 
