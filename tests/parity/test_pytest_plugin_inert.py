@@ -14,7 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-UNRELATED = '''
+UNRELATED = """
 import sys
 
 import pytest
@@ -28,7 +28,7 @@ def test_the_plugin_is_loaded_but_imports_nothing_of_memquill(pytestconfig):
 @pytest.mark.skip(reason="skipped on purpose")
 def test_a_skip_stays_a_skip():
     raise AssertionError("never runs")
-'''
+"""
 
 PARITY = """
 import pytest
