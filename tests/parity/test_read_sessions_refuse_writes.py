@@ -20,7 +20,10 @@ from mcp import Client
 from tests.adapters.mcp.mcp_helpers import stdio_server, text_of
 from tests.core.store_helpers import manual, tree
 
-from memquill import AdapterHarness, CoreHarness, MemorySession, Messages, RecordStore
+from memquill import MemorySession, RecordStore
+from memquill.errors import Messages
+from memquill.plugins import AdapterHarness
+from memquill.testing import CoreHarness
 from memquill_langchain import LangChainHarness
 from memquill_llamaindex import LlamaIndexHarness
 from memquill_mcp import McpClientHarness

@@ -19,7 +19,7 @@ import pytest
 __all__ = ["pytest_collection_modifyitems", "pytest_runtest_makereport"]
 
 MARKER = "memquill_parity"
-_SUITE_MODULE = "memquill.testing.suite"
+_SUITE_MODULE = "memquill.testing._suite"
 
 
 def _parity_suite() -> type | None:

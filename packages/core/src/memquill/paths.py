@@ -13,10 +13,19 @@ import posixpath
 import re
 import stat
 import sys
+from collections.abc import Generator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from memquill.errors import AccessDeniedError, Messages, SourceError, StorageError, UnsafePathError
+from memquill.errors import (
+    AccessDeniedError,
+    MemquillError,
+    Messages,
+    SourceError,
+    StorageError,
+    UnsafePathError,
+)
 
 __all__ = [
     "MAX_READ_BYTES",
@@ -25,6 +34,7 @@ __all__ = [
     "is_managed_record_path",
     "is_private",
     "normalize_relative",
+    "os_errors_as_source",
     "read_text_nofollow",
     "read_workspace_file",
     "relative_inside",
@@ -210,3 +220,17 @@ def source_error(error: OSError) -> SourceError:
     if error.errno in (errno.EACCES, errno.EPERM):
         return SourceError(Messages.SOURCE_UNREADABLE)
     return SourceError(Messages.SOURCE_READ_FAILED)
+
+
+@contextmanager
+def os_errors_as_source() -> Generator[None]:
+    """Turn an operating-system error raised inside into :func:`source_error`'s error.
+
+    memquill's own errors (some of which are ``OSError`` too) pass through unchanged.
+    """
+    try:
+        yield
+    except MemquillError:
+        raise
+    except OSError as error:
+        raise source_error(error) from None

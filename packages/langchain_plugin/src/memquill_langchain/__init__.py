@@ -16,7 +16,7 @@ from __future__ import annotations
 import typing
 
 from memquill import __version__ as __version__  # released together: one version
-from memquill import lazy_exports as _lazy_exports
+from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill_langchain.harness import LangChainHarness

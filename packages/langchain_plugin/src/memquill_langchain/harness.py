@@ -15,7 +15,8 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from memquill import HarnessResult, MemorySession, ToolDescriptor
+from memquill import MemorySession
+from memquill.plugins import HarnessResult, ToolDescriptor
 from memquill_langchain.toolkit import MemquillToolkit
 
 __all__ = ["LangChainHarness"]

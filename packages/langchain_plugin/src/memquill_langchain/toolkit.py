@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, PrivateAttr
 
-from memquill import Access, MemorySession, MemoryToolset
+from memquill import Access, MemorySession, MemoryToolset, open_session
 from memquill_langchain.retriever import FileType, MemquillRetriever
 from memquill_langchain.tools import MemquillTool
 
@@ -52,7 +52,8 @@ class MemquillToolkit(BaseToolkit):
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
     ) -> MemquillToolkit:
-        """Build the toolkit and its :class:`~memquill.MemorySession` in one call.
+        """Build the toolkit and its session in one call (:func:`memquill.open_session`, so
+        every installed plugin's secret detectors guard the writes).
 
         Args:
             workspace: absolute path of the workspace folder.
@@ -63,7 +64,7 @@ class MemquillToolkit(BaseToolkit):
         Raises:
             ValueError: ``access`` is neither ``read`` nor ``read_write``.
         """
-        return cls(session=MemorySession(workspace, session_id, access, authorize_write))
+        return cls(session=open_session(workspace, session_id, access, authorize_write))
 
     @property
     def toolset(self) -> MemoryToolset:

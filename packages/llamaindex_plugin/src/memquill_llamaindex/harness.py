@@ -17,7 +17,8 @@ from llama_index.core.tools import FunctionTool, ToolOutput
 # llama-index types the ``arguments`` of both as a bare ``dict``; we pass a dict[str, Any].
 from llama_index.core.tools.calling import acall_tool, call_tool  # pyright: ignore[reportUnknownVariableType]
 
-from memquill import HarnessResult, MemorySession, ToolDescriptor
+from memquill import MemorySession
+from memquill.plugins import HarnessResult, ToolDescriptor
 from memquill_llamaindex.tools import memquill_tools
 
 __all__ = ["LlamaIndexHarness"]

@@ -19,7 +19,15 @@ from llama_index.core.base.llms.types import TextBlock
 from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
 
-from memquill import Access, MemoryQuery, MemorySession, MemoryTool, MemoryToolset, ToolResult
+from memquill import (
+    Access,
+    MemoryQuery,
+    MemorySession,
+    MemoryTool,
+    MemoryToolset,
+    ToolResult,
+    open_session,
+)
 
 __all__ = ["MemquillToolSpec", "memquill_tools"]
 
@@ -104,7 +112,8 @@ class MemquillToolSpec(BaseToolSpec):
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
     ) -> MemquillToolSpec:
-        """The tools of a new :class:`memquill.MemorySession` (same arguments, same meaning).
+        """The tools of a new session (:func:`memquill.open_session`: same arguments, same
+        meaning, and every installed plugin's secret detectors guard the writes).
 
         Args:
             workspace: absolute path of the workspace folder.
@@ -112,7 +121,7 @@ class MemquillToolSpec(BaseToolSpec):
             access: ``read`` or ``read_write``.
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
         """
-        return cls(MemorySession(workspace, session_id, access, authorize_write))
+        return cls(open_session(workspace, session_id, access, authorize_write))
 
     def to_tool_list(
         self,

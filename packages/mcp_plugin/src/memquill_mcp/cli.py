@@ -25,13 +25,7 @@ from typing import Final
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
-from memquill import (
-    MemorySession,
-    default_workspace,
-    get_plugin_manager,
-    plugin_report,
-    secret_scanner,
-)
+from memquill import MemorySession, default_workspace, open_session
 from memquill_mcp.http_server import DEFAULT_PATH, http_app, is_loopback
 from memquill_mcp.server import build_server
 
@@ -45,8 +39,6 @@ TOKEN_ENV: Final = "MEMQUILL_MCP_TOKEN"  # noqa: S105 - the variable's name, not
 
 WORKSPACE_ENV: Final = "MEMQUILL_WORKSPACE"
 """Environment variable naming the workspace when ``--workspace`` is not given."""
-
-_LOG = logging.getLogger("memquill_mcp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -183,20 +175,14 @@ def _session(args: argparse.Namespace) -> MemorySession:
     authorize: Callable[[], bool] | None = None
     if plan_mode is not None:
         authorize = lambda: not plan_mode.exists()  # noqa: E731 - re-checked at every write
-    writes = args.access == "read_write"
-    pm = get_plugin_manager() if writes else None
-    if pm is not None:
-        for failure in plugin_report(pm).failures:
-            _LOG.warning("plugin %s: %s", failure.plugin, failure.message)
-    return MemorySession(
+    # Every detector the installed plugins register (built-ins included) guards writes.
+    return open_session(
         workspace,
         args.session_id,
         args.access,
         authorize,
         lock_timeout=args.lock_timeout,
         now=_clock(args.testing_clock),
-        # Every detector the installed plugins register (built-ins included) guards writes.
-        secrets=secret_scanner(pm) if pm is not None else None,
     )
 
 

@@ -28,7 +28,8 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, Implementation, TextContent, Tool
 
-from memquill import HarnessResult, MemorySession, ToolDescriptor
+from memquill import MemorySession
+from memquill.plugins import HarnessResult, ToolDescriptor
 from memquill_mcp.server import build_server
 
 __all__ = ["McpClientHarness", "McpStdioHarness", "server_command"]

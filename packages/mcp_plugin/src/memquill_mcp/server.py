@@ -31,7 +31,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
-from memquill import WRITE_PROMPT, MemorySession, MemoryTool, ToolResult, ToolSpec
+from memquill import MemorySession, MemoryTool, ToolResult, ToolSpec
 from memquill_mcp.connections import ConnectionSessions
 
 __all__ = ["READ_SERVER_NAME", "WRITE_SERVER_NAME", "build_server"]
@@ -74,7 +74,7 @@ def build_server(
             raise ValueError("a write-only server needs a session with read_write access")
         mounted = tuple(tool for tool in mounted if tool.spec.access == "write")
     # The core's fragments for exactly what is mounted: search always, write only with writes.
-    instructions = WRITE_PROMPT if write_only else sessions.toolset.system_prompt()
+    instructions = sessions.toolset.system_prompt(read=not write_only)
     return MCPServer(
         name or (WRITE_SERVER_NAME if write_only else READ_SERVER_NAME),
         title="memquill memory",

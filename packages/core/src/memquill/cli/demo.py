@@ -16,8 +16,8 @@ from memquill.errors import InvalidInputError
 from memquill.plugins import DISABLE_AUTOLOAD_ENV
 
 if TYPE_CHECKING:
-    from memquill.demo import AdapterRun
     from memquill.plugins import PluginReport
+    from memquill.testing import AdapterRun
 
 __all__ = ["register"]
 
@@ -52,8 +52,8 @@ def register(subparsers: Any) -> None:  # argparse keeps its subparsers type pri
 
 def _demo(args: argparse.Namespace, context: Context) -> int:
     # Imported here: loading every adapter is the demo's job, not the CLI's start-up cost.
-    from memquill.demo import SCENARIO, core_spec, run_adapter
     from memquill.plugins import get_plugin_manager, plugin_report
+    from memquill.testing import SCENARIO, core_spec, run_adapter
 
     report = plugin_report(get_plugin_manager())
     specs = [core_spec(), *(entry.adapter for entry in report.adapters)]
