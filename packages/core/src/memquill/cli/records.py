@@ -1,4 +1,4 @@
-"""``remember``, ``list``, ``update``, ``forget``, ``compact`` and ``doctor``."""
+"""``remember``, ``list``, ``update``, ``forget`` and ``compact`` (``doctor``: :mod:`.doctor`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,11 @@ from typing import Any, Final
 from memquill.cli.context import Context, add_common
 from memquill.errors import (
     ConflictError,
-    CorruptError,
     InvalidInputError,
-    MemoryRecordError,
     Messages,
     NotFoundError,
 )
-from memquill.store import DoctorReport, Record, Snapshot
+from memquill.store import Record, Snapshot
 from memquill.tools import WriteOutcome, WriteSource, compact, correct, forget, remember
 
 __all__ = ["register"]
@@ -57,11 +55,7 @@ def register(subparsers: Any) -> None:
     compact.add_argument("--revision", required=True, help="the current store revision")
     compact.set_defaults(handler=_compact)
 
-    doctor = subparsers.add_parser("doctor", help="check the records store")
-    doctor.add_argument("--fix", action="store_true", help="remove stale staging files")
-    doctor.set_defaults(handler=_doctor)
-
-    for parser in (remember, listing, update, forget, compact, doctor):
+    for parser in (remember, listing, update, forget, compact):
         add_common(parser)
 
 
@@ -107,7 +101,7 @@ def _list(args: argparse.Namespace, context: Context) -> int:
 def _update(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
     snapshot = session.store.snapshot()
-    record = _resolve_id(snapshot, args.id, active_only=True)
+    record = _resolve_id(snapshot, args.id, command="update")
     revision = _resolve_revision(snapshot, record, args.revision)
     outcome = correct(session, record.id, args.text, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
@@ -117,7 +111,7 @@ def _update(args: argparse.Namespace, context: Context) -> int:
 def _forget(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
     snapshot = session.store.snapshot()
-    record = _resolve_id(snapshot, args.id, active_only=False)
+    record = _resolve_id(snapshot, args.id, command="forget")
     revision = _resolve_revision(snapshot, record, args.revision)
     outcome = forget(session, record.id, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
@@ -132,25 +126,42 @@ def _compact(args: argparse.Namespace, context: Context) -> int:
     return 0
 
 
-def _doctor(args: argparse.Namespace, context: Context) -> int:
-    if context.workspace_is_default and not context.workspace.exists():
-        text = f"no workspace yet at {context.workspace}; the first `remember` creates it"
-        context.emit(text, {"ok": True, "workspace": None})
-        return 0
-    report = context.session().store.doctor(fix=args.fix)
-    context.emit(_doctor_text(report), _doctor_json(report))
-    return 0 if report.ok else 1
+def _resolve_id(snapshot: Snapshot, prefix: str, *, command: str) -> Record:
+    """The record ``prefix`` names (an active one wins a tie with older versions).
 
-
-def _resolve_id(snapshot: Snapshot, prefix: str, *, active_only: bool) -> Record:
-    pool = [r for r in snapshot.records if r.status == "active" or not active_only]
-    exact = [r for r in pool if r.id == prefix]
-    matches = exact or [r for r in pool if prefix and r.id.startswith(prefix)]
+    Raises:
+        InvalidInputError: the prefix is ambiguous.
+        NotFoundError: nothing matches, or it names an old version (the message then names
+            the current one), or ``update`` names a forgotten fact.
+    """
+    exact = [r for r in snapshot.records if r.id == prefix]
+    matches = exact or [r for r in snapshot.records if prefix and r.id.startswith(prefix)]
+    active = [r for r in matches if r.status == "active"]
+    if len(active) == 1:
+        return active[0]
     if len(matches) > 1:
         raise InvalidInputError(Messages.ID_AMBIGUOUS)
     if not matches:
-        raise NotFoundError(Messages.ACTIVE_NOT_FOUND if active_only else Messages.NOT_FOUND)
-    return matches[0]
+        raise NotFoundError(
+            Messages.ACTIVE_NOT_FOUND if command == "update" else Messages.NOT_FOUND
+        )
+    record = matches[0]
+    current = next(
+        (r for r in snapshot.records if r.root_id == record.root_id and r.status == "active"), None
+    )
+    if record.status == "superseded" and current is not None:
+        revision = snapshot.record_revision(current)[:16]
+        text = " TEXT" if command == "update" else ""
+        raise NotFoundError(
+            f"Record {record.id[:_SHORT]} was corrected; its current version is "
+            f"{current.id[:_SHORT]} (record revision {revision}). Run: memquill {command} "
+            f"{current.id[:_SHORT]}{text} --revision {revision}"
+        )
+    if command == "update":
+        raise NotFoundError(
+            f"Record {record.id[:_SHORT]} was forgotten; there is nothing to update."
+        )
+    return record
 
 
 def _resolve_revision(snapshot: Snapshot, record: Record | None, given: str) -> str:
@@ -212,59 +223,3 @@ def _age(record: Record, now: datetime) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
-
-
-def _doctor_text(report: DoctorReport) -> str:
-    lines: list[str] = []
-    if report.error is not None:
-        index = _record_index(report.error)
-        where = f" (record index {index})" if index is not None else ""
-        lines.append(f"store: error[{report.error.code}]{where}: {report.error.message}")
-    else:
-        counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()))
-        lines.append(f"store: ok ({counts or 'empty'}); revision {report.revision}")
-    percent = 100 * report.used_bytes / report.max_bytes
-    lines.append(f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes ({percent:.1f}%)")
-    if report.lock_held:
-        lines.append(f"lock: held by {report.lock_holder or 'an unknown writer'}")
-    else:
-        lines.append("lock: free")
-    for path in report.temp_files:
-        state = "removed" if path in report.removed else "stale (run doctor --fix)"
-        lines.append(f"staging file {path}: {state}")
-    for finding in report.secret_findings:
-        lines.append(
-            f"secret: record {finding.record_id} matches {', '.join(finding.kinds)}; "
-            "forget it or update it without the credential"
-        )
-    lines.append("healthy" if report.ok else "problems found")
-    return "\n".join(lines)
-
-
-def _record_index(error: MemoryRecordError) -> int | None:
-    return error.record_index if isinstance(error, CorruptError) else None
-
-
-def _doctor_json(report: DoctorReport) -> dict[str, object]:
-    error = report.error
-    return {
-        "ok": report.ok,
-        "error": None
-        if error is None
-        else {
-            "code": error.code,
-            "message": error.message,
-            "record_index": _record_index(error),
-        },
-        "revision": report.revision,
-        "used_bytes": report.used_bytes,
-        "max_bytes": report.max_bytes,
-        "counts": dict(report.counts),
-        "temp_files": list(report.temp_files),
-        "removed": list(report.removed),
-        "lock_held": report.lock_held,
-        "lock_holder": report.lock_holder,
-        "secret_findings": [
-            {"record_id": f.record_id, "kinds": list(f.kinds)} for f in report.secret_findings
-        ],
-    }
