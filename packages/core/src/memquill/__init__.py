@@ -28,7 +28,7 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
-from memquill.paths import default_workspace
+from memquill.paths import WORKSPACE_ENV, WorkspaceChoice, choose_workspace, default_workspace
 from memquill.plugins import hookimpl, open_session
 from memquill.query import (
     FileType,
@@ -83,6 +83,7 @@ __all__ = [
     "ERRORS",
     "MAX_CONTENT_UNITS",
     "MAX_STORE_BYTES",
+    "WORKSPACE_ENV",
     "Access",
     "AccessDeniedError",
     "BindingBackend",
@@ -130,11 +131,13 @@ __all__ = [
     "ToolSpec",
     "UnsafePathError",
     "UpdateArgs",
+    "WorkspaceChoice",
     "WriteError",
     "WriteReceipt",
     "WriteResult",
     "WriteStatus",
     "__version__",
+    "choose_workspace",
     "default_workspace",
     "hookimpl",
     "memory_context",
