@@ -171,7 +171,7 @@ def test_the_last_record_may_lose_its_trailing_blank_line(
 def test_the_repair_refuses_a_file_changed_since_it_was_planned(
     tmp_path: Path, store: RecordStore
 ) -> None:
-    edited = edit(tmp_path, lambda d: d.replace(b"Ana", b"Anabel"))
+    edit(tmp_path, lambda d: d.replace(b"Ana", b"Anabel"))
     edited = raw(tmp_path)
     plan = plan_repair(edited, now=NOW, secrets=SecretScanner())
     assert plan.refused is None

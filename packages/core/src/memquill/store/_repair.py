@@ -80,10 +80,11 @@ def plan_repair(raw: bytes, *, now: datetime, secrets: SecretScanner) -> RepairP
     changes: list[str] = []
     try:
         text = raw.decode("utf-8")
-        if any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER)):
+        crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER))
+        if crlf:
             text = text.replace("\r\n", "\n")
             changes.append("line endings: CRLF (\\r\\n) back to LF (\\n), as memquill writes them")
-        records = _records(text, changes, now=now, secrets=secrets)
+        records = _records(text, changes, crlf=crlf, now=now, secrets=secrets)
         header = HEADER if text.startswith(HEADER) else LEGACY_HEADER
         data = encode_store(StoreImage(header, tuple(records))).encode()
         decode_store(data.decode())  # the repair must give a file memquill reads
@@ -103,12 +104,12 @@ def plan_repair(raw: bytes, *, now: datetime, secrets: SecretScanner) -> RepairP
 
 
 def _records(
-    text: str, changes: list[str], *, now: datetime, secrets: SecretScanner
+    text: str, changes: list[str], *, crlf: bool, now: datetime, secrets: SecretScanner
 ) -> list[Record]:
+    """The records of ``text``, edited facts kept as new versions (``changes`` says which)."""
     header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
     if header is None:
         raise _Refused("it does not start with memquill's records header")
-    crlf = bool(changes)
     kept: list[Record] = []
     added: list[Record] = []
     cursor, index = len(header), 0
