@@ -5,10 +5,20 @@ compare-and-swap store that never loses, tears or resurrects a fact, and reads a
 keyword retrieval that needs no model.
 
 This facade holds what an application needs: sessions and their tools, the store, the result
-models and the errors. Plugin authors find their names in :mod:`memquill.plugins`, adapter
-authors the conformance kit in :mod:`memquill.testing`.
+models, the errors, and the optional model assistance a host plugs its model into
+(:class:`TextModel`, :class:`ModelRanker`; the rest is in :mod:`memquill.enhance`). Plugin
+authors find their names in :mod:`memquill.plugins`, adapter authors the conformance kit in
+:mod:`memquill.testing`.
 """
 
+from memquill.enhance import (
+    ModelDeferred,
+    ModelIdentity,
+    ModelRanker,
+    Prompt,
+    SceneStatus,
+    TextModel,
+)
 from memquill.errors import (
     ERRORS,
     AccessDeniedError,
@@ -110,7 +120,11 @@ __all__ = [
     "MemoryTool",
     "MemoryToolset",
     "MemquillError",
+    "ModelDeferred",
+    "ModelIdentity",
+    "ModelRanker",
     "NotFoundError",
+    "Prompt",
     "RecentArgs",
     "RecentResult",
     "RecentSection",
@@ -119,6 +133,7 @@ __all__ = [
     "RecordStore",
     "RememberArgs",
     "RetrievedMemory",
+    "SceneStatus",
     "SearchArgs",
     "SearchHit",
     "SearchResult",
@@ -127,6 +142,7 @@ __all__ = [
     "Snapshot",
     "SourceError",
     "StorageError",
+    "TextModel",
     "ToolResult",
     "ToolSpec",
     "UnsafePathError",

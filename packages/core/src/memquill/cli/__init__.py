@@ -12,12 +12,12 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from memquill.cli import demo, doctor, manage, plugins, query, records, where
+from memquill.cli import demo, doctor, enhance, manage, plugins, query, records, where
 from memquill.cli.context import run
 
 __all__ = ["build_parser", "main"]
 
-_COMMAND_MODULES = (records, doctor, query, where, manage, plugins, demo)
+_COMMAND_MODULES = (records, doctor, query, where, manage, plugins, enhance, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 import pluggy
 
 if TYPE_CHECKING:
+    from memquill.enhance import ProviderEvent
     from memquill.plugins._adapters import AdapterSpec
     from memquill.store import SecretDetector
 
@@ -37,6 +38,7 @@ __all__ = [
     "hookspec",
     "memquill_register_adapters",
     "memquill_register_secret_detectors",
+    "memquill_report_event",
 ]
 
 PROJECT_NAME: Final = "memquill"
@@ -90,4 +92,31 @@ def memquill_register_secret_detectors(register: Callable[[SecretDetector], None
 
     Use in plugins:
         Implement it in the module the ``memquill`` entry point names, with ``@hookimpl``.
+    """
+
+
+# -------------------------------------------------------------------------------------------------
+# Notification hooks
+# -------------------------------------------------------------------------------------------------
+
+
+@hookspec
+def memquill_report_event(event: ProviderEvent) -> None:
+    """Receive a reportable model-assistance failure (telemetry).
+
+    Called when a model call made for memquill (re-ranking, extraction) fails in a way an
+    operator can act on: transient upstream failures (5xx, timeouts, connection errors),
+    protocol faults and unknown failures. Credentials, other 4xx answers (429 included),
+    cancellations and unsupported models are never reported. Transient failures are budgeted:
+    at most 3 events per (root cause, scene, provider) group per 15 minutes; the next event of
+    a group carries the count left out in ``event.suppressed``.
+
+    Args:
+        event: a :class:`~memquill.enhance.ProviderEvent`: enums and one integer only, never a
+            prompt, path, key or error message. ``event.attributes()`` gives them flat.
+
+    Use in plugins:
+        Forward the event to your telemetry (an OpenTelemetry span event or counter, a Sentry
+        message); ``docs/model-assistance.md`` shows both. Keep it fast and never raise: a
+        failing implementation is logged and skipped.
     """

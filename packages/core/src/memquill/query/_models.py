@@ -65,12 +65,18 @@ class SearchResult(_Frozen):
         warnings: partial-scan, skipped-file and managed-memory warnings, in order.
         error: the failure message (``None`` on success).
         error_code: a stable code for the failure (``invalid``, ``access_denied``, ...).
+        reranked: the hits are in a model's order (optional model assistance), not keyword
+            order.
+        ranking_notice: why a model's order was not used (``Memory ranking <status>:
+            <reason>. Using keyword order.``), shown as the text's first line.
     """
 
     hits: tuple[SearchHit, ...] = ()
     warnings: tuple[str, ...] = ()
     error: str | None = None
     error_code: str | None = None
+    reranked: bool = False
+    ranking_notice: str | None = None
 
 
 class GetResult(_Frozen):

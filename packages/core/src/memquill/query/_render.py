@@ -51,10 +51,15 @@ def continuation_marker(next_char_start: int) -> str:
 
 
 def render_search(result: SearchResult) -> str:
-    """Spec 6.5: warnings, then one three-line block per hit (or the no-match line)."""
+    """Spec 6.5: warnings, then one three-line block per hit (or the no-match line).
+
+    A ranking notice (spec 7.3) comes first and a blank line, then the plain text: keyword
+    results are always shown.
+    """
     if result.error is not None:
         return f"Memory search failed: {result.error}"
-    prefix = "\n".join(result.warnings) + "\n\n" if result.warnings else ""
+    notice = result.ranking_notice + "\n\n" if result.ranking_notice else ""
+    prefix = notice + ("\n".join(result.warnings) + "\n\n" if result.warnings else "")
     if not result.hits:
         return prefix + NO_MATCHES
     blocks = [

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
+from memquill.enhance import AuxiliaryRunner, ModelRanker
 from memquill.plugins import AdapterHarness, HarnessResult
 from memquill.testing._cases import Case, Step, load_fixtures
+from memquill.testing._models import ScriptedTextModel
 from memquill.testing._normalize import Normalizer
 from memquill.tools import MemorySession
 
@@ -53,6 +55,7 @@ def run_case(case: Case, factory: HarnessFactory, root: Path) -> list[Outcome]:
         case.access,
         mode.authorize,
         now=lambda: fixture.now,
+        ranker=_scripted_ranker(case, root),
     )
     normalizer = Normalizer()
     named: dict[str, Mapping[str, Any]] = {}
@@ -180,3 +183,11 @@ def _diff(expected: str, actual: str) -> str:
         expected.splitlines(), actual.splitlines(), "expected", "actual", lineterm=""
     )
     return "\n".join(lines)
+
+
+def _scripted_ranker(case: Case, root: Path) -> ModelRanker | None:
+    """The case's scripted model, on a runner of its own (a private key and receipt folder)."""
+    if case.model is None:
+        return None
+    runner = AuxiliaryRunner(state_dir=root.with_name(root.name + "-model-state"))
+    return ModelRanker(ScriptedTextModel(case.model), runner=runner, timeout=case.model_timeout)

@@ -16,6 +16,7 @@ from typing import Literal
 
 from memquill.query import MemoryQuery
 from memquill.store import RecordStore, SecretScanner
+from memquill.tools._ranking import CandidateRanker
 
 __all__ = ["Access", "MemorySession"]
 
@@ -36,6 +37,9 @@ class MemorySession:
         lock_timeout: seconds a write waits for another writer.
         now: the clock (UTC); injectable for tests.
         secrets: the credential scanner writes use (built-in detectors by default).
+        ranker: reorders ``memory_search`` candidates (optional model assistance: a
+            :class:`memquill.ModelRanker` around the host's model); ``None`` keeps keyword
+            order, exactly as without model assistance.
     """
 
     def __init__(
@@ -48,6 +52,7 @@ class MemorySession:
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
         secrets: SecretScanner | None = None,
+        ranker: CandidateRanker | None = None,
     ) -> None:
         if access not in ("read", "read_write"):
             raise ValueError(f"access must be 'read' or 'read_write', not {access!r}")
@@ -58,6 +63,7 @@ class MemorySession:
         self._lock_timeout = lock_timeout
         self._now = now
         self._secrets = secrets
+        self._ranker = ranker
 
     @property
     def now(self) -> Callable[[], datetime] | None:
@@ -79,6 +85,23 @@ class MemorySession:
         """The credential scanner writes use (``None``: the built-in detectors)."""
         return self._secrets
 
+    @property
+    def ranker(self) -> CandidateRanker | None:
+        """What reorders search candidates, if anything (see :mod:`memquill.tools._ranking`)."""
+        return self._ranker
+
+    @property
+    def search_scope(self) -> str:
+        """Whose searches these are, for per-scope model cooldowns: the session id, or the
+        workspace when there is none."""
+        return self.session_id or str(self.workspace)
+
+    def with_ranker(self, ranker: CandidateRanker | None) -> MemorySession:
+        """The same session (same store and caches) with another candidate ranker."""
+        other = self.with_session_id(self.session_id)
+        other._ranker = ranker
+        return other
+
     def with_session_id(self, session_id: str | None) -> MemorySession:
         """The same workspace, access and settings for another host session.
 
@@ -93,6 +116,7 @@ class MemorySession:
             lock_timeout=self._lock_timeout,
             now=self._now,
             secrets=self._secrets,
+            ranker=self._ranker,
         )
         # Fill the other's cached properties: store and caches belong to the workspace.
         other.__dict__["store"] = self.store
