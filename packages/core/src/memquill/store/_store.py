@@ -31,12 +31,12 @@ from memquill.store._codec import (
     iso_timestamp,
     sha256_hex,
     source_key,
-    store_revision,
     validate_content,
     validate_source,
 )
 from memquill.store._doctor import DoctorReport, run_doctor
 from memquill.store._lock import lock_is_held
+from memquill.store._memo import RecordsMemo
 from memquill.store._results import (
     Candidate,
     Preflight,
@@ -49,10 +49,8 @@ from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import (
     Locations,
     Outcome,
-    decode_snapshot,
     locate,
     read_raw,
-    read_snapshot,
     write_locked,
 )
 from memquill.text import utf16_len
@@ -89,6 +87,8 @@ class RecordStore:
         self._now = now or (lambda: datetime.now(UTC))
         self._secrets = secrets or SecretScanner()
         self._projection: Projection | None = None
+        # The last file this store decoded or wrote; only ever trusted for identical bytes.
+        self._memo = RecordsMemo()
 
     @property
     def workspace(self) -> str:
@@ -108,7 +108,8 @@ class RecordStore:
         Raises:
             UnsafePathError, CapacityError, CorruptError, StorageError.
         """
-        return read_snapshot(self.locations())
+        locations = self.locations()
+        return self._memo.decode(locations.identity, read_raw(locations)).snapshot
 
     def locations(self) -> Locations:
         """The canonical workspace and the store's paths, checked for safety.
@@ -121,15 +122,13 @@ class RecordStore:
     def projection(self) -> Projection:
         """The active records as virtual files, cached per store revision.
 
-        Reading the file and hashing it is cheap; decoding it is not, so an unchanged store
-        is never decoded twice.
+        Reading the file and comparing bytes is cheap; decoding it is not, so an unchanged
+        store is never decoded twice.
         """
-        locations = self.locations()
-        raw = read_raw(locations)
+        snapshot = self.snapshot()
         cached = self._projection
-        if cached is not None and cached.revision == store_revision(locations.root, raw):
+        if cached is not None and cached.revision == snapshot.revision:
             return cached
-        snapshot = decode_snapshot(locations.root, raw)
         projected = tuple(
             ProjectedRecord(
                 id=record.id,
@@ -201,7 +200,7 @@ class RecordStore:
                 raise ConflictError(Messages.STALE)
             return self._append(batch, draft)
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return write_locked(self._workspace, self._lock_timeout, operation, self._memo)
 
     def correct(
         self,
@@ -243,7 +242,7 @@ class RecordStore:
             draft.append(version)
             return Outcome("saved", (version.id,), frozenset({version.id}))
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return write_locked(self._workspace, self._lock_timeout, operation, self._memo)
 
     def revoke(self, record_id: str, expected_revision: str) -> WriteResult:
         """Forget a fact and every earlier version of it; its metadata stays as a tombstone.
@@ -271,7 +270,7 @@ class RecordStore:
             ]
             return Outcome("saved", (record_id,), frozenset({record_id}))
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return write_locked(self._workspace, self._lock_timeout, operation, self._memo)
 
     def compact(self, expected_revision: str) -> WriteResult:
         """Drop the content of superseded versions, keeping all tombstone metadata.
@@ -294,7 +293,7 @@ class RecordStore:
                     emptied += 1
             return Outcome("saved" if emptied else "duplicate")
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return write_locked(self._workspace, self._lock_timeout, operation, self._memo)
 
     def doctor(self, fix: bool = False) -> DoctorReport:
         """Inspect the store; with ``fix``, remove staging files a crashed writer left.
