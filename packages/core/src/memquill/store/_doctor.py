@@ -20,7 +20,7 @@ from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations, locate, read_snapshot
 
-__all__ = ["DoctorReport", "SecretFinding", "run_doctor"]
+__all__ = ["DoctorReport", "SecretFinding", "report_for", "run_doctor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +97,24 @@ def run_doctor(
         removed=removed,
         lock_held=held,
         lock_holder=lock_holder(locations.lock) if held else None,
+        secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
+    )
+
+
+def report_for(
+    snapshot: Snapshot | None,
+    error: MemoryRecordError | None,
+    *,
+    secrets: SecretScanner,
+    used_bytes: int,
+) -> DoctorReport:
+    """The report of a store that has no files, locks or staging files of its own (a
+    database): the records' health, size, counts and secret findings."""
+    return DoctorReport(
+        error=error,
+        revision=snapshot.revision if snapshot else None,
+        used_bytes=used_bytes,
+        counts=_counts(snapshot) if snapshot else {},
         secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
     )
 

@@ -119,6 +119,11 @@ class RecordsMemo:
         self._last = decoded
         return decoded
 
+    @property
+    def last(self) -> Decoded | None:
+        """The file decoded or published last, if any."""
+        return self._last
+
     def remember(self, decoded: Decoded) -> None:
         """Keep ``decoded`` (a file just published) for the next call."""
         self._last = decoded

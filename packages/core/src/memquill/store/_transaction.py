@@ -40,9 +40,11 @@ from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot,
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
 
 __all__ = [
+    "Change",
     "Locations",
     "Operation",
     "Outcome",
+    "apply_operation",
     "decode_snapshot",
     "locate",
     "read_raw",
@@ -200,6 +202,24 @@ class _Change:
     def data(self) -> bytes:
         """The new file's bytes."""
         return self.encoded.data
+
+    def result(self, written: Snapshot) -> WriteResult:
+        """What the write did, once ``written`` (the new file) is published."""
+        return _result(written, self.outcome)
+
+
+Change = _Change
+"""A change to publish (for backends other than the file)."""
+
+
+def apply_operation(current: Decoded, operation: Operation) -> _Change | WriteResult:
+    """Run ``operation`` on a copy of ``current``: the change to publish, or the answer when
+    nothing is to be written (every backend's transaction runs this under its lock).
+
+    Raises:
+        whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
+    """
+    return _apply(current, operation)
 
 
 def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
