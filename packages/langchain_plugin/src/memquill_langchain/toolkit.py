@@ -51,6 +51,8 @@ class MemquillToolkit(BaseToolkit):
         session_id: str | None = None,
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
+        *,
+        store: str | None = None,
     ) -> MemquillToolkit:
         """Build the toolkit and its session in one call (:func:`memquill.open_session`, so
         every installed plugin's secret detectors guard the writes).
@@ -60,11 +62,14 @@ class MemquillToolkit(BaseToolkit):
             session_id: the host's trusted conversation id; writes need one.
             access: ``read`` (search, get, recent) or ``read_write`` (all six tools).
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
+            store: where the records live: ``file`` or a ``postgresql://`` URL (default
+                ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
 
         Raises:
             ValueError: ``access`` is neither ``read`` nor ``read_write``.
         """
-        return cls(session=open_session(workspace, session_id, access, authorize_write))
+        session = open_session(workspace, session_id, access, authorize_write, store=store)
+        return cls(session=session)
 
     @property
     def toolset(self) -> MemoryToolset:

@@ -111,6 +111,8 @@ class MemquillToolSpec(BaseToolSpec):
         session_id: str | None = None,
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
+        *,
+        store: str | None = None,
     ) -> MemquillToolSpec:
         """The tools of a new session (:func:`memquill.open_session`: same arguments, same
         meaning, and every installed plugin's secret detectors guard the writes).
@@ -120,8 +122,10 @@ class MemquillToolSpec(BaseToolSpec):
             session_id: the host's trusted id of the conversation; writes need one.
             access: ``read`` or ``read_write``.
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
+            store: where the records live: ``file`` or a ``postgresql://`` URL (default
+                ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
         """
-        return cls(open_session(workspace, session_id, access, authorize_write))
+        return cls(open_session(workspace, session_id, access, authorize_write, store=store))
 
     def to_tool_list(
         self,

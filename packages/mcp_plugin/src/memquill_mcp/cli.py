@@ -162,6 +162,12 @@ def _parser() -> argparse.ArgumentParser:
         default="WARNING",
         help="stderr log level (default WARNING)",
     )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the records live: file or a postgresql:// URL (default: $MEMQUILL_STORE, "
+        "else the workspace's memory/records.md); never logged",
+    )
     # For tests only: pins the clock (ISO 8601 with an offset) so outputs are reproducible.
     parser.add_argument("--testing-clock", metavar="ISO", help=argparse.SUPPRESS)
     return parser
@@ -183,6 +189,7 @@ def _session(args: argparse.Namespace) -> MemorySession:
         authorize,
         lock_timeout=args.lock_timeout,
         now=_clock(args.testing_clock),
+        store=args.store,
     )
 
 

@@ -10,12 +10,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from memquill.cli import demo, plugins, query, records
+from memquill.cli import demo, plugins, query, records, transfer
 from memquill.cli.context import run
 
 __all__ = ["build_parser", "main"]
 
-_COMMAND_MODULES = (records, query, plugins, demo)
+_COMMAND_MODULES = (records, transfer, query, plugins, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="workspace folder (default: $MEMQUILL_WORKSPACE, else memquill/workspace in the "
         "user data directory)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the records live: file (the workspace's memory/records.md) or a "
+        "postgresql:// URL (default: $MEMQUILL_STORE, else file); never printed",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in _COMMAND_MODULES:

@@ -35,6 +35,8 @@ class Context:
     as_json: bool
     out: TextIO
     err: TextIO
+    store: str | None = None
+    """``--store``: ``file`` or a ``postgresql://`` URL (``None``: ``$MEMQUILL_STORE``)."""
 
     def ensure_workspace(self) -> None:
         """Create the default workspace on first write (an explicit one must already exist)."""
@@ -43,7 +45,7 @@ class Context:
 
     def session(self, access: Access = "read_write") -> MemorySession:
         """The session every command works in, opened through the plugin-aware factory."""
-        return open_session(self.workspace, access=access)
+        return open_session(self.workspace, access=access, store=self.store)
 
     def emit(self, text: str, data: object) -> None:
         """Print ``text``, or ``data`` as JSON under ``--json``."""
@@ -62,13 +64,14 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workspace", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )
+    parser.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Resolve the context, run the chosen handler, and turn memquill errors into statuses."""
     explicit: str | None = args.workspace
     workspace = Path(explicit).expanduser().absolute() if explicit else default_workspace()
-    context = Context(workspace, explicit is None, bool(args.json), out, err)
+    context = Context(workspace, explicit is None, bool(args.json), out, err, args.store)
     handler: Handler = args.handler
     try:
         return handler(args, context)

@@ -38,6 +38,7 @@ def open_session(
     plugins: MemquillPluginManager | None = None,
     lock_timeout: float = 5.0,
     now: Callable[[], datetime] | None = None,
+    store: str | None = None,
 ) -> MemorySession:
     """A session on ``workspace`` whose writes run every installed plugin's secret detectors.
 
@@ -50,6 +51,8 @@ def open_session(
             installed plugins unless ``MEMQUILL_DISABLE_PLUGIN_AUTOLOAD`` is set).
         lock_timeout: seconds a write waits for another writer.
         now: the clock (UTC); injectable for tests.
+        store: where the records live: ``"file"`` or a ``postgresql://`` URL; default
+            ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``.
 
     A plugin that fails to load is logged on ``memquill.plugins`` and left out; the others
     still guard writes. A ``read`` session never writes, so it loads no plugins unless
@@ -69,4 +72,5 @@ def open_session(
         lock_timeout=lock_timeout,
         now=now,
         secrets=scanner,
+        store=store,
     )

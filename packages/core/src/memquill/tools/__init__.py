@@ -32,6 +32,7 @@ from memquill.tools._writes import (
     compact,
     correct,
     forget,
+    import_records,
     remember,
     save_candidates,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "correct",
     "default_bindings_path",
     "forget",
+    "import_records",
     "memory_context",
     "remember",
     "retrieve",

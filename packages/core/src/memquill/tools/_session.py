@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from memquill.query import MemoryQuery
-from memquill.store import RecordStore, SecretScanner
+from memquill.store import RecordStore, SecretScanner, resolve_location
 
 __all__ = ["Access", "MemorySession"]
 
@@ -36,6 +36,9 @@ class MemorySession:
         lock_timeout: seconds a write waits for another writer.
         now: the clock (UTC); injectable for tests.
         secrets: the credential scanner writes use (built-in detectors by default).
+        store: where the records live: ``"file"`` (the workspace's ``memory/records.md``) or
+            a ``postgresql://`` URL (``docs/multi-host.md``); default ``$MEMQUILL_STORE``,
+            else ``file``. Never shown by ``repr``.
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class MemorySession:
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
         secrets: SecretScanner | None = None,
+        store: str | None = None,
     ) -> None:
         if access not in ("read", "read_write"):
             raise ValueError(f"access must be 'read' or 'read_write', not {access!r}")
@@ -58,6 +62,7 @@ class MemorySession:
         self._lock_timeout = lock_timeout
         self._now = now
         self._secrets = secrets
+        self._location = resolve_location(store)
 
     @property
     def now(self) -> Callable[[], datetime] | None:
@@ -73,6 +78,11 @@ class MemorySession:
     def lock_timeout(self) -> float:
         """Seconds a write waits for another writer."""
         return self._lock_timeout
+
+    @property
+    def store_location(self) -> str:
+        """Where the records live (``file`` or a database URL; keep it out of logs)."""
+        return self._location
 
     @property
     def secrets(self) -> SecretScanner | None:
@@ -93,6 +103,7 @@ class MemorySession:
             lock_timeout=self._lock_timeout,
             now=self._now,
             secrets=self._secrets,
+            store=self._location,
         )
         # Fill the other's cached properties: store and caches belong to the workspace.
         other.__dict__["store"] = self.store
@@ -103,7 +114,11 @@ class MemorySession:
     def store(self) -> RecordStore:
         """The workspace's records store (one per session, so its caches are shared)."""
         return RecordStore(
-            self.workspace, lock_timeout=self._lock_timeout, now=self._now, secrets=self._secrets
+            self.workspace,
+            lock_timeout=self._lock_timeout,
+            now=self._now,
+            secrets=self._secrets,
+            location=self._location,
         )
 
     @cached_property
