@@ -82,6 +82,9 @@ class RecordsBackend(ABC):
         raw = self.read()
         return self.memo.decode(self.identity(), raw).snapshot
 
+    def close(self) -> None:  # noqa: B027  (optional: most backends hold nothing)
+        """Let go of connections (a file backend holds none between calls)."""
+
     @abstractmethod
     def check_writable(self) -> None:
         """Raise when a write could not run now (no access, or another writer holds it)."""

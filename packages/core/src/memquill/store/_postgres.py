@@ -23,6 +23,7 @@ import contextlib
 import os
 import threading
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias, TypeVar, cast
@@ -291,13 +292,19 @@ class PostgresBackend(RecordsBackend):
             connection.close()
             raise
         self._connection = connection
+        # A store dropped without close() still closes its connection.
+        self._finalizer = weakref.finalize(self, _close_quietly, connection)
         return connection
+
+    def close(self) -> None:
+        """Close the connection (the next use opens a new one)."""
+        with self._busy:
+            self._drop()
 
     def _drop(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
-            with contextlib.suppress(psycopg.Error):
-                connection.close()
+            _close_quietly(connection)
 
     def _with_connection(self, work: Callable[[Connection], _T]) -> _T:
         """Run ``work``; a connection that went stale is replaced once (reads only)."""
@@ -320,6 +327,11 @@ class PostgresBackend(RecordsBackend):
             "ON CONFLICT (workspace) DO NOTHING",
             (self._location.workspace, uuid.uuid4()),
         )
+
+
+def _close_quietly(connection: Connection) -> None:
+    with contextlib.suppress(psycopg.Error):
+        connection.close()
 
 
 def _bytes(value: object) -> bytes:

@@ -98,6 +98,10 @@ class RecordStore:
         """The credential scanner writes use (``doctor`` reports with it too)."""
         return self._secrets
 
+    def close(self) -> None:
+        """Let go of the backend's connection, if it keeps one (the store stays usable)."""
+        self._backend.close()
+
     @property
     def backend(self) -> RecordsBackend:
         """Where the records live (``backend.kind``: ``file`` or ``postgres``)."""
