@@ -4,6 +4,12 @@ Usage::
 
     uv run python benchmarks/store_bench.py [--seed 7] [--saves 200] [--workers 8]
         [--per-worker 50] [--dir DIR]
+    MEMQUILL_STORE=postgresql://… uv run python benchmarks/store_bench.py --backend postgres
+
+``--backend postgres`` measures the database beside the file, the same way for both: saves
+into a store seeded with 10 and 1,000 records (steady state: each save adds one record), and
+``--workers`` processes saving at once (throughput, latency, the wait for the row lock or the
+writer lock, p99, and fairness). The URL is never printed.
 
 Scenarios (each in a fresh workspace under ``--dir``, default a temporary folder):
 
@@ -72,7 +78,7 @@ WORKER = textwrap.dedent(
     from memquill.store._results import Candidate
     from memquill.store._store import RecordStore
 
-    workspace, worker, count, seed, waiting = sys.argv[1:6]
+    workspace, worker, count, seed, waiting, location = sys.argv[1:7]
     worker, count = int(worker), int(count)
     if waiting == "polled":
         from memquill.store import _waiting
@@ -92,7 +98,21 @@ WORKER = textwrap.dedent(
             waits.append(time.perf_counter() - start)
 
     _lock.WriterLock._wait_for = timed_acquire
-    store = RecordStore(workspace, lock_timeout=300)
+    if location != "file":
+        from memquill.store import _postgres
+
+        fetch = _postgres.PostgresBackend._fetch
+
+        def timed_fetch(self, connection, lock):  # the wait for the row lock
+            start = time.perf_counter()
+            try:
+                return fetch(self, connection, lock)
+            finally:
+                if lock is not None:
+                    waits.append(time.perf_counter() - start)
+
+        _postgres.PostgresBackend._fetch = timed_fetch
+    store = RecordStore(workspace, lock_timeout=300, location=location)
     facts = [f"worker {worker} fact {i} (seed {seed})" for i in range(count)]
     print("ready", flush=True)
     sys.stdin.readline()
@@ -231,12 +251,13 @@ def _naive_save(file: Path, entry: bytes) -> None:
 
 
 def concurrent(
-    root: Path, workers: int, per_worker: int, seed: int, waiting: str
+    root: Path, workers: int, per_worker: int, seed: int, waiting: str, location: str = "file"
 ) -> dict[str, float]:
     """``workers`` processes saving ``per_worker`` facts each into one store at once."""
-    workspace = root / f"concurrent-{waiting}"
+    workspace = root / f"concurrent-{waiting}-{len(list(root.iterdir()))}"
     workspace.mkdir()
-    argv = [str(workspace), "", str(per_worker), str(seed), waiting]
+    location = row_of(location, workspace.name)
+    argv = [str(workspace), "", str(per_worker), str(seed), waiting, location]
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, *argv[:1], str(n), *argv[2:]],
@@ -271,7 +292,7 @@ def concurrent(
         finished.append(report["finished"] - start_wall)
         peaks.append(report["peak_rss"])
     wall = time.perf_counter() - start
-    records = len(RecordStore(workspace).snapshot().records)
+    records = len(RecordStore(workspace, location=location).snapshot().records)
     if records != workers * per_worker:
         raise SystemExit(f"expected {workers * per_worker} records, found {records}")
     return {
@@ -289,6 +310,92 @@ def concurrent(
         "last_done_s": max(finished),
         "worker_peak_rss": float(max(peaks)),
     }
+
+
+def row_of(location: str, name: str) -> str:
+    """``location`` with its own row (a fresh workspace name) when it is a database."""
+    if location == "file":
+        return location
+    return f"{location.partition('#')[0]}#workspace=bench-{name}-{time.time_ns()}"
+
+
+def backend_row(
+    root: Path, location: str, rng: random.Random, count: int, saves: int
+) -> dict[str, float]:
+    """Steady-state saves into a store seeded with ``count`` records (it grows by one per
+    save), the same way on either backend."""
+    workspace = root / f"{'file' if location == 'file' else 'db'}-{count}-{time.time_ns()}"
+    workspace.mkdir()
+    location = row_of(location, workspace.name)
+    store = RecordStore(workspace, location=location)
+    fill(store, rng, count, 120, "seed")
+    store.snapshot()
+    latencies: list[float] = []
+    for i in range(saves):
+        candidate = Candidate(sentence(rng, 12), {"kind": "manual"}, f"steady-{i}")
+        start = time.perf_counter()
+        store.save([candidate])
+        latencies.append(time.perf_counter() - start)
+    reads = timed(store.snapshot, max(10, saves // 4))
+    store.close()
+    return {
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p95_ms": 1000 * percentile(latencies, 0.95),
+        "read_p50_ms": 1000 * statistics.median(reads),
+    }
+
+
+def compare_backends(args: argparse.Namespace, location: str) -> int:
+    """``--backend postgres``: the database beside the file, measured the same way."""
+    load_before = load()
+    with tempfile.TemporaryDirectory(prefix="memquill-bench-", dir=args.dir) as temp:
+        root = Path(temp)
+        rng = random.Random(args.seed)
+        sizes = (10, 1000)
+        rows = {
+            (kind, count): backend_row(root, where, rng, count, args.saves)
+            for count in sizes
+            for kind, where in (("file", "file"), ("postgres", location))
+        }
+        runs = {
+            kind: concurrent(root, args.workers, args.per_worker, args.seed, "kernel", where)
+            for kind, where in (("file", "file"), ("postgres", location))
+        }
+    print("memquill records-store benchmark: PostgreSQL beside the file")
+    print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])} (store URL not shown)")
+    print(
+        f"python {platform.python_version()}, {os.cpu_count()} CPUs, server on loopback; "
+        f"seed {args.seed}; load average {load_before} before, {load()} after"
+    )
+    print()
+    header = f"{'save (steady state)':<26}{'backend':>10}{'p50 ms':>9}{'p95 ms':>9}{'read p50':>10}"
+    print(header)
+    print("-" * len(header))
+    for (kind, count), row in rows.items():
+        label = f"{count:,} -> {count + args.saves:,} records"
+        print(
+            f"{label:<26}{kind:>10}{row['p50_ms']:>9.2f}{row['p95_ms']:>9.2f}"
+            f"{row['read_p50_ms']:>10.2f}"
+        )
+    print()
+    print(
+        f"concurrent: {args.workers} processes x {args.per_worker} saves into one store "
+        "(ms; wait: time to get the writer lock or the row lock)"
+    )
+    header = (
+        f"{'backend':<10}{'saves/s':>8}{'wall s':>8}{'p50':>8}{'p95':>8}{'max':>9}"
+        f"{'wait p50':>9}{'wait p99':>9}{'wait max':>9}{'Jain':>6}{'done first..last s':>20}"
+    )
+    print(header)
+    print("-" * len(header))
+    for kind, run in runs.items():
+        print(
+            f"{kind:<10}{run['per_s']:>8.0f}{run['wall_s']:>8.2f}{run['p50_ms']:>8.2f}"
+            f"{run['p95_ms']:>8.2f}{run['max_ms']:>9.2f}{run['wait_p50_ms']:>9.2f}"
+            f"{run['wait_p99_ms']:>9.2f}{run['wait_max_ms']:>9.2f}{run['jain']:>6.3f}"
+            f"{run['first_done_s']:>12.2f}..{run['last_done_s']:<6.2f}"
+        )
+    return 0
 
 
 def jain(values: Sequence[float]) -> float:
@@ -352,7 +459,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=8, help="concurrent processes")
     parser.add_argument("--per-worker", type=int, default=50, help="saves per process")
     parser.add_argument("--dir", type=Path, help="where to create workspaces (default: temp)")
+    parser.add_argument(
+        "--backend",
+        choices=("file", "postgres"),
+        default="file",
+        help="postgres: the database beside the file (URL from --store or $MEMQUILL_STORE)",
+    )
+    parser.add_argument("--store", metavar="URL", help="the postgresql:// URL (never printed)")
     args = parser.parse_args(argv)
+    if args.backend == "postgres":
+        location = args.store or os.environ.get("MEMQUILL_STORE", "")
+        if not location.startswith(("postgresql://", "postgres://")):
+            parser.error("--backend postgres needs --store URL or $MEMQUILL_STORE")
+        return compare_backends(args, location)
 
     load_before = load()
     with tempfile.TemporaryDirectory(prefix="memquill-bench-", dir=args.dir) as temp:

@@ -129,8 +129,11 @@ def start(directory: Path) -> Cluster:
 
 
 def restart_immediately(data: Path, binaries: Path) -> None:
-    """Crash-restart the server (``-m immediate``: no shutdown checkpoint, WAL recovery)."""
-    _pg_ctl(binaries, data, "-m", "immediate", "restart")
+    """Crash-restart the server (``-m immediate``: no shutdown checkpoint, WAL recovery).
+
+    The log option matters: without it the new server would keep this call's output pipe.
+    """
+    _pg_ctl(binaries, data, "-l", str(data / "server.log"), "-m", "immediate", "restart")
 
 
 def stop(data: Path, binaries: Path) -> None:

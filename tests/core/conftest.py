@@ -130,12 +130,16 @@ class Backing:
             ).fetchone()
 
 
+def database_backing(workspace: Path, server: Server) -> Backing:
+    """A store in its own row (a fresh workspace name) of the test database."""
+    name = f"test-{uuid.uuid4()}"
+    return Backing("postgres", workspace, f"{server.url}#workspace={name}", server.url, name)
+
+
 @pytest.fixture(params=["file", "postgres"])
 def backing(request: pytest.FixtureRequest, tmp_path: Path) -> Backing:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     if request.param == "file":
         return Backing("file", workspace, None)
-    server: Server = request.getfixturevalue("postgres_server")
-    name = f"test-{uuid.uuid4()}"
-    return Backing("postgres", workspace, f"{server.url}#workspace={name}", server.url, name)
+    return database_backing(workspace, request.getfixturevalue("postgres_server"))
