@@ -55,6 +55,8 @@ def wait_for_lock(fd: int, timeout: float) -> None:
         return
     if timeout < PROBE_PATIENCE and _only_probes(fd):
         timeout = PROBE_PATIENCE
+    if timeout <= 0:
+        raise BusyError(Messages.LOCK_HELD)  # a writer holds it and the caller will not wait
     deadline = time.monotonic() + timeout
     if os.name == "posix" and _KernelWait.pending < _MAX_PENDING:
         try:
