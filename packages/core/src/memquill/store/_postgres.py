@@ -60,24 +60,27 @@ _CREATE: Final = (
         workspace text PRIMARY KEY,
         workspace_id uuid NOT NULL UNIQUE,
         records bytea NOT NULL DEFAULT ''::bytea CHECK (octet_length(records) <= 2097152),
+        digest bytea GENERATED ALWAYS AS (sha256(records)) STORED,
         updated_at timestamptz NOT NULL DEFAULT now())""",
+    # Stored out of line but not compressed: every write rewrites the value, and compressing
+    # up to 2 MiB of text at each write costs more than the space it saves.
+    "ALTER TABLE memquill.records ALTER COLUMN records SET STORAGE EXTERNAL",
 )
 _VERSION: Final = "INSERT INTO memquill.schema_version (version) VALUES (%s) ON CONFLICT DO NOTHING"
 # The bytes come back only when they differ from the ones this backend already holds.
+# ``digest`` is sha256 of the bytes, computed by the server at each write.
 _READ: Final = """
-    SELECT r.workspace_id::text, h.digest,
-           CASE WHEN h.digest = %(known)s THEN NULL ELSE r.records END
-    FROM memquill.records r, LATERAL (SELECT sha256(r.records) AS digest) h
-    WHERE r.workspace = %(name)s"""
-_READ_FOR_WRITE: Final = _READ + " FOR NO KEY UPDATE OF r"
-_READ_FOR_WRITE_NOWAIT: Final = _READ + " FOR NO KEY UPDATE OF r NOWAIT"
+    SELECT workspace_id::text, digest, CASE WHEN digest = %(known)s THEN NULL ELSE records END
+    FROM memquill.records WHERE workspace = %(name)s"""
+_READ_FOR_WRITE: Final = _READ + " FOR NO KEY UPDATE"
+_READ_FOR_WRITE_NOWAIT: Final = _READ + " FOR NO KEY UPDATE NOWAIT"
 _APPEND: Final = (
     "UPDATE memquill.records SET records = records || %s, updated_at = now() "
-    "WHERE workspace = %s RETURNING sha256(records)"
+    "WHERE workspace = %s RETURNING digest"
 )
 _REPLACE: Final = (
     "UPDATE memquill.records SET records = %s, updated_at = now() "
-    "WHERE workspace = %s RETURNING sha256(records)"
+    "WHERE workspace = %s RETURNING digest"
 )
 
 
