@@ -33,7 +33,14 @@ from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, SecretDete
 from memquill.store._store import RecordStore
 from memquill.tools._session import MemorySession
 
-HOOKS = ("memquill_register_adapters", "memquill_register_secret_detectors")
+HOOKS = (
+    "memquill_register_adapters",
+    "memquill_register_secret_detectors",
+    "memquill_register_text_models",
+)
+"""Contribution hooks: each takes one ``register`` callback."""
+NOTIFICATIONS = ("memquill_report_event",)
+"""Notification hooks: each takes the one thing it tells about."""
 
 
 def _never_open(session: MemorySession) -> AdapterHarness:
@@ -123,7 +130,15 @@ def test_hooks_are_prefixed_typed_documented_and_keyword_only(
     bare: MemquillPluginManager,
 ) -> None:
     declared = sorted(name for name in vars(hookspecs) if name.startswith("memquill_"))
-    assert declared == sorted(HOOKS)
+    assert declared == sorted(HOOKS + NOTIFICATIONS)
+    for name in NOTIFICATIONS:
+        function = getattr(hookspecs, name)
+        signature = inspect.signature(function)
+        assert list(signature.parameters) == ["event"]
+        assert signature.parameters["event"].annotation != inspect.Parameter.empty
+        assert "Args:" in (function.__doc__ or "")
+        with pytest.raises(TypeError):
+            getattr(bare.hook, name)(_ignore)  # positional: refused by pluggy
     for name in HOOKS:
         function = getattr(hookspecs, name)
         signature = inspect.signature(function)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llama_index.core.base.llms.types import TextBlock
+from llama_index.core.llms import LLM
 from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
 
@@ -25,9 +26,11 @@ from memquill import (
     MemorySession,
     MemoryTool,
     MemoryToolset,
+    TextModel,
     ToolResult,
     open_session,
 )
+from memquill_llamaindex.model import LLMTextModel
 
 __all__ = ["MemquillToolSpec", "memquill_tools"]
 
@@ -111,6 +114,7 @@ class MemquillToolSpec(BaseToolSpec):
         session_id: str | None = None,
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
+        model: LLM | TextModel | None = None,
         *,
         store: str | None = None,
     ) -> MemquillToolSpec:
@@ -122,10 +126,16 @@ class MemquillToolSpec(BaseToolSpec):
             session_id: the host's trusted id of the conversation; writes need one.
             access: ``read`` or ``read_write``.
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
+            model: an LLM (or any :class:`memquill.TextModel`) to re-rank ``memory_search``
+                candidates with; keyword order without one (``docs/model-assistance.md``).
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
         """
-        return cls(open_session(workspace, session_id, access, authorize_write, store=store))
+        text_model = LLMTextModel(model) if isinstance(model, LLM) else model
+        session = open_session(
+            workspace, session_id, access, authorize_write, model=text_model, store=store
+        )
+        return cls(session)
 
     def to_tool_list(
         self,

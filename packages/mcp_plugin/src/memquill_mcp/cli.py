@@ -26,6 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
 from memquill import MemorySession, default_workspace, open_session
+from memquill.plugins import connect_telemetry, get_plugin_manager
 from memquill_mcp.http_server import DEFAULT_PATH, http_app, is_loopback
 from memquill_mcp.server import build_server
 
@@ -58,7 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 session,
                 write_only=args.write_only,
                 derive_session_ids=args.session_id is None and session.access == "read_write",
+                client_model=args.rerank_with_client_model,
+                rerank_timeout=args.testing_rerank_timeout,
             )
+            if args.rerank_with_client_model:
+                # Failures of the client's model reach the plugins' telemetry hook.
+                connect_telemetry(get_plugin_manager())
             app = _http_app(server, args) if args.transport == "http" else None
     except ValueError as error:
         parser.error(str(error))
@@ -168,8 +174,16 @@ def _parser() -> argparse.ArgumentParser:
         help="where the records live: file or a postgresql:// URL (default: $MEMQUILL_STORE, "
         "else the workspace's memory/records.md); never logged",
     )
+    parser.add_argument(
+        "--rerank-with-client-model",
+        action="store_true",
+        help="re-rank search candidates with the client's own model through MCP sampling, for "
+        "clients that declare it (each search then sends one sampling request); off by default",
+    )
     # For tests only: pins the clock (ISO 8601 with an offset) so outputs are reproducible.
     parser.add_argument("--testing-clock", metavar="ISO", help=argparse.SUPPRESS)
+    # For tests only: the seconds a client's model has to rank (3 by default).
+    parser.add_argument("--testing-rerank-timeout", type=float, help=argparse.SUPPRESS)
     return parser
 
 

@@ -1,11 +1,13 @@
 """The plugin system: hooks, the manager, the adapter contract, and the plugin-aware session.
 
 Plugin authors use :data:`hookimpl` with the hooks of :mod:`memquill.plugins.hookspecs`
-(contribute adapters and secret detectors), describe an adapter with :class:`AdapterSpec`, and
-give their package lazy exports with :func:`lazy_exports`. Hosts open sessions with
+(contribute adapters and secret detectors, receive model-assistance telemetry as
+:class:`ProviderEvent`), describe an adapter with :class:`AdapterSpec`, and give their package
+lazy exports with :func:`lazy_exports`. Hosts open sessions with
 :func:`open_session`, so every plugin detector guards every write.
 """
 
+from memquill.enhance import ProviderEvent
 from memquill.plugins._adapters import AdapterHarness, AdapterSpec, HarnessResult, ToolDescriptor
 from memquill.plugins._lazy import lazy_exports
 from memquill.plugins._manager import (
@@ -21,8 +23,9 @@ from memquill.plugins._manager import (
     plugin_report,
     registered_adapters,
     secret_scanner,
+    text_model,
 )
-from memquill.plugins._sessions import open_session
+from memquill.plugins._sessions import connect_telemetry, open_session
 from memquill.plugins.hookspecs import hookimpl
 from memquill.store import RegexDetector, SecretDetector
 
@@ -36,11 +39,13 @@ __all__ = [
     "PluginFailure",
     "PluginInfo",
     "PluginReport",
+    "ProviderEvent",
     "RegexDetector",
     "RegisteredAdapter",
     "RegisteredDetector",
     "SecretDetector",
     "ToolDescriptor",
+    "connect_telemetry",
     "get_plugin_manager",
     "hookimpl",
     "lazy_exports",
@@ -48,4 +53,5 @@ __all__ = [
     "plugin_report",
     "registered_adapters",
     "secret_scanner",
+    "text_model",
 ]

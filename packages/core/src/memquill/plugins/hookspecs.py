@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 import pluggy
 
 if TYPE_CHECKING:
+    from memquill.enhance import ProviderEvent, TextModel
     from memquill.plugins._adapters import AdapterSpec
     from memquill.store import SecretDetector
 
@@ -37,6 +38,8 @@ __all__ = [
     "hookspec",
     "memquill_register_adapters",
     "memquill_register_secret_detectors",
+    "memquill_register_text_models",
+    "memquill_report_event",
 ]
 
 PROJECT_NAME: Final = "memquill"
@@ -90,4 +93,51 @@ def memquill_register_secret_detectors(register: Callable[[SecretDetector], None
 
     Use in plugins:
         Implement it in the module the ``memquill`` entry point names, with ``@hookimpl``.
+    """
+
+
+@hookspec
+def memquill_register_text_models(
+    register: Callable[[Callable[[object], TextModel | None]], None],
+) -> None:
+    """Register converters that make a memquill text model from a framework's own model.
+
+    Called when a host names a model object that is not a :class:`~memquill.TextModel` itself
+    (``memquill extract --model myapp:chat_model`` with a LangChain chat model, a LlamaIndex
+    LLM). Call ``register`` once per converter. The first converter that answers wins.
+
+    Args:
+        register: takes a function ``convert(model) -> TextModel | None`` that returns a text
+            model for the objects of its framework and ``None`` for anything else. Import the
+            framework inside ``convert``, never when the plugin loads.
+
+    Use in plugins:
+        Implement it in the module the ``memquill`` entry point names, with ``@hookimpl``.
+    """
+
+
+# -------------------------------------------------------------------------------------------------
+# Notification hooks
+# -------------------------------------------------------------------------------------------------
+
+
+@hookspec
+def memquill_report_event(event: ProviderEvent) -> None:
+    """Receive a reportable model-assistance failure (telemetry).
+
+    Called when a model call made for memquill (re-ranking, extraction) fails in a way an
+    operator can act on: transient upstream failures (5xx, timeouts, connection errors),
+    protocol faults and unknown failures. Credentials, other 4xx answers (429 included),
+    cancellations and unsupported models are never reported. Transient failures are budgeted:
+    at most 3 events per (root cause, scene, provider) group per 15 minutes; the next event of
+    a group carries the count left out in ``event.suppressed``.
+
+    Args:
+        event: a :class:`~memquill.enhance.ProviderEvent`: enums and one integer only, never a
+            prompt, path, key or error message. ``event.attributes()`` gives them flat.
+
+    Use in plugins:
+        Forward the event to your telemetry (an OpenTelemetry span event or counter, a Sentry
+        message); ``docs/model-assistance.md`` shows both. Keep it fast and never raise: a
+        failing implementation is logged and skipped.
     """

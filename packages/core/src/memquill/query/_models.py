@@ -35,10 +35,11 @@ class SearchHit(_Frozen):
     Attributes:
         rank: 1-based position.
         path: workspace path (``memory/records/<id>.md`` for a record).
-        line: 1-based line where the best-matching chunk starts.
+        line: 1-based line of the first shown line that holds a query term.
         score: the score as shown (two decimals).
-        heading: the best chunk's heading (may be empty).
-        snippet: the first 300 UTF-16 units of the best chunk.
+        heading: the heading of that line's section (may be empty).
+        snippet: the excerpt around the best-matching line, at most 300 UTF-16 units
+            (``docs/ranking.md``).
         source: ``workspace-file`` or the record's provenance line.
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.
@@ -65,12 +66,18 @@ class SearchResult(_Frozen):
         warnings: partial-scan, skipped-file and managed-memory warnings, in order.
         error: the failure message (``None`` on success).
         error_code: a stable code for the failure (``invalid``, ``access_denied``, ...).
+        reranked: the hits are in a model's order (optional model assistance), not keyword
+            order.
+        ranking_notice: why a model's order was not used (``Memory ranking <status>:
+            <reason>. Using keyword order.``), shown as the text's first line.
     """
 
     hits: tuple[SearchHit, ...] = ()
     warnings: tuple[str, ...] = ()
     error: str | None = None
     error_code: str | None = None
+    reranked: bool = False
+    ranking_notice: str | None = None
 
 
 class GetResult(_Frozen):

@@ -4,7 +4,8 @@ Cases live in ``memquill/testing/cases/*.toml`` (fixtures in ``fixtures.toml``),
 adapter, ours or a third party's, runs exactly the same calls. A step calls one tool with
 arguments and states what must come back (exact normalised text, an error code, or substrings),
 or it changes the world between calls (switches Plan mode, writes a file). Arguments may refer to
-earlier results with ``${step-name.path.to.value}``.
+earlier results with ``${step-name.path.to.value}`` (``${step-name.path:8}``: its first 8
+characters).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
+
+from memquill.testing._models import ModelScript, parse_script
 
 __all__ = ["Case", "Fixture", "Step", "load_cases", "load_fixtures"]
 
@@ -84,7 +87,13 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """A named scenario: fixture, session, and steps."""
+    """A named scenario: fixture, session, and steps.
+
+    A case may give the session a scripted model (``model = ["[1, 0]", { raise = "http_429" },
+    { hang = true }]``, one reply per model call; see :mod:`memquill.testing._models`): every
+    adapter then plays the same replies through its own framework's fake model, and
+    ``model_timeout`` replaces the 3-second ranking timeout so a hanging model is cheap to test.
+    """
 
     id: str
     description: str
@@ -92,6 +101,8 @@ class Case:
     steps: tuple[Step, ...]
     session_id: str | None = "parity-session"
     access: Literal["read", "read_write"] = "read_write"
+    model: ModelScript | None = None
+    model_timeout: float = 3.0
 
 
 def _step(raw: Mapping[str, Any]) -> Step:
@@ -144,6 +155,8 @@ def load_cases() -> tuple[Case, ...]:
                     steps=tuple(_step(step) for step in raw["step"]),
                     session_id=session.get("id", "parity-session") or None,
                     access=session.get("access", "read_write"),
+                    model=parse_script(raw["model"]) if "model" in raw else None,
+                    model_timeout=float(raw.get("model_timeout", 3.0)),
                 )
             )
     ids = [case.id for case in cases]

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
+from memquill.enhance import AuxiliaryRunner, ModelRanker
 from memquill.plugins import AdapterHarness, HarnessResult
 from memquill.testing._cases import Case, Step, load_fixtures
+from memquill.testing._models import ScriptedTextModel
 from memquill.testing._normalize import Normalizer
 from memquill.tools import MemorySession
 
@@ -19,7 +21,8 @@ __all__ = ["HarnessFactory", "Outcome", "assert_outcomes", "run_case"]
 
 HarnessFactory = Callable[[MemorySession], AdapterHarness]
 UNAVAILABLE: Final = "<tool not offered>"
-_REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)\}")
+_REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)(?::([0-9]+))?\}")
+"""``${step.path.to.value}``, or ``${step.path:N}`` for the first N characters of a string."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ def run_case(case: Case, factory: HarnessFactory, root: Path) -> list[Outcome]:
         case.access,
         mode.authorize,
         now=lambda: fixture.now,
+        ranker=_scripted_ranker(case, root),
     )
     normalizer = Normalizer()
     named: dict[str, Mapping[str, Any]] = {}
@@ -160,6 +164,8 @@ def _lookup(named: Mapping[str, Mapping[str, Any]], match: re.Match[str]) -> Any
             value = cast(list[Any], value)[int(part)]
         else:
             value = cast(Mapping[str, Any], value)[part]
+    if match.group(3) is not None:
+        return str(value)[: int(match.group(3))]
     return value
 
 
@@ -180,3 +186,11 @@ def _diff(expected: str, actual: str) -> str:
         expected.splitlines(), actual.splitlines(), "expected", "actual", lineterm=""
     )
     return "\n".join(lines)
+
+
+def _scripted_ranker(case: Case, root: Path) -> ModelRanker | None:
+    """The case's scripted model, on a runner of its own (a private key and receipt folder)."""
+    if case.model is None:
+        return None
+    runner = AuxiliaryRunner(state_dir=root.with_name(root.name + "-model-state"))
+    return ModelRanker(ScriptedTextModel(case.model), runner=runner, timeout=case.model_timeout)

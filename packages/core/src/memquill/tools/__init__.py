@@ -15,6 +15,7 @@ from memquill.tools._binding import (
 )
 from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
 from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
+from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
 from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
 from memquill.tools._retrieval import (
     PRIVATE_METADATA,
@@ -38,6 +39,7 @@ from memquill.tools._writes import (
 )
 
 __all__ = [
+    "CANDIDATE_LIMIT",
     "CATALOGUE",
     "PRIVATE_METADATA",
     "SEARCH_PROMPT",
@@ -45,12 +47,14 @@ __all__ = [
     "Access",
     "BindingBackend",
     "BindingStore",
+    "CandidateRanker",
     "ForgetArgs",
     "LegacySession",
     "MemorySession",
     "MemoryTool",
     "MemoryToolset",
     "Operation",
+    "RankDecision",
     "RememberArgs",
     "RetrievedMemory",
     "SourceKind",

@@ -16,6 +16,7 @@ from typing import Literal
 
 from memquill.query import MemoryQuery
 from memquill.store import RecordStore, SecretScanner, resolve_location
+from memquill.tools._ranking import CandidateRanker
 
 __all__ = ["Access", "MemorySession"]
 
@@ -39,6 +40,9 @@ class MemorySession:
         store: where the records live: ``"file"`` (the workspace's ``memory/records.md``) or
             a ``postgresql://`` URL (``docs/multi-host.md``); default ``$MEMQUILL_STORE``,
             else ``file``. Never shown by ``repr``.
+        ranker: reorders ``memory_search`` candidates (optional model assistance: a
+            :class:`memquill.ModelRanker` around the host's model); ``None`` keeps keyword
+            order, exactly as without model assistance.
     """
 
     def __init__(
@@ -52,6 +56,7 @@ class MemorySession:
         now: Callable[[], datetime] | None = None,
         secrets: SecretScanner | None = None,
         store: str | None = None,
+        ranker: CandidateRanker | None = None,
     ) -> None:
         if access not in ("read", "read_write"):
             raise ValueError(f"access must be 'read' or 'read_write', not {access!r}")
@@ -63,6 +68,7 @@ class MemorySession:
         self._now = now
         self._secrets = secrets
         self._location = resolve_location(store)
+        self._ranker = ranker
 
     @property
     def now(self) -> Callable[[], datetime] | None:
@@ -89,6 +95,23 @@ class MemorySession:
         """The credential scanner writes use (``None``: the built-in detectors)."""
         return self._secrets
 
+    @property
+    def ranker(self) -> CandidateRanker | None:
+        """What reorders search candidates, if anything (see :mod:`memquill.tools._ranking`)."""
+        return self._ranker
+
+    @property
+    def search_scope(self) -> str:
+        """Whose searches these are, for per-scope model cooldowns: the session id, or the
+        workspace when there is none."""
+        return self.session_id or str(self.workspace)
+
+    def with_ranker(self, ranker: CandidateRanker | None) -> MemorySession:
+        """The same session (same store and caches) with another candidate ranker."""
+        other = self.with_session_id(self.session_id)
+        other._ranker = ranker
+        return other
+
     def with_session_id(self, session_id: str | None) -> MemorySession:
         """The same workspace, access and settings for another host session.
 
@@ -104,6 +127,7 @@ class MemorySession:
             now=self._now,
             secrets=self._secrets,
             store=self._location,
+            ranker=self._ranker,
         )
         # Fill the other's cached properties: store and caches belong to the workspace.
         other.__dict__["store"] = self.store

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -36,12 +36,14 @@ from memquill.tools import _writes as writes
 from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
 from memquill.tools._catalogue import CATALOGUE, ToolSpec
 from memquill.tools._prompts import system_prompt
+from memquill.tools._ranking import CANDIDATE_LIMIT, arrange, first
 from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
 from memquill.tools._session import MemorySession
 
 __all__ = ["MemoryTool", "MemoryToolset", "read_failure", "write_failure"]
 
 Handler = Callable[[Any], ToolResult]
+AsyncHandler = Callable[[Any], Awaitable[ToolResult]]
 Failure = Callable[[MemquillError], ToolResult]
 
 
@@ -54,10 +56,17 @@ class MemoryTool:
         failure: the tool's result for a failure.
     """
 
-    def __init__(self, spec: ToolSpec, handler: Handler, failure: Failure) -> None:
+    def __init__(
+        self,
+        spec: ToolSpec,
+        handler: Handler,
+        failure: Failure,
+        ahandler: AsyncHandler | None = None,
+    ) -> None:
         self.spec = spec
         self._handler = handler
         self._failure = failure
+        self._ahandler = ahandler
 
     @property
     def name(self) -> str:
@@ -77,8 +86,14 @@ class MemoryTool:
             return self._failure(error)
 
     async def ainvoke(self, arguments: Mapping[str, Any] | BaseModel) -> ToolResult:
-        """:meth:`invoke` on a worker thread, so file I/O never blocks the event loop."""
-        return await asyncio.to_thread(self.invoke, arguments)
+        """:meth:`invoke` for async callers: file I/O runs on a worker thread, and a model call
+        (optional search re-ranking) on the caller's event loop."""
+        if self._ahandler is None:
+            return await asyncio.to_thread(self.invoke, arguments)
+        try:
+            return await self._ahandler(parse_args(self.spec.args, arguments))
+        except MemquillError as error:
+            return self._failure(error)
 
     def reject(self, error: ValidationError) -> ToolResult:
         """The result for arguments that failed validation (a framework may validate first)."""
@@ -109,8 +124,10 @@ class MemoryToolset:
             "memory_forget": (self._forget, write_failure("forget")),
         }
         mounted = [s for s in CATALOGUE if s.access == "read" or session.access == "read_write"]
+        # Only a session with a ranker searches differently from an async caller.
+        asynchronous = {"memory_search": self._asearch} if session.ranker is not None else {}
         self.tools: tuple[MemoryTool, ...] = tuple(
-            MemoryTool(spec, *bindings[spec.name]) for spec in mounted
+            MemoryTool(spec, *bindings[spec.name], asynchronous.get(spec.name)) for spec in mounted
         )
 
     @property
@@ -147,7 +164,25 @@ class MemoryToolset:
         return system_prompt(write=self.writes_mounted, read=read)
 
     def _search(self, args: SearchArgs) -> ToolResult:
-        return _read_result(self.query.search(args), render_search)
+        ranker = self.session.ranker
+        if ranker is None:
+            return _read_result(self.query.search(args), render_search)
+        candidates = self.query.search(_widened(args))
+        if len(candidates.hits) < 2:
+            return _read_result(first(candidates, args.limit), render_search)
+        scope = self.session.search_scope
+        decision = ranker.rank_blocking(args.query, candidates.hits, scope=scope)
+        return _read_result(arrange(candidates, decision, args.limit), render_search)
+
+    async def _asearch(self, args: SearchArgs) -> ToolResult:
+        ranker = self.session.ranker
+        assert ranker is not None  # mounted only for a session with a ranker
+        candidates = await asyncio.to_thread(self.query.search, _widened(args))
+        if len(candidates.hits) < 2:
+            return _read_result(first(candidates, args.limit), render_search)
+        scope = self.session.search_scope
+        decision = await ranker.rank(args.query, candidates.hits, scope=scope)
+        return _read_result(arrange(candidates, decision, args.limit), render_search)
 
     def _get(self, args: GetArgs) -> ToolResult:
         return _read_result(self.query.get(args), render_get)
@@ -194,6 +229,11 @@ class MemoryToolset:
             source_session_id=self.session.session_id or "",
         )
         return _json_result(receipt, is_error=False)
+
+
+def _widened(args: SearchArgs) -> SearchArgs:
+    """The same search, asking for every candidate a ranker may reorder."""
+    return args.model_copy(update={"limit": CANDIDATE_LIMIT})
 
 
 def _json_result(model: BaseModel, *, is_error: bool) -> ToolResult:
