@@ -1,30 +1,43 @@
-"""Records-store speed and memory: save latency by store size, concurrent throughput, memory.
+"""Records-store speed and memory: save latency by store size, concurrent writers, memory.
 
 Usage::
 
     uv run python benchmarks/store_bench.py [--seed 7] [--saves 200] [--workers 8]
         [--per-worker 50] [--dir DIR]
+    MEMQUILL_STORE=postgresql://… uv run python benchmarks/store_bench.py --backend postgres
+
+``--backend postgres`` measures the database beside the file, the same way for both: saves
+into a store seeded with 10 and 1,000 records (steady state: each save adds one record), and
+``--workers`` processes saving at once (throughput, latency, the wait for the row lock or the
+writer lock, p99, and fairness). The URL is never printed.
 
 Scenarios (each in a fresh workspace under ``--dir``, default a temporary folder):
 
 * ``save`` of one small fact into a store holding 10 records, 1,000 records, and 120 records
   of 16,000 characters (about 93 % of the 2 MiB bound); the store is reset after each timed
   save, so every call sees that size. Every save is a full
-  transaction: lock, read and decode, encode, staged write, fsync, rename, directory fsync.
-  ``snapshot`` (read and decode) latency on the same store is shown beside it. The baseline
-  beside it is the naive writer many peers use: read the file, append the new entry, write it
+  transaction: lock, read (and decode what the store has not seen), encode, staged write,
+  fsync, rename, directory fsync. Beside the wall time: the CPU time of the same saves (the
+  part that is not waiting for the disk), ``snapshot`` latency, and two baselines measured in
+  the same run: the same save through a fresh ``RecordStore`` each time (nothing remembered:
+  the whole file is decoded and re-encoded, as every save did before the store kept its last
+  file), and the naive writer many peers use: read the file, append the new entry, write it
   back in place, with no lock, no validation, no fsync and no atomic rename (it can lose or
   tear data; it is here only to show what the guarantees cost).
 * ``--workers`` processes, each saving ``--per-worker`` facts into one empty store at once,
-  started together behind a barrier: wall time, saves per second, and each call's latency
-  including the wait for the writer lock.
+  started together behind a barrier: wall time, saves per second, each call's latency, the
+  time each call waited for the writer lock (p50, p99, max) and fairness: Jain's index of the
+  writers' mean latencies (1.0 when every writer waited alike) and when the first and the
+  last writer finished. Run twice, side by side: waiting in the kernel (memquill's lock) and
+  the baseline of polling with back-off (1 ms doubling to 50 ms, how the lock waited before).
 * Peak memory: Python allocations (``tracemalloc``) during one ``save`` and one ``snapshot`` on
   the near-2 MiB store, and the peak resident set size of this process and of the largest
   worker (``VmHWM``; ``ru_maxrss`` where there is no ``/proc``).
 
 Content is generated from ``--seed``, so two runs write the same facts; ids and timestamps
-differ, which does not change any size. Timings depend on the disk (fsync) and the machine:
-compare runs on one machine only. This is a measurement, never a test.
+differ, which does not change any size. Timings depend on the disk (fsync), the machine and
+its load (printed before and after): compare runs on one machine only. This is a
+measurement, never a test.
 """
 
 from __future__ import annotations
@@ -61,11 +74,45 @@ WORDS = tuple(_VOCABULARY.split())
 WORKER = textwrap.dedent(
     """
     import json, sys, time
+    from memquill.store import _lock
     from memquill.store._results import Candidate
     from memquill.store._store import RecordStore
 
-    workspace, worker, count, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    store = RecordStore(workspace, lock_timeout=300)
+    workspace, worker, count, seed, waiting, location = sys.argv[1:7]
+    worker, count = int(worker), int(count)
+    if waiting == "polled":
+        from memquill.store import _waiting
+
+        def polled(fd, timeout):  # the baseline: how the lock waited before
+            _waiting._poll(fd, time.monotonic() + timeout)
+
+        _lock.wait_for_lock = polled
+    waits = []
+    acquire = _lock.WriterLock._wait_for
+
+    def timed_acquire(self, fd):
+        start = time.perf_counter()
+        try:
+            acquire(self, fd)
+        finally:
+            waits.append(time.perf_counter() - start)
+
+    _lock.WriterLock._wait_for = timed_acquire
+    if location != "file":
+        from memquill.store import _postgres
+
+        fetch = _postgres.PostgresBackend._fetch
+
+        def timed_fetch(self, connection, lock):  # the wait for the row lock
+            start = time.perf_counter()
+            try:
+                return fetch(self, connection, lock)
+            finally:
+                if lock is not None:
+                    waits.append(time.perf_counter() - start)
+
+        _postgres.PostgresBackend._fetch = timed_fetch
+    store = RecordStore(workspace, lock_timeout=300, location=location)
     facts = [f"worker {worker} fact {i} (seed {seed})" for i in range(count)]
     print("ready", flush=True)
     sys.stdin.readline()
@@ -74,9 +121,11 @@ WORKER = textwrap.dedent(
         start = time.perf_counter()
         store.save([Candidate(fact, {"kind": "tool", "sessionId": f"w{worker}"}, f"{worker}:{i}")])
         latencies.append(time.perf_counter() - start)
+    finished = time.time()
     with open("/proc/self/status") as status:
         peak = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
-    print(json.dumps({"latencies": latencies, "peak_rss": peak}), flush=True)
+    report = {"latencies": latencies, "waits": waits, "finished": finished, "peak_rss": peak}
+    print(json.dumps(report), flush=True)
     """
 )
 
@@ -90,7 +139,10 @@ class Row:
     p50_ms: float
     p95_ms: float
     max_ms: float
+    cpu_p50_ms: float
     read_p50_ms: float
+    first_p50_ms: float
+    fresh_p50_ms: float
     naive_p50_ms: float
 
 
@@ -126,10 +178,13 @@ def timed(call: Callable[[], object], times: int) -> list[float]:
 def save_scenario(
     root: Path, name: str, rng: random.Random, count: int, length: int, saves: int
 ) -> tuple[Row, RecordStore]:
-    """Time ``saves`` one-fact saves, each into the same ``count``-record store.
+    """Time ``saves`` one-fact saves into a store of ``count`` records.
 
-    After each timed save the file is put back as it was (untimed), so every call sees exactly
-    ``count`` records and the figure belongs to that size.
+    Each round puts the file back as it was (untimed), lets the store save one fact (the first
+    save after the store read that file: untimed, but reported as ``first``), then times a
+    second save: the steady state of a long-lived store, which has seen the file it writes
+    (its own last write, or another writer's append). So every timed call sees ``count + 1``
+    records.
     """
     workspace = root / name.replace(" ", "-").replace(",", "")
     workspace.mkdir()
@@ -138,15 +193,34 @@ def save_scenario(
     file = workspace / "memory" / "records.md"
     original = file.read_bytes()
     spare = workspace / "memory" / "bench-restore"
-    latencies: list[float] = []
-    for i in range(saves):
-        candidate = Candidate(sentence(rng, 12), {"kind": "manual"}, f"bench-{i}")
-        start = time.perf_counter()
-        store.save([candidate])
-        latencies.append(time.perf_counter() - start)
+
+    def reset() -> None:
         spare.write_bytes(original)
         os.replace(spare, file)
+
+    def fact(label: str) -> Candidate:
+        return Candidate(sentence(rng, 12), {"kind": "manual"}, f"{label}-{rng.random()}")
+
+    latencies: list[float] = []
+    cpu: list[float] = []
+    first: list[float] = []
+    for _ in range(saves):
+        reset()
+        start = time.perf_counter()
+        store.save([fact("first")])
+        first.append(time.perf_counter() - start)
+        start, start_cpu = time.perf_counter(), time.process_time()
+        store.save([fact("bench")])
+        latencies.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     reads = timed(store.snapshot, max(10, saves // 4))
+    fresh: list[float] = []
+    for _ in range(max(10, saves // 4)):
+        reset()
+        start = time.perf_counter()
+        RecordStore(workspace).save([fact("fresh")])
+        fresh.append(time.perf_counter() - start)
+    reset()
     naive: list[float] = []
     for _ in range(saves):
         entry = f"\n- {sentence(rng, 12)}\n".encode()
@@ -162,7 +236,10 @@ def save_scenario(
         1000 * statistics.median(latencies),
         1000 * percentile(latencies, 0.95),
         1000 * max(latencies),
+        1000 * statistics.median(cpu),
         1000 * statistics.median(reads),
+        1000 * statistics.median(first),
+        1000 * statistics.median(fresh),
         1000 * statistics.median(naive),
     )
     return row, store
@@ -173,12 +250,17 @@ def _naive_save(file: Path, entry: bytes) -> None:
     file.write_bytes(file.read_bytes() + entry)
 
 
-def concurrent(root: Path, workers: int, per_worker: int, seed: int) -> dict[str, float]:
-    workspace = root / "concurrent"
+def concurrent(
+    root: Path, workers: int, per_worker: int, seed: int, waiting: str, location: str = "file"
+) -> dict[str, float]:
+    """``workers`` processes saving ``per_worker`` facts each into one store at once."""
+    workspace = root / f"concurrent-{waiting}-{len(list(root.iterdir()))}"
     workspace.mkdir()
+    location = row_of(location, workspace.name)
+    argv = [str(workspace), "", str(per_worker), str(seed), waiting, location]
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(workspace), str(n), str(per_worker), str(seed)],
+            [sys.executable, "-c", WORKER, *argv[:1], str(n), *argv[2:]],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -189,12 +271,15 @@ def concurrent(root: Path, workers: int, per_worker: int, seed: int) -> dict[str
         assert process.stdout is not None
         if process.stdout.readline().strip() != "ready":
             raise SystemExit("a worker failed to start")
-    start = time.perf_counter()
+    start_wall, start = time.time(), time.perf_counter()
     for process in processes:
         assert process.stdin is not None
         process.stdin.write("go\n")
         process.stdin.flush()
     latencies: list[float] = []
+    waits: list[float] = []
+    means: list[float] = []
+    finished: list[float] = []
     peaks: list[int] = []
     for process in processes:
         out, _ = process.communicate()
@@ -202,9 +287,12 @@ def concurrent(root: Path, workers: int, per_worker: int, seed: int) -> dict[str
             raise SystemExit(f"a worker failed with status {process.returncode}")
         report = json.loads(out.strip().splitlines()[-1])
         latencies.extend(report["latencies"])
+        waits.extend(report["waits"])
+        means.append(statistics.mean(report["latencies"]))
+        finished.append(report["finished"] - start_wall)
         peaks.append(report["peak_rss"])
     wall = time.perf_counter() - start
-    records = len(RecordStore(workspace).snapshot().records)
+    records = len(RecordStore(workspace, location=location).snapshot().records)
     if records != workers * per_worker:
         raise SystemExit(f"expected {workers * per_worker} records, found {records}")
     return {
@@ -214,8 +302,113 @@ def concurrent(root: Path, workers: int, per_worker: int, seed: int) -> dict[str
         "p50_ms": 1000 * statistics.median(latencies),
         "p95_ms": 1000 * percentile(latencies, 0.95),
         "max_ms": 1000 * max(latencies),
+        "wait_p50_ms": 1000 * statistics.median(waits),
+        "wait_p99_ms": 1000 * percentile(waits, 0.99),
+        "wait_max_ms": 1000 * max(waits),
+        "jain": jain(means),
+        "first_done_s": min(finished),
+        "last_done_s": max(finished),
         "worker_peak_rss": float(max(peaks)),
     }
+
+
+def row_of(location: str, name: str) -> str:
+    """``location`` with its own row (a fresh workspace name) when it is a database."""
+    if location == "file":
+        return location
+    return f"{location.partition('#')[0]}#workspace=bench-{name}-{time.time_ns()}"
+
+
+def backend_row(
+    root: Path, location: str, rng: random.Random, count: int, saves: int
+) -> dict[str, float]:
+    """Steady-state saves into a store seeded with ``count`` records (it grows by one per
+    save), the same way on either backend."""
+    workspace = root / f"{'file' if location == 'file' else 'db'}-{count}-{time.time_ns()}"
+    workspace.mkdir()
+    location = row_of(location, workspace.name)
+    store = RecordStore(workspace, location=location)
+    fill(store, rng, count, 120, "seed")
+    store.snapshot()
+    latencies: list[float] = []
+    for i in range(saves):
+        candidate = Candidate(sentence(rng, 12), {"kind": "manual"}, f"steady-{i}")
+        start = time.perf_counter()
+        store.save([candidate])
+        latencies.append(time.perf_counter() - start)
+    reads = timed(store.snapshot, max(10, saves // 4))
+    store.close()
+    return {
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p95_ms": 1000 * percentile(latencies, 0.95),
+        "read_p50_ms": 1000 * statistics.median(reads),
+    }
+
+
+def compare_backends(args: argparse.Namespace, location: str) -> int:
+    """``--backend postgres``: the database beside the file, measured the same way."""
+    load_before = load()
+    with tempfile.TemporaryDirectory(prefix="memquill-bench-", dir=args.dir) as temp:
+        root = Path(temp)
+        rng = random.Random(args.seed)
+        sizes = (10, 1000)
+        rows = {
+            (kind, count): backend_row(root, where, rng, count, args.saves)
+            for count in sizes
+            for kind, where in (("file", "file"), ("postgres", location))
+        }
+        runs = {
+            kind: concurrent(root, args.workers, args.per_worker, args.seed, "kernel", where)
+            for kind, where in (("file", "file"), ("postgres", location))
+        }
+    print("memquill records-store benchmark: PostgreSQL beside the file")
+    print(f"command: {shlex.join([Path(sys.executable).name, *sys.argv])} (store URL not shown)")
+    print(
+        f"python {platform.python_version()}, {os.cpu_count()} CPUs, server on loopback; "
+        f"seed {args.seed}; load average {load_before} before, {load()} after"
+    )
+    print()
+    header = f"{'save (steady state)':<26}{'backend':>10}{'p50 ms':>9}{'p95 ms':>9}{'read p50':>10}"
+    print(header)
+    print("-" * len(header))
+    for (kind, count), row in rows.items():
+        label = f"{count:,} -> {count + args.saves:,} records"
+        print(
+            f"{label:<26}{kind:>10}{row['p50_ms']:>9.2f}{row['p95_ms']:>9.2f}"
+            f"{row['read_p50_ms']:>10.2f}"
+        )
+    print()
+    print(
+        f"concurrent: {args.workers} processes x {args.per_worker} saves into one store "
+        "(ms; wait: time to get the writer lock or the row lock)"
+    )
+    header = (
+        f"{'backend':<10}{'saves/s':>8}{'wall s':>8}{'p50':>8}{'p95':>8}{'max':>9}"
+        f"{'wait p50':>9}{'wait p99':>9}{'wait max':>9}{'Jain':>6}{'done first..last s':>20}"
+    )
+    print(header)
+    print("-" * len(header))
+    for kind, run in runs.items():
+        print(
+            f"{kind:<10}{run['per_s']:>8.0f}{run['wall_s']:>8.2f}{run['p50_ms']:>8.2f}"
+            f"{run['p95_ms']:>8.2f}{run['max_ms']:>9.2f}{run['wait_p50_ms']:>9.2f}"
+            f"{run['wait_p99_ms']:>9.2f}{run['wait_max_ms']:>9.2f}{run['jain']:>6.3f}"
+            f"{run['first_done_s']:>12.2f}..{run['last_done_s']:<6.2f}"
+        )
+    return 0
+
+
+def jain(values: Sequence[float]) -> float:
+    """Jain's fairness index: 1.0 when all values are equal, 1/n when one takes everything."""
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
+
+
+def load() -> str:
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 def traced_peak(call: Callable[[], object]) -> int:
@@ -266,8 +459,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=8, help="concurrent processes")
     parser.add_argument("--per-worker", type=int, default=50, help="saves per process")
     parser.add_argument("--dir", type=Path, help="where to create workspaces (default: temp)")
+    parser.add_argument(
+        "--backend",
+        choices=("file", "postgres"),
+        default="file",
+        help="postgres: the database beside the file (URL from --store or $MEMQUILL_STORE)",
+    )
+    parser.add_argument("--store", metavar="URL", help="the postgresql:// URL (never printed)")
     args = parser.parse_args(argv)
+    if args.backend == "postgres":
+        location = args.store or os.environ.get("MEMQUILL_STORE", "")
+        if not location.startswith(("postgresql://", "postgres://")):
+            parser.error("--backend postgres needs --store URL or $MEMQUILL_STORE")
+        return compare_backends(args, location)
 
+    load_before = load()
     with tempfile.TemporaryDirectory(prefix="memquill-bench-", dir=args.dir) as temp:
         root = Path(temp)
         rng = random.Random(args.seed)
@@ -284,7 +490,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(row)
             big_store = store
         assert big_store is not None
-        throughput = concurrent(root, args.workers, args.per_worker, args.seed)
+        runs = {
+            waiting: concurrent(root, args.workers, args.per_worker, args.seed, waiting)
+            for waiting in ("kernel", "polled")
+        }
 
         def one_big_save() -> None:
             fact = sentence(rng, 12)
@@ -303,39 +512,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"command: {command}")
     print(
         f"python {platform.python_version()} on {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} CPUs, workspaces on {fs}; seed {args.seed}"
+        f"{os.cpu_count()} CPUs, workspaces on {fs}; seed {args.seed}; "
+        f"load average {load_before} before, {load()} after"
     )
     print()
     header = (
-        f"{'scenario':<22}{'records':>9}{'file size':>13}{'saves':>7}"
-        f"{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'read p50 ms':>13}"
-        f"{'naive p50 ms':>14}{'x naive':>9}"
+        f"{'scenario':<22}{'records':>9}{'file size':>12}{'saves':>6}"
+        f"{'p50':>7}{'p95':>7}{'max':>7}{'cpu p50':>8}{'read p50':>9}"
+        f"{'first p50':>10}{'fresh p50':>10}{'naive p50':>10}{'x naive':>8}"
     )
     print(header)
     print("-" * len(header))
     for row in rows:
         print(
-            f"{row.name:<22}{row.records:>9,}{kib(row.size_bytes):>13}{row.calls:>7}"
-            f"{row.p50_ms:>9.2f}{row.p95_ms:>9.2f}{row.max_ms:>9.2f}{row.read_p50_ms:>13.2f}"
-            f"{row.naive_p50_ms:>14.2f}{row.p50_ms / row.naive_p50_ms:>9.1f}"
+            f"{row.name:<22}{row.records:>9,}{kib(row.size_bytes):>12}{row.calls:>6}"
+            f"{row.p50_ms:>7.2f}{row.p95_ms:>7.2f}{row.max_ms:>7.2f}{row.cpu_p50_ms:>8.2f}"
+            f"{row.read_p50_ms:>9.2f}{row.first_p50_ms:>10.2f}{row.fresh_p50_ms:>10.2f}"
+            f"{row.naive_p50_ms:>10.2f}"
+            f"{row.p50_ms / row.naive_p50_ms:>8.1f}"
         )
+    print(
+        "(ms. p50..cpu p50: a long-lived store saving into a file it has seen; first: its first "
+        "save after reading the file (every block encoded); fresh: a new RecordStore per save, "
+        "decoding and encoding the whole file, as every save did before the store kept its "
+        "last file; naive: unlocked, unsynced in-place rewrite)"
+    )
     print()
     print(
-        f"concurrent: {args.workers} processes x {args.per_worker} saves = "
-        f"{throughput['saves']:.0f} saves in {throughput['wall_s']:.2f} s -> "
-        f"{throughput['per_s']:.0f} saves/s; per call incl. lock wait: "
-        f"p50 {throughput['p50_ms']:.2f} ms, p95 {throughput['p95_ms']:.2f} ms, "
-        f"max {throughput['max_ms']:.2f} ms"
+        f"concurrent: {args.workers} processes x {args.per_worker} saves into one store "
+        "(ms; wait: time to get the writer lock)"
+    )
+    header = (
+        f"{'lock wait':<10}{'saves/s':>8}{'wall s':>8}{'p50':>8}{'p95':>8}{'max':>9}"
+        f"{'wait p50':>9}{'wait p99':>9}{'wait max':>9}{'Jain':>6}{'done first..last s':>20}"
+    )
+    print(header)
+    print("-" * len(header))
+    for waiting, run in runs.items():
+        print(
+            f"{waiting:<10}{run['per_s']:>8.0f}{run['wall_s']:>8.2f}{run['p50_ms']:>8.2f}"
+            f"{run['p95_ms']:>8.2f}{run['max_ms']:>9.2f}{run['wait_p50_ms']:>9.2f}"
+            f"{run['wait_p99_ms']:>9.2f}{run['wait_max_ms']:>9.2f}{run['jain']:>6.3f}"
+            f"{run['first_done_s']:>12.2f}..{run['last_done_s']:<6.2f}"
+        )
+    print(
+        "(kernel: memquill's lock, a blocking request the kernel grants on release; polled: "
+        "the baseline, back-off from 1 ms to 50 ms, how the lock waited before)"
     )
     print()
     print(
         f"memory, store of {kib(big_size)} ({100 * big_size / MAX_STORE_BYTES:.0f}% of 2 MiB): "
         f"tracemalloc peak {kib(save_peak)} per save, {kib(read_peak)} per snapshot"
     )
-    print(
-        f"peak RSS: this process {kib(peak_rss_bytes())}, "
-        f"largest worker {kib(throughput['worker_peak_rss'])}"
-    )
+    worker_peak = max(run["worker_peak_rss"] for run in runs.values())
+    print(f"peak RSS: this process {kib(peak_rss_bytes())}, largest worker {kib(worker_peak)}")
     return 0
 
 

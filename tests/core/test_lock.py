@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -10,7 +11,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.core.store_helpers import HOLD_LOCK, children, expect_unchanged, manual, raw
+from tests.core.store_helpers import (
+    HOLD_LOCK,
+    children,
+    expect_error,
+    expect_unchanged,
+    manual,
+    raw,
+)
 
 from memquill import RecordStore, WriteResult
 from memquill.errors import Messages
@@ -198,3 +206,60 @@ def test_machine_id_is_a_hash_that_honours_the_override(monkeypatch: pytest.Monk
     monkeypatch.delenv("MEMQUILL_MACHINE_ID")
     assert machine_id().startswith("sha256:") and len(machine_id()) == 71
     assert machine_id() != "sha256:" + hashlib.sha256(b"test-machine").hexdigest()
+
+
+def test_a_writer_that_gave_up_waiting_never_keeps_the_lock(workspace: Path) -> None:
+    first = seed(workspace)
+    path = lock_path(workspace)
+    store = RecordStore(workspace, lock_timeout=0.2)
+    with children((HOLD_LOCK, (str(path),))) as (holder,):
+        holder.expect("locked")
+        # Its request stays queued in the kernel after it gave up; when the holder lets go,
+        # that request is granted and must be let go of at once.
+        expect_unchanged(workspace, "busy", Messages.LOCK_HELD, store.save, [manual("x")])
+        holder.send("release")
+        holder.expect("released")
+        holder.finish()
+    patient = RecordStore(workspace, lock_timeout=30)
+    assert patient.save([manual("after")], first.revision).status == "saved"
+    assert not lock_is_held(path)
+
+
+def test_a_probe_never_makes_a_writer_that_does_not_wait_busy(workspace: Path) -> None:
+    seed(workspace)
+    path = lock_path(workspace)
+    stop = threading.Event()
+    probes = [0]
+
+    def probe() -> None:
+        # What preflight and doctor do: take the lock for a moment to see whether it is free.
+        while not stop.is_set():
+            lock_is_held(path)
+            probes[0] += 1
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        store = RecordStore(workspace, lock_timeout=0)
+        statuses = [store.save([manual(f"fact {n}")]).status for n in range(40)]
+    finally:
+        stop.set()
+        prober.join()
+    assert statuses == ["saved"] * 40
+    assert probes[0] > 40
+
+
+def test_a_failed_directory_sync_is_reported_and_frees_the_lock(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(workspace)
+
+    def failing(directory: Path) -> None:
+        # The lock is already free when the directory is synced: other writers need not wait.
+        assert not lock_is_held(lock_path(workspace))
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr("memquill.store._transaction.fsync_directory", failing)
+    store = RecordStore(workspace, lock_timeout=0)
+    expect_error("storage", Messages.SAVE_FAILED, store.save, [manual("unsure")])
+    assert not lock_is_held(lock_path(workspace))

@@ -1,4 +1,8 @@
-"""Real processes: concurrent writers, compare-and-swap races, and writers killed mid-write."""
+"""Real processes: concurrent writers, compare-and-swap races, and writers killed mid-write.
+
+The many-writer and compare-and-swap races run on both backends; the file's crash points are
+here, the database's in ``test_store_postgres_faults.py``.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.core.conftest import Backing
 from tests.core.store_helpers import (
     PAUSE_BEFORE_RENAME,
     children,
     expect_unchanged,
     manual,
     raw,
-    revision_of,
     tree,
 )
 
@@ -29,8 +33,8 @@ SAVE_WORKER = """
 import json, sys
 from memquill import Candidate, RecordStore
 
-workspace, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-store = RecordStore(workspace, lock_timeout=120)
+workspace, worker, count, location = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+store = RecordStore(workspace, lock_timeout=120, location=location)
 print("ready", flush=True)
 sys.stdin.readline()
 for i in range(count):
@@ -43,8 +47,8 @@ CORRECT_RACER = """
 import sys
 from memquill import MemoryRecordError, RecordStore
 
-workspace, record_id, revision, text = sys.argv[1:5]
-store = RecordStore(workspace, lock_timeout=60)
+workspace, record_id, revision, text, location = sys.argv[1:6]
+store = RecordStore(workspace, lock_timeout=60, location=location)
 print("ready", flush=True)
 sys.stdin.readline()
 try:
@@ -81,8 +85,11 @@ def temp_files(workspace: Path) -> list[str]:
 
 
 @pytest.mark.slow
-def test_eight_processes_saving_at_once_lose_nothing(workspace: Path) -> None:
-    scripts = [(SAVE_WORKER, (str(workspace), str(w), str(SAVES))) for w in range(WORKERS)]
+def test_eight_processes_saving_at_once_lose_nothing(backing: Backing) -> None:
+    workspace, location = backing.workspace, backing.location_for_child()
+    scripts = [
+        (SAVE_WORKER, (str(workspace), str(w), str(SAVES), location)) for w in range(WORKERS)
+    ]
     acknowledged: dict[str, str] = {}
     with children(*scripts) as workers:
         for worker in workers:
@@ -97,7 +104,7 @@ def test_eight_processes_saving_at_once_lose_nothing(workspace: Path) -> None:
                 assert status == "saved"
                 acknowledged[record_id] = f"worker {number} fact {i}"
     assert len(acknowledged) == WORKERS * SAVES
-    data = raw(workspace)
+    data = backing.raw()
     records = decode_store(data.decode()).records
     assert len(records) == WORKERS * SAVES
     assert all(record.status == "active" for record in records)
@@ -106,20 +113,26 @@ def test_eight_processes_saving_at_once_lose_nothing(workspace: Path) -> None:
     for number in range(WORKERS):
         mine = [r.content for r in records if r.source["sessionId"] == f"worker-{number}"]
         assert mine == [f"worker {number} fact {i}" for i in range(SAVES)]
-    assert RecordStore(workspace).snapshot().revision == revision_of(workspace, data)
-    assert temp_files(workspace) == []
+    assert backing.store().snapshot().revision == backing.revision_of(data)
+    if backing.kind == "file":
+        assert temp_files(workspace) == []
 
 
 @pytest.mark.parametrize("revision_kind", ["store", "record"])
 def test_two_processes_correcting_one_revision_one_wins(
-    workspace: Path, revision_kind: str
+    backing: Backing, revision_kind: str
 ) -> None:
-    store = RecordStore(workspace)
+    store = backing.store()
     saved = store.save([manual("the original", "k")])
     revision = saved.revision if revision_kind == "store" else saved.record_revision or ""
     record = saved.record_id or ""
+    location = backing.location_for_child()
     scripts = [
-        (CORRECT_RACER, (str(workspace), record, revision, f"correction {n}")) for n in (1, 2)
+        (
+            CORRECT_RACER,
+            (str(backing.workspace), record, revision, f"correction {n}", location),
+        )
+        for n in (1, 2)
     ]
     with children(*scripts) as racers:
         for racer in racers:

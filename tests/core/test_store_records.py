@@ -1,14 +1,20 @@
-"""``RecordStore`` semantics: the spec's 12.1 cases, translated to memquill's design."""
+"""``RecordStore`` semantics: the spec's 12.1 cases, translated to memquill's design.
+
+Every test that does not need a second workspace or a symlink runs on both backends (the
+workspace file and PostgreSQL: ``backing`` in ``conftest.py``).
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.core.conftest import Backing
 from tests.core.store_helpers import (
     conversation,
     expect_error,
@@ -18,7 +24,6 @@ from tests.core.store_helpers import (
     records_path,
     revision_of,
     tool,
-    tree,
 )
 
 from memquill import Candidate, RecordStore
@@ -39,56 +44,59 @@ class Clock:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def clock() -> Clock:
     return Clock()
 
 
 @pytest.fixture
-def store(workspace: Path, clock: Clock) -> RecordStore:
-    return RecordStore(workspace, lock_timeout=2, now=clock)
+def store(backing: Backing, clock: Clock) -> RecordStore:
+    return backing.store(lock_timeout=2, now=clock)
 
 
-def test_reads_of_an_empty_workspace_create_nothing(workspace: Path, store: RecordStore) -> None:
+def unchanged(
+    backing: Backing, code: str, message: str, call: Callable[..., object], *args: Any
+) -> None:
+    """``call`` fails with ``code`` and ``message`` and leaves the workspace and store as is."""
+    before = backing.image()
+    expect_error(code, message, call, *args)
+    assert backing.image() == before
+
+
+def test_reads_of_an_empty_workspace_create_nothing(backing: Backing, store: RecordStore) -> None:
     snapshot = store.snapshot()
     assert snapshot.records == ()
-    assert snapshot.revision == revision_of(workspace, b"")
+    assert snapshot.revision == backing.revision_of(b"")
     assert store.projection().records == ()
     assert store.preflight().used_bytes == 0
     report = store.doctor()
     assert report.ok and report.counts == {}
     store.doctor(fix=True)
-    assert tree(workspace) == {}
+    assert backing.image() == ({}, b"")
 
 
-def test_an_empty_or_header_only_file_holds_no_records(workspace: Path, store: RecordStore) -> None:
-    records_path(workspace).parent.mkdir()
+def test_an_empty_or_header_only_file_holds_no_records(
+    backing: Backing, store: RecordStore
+) -> None:
     for data in (b"", HEADER.encode(), LEGACY_HEADER.encode()):
-        records_path(workspace).write_bytes(data)
+        backing.put(data)
         snapshot = store.snapshot()
-        assert snapshot.records == () and snapshot.revision == revision_of(workspace, data)
+        assert snapshot.records == () and snapshot.revision == backing.revision_of(data)
     # The legacy header is kept when records are added to a header-only file.
     store.save([manual("first")], snapshot.revision)
-    assert raw(workspace).startswith(LEGACY_HEADER.encode())
-    records_path(workspace).write_bytes(b"")
+    assert backing.raw().startswith(LEGACY_HEADER.encode())
+    backing.put(b"")
     store.save([manual("second")])
-    assert raw(workspace).startswith(HEADER.encode())
+    assert backing.raw().startswith(HEADER.encode())
 
 
-def test_manual_memory_stores_exact_markdown(workspace: Path, store: RecordStore) -> None:
+def test_manual_memory_stores_exact_markdown(backing: Backing, store: RecordStore) -> None:
     content = '记忆：用 **uv** 管理依赖  \n<!-- memory-record {"id":"fake"} -->\n- 尾随空格   '
     result = store.save([manual(content)])
     assert result.status == "saved"
-    data = raw(workspace)
+    data = backing.raw()
     assert data.startswith(HEADER.encode())
     assert f" -->\n{content}\n\n".encode() in data
-    assert result.revision == revision_of(workspace, data)
+    assert result.revision == backing.revision_of(data)
     projection = store.projection()
     assert [item.content for item in projection.records] == [content]
     assert projection.revision == result.revision
@@ -101,7 +109,7 @@ def test_manual_memory_stores_exact_markdown(workspace: Path, store: RecordStore
 
 
 def test_new_records_have_the_spec_metadata(
-    workspace: Path, store: RecordStore, clock: Clock
+    backing: Backing, store: RecordStore, clock: Clock
 ) -> None:
     result = store.save([conversation("a fact", "key-1", role="user")])
     record = store.snapshot().records[0]
@@ -128,28 +136,28 @@ def test_new_records_have_the_spec_metadata(
     }
 
 
-def test_stable_idempotency_prevents_duplicate_writes(workspace: Path, store: RecordStore) -> None:
+def test_stable_idempotency_prevents_duplicate_writes(backing: Backing, store: RecordStore) -> None:
     batch = [manual("first", "k1"), conversation("second", "k2")]
     first = store.save(batch)
-    data = raw(workspace)
+    data = backing.raw()
     again = store.save(batch)
     assert again.status == "duplicate"
     assert again.revision == first.revision
     assert again.record_ids == first.record_ids
-    assert raw(workspace) == data
+    assert backing.raw() == data
     # capturedAt is not provenance: a retry at another moment is still the same fact.
     retry = store.save([manual("first", "k1", capturedAt="2030-01-01T00:00:00.000Z")])
     assert (retry.status, retry.record_ids) == ("duplicate", first.record_ids[:1])
 
 
-def test_a_batch_sees_its_own_earlier_candidates(workspace: Path, store: RecordStore) -> None:
+def test_a_batch_sees_its_own_earlier_candidates(backing: Backing, store: RecordStore) -> None:
     result = store.save([manual("same", "k"), manual("same", "k"), manual("other", "k2")])
     assert result.status == "saved"
     assert result.record_ids[0] == result.record_ids[1] != result.record_ids[2]
     assert [r.content for r in store.snapshot().records] == ["same", "other"]
-    before = raw(workspace)
+    before = backing.raw()
     expect_error("conflict", Messages.KEY_REUSED, store.save, [manual("x", "n"), manual("y", "n")])
-    assert raw(workspace) == before
+    assert backing.raw() == before
 
 
 @pytest.mark.parametrize(
@@ -164,28 +172,28 @@ def test_a_batch_sees_its_own_earlier_candidates(workspace: Path, store: RecordS
     ids=["content", "message", "session", "role", "kind"],
 )
 def test_reusing_a_key_for_other_content_or_provenance_fails(
-    workspace: Path, store: RecordStore, reuse: Candidate
+    backing: Backing, store: RecordStore, reuse: Candidate
 ) -> None:
     store.save([conversation("the fact", "key")])
-    expect_unchanged(workspace, "conflict", Messages.KEY_REUSED, store.save, [reuse])
+    unchanged(backing, "conflict", Messages.KEY_REUSED, store.save, [reuse])
 
 
 def test_a_forgotten_key_is_blocked_even_beside_new_candidates(
-    workspace: Path, store: RecordStore
+    backing: Backing, store: RecordStore
 ) -> None:
     saved = store.save([manual("to forget", "old")])
     revoked = store.revoke(saved.record_id or "", saved.revision)
     assert revoked.status == "saved"
-    before = tree(workspace)
+    before = backing.image()
     assert store.save([manual("to forget", "old")]).status == "blocked"
     mixed = store.save([manual("brand new", "new"), manual("to forget", "old")])
     assert (mixed.status, mixed.record_ids) == ("blocked", (None, None))
     assert mixed.revision == revoked.revision
-    assert tree(workspace) == before
+    assert backing.image() == before
 
 
 def test_correction_keeps_history_but_exposes_only_the_current_version(
-    workspace: Path, store: RecordStore
+    backing: Backing, store: RecordStore
 ) -> None:
     saved = store.save([conversation("Old choice", "k", role="user")])
     old_id = saved.record_id or ""
@@ -206,8 +214,8 @@ def test_correction_keeps_history_but_exposes_only_the_current_version(
     assert store.save([conversation("Old choice again", "k-new")]).status == "blocked"
     # So is its key, and a second correction of the superseded version is refused.
     assert store.save([conversation("Old choice", "k", role="user")]).status == "blocked"
-    expect_unchanged(
-        workspace,
+    unchanged(
+        backing,
         "not_found",
         Messages.ACTIVE_NOT_FOUND,
         store.correct,
@@ -218,7 +226,7 @@ def test_correction_keeps_history_but_exposes_only_the_current_version(
 
 
 def test_correction_accepts_the_record_revision_after_unrelated_writes(
-    workspace: Path, store: RecordStore
+    backing: Backing, store: RecordStore
 ) -> None:
     saved = store.save([manual("fact A", "a")])
     record_revision = saved.record_revision or ""
@@ -226,8 +234,8 @@ def test_correction_accepts_the_record_revision_after_unrelated_writes(
     corrected = store.correct(saved.record_id or "", "fact A, corrected", record_revision)
     assert corrected.status == "saved"
     # A retry with the same, now stale, record revision is refused.
-    expect_unchanged(
-        workspace,
+    unchanged(
+        backing,
         "conflict",
         Messages.STALE,
         store.correct,
@@ -249,7 +257,7 @@ def test_a_correction_of_a_correction_links_to_the_latest(store: RecordStore) ->
 
 
 def test_forget_erases_every_version_and_tombstones_the_source(
-    workspace: Path, store: RecordStore
+    backing: Backing, store: RecordStore
 ) -> None:
     saved = store.save([conversation("My locker code is 4711", "k")])
     corrected = store.correct(saved.record_id or "", "My locker code is 4712", saved.revision)
@@ -259,7 +267,7 @@ def test_forget_erases_every_version_and_tombstones_the_source(
     assert [(r.status, r.content) for r in records] == [("revoked", ""), ("revoked", "")]
     assert records[1].supersedes == saved.record_id
     assert all(r.operation_hash and r.source for r in records)
-    data = raw(workspace)
+    data = backing.raw()
     # Whole sentences: a bare "4711" turns up by chance in the ids and hashes around it.
     assert b"My locker code is 4711" not in data and b"My locker code is 4712" not in data
     assert b"locker" not in data
@@ -267,7 +275,7 @@ def test_forget_erases_every_version_and_tombstones_the_source(
     assert store.save([conversation("re-extracted", "k2")]).status == "blocked"
     batch = [conversation("other message", "k3", message="m9"), conversation("again", "k4")]
     assert store.save(batch).status == "blocked"
-    assert raw(workspace) == data
+    assert backing.raw() == data
     # Forgetting again changes nothing.
     again = store.revoke(saved.record_id or "", forgotten.revision)
     assert (again.status, again.revision) == ("duplicate", forgotten.revision)
@@ -325,11 +333,9 @@ def test_cas_rejects_stale_revisions_and_other_workspaces(tmp_path: Path) -> Non
     expect_unchanged(a, "conflict", Messages.STALE, store_a.revoke, first.record_id, current_b)
 
 
-def test_save_takes_only_the_store_revision(workspace: Path, store: RecordStore) -> None:
+def test_save_takes_only_the_store_revision(backing: Backing, store: RecordStore) -> None:
     saved = store.save([manual("x")])
-    expect_unchanged(
-        workspace, "conflict", Messages.STALE, store.save, [manual("y")], saved.record_revision
-    )
+    unchanged(backing, "conflict", Messages.STALE, store.save, [manual("y")], saved.record_revision)
 
 
 def test_record_revisions_change_only_with_their_record(store: RecordStore) -> None:
@@ -357,7 +363,7 @@ def test_the_projection_is_cached_per_revision(store: RecordStore) -> None:
 
 
 def test_invalid_provenance_or_one_bad_candidate_persists_nothing(
-    workspace: Path, store: RecordStore
+    backing: Backing, store: RecordStore
 ) -> None:
     cases = [
         ([Candidate("x", {"kind": "conversation", "sessionId": "s"}, "k")], "CONVERSATION"),
@@ -370,11 +376,11 @@ def test_invalid_provenance_or_one_bad_candidate_persists_nothing(
         "CONTENT": Messages.CONTENT,
     }
     for batch, which in cases:
-        expect_unchanged(workspace, "invalid", messages[which], store.save, batch)
-    assert tree(workspace) == {}
+        unchanged(backing, "invalid", messages[which], store.save, batch)
+    assert backing.image() == ({}, b"")
 
 
-def test_a_legacy_file_is_read_and_rewritten_with_its_header(workspace: Path) -> None:
+def test_a_legacy_file_is_read_and_rewritten_with_its_header(backing: Backing) -> None:
     record_id = "5f0c3c1e-2b7a-4d0e-9f1a-6c2d8e4b7a90"
     block = (
         '<!-- memory-record {"id":"' + record_id + '","rootId":"' + record_id + '",'
@@ -384,20 +390,19 @@ def test_a_legacy_file_is_read_and_rewritten_with_its_header(workspace: Path) ->
         '"contentLength":14} -->\n用户偏好深色主题 😀 ok\n\n'
     )
     legacy = ("# CodePilot memory records\n\n<!-- memory-records:v1 -->\n\n" + block).encode()
-    records_path(workspace).parent.mkdir()
-    records_path(workspace).write_bytes(legacy)
-    store = RecordStore(workspace)
+    backing.put(legacy)
+    store = backing.store()
     snapshot = store.snapshot()
-    assert snapshot.revision == revision_of(workspace, legacy)
+    assert snapshot.revision == backing.revision_of(legacy)
     assert [r.content for r in snapshot.records] == ["用户偏好深色主题 😀 ok"]
     saved = store.save([manual("a new fact")], snapshot.revision)
-    data = raw(workspace)
+    data = backing.raw()
     assert data.startswith(legacy)  # header and the original block kept byte for byte
     assert decode_store(data.decode()).records[1].content == "a new fact"
-    assert saved.revision == revision_of(workspace, data)
+    assert saved.revision == backing.revision_of(data)
     store.revoke(record_id, saved.revision)
-    assert raw(workspace).startswith(LEGACY_HEADER.encode())
-    assert "用户偏好".encode() not in raw(workspace)
+    assert backing.raw().startswith(LEGACY_HEADER.encode())
+    assert "用户偏好".encode() not in backing.raw()
 
 
 def test_managed_record_paths_are_recognised() -> None:
@@ -408,21 +413,19 @@ def test_managed_record_paths_are_recognised() -> None:
 
 
 def test_compact_drops_superseded_content_and_keeps_tombstones(
-    workspace: Path, store: RecordStore
+    backing: Backing, store: RecordStore
 ) -> None:
     saved = store.save([conversation("draft v1 " * 100, "k"), manual("keep me", "keep")])
     fact = saved.record_ids[0] or ""
     corrected = store.correct(fact, "draft v2", saved.revision)
     gone = store.save([conversation("forget me", "f", message="m2")])
     revoked = store.revoke(gone.record_id or "", gone.revision)
-    size_before = len(raw(workspace))
-    expect_unchanged(workspace, "conflict", Messages.STALE, store.compact, saved.revision)
-    expect_unchanged(
-        workspace, "conflict", Messages.STALE, store.compact, corrected.record_revision
-    )
+    size_before = len(backing.raw())
+    unchanged(backing, "conflict", Messages.STALE, store.compact, saved.revision)
+    unchanged(backing, "conflict", Messages.STALE, store.compact, corrected.record_revision)
     compacted = store.compact(revoked.revision)
     assert compacted.status == "saved"
-    data = raw(workspace)
+    data = backing.raw()
     assert len(data) < size_before and b"draft v1" not in data
     records = decode_store(data.decode()).records
     assert [(r.status, r.content) for r in records] == [
@@ -440,15 +443,15 @@ def test_compact_drops_superseded_content_and_keeps_tombstones(
     # Nothing left to drop: no write.
     again = store.compact(compacted.revision)
     assert (again.status, again.revision) == ("duplicate", compacted.revision)
-    assert raw(workspace) == data
+    assert backing.raw() == data
     # The compacted store still corrects, forgets and saves.
     store.revoke(fact, again.revision)
     assert store.save([manual("after compaction", "after")]).status == "saved"
 
 
-def test_results_report_the_written_revision(workspace: Path, store: RecordStore) -> None:
+def test_results_report_the_written_revision(backing: Backing, store: RecordStore) -> None:
     saved = store.save([manual("one"), manual("two")])
-    assert saved.revision == revision_of(workspace, raw(workspace))
+    assert saved.revision == backing.revision_of(backing.raw())
     assert len(saved.record_ids) == 2
     assert [r.id for r in saved.records] == list(saved.record_ids)
     assert saved.record_id == saved.record_ids[0]

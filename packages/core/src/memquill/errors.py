@@ -145,6 +145,27 @@ class Messages:
         "Memory storage is unavailable. Check workspace access, file permissions and free disk "
         "space before retrying."
     )
+    STORE_LOCATION: Final = (
+        "Unknown memory store location: use file or a postgresql:// connection URL."
+    )
+    DATABASE_DRIVER: Final = (
+        "The PostgreSQL store needs the optional extra: install memquill[postgres]."
+    )
+    DATABASE_UNAVAILABLE: Final = (
+        "The memory database cannot be reached. Check the store location, the server and the "
+        "credentials before retrying."
+    )
+    DATABASE_SCHEMA: Final = (
+        "The memory database was set up by a newer memquill; upgrade memquill to use it."
+    )
+    DATABASE_SAVE_FAILED: Final = (
+        "Memory could not be saved: the database connection failed during the write. The "
+        "write may not have been applied; read memory again before retrying."
+    )
+    IMPORT_CHANGES_HISTORY: Final = (
+        "An imported records file may edit the text of remembered facts and add new ones, but "
+        "must keep every existing record's metadata and every tombstone."
+    )
     WRITE_UNAUTHORIZED: Final = (
         "Memory write permission or workspace scope is no longer authorized."
     )

@@ -58,14 +58,18 @@ class MemquillRetriever(BaseRetriever):
     file_type: FileType = "all"
 
     @classmethod
-    def from_workspace(cls, workspace: str | os.PathLike[str], **options: Any) -> MemquillRetriever:
+    def from_workspace(
+        cls, workspace: str | os.PathLike[str], *, store: str | None = None, **options: Any
+    ) -> MemquillRetriever:
         """A retriever with its own :class:`~memquill.MemoryQuery` over ``workspace``.
 
         Args:
             workspace: absolute path of the workspace folder.
+            store: where the records live: ``file`` or a ``postgresql://`` URL (default
+                ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
             **options: ``k``, ``filter_tags``, ``file_type`` and any ``BaseRetriever`` field.
         """
-        return cls(memory=open_session(workspace, access="read").query, **options)
+        return cls(memory=open_session(workspace, access="read", store=store).query, **options)
 
     def _get_relevant_documents(
         self,

@@ -54,6 +54,8 @@ class MemquillToolkit(BaseToolkit):
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
         model: BaseChatModel | TextModel | None = None,
+        *,
+        store: str | None = None,
     ) -> MemquillToolkit:
         """Build the toolkit and its session in one call (:func:`memquill.open_session`, so
         every installed plugin's secret detectors guard the writes).
@@ -66,12 +68,16 @@ class MemquillToolkit(BaseToolkit):
             model: a chat model (or any :class:`memquill.TextModel`) to re-rank
                 ``memory_search`` candidates with; keyword order without one
                 (``docs/model-assistance.md``).
+            store: where the records live: ``file`` or a ``postgresql://`` URL (default
+                ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
 
         Raises:
             ValueError: ``access`` is neither ``read`` nor ``read_write``.
         """
         text_model = ChatModelTextModel(model) if isinstance(model, BaseChatModel) else model
-        session = open_session(workspace, session_id, access, authorize_write, model=text_model)
+        session = open_session(
+            workspace, session_id, access, authorize_write, model=text_model, store=store
+        )
         return cls(session=session)
 
     @property

@@ -80,6 +80,7 @@ class MemquillRetriever(BaseRetriever):
         tags: Sequence[str] = (),
         file_type: FileType = "all",
         now: Callable[[], datetime] | None = None,
+        store: str | None = None,
     ) -> MemquillRetriever:
         """A retriever over ``workspace`` with a read-only session of its own.
 
@@ -89,8 +90,10 @@ class MemquillRetriever(BaseRetriever):
             tags: keep only notes with any of these tags.
             file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
             now: the clock recency is measured from (UTC); injectable for tests.
+            store: where the records live: ``file`` or a ``postgresql://`` URL (default
+                ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
         """
-        session = open_session(workspace, access="read", now=now)
+        session = open_session(workspace, access="read", now=now, store=store)
         return cls(session, similarity_top_k=similarity_top_k, tags=tags, file_type=file_type)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

@@ -115,6 +115,8 @@ class MemquillToolSpec(BaseToolSpec):
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
         model: LLM | TextModel | None = None,
+        *,
+        store: str | None = None,
     ) -> MemquillToolSpec:
         """The tools of a new session (:func:`memquill.open_session`: same arguments, same
         meaning, and every installed plugin's secret detectors guard the writes).
@@ -126,9 +128,14 @@ class MemquillToolSpec(BaseToolSpec):
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
             model: an LLM (or any :class:`memquill.TextModel`) to re-rank ``memory_search``
                 candidates with; keyword order without one (``docs/model-assistance.md``).
+            store: where the records live: ``file`` or a ``postgresql://`` URL (default
+                ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
         """
         text_model = LLMTextModel(model) if isinstance(model, LLM) else model
-        return cls(open_session(workspace, session_id, access, authorize_write, model=text_model))
+        session = open_session(
+            workspace, session_id, access, authorize_write, model=text_model, store=store
+        )
+        return cls(session)
 
     def to_tool_list(
         self,

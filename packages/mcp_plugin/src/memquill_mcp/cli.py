@@ -167,6 +167,12 @@ def _parser() -> argparse.ArgumentParser:
         help="stderr log level (default WARNING)",
     )
     parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the records live: file or a postgresql:// URL (default: $MEMQUILL_STORE, "
+        "else the workspace's memory/records.md); never logged",
+    )
+    parser.add_argument(
         "--rerank-with-client-model",
         action="store_true",
         help="re-rank search candidates with the client's own model through MCP sampling, for "
@@ -195,6 +201,7 @@ def _session(args: argparse.Namespace) -> MemorySession:
         authorize,
         lock_timeout=args.lock_timeout,
         now=_clock(args.testing_clock),
+        store=args.store,
     )
 
 

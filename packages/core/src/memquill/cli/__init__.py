@@ -22,6 +22,7 @@ from memquill.cli import (
     plugins,
     query,
     records,
+    transfer,
     where,
 )
 from memquill.cli.context import run
@@ -30,6 +31,7 @@ __all__ = ["build_parser", "main"]
 
 _COMMAND_MODULES = (
     records,
+    transfer,
     doctor,
     query,
     index,
@@ -55,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         "user data directory)",
     )
     parser.add_argument("--version", action="version", version=f"memquill {_version()}")
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where the records live: file (the workspace's memory/records.md) or a "
+        "postgresql:// URL (default: $MEMQUILL_STORE, else file); never printed",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in _COMMAND_MODULES:
         module.register(subparsers)

@@ -47,6 +47,8 @@ class Context:
     out: TextIO
     err: TextIO
     choice: WorkspaceChoice
+    store: str | None = None
+    """``--store``: ``file`` or a ``postgresql://`` URL (``None``: ``$MEMQUILL_STORE``)."""
 
     def ensure_workspace(self) -> None:
         """Create the default workspace on first write (an explicit one must already exist)."""
@@ -55,7 +57,7 @@ class Context:
 
     def session(self, access: Access = "read_write") -> MemorySession:
         """The session every command works in, opened through the plugin-aware factory."""
-        return open_session(self.workspace, access=access)
+        return open_session(self.workspace, access=access, store=self.store)
 
     def emit(self, text: str, data: object) -> None:
         """Print ``text``, or ``data`` as JSON under ``--json``."""
@@ -74,6 +76,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workspace", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )
+    parser.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -83,7 +86,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     default is created, on first write); ``memquill where`` runs regardless, to say why.
     """
     choice = choose_workspace(args.workspace)
-    context = Context(choice.path, choice.origin == "default", bool(args.json), out, err, choice)
+    context = Context(
+        choice.path, choice.origin == "default", bool(args.json), out, err, choice, args.store
+    )
     handler: Handler = args.handler
     try:
         _check_text_arguments(args)

@@ -296,4 +296,5 @@ class _JobRun:
             lock_timeout=base.lock_timeout,
             now=base.now,
             secrets=base.secrets,
+            store=base.store_location,
         )

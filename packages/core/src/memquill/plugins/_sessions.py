@@ -43,6 +43,7 @@ def open_session(
     plugins: MemquillPluginManager | None = None,
     lock_timeout: float = 5.0,
     now: Callable[[], datetime] | None = None,
+    store: str | None = None,
     model: TextModel | None = None,
     runner: AuxiliaryRunner | None = None,
 ) -> MemorySession:
@@ -57,6 +58,8 @@ def open_session(
             installed plugins unless ``MEMQUILL_DISABLE_PLUGIN_AUTOLOAD`` is set).
         lock_timeout: seconds a write waits for another writer.
         now: the clock (UTC); injectable for tests.
+        store: where the records live: ``"file"`` or a ``postgresql://`` URL; default
+            ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``.
         model: the host's model, to re-rank ``memory_search`` candidates (optional model
             assistance; ``docs/model-assistance.md``). Without one, search is keyword order.
         runner: the auxiliary runner model calls go through (default: the process's).
@@ -85,6 +88,7 @@ def open_session(
         lock_timeout=lock_timeout,
         now=now,
         secrets=scanner,
+        store=store,
         ranker=ranker,
     )
 

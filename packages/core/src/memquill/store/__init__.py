@@ -1,10 +1,20 @@
 """The records store: the only code that writes ``memory/records.md``.
 
 One :class:`RecordStore` per workspace saves, corrects, forgets and compacts facts through a
-locked, compare-and-swap, atomically replaced file; :meth:`RecordStore.doctor` inspects it.
+locked, compare-and-swap, atomically replaced file (or, behind the same seam, one PostgreSQL
+row: :class:`RecordsBackend`); :meth:`RecordStore.doctor` inspects it.
 Everything here is below the query and tool layers and knows nothing about them.
 """
 
+from memquill.store._backend import (
+    FILE,
+    STORE_ENV,
+    FileBackend,
+    RecordsBackend,
+    is_database,
+    open_backend,
+    resolve_location,
+)
 from memquill.store._codec import (
     ID_PATTERN,
     MAX_CONTENT_UNITS,
@@ -32,15 +42,18 @@ from memquill.store._store import MAX_BATCH, RecordStore
 
 __all__ = [
     "BUILTIN_DETECTORS",
+    "FILE",
     "ID_PATTERN",
     "MAX_BATCH",
     "MAX_CONTENT_UNITS",
     "MAX_STORE_BYTES",
     "REVISION_PATTERN",
+    "STORE_ENV",
     "Candidate",
     "CandidateResult",
     "Diagnosis",
     "DoctorReport",
+    "FileBackend",
     "JSONValue",
     "Preflight",
     "ProjectedRecord",
@@ -48,6 +61,7 @@ __all__ = [
     "Record",
     "RecordStatus",
     "RecordStore",
+    "RecordsBackend",
     "RegexDetector",
     "RepairPlan",
     "SecretDetector",
@@ -56,4 +70,7 @@ __all__ = [
     "Snapshot",
     "WriteResult",
     "WriteStatus",
+    "is_database",
+    "open_backend",
+    "resolve_location",
 ]

@@ -38,9 +38,11 @@ __all__ = [
     "Record",
     "RecordStatus",
     "StoreImage",
+    "decode_blocks",
     "decode_store",
     "encode_block",
     "encode_store",
+    "identity_bytes",
     "iso_timestamp",
     "record_revision",
     "sha256_hex",
@@ -80,6 +82,8 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f]")
 # A lone surrogate (which a JSON ``\ud800`` escape can produce) has no UTF-8 form, so it could
 # never be written: refuse it up front instead of failing in the middle of a write.
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+# What ``json.dumps(meta, separators=(",", ":"), ensure_ascii=False)`` writes, built once.
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,14 +187,26 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def store_revision(root: Path, raw: bytes) -> str:
-    """The store revision: sha256 of the workspace's real path, NUL, and the file's bytes."""
-    return hashlib.sha256(os.fsencode(root) + b"\0" + raw).hexdigest()
+def identity_bytes(identity: Path | bytes) -> bytes:
+    """The bytes that seed a store's revisions.
+
+    A file store is identified by its workspace's real path (a :class:`~pathlib.Path`); a
+    database store by the workspace id it keeps (bytes). Two stores with the same records
+    therefore never share revisions.
+    """
+    return identity if isinstance(identity, bytes) else os.fsencode(identity)
 
 
-def record_revision(root: Path, record: Record) -> str:
-    """A record revision: sha256 of the workspace's real path, NUL, and the record's block."""
-    return hashlib.sha256(os.fsencode(root) + b"\0" + encode_block(record).encode()).hexdigest()
+def store_revision(identity: Path | bytes, raw: bytes) -> str:
+    """The store revision: sha256 of the store's identity (for a file store the workspace's
+    real path), NUL, and the file's bytes."""
+    return hashlib.sha256(identity_bytes(identity) + b"\0" + raw).hexdigest()
+
+
+def record_revision(identity: Path | bytes, record: Record) -> str:
+    """A record revision: sha256 of the store's identity, NUL, and the record's block."""
+    block = encode_block(record).encode()
+    return hashlib.sha256(identity_bytes(identity) + b"\0" + block).hexdigest()
 
 
 def iso_timestamp(moment: datetime) -> str:
@@ -202,7 +218,7 @@ def iso_timestamp(moment: datetime) -> str:
 def encode_block(record: Record) -> str:
     """One record block: marker line with compact JSON metadata, content, blank line."""
     meta = {**record.meta, "contentLength": utf16_len(record.content)}
-    text = json.dumps(meta, separators=(",", ":"), ensure_ascii=False)
+    text = _ENCODER.encode(meta)
     return f"{_PREFIX}{text}{_META_END}{record.content}{_SEPARATOR}"
 
 
@@ -223,9 +239,20 @@ def decode_store(text: str) -> StoreImage:
     header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
     if header is None:
         raise CorruptError(Messages.FOREIGN)
-    records: list[Record] = []
-    seen: set[str] = set()
-    cursor = len(header)
+    return StoreImage(header, decode_blocks(text, len(header)))
+
+
+def decode_blocks(text: str, cursor: int, before: tuple[Record, ...] = ()) -> tuple[Record, ...]:
+    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
+
+    ``before`` are the records already decoded in front of ``cursor`` (ids must stay unique
+    and ``record_index`` counts them); the result is ``before`` plus the new records.
+
+    Raises:
+        CorruptError: a block fails validation (``record_index`` names the first bad one).
+    """
+    records = list(before)
+    seen = {record.id for record in records}
     while cursor < len(text):
         index = len(records)
         record, cursor = _decode_block(text, cursor, index)
@@ -233,7 +260,7 @@ def decode_store(text: str) -> StoreImage:
             raise CorruptError(Messages.EDITED, index)
         seen.add(record.id)
         records.append(record)
-    return StoreImage(header, tuple(records))
+    return tuple(records)
 
 
 def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:

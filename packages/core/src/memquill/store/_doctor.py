@@ -32,7 +32,7 @@ from memquill.store._transaction import (
     read_snapshot,
 )
 
-__all__ = ["Diagnosis", "DoctorReport", "RepairPlan", "SecretFinding", "run_doctor"]
+__all__ = ["Diagnosis", "DoctorReport", "RepairPlan", "SecretFinding", "report_for", "run_doctor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +139,24 @@ def _read(locations: Locations) -> tuple[Snapshot | None, MemoryRecordError | No
         return read_snapshot(locations), None
     except MemoryRecordError as failure:
         return None, failure
+
+
+def report_for(
+    snapshot: Snapshot | None,
+    error: MemoryRecordError | None,
+    *,
+    secrets: SecretScanner,
+    used_bytes: int,
+) -> DoctorReport:
+    """The report of a store that has no files, locks or staging files of its own (a
+    database): the records' health, size, counts and secret findings."""
+    return DoctorReport(
+        error=error,
+        revision=snapshot.revision if snapshot else None,
+        used_bytes=used_bytes,
+        counts=_counts(snapshot) if snapshot else {},
+        secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
+    )
 
 
 def _counts(snapshot: Snapshot) -> dict[str, int]:

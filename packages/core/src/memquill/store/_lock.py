@@ -4,6 +4,9 @@ The operating system frees the lock the moment its holder dies, so a crashed wri
 leaves a stale lock behind and no lease, timeout or heartbeat is needed. The file's content
 (machine, pid, nonce, since) is diagnostics for ``doctor`` only. The file is never deleted: a
 deleted-and-recreated lock file would let two writers hold "the" lock at once.
+
+A writer that finds the lock taken waits inside the kernel (``_waiting.py``), which hands the
+lock over the moment it is released.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import os
 import platform
 import socket
 import stat
-import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +26,8 @@ from typing import Final, Self
 
 import portalocker
 
-from memquill.errors import BusyError, Messages, StorageError
+from memquill.errors import BusyError, MemquillError, Messages, StorageError
+from memquill.store._waiting import probe, wait_for_lock
 
 __all__ = ["LOCK_NAME", "WriterLock", "lock_holder", "lock_is_held"]
 
@@ -32,12 +35,11 @@ LOCK_NAME: Final = ".records-lock"
 _OPEN_FLAGS: Final = (
     os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 )
-_FIRST_WAIT: Final = 0.001
-_LONGEST_WAIT: Final = 0.05
 _MAX_HOLDER_BYTES: Final = 4096
 _NOT_WRITABLE: Final = frozenset(
     {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 )
+_HOLDER_BYTES: Final = 256
 
 
 def machine_id() -> str:
@@ -101,21 +103,7 @@ class WriterLock:
         os.close(fd)
 
     def _wait_for(self, fd: int) -> None:
-        deadline = time.monotonic() + self._timeout
-        wait = _FIRST_WAIT
-        while True:
-            try:
-                portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
-            except portalocker.AlreadyLocked:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise BusyError(Messages.LOCK_HELD) from None
-                time.sleep(min(wait, remaining))
-                wait = min(wait * 2, _LONGEST_WAIT)
-            except portalocker.LockException as error:
-                raise BusyError(Messages.LOCK_HELD) from error
-            else:
-                return
+        wait_for_lock(fd, self._timeout)
 
     @staticmethod
     def _write_holder(fd: int) -> None:
@@ -125,10 +113,13 @@ class WriterLock:
             "nonce": str(uuid.uuid4()),
             "since": datetime.now(UTC).isoformat(timespec="milliseconds"),
         }
-        data = json.dumps(holder, separators=(",", ":")).encode()
+        # Padded with spaces (still valid JSON) to a fixed size, so the next holder overwrites
+        # it in place: truncating on every acquisition costs a journal commit on some disks.
+        data = json.dumps(holder, separators=(",", ":")).encode().ljust(_HOLDER_BYTES)
         try:
-            os.ftruncate(fd, 0)
             os.pwrite(fd, data, 0)
+            if os.fstat(fd).st_size > len(data):
+                os.ftruncate(fd, len(data))
         except OSError:
             pass  # diagnostics only: a full disk must not stop the writer from holding the lock
 
@@ -148,12 +139,9 @@ def lock_is_held(path: Path) -> bool:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return True
-        portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
-    except portalocker.LockException:
+        return probe(fd)
+    except MemquillError:
         return True
-    else:
-        portalocker.unlock(fd)
-        return False
     finally:
         os.close(fd)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from memquill.store._codec import JSONValue, Record, record_revision
@@ -41,9 +40,16 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The store at one revision (every version, in file order)."""
+    """The store at one revision (every version, in file order).
 
-    root: Path
+    Attributes:
+        identity: what seeds the store's revisions (a file store: its workspace's real path).
+        revision: the store revision.
+        records: every version, in file order.
+        size_bytes: the size of the records file.
+    """
+
+    identity: bytes
     revision: str
     records: tuple[Record, ...]
     size_bytes: int
@@ -57,7 +63,7 @@ class Snapshot:
 
     def record_revision(self, record: Record) -> str:
         """The record revision of ``record`` in this workspace."""
-        return record_revision(self.root, record)
+        return record_revision(self.identity, record)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,14 +16,13 @@ from datetime import UTC, datetime
 from typing import Final
 
 from memquill.errors import (
-    BusyError,
     CapacityError,
     ConflictError,
     InvalidInputError,
     Messages,
     NotFoundError,
-    StorageError,
 )
+from memquill.store._backend import RecordsBackend, open_backend
 from memquill.store._codec import (
     MAX_STORE_BYTES,
     JSONValue,
@@ -31,12 +30,11 @@ from memquill.store._codec import (
     iso_timestamp,
     sha256_hex,
     source_key,
-    store_revision,
     validate_content,
     validate_source,
 )
-from memquill.store._doctor import DoctorReport, run_doctor
-from memquill.store._lock import lock_is_held
+from memquill.store._doctor import DoctorReport
+from memquill.store._import import import_operation
 from memquill.store._results import (
     Candidate,
     Preflight,
@@ -46,15 +44,7 @@ from memquill.store._results import (
     WriteResult,
 )
 from memquill.store._secrets import SecretScanner
-from memquill.store._transaction import (
-    Locations,
-    Outcome,
-    decode_snapshot,
-    locate,
-    read_raw,
-    read_snapshot,
-    write_locked,
-)
+from memquill.store._transaction import Locations, Outcome, locate
 from memquill.text import utf16_len
 
 __all__ = ["MAX_BATCH", "RecordStore"]
@@ -74,6 +64,9 @@ class RecordStore:
         lock_timeout: seconds a writer waits for the lock before failing ``busy``.
         now: the clock (UTC); injectable for tests.
         secrets: the credential scanner every write uses.
+        location: where the records live: ``None`` or ``"file"`` for the workspace's
+            ``memory/records.md``, or a ``postgresql://`` URL (``docs/multi-host.md``). Read
+            as given: the ``MEMQUILL_STORE`` variable is the sessions' business.
     """
 
     def __init__(
@@ -83,12 +76,17 @@ class RecordStore:
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
         secrets: SecretScanner | None = None,
+        location: str | None = None,
     ) -> None:
         self._workspace = os.fspath(workspace)
         self._lock_timeout = lock_timeout
         self._now = now or (lambda: datetime.now(UTC))
         self._secrets = secrets or SecretScanner()
         self._projection: Projection | None = None
+        self._backend = open_backend(self._workspace, location)
+
+    def __repr__(self) -> str:
+        return f"RecordStore({self._workspace!r}, backend={self._backend.kind!r})"
 
     @property
     def workspace(self) -> str:
@@ -100,6 +98,15 @@ class RecordStore:
         """The credential scanner writes use (``doctor`` reports with it too)."""
         return self._secrets
 
+    def close(self) -> None:
+        """Let go of the backend's connection, if it keeps one (the store stays usable)."""
+        self._backend.close()
+
+    @property
+    def backend(self) -> RecordsBackend:
+        """Where the records live (``backend.kind``: ``file`` or ``postgres``)."""
+        return self._backend
+
     # -- reads -----------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
@@ -108,7 +115,15 @@ class RecordStore:
         Raises:
             UnsafePathError, CapacityError, CorruptError, StorageError.
         """
-        return read_snapshot(self.locations())
+        return self._backend.snapshot()
+
+    def export(self) -> bytes:
+        """The exact bytes of ``records.md`` (from the database, for a database store).
+
+        Raises:
+            UnsafePathError, CapacityError, StorageError.
+        """
+        return self._backend.read()
 
     def locations(self) -> Locations:
         """The canonical workspace and the store's paths, checked for safety.
@@ -121,15 +136,13 @@ class RecordStore:
     def projection(self) -> Projection:
         """The active records as virtual files, cached per store revision.
 
-        Reading the file and hashing it is cheap; decoding it is not, so an unchanged store
-        is never decoded twice.
+        Reading the file and comparing bytes is cheap; decoding it is not, so an unchanged
+        store is never decoded twice.
         """
-        locations = self.locations()
-        raw = read_raw(locations)
+        snapshot = self.snapshot()
         cached = self._projection
-        if cached is not None and cached.revision == store_revision(locations.root, raw):
+        if cached is not None and cached.revision == snapshot.revision:
             return cached
-        snapshot = decode_snapshot(locations.root, raw)
         projected = tuple(
             ProjectedRecord(
                 id=record.id,
@@ -161,12 +174,7 @@ class RecordStore:
             raise InvalidInputError(Messages.RESERVATION)
         if snapshot.size_bytes + reserve_bytes > MAX_STORE_BYTES:
             raise CapacityError(Messages.INSUFFICIENT)
-        locations = self.locations()
-        writable = locations.directory if locations.directory.exists() else locations.root
-        if not os.access(writable, os.W_OK | os.X_OK):
-            raise StorageError(Messages.PREFLIGHT_UNAVAILABLE)
-        if lock_is_held(locations.lock):
-            raise BusyError(Messages.LOCK_HELD)
+        self._backend.check_writable()
         return Preflight(snapshot.revision, snapshot.size_bytes, MAX_STORE_BYTES)
 
     # -- writes ----------------------------------------------------------------------------
@@ -201,7 +209,7 @@ class RecordStore:
                 raise ConflictError(Messages.STALE)
             return self._append(batch, draft)
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return self._backend.transact(operation, self._lock_timeout)
 
     def correct(
         self,
@@ -243,7 +251,7 @@ class RecordStore:
             draft.append(version)
             return Outcome("saved", (version.id,), frozenset({version.id}))
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return self._backend.transact(operation, self._lock_timeout)
 
     def revoke(self, record_id: str, expected_revision: str) -> WriteResult:
         """Forget a fact and every earlier version of it; its metadata stays as a tombstone.
@@ -271,7 +279,7 @@ class RecordStore:
             ]
             return Outcome("saved", (record_id,), frozenset({record_id}))
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return self._backend.transact(operation, self._lock_timeout)
 
     def compact(self, expected_revision: str) -> WriteResult:
         """Drop the content of superseded versions, keeping all tombstone metadata.
@@ -294,7 +302,23 @@ class RecordStore:
                     emptied += 1
             return Outcome("saved" if emptied else "duplicate")
 
-        return write_locked(self._workspace, self._lock_timeout, operation)
+        return self._backend.transact(operation, self._lock_timeout)
+
+    def replace(self, data: bytes, expected_revision: str) -> WriteResult:
+        """Put an edited copy of ``records.md`` back (``memquill import``): one validated
+        compare-and-swap write of all its records.
+
+        The copy may edit the text of facts and add records; every existing record keeps its
+        metadata (tombstones, versions, keys). ``duplicate`` when it changes nothing.
+
+        Raises:
+            CorruptError: ``data`` is not a valid managed records file.
+            ConflictError: ``expected_revision`` is not the store revision.
+            InvalidInputError: the copy drops a record or changes its metadata.
+            SecretError, CapacityError, BusyError, UnsafePathError, StorageError.
+        """
+        operation = import_operation(data, expected_revision, self._secrets)
+        return self._backend.transact(operation, self._lock_timeout)
 
     def doctor(self, fix: bool = False) -> DoctorReport:
         """Inspect the store; with ``fix``, remove staging files a crashed writer left and
@@ -304,12 +328,8 @@ class RecordStore:
             UnsafePathError, StorageError: the workspace itself cannot be used.
             BusyError: ``fix`` could not take the writer lock in time.
         """
-        return run_doctor(
-            self._workspace,
-            secrets=self._secrets,
-            fix=fix,
-            lock_timeout=self._lock_timeout,
-            now=self._now,
+        return self._backend.doctor(
+            secrets=self._secrets, fix=fix, lock_timeout=self._lock_timeout, now=self._now
         )
 
     # -- internals -------------------------------------------------------------------------

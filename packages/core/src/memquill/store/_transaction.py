@@ -3,8 +3,14 @@
 A write: check the paths, create ``memory/``, check again (a symlink may have been swapped in),
 take the writer lock, read and decode the file, let the operation change a copy, encode it,
 write a temp file and fsync it, check that the file did not change meanwhile, rename the temp
-file over it and fsync the directory. A process killed at any point leaves the old file or the
-new one; the temp file it may leave behind is removed by ``doctor --fix``.
+file over it, release the lock and fsync the directory; only then is the write acknowledged. A
+process killed at any point leaves the old file or the new one; the temp file it may leave
+behind is removed by ``doctor --fix``.
+
+The directory fsync runs after the lock is released, so the next writer does not wait for it:
+the renamed file is complete and fsynced, and a writer that builds on it publishes a file that
+contains it, so whichever directory fsync completes makes this write durable, and this writer
+still acknowledges nothing before its own returns.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import contextlib
 import os
 import stat
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -21,31 +27,24 @@ from typing import Final
 from memquill.errors import (
     CapacityError,
     ConflictError,
-    CorruptError,
     MemoryRecordError,
     Messages,
     StorageError,
     UnsafePathError,
 )
 from memquill.paths import canonical_workspace
-from memquill.store._codec import (
-    HEADER,
-    LEGACY_HEADER,
-    MAX_STORE_BYTES,
-    Record,
-    StoreImage,
-    decode_store,
-    encode_store,
-    store_revision,
-)
+from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
 from memquill.store._fileio import fsync_directory, read_bounded, write_synced
 from memquill.store._lock import LOCK_NAME, WriterLock
+from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot, header_of
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
 
 __all__ = [
+    "Change",
     "Locations",
     "Operation",
     "Outcome",
+    "apply_operation",
     "decode_snapshot",
     "locate",
     "read_raw",
@@ -88,6 +87,11 @@ class Locations:
     def lock(self) -> Path:
         """The writer lock file."""
         return self.directory / LOCK_NAME
+
+    @property
+    def identity(self) -> bytes:
+        """What seeds this store's revisions: the workspace's real path."""
+        return identity_bytes(self.root)
 
 
 def locate(workspace: str) -> Locations:
@@ -134,25 +138,28 @@ def read_snapshot(locations: Locations) -> Snapshot:
     Raises:
         CapacityError, CorruptError, UnsafePathError, StorageError.
     """
-    return decode_snapshot(locations.root, read_raw(locations))
+    return decode_snapshot(locations.identity, read_raw(locations))
 
 
-def write_locked(workspace: str, lock_timeout: float, operation: Operation) -> WriteResult:
+def write_locked(
+    workspace: str, lock_timeout: float, operation: Operation, memo: RecordsMemo | None = None
+) -> WriteResult:
     """Run ``operation`` inside the locked transaction and publish its draft atomically.
 
-    Nothing is written unless the operation reports ``saved``.
+    Nothing is written unless the operation reports ``saved``. ``memo`` (the store's) saves
+    decoding bytes it has seen; it is only ever asked about bytes read under the lock.
 
     Raises:
         whatever ``operation`` raises; BusyError, CapacityError, ConflictError, CorruptError,
         UnsafePathError, StorageError.
     """
+    memo = memo or RecordsMemo()
     found = locate(workspace)
     if not found.lock.exists():
         # Taking the lock would create memory/ and the lock file. When the operation would be
         # refused or change nothing anyway, answer from an unlocked read, so a refused write
         # leaves the disk untouched (the answer is the one the store gave at that read).
-        raw = read_raw(found)
-        answer = _apply(decode_snapshot(found.root, raw), raw, operation)
+        answer = _apply(memo.decode(found.identity, read_raw(found)), operation)
         if isinstance(answer, WriteResult):
             return answer
     try:
@@ -162,45 +169,85 @@ def write_locked(workspace: str, lock_timeout: float, operation: Operation) -> W
         raise
     except OSError as error:
         raise StorageError(Messages.UNAVAILABLE) from error
-    with WriterLock(locations.lock, lock_timeout):
-        try:
-            return _transact(locations, operation)
-        except MemoryRecordError:
-            raise
-        except OSError as error:
-            raise StorageError(Messages.SAVE_FAILED) from error
+    published = False
+    try:
+        with WriterLock(locations.lock, lock_timeout), _save_errors():
+            result, published = _transact(locations, operation, memo)
+    finally:
+        if published:
+            with _save_errors():
+                fsync_directory(locations.directory)
+    return result
+
+
+@contextlib.contextmanager
+def _save_errors() -> Generator[None]:
+    """Operating-system failures while saving become ``storage`` errors."""
+    try:
+        yield
+    except MemoryRecordError:
+        raise
+    except OSError as error:
+        raise StorageError(Messages.SAVE_FAILED) from error
 
 
 @dataclass(frozen=True, slots=True)
 class _Change:
-    """A new file to publish: its bytes, its records, and what the operation reported."""
+    """A new file to publish (its bytes and records) and what the operation reported."""
 
-    data: bytes
-    records: tuple[Record, ...]
+    encoded: Encoded
     outcome: Outcome
 
+    @property
+    def data(self) -> bytes:
+        """The new file's bytes."""
+        return self.encoded.data
 
-def _apply(snapshot: Snapshot, raw: bytes, operation: Operation) -> _Change | WriteResult:
+    def result(self, written: Snapshot) -> WriteResult:
+        """What the write did, once ``written`` (the new file) is published."""
+        return _result(written, self.outcome)
+
+
+Change = _Change
+"""A change to publish (for backends other than the file)."""
+
+
+def apply_operation(current: Decoded, operation: Operation) -> _Change | WriteResult:
+    """Run ``operation`` on a copy of ``current``: the change to publish, or the answer when
+    nothing is to be written (every backend's transaction runs this under its lock).
+
+    Raises:
+        whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
+    """
+    return _apply(current, operation)
+
+
+def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
     """Run ``operation`` on a copy: the change to publish, or the answer if nothing changes.
 
     Raises:
         whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
     """
+    snapshot = current.snapshot
     draft = list(snapshot.records)
     outcome = operation(snapshot, draft)
     if outcome.status != "saved":
         return _result(snapshot, outcome)
-    data = encode_store(StoreImage(_header_of(raw) or HEADER, tuple(draft))).encode()
-    if len(data) > MAX_STORE_BYTES:
+    encoded = current.encode(header_of(current.raw) or HEADER, draft)
+    if len(encoded.data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
-    return _Change(data, tuple(draft), outcome)
+    return _Change(encoded, outcome)
 
 
-def _transact(locations: Locations, operation: Operation) -> WriteResult:
+def _transact(
+    locations: Locations, operation: Operation, memo: RecordsMemo
+) -> tuple[WriteResult, bool]:
+    """The locked part of a write: its result, and whether a new file was renamed into place
+    (the caller then fsyncs the directory)."""
     raw = read_bounded(locations.file)
-    change = _apply(decode_snapshot(locations.root, raw), raw, operation)
+    change = _apply(memo.decode(locations.identity, raw), operation)
     if isinstance(change, WriteResult):
-        return change
+        return change, False
     data = change.data
     staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
     try:
@@ -209,13 +256,12 @@ def _transact(locations: Locations, operation: Operation) -> WriteResult:
         if read_bounded(locations.file) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
         os.replace(staging, locations.file)
-        fsync_directory(locations.directory)
     finally:
         with contextlib.suppress(FileNotFoundError):
             staging.unlink()
-    revision = store_revision(locations.root, data)
-    written = Snapshot(locations.root, revision, change.records, len(data))
-    return _result(written, change.outcome)
+    written = change.encoded.decoded()
+    memo.remember(written)
+    return _result(written.snapshot, change.outcome), True
 
 
 def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:
@@ -238,36 +284,3 @@ def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:
         ),
         record_revision=snapshot.record_revision(first) if first is not None else None,
     )
-
-
-def decode_snapshot(root: Path, raw: bytes) -> Snapshot:
-    """Decode the bytes of a records file read from the workspace ``root``.
-
-    Raises:
-        CorruptError: the bytes are not a valid managed records file.
-    """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        if _header_of(raw) is None:
-            raise CorruptError(Messages.FOREIGN) from None
-        raise CorruptError(Messages.EDITED, _bad_block(raw[: error.start])) from None
-    image = decode_store(text)
-    return Snapshot(root, store_revision(root, raw), image.records, len(raw))
-
-
-def _bad_block(valid_prefix: bytes) -> int:
-    """Index of the block holding the first invalid byte, so ``doctor`` can name it.
-
-    The valid prefix ends inside (or right before) that block, so decoding the prefix stops
-    there, unless an earlier block is already bad, which is then the first bad one.
-    """
-    try:
-        return len(decode_store(valid_prefix.decode("utf-8")).records)
-    except CorruptError as error:
-        return error.record_index or 0
-
-
-def _header_of(raw: bytes) -> str | None:
-    """The header ``raw`` starts with, if it is one memquill reads."""
-    return next((h for h in (HEADER, LEGACY_HEADER) if raw.startswith(h.encode())), None)

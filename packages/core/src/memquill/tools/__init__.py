@@ -33,6 +33,7 @@ from memquill.tools._writes import (
     compact,
     correct,
     forget,
+    import_records,
     remember,
     save_candidates,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "correct",
     "default_bindings_path",
     "forget",
+    "import_records",
     "memory_context",
     "remember",
     "retrieve",

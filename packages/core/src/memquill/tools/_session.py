@@ -16,7 +16,7 @@ from typing import Literal
 
 from memquill.index import IndexSearcher
 from memquill.query import MemoryQuery
-from memquill.store import RecordStore, SecretScanner
+from memquill.store import RecordStore, SecretScanner, resolve_location
 from memquill.tools._ranking import CandidateRanker
 
 __all__ = ["Access", "MemorySession"]
@@ -38,6 +38,9 @@ class MemorySession:
         lock_timeout: seconds a write waits for another writer.
         now: the clock (UTC); injectable for tests.
         secrets: the credential scanner writes use (built-in detectors by default).
+        store: where the records live: ``"file"`` (the workspace's ``memory/records.md``) or
+            a ``postgresql://`` URL (``docs/multi-host.md``); default ``$MEMQUILL_STORE``,
+            else ``file``. Never shown by ``repr``.
         ranker: reorders ``memory_search`` candidates (optional model assistance: a
             :class:`memquill.ModelRanker` around the host's model); ``None`` keeps keyword
             order, exactly as without model assistance.
@@ -53,6 +56,7 @@ class MemorySession:
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
         secrets: SecretScanner | None = None,
+        store: str | None = None,
         ranker: CandidateRanker | None = None,
     ) -> None:
         if access not in ("read", "read_write"):
@@ -64,6 +68,7 @@ class MemorySession:
         self._lock_timeout = lock_timeout
         self._now = now
         self._secrets = secrets
+        self._location = resolve_location(store)
         self._ranker = ranker
 
     @property
@@ -80,6 +85,11 @@ class MemorySession:
     def lock_timeout(self) -> float:
         """Seconds a write waits for another writer."""
         return self._lock_timeout
+
+    @property
+    def store_location(self) -> str:
+        """Where the records live (``file`` or a database URL; keep it out of logs)."""
+        return self._location
 
     @property
     def secrets(self) -> SecretScanner | None:
@@ -117,6 +127,7 @@ class MemorySession:
             lock_timeout=self._lock_timeout,
             now=self._now,
             secrets=self._secrets,
+            store=self._location,
             ranker=self._ranker,
         )
         # Fill the other's cached properties: store and caches belong to the workspace.
@@ -128,7 +139,11 @@ class MemorySession:
     def store(self) -> RecordStore:
         """The workspace's records store (one per session, so its caches are shared)."""
         return RecordStore(
-            self.workspace, lock_timeout=self._lock_timeout, now=self._now, secrets=self._secrets
+            self.workspace,
+            lock_timeout=self._lock_timeout,
+            now=self._now,
+            secrets=self._secrets,
+            location=self._location,
         )
 
     @cached_property

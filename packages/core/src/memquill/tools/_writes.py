@@ -31,6 +31,7 @@ __all__ = [
     "compact",
     "correct",
     "forget",
+    "import_records",
     "remember",
     "save_candidates",
 ]
@@ -38,8 +39,8 @@ __all__ = [
 SourceKind = Literal["manual", "tool", "conversation"]
 """Who a write comes from: a person (CLI, page), a model's tool call, or a conversation."""
 
-Operation = Literal["remember", "update", "forget", "compact"]
-"""What a write did: the three tools' operations, and compaction."""
+Operation = Literal["remember", "update", "forget", "compact", "import"]
+"""What a write did: the three tools' operations, compaction, and an imported file."""
 
 _TOOL_KEY_PREFIX: Final = "tool:"
 _MANUAL_KEY_PREFIX: Final = "manual:"
@@ -202,6 +203,22 @@ def compact(session: MemorySession, expected_revision: str, *, source: WriteSour
         expected_revision = resolve_revision(session.store.snapshot(), None, expected_revision)
     result = session.store.compact(expected_revision)
     return _outcome("compact", result, None, result.status)
+
+
+def import_records(
+    session: MemorySession, data: bytes, expected_revision: str, *, source: WriteSource
+) -> WriteOutcome:
+    """Put an edited copy of ``records.md`` back in one validated compare-and-swap write.
+
+    The copy may edit facts' text and add records; every existing record keeps its metadata
+    (tombstones stay). Changed and new text passes the session's secret scanner.
+
+    Raises:
+        InvalidInputError, CorruptError, ConflictError, SecretError, and the store's errors.
+    """
+    _authorize(session, source)
+    result = session.store.replace(data, expected_revision)
+    return _outcome("import", result, None, result.status)
 
 
 def _authorize(session: MemorySession, source: WriteSource) -> None:

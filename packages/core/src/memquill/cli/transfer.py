@@ -1,0 +1,79 @@
+"""``export`` and ``import``: the exact bytes of ``records.md`` out, an edited copy back in.
+
+With a database store these are how a person reads and fixes memory as a file: ``export``
+writes byte-identical ``records.md``; ``import --revision R FILE`` puts an edited copy back as
+one validated compare-and-swap write (through the one write path, so the secret detectors
+apply), refusing a copy that would drop a record or unforget a fact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+from memquill.cli.context import Context, add_common
+from memquill.errors import ConflictError, InvalidInputError, Messages, StorageError
+from memquill.tools import WriteSource, import_records
+
+__all__ = ["register"]
+
+_HEX: Final = re.compile(r"[0-9a-f]{8,64}")
+
+
+def register(subparsers: Any) -> None:
+    """Add this module's subcommands to ``memquill``."""
+    export = subparsers.add_parser(
+        "export", help="write the exact bytes of records.md (to stdout or --output)"
+    )
+    export.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.set_defaults(handler=_export)
+
+    restore = subparsers.add_parser(
+        "import", help="put an edited copy of records.md back (one validated write)"
+    )
+    restore.add_argument("file", metavar="FILE", help="the edited records.md")
+    restore.add_argument("--revision", required=True, help="the store revision it was made from")
+    restore.set_defaults(handler=_import)
+
+    for parser in (export, restore):
+        add_common(parser)
+
+
+def _export(args: argparse.Namespace, context: Context) -> int:
+    if context.workspace_is_default and not context.workspace.exists():
+        context.ensure_workspace()
+    data = context.session("read").store.export()
+    if args.output:
+        try:
+            Path(args.output).write_bytes(data)
+        except OSError as error:
+            raise StorageError(Messages.SAVE_FAILED) from error
+        context.err.write(f"exported {len(data):,} bytes to {args.output}\n")
+        return 0
+    context.out.flush()
+    stream = getattr(context.out, "buffer", None) or sys.stdout.buffer
+    stream.write(data)
+    stream.flush()
+    return 0
+
+
+def _import(args: argparse.Namespace, context: Context) -> int:
+    try:
+        data = Path(args.file).read_bytes()
+    except OSError as error:
+        raise StorageError(Messages.READ_FAILED) from error
+    session = context.session()
+    if not _HEX.fullmatch(args.revision):
+        raise InvalidInputError(Messages.REVISION_FORMAT)
+    current = session.store.snapshot().revision
+    if not current.startswith(args.revision):
+        raise ConflictError(Messages.STALE)
+    outcome = import_records(session, data, current, source=WriteSource.manual())
+    context.emit(
+        f"{outcome.status}: store revision {outcome.revision}",
+        {"status": outcome.status, "revision": outcome.revision},
+    )
+    return 0

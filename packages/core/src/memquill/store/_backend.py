@@ -1,0 +1,180 @@
+"""The records backend seam: where a store's ``records.md`` bytes live and how they change.
+
+A backend has an identity that seeds revisions, ``read() -> bytes``, and ``transact(operation,
+timeout)``, which runs the store's pure operation on the current bytes and publishes the result
+atomically or not at all. Everything else (the format, revisions, idempotency, tombstones, the
+2 MiB bound) is the same code for every backend.
+
+- :class:`FileBackend`: ``memory/records.md`` in the workspace, the kernel lock and the atomic
+  rename (``_transaction.py``), exactly as before; its identity is the workspace's real path.
+- ``PostgresBackend`` (``_postgres.py``, the ``memquill[postgres]`` extra): one row per
+  workspace holding the exact bytes; its identity is the workspace id stored in that row.
+
+:func:`open_backend` picks one from a store location: ``None`` or ``"file"`` for the file, a
+``postgresql://`` URL for the database.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from datetime import datetime
+from typing import Final
+
+from memquill.errors import BusyError, InvalidInputError, Messages, StorageError
+from memquill.store._doctor import DoctorReport, run_doctor
+from memquill.store._lock import lock_is_held
+from memquill.store._memo import RecordsMemo
+from memquill.store._results import Snapshot, WriteResult
+from memquill.store._secrets import SecretScanner
+from memquill.store._transaction import Operation, locate, read_raw, write_locked
+
+__all__ = [
+    "FILE",
+    "STORE_ENV",
+    "FileBackend",
+    "RecordsBackend",
+    "is_database",
+    "open_backend",
+    "resolve_location",
+]
+
+STORE_ENV: Final = "MEMQUILL_STORE"
+"""The environment variable every surface reads the store location from (unless given)."""
+FILE: Final = "file"
+"""The store location of the workspace's own ``memory/records.md`` (the default)."""
+_DATABASE_SCHEMES: Final = ("postgresql://", "postgres://")
+
+
+class RecordsBackend(ABC):
+    """Where one store's records live (see the module docstring)."""
+
+    kind: str = ""
+    """``file`` or ``postgres``."""
+
+    def __init__(self) -> None:
+        # The last file this backend read or wrote; only ever trusted for identical bytes.
+        self.memo = RecordsMemo()
+
+    @abstractmethod
+    def identity(self) -> bytes:
+        """What seeds this store's revisions."""
+
+    @abstractmethod
+    def read(self) -> bytes:
+        """The exact bytes of ``records.md`` now (empty when there is none yet).
+
+        Raises:
+            CapacityError, UnsafePathError, StorageError.
+        """
+
+    @abstractmethod
+    def transact(self, operation: Operation, timeout: float) -> WriteResult:
+        """Run ``operation`` on the current records and publish its draft atomically (nothing
+        is written unless it reports ``saved``), waiting up to ``timeout`` s for other writers.
+
+        Raises:
+            whatever ``operation`` raises; BusyError, CapacityError, ConflictError,
+            CorruptError, UnsafePathError, StorageError.
+        """
+
+    def snapshot(self) -> Snapshot:
+        """The store now, decoded (only what this backend has not seen already)."""
+        raw = self.read()
+        return self.memo.decode(self.identity(), raw).snapshot
+
+    def close(self) -> None:  # noqa: B027  (optional: most backends hold nothing)
+        """Let go of connections (a file backend holds none between calls)."""
+
+    @abstractmethod
+    def check_writable(self) -> None:
+        """Raise when a write could not run now (no access, or another writer holds it)."""
+
+    @abstractmethod
+    def doctor(
+        self,
+        *,
+        secrets: SecretScanner,
+        fix: bool,
+        lock_timeout: float,
+        now: Callable[[], datetime],
+    ) -> DoctorReport:
+        """Inspect the store (see :func:`memquill.store._doctor.run_doctor`)."""
+
+
+class FileBackend(RecordsBackend):
+    """``memory/records.md`` in the workspace: today's store, unchanged in behaviour."""
+
+    kind = FILE
+
+    def __init__(self, workspace: str) -> None:
+        super().__init__()
+        self._workspace = workspace
+
+    def __repr__(self) -> str:
+        return f"FileBackend({self._workspace!r})"
+
+    def identity(self) -> bytes:
+        return locate(self._workspace).identity
+
+    def read(self) -> bytes:
+        return read_raw(locate(self._workspace))
+
+    def snapshot(self) -> Snapshot:
+        locations = locate(self._workspace)  # one path check for both identity and bytes
+        return self.memo.decode(locations.identity, read_raw(locations)).snapshot
+
+    def transact(self, operation: Operation, timeout: float) -> WriteResult:
+        return write_locked(self._workspace, timeout, operation, self.memo)
+
+    def check_writable(self) -> None:
+        locations = locate(self._workspace)
+        writable = locations.directory if locations.directory.exists() else locations.root
+        if not os.access(writable, os.W_OK | os.X_OK):
+            raise StorageError(Messages.PREFLIGHT_UNAVAILABLE)
+        if lock_is_held(locations.lock):
+            raise BusyError(Messages.LOCK_HELD)
+
+    def doctor(
+        self,
+        *,
+        secrets: SecretScanner,
+        fix: bool,
+        lock_timeout: float,
+        now: Callable[[], datetime],
+    ) -> DoctorReport:
+        return run_doctor(
+            self._workspace, secrets=secrets, fix=fix, lock_timeout=lock_timeout, now=now
+        )
+
+
+def resolve_location(given: str | None) -> str:
+    """The store location to use: ``given``, else ``$MEMQUILL_STORE``, else ``file``."""
+    return given or os.environ.get(STORE_ENV) or FILE
+
+
+def is_database(location: str | None) -> bool:
+    """Whether ``location`` names a database (a ``postgresql://`` URL)."""
+    return bool(location) and str(location).startswith(_DATABASE_SCHEMES)
+
+
+def open_backend(workspace: str, location: str | None = None) -> RecordsBackend:
+    """The backend a store location names (``None`` or ``file``: the workspace's file).
+
+    Nothing is connected or read yet.
+
+    Raises:
+        InvalidInputError: the location is neither ``file`` nor a ``postgresql://`` URL (the
+            message never repeats it: it may hold a password).
+        StorageError: a database location, but the ``memquill[postgres]`` extra is missing.
+    """
+    if location is None or location == FILE:
+        return FileBackend(workspace)
+    if not is_database(location):
+        raise InvalidInputError(Messages.STORE_LOCATION)
+    try:
+        from memquill.store._postgres import PostgresBackend, parse_location
+    except ImportError:
+        raise StorageError(Messages.DATABASE_DRIVER) from None
+    return PostgresBackend(parse_location(location), workspace)

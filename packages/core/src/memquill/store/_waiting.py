@@ -1,0 +1,174 @@
+"""How a writer waits for the writer lock: inside the kernel, until a deadline.
+
+Polling with back-off was unfair: a writer saving in a loop took the lock again and again
+while the others slept up to 50 ms between tries (one call waited 1.5 s behind 8 writers). A
+writer that finds the lock taken now makes a blocking lock request, which the kernel grants
+the moment the holder lets go, to one of the writers then waiting.
+
+The request runs in a helper thread on a duplicate of the lock's descriptor, so the caller can
+stop waiting at its deadline. Both descriptors name one open file, so a lock granted to the
+helper is the caller's. A caller that gives up leaves its request in the kernel (a blocked
+call cannot be withdrawn) but drops every reference to the open file except the request's
+own, so a grant after that frees the lock again as the call returns. Where the kernel cannot
+be asked to wait (Windows), the wait polls.
+
+``preflight`` and ``doctor`` only look: they take the lock shared for a moment (:func:`probe`).
+A writer that finds the lock held shared knows no writer holds it and waits the probe out,
+whatever its own timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import ClassVar, Final
+
+import portalocker
+
+from memquill.errors import BusyError, Messages
+
+__all__ = ["PROBE_MODE", "PROBE_PATIENCE", "probe", "wait_for_lock"]
+
+PROBE_PATIENCE: Final = 0.25
+"""Seconds any writer waits for a lock that only probes hold."""
+PROBE_MODE: Final = portalocker.LOCK_SH if os.name == "posix" else portalocker.LOCK_EX
+"""How a probe takes the lock: shared where the kernel has shared locks."""
+# Requests abandoned behind a holder that never lets go (a stopped process) stay blocked in
+# their threads; past this many, further waits poll instead of adding threads.
+_MAX_PENDING: Final = 16
+_FIRST_POLL: Final = 0.001
+_LONGEST_POLL: Final = 0.05
+
+
+def wait_for_lock(fd: int, timeout: float) -> None:
+    """Take the exclusive lock on ``fd`` within ``timeout`` seconds.
+
+    A lock held only by probes (``preflight`` and ``doctor`` hold it shared, for a moment) is
+    waited for up to :data:`PROBE_PATIENCE` even when ``timeout`` is shorter, so a writer
+    that must not wait for another writer (``timeout`` 0) is never made busy by a probe.
+
+    Raises:
+        BusyError: the deadline passed, or the lock cannot be taken at all.
+    """
+    if _try(fd, portalocker.LOCK_EX):
+        return
+    if timeout < PROBE_PATIENCE and _only_probes(fd):
+        timeout = PROBE_PATIENCE
+    if timeout <= 0:
+        raise BusyError(Messages.LOCK_HELD)  # a writer holds it and the caller will not wait
+    deadline = time.monotonic() + timeout
+    if os.name == "posix" and _KernelWait.pending < _MAX_PENDING:
+        try:
+            waiter = _KernelWait(fd)
+        except OSError:
+            pass  # no descriptor to spare: poll
+        else:
+            waiter.wait(timeout)
+            return
+    _poll(fd, deadline)
+
+
+def probe(fd: int) -> bool:
+    """Whether a writer holds the lock on ``fd`` (taken shared for a moment where possible, so
+    probes never exclude each other and writers can tell them from writers)."""
+    if not _try(fd, PROBE_MODE):
+        return True
+    portalocker.unlock(fd)
+    return False
+
+
+def _only_probes(fd: int) -> bool:
+    """Whether the lock is held only shared (by probes), not by a writer."""
+    if PROBE_MODE != portalocker.LOCK_SH or not _try(fd, portalocker.LOCK_SH):
+        return False
+    portalocker.unlock(fd)
+    return True
+
+
+def _try(fd: int, mode: portalocker.LockFlags) -> bool:
+    try:
+        portalocker.lock(fd, mode | portalocker.LOCK_NB)
+    except portalocker.AlreadyLocked:
+        return False
+    except portalocker.LockException as error:
+        raise BusyError(Messages.LOCK_HELD) from error
+    return True
+
+
+class _KernelWait:
+    """One blocking lock request, made by a helper thread, that the caller may abandon."""
+
+    pending: ClassVar[int] = 0
+    """Helper threads still blocked in a request (their callers may have given up)."""
+    _count: ClassVar = threading.Lock()
+
+    def __init__(self, fd: int) -> None:
+        self._caller = fd
+        self._fd = os.dup(fd)
+        self._state = threading.Lock()  # guards the flags and the helper's descriptor
+        self._done = threading.Event()
+        self._granted = False
+        self._abandoned = False
+        self._closed = False
+        self._error: BaseException | None = None
+
+    def wait(self, timeout: float) -> None:
+        helper = threading.Thread(target=self._request, name="memquill-lock-wait", daemon=True)
+        with _KernelWait._count:
+            _KernelWait.pending += 1
+        try:
+            helper.start()
+        except RuntimeError:  # no thread to spare: poll
+            self._close()
+            _poll(self._caller, time.monotonic() + timeout)
+            return
+        self._done.wait(timeout)
+        with self._state:
+            if self._granted:
+                return
+            self._abandoned = True
+            if not self._closed:
+                # Point the helper's descriptor at a pipe: once the caller closes its own, the
+                # request still waiting in the kernel holds the last reference to the lock
+                # file, so a later grant frees the lock as the call returns, without waiting
+                # for this process to run Python again. (A retried call locks the pipe.)
+                read_end, write_end = os.pipe()
+                os.dup2(read_end, self._fd)
+                os.close(read_end)
+                os.close(write_end)
+        raise BusyError(Messages.LOCK_HELD) from self._error
+
+    def _request(self) -> None:
+        try:
+            portalocker.lock(self._fd, portalocker.LOCK_EX)
+        except BaseException as error:  # noqa: BLE001  (handed to the waiting caller)
+            self._error = error
+        with self._state:
+            self._granted = self._error is None and not self._abandoned
+            # The caller's descriptor keeps a granted lock; an abandoned one is already free.
+            self._close()
+        self._done.set()
+
+    def _close(self) -> None:
+        os.close(self._fd)
+        self._closed = True
+        with _KernelWait._count:
+            _KernelWait.pending -= 1
+
+
+def _poll(fd: int, deadline: float) -> None:
+    wait = _FIRST_POLL
+    while True:
+        try:
+            portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
+        except portalocker.AlreadyLocked:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BusyError(Messages.LOCK_HELD) from None
+            time.sleep(min(wait, remaining))
+            wait = min(wait * 2, _LONGEST_POLL)
+        except portalocker.LockException as error:
+            raise BusyError(Messages.LOCK_HELD) from error
+        else:
+            return

@@ -1,0 +1,376 @@
+"""The PostgreSQL store: crash points, byte parity with the file, secrecy of the URL, import.
+
+Every crash test checks the two promises: no acknowledged write is lost, and the stored bytes
+always decode (no torn store). Processes are real; the server is the test cluster
+(``conftest.py``), restarted for real where the test says so.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+from tests import postgres_cluster
+from tests.core.conftest import Backing, Server, database_backing
+from tests.core.store_helpers import children, expect_error, manual
+
+from memquill import MemoryRecordError, RecordStore, open_session
+from memquill.errors import Messages
+from memquill.store import MAX_STORE_BYTES
+from memquill.store import _store as store_module
+from memquill.store._codec import decode_store, sha256_hex
+from memquill.store._postgres import MIRROR_NAME, parse_location
+
+# Pauses a database writer inside its transaction: after the row lock, before or after the
+# UPDATE, until told to go on. Prints "ack" only for a write the store acknowledged.
+PAUSED_WRITER = """
+import sys
+from memquill import Candidate, MemoryRecordError, RecordStore
+from memquill.store import _postgres
+
+workspace, location, stage, text = sys.argv[1:5]
+real = _postgres.PostgresBackend._store
+
+def paused(self, connection, current, change):
+    digest = real(self, connection, current, change) if stage == "after-update" else None
+    print("paused", flush=True)
+    sys.stdin.readline()
+    return digest if digest is not None else real(self, connection, current, change)
+
+_postgres.PostgresBackend._store = paused
+store = RecordStore(workspace, location=location, lock_timeout=30)
+try:
+    result = store.save([Candidate(text, {"kind": "manual"}, text)])
+    print("ack", result.record_id, flush=True)
+except MemoryRecordError as error:
+    print("error", error.code, flush=True)
+"""
+
+# Saves facts in a loop, printing each acknowledgement; killed at a random moment.
+LOOPING_WRITER = """
+import sys
+from memquill import Candidate, RecordStore
+
+workspace, location, tag = sys.argv[1:4]
+store = RecordStore(workspace, location=location, lock_timeout=30)
+print("ready", flush=True)
+for i in range(10_000):
+    result = store.save([Candidate(f"{tag} {i}", {"kind": "manual"}, f"{tag}-{i}")])
+    print("ack", result.record_id, flush=True)
+"""
+
+# Dies right after COMMIT returned, before the store acknowledges anything.
+DIES_AFTER_COMMIT = """
+import os, signal, sys
+from memquill import Candidate, RecordStore
+from memquill.store import _postgres
+
+def die(self, change, digest):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+_postgres.PostgresBackend._published = die
+store = RecordStore(sys.argv[1], location=sys.argv[2])
+store.save([Candidate("committed, never acknowledged", {"kind": "manual"}, "late")])
+"""
+
+
+@pytest.fixture
+def db(tmp_path: Path, postgres_server: Server) -> Backing:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return database_backing(workspace, postgres_server)
+
+
+def contents(backing: Backing) -> list[str]:
+    """The stored facts' text; decoding also proves the store is not torn."""
+    return [record.content for record in decode_store(backing.raw().decode()).records]
+
+
+def admin(server_url: str) -> psycopg.Connection[tuple[object, ...]]:
+    return psycopg.connect(server_url, autocommit=True)
+
+
+@pytest.mark.parametrize("stage", ["before-update", "after-update"])
+def test_a_writer_killed_inside_its_transaction_changes_nothing(db: Backing, stage: str) -> None:
+    store = db.store(lock_timeout=30)
+    store.save([manual("acknowledged before")])
+    args = (str(db.workspace), db.location_for_child(), stage, "never committed")
+    with children((PAUSED_WRITER, args)) as (child,):
+        child.expect("paused")
+        # It holds the row: a writer that will not wait is busy, and nothing changed.
+        expect_error("busy", Messages.LOCK_HELD, db.store(lock_timeout=0.2).save, [manual("x")])
+        child.kill()
+    assert store.save([manual("acknowledged after")]).status == "saved"
+    assert contents(db) == ["acknowledged before", "acknowledged after"]
+
+
+def test_a_writer_killed_after_commit_but_before_its_answer_left_a_whole_write(
+    db: Backing,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DIES_AFTER_COMMIT, str(db.workspace), db.location_for_child()],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL
+    assert contents(db) == ["committed, never acknowledged"]
+    retry = db.store().save([manual("committed, never acknowledged", "late")])
+    assert retry.status == "duplicate"
+
+
+def test_writers_killed_at_random_moments_lose_no_acknowledged_write(db: Backing) -> None:
+    acknowledged: set[str] = set()
+    for round_number in range(3):
+        args = (str(db.workspace), db.location_for_child(), f"round {round_number}")
+        with children((LOOPING_WRITER, args)) as (child,):
+            child.expect("ready")
+            for _ in range(5 + 3 * round_number):
+                acknowledged.add(child.expect("ack"))
+            child.kill()  # wherever it is: mid-transaction, in COMMIT, between saves
+        ids = {record.id for record in decode_store(db.raw().decode()).records}
+        assert acknowledged <= ids
+    assert db.store().save([manual("the store still takes writes")]).status == "saved"
+
+
+def test_a_frozen_holder_is_cut_off_by_the_server_and_never_acknowledged(
+    db: Backing, postgres_server: Server
+) -> None:
+    location = f"{db.location}&idle_timeout=1"
+    args = (str(db.workspace), location, "after-update", "frozen writer")
+    with children((PAUSED_WRITER, args)) as (child,):
+        child.expect("paused")
+        os.kill(child.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        saved = db.store(lock_timeout=30).save([manual("the other writer")])
+        assert saved.status == "saved"
+        assert time.monotonic() - started < 25  # the server ended the frozen transaction
+        os.kill(child.pid, signal.SIGCONT)
+        child.send("go")
+        assert child.expect("error") == "storage"
+    assert contents(db) == ["the other writer"]
+
+
+def test_a_terminated_backend_aborts_its_write(db: Backing, postgres_server: Server) -> None:
+    args = (str(db.workspace), db.location_for_child(), "after-update", "terminated writer")
+    with children((PAUSED_WRITER, args)) as (child,):
+        child.expect("paused")
+        with admin(postgres_server.url) as connection:
+            ended = connection.execute(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = 'memquill' AND state LIKE 'idle in transaction%%'"
+            ).fetchone()
+        assert ended is not None and ended[0] >= 1
+        child.send("go")
+        assert child.expect("error") == "storage"
+    assert db.store().save([manual("after termination")]).status == "saved"
+    assert contents(db) == ["after termination"]
+
+
+def test_an_immediate_server_restart_loses_no_acknowledged_write(
+    db: Backing, postgres_server: Server
+) -> None:
+    if postgres_server.data is None or postgres_server.bindir is None:
+        pytest.fail(
+            f"restarting needs ${postgres_cluster.DATA_ENV} and ${postgres_cluster.BIN_ENV}"
+        )
+    store = db.store(lock_timeout=30)
+    before = store.save([manual("acknowledged before the crash")])
+    args = (str(db.workspace), db.location_for_child(), "after-update", "in flight")
+    with children((PAUSED_WRITER, args)) as (child,):
+        child.expect("paused")
+        postgres_cluster.restart_immediately(postgres_server.data, postgres_server.bindir)
+        child.send("go")
+        assert child.expect("error") == "storage"
+    # The same store reconnects; its stale connection is replaced before anything is sent.
+    after = store.save([manual("acknowledged after the crash")], before.revision)
+    assert after.status == "saved"
+    assert contents(db) == ["acknowledged before the crash", "acknowledged after the crash"]
+
+
+class FixedIds:
+    """uuid4 replaced by a counter, so two backends given the same calls write the same ids."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def uuid4(self) -> uuid.UUID:
+        self.count += 1
+        return uuid.UUID(int=self.count, version=4)
+
+
+def fixed_clock() -> Callable[[], datetime]:
+    moments = (datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=n) for n in range(1000))
+    return lambda: next(moments)
+
+
+def run_sequence(store: RecordStore) -> bytes:
+    """Save, correct, forget, save, compact; the export with the correction's key hash (which
+    holds the revision it was made against, so it differs by backend) as a placeholder."""
+    first = store.save([manual("alpha"), manual("beta")])
+    fact = first.record_ids[0] or ""
+    corrected = store.correct(fact, "alpha, corrected", first.revision)
+    store.revoke(first.record_ids[1] or "", corrected.revision)
+    later = store.save([manual("gamma")])
+    assert store.compact(later.revision).status == "saved"
+    key = sha256_hex(f"correction:{fact}:{first.revision}:alpha, corrected").encode()
+    exported = store.export()
+    assert exported.count(key) == 1
+    return exported.replace(key, b"<correction key>")
+
+
+def test_the_same_operations_give_the_same_bytes_on_both_backends(
+    db: Backing, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file_workspace = tmp_path / "file-ws"
+    file_workspace.mkdir()
+    on_file = RecordStore(file_workspace, now=fixed_clock())
+    on_db = db.store(now=fixed_clock())
+    on_db.snapshot()  # the row and its workspace id exist before the ids are counted
+    # A file store's very first write first tries to answer without the lock (so a refused
+    # write creates nothing), drawing ids twice; with the lock file there, it draws once.
+    (file_workspace / "memory").mkdir()
+    (file_workspace / "memory" / ".records-lock").touch()
+    exported: list[bytes] = []
+    for store in (on_file, on_db):
+        monkeypatch.setattr(store_module, "uuid", FixedIds())
+        exported.append(run_sequence(store))
+    assert exported[0] == exported[1]
+    assert on_db.export() == db.raw()
+    assert on_file.export() == (file_workspace / "memory" / "records.md").read_bytes()
+    # Revisions differ: each store's identity seeds them (a path, a stored workspace id).
+    assert on_file.snapshot().revision != on_db.snapshot().revision
+    assert on_db.snapshot().revision == db.revision_of(db.raw())
+
+
+def test_the_url_is_never_shown(db: Backing) -> None:
+    password = "hunter2-not-a-real-password"
+    url = f"postgresql://memquill:{password}@127.0.0.1:1/nowhere#workspace=x"
+    store = RecordStore(db.workspace, location=url)
+    error = expect_error("storage", Messages.DATABASE_UNAVAILABLE, store.snapshot)
+    assert password not in str(error) and password not in repr(error)
+    assert error.__suppress_context__
+    assert password not in repr(store) and password not in repr(store.backend)
+    session = open_session(db.workspace, store=url)
+    assert password not in repr(session)
+    done = memquill(db.workspace, "--store", url, "remember", "x")
+    assert done.returncode != 0 and password not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "postgresql://h/d#colour=red",
+        "postgresql://h/d#workspace=",
+        "postgresql://h/d#idle_timeout=0",
+    ],
+)
+def test_unknown_or_bad_location_options_are_refused(location: str) -> None:
+    with pytest.raises(MemoryRecordError) as info:
+        parse_location(location)
+    assert info.value.message == Messages.STORE_LOCATION
+
+
+def test_a_newer_schema_is_refused(db: Backing, postgres_server: Server) -> None:
+    name = f"memquill_newer_{uuid.uuid4().hex[:8]}"
+    base = postgres_server.url.rsplit("/", 1)[0]
+    with admin(postgres_server.url) as connection:
+        connection.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType]
+    try:
+        url = f"{base}/{name}"
+        RecordStore(db.workspace, location=url).save([manual("first use creates the schema")])
+        with admin(url) as connection:
+            connection.execute("INSERT INTO memquill.schema_version (version) VALUES (2)")
+        expect_error(
+            "storage", Messages.DATABASE_SCHEMA, RecordStore(db.workspace, location=url).snapshot
+        )
+    finally:
+        with admin(postgres_server.url) as connection:
+            connection.execute(f"DROP DATABASE {name} WITH (FORCE)")  # pyright: ignore[reportArgumentType]
+
+
+def test_the_row_check_matches_the_store_bound() -> None:
+    from memquill.store import _postgres
+
+    assert str(MAX_STORE_BYTES) in "".join(_postgres._CREATE)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_the_mirror_is_a_read_only_copy_that_queries_ignore(db: Backing) -> None:
+    location = f"{db.location}&mirror=1"
+    store = RecordStore(db.workspace, location=location)
+    store.save([manual("mirrored fact about lighthouses")])
+    mirror = db.workspace / "memory" / MIRROR_NAME
+    assert mirror.read_bytes() == store.export() == db.raw()
+    assert mirror.stat().st_mode & 0o777 == 0o444
+    store.save([manual("second fact")])
+    assert mirror.read_bytes() == db.raw()
+    found = memquill(db.workspace, "search", "lighthouses", "--json", store=location)
+    assert found.returncode == 0, found.stderr
+    assert "memory/records/" in found.stdout and MIRROR_NAME not in found.stdout
+
+
+def memquill(
+    workspace: Path, *args: str, store: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    if store is not None:
+        env["MEMQUILL_STORE"] = store
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "memquill"), "--workspace", str(workspace), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+
+
+def test_two_workers_with_the_same_store_share_memory(db: Backing, tmp_path: Path) -> None:
+    host_a, host_b = tmp_path / "host-a", tmp_path / "host-b"
+    host_a.mkdir()
+    host_b.mkdir()
+    saved = memquill(host_a, "remember", "the deploy window is Tuesday", store=db.location)
+    assert saved.returncode == 0, saved.stderr
+    found = memquill(host_b, "search", "deploy window", "--json", store=db.location)
+    assert found.returncode == 0, found.stderr
+    assert "the deploy window is Tuesday" in found.stdout
+    assert not (host_a / "memory" / "records.md").exists()
+
+
+def test_export_and_import_round_trip_and_refuse_rewriting_history(
+    db: Backing, tmp_path: Path
+) -> None:
+    store = db.store()
+    kept = store.save([manual("the server is in Frankfurt"), manual("a secret plan")])
+    store.revoke(kept.record_ids[1] or "", kept.revision)
+    copy = tmp_path / "r.md"
+    exported = memquill(db.workspace, "export", "--output", str(copy), store=db.location)
+    assert exported.returncode == 0, exported.stderr
+    assert copy.read_bytes() == db.raw()
+    revision = store.snapshot().revision
+    same = memquill(db.workspace, "import", "--revision", revision, str(copy), store=db.location)
+    assert same.returncode == 0 and same.stdout.startswith("duplicate"), same.stderr
+    copy.write_bytes(copy.read_bytes().replace(b"Frankfurt", b"Hamburg!!"))
+    fixed = memquill(
+        db.workspace, "import", "--revision", revision[:12], str(copy), store=db.location
+    )
+    assert fixed.returncode == 0, fixed.stderr
+    assert "the server is in Hamburg!!" in contents(db)
+    stale = memquill(db.workspace, "import", "--revision", revision, str(copy), store=db.location)
+    assert stale.returncode != 0 and "conflict" in stale.stderr
+    # A copy that would bring a forgotten record back is refused, and nothing changes.
+    current = store.snapshot().revision
+    before = db.raw()
+    unforget = before.replace(b'"status":"revoked"', b'"status":"superseded"')
+    assert unforget != before
+    copy.write_bytes(unforget)
+    refused = memquill(db.workspace, "import", "--revision", current, str(copy), store=db.location)
+    assert refused.returncode != 0 and "invalid" in refused.stderr
+    assert db.raw() == before
