@@ -130,6 +130,13 @@ class Messages:
     SYMLINK_OUTSIDE: Final = "Access denied: path resolves outside workspace (symlink)."
     DAILY_OUTSIDE: Final = "Access denied: daily directory resolves outside workspace."
     PRIVATE: Final = "Access denied: internal memory history is not query content."
+    CREDENTIAL_FILE: Final = (
+        "Access denied: files that usually hold credentials are not query content."
+    )
+    NOT_A_NOTE: Final = (
+        "Access denied: only notes (.md, .markdown, .txt or the extensions the scan settings "
+        "add) are query content."
+    )
     SOURCE_MISSING: Final = "Memory source not found."
     SOURCE_UNREADABLE: Final = "Memory source is not readable."
     SOURCE_READ_FAILED: Final = "Memory source could not be read."

@@ -2,7 +2,8 @@
 
 Every path a tool accepts is workspace-relative. It is normalised, checked against the workspace
 boundary both lexically and after resolving symlinks, and refused when it names memquill's own
-bookkeeping or a file that usually holds credentials. Messages never contain an absolute path.
+bookkeeping, a file that usually holds credentials (the lists below, documented in
+``docs/security.md``), or anything but a note. Messages never contain an absolute path.
 """
 
 from __future__ import annotations
@@ -13,18 +14,28 @@ import posixpath
 import re
 import stat
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Final
 
 from memquill.errors import AccessDeniedError, Messages, SourceError, StorageError, UnsafePathError
 
 __all__ = [
+    "CREDENTIAL_FOLDERS",
+    "CREDENTIAL_NAMES",
+    "CREDENTIAL_NESTED_FOLDERS",
+    "CREDENTIAL_PREFIXES",
+    "CREDENTIAL_SUFFIXES",
     "MAX_READ_BYTES",
+    "NOTE_EXTENSIONS",
     "canonical_workspace",
     "default_workspace",
     "is_managed_record_path",
+    "is_note",
     "is_private",
+    "may_be_private",
     "normalize_relative",
+    "private_reason",
     "read_text_nofollow",
     "read_workspace_file",
     "relative_inside",
@@ -35,10 +46,75 @@ __all__ = [
 MAX_READ_BYTES: Final = 512 * 1024
 """The largest workspace file a query will read (512 KiB)."""
 
+NOTE_EXTENSIONS: Final = (".md", ".txt", ".markdown")
+"""What a note is when the scan settings do not say otherwise: the only files ``get`` serves."""
+
 _PRIVATE_SEGMENTS: Final = frozenset({".assistant", ".git", ".memquill"})
 _WINDOWS_ABSOLUTE: Final = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
-_CREDENTIAL_SUFFIXES: Final = (".pem", ".key")
-_CREDENTIAL_PREFIXES: Final = ("id_rsa", "id_ed25519")
+
+# Files and folders that usually hold credentials: never served, searched or listed, whatever
+# their extension and whatever the scan settings say. Names compare case-insensitively.
+CREDENTIAL_FOLDERS: Final = frozenset(
+    {
+        ".aws",  # credentials, config with keys
+        ".azure",
+        ".docker",  # config.json holds registry auth
+        ".env",  # a folder named .env (and the file)
+        ".gnupg",
+        ".kube",  # config holds cluster tokens and client keys
+        ".password-store",
+        ".ssh",
+    }
+)
+"""A path with any of these folders (or files) in it is private."""
+CREDENTIAL_NESTED_FOLDERS: Final = (".config/gcloud", ".config/gh")
+"""Folders two levels deep that hold tokens (Google Cloud SDK, GitHub CLI)."""
+CREDENTIAL_NAMES: Final = frozenset(
+    {
+        ".boto",
+        ".dockercfg",
+        ".envrc",
+        ".git-credentials",
+        ".htpasswd",
+        ".netrc",
+        "_netrc",
+        ".npmrc",
+        ".pgpass",
+        ".pypirc",
+        ".s3cfg",
+        ".yarnrc.yml",
+        "client_secret.json",
+        "credentials",
+        "credentials.json",
+        "kubeconfig",
+    }
+)
+"""File names that usually hold credentials."""
+CREDENTIAL_PREFIXES: Final = (
+    ".env.",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_rsa",
+    "client_secret_",
+)
+"""File name starts: ``.env.local``, SSH private keys (``id_ed25519``, ``id_rsa_work``), Google
+OAuth client files."""
+CREDENTIAL_SUFFIXES: Final = (
+    ".env",  # prod.env
+    ".jks",
+    ".kdbx",  # KeePass
+    ".key",
+    ".keystore",
+    ".p12",
+    ".pem",
+    ".pfx",
+    ".ppk",  # PuTTY
+    ".tfstate",  # Terraform state holds every secret it manages
+    ".tfstate.backup",
+    ".tfvars",
+)
+"""File name ends: keys, certificates with keys, key stores, Terraform state and variables."""
 
 
 def canonical_workspace(workspace: str | os.PathLike[str]) -> Path:
@@ -111,21 +187,52 @@ def is_private(path: str) -> bool:
     """Whether a workspace-relative path must never be served as query content.
 
     Private: any ``.assistant``, ``.git`` or ``.memquill`` segment, memquill's managed record
-    paths, and files that usually hold credentials (``.env``, ``.env.*``, ``*.pem``, ``*.key``,
-    ``id_rsa*``, ``id_ed25519*``).
+    paths, and the files and folders that usually hold credentials (``CREDENTIAL_*``).
     """
+    return private_reason(path) is not None
+
+
+def private_reason(path: str) -> str | None:
+    """Why a workspace-relative path is private (the refusal's message), or ``None``."""
     lowered = path.lower().replace("\\", "/")
     segments = lowered.split("/")
     if any(segment in _PRIVATE_SEGMENTS for segment in segments):
-        return True
+        return Messages.PRIVATE
     if is_managed_record_path(lowered):
-        return True
+        return Messages.PRIVATE
     name = segments[-1]
+    nested = "/" + lowered + "/"
+    if (
+        any(segment in CREDENTIAL_FOLDERS for segment in segments)
+        or any(f"/{folder}/" in nested for folder in CREDENTIAL_NESTED_FOLDERS)
+        or name in CREDENTIAL_NAMES
+        or name.startswith(CREDENTIAL_PREFIXES)
+        or name.endswith(CREDENTIAL_SUFFIXES)
+    ):
+        return Messages.CREDENTIAL_FILE
+    return None
+
+
+_NESTED_LEAVES: Final = frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
+
+
+def may_be_private(path: str, name: str) -> bool:
+    """A cheap necessary condition of :func:`is_private` for ``path`` (last segment ``name``)
+    whose parent folders are not private: a scan asks it of every entry it lists."""
+    lowered = name.lower()
     return (
-        name == ".env"
-        or name.startswith((".env.", *_CREDENTIAL_PREFIXES))
-        or name.endswith(_CREDENTIAL_SUFFIXES)
+        lowered.startswith((".", "_", "id_", "client_secret"))
+        or lowered.endswith(CREDENTIAL_SUFFIXES)
+        or lowered in CREDENTIAL_NAMES
+        or lowered in _NESTED_LEAVES
+        or path[:7].lower() == "memory/"
+        or "\\" in path
     )
+
+
+def is_note(path: str, extensions: Collection[str] = NOTE_EXTENSIONS) -> bool:
+    """Whether ``path`` has one of the note ``extensions`` (lowercase, with the dot)."""
+    return posixpath.splitext(path.replace("\\", "/"))[1].lower() in extensions
 
 
 def relative_inside(root: Path, real: str) -> str | None:
@@ -136,21 +243,28 @@ def relative_inside(root: Path, real: str) -> str | None:
     return Path(relative).as_posix()
 
 
-def read_workspace_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -> str:
-    """Read a workspace file for a query, enforcing every boundary.
+def read_workspace_file(
+    root: Path,
+    path: str,
+    *,
+    extensions: Collection[str] = NOTE_EXTENSIONS,
+    limit: int = MAX_READ_BYTES,
+) -> str:
+    """Read a workspace note for a query, enforcing every boundary.
 
     Args:
         root: the canonical workspace (from :func:`canonical_workspace`).
         path: the requested relative path (normalised here).
+        extensions: what a note is (the scan settings' extensions); anything else is refused.
         limit: the largest size served, in bytes.
 
     Raises:
-        AccessDeniedError: absolute, escaping (lexically or through a symlink) or private path.
+        AccessDeniedError: absolute, escaping (lexically or through a symlink) or private path,
+            or not a note (by its name or, through a symlink, its target's).
         SourceError: missing, unreadable, not a regular file, or larger than ``limit``.
     """
     relative = normalize_relative(path)
-    if is_private(relative):
-        raise AccessDeniedError(Messages.PRIVATE)
+    _refuse_private_or_not_note(relative, extensions)
     candidate = os.path.join(root, relative)
     if relative_inside(root, os.path.abspath(candidate)) is None:
         raise AccessDeniedError(Messages.OUTSIDE)
@@ -161,9 +275,16 @@ def read_workspace_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -
     real_relative = relative_inside(root, real)
     if real_relative is None:
         raise AccessDeniedError(Messages.SYMLINK_OUTSIDE)
-    if is_private(real_relative):
-        raise AccessDeniedError(Messages.PRIVATE)
+    _refuse_private_or_not_note(real_relative, extensions)
     return read_text_nofollow(Path(real), limit=limit)
+
+
+def _refuse_private_or_not_note(relative: str, extensions: Collection[str]) -> None:
+    reason = private_reason(relative)
+    if reason is not None:
+        raise AccessDeniedError(reason)
+    if not is_note(relative, extensions):
+        raise AccessDeniedError(Messages.NOT_A_NOTE)
 
 
 def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:

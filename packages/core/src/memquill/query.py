@@ -31,6 +31,7 @@ from memquill.recent import collect_recent
 from memquill.render import render_get, render_recent, render_search, score_value
 from memquill.results import ProjectedRecord
 from memquill.scan import DocumentCache, scan_workspace
+from memquill.scanconfig import load_scan_config
 from memquill.search import Corpus, FileType, RankedHit, RankParams, rank
 from memquill.store import RecordStore
 from memquill.text import utf16_len, utf16_prefix, utf16_slice
@@ -168,7 +169,12 @@ class MemoryQuery:
             path = normalize_relative(args.file_path)
             root = canonical_workspace(self._workspace)
             record = self._projected(path)
-            content = record.content if record is not None else read_workspace_file(root, path)
+            if record is not None:
+                content = record.content
+            else:
+                # Only what search reads: the notes of the scan settings' extensions.
+                notes = load_scan_config(root).extensions
+                content = read_workspace_file(root, path, extensions=notes)
             lines = content.split("\n")
             first = args.line_start or 1
             selected = "\n".join(lines[first - 1 : args.line_end])

@@ -31,7 +31,7 @@ from typing import Final
 
 from memquill.documents import SearchDocument, note_document
 from memquill.errors import SourceError
-from memquill.paths import is_private, read_text_nofollow, source_error
+from memquill.paths import is_private, may_be_private, read_text_nofollow, source_error
 from memquill.scanconfig import ScanConfig, load_scan_config
 from memquill.search import path_key
 
@@ -163,17 +163,6 @@ def scan_workspace(root: Path, cache: DocumentCache | None = None) -> ScanResult
     return ScanResult(tuple(walk.documents), tuple(dict.fromkeys(walk.warnings)))
 
 
-def _maybe_private(path: str, name: str) -> bool:
-    """A cheap necessary condition of :func:`is_private` for a path whose parents passed."""
-    lowered = name.lower()
-    return (
-        lowered.startswith((".", "id_"))
-        or lowered.endswith((".pem", ".key"))
-        or path[:7].lower() == "memory/"
-        or "\\" in path
-    )
-
-
 def _identity(info: os.stat_result) -> Identity:
     return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns, info.st_dev)
 
@@ -254,7 +243,7 @@ class _Walk:
         cacheable = True
         for entry in listed:
             path = f"{relative}/{entry.name}" if relative else entry.name
-            if (_maybe_private(path, entry.name) and is_private(path)) or config.ignores(path):
+            if (may_be_private(path, entry.name) and is_private(path)) or config.ignores(path):
                 continue
             try:
                 if entry.is_symlink():

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import MemquillError
-from memquill.paths import MAX_READ_BYTES, read_text_nofollow
+from memquill.paths import MAX_READ_BYTES, NOTE_EXTENSIONS, read_text_nofollow
 
 __all__ = [
     "DEFAULT_IGNORE",
@@ -48,7 +48,7 @@ DEFAULT_IGNORE: Final = (
     "node_modules/**",
     ".git/**",
 )
-DEFAULT_EXTENSIONS: Final = (".md", ".txt", ".markdown")
+DEFAULT_EXTENSIONS: Final = NOTE_EXTENSIONS
 DEFAULT_DEPTH: Final = 8
 MAX_DEPTH: Final = 12
 _CONFIG_LIMIT: Final = 256 * 1024
