@@ -1,7 +1,7 @@
 """``get`` serves notes only, and never a file that usually holds credentials (issue 11, item 3).
 
-Every credential rule in ``memquill.paths`` is tested one by one, through ``get`` and through
-search with scan settings that would otherwise read the file, and each is listed in
+Every credential rule in ``memquill.private_paths`` is tested one by one, through ``get`` and
+through search with scan settings that would otherwise read the file, and each is listed in
 ``docs/security.md`` (the one place they are documented).
 """
 
@@ -14,7 +14,7 @@ import pytest
 from tests.core.query_helpers import assert_no_leak, engine, write
 
 from memquill.errors import Messages
-from memquill.paths import (
+from memquill.private_paths import (
     CREDENTIAL_FOLDERS,
     CREDENTIAL_NAMES,
     CREDENTIAL_NESTED_FOLDERS,

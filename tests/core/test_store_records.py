@@ -22,7 +22,7 @@ from tests.core.store_helpers import (
 )
 
 from memquill import Candidate, Messages, RecordStore
-from memquill.paths import is_managed_record_path
+from memquill.private_paths import is_managed_record_path
 from memquill.records import HEADER, LEGACY_HEADER, decode_store, iso_timestamp, sha256_hex
 
 

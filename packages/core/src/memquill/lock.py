@@ -13,7 +13,6 @@ import json
 import os
 import platform
 import socket
-import stat
 import time
 import uuid
 from datetime import UTC, datetime
@@ -23,14 +22,12 @@ from typing import Final, Self
 
 import portalocker
 
-from memquill.errors import BusyError, Messages
+from memquill.errors import BusyError, Messages, SourceError
+from memquill.paths import open_regular
 
 __all__ = ["LOCK_NAME", "WriterLock", "lock_holder", "lock_is_held"]
 
 LOCK_NAME: Final = ".records-lock"
-_OPEN_FLAGS: Final = (
-    os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
 _FIRST_WAIT: Final = 0.001
 _LONGEST_WAIT: Final = 0.05
 _MAX_HOLDER_BYTES: Final = 4096
@@ -60,8 +57,9 @@ class WriterLock:
 
     def __enter__(self) -> Self:
         try:
-            fd = os.open(self._path, _OPEN_FLAGS, 0o600)
-        except OSError as error:
+            # Non-blocking, regular files only: a FIFO planted as the lock never hangs a writer.
+            fd = open_regular(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        except (OSError, SourceError) as error:
             raise BusyError(Messages.LOCK_HELD) from error
         try:
             self._wait_for(fd)
@@ -130,14 +128,12 @@ def lock_is_held(path: Path) -> bool:
     verified free.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = open_regular(path)
     except FileNotFoundError:
         return False
-    except OSError:
+    except (OSError, SourceError):
         return True
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return True
         portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
     except portalocker.LockException:
         return True
@@ -151,9 +147,12 @@ def lock_is_held(path: Path) -> bool:
 def lock_holder(path: Path) -> dict[str, object] | None:
     """The diagnostics the current (or last) holder wrote, if readable."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_HOLDER_BYTES)
+        fd = open_regular(path)
+        try:
+            data = os.read(fd, _MAX_HOLDER_BYTES)
+        finally:
+            os.close(fd)
         parsed: object = json.loads(data)
-    except (OSError, ValueError):
+    except (OSError, ValueError, SourceError):
         return None
     return dict(parsed) if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownArgumentType]

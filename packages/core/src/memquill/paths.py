@@ -2,8 +2,9 @@
 
 Every path a tool accepts is workspace-relative. It is normalised, checked against the workspace
 boundary both lexically and after resolving symlinks, and refused when it names memquill's own
-bookkeeping, a file that usually holds credentials (the lists below, documented in
-``docs/security.md``), or anything but a note. Messages never contain an absolute path.
+bookkeeping, a file that usually holds credentials (:mod:`memquill.private_paths`), or
+anything but a note. Every read opens without blocking and serves regular files only.
+Messages never contain an absolute path.
 """
 
 from __future__ import annotations
@@ -19,23 +20,15 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import AccessDeniedError, Messages, SourceError, StorageError, UnsafePathError
+from memquill.private_paths import NOTE_EXTENSIONS, is_note, private_reason
 
 __all__ = [
-    "CREDENTIAL_FOLDERS",
-    "CREDENTIAL_NAMES",
-    "CREDENTIAL_NESTED_FOLDERS",
-    "CREDENTIAL_PREFIXES",
-    "CREDENTIAL_SUFFIXES",
     "MAX_READ_BYTES",
-    "NOTE_EXTENSIONS",
     "canonical_workspace",
     "default_workspace",
-    "is_managed_record_path",
-    "is_note",
-    "is_private",
-    "may_be_private",
     "normalize_relative",
-    "private_reason",
+    "open_regular",
+    "read_regular",
     "read_text_nofollow",
     "read_workspace_file",
     "relative_inside",
@@ -46,75 +39,8 @@ __all__ = [
 MAX_READ_BYTES: Final = 512 * 1024
 """The largest workspace file a query will read (512 KiB)."""
 
-NOTE_EXTENSIONS: Final = (".md", ".txt", ".markdown")
-"""What a note is when the scan settings do not say otherwise: the only files ``get`` serves."""
 
-_PRIVATE_SEGMENTS: Final = frozenset({".assistant", ".git", ".memquill"})
 _WINDOWS_ABSOLUTE: Final = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
-
-# Files and folders that usually hold credentials: never served, searched or listed, whatever
-# their extension and whatever the scan settings say. Names compare case-insensitively.
-CREDENTIAL_FOLDERS: Final = frozenset(
-    {
-        ".aws",  # credentials, config with keys
-        ".azure",
-        ".docker",  # config.json holds registry auth
-        ".env",  # a folder named .env (and the file)
-        ".gnupg",
-        ".kube",  # config holds cluster tokens and client keys
-        ".password-store",
-        ".ssh",
-    }
-)
-"""A path with any of these folders (or files) in it is private."""
-CREDENTIAL_NESTED_FOLDERS: Final = (".config/gcloud", ".config/gh")
-"""Folders two levels deep that hold tokens (Google Cloud SDK, GitHub CLI)."""
-CREDENTIAL_NAMES: Final = frozenset(
-    {
-        ".boto",
-        ".dockercfg",
-        ".envrc",
-        ".git-credentials",
-        ".htpasswd",
-        ".netrc",
-        "_netrc",
-        ".npmrc",
-        ".pgpass",
-        ".pypirc",
-        ".s3cfg",
-        ".yarnrc.yml",
-        "client_secret.json",
-        "credentials",
-        "credentials.json",
-        "kubeconfig",
-    }
-)
-"""File names that usually hold credentials."""
-CREDENTIAL_PREFIXES: Final = (
-    ".env.",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "id_rsa",
-    "client_secret_",
-)
-"""File name starts: ``.env.local``, SSH private keys (``id_ed25519``, ``id_rsa_work``), Google
-OAuth client files."""
-CREDENTIAL_SUFFIXES: Final = (
-    ".env",  # prod.env
-    ".jks",
-    ".kdbx",  # KeePass
-    ".key",
-    ".keystore",
-    ".p12",
-    ".pem",
-    ".pfx",
-    ".ppk",  # PuTTY
-    ".tfstate",  # Terraform state holds every secret it manages
-    ".tfstate.backup",
-    ".tfvars",
-)
-"""File name ends: keys, certificates with keys, key stores, Terraform state and variables."""
 
 
 def canonical_workspace(workspace: str | os.PathLike[str]) -> Path:
@@ -174,67 +100,6 @@ def normalize_relative(path: str) -> str:
     return normalized
 
 
-def is_managed_record_path(path: str) -> bool:
-    """Whether ``path`` names the records file, its lock or temp files, or a projection."""
-    lowered = path.lower().replace("\\", "/")
-    lowered = lowered.removeprefix("./")
-    return lowered == "memory/records.md" or lowered.startswith(
-        ("memory/records/", "memory/.records-")
-    )
-
-
-def is_private(path: str) -> bool:
-    """Whether a workspace-relative path must never be served as query content.
-
-    Private: any ``.assistant``, ``.git`` or ``.memquill`` segment, memquill's managed record
-    paths, and the files and folders that usually hold credentials (``CREDENTIAL_*``).
-    """
-    return private_reason(path) is not None
-
-
-def private_reason(path: str) -> str | None:
-    """Why a workspace-relative path is private (the refusal's message), or ``None``."""
-    lowered = path.lower().replace("\\", "/")
-    segments = lowered.split("/")
-    if any(segment in _PRIVATE_SEGMENTS for segment in segments):
-        return Messages.PRIVATE
-    if is_managed_record_path(lowered):
-        return Messages.PRIVATE
-    name = segments[-1]
-    nested = "/" + lowered + "/"
-    if (
-        any(segment in CREDENTIAL_FOLDERS for segment in segments)
-        or any(f"/{folder}/" in nested for folder in CREDENTIAL_NESTED_FOLDERS)
-        or name in CREDENTIAL_NAMES
-        or name.startswith(CREDENTIAL_PREFIXES)
-        or name.endswith(CREDENTIAL_SUFFIXES)
-    ):
-        return Messages.CREDENTIAL_FILE
-    return None
-
-
-_NESTED_LEAVES: Final = frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
-
-
-def may_be_private(path: str, name: str) -> bool:
-    """A cheap necessary condition of :func:`is_private` for ``path`` (last segment ``name``)
-    whose parent folders are not private: a scan asks it of every entry it lists."""
-    lowered = name.lower()
-    return (
-        lowered.startswith((".", "_", "id_", "client_secret"))
-        or lowered.endswith(CREDENTIAL_SUFFIXES)
-        or lowered in CREDENTIAL_NAMES
-        or lowered in _NESTED_LEAVES
-        or path[:7].lower() == "memory/"
-        or "\\" in path
-    )
-
-
-def is_note(path: str, extensions: Collection[str] = NOTE_EXTENSIONS) -> bool:
-    """Whether ``path`` has one of the note ``extensions`` (lowercase, with the dot)."""
-    return posixpath.splitext(path.replace("\\", "/"))[1].lower() in extensions
-
-
 def relative_inside(root: Path, real: str) -> str | None:
     """``real`` relative to ``root`` in POSIX form, or ``None`` when it lies outside."""
     relative = os.path.relpath(real, root)
@@ -287,24 +152,54 @@ def _refuse_private_or_not_note(relative: str, extensions: Collection[str]) -> N
         raise AccessDeniedError(Messages.NOT_A_NOTE)
 
 
-def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
-    """Read a regular file without following a final symlink, refusing more than ``limit`` bytes.
+_SAFE_FLAGS: Final = (
+    getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+)
 
-    Invalid UTF-8 is replaced (U+FFFD), as a browser or editor would show it.
+
+def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """Open a regular file without following a final symlink and without ever blocking.
+
+    A FIFO, socket or device is refused before it is opened when its type shows, and in any
+    case after (by the type of the open descriptor, which no rename can change): opening is
+    non-blocking (a FIFO with no writer would otherwise wait forever), so even a FIFO swapped
+    in between costs nothing. ``O_NONBLOCK`` changes nothing for a regular file.
+
+    Returns:
+        the descriptor, which the caller closes.
 
     Raises:
-        SourceError: the file is missing, unreadable, not regular, or too large.
+        SourceError: ``path`` exists and is not a regular file.
+        OSError: it cannot be opened (missing, a symlink: ``ELOOP``, no permission…).
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError as error:
-        raise source_error(error) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        mode_before = os.lstat(path).st_mode
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    else:
+        if not (stat.S_ISREG(mode_before) or stat.S_ISLNK(mode_before)):
             raise SourceError(Messages.NOT_REGULAR)
-        if info.st_size > limit:
+    fd = os.open(path, flags | _SAFE_FLAGS, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SourceError(Messages.NOT_REGULAR)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file (see :func:`open_regular`), refusing more than ``limit``.
+
+    Raises:
+        SourceError: not a regular file, or larger than ``limit``.
+        OSError: it cannot be opened or read.
+    """
+    fd = open_regular(path)
+    try:
+        if os.fstat(fd).st_size > limit:
             raise SourceError(Messages.TOO_LARGE)
         chunks: list[bytes] = []
         remaining = limit + 1
@@ -314,13 +209,27 @@ def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
-    except OSError as error:
-        raise source_error(error) from None
     finally:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
         raise SourceError(Messages.TOO_LARGE)
+    return data
+
+
+def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
+    """Read a regular file without following a final symlink, refusing more than ``limit`` bytes.
+
+    Never blocks (:func:`open_regular`). Invalid UTF-8 is replaced (U+FFFD), as a browser or
+    editor would show it.
+
+    Raises:
+        SourceError: the file is missing, unreadable, not regular, or too large.
+    """
+    try:
+        data = read_regular(path, limit)
+    except OSError as error:
+        raise source_error(error) from None
     return data.decode("utf-8", "replace")
 
 

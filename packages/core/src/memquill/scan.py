@@ -31,7 +31,8 @@ from typing import Final
 
 from memquill.documents import SearchDocument, note_document
 from memquill.errors import SourceError
-from memquill.paths import is_private, may_be_private, read_text_nofollow, source_error
+from memquill.paths import read_text_nofollow, source_error
+from memquill.private_paths import is_private, may_be_private
 from memquill.scanconfig import ScanConfig, load_scan_config
 from memquill.search import path_key
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import MemquillError
-from memquill.paths import MAX_READ_BYTES, NOTE_EXTENSIONS, read_text_nofollow
+from memquill.paths import MAX_READ_BYTES, read_text_nofollow
+from memquill.private_paths import NOTE_EXTENSIONS
 
 __all__ = [
     "DEFAULT_IGNORE",
