@@ -139,11 +139,16 @@ def test_a_foreign_origin_or_host_is_refused(server: HttpServer, workspace: Path
     assert _post(server.port, {"Host": own, "Origin": "http://evil.example"}) == 403
     assert _post(server.port, {"Host": own, "Origin": f"http://evil.example:{server.port}"}) == 403
     assert _post(server.port, {"Host": f"evil.example:{server.port}"}) == 421
+    # The SDK takes anything after "localhost:" for a port; memquill wants a number.
+    assert _post(server.port, {"Host": "localhost:evil.com"}) == 421
+    assert _post(server.port, {"Host": "127.0.0.1:evil.com"}) == 421
+    assert _post(server.port, {"Host": own, "Origin": "http://localhost:evil.com"}) == 403
+    assert _post(server.port, {"Host": f"localhost:{server.port}"}) == 200
     assert records(workspace) == before
 
 
 def test_a_bearer_token_is_required_when_configured(tmp_path: Path) -> None:
-    token = "correct-horse-battery-staple"
+    token = "correct-horse-battery-staple-0123456789"
     with http_server(tmp_path, log=tmp_path / "log", env={"MEMQUILL_MCP_TOKEN": token}) as server:
         assert _post(server.port, {}) == 401
         assert _post(server.port, {"Authorization": "Bearer wrong"}) == 401
@@ -152,7 +157,7 @@ def test_a_bearer_token_is_required_when_configured(tmp_path: Path) -> None:
 
 
 async def test_an_authorised_client_can_use_the_tools(tmp_path: Path) -> None:
-    token = "another-secret-value"
+    token = "another-secret-value-abcdefghijklmnop"
     with http_server(tmp_path, log=tmp_path / "log", env={"MEMQUILL_MCP_TOKEN": token}) as server:
         headers = {"Authorization": f"Bearer {token}"}
         async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
