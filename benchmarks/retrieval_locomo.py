@@ -41,10 +41,8 @@ from pathlib import Path
 from rank_bm25 import BM25Okapi
 
 from memquill.errors import MemoryRecordError
-from memquill.query import MemoryQuery
-from memquill.results import Candidate
-from memquill.search import RankParams
-from memquill.store import RecordStore
+from memquill.query import MemoryQuery, RankParams, SearchArgs
+from memquill.store import Candidate, RecordStore
 
 KS = (1, 5, 10)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -291,12 +289,18 @@ def evaluate(prepared: Sequence[Prepared], params: RankParams, baselines: bool) 
             }
         for question in conversation.questions:
             gold_t, gold_f = question.gold_turns, question.gold_files
-            hits = records.search(question.text, limit=10).result.hits
+            args = SearchArgs(query=question.text, limit=10)
+            hits = records.search(args).hits
             turns = [item.record_ids.get(hit.record_id or "", "") for hit in hits]
             tallies["turns/memquill"].add(question.category, gold_t, turns)
-            flat = [hit.path for hit in files_flat.search(question.text, limit=10).result.hits]
+            flat = [
+                hit.path
+                for hit in files_flat.search(SearchArgs(query=question.text, limit=10)).hits
+            ]
             tallies["files/memquill (no decay)"].add(question.category, gold_f, flat)
-            decayed = [hit.path for hit in files.search(question.text, limit=10).result.hits]
+            decayed = [
+                hit.path for hit in files.search(SearchArgs(query=question.text, limit=10)).hits
+            ]
             tallies["files/memquill (decay)"].add(question.category, gold_f, decayed)
             for name, ranker in rankers.items():
                 gold = gold_t if name.startswith("turns") else gold_f

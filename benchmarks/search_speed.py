@@ -6,7 +6,8 @@ Usage::
 
 Measures, in one run:
 
-- first query in a fresh process (``MemoryQuery`` built, one ``search``; import time apart),
+- first query in a fresh process (a read session's tools built, one ``memory_search``; import
+  time apart),
   median and p95 over ``--runs`` processes;
 - repeated queries in a warm process (the document cache filled), median and p95;
 - the same figures for a naive full scan (walk, read, lowercase, tokenise and score every file
@@ -118,11 +119,12 @@ def child(root: Path, query: str, kind: str) -> None:
     """Run in a fresh process: time imports and the first query; print JSON."""
     started = time.perf_counter()
     if kind == "memquill":
-        from memquill.query import MemoryQuery
+        from memquill import MemorySession, MemoryToolset
 
         imported = time.perf_counter()
-        response = MemoryQuery(root).search(query)
-        assert response.ok, response.text
+        tools = MemoryToolset(MemorySession(root, access="read"))
+        response = tools.call("memory_search", {"query": query})
+        assert not response.is_error, response.text
     else:
         imported = time.perf_counter()
         naive_search(root, query)
@@ -181,12 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"workspace: {len(list(root.rglob('*.md')))} files, {size / 2**20:.2f} MiB, seed {SEED}"
         )
-        from memquill.query import MemoryQuery
+        from memquill import MemorySession, MemoryToolset
 
-        engine = MemoryQuery(root)
-        first = engine.search(queries[0])
-        assert first.ok and not first.result.warnings, first.text
-        mq_warm = warm(lambda q: engine.search(q), queries, rounds=3)
+        tools = MemoryToolset(MemorySession(root, access="read"))
+        first = tools.call("memory_search", {"query": queries[0]})
+        assert not first.is_error and not (first.structured or {})["warnings"], first.text
+        mq_warm = warm(lambda q: tools.call("memory_search", {"query": q}), queries, rounds=3)
         naive_warm = warm(lambda q: naive_search(root, q), queries[:10], rounds=1)
         mq_fresh = fresh(root, queries, args.runs, "memquill")
         naive_fresh = fresh(root, queries, max(3, args.runs // 3), "naive")

@@ -47,9 +47,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memquill.records import MAX_STORE_BYTES
-from memquill.results import Candidate
-from memquill.store import RecordStore
+from memquill.store._codec import MAX_STORE_BYTES
+from memquill.store._results import Candidate
+from memquill.store._store import RecordStore
 
 _VOCABULARY = (
     "memory project deadline prefers tabs spaces python release review meeting tuesday coffee "
@@ -61,8 +61,8 @@ WORDS = tuple(_VOCABULARY.split())
 WORKER = textwrap.dedent(
     """
     import json, sys, time
-    from memquill.results import Candidate
-    from memquill.store import RecordStore
+    from memquill.store._results import Candidate
+    from memquill.store._store import RecordStore
 
     workspace, worker, count, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     store = RecordStore(workspace, lock_timeout=300)

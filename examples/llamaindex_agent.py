@@ -30,7 +30,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from memquill import MemorySession
+from memquill import open_session
 from memquill_llamaindex import MemquillMemoryBlock, MemquillToolSpec
 
 REQUEST = "Remember that deploys happen on Tuesdays. Oh wait, they moved to Wednesdays."
@@ -64,7 +64,7 @@ def _call(name: str, **arguments: Any) -> ChatMessage:
 async def run(workspace: Path) -> None:
     """Run the request through an agent with memory, then show the next conversation's start."""
     # The host names the conversation; the model never does.
-    session = MemorySession(workspace, session_id="example-chat")
+    session = open_session(workspace, session_id="example-chat")
     spec = MemquillToolSpec(session)
     llm = MockFunctionCallingLLM(response_generator=offline_model, is_chat_model=True)
     agent = FunctionAgent(tools=spec.to_tool_list(), llm=llm, system_prompt=spec.system_prompt())

@@ -16,3 +16,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("memquill")
+
+
+def pytest_configure(config: object) -> None:
+    """Keep model-assistance state (install key, receipts) out of the real user data folder."""
+    import os
+    import tempfile
+
+    if not os.environ.get("MEMQUILL_TEST_DATA_HOME"):
+        folder = tempfile.mkdtemp(prefix="memquill-test-data-")
+        os.environ["MEMQUILL_TEST_DATA_HOME"] = folder
+        os.environ["XDG_DATA_HOME"] = folder

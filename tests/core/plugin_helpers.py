@@ -15,10 +15,9 @@ DEMO_DISTRIBUTION = "memquill-tmp-demo"
 DEMO_VERSION = "1.0"
 
 GOOD_PLUGIN = """
-from memquill.adapters import AdapterSpec
-from memquill.hookspecs import hookimpl
-from memquill.secrets import RegexDetector
 import re
+
+from memquill.plugins import AdapterSpec, RegexDetector, hookimpl
 
 
 def _open(session):
@@ -40,7 +39,7 @@ import memquill_tmp_no_such_dependency  # fails, as a plugin with a missing depe
 """
 
 UNKNOWN_HOOK_PLUGIN = """
-from memquill.hookspecs import hookimpl
+from memquill.plugins import hookimpl
 
 
 @hookimpl

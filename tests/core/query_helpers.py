@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Generic
 
 import pytest
 
-from memquill import scan as scan_module
 from memquill.errors import Messages, SourceError
-from memquill.query import MemoryQuery
-from memquill.results import Candidate, WriteResult
-from memquill.scan import DocumentCache
-from memquill.store import RecordStore
+from memquill.query import (
+    DocumentCache,
+    GetResult,
+    MemoryQuery,
+    RecentResult,
+    ResultT,
+    SearchResult,
+)
+from memquill.query import _scan as scan_module
+from memquill.store import Candidate, RecordStore, WriteResult
+from memquill.tools import MemorySession, MemoryToolset
 
 NOW = datetime(2026, 9, 22, 12, 0, tzinfo=UTC)
 """The fixed clock of every query test (decay is measured from here)."""
@@ -27,10 +36,68 @@ def write(root: Path, relative: str, text: str) -> Path:
     return path
 
 
-def engine(root: Path, *, cache: bool = True, store: RecordStore | None = None) -> MemoryQuery:
-    """A query engine on ``root`` with the fixed clock; its cache trusts files at once."""
+@dataclass(frozen=True, slots=True)
+class Response(Generic[ResultT]):
+    """A read tool's answer as the tests read it: the text, and the result model."""
+
+    text: str
+    result: ResultT
+
+    @property
+    def ok(self) -> bool:
+        return self.result.error is None
+
+
+class ReadTools:
+    """The three read tools over one query engine, called through the tool boundary."""
+
+    def __init__(self, query: MemoryQuery) -> None:
+        self.query = query
+        self._tools = MemoryToolset(MemorySession(query.workspace, access="read"), query=query)
+
+    def search(
+        self,
+        query: str,
+        *,
+        tags: Sequence[str] = (),
+        file_type: str = "all",
+        limit: int = 5,
+    ) -> Response[SearchResult]:
+        arguments = {"query": query, "tags": list(tags), "file_type": file_type, "limit": limit}
+        return self._call("memory_search", arguments, SearchResult)
+
+    def get(
+        self,
+        file_path: str,
+        *,
+        line_start: int | None = None,
+        line_end: int | None = None,
+        char_start: int = 0,
+    ) -> Response[GetResult]:
+        arguments = {
+            "file_path": file_path,
+            "line_start": line_start,
+            "line_end": line_end,
+            "char_start": char_start,
+        }
+        return self._call("memory_get", arguments, GetResult)
+
+    def recent(self, *, days: int = 3) -> Response[RecentResult]:
+        return self._call("memory_recent", {"days": days}, RecentResult)
+
+    def _call(
+        self, tool: str, arguments: dict[str, Any], model: type[ResultT]
+    ) -> Response[ResultT]:
+        result = self._tools.call(tool, arguments)
+        parsed = model.model_validate(result.structured)
+        assert result.is_error is (parsed.error is not None)
+        return Response(result.text, parsed)
+
+
+def engine(root: Path, *, cache: bool = True, store: RecordStore | None = None) -> ReadTools:
+    """The read tools on ``root`` with the fixed clock; the cache trusts files at once."""
     chosen: bool | DocumentCache = DocumentCache(racy_seconds=0) if cache else False
-    return MemoryQuery(root, store=store, now=lambda: NOW, cache=chosen)
+    return ReadTools(MemoryQuery(root, store=store, now=lambda: NOW, cache=chosen))
 
 
 def remember(root: Path, content: str, session: str = "session-1") -> WriteResult:

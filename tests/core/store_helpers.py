@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from memquill import Candidate, MemoryRecordError
-from memquill.records import JSONValue
+from memquill.store._codec import JSONValue
 
 CHILD_TIMEOUT = 60.0
 """A ceiling that only stops a hung child from hanging the suite; never a speed assertion."""
@@ -203,7 +203,7 @@ print("saved", result.revision, result.record_id, flush=True)
 HOLD_LOCK = """
 import sys
 from pathlib import Path
-from memquill.lock import WriterLock
+from memquill.store._lock import WriterLock
 
 with WriterLock(Path(sys.argv[1]), timeout=30):
     print("locked", flush=True)

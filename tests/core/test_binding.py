@@ -13,14 +13,14 @@ from typing import Any
 import portalocker
 import pytest
 
-from memquill.binding import (
+from memquill.errors import BindingError, BusyError, Messages, StorageError
+from memquill.tools._binding import (
     BindingStore,
     LegacySession,
     default_bindings_path,
     write_authorizer,
 )
-from memquill.errors import BindingError, BusyError, Messages, StorageError
-from memquill.scope import MemorySession
+from memquill.tools._session import MemorySession
 
 
 @pytest.fixture
@@ -396,7 +396,7 @@ CHILD = textwrap.dedent(
     import sys
     from pathlib import Path
 
-    from memquill.binding import BindingStore
+    from memquill.tools._binding import BindingStore
 
     path, workspace, worker, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     store = BindingStore(Path(path), lock_timeout=60)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.core.query_helpers import write
+from tests.core.query_helpers import ReadTools, write
 
 from memquill.cli import main
 from memquill.query import MemoryQuery
@@ -20,7 +20,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 def test_plain_output_is_the_tool_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, "notes.md", "# Meeting\n\nThe selected color is cerulean.\n[[Other]]")
     write(tmp_path, "memory.md", "long-term")
-    query = MemoryQuery(tmp_path)
+    query = ReadTools(MemoryQuery(tmp_path))
     ws = ("--workspace", str(tmp_path))
     assert run(capsys, *ws, "search", "cerulean") == (0, query.search("cerulean").text + "\n")
     assert run(capsys, *ws, "get", "notes.md", "--lines", "3:4") == (

@@ -12,9 +12,16 @@ from typing import Any
 import pytest
 from tests.core.store_helpers import manual, raw, records_path, tree
 
-from memquill import Messages, RecordStore
-from memquill.cli.context import EXIT_CODES
-from memquill.records import HEADER, MAX_STORE_BYTES, JSONValue, Record, StoreImage, encode_store
+from memquill import RecordStore
+from memquill.errors import ERRORS, Messages
+from memquill.store._codec import (
+    HEADER,
+    MAX_STORE_BYTES,
+    JSONValue,
+    Record,
+    StoreImage,
+    encode_store,
+)
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 
@@ -58,14 +65,15 @@ def as_json(env: dict[str, str], *args: str) -> Any:
 def fails(
     env: dict[str, str], code: str, message: str, *args: str, cwd: Path | None = None
 ) -> None:
-    done = memquill(env, *args, status=EXIT_CODES[code], cwd=cwd)
+    done = memquill(env, *args, status=ERRORS[code].exit_status, cwd=cwd)
     assert done.stderr == f"error[{code}]: {message}\n"
     assert done.stdout == ""
 
 
 def test_exit_statuses_are_distinct_per_code() -> None:
-    assert len(set(EXIT_CODES.values())) == len(EXIT_CODES)
-    assert not {0, 1, 2} & set(EXIT_CODES.values())
+    statuses = [info.exit_status for info in ERRORS.values()]
+    assert len(set(statuses)) == len(ERRORS) == 12
+    assert not {0, 1, 2} & set(statuses)
 
 
 def test_list_never_creates_the_default_workspace(tmp_path: Path, env: dict[str, str]) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from memquill.dates import path_day, path_month, query_months
-from memquill.documents import note_document
-from memquill.search import Corpus, RankParams, rank
+from memquill.query._dates import path_day, path_month, query_months
+from memquill.query._documents import note_document
+from memquill.query._rank import Corpus, RankParams, rank
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 FLAT = RankParams(half_life_days=None)

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import HOLD_LOCK, children, expect_unchanged, manual, raw
 
-from memquill import Messages, RecordStore, WriteResult
-from memquill.lock import WriterLock, lock_holder, lock_is_held, machine_id
+from memquill import RecordStore, WriteResult
+from memquill.errors import Messages
+from memquill.store._lock import WriterLock, lock_holder, lock_is_held, machine_id
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memquill.markdown import CHUNK_SIZE, chunk_markdown, note_meta, wiki_links
+from memquill.query._markdown import CHUNK_SIZE, chunk_markdown, note_meta, wiki_links
 
 
 def test_frontmatter_inline_list_scalar_and_block_list() -> None:

@@ -46,16 +46,16 @@ def guarded(script: str, *args: str) -> str:
 
 QUERY = """
 import json, sys
-from memquill.query import MemoryQuery
-query = MemoryQuery(sys.argv[1])
+from memquill.tools import MemorySession, MemoryToolset
+tools = MemoryToolset(MemorySession(sys.argv[1], access="read"))
 call = sys.argv[2]
 if call == "get":
-    response = query.get(sys.argv[3])
+    result = tools.call("memory_get", {"file_path": sys.argv[3]})
 elif call == "search":
-    response = query.search(sys.argv[3])
+    result = tools.call("memory_search", {"query": sys.argv[3]})
 else:
-    response = query.recent(days=7)
-print(json.dumps({"ok": response.ok, "text": response.text}))
+    result = tools.call("memory_recent", {"days": 7})
+print(json.dumps({"ok": not result.is_error, "text": result.text}))
 """
 
 
@@ -159,7 +159,7 @@ def test_a_fifo_as_the_bindings_file_binds_nothing(tmp_path: Path) -> None:
     import sys
     from pathlib import Path
     from memquill import MemquillError
-    from memquill.binding import BindingStore
+    from memquill.tools import BindingStore
     store = BindingStore(Path(sys.argv[1]))
     print(store.resolve("chat-1"))
     try:

@@ -16,12 +16,11 @@ import pytest
 from tests.core.plugin_helpers import DEMO_DISTRIBUTION, DEMO_VERSION, write_distribution
 from tests.core.store_helpers import manual
 
-from memquill import hookspecs
-from memquill.adapters import AdapterHarness, AdapterSpec
-from memquill.builtin import PLUGIN_NAME as BUILTIN
 from memquill.errors import SecretError
-from memquill.hookspecs import hookimpl
-from memquill.plugins import (
+from memquill.plugins import hookspecs
+from memquill.plugins._adapters import AdapterHarness, AdapterSpec
+from memquill.plugins._builtin import PLUGIN_NAME as BUILTIN
+from memquill.plugins._manager import (
     DISABLE_AUTOLOAD_ENV,
     MemquillPluginManager,
     get_plugin_manager,
@@ -29,11 +28,15 @@ from memquill.plugins import (
     registered_adapters,
     secret_scanner,
 )
-from memquill.scope import MemorySession
-from memquill.secrets import BUILTIN_DETECTORS, RegexDetector, SecretDetector
-from memquill.store import RecordStore
+from memquill.plugins.hookspecs import hookimpl
+from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, SecretDetector
+from memquill.store._store import RecordStore
+from memquill.tools._session import MemorySession
 
 HOOKS = ("memquill_register_adapters", "memquill_register_secret_detectors")
+"""Contribution hooks: each takes one ``register`` callback."""
+NOTIFICATIONS = ("memquill_report_event",)
+"""Notification hooks: each takes the one thing it tells about."""
 
 
 def _never_open(session: MemorySession) -> AdapterHarness:
@@ -123,7 +126,15 @@ def test_hooks_are_prefixed_typed_documented_and_keyword_only(
     bare: MemquillPluginManager,
 ) -> None:
     declared = sorted(name for name in vars(hookspecs) if name.startswith("memquill_"))
-    assert declared == sorted(HOOKS)
+    assert declared == sorted(HOOKS + NOTIFICATIONS)
+    for name in NOTIFICATIONS:
+        function = getattr(hookspecs, name)
+        signature = inspect.signature(function)
+        assert list(signature.parameters) == ["event"]
+        assert signature.parameters["event"].annotation != inspect.Parameter.empty
+        assert "Args:" in (function.__doc__ or "")
+        with pytest.raises(TypeError):
+            getattr(bare.hook, name)(_ignore)  # positional: refused by pluggy
     for name in HOOKS:
         function = getattr(hookspecs, name)
         signature = inspect.signature(function)
@@ -279,8 +290,7 @@ def test_importing_memquill_loads_no_plugin_and_touches_no_disk(tmp_path: Path) 
     home.mkdir()
     script = (
         "import json, sys\n"
-        "import memquill, memquill.plugins, memquill.hookspecs, memquill.binding\n"
-        "import memquill.builtin, memquill.cli\n"
+        "import memquill, memquill.plugins, memquill.tools, memquill.testing, memquill.cli\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('memquill_tmp_'))))\n"
     )
     env = {

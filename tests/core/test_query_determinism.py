@@ -57,9 +57,11 @@ def test_two_processes_print_the_same_bytes(tmp_path: Path) -> None:
     script = (
         "import json, sys\n"
         "from datetime import UTC, datetime\n"
-        "from memquill.query import MemoryQuery\n"
-        "q = MemoryQuery(sys.argv[1], now=lambda: datetime(2026, 9, 22, 12, tzinfo=UTC))\n"
-        f"print(json.dumps([q.search(x, limit=20).text for x in {list(QUERIES)!r}]))\n"
+        "from memquill import MemorySession, MemoryToolset\n"
+        "now = datetime(2026, 9, 22, 12, tzinfo=UTC)\n"
+        "tools = MemoryToolset(MemorySession(sys.argv[1], access='read', now=lambda: now))\n"
+        "call = lambda x: tools.call('memory_search', {'query': x, 'limit': 20}).text\n"
+        f"print(json.dumps([call(x) for x in {list(QUERIES)!r}]))\n"
     )
     runs = [
         subprocess.run(

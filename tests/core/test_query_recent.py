@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.core.query_helpers import assert_no_leak, engine, write
 
-from memquill.results import Candidate
-from memquill.store import RecordStore
+from memquill.store._results import Candidate
+from memquill.store._store import RecordStore
 
 
 def test_sections_order_limits_and_truncation(tmp_path: Path) -> None:

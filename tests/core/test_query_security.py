@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import assert_no_leak, engine, remember, write
 
-from memquill.store import RecordStore
+from memquill.store._store import RecordStore
 
 SECRET = "TOPSECRET-4711"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from tests.core.query_helpers import NOW, assert_no_leak, engine, remember, write
 
-from memquill.records import HEADER
-from memquill.store import RecordStore
+from memquill.store._codec import HEADER
+from memquill.store._store import RecordStore
 
 
 def test_body_only_term_is_found_and_edits_are_seen_at_once(tmp_path: Path) -> None:

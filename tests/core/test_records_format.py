@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memquill.errors import CorruptError, Messages
-from memquill.records import (
+from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
     Record,

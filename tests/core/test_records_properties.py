@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.core.store_helpers import manual, raw
 
 from memquill import RecordStore
-from memquill.records import (
+from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
     Record,
@@ -21,8 +21,8 @@ from memquill.records import (
     encode_store,
     iso_timestamp,
 )
+from memquill.store._transaction import read_snapshot
 from memquill.text import utf16_len
-from memquill.transaction import read_snapshot
 
 # Fragments that stress the framing: fake markers, separators, CRLF, astral and CJK text.
 TRICKY = st.sampled_from(

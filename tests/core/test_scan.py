@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import engine, make_unreadable, remember, write
 
-from memquill import scan as scan_module
-from memquill.scan import BUDGET_WARNING, ENTRY_WARNING, DocumentCache, scan_workspace
-from memquill.scanconfig import glob_pattern, load_scan_config
+from memquill.query import _scan as scan_module
+from memquill.query._scan import BUDGET_WARNING, ENTRY_WARNING, DocumentCache, scan_workspace
+from memquill.query._scanconfig import glob_pattern, load_scan_config
 
 
 def scanned(root: Path, cache: DocumentCache | None = None) -> list[str]:

@@ -10,9 +10,15 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import make_unreadable, write
 
-from memquill import scan as scan_module
-from memquill.scan import ENTRY_WARNING, DocumentCache, FolderListing, ScanResult, scan_workspace
-from memquill.scanconfig import ScanConfig
+from memquill.query import _scan as scan_module
+from memquill.query._scan import (
+    ENTRY_WARNING,
+    DocumentCache,
+    FolderListing,
+    ScanResult,
+    scan_workspace,
+)
+from memquill.query._scanconfig import ScanConfig
 
 
 def summary(result: ScanResult) -> tuple[list[tuple[str, str]], tuple[str, ...]]:

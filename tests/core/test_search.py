@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memquill.documents import SearchDocument, note_document
-from memquill.search import Corpus, RankParams, decay_factor, path_key, rank
-from memquill.tokens import count_term, fold, query_terms, tokenize
+from memquill.query._documents import SearchDocument, note_document
+from memquill.query._rank import Corpus, RankParams, decay_factor, path_key, rank
+from memquill.query._tokens import count_term, fold, query_terms, tokenize
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 

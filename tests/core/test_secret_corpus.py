@@ -13,8 +13,10 @@ import pytest
 from tests.core.secret_corpus import CREDENTIALS, PROSE
 from tests.core.store_helpers import CHILD_TIMEOUT, expect_unchanged, manual, raw
 
-from memquill import Messages, RecordStore, SecretScanner
-from memquill.secrets import BUILTIN_DETECTORS, RegexDetector, normalize_for_detection
+from memquill import RecordStore, SecretScanner
+from memquill.errors import Messages
+from memquill.store import normalize_for_detection
+from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector
 
 SHAPES = [shape for shape, _ in CREDENTIALS]
 

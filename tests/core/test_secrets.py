@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import conversation, expect_unchanged, manual, raw, records_path
 
-from memquill import Messages, RecordStore, SecretError, SecretScanner
-from memquill.records import HEADER
-from memquill.secrets import BUILTIN_DETECTORS, RegexDetector, is_placeholder
+from memquill import RecordStore, SecretError, SecretScanner
+from memquill.errors import Messages
+from memquill.store._codec import HEADER
+from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, is_placeholder
 
 # Shapes of real credentials (made up), per detector. Each must be refused.
 SECRETS: dict[str, list[str]] = {

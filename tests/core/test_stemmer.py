@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memquill.stemmer import IRREGULAR, irregular_forms, search_prefix, stem
-from memquill.tokens import count_term, fold, query_terms, search_prefixes, tokenize
+from memquill.query._stemmer import IRREGULAR, irregular_forms, search_prefix, stem
+from memquill.query._tokens import count_term, fold, query_terms, search_prefixes, tokenize
 
 # Examples from Porter's paper (1980); a final "i" reads "y" here ("poni" is "pony").
 PORTER = {

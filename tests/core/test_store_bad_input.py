@@ -17,8 +17,9 @@ from tests.core.store_helpers import (
     tree,
 )
 
-from memquill import Candidate, Messages, RecordStore, WriteResult
-from memquill.records import HEADER, MAX_STORE_BYTES, JSONValue
+from memquill import Candidate, RecordStore, WriteResult
+from memquill.errors import Messages
+from memquill.store._codec import HEADER, MAX_STORE_BYTES, JSONValue
 
 SOME_ID = "0b6f2a52-8c1e-4c5e-9a0e-3d2b1f7c6a01"
 SOME_REVISION = "0" * 64

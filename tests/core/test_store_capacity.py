@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import expect_unchanged, manual, raw, records_path, revision_of
 
-from memquill import Messages, RecordStore
-from memquill.records import (
+from memquill import RecordStore
+from memquill.errors import Messages
+from memquill.store._codec import (
     HEADER,
     MAX_STORE_BYTES,
     JSONValue,

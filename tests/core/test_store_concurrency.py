@@ -18,8 +18,9 @@ from tests.core.store_helpers import (
     tree,
 )
 
-from memquill import Messages, RecordStore
-from memquill.records import decode_store
+from memquill import RecordStore
+from memquill.errors import Messages
+from memquill.store._codec import decode_store
 
 WORKERS = 8
 SAVES = 50
@@ -56,7 +57,7 @@ except MemoryRecordError as error:
 # Holds the lock inside a real save, before anything is staged.
 PAUSE_IN_TRANSACTION = """
 import sys, time
-import memquill.transaction as transaction
+import memquill.store._transaction as transaction
 from memquill import Candidate, RecordStore
 
 def stuck(path, data):

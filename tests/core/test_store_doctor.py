@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import expect_error, manual, raw, records_path, tree
 
-from memquill import Messages, RecordStore
-from memquill.records import MAX_STORE_BYTES
+from memquill import RecordStore
+from memquill.errors import Messages
+from memquill.store._codec import MAX_STORE_BYTES
 
 
 @pytest.fixture

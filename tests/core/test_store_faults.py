@@ -15,8 +15,9 @@ import pytest
 from tests.core.store_helpers import expect_unchanged, manual, raw, records_path, tree
 
 import memquill
-from memquill import Messages, RecordStore
-from memquill.fileio import write_synced
+from memquill import RecordStore
+from memquill.errors import Messages
+from memquill.store._fileio import write_synced
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def test_a_full_disk_while_staging_changes_nothing(
         path.write_bytes(data[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("memquill.transaction.write_synced", half_written)
+    monkeypatch.setattr("memquill.store._transaction.write_synced", half_written)
     expect_unchanged(workspace, "storage", Messages.SAVE_FAILED, store.save, [manual("new")])
     assert no_staging_files(workspace)
     monkeypatch.undo()
@@ -73,7 +74,7 @@ def test_an_edit_made_while_saving_is_never_overwritten(
         # An editor or sync tool, which does not take the writer lock, saves meanwhile.
         records_path(workspace).write_bytes(edited)
 
-    monkeypatch.setattr("memquill.transaction.write_synced", write_then_edit)
+    monkeypatch.setattr("memquill.store._transaction.write_synced", write_then_edit)
     before = store.snapshot().revision
     with pytest.raises(memquill.ConflictError) as info:
         store.save([manual("new")], before)
@@ -88,7 +89,7 @@ def test_an_unreadable_file_is_a_read_failure(
     def unreadable(file: Path) -> bytes:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr("memquill.transaction.read_bounded", unreadable)
+    monkeypatch.setattr("memquill.store._transaction.read_bounded", unreadable)
     expect_unchanged(workspace, "storage", Messages.READ_FAILED, store.snapshot)
     expect_unchanged(workspace, "storage", Messages.SAVE_FAILED, store.save, [manual("new")])
 

@@ -21,9 +21,10 @@ from tests.core.store_helpers import (
     tree,
 )
 
-from memquill import Candidate, Messages, RecordStore
+from memquill import Candidate, RecordStore
+from memquill.errors import Messages
 from memquill.private_paths import is_managed_record_path
-from memquill.records import HEADER, LEGACY_HEADER, decode_store, iso_timestamp, sha256_hex
+from memquill.store._codec import HEADER, LEGACY_HEADER, decode_store, iso_timestamp, sha256_hex
 
 
 class Clock:

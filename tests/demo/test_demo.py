@@ -16,7 +16,8 @@ ADAPTERS = {"langchain", "llamaindex", "mcp", "mcp-stdio"}
 OFF_BY_ONE = """
 from dataclasses import replace
 
-from memquill import AdapterSpec, CoreHarness, hookimpl
+from memquill.plugins import AdapterSpec, hookimpl
+from memquill.testing import CoreHarness
 
 
 class OffByOne(CoreHarness):

@@ -1,20 +1,47 @@
 """Import direction, checked by parsing every module (no import needed).
 
+- Inside the core, layers depend downwards only, and subpackages form no cycle:
+  foundation (``errors``, ``text``, ``paths``, ``private_paths``) ← ``store`` ← ``query``
+  ← ``index`` ← ``tools`` ← ``enhance`` ← ``lifecycle`` ← ``manage``; ``plugins``, ``testing``
+  and ``cli`` sit on top
+  (with the ``memquill`` facade). Every import counts, inside functions too.
 - The core imports no framework (LangChain, LlamaIndex, MCP) and no adapter package.
-- An adapter imports memquill only through its public facade (``memquill``) or the published
-  test kit (``memquill.testing``), never a core submodule, and never another adapter.
+- An adapter imports memquill only through its public facades (``memquill``,
+  ``memquill.plugins``, ``memquill.testing``), never a private module, never another adapter.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "packages"
-FRAMEWORKS = ("langchain", "langchain_core", "llama_index", "mcp", "pydantic_ai")
+CORE = ROOT / "core" / "src"
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "llama_index", "mcp", "pydantic_ai")
 ADAPTERS = ("memquill_langchain", "memquill_llamaindex", "memquill_mcp")
+ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"})
+
+FOUNDATION: Final = frozenset({"errors", "text", "paths", "private_paths"})
+LAYERS: Final = {
+    "foundation": 0,
+    "store": 1,
+    "query": 2,
+    "index": 3,
+    "tools": 4,
+    "enhance": 5,
+    "lifecycle": 6,
+    "manage": 7,
+    "plugins": 8,
+    "testing": 8,
+    "cli": 8,
+    "facade": 9,
+}
+"""Each part of the core and its height: a module may import only parts at its height or
+below (same-height parts are then checked for cycles)."""
 
 
 def _imports(path: Path) -> list[str]:
@@ -25,17 +52,99 @@ def _imports(path: Path) -> list[str]:
             found.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append(node.module)
+            # ``from memquill import errors`` names a module of the package.
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names)
     return found
 
 
-def _modules(package: str) -> list[Path]:
-    return sorted((ROOT / package / "src").rglob("*.py"))
+def _part(module: str) -> str | None:
+    """The core part a dotted module name belongs to (``None`` outside memquill)."""
+    parts = module.split(".")
+    if parts[0] != "memquill":
+        return None
+    if len(parts) == 1:
+        return "facade"
+    head = parts[1]
+    if head in FOUNDATION:
+        return "foundation"
+    return head if head in LAYERS else None
+
+
+def _module_name(path: Path, source_root: Path) -> str:
+    relative = path.relative_to(source_root).with_suffix("")
+    names = list(relative.parts)
+    if names[-1] == "__init__":
+        names.pop()
+    return ".".join(names)
+
+
+def layering_violations(source_root: Path) -> list[str]:
+    """Every upward import and every cycle between core parts under ``source_root``."""
+    problems: list[str] = []
+    edges: dict[str, set[str]] = {}
+    for path in sorted((source_root / "memquill").rglob("*.py")):
+        here = _part(_module_name(path, source_root))
+        if here is None:
+            problems.append(f"{path.relative_to(source_root)}: not in any layer")
+            continue
+        for name in _imports(path):
+            there = _part(name)
+            if there is None or there == here:
+                continue
+            if LAYERS[there] > LAYERS[here]:
+                problems.append(f"{path.relative_to(source_root)}: {here} imports {there} ({name})")
+            edges.setdefault(here, set()).add(there)
+    problems.extend(f"cycle: {' -> '.join(cycle)}" for cycle in _cycles(edges))
+    return problems
+
+
+def _cycles(edges: dict[str, set[str]]) -> Iterator[list[str]]:
+    seen: set[str] = set()
+
+    def walk(node: str, trail: list[str]) -> Iterator[list[str]]:
+        if node in trail:
+            yield [*trail[trail.index(node) :], node]
+            return
+        if node in seen:
+            return
+        seen.add(node)
+        for target in sorted(edges.get(node, ())):
+            yield from walk(target, [*trail, node])
+
+    for start in sorted(edges):
+        yield from walk(start, [])
+
+
+def test_the_core_layers_depend_downwards_only() -> None:
+    assert layering_violations(CORE) == []
+
+
+def test_the_checker_catches_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
+    package = tmp_path / "memquill"
+    for folder in ("store", "query", "tools"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "errors.py").write_text("")
+    (package / "store" / "_store.py").write_text(
+        "from memquill.errors import MemquillError\n"
+        "def late():\n    from memquill.tools import MemoryToolset\n"
+    )
+    (package / "query" / "_engine.py").write_text("import memquill.store\n")
+    assert layering_violations(tmp_path) == [
+        "memquill/store/_store.py: store imports tools (memquill.tools)",
+        "memquill/store/_store.py: store imports tools (memquill.tools.MemoryToolset)",
+    ]
+    (package / "cli").mkdir()
+    (package / "cli" / "a.py").write_text("import memquill.testing\n")
+    (package / "testing").mkdir()
+    (package / "testing" / "b.py").write_text("import memquill.cli\n")
+    assert "cycle: cli -> testing -> cli" in layering_violations(tmp_path)
 
 
 def test_core_imports_no_framework_or_adapter() -> None:
     offenders = [
         f"{path.relative_to(ROOT)}: {name}"
-        for path in _modules("core")
+        for path in sorted(CORE.rglob("*.py"))
         for name in _imports(path)
         if name.split(".")[0] in FRAMEWORKS + ADAPTERS
     ]
@@ -49,20 +158,21 @@ def test_adapters_use_only_the_public_core(package: str) -> None:
         "llamaindex_plugin": "memquill_llamaindex",
         "mcp_plugin": "memquill_mcp",
     }[package]
-    modules = _modules(package)
+    modules = sorted((ROOT / package / "src").rglob("*.py"))
     assert modules, f"{package} has no modules"
     offenders: list[str] = []
     for path in modules:
-        for name in _imports(path):
-            top = name.split(".")[0]
-            if top == "memquill" and name not in {"memquill", "memquill.testing"}:
-                offenders.append(f"{path.relative_to(ROOT)}: {name}")
-            if top in ADAPTERS and top != own:
-                offenders.append(f"{path.relative_to(ROOT)}: {name}")
-    assert not offenders, "adapters must import only `memquill` or `memquill.testing`"
-
-
-def test_the_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
-    module = tmp_path / "bad.py"
-    module.write_text("from memquill.store import RecordStore\nimport langchain_core.tools\n")
-    assert _imports(module) == ["memquill.store", "langchain_core.tools"]
+        tree = ast.parse(path.read_text("utf-8"), str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top == "memquill" and name not in ADAPTER_FACADES:
+                    offenders.append(f"{path.relative_to(ROOT)}: {name}")
+                if top in ADAPTERS and top != own:
+                    offenders.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not offenders, f"adapters must import only {sorted(ADAPTER_FACADES)}: {offenders}"

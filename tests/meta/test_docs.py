@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memquill import CATALOGUE, hookspecs
+from memquill import CATALOGUE, ERRORS, ErrorInfo
+from memquill.plugins import hookspecs
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 HOOKS = sorted(name for name in vars(hookspecs) if name.startswith("memquill_"))
@@ -23,7 +24,11 @@ def _section(text: str, heading: str) -> str:
 
 
 def test_there_are_hooks_to_document() -> None:
-    assert HOOKS == ["memquill_register_adapters", "memquill_register_secret_detectors"]
+    assert HOOKS == [
+        "memquill_register_adapters",
+        "memquill_register_secret_detectors",
+        "memquill_report_event",
+    ]
 
 
 @pytest.mark.parametrize("hook", HOOKS)
@@ -44,3 +49,10 @@ def test_every_tool_is_documented_with_its_schema(spec: object) -> None:
     assert block is not None, f"{spec.name}: no input schema block"
     assert json.loads(block.group(1)) == spec.input_schema()
     assert f"`{spec.result.__name__}`" in section
+
+
+@pytest.mark.parametrize("info", ERRORS.values(), ids=lambda info: info.code)
+def test_every_error_code_is_documented_with_its_exit_status(info: ErrorInfo) -> None:
+    text = (DOCS / "errors.md").read_text("utf-8")
+    row = re.search(rf"^\| `{info.code}` \|.*\| {info.exit_status} \|$", text, re.MULTILINE)
+    assert row is not None, f"docs/errors.md has no row for `{info.code}` ending in its status"

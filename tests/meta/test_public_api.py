@@ -9,6 +9,7 @@ import pytest
 
 FACADES = [
     "memquill",
+    "memquill.enhance",
     "memquill.testing",
     "memquill_langchain",
     "memquill_llamaindex",

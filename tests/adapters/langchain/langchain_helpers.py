@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import ToolCall
 
-from memquill import MemoryQuery, MemorySession
+from memquill import MemoryQuery, MemorySession, MemoryToolset, SearchResult
 from memquill.testing import load_fixtures
 
 NOTES = load_fixtures()["notes"]
@@ -36,6 +36,13 @@ def session(
 def query(root: Path) -> MemoryQuery:
     """A query engine on ``root`` with the fixture's clock."""
     return MemoryQuery(root, now=lambda: NOTES.now)
+
+
+def core_search(root: Path, text: str, **options: Any) -> SearchResult:
+    """The core ``memory_search`` tool's structured answer (``error`` set on a failure)."""
+    tools = MemoryToolset(session(root, access="read"), query=query(root))
+    result = tools.call("memory_search", {"query": text, **options})
+    return SearchResult.model_validate(result.structured)
 
 
 def call(name: str, args: dict[str, Any], call_id: str = "call-1") -> ToolCall:

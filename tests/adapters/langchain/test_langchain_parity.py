@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from memquill import HarnessResult
+from memquill.plugins import HarnessResult
 from memquill.testing import HarnessFactory, ParitySuite
 from memquill_langchain import LangChainHarness
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.documents import Document
 from pydantic import ValidationError
-from tests.adapters.langchain.langchain_helpers import notes_workspace, query, session
+from tests.adapters.langchain.langchain_helpers import core_search, notes_workspace, query, session
 
 from memquill import InvalidInputError, MemoryToolset, SearchHit, StorageError, UnsafePathError
 from memquill_langchain import MemquillRetriever, MemquillToolkit
@@ -63,9 +63,9 @@ def test_documents_are_the_core_hits_in_order(
     k = options.get("k", 5)
     tags = tuple(options.get("filter_tags", ()))
     file_type = options.get("file_type", "all")
-    core = query(workspace).search(text, tags=tags, file_type=file_type, limit=k)
-    assert core.ok
-    expected = [_expected(hit) for hit in core.result.hits]
+    core = core_search(workspace, text, tags=list(tags), file_type=file_type, limit=k)
+    assert core.error is None
+    expected = [_expected(hit) for hit in core.hits]
 
     retriever = MemquillRetriever(memory=query(workspace), **options)
     assert _seen(retriever.invoke(text)) == expected
@@ -102,12 +102,12 @@ def test_a_record_document_can_be_corrected_with_its_revision(workspace: Path) -
 
 @pytest.mark.parametrize("k", [0, 21, 50])
 def test_k_outside_the_core_bounds_is_refused_not_clamped(workspace: Path, k: int) -> None:
-    core = query(workspace).search("saffron", limit=k)
+    core = core_search(workspace, "saffron", limit=k)
     with pytest.raises(InvalidInputError) as per_call:
         MemquillRetriever(memory=query(workspace)).invoke("saffron", k=k)
     with pytest.raises(InvalidInputError) as constructed:
         MemquillRetriever(memory=query(workspace), k=k).invoke("saffron")
-    assert str(per_call.value) == str(constructed.value) == core.result.error
+    assert str(per_call.value) == str(constructed.value) == core.error
 
 
 def test_core_failures_raise_the_matching_memquill_error(tmp_path: Path) -> None:
@@ -128,11 +128,11 @@ def test_search_warnings_are_logged_and_notes_still_returned(
     workspace: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     (workspace / "memory" / "records.md").write_text("hand-edited, not a records file\n", "utf-8")
-    core = query(workspace).search("saffron")
-    assert core.result.warnings
-    with caplog.at_level(logging.WARNING, logger="memquill_langchain.retriever"):
+    core = core_search(workspace, "saffron")
+    assert core.warnings
+    with caplog.at_level(logging.WARNING, logger="memquill.retrieval"):
         documents = MemquillRetriever(memory=query(workspace)).invoke("saffron")
-    assert _seen(documents) == [_expected(hit) for hit in core.result.hits]
+    assert _seen(documents) == [_expected(hit) for hit in core.hits]
     assert [record.getMessage() for record in caplog.records] == [
-        f"memquill search: {warning}" for warning in core.result.warnings
+        f"memquill search: {warning}" for warning in core.warnings
     ]

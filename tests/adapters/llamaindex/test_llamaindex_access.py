@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from tests.adapters.llamaindex.llamaindex_helpers import Mode
 
-from memquill import MemorySession, Messages
+from memquill import MemorySession
+from memquill.errors import Messages
 from memquill_llamaindex import LlamaIndexHarness, MemquillToolSpec, memquill_tools
 
 READ_TOOLS = ["memory_search", "memory_get", "memory_recent"]

@@ -10,7 +10,8 @@ import pytest
 from llama_index.core.agent.workflow import FunctionAgent
 from tests.adapters.llamaindex.llamaindex_helpers import AGENT_WARNINGS, Mode, Script, run_agent
 
-from memquill import MemorySession, MemoryToolset, Messages
+from memquill import MemorySession, MemoryToolset
+from memquill.errors import Messages
 from memquill_llamaindex import MemquillToolSpec, memquill_tools
 
 pytestmark = pytest.mark.filterwarnings(AGENT_WARNINGS)

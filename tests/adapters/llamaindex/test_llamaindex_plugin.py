@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memquill import MemorySession, get_plugin_manager, plugin_report
+from memquill import MemorySession
+from memquill.plugins import get_plugin_manager, plugin_report
 from memquill.testing import CoreHarness
 from memquill_llamaindex import LlamaIndexHarness
 

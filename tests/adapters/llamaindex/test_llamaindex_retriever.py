@@ -14,10 +14,10 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from memquill import (
     InvalidInputError,
-    MemoryQuery,
     MemorySession,
     MemoryToolset,
     MemquillError,
+    SearchResult,
     StorageError,
     UnsafePathError,
     WriteReceipt,
@@ -52,16 +52,14 @@ def _text(node: NodeWithScore) -> TextNode:
 def test_nodes_are_the_core_hits_in_order(session: MemorySession, options: dict[str, Any]) -> None:
     _remember(session, "The user drinks oolong tea every morning.")
     nodes = MemquillRetriever(session, **options).retrieve("tea billing")
-    hits = (
-        MemoryQuery(session.workspace, store=session.store, now=session.now)
-        .search(
-            "tea billing",
-            tags=options.get("tags", ()),
-            file_type=options.get("file_type", "all"),
-            limit=options.get("similarity_top_k", 5),
-        )
-        .result.hits
-    )
+    arguments = {
+        "query": "tea billing",
+        "tags": options.get("tags", []),
+        "file_type": options.get("file_type", "all"),
+        "limit": options.get("similarity_top_k", 5),
+    }
+    found = MemoryToolset(session).call("memory_search", arguments)
+    hits = SearchResult.model_validate(found.structured).hits
     assert hits, "the fixture must give this query hits"
     assert [(node.node_id, node.score) for node in nodes] == [
         (hit.record_id or f"{hit.path}#{hit.line}", hit.score) for hit in hits
@@ -133,7 +131,9 @@ def test_a_bad_workspace_raises_the_error_carrying_the_core_code(
     tmp_path: Path, workspace_name: str | None, error: type[MemquillError], code: str
 ) -> None:
     workspace = workspace_name or str(tmp_path / "missing")
-    core = MemoryQuery(workspace).search("tea").result
+    session = MemorySession(workspace, access="read")
+    found = MemoryToolset(session).call("memory_search", {"query": "tea"})
+    core = SearchResult.model_validate(found.structured)
     with pytest.raises(error) as caught:
         MemquillRetriever.from_workspace(workspace).retrieve("tea")
     assert (caught.value.code, caught.value.message) == (code, core.error)
@@ -166,12 +166,14 @@ def test_search_warnings_are_logged_not_raised(
 ) -> None:
     # A hand-written records.md is not managed memory: search still answers from the notes.
     (workspace / "memory" / "records.md").write_text("# my own list\n- tea\n", "utf-8")
-    with caplog.at_level(logging.WARNING, logger="memquill_llamaindex.retriever"):
+    with caplog.at_level(logging.WARNING, logger="memquill.retrieval"):
         nodes = MemquillRetriever(session).retrieve("tea")
     core = MemoryToolset(session).call("memory_search", {"query": "tea"}).structured
     assert core is not None and core["warnings"]
     assert core["warnings"][0].startswith("Managed memory unavailable: ")
-    assert [record.getMessage() for record in caplog.records] == core["warnings"]
+    assert [record.getMessage() for record in caplog.records] == [
+        f"memquill search: {warning}" for warning in core["warnings"]
+    ]
     assert [node.node.metadata["source"] for node in nodes] == [hit["path"] for hit in core["hits"]]
     assert nodes
 

@@ -15,7 +15,9 @@ from mcp import Client
 from mcp.types import Implementation
 from tests.adapters.mcp.mcp_helpers import START_CEILING, records, stdio_server, text_of
 
-from memquill import SEARCH_PROMPT, WRITE_PROMPT, Messages, get_plugin_manager, registered_adapters
+from memquill.errors import Messages
+from memquill.plugins import get_plugin_manager, registered_adapters
+from memquill.tools import SEARCH_PROMPT, WRITE_PROMPT
 from memquill_mcp import server_command
 from memquill_mcp.cli import main
 

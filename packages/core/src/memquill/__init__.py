@@ -3,11 +3,24 @@
 Markdown is the truth (``memory/records.md`` beside the user's own notes), writes go through one
 compare-and-swap store that never loses, tears or resurrects a fact, and reads are deterministic
 keyword retrieval that needs no model.
+
+This facade holds what an application needs: sessions and their tools, the store, the result
+models, the errors, and the optional model assistance a host plugs its model into
+(:class:`TextModel`, :class:`ModelRanker`; the rest is in :mod:`memquill.enhance`). Plugin
+authors find their names in :mod:`memquill.plugins`, adapter authors the conformance kit in
+:mod:`memquill.testing`.
 """
 
-from memquill.adapters import AdapterHarness, AdapterSpec, HarnessResult, ToolDescriptor
-from memquill.binding import BindingBackend, BindingStore, LegacySession, write_authorizer
+from memquill.enhance import (
+    ModelDeferred,
+    ModelIdentity,
+    ModelRanker,
+    Prompt,
+    SceneStatus,
+    TextModel,
+)
 from memquill.errors import (
+    ERRORS,
     AccessDeniedError,
     BindingError,
     BusyError,
@@ -15,94 +28,89 @@ from memquill.errors import (
     ConflictError,
     CorruptError,
     ErrorCode,
+    ErrorInfo,
     InvalidInputError,
     MemoryRecordError,
     MemquillError,
-    Messages,
     NotFoundError,
     SecretError,
     SourceError,
     StorageError,
     UnsafePathError,
 )
-from memquill.facade import lazy_exports
-from memquill.harness import CoreHarness
-from memquill.hookspecs import hookimpl
 from memquill.paths import default_workspace
-from memquill.plugins import (
-    MemquillPluginManager,
-    PluginFailure,
-    PluginInfo,
-    PluginReport,
-    RegisteredAdapter,
-    RegisteredDetector,
-    get_plugin_manager,
-    plugin_report,
-    registered_adapters,
-    secret_scanner,
-)
-from memquill.prompts import SEARCH_PROMPT, WRITE_PROMPT
-from memquill.query import MemoryQuery
-from memquill.query_models import (
+from memquill.plugins import hookimpl, open_session
+from memquill.query import (
+    FileType,
+    GetArgs,
     GetResult,
-    QueryResponse,
+    MemoryQuery,
+    RecentArgs,
     RecentResult,
     RecentSection,
+    SearchArgs,
     SearchHit,
     SearchResult,
 )
-from memquill.records import MAX_CONTENT_UNITS, MAX_STORE_BYTES, Record, RecordStatus
-from memquill.results import (
+from memquill.store import (
+    MAX_CONTENT_UNITS,
+    MAX_STORE_BYTES,
     Candidate,
-    Preflight,
-    ProjectedRecord,
-    Projection,
+    CandidateResult,
+    DoctorReport,
+    Record,
+    RecordStatus,
+    RecordStore,
+    SecretScanner,
     Snapshot,
     WriteResult,
     WriteStatus,
 )
-from memquill.scope import Access, MemorySession
-from memquill.search import FileType
-from memquill.secrets import RegexDetector, SecretDetector, SecretScanner
-from memquill.store import RecordStore
-from memquill.tool_models import (
+from memquill.tools import (
+    CATALOGUE,
+    Access,
+    BindingBackend,
+    BindingStore,
     ForgetArgs,
-    GetArgs,
-    RecentArgs,
+    LegacySession,
+    MemorySession,
+    MemoryTool,
+    MemoryToolset,
     RememberArgs,
-    SearchArgs,
+    RetrievedMemory,
     ToolResult,
+    ToolSpec,
     UpdateArgs,
     WriteError,
     WriteReceipt,
+    memory_context,
+    retrieve,
+    write_authorizer,
 )
-from memquill.tools import CATALOGUE, MemoryTool, MemoryToolset, ToolHints, ToolSpec
 
 __all__ = [
     "CATALOGUE",
+    "ERRORS",
     "MAX_CONTENT_UNITS",
     "MAX_STORE_BYTES",
-    "SEARCH_PROMPT",
-    "WRITE_PROMPT",
     "Access",
     "AccessDeniedError",
-    "AdapterHarness",
-    "AdapterSpec",
     "BindingBackend",
     "BindingError",
     "BindingStore",
     "BusyError",
     "Candidate",
+    "CandidateResult",
     "CapacityError",
     "ConflictError",
-    "CoreHarness",
     "CorruptError",
+    "DoctorReport",
     "ErrorCode",
+    "ErrorInfo",
     "FileType",
     "ForgetArgs",
     "GetArgs",
     "GetResult",
-    "HarnessResult",
     "InvalidInputError",
     "LegacySession",
     "MemoryQuery",
@@ -111,37 +119,29 @@ __all__ = [
     "MemoryTool",
     "MemoryToolset",
     "MemquillError",
-    "MemquillPluginManager",
-    "Messages",
+    "ModelDeferred",
+    "ModelIdentity",
+    "ModelRanker",
     "NotFoundError",
-    "PluginFailure",
-    "PluginInfo",
-    "PluginReport",
-    "Preflight",
-    "ProjectedRecord",
-    "Projection",
-    "QueryResponse",
+    "Prompt",
     "RecentArgs",
     "RecentResult",
     "RecentSection",
     "Record",
     "RecordStatus",
     "RecordStore",
-    "RegexDetector",
-    "RegisteredAdapter",
-    "RegisteredDetector",
     "RememberArgs",
+    "RetrievedMemory",
+    "SceneStatus",
     "SearchArgs",
     "SearchHit",
     "SearchResult",
-    "SecretDetector",
     "SecretError",
     "SecretScanner",
     "Snapshot",
     "SourceError",
     "StorageError",
-    "ToolDescriptor",
-    "ToolHints",
+    "TextModel",
     "ToolResult",
     "ToolSpec",
     "UnsafePathError",
@@ -152,12 +152,10 @@ __all__ = [
     "WriteStatus",
     "__version__",
     "default_workspace",
-    "get_plugin_manager",
     "hookimpl",
-    "lazy_exports",
-    "plugin_report",
-    "registered_adapters",
-    "secret_scanner",
+    "memory_context",
+    "open_session",
+    "retrieve",
     "write_authorizer",
 ]
 

@@ -18,14 +18,18 @@
     └── BindingError                 scope_mismatch  a session cannot be bound to that workspace
 
 Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
-and ``docs/errors.md`` lists them.
+and ``docs/errors.md`` lists them. :data:`ERRORS` is the one registry of codes: class, meaning
+and the CLI's exit status for each.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import ClassVar, Final, Literal
 
 __all__ = [
+    "ERRORS",
     "AccessDeniedError",
     "BindingError",
     "BusyError",
@@ -33,6 +37,7 @@ __all__ = [
     "ConflictError",
     "CorruptError",
     "ErrorCode",
+    "ErrorInfo",
     "InvalidInputError",
     "MemoryRecordError",
     "MemquillError",
@@ -292,24 +297,46 @@ class BindingError(MemquillError):
     code = "scope_mismatch"
 
 
-_BY_CODE: Final[dict[ErrorCode, type[MemoryRecordError]]] = {
-    cls.code: cls
-    for cls in (
-        ConflictError,
-        InvalidInputError,
-        SecretError,
-        UnsafePathError,
-        BusyError,
-        NotFoundError,
-        CapacityError,
-        CorruptError,
-        StorageError,
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """One stable error code: its class, what it means, and the ``memquill`` exit status.
+
+    Attributes:
+        code: the machine-readable code every surface shows.
+        error: the class that carries it.
+        summary: what the code means, for a person (each call site gives its own message).
+        exit_status: the status ``memquill`` exits with when a command fails with it.
+    """
+
+    code: str
+    error: type[MemquillError]
+    summary: str
+    exit_status: int
+
+
+ERRORS: Final[Mapping[str, ErrorInfo]] = {
+    info.code: info
+    for info in (
+        ErrorInfo("conflict", ConflictError, "the store changed: re-read, then retry", 10),
+        ErrorInfo("invalid", InvalidInputError, "bad content, source, key or argument", 11),
+        ErrorInfo("secret", SecretError, "the content holds credential material", 12),
+        ErrorInfo("unsafe_path", UnsafePathError, "the workspace or memory path is unsafe", 13),
+        ErrorInfo("busy", BusyError, "another writer holds the lock", 14),
+        ErrorInfo("not_found", NotFoundError, "no such (active) record", 15),
+        ErrorInfo("capacity", CapacityError, "the 2 MiB store bound would be exceeded", 16),
+        ErrorInfo("corrupt", CorruptError, "records.md is foreign or hand-edited", 17),
+        ErrorInfo("storage", StorageError, "an operating-system failure", 18),
+        ErrorInfo("source", SourceError, "a workspace file could not be served", 19),
+        ErrorInfo("access_denied", AccessDeniedError, "the path is outside or private", 20),
+        ErrorInfo("scope_mismatch", BindingError, "the session cannot use that workspace", 21),
     )
+}
+"""Every stable code, in documentation order (``docs/errors.md`` lists the same table)."""
+
+_BY_CODE: Final[dict[str, type[MemoryRecordError]]] = {
+    code: info.error for code, info in ERRORS.items() if issubclass(info.error, MemoryRecordError)
 }
 
 _ALL_BY_CODE: Final[dict[str, type[MemquillError]]] = {
-    **_BY_CODE,
-    SourceError.code: SourceError,
-    AccessDeniedError.code: AccessDeniedError,
-    BindingError.code: BindingError,
+    code: info.error for code, info in ERRORS.items()
 }

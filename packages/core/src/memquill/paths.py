@@ -15,19 +15,36 @@ import posixpath
 import re
 import stat
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Generator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from memquill.errors import AccessDeniedError, Messages, SourceError, StorageError, UnsafePathError
-from memquill.private_paths import NOTE_EXTENSIONS, is_note, private_reason
+from memquill.errors import (
+    AccessDeniedError,
+    MemquillError,
+    Messages,
+    SourceError,
+    StorageError,
+    UnsafePathError,
+)
+from memquill.private_paths import (
+    NOTE_EXTENSIONS,
+    is_managed_record_path,
+    is_note,
+    is_private,
+    private_reason,
+)
 
 __all__ = [
     "MAX_READ_BYTES",
     "canonical_workspace",
     "default_workspace",
+    "is_managed_record_path",  # re-exported: the rules live in memquill.private_paths
+    "is_private",
     "normalize_relative",
     "open_regular",
+    "os_errors_as_source",
     "read_regular",
     "read_text_nofollow",
     "read_workspace_file",
@@ -240,3 +257,17 @@ def source_error(error: OSError) -> SourceError:
     if error.errno in (errno.EACCES, errno.EPERM):
         return SourceError(Messages.SOURCE_UNREADABLE)
     return SourceError(Messages.SOURCE_READ_FAILED)
+
+
+@contextmanager
+def os_errors_as_source() -> Generator[None]:
+    """Turn an operating-system error raised inside into :func:`source_error`'s error.
+
+    memquill's own errors (some of which are ``OSError`` too) pass through unchanged.
+    """
+    try:
+        yield
+    except MemquillError:
+        raise
+    except OSError as error:
+        raise source_error(error) from None

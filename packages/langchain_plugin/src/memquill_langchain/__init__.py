@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import typing
 
-from memquill import lazy_exports as _lazy_exports
+from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill_langchain.harness import LangChainHarness
+    from memquill_langchain.model import ChatModelTextModel
     from memquill_langchain.retriever import FileType, MemquillRetriever
     from memquill_langchain.toolkit import MemquillToolkit
     from memquill_langchain.tools import MemoryToolError, MemquillTool
 
 __all__ = [
+    "ChatModelTextModel",
     "FileType",
     "LangChainHarness",
     "MemoryToolError",
@@ -39,6 +41,7 @@ __version__ = "0.1.0"
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
+        "ChatModelTextModel": "memquill_langchain.model",
         "FileType": "memquill_langchain.retriever",
         "LangChainHarness": "memquill_langchain.harness",
         "MemoryToolError": "memquill_langchain.tools",

@@ -15,7 +15,11 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from memquill import HarnessResult, MemorySession, ToolDescriptor
+from memquill import MemorySession
+from memquill.plugins import HarnessResult, ToolDescriptor
+from memquill.testing import with_framework_model
+from memquill_langchain.model import ChatModelTextModel
+from memquill_langchain.scripted import ScriptedChatModel
 from memquill_langchain.toolkit import MemquillToolkit
 
 __all__ = ["LangChainHarness"]
@@ -29,6 +33,10 @@ class LangChainHarness:
     """
 
     def __init__(self, session: MemorySession) -> None:
+        # A parity case's scripted model answers through LangChain's own fake chat model.
+        session = with_framework_model(
+            session, lambda script: ChatModelTextModel(ScriptedChatModel.from_script(script))
+        )
         self._tools = {tool.name: tool for tool in MemquillToolkit(session=session).get_tools()}
         self._ids = count(1)
 

@@ -1,14 +1,13 @@
 """memquill's keyword search as a LangChain retriever.
 
-:class:`MemquillRetriever` returns the core's search hits (``MemoryQuery.search``), in the
-core's order, one :class:`~langchain_core.documents.Document` per hit. Nothing is re-ranked,
-filtered or reworded here.
+:class:`MemquillRetriever` returns the core's retrieval results (:func:`memquill.retrieve`), in
+the core's order, one :class:`~langchain_core.documents.Document` per hit, with the core's
+metadata. Nothing is re-ranked, filtered or reworded here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -21,12 +20,9 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from memquill import FileType, MemoryQuery, SearchHit
+from memquill import FileType, MemoryQuery, RetrievedMemory, open_session, retrieve
 
 __all__ = ["FileType", "MemquillRetriever"]
-
-
-_log = logging.getLogger(__name__)
 
 
 class MemquillRetriever(BaseRetriever):
@@ -44,7 +40,7 @@ class MemquillRetriever(BaseRetriever):
     ``record``), ``provenance`` (``workspace-file`` or the record's provenance line),
     ``record_id`` and ``record_revision`` (``None`` for notes; pass the revision to
     ``memory_update`` or ``memory_forget``). Search warnings (skipped files, partial scans,
-    unreadable records) are logged on the ``memquill_langchain.retriever`` logger.
+    unreadable records) are logged on the ``memquill.retrieval`` logger.
 
     Attributes:
         memory: the core query engine (keep one per workspace: it caches analysed notes).
@@ -69,7 +65,7 @@ class MemquillRetriever(BaseRetriever):
             workspace: absolute path of the workspace folder.
             **options: ``k``, ``filter_tags``, ``file_type`` and any ``BaseRetriever`` field.
         """
-        return cls(memory=MemoryQuery(workspace), **options)
+        return cls(memory=open_session(workspace, access="read").query, **options)
 
     def _get_relevant_documents(
         self,
@@ -101,32 +97,15 @@ class MemquillRetriever(BaseRetriever):
         filter_tags: Sequence[str] | None,
         file_type: FileType | None,
     ) -> list[Document]:
-        response = self.memory.search(
+        found = retrieve(
+            self.memory,
             query,
+            limit=self.k if k is None else k,
             tags=tuple(self.filter_tags if filter_tags is None else filter_tags),
             file_type=file_type or self.file_type,
-            limit=self.k if k is None else k,
         )
-        result = response.raise_for_error()
-        for warning in result.warnings:
-            _log.warning("memquill search: %s", warning)
-        return [_document(hit) for hit in result.hits]
+        return [_document(memory) for memory in found]
 
 
-def _document(hit: SearchHit) -> Document:
-    record = hit.kind == "record"
-    return Document(
-        id=hit.record_id if record else f"{hit.path}#{hit.line}",
-        page_content=hit.snippet,
-        metadata={
-            "source": hit.path,
-            "line": hit.line,
-            "rank": hit.rank,
-            "score": hit.score,
-            "heading": hit.heading,
-            "kind": hit.kind,
-            "provenance": hit.source,
-            "record_id": hit.record_id,
-            "record_revision": hit.record_revision,
-        },
-    )
+def _document(memory: RetrievedMemory) -> Document:
+    return Document(id=memory.id, page_content=memory.text, metadata=dict(memory.metadata))

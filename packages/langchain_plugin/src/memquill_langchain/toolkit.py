@@ -6,10 +6,12 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, PrivateAttr
 
-from memquill import Access, MemorySession, MemoryToolset
+from memquill import Access, MemorySession, MemoryToolset, TextModel, open_session
+from memquill_langchain.model import ChatModelTextModel
 from memquill_langchain.retriever import FileType, MemquillRetriever
 from memquill_langchain.tools import MemquillTool
 
@@ -51,19 +53,26 @@ class MemquillToolkit(BaseToolkit):
         session_id: str | None = None,
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
+        model: BaseChatModel | TextModel | None = None,
     ) -> MemquillToolkit:
-        """Build the toolkit and its :class:`~memquill.MemorySession` in one call.
+        """Build the toolkit and its session in one call (:func:`memquill.open_session`, so
+        every installed plugin's secret detectors guard the writes).
 
         Args:
             workspace: absolute path of the workspace folder.
             session_id: the host's trusted conversation id; writes need one.
             access: ``read`` (search, get, recent) or ``read_write`` (all six tools).
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
+            model: a chat model (or any :class:`memquill.TextModel`) to re-rank
+                ``memory_search`` candidates with; keyword order without one
+                (``docs/model-assistance.md``).
 
         Raises:
             ValueError: ``access`` is neither ``read`` nor ``read_write``.
         """
-        return cls(session=MemorySession(workspace, session_id, access, authorize_write))
+        text_model = ChatModelTextModel(model) if isinstance(model, BaseChatModel) else model
+        session = open_session(workspace, session_id, access, authorize_write, model=text_model)
+        return cls(session=session)
 
     @property
     def toolset(self) -> MemoryToolset:

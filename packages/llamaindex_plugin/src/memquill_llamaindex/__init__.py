@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import typing
 
-from memquill import lazy_exports as _lazy_exports
+from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill_llamaindex.harness import LlamaIndexHarness
     from memquill_llamaindex.memory_block import MemquillMemoryBlock
+    from memquill_llamaindex.model import LLMTextModel
     from memquill_llamaindex.retriever import FileType, MemquillRetriever
     from memquill_llamaindex.tools import MemquillToolSpec, memquill_tools
 
 __all__ = [
     "FileType",
+    "LLMTextModel",
     "LlamaIndexHarness",
     "MemquillMemoryBlock",
     "MemquillRetriever",
@@ -38,6 +40,7 @@ __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
         "FileType": "memquill_llamaindex.retriever",
+        "LLMTextModel": "memquill_llamaindex.model",
         "LlamaIndexHarness": "memquill_llamaindex.harness",
         "MemquillMemoryBlock": "memquill_llamaindex.memory_block",
         "MemquillRetriever": "memquill_llamaindex.retriever",

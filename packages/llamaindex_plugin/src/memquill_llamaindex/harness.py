@@ -17,7 +17,11 @@ from llama_index.core.tools import FunctionTool, ToolOutput
 # llama-index types the ``arguments`` of both as a bare ``dict``; we pass a dict[str, Any].
 from llama_index.core.tools.calling import acall_tool, call_tool  # pyright: ignore[reportUnknownVariableType]
 
-from memquill import HarnessResult, MemorySession, ToolDescriptor
+from memquill import MemorySession
+from memquill.plugins import HarnessResult, ToolDescriptor
+from memquill.testing import with_framework_model
+from memquill_llamaindex.model import LLMTextModel
+from memquill_llamaindex.scripted import ScriptedLLM
 from memquill_llamaindex.tools import memquill_tools
 
 __all__ = ["LlamaIndexHarness"]
@@ -31,6 +35,10 @@ class LlamaIndexHarness:
     """
 
     def __init__(self, session: MemorySession) -> None:
+        # A parity case's scripted model answers through LlamaIndex's own mock LLM.
+        session = with_framework_model(
+            session, lambda script: LLMTextModel(ScriptedLLM.from_script(script))
+        )
         self.tools: tuple[FunctionTool, ...] = tuple(memquill_tools(session))
         """The tools, in the order a model is offered them."""
 

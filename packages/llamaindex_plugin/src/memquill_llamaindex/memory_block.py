@@ -13,19 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ContentBlock, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from memquill import MemoryQuery, MemorySession
+from memquill import MemoryQuery, MemorySession, MemoryToolset, memory_context
 
 __all__ = ["MemquillMemoryBlock"]
-
-_QUERY_CHARS: Final = 1000
-"""The start of the user message searched for: the core takes 1–2000 UTF-16 units, and 1000
-characters never exceed that (a character is one or two units)."""
 
 
 class MemquillMemoryBlock(BaseMemoryBlock[list[ContentBlock]]):
@@ -59,11 +55,11 @@ class MemquillMemoryBlock(BaseMemoryBlock[list[ContentBlock]]):
         default=5, ge=0, le=20, description="Search hits for the latest user message."
     )
 
-    _query: MemoryQuery = PrivateAttr()
+    _toolset: MemoryToolset = PrivateAttr()
 
     def model_post_init(self, context: Any, /) -> None:
-        """Bind the query engine once, so its document cache lives as long as the block."""
-        self._query = self.query or self.session.query
+        """Bind the tools once, so their document cache lives as long as the block."""
+        self._toolset = MemoryToolset(self.session, query=self.query)
 
     async def _aget(
         self, messages: list[ChatMessage] | None = None, **block_kwargs: Any
@@ -86,13 +82,13 @@ class MemquillMemoryBlock(BaseMemoryBlock[list[ContentBlock]]):
         Args:
             messages: the conversation so far; the last user message is searched for.
         """
-        blocks: list[ContentBlock] = [TextBlock(text=self._query.recent(days=self.days).text)]
-        question = _latest_user_text(messages)
-        if question and self.search_limit:
-            found = self._query.search(question[:_QUERY_CHARS], limit=self.search_limit)
-            if found.ok and found.result.hits:
-                blocks.append(TextBlock(text=found.text))
-        return blocks
+        texts = memory_context(
+            self._toolset,
+            _latest_user_text(messages),
+            days=self.days,
+            limit=self.search_limit,
+        )
+        return [TextBlock(text=text) for text in texts]
 
 
 def _latest_user_text(messages: Sequence[ChatMessage]) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from memquill import AdapterHarness, AdapterSpec, MemorySession, hookimpl
+from memquill import MemorySession
+from memquill.plugins import AdapterHarness, AdapterSpec, hookimpl
 
 __all__ = ["ADAPTER", "memquill_register_adapters"]
 

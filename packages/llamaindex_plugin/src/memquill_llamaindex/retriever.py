@@ -1,22 +1,21 @@
 """memquill search as a LlamaIndex retriever, for any query engine or pipeline.
 
-Each core :class:`memquill.SearchHit` becomes one ``NodeWithScore`` in the core's order, with the
-core's score; the node text is the hit's snippet. Record ids, record revisions and provenance
-(which names both) stay in the node's metadata for code but are kept out of what an LLM or an
-embedding model reads, because they are noise to a model and change on every edit.
+Each core :class:`memquill.RetrievedMemory` (:func:`memquill.retrieve`) becomes one
+``NodeWithScore`` in the core's order, with the core's score and metadata; the node text is the
+hit's excerpt. The metadata the core marks private (rank, score, provenance, a record's id and
+revision) stays in the node for code but is kept out of what an LLM or an embedding model
+reads, because it is noise to a model and changes on every edit.
 
 Search warnings (a skipped file, a scan budget reached, unreadable managed records) do not fail
-a retrieval: they are logged at ``WARNING`` on this module's logger.
+a retrieval: the core logs them at ``WARNING`` on the ``memquill.retrieval`` logger.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final
 
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
@@ -26,16 +25,12 @@ from memquill import (
     FileType,
     MemoryQuery,
     MemorySession,
-    SearchHit,
+    RetrievedMemory,
+    open_session,
+    retrieve,
 )
 
 __all__ = ["FileType", "MemquillRetriever"]
-
-_log = logging.getLogger(__name__)
-
-
-_HIDDEN: Final = ("provenance", "record_id", "record_revision")
-"""Metadata no model reads: the provenance line and the record's id and revision."""
 
 
 class MemquillRetriever(BaseRetriever):
@@ -95,46 +90,31 @@ class MemquillRetriever(BaseRetriever):
             file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
             now: the clock recency is measured from (UTC); injectable for tests.
         """
-        session = MemorySession(workspace, access="read", now=now)
+        session = open_session(workspace, access="read", now=now)
         return cls(session, similarity_top_k=similarity_top_k, tags=tags, file_type=file_type)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        response = self.query.search(
+        found = retrieve(
+            self.query,
             query_bundle.query_str,
+            limit=self.similarity_top_k,
             tags=self.tags,
             file_type=self.file_type,
-            limit=self.similarity_top_k,
         )
-        result = response.raise_for_error()
-        for warning in result.warnings:
-            _log.warning("%s", warning)
-        return [_node(hit) for hit in result.hits]
+        return [_node(memory) for memory in found]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         # The search reads files: keep it off the event loop.
         return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
-def _node(hit: SearchHit) -> NodeWithScore:
-    # The same keys as the LangChain retriever's documents: ``source`` is the workspace path.
-    metadata: dict[str, Any] = {
-        "source": hit.path,
-        "line": hit.line,
-        "heading": hit.heading,
-        "kind": hit.kind,
-        "provenance": hit.source,
-    }
-    hidden: list[str] = list(_HIDDEN)
-    if hit.record_id is not None:
-        metadata["record_id"] = hit.record_id
-        metadata["record_revision"] = hit.record_revision
-        hidden.append("source")  # a record's path is memory/records/<id>.md: its id again
+def _node(memory: RetrievedMemory) -> NodeWithScore:
+    hidden = list(memory.private_keys)
     node = TextNode(
-        # A record is named by its id (unique, as in the store), a note by its place.
-        id_=hit.record_id or f"{hit.path}#{hit.line}",
-        text=hit.snippet,
-        metadata=metadata,
+        id_=memory.id,
+        text=memory.text,
+        metadata=dict(memory.metadata),
         excluded_llm_metadata_keys=hidden,
         excluded_embed_metadata_keys=hidden,
     )
-    return NodeWithScore(node=node, score=hit.score)
+    return NodeWithScore(node=node, score=memory.score)

@@ -16,10 +16,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from llama_index.core.base.llms.types import TextBlock
+from llama_index.core.llms import LLM
 from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
 
-from memquill import Access, MemoryQuery, MemorySession, MemoryTool, MemoryToolset, ToolResult
+from memquill import (
+    Access,
+    MemoryQuery,
+    MemorySession,
+    MemoryTool,
+    MemoryToolset,
+    TextModel,
+    ToolResult,
+    open_session,
+)
+from memquill_llamaindex.model import LLMTextModel
 
 __all__ = ["MemquillToolSpec", "memquill_tools"]
 
@@ -103,16 +114,21 @@ class MemquillToolSpec(BaseToolSpec):
         session_id: str | None = None,
         access: Access = "read_write",
         authorize_write: Callable[[], bool] | None = None,
+        model: LLM | TextModel | None = None,
     ) -> MemquillToolSpec:
-        """The tools of a new :class:`memquill.MemorySession` (same arguments, same meaning).
+        """The tools of a new session (:func:`memquill.open_session`: same arguments, same
+        meaning, and every installed plugin's secret detectors guard the writes).
 
         Args:
             workspace: absolute path of the workspace folder.
             session_id: the host's trusted id of the conversation; writes need one.
             access: ``read`` or ``read_write``.
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
+            model: an LLM (or any :class:`memquill.TextModel`) to re-rank ``memory_search``
+                candidates with; keyword order without one (``docs/model-assistance.md``).
         """
-        return cls(MemorySession(workspace, session_id, access, authorize_write))
+        text_model = LLMTextModel(model) if isinstance(model, LLM) else model
+        return cls(open_session(workspace, session_id, access, authorize_write, model=text_model))
 
     def to_tool_list(
         self,

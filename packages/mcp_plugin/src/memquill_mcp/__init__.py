@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import typing
 
-from memquill import lazy_exports as _lazy_exports
+from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill_mcp.cli import DEFAULT_PORT, TOKEN_ENV, WORKSPACE_ENV

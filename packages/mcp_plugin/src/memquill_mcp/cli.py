@@ -26,13 +26,8 @@ from typing import Final
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
-from memquill import (
-    MemorySession,
-    default_workspace,
-    get_plugin_manager,
-    plugin_report,
-    secret_scanner,
-)
+from memquill import MemorySession, default_workspace, open_session
+from memquill.plugins import connect_telemetry, get_plugin_manager
 from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
 
@@ -46,8 +41,6 @@ TOKEN_ENV: Final = "MEMQUILL_MCP_TOKEN"  # noqa: S105 - the variable's name, not
 
 WORKSPACE_ENV: Final = "MEMQUILL_WORKSPACE"
 """Environment variable naming the workspace when ``--workspace`` is not given."""
-
-_LOG = logging.getLogger("memquill_mcp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -67,7 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 session,
                 write_only=args.write_only,
                 derive_session_ids=args.session_id is None and session.access == "read_write",
+                client_model=args.rerank_with_client_model,
+                rerank_timeout=args.testing_rerank_timeout,
             )
+            if args.rerank_with_client_model:
+                # Failures of the client's model reach the plugins' telemetry hook.
+                connect_telemetry(get_plugin_manager())
             app = _http_app(server, args) if args.transport == "http" else None
     except ValueError as error:
         parser.error(str(error))
@@ -172,8 +170,16 @@ def _parser() -> argparse.ArgumentParser:
         default="WARNING",
         help="stderr log level (default WARNING)",
     )
+    parser.add_argument(
+        "--rerank-with-client-model",
+        action="store_true",
+        help="re-rank search candidates with the client's own model through MCP sampling, for "
+        "clients that declare it (each search then sends one sampling request); off by default",
+    )
     # For tests only: pins the clock (ISO 8601 with an offset) so outputs are reproducible.
     parser.add_argument("--testing-clock", metavar="ISO", help=argparse.SUPPRESS)
+    # For tests only: the seconds a client's model has to rank (3 by default).
+    parser.add_argument("--testing-rerank-timeout", type=float, help=argparse.SUPPRESS)
     return parser
 
 
@@ -185,20 +191,14 @@ def _session(args: argparse.Namespace) -> MemorySession:
     authorize: Callable[[], bool] | None = None
     if plan_mode is not None:
         authorize = lambda: not plan_mode.exists()  # noqa: E731 - re-checked at every write
-    writes = args.access == "read_write"
-    pm = get_plugin_manager() if writes else None
-    if pm is not None:
-        for failure in plugin_report(pm).failures:
-            _LOG.warning("plugin %s: %s", failure.plugin, failure.message)
-    return MemorySession(
+    # Every detector the installed plugins register (built-ins included) guards writes.
+    return open_session(
         workspace,
         args.session_id,
         args.access,
         authorize,
         lock_timeout=args.lock_timeout,
         now=_clock(args.testing_clock),
-        # Every detector the installed plugins register (built-ins included) guards writes.
-        secrets=secret_scanner(pm) if pm is not None else None,
     )
 
 

@@ -28,7 +28,10 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, Implementation, TextContent, Tool
 
-from memquill import HarnessResult, MemorySession, ToolDescriptor
+from memquill import MemorySession
+from memquill.plugins import HarnessResult, ToolDescriptor
+from memquill.testing import script_of
+from memquill_mcp.scripted import ScriptedSampler
 from memquill_mcp.server import build_server
 
 __all__ = ["McpClientHarness", "McpStdioHarness", "server_command"]
@@ -99,6 +102,9 @@ class _ClientHarness:
 class McpClientHarness(_ClientHarness):
     """The session's tools served in-process by :func:`~memquill_mcp.build_server`.
 
+    A session whose model is scripted (a parity case with a model) gets a client that declares
+    sampling and answers with the script, and a server that re-ranks with the client's model.
+
     Args:
         session: the session to serve (used as is, so a host's mode switch applies at once).
         mode: ``legacy`` sends real JSON-RPC messages after an ``initialize`` handshake;
@@ -108,7 +114,11 @@ class McpClientHarness(_ClientHarness):
     def __init__(
         self, session: MemorySession, *, mode: Literal["legacy", "auto"] = "legacy"
     ) -> None:
-        super().__init__(Client(build_server(session), mode=mode, client_info=_CLIENT))
+        script = script_of(session)
+        sampler = ScriptedSampler(script) if script is not None else None
+        server = build_server(session, client_model=sampler is not None)
+        client = Client(server, mode=mode, client_info=_CLIENT, sampling_callback=sampler)
+        super().__init__(client)
 
 
 class McpStdioHarness(_ClientHarness):
@@ -119,7 +129,9 @@ class McpStdioHarness(_ClientHarness):
     (``--testing-clock``). The host's write authorisation is mirrored before every call into a
     Plan-mode file (``--plan-mode-file``): it exists exactly while ``authorize_write`` refuses.
     The subprocess runs the built-in secret detectors, as a session built without a scanner
-    does; plugin autoloading is off there, which also keeps start-up short.
+    does; plugin autoloading is off there, which also keeps start-up short. A scripted model
+    is played by this side's client through sampling, and the subprocess keeps its model state
+    (install key, receipts) in a private folder.
 
     Args:
         session: the session to reproduce.
@@ -136,10 +148,18 @@ class McpStdioHarness(_ClientHarness):
             parameters = StdioServerParameters(
                 command=command,
                 args=[*prefix, *self._arguments()],
-                env={"MEMQUILL_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                env={
+                    "MEMQUILL_DISABLE_PLUGIN_AUTOLOAD": "1",
+                    "XDG_DATA_HOME": str(self._control / "data"),
+                },
             )
             transport = stdio_client(parameters, errlog=errlog or sys.stderr)
-            super().__init__(Client(transport, mode="legacy", client_info=_CLIENT))
+            script = script_of(session)
+            sampler = ScriptedSampler(script) if script is not None else None
+            client = Client(
+                transport, mode="legacy", client_info=_CLIENT, sampling_callback=sampler
+            )
+            super().__init__(client)
         except BaseException:
             shutil.rmtree(self._control, ignore_errors=True)
             raise
@@ -166,6 +186,11 @@ class McpStdioHarness(_ClientHarness):
         ]
         if session.now is not None:
             arguments.append(f"--testing-clock={session.now().isoformat()}")
+        if script_of(session) is not None:
+            arguments.append("--rerank-with-client-model")
+            timeout = getattr(session.ranker, "timeout", None)
+            if isinstance(timeout, float | int):
+                arguments.append(f"--testing-rerank-timeout={timeout}")
         return arguments
 
     def _mirror_authorisation(self) -> None:

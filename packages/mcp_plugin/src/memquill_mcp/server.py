@@ -28,11 +28,26 @@ from typing import Any, Final
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    ContentBlock,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import ValidationError
 
-from memquill import WRITE_PROMPT, MemorySession, MemoryTool, ToolResult, ToolSpec
+from memquill import (
+    MemorySession,
+    MemoryTool,
+    MemoryToolset,
+    ModelDeferred,
+    ModelRanker,
+    ToolResult,
+    ToolSpec,
+)
 from memquill_mcp.connections import ConnectionSessions
+from memquill_mcp.sampling import sampling_model
 
 __all__ = ["READ_SERVER_NAME", "WRITE_SERVER_NAME", "build_server"]
 
@@ -51,6 +66,8 @@ def build_server(
     write_only: bool = False,
     derive_session_ids: bool = False,
     name: str | None = None,
+    client_model: bool = False,
+    rerank_timeout: float | None = None,
 ) -> MCPServer:
     """An MCP server offering ``session``'s memory tools.
 
@@ -63,6 +80,12 @@ def build_server(
         derive_session_ids: ignore ``session.session_id`` and derive one per client connection
             from the client's name and a fresh id (see :class:`ConnectionSessions`).
         name: the server name; ``memquill`` (``memquill-write`` when ``write_only``) by default.
+        client_model: re-rank ``memory_search`` candidates with the client's own model through
+            MCP sampling, for clients that declare the capability (each search then sends one
+            ``sampling/createMessage``). Other clients, and every client when off, get the
+            session's own ranker if it has one, else keyword order. A ranker on ``session``
+            lends its runner and timeout to the client's model.
+        rerank_timeout: seconds the client's model has to rank (3 by default).
 
     Raises:
         ValueError: ``write_only`` with a read-only session (there would be no tools).
@@ -74,13 +97,13 @@ def build_server(
             raise ValueError("a write-only server needs a session with read_write access")
         mounted = tuple(tool for tool in mounted if tool.spec.access == "write")
     # The core's fragments for exactly what is mounted: search always, write only with writes.
-    instructions = WRITE_PROMPT if write_only else sessions.toolset.system_prompt()
+    instructions = sessions.toolset.system_prompt(read=not write_only)
     return MCPServer(
         name or (WRITE_SERVER_NAME if write_only else READ_SERVER_NAME),
         title="memquill memory",
         instructions=instructions,
         version=_version(),
-        tools=[_native_tool(tool, sessions) for tool in mounted],
+        tools=[_native_tool(tool, sessions, client_model, rerank_timeout) for tool in mounted],
         # The SDK configures root logging only when the host has not; keep that quiet.
         log_level="WARNING",
     )
@@ -94,12 +117,25 @@ class _CoreValidates(FuncMetadata):
         return {"arguments": dict(arguments_to_validate)}
 
 
-def _native_tool(tool: MemoryTool, sessions: ConnectionSessions) -> Tool:
+def _native_tool(
+    tool: MemoryTool, sessions: ConnectionSessions, client_model: bool, timeout: float | None
+) -> Tool:
     spec = tool.spec
+    samples = client_model and spec.name == "memory_search"
 
-    async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
+    async def call(
+        arguments: dict[str, Any], ctx: Context[Any, Any]
+    ) -> CallToolResult | InputRequiredResult:
         toolset = sessions.toolset_for(*_caller(ctx)) if sessions.derive else sessions.toolset
-        result = await toolset[spec.name].ainvoke(arguments)
+        if samples:
+            toolset = _with_client_model(toolset, ctx, timeout)
+        try:
+            result = await toolset[spec.name].ainvoke(arguments)
+        except ModelDeferred as deferred:
+            # The 2026-07-28 protocol: the client samples, then calls again with the answer.
+            if isinstance(deferred.payload, InputRequiredResult):
+                return deferred.payload
+            raise
         return _call_result(spec, result)
 
     return Tool(
@@ -119,6 +155,23 @@ def _native_tool(tool: MemoryTool, sessions: ConnectionSessions) -> Tool:
             open_world_hint=spec.hints.open_world,
         ),
     )
+
+
+def _with_client_model(
+    toolset: MemoryToolset, ctx: Context[Any, Any], timeout: float | None
+) -> MemoryToolset:
+    """The toolset for this call, ranking with the client's model when it can sample."""
+    model = sampling_model(ctx)
+    if model is None:
+        return toolset
+    base = toolset.session.ranker
+    if isinstance(base, ModelRanker):
+        ranker = ModelRanker(model, runner=base.runner, timeout=timeout or base.timeout)
+    elif timeout is not None:
+        ranker = ModelRanker(model, timeout=timeout)
+    else:
+        ranker = ModelRanker(model)
+    return MemoryToolset(toolset.session.with_ranker(ranker), query=toolset.query)
 
 
 def _call_result(spec: ToolSpec, result: ToolResult) -> CallToolResult:

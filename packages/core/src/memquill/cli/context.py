@@ -7,28 +7,23 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TextIO
+from typing import TextIO
 
-from memquill.errors import MemquillError
+from memquill.errors import ERRORS, MemquillError
 from memquill.paths import default_workspace
+from memquill.plugins import open_session
+from memquill.tools import Access, MemorySession
 
-__all__ = ["EXIT_CODES", "Context", "Handler", "add_common", "run"]
+__all__ = ["Context", "Handler", "add_common", "exit_status", "run"]
 
-EXIT_CODES: Final[dict[str, int]] = {
-    "conflict": 10,
-    "invalid": 11,
-    "secret": 12,
-    "unsafe_path": 13,
-    "busy": 14,
-    "not_found": 15,
-    "capacity": 16,
-    "corrupt": 17,
-    "storage": 18,
-    "source": 19,
-    "access_denied": 20,
-    "scope_mismatch": 21,
-}
-"""Exit status per error code; 1 means "ran, but found a problem" (``doctor``), 2 is usage."""
+
+def exit_status(code: str | None) -> int:
+    """The exit status of a failure with ``code`` (:data:`memquill.errors.ERRORS`).
+
+    1 means "ran, but found a problem" (``doctor``, an unknown code); 2 is a usage error.
+    """
+    info = ERRORS.get(code or "")
+    return info.exit_status if info is not None else 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +40,10 @@ class Context:
         """Create the default workspace on first write (an explicit one must already exist)."""
         if self.workspace_is_default:
             self.workspace.mkdir(parents=True, exist_ok=True)
+
+    def session(self, access: Access = "read_write") -> MemorySession:
+        """The session every command works in, opened through the plugin-aware factory."""
+        return open_session(self.workspace, access=access)
 
     def emit(self, text: str, data: object) -> None:
         """Print ``text``, or ``data`` as JSON under ``--json``."""
@@ -75,4 +74,4 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return handler(args, context)
     except MemquillError as error:
         err.write(f"error[{error.code}]: {error.message}\n")
-        return EXIT_CODES.get(error.code, 1)
+        return exit_status(error.code)

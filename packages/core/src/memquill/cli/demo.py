@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from memquill.cli.context import Context, add_common
 
 if TYPE_CHECKING:
-    from memquill.demo import AdapterRun
+    from memquill.testing import AdapterRun
 
 __all__ = ["register"]
 
@@ -41,8 +41,8 @@ def register(subparsers: Any) -> None:  # argparse keeps its subparsers type pri
 
 def _demo(args: argparse.Namespace, context: Context) -> int:
     # Imported here: loading every adapter is the demo's job, not the CLI's start-up cost.
-    from memquill.demo import SCENARIO, core_spec, run_adapter
     from memquill.plugins import get_plugin_manager, plugin_report
+    from memquill.testing import SCENARIO, core_spec, run_adapter
 
     report = plugin_report(get_plugin_manager())
     specs = [core_spec(), *(entry.adapter for entry in report.adapters)]

@@ -10,9 +10,8 @@ import argparse
 import re
 from typing import Any, Final
 
-from memquill.cli.context import EXIT_CODES, Context, add_common
-from memquill.query import MemoryQuery
-from memquill.query_models import GetResult, QueryResponse, RecentResult, SearchResult
+from memquill.cli.context import Context, add_common, exit_status
+from memquill.tools import MemoryToolset
 
 __all__ = ["register"]
 
@@ -79,30 +78,34 @@ def _line_range(value: str) -> tuple[int | None, int | None]:
 
 
 def _search(args: argparse.Namespace, context: Context) -> int:
-    query = MemoryQuery(context.workspace, cache=False)
-    return _emit(
-        context,
-        query.search(args.query, tags=tuple(args.tags), file_type=args.file_type, limit=args.limit),
-    )
+    arguments = {
+        "query": args.query,
+        "tags": list(args.tags),
+        "file_type": args.file_type,
+        "limit": args.limit,
+    }
+    return _call(context, "memory_search", arguments)
 
 
 def _get(args: argparse.Namespace, context: Context) -> int:
     start, end = args.lines if args.lines is not None else (None, None)
-    query = MemoryQuery(context.workspace, cache=False)
-    return _emit(
-        context, query.get(args.path, line_start=start, line_end=end, char_start=args.char_start)
-    )
+    arguments = {
+        "file_path": args.path,
+        "line_start": start,
+        "line_end": end,
+        "char_start": args.char_start,
+    }
+    return _call(context, "memory_get", arguments)
 
 
 def _recent(args: argparse.Namespace, context: Context) -> int:
-    return _emit(context, MemoryQuery(context.workspace, cache=False).recent(days=args.days))
+    return _call(context, "memory_recent", {"days": args.days})
 
 
-def _emit(
-    context: Context,
-    response: QueryResponse[SearchResult] | QueryResponse[GetResult] | QueryResponse[RecentResult],
-) -> int:
-    context.emit(response.text, response.result.model_dump(mode="json"))
-    if response.ok:
+def _call(context: Context, tool: str, arguments: dict[str, Any]) -> int:
+    # The read tools themselves: the text printed is exactly what a model is shown.
+    result = MemoryToolset(context.session("read")).call(tool, arguments)
+    context.emit(result.text, result.structured)
+    if not result.is_error:
         return 0
-    return EXIT_CODES.get(response.result.error_code or "", 1)
+    return exit_status((result.structured or {}).get("error_code"))

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from memquill.cli.context import Context, add_common
-from memquill.doctor import DoctorReport
 from memquill.errors import (
     ConflictError,
     CorruptError,
@@ -17,9 +16,8 @@ from memquill.errors import (
     Messages,
     NotFoundError,
 )
-from memquill.records import Record, iso_timestamp, sha256_hex
-from memquill.results import Candidate, Snapshot, WriteResult
-from memquill.store import RecordStore
+from memquill.store import DoctorReport, Record, Snapshot
+from memquill.tools import WriteOutcome, WriteSource, compact, correct, forget, remember
 
 __all__ = ["register"]
 
@@ -69,16 +67,15 @@ def register(subparsers: Any) -> None:
 
 def _remember(args: argparse.Namespace, context: Context) -> int:
     context.ensure_workspace()
-    text: str = args.text
-    key: str = args.key or "manual:" + sha256_hex(text)
-    source = {"kind": "manual", "capturedAt": iso_timestamp(datetime.now(UTC))}
-    result = RecordStore(context.workspace).save([Candidate(text, source, key)])
+    outcome = remember(
+        context.session(), args.text, source=WriteSource.manual(), idempotency_key=args.key
+    )
     hint = (
         "\nThis fact (or its key) was corrected or forgotten before; pass --key to save it anew."
-        if result.status == "blocked"
+        if outcome.status == "blocked"
         else ""
     )
-    context.emit(_describe(result) + hint, _result_json(result))
+    context.emit(_describe(outcome) + hint, _result_json(outcome))
     return 0
 
 
@@ -86,7 +83,7 @@ def _list(args: argparse.Namespace, context: Context) -> int:
     if context.workspace_is_default and not context.workspace.exists():
         context.emit("(no remembered facts yet)", {"revision": None, "records": []})
         return 0
-    snapshot = RecordStore(context.workspace).snapshot()
+    snapshot = context.session("read").store.snapshot()
     shown = [r for r in snapshot.records if args.all or r.status == "active"]
     now = datetime.now(UTC)
     lines = [f"store revision {snapshot.revision}  ({_summary(snapshot)})"]
@@ -108,29 +105,30 @@ def _list(args: argparse.Namespace, context: Context) -> int:
 
 
 def _update(args: argparse.Namespace, context: Context) -> int:
-    store = RecordStore(context.workspace)
-    snapshot = store.snapshot()
+    session = context.session()
+    snapshot = session.store.snapshot()
     record = _resolve_id(snapshot, args.id, active_only=True)
     revision = _resolve_revision(snapshot, record, args.revision)
-    source = {"kind": "manual", "capturedAt": iso_timestamp(datetime.now(UTC))}
-    result = store.correct(record.id, args.text, revision, source)
-    context.emit(_describe(result), _result_json(result))
+    outcome = correct(session, record.id, args.text, revision, source=WriteSource.manual())
+    context.emit(_describe(outcome), _result_json(outcome))
     return 0
 
 
 def _forget(args: argparse.Namespace, context: Context) -> int:
-    store = RecordStore(context.workspace)
-    snapshot = store.snapshot()
+    session = context.session()
+    snapshot = session.store.snapshot()
     record = _resolve_id(snapshot, args.id, active_only=False)
-    result = store.revoke(record.id, _resolve_revision(snapshot, record, args.revision))
-    context.emit(_describe(result), _result_json(result))
+    revision = _resolve_revision(snapshot, record, args.revision)
+    outcome = forget(session, record.id, revision, source=WriteSource.manual())
+    context.emit(_describe(outcome), _result_json(outcome))
     return 0
 
 
 def _compact(args: argparse.Namespace, context: Context) -> int:
-    store = RecordStore(context.workspace)
-    result = store.compact(_resolve_revision(store.snapshot(), None, args.revision))
-    context.emit(f"{result.status}: store revision {result.revision}", _result_json(result))
+    session = context.session()
+    revision = _resolve_revision(session.store.snapshot(), None, args.revision)
+    outcome = compact(session, revision, source=WriteSource.manual())
+    context.emit(f"{outcome.status}: store revision {outcome.revision}", _result_json(outcome))
     return 0
 
 
@@ -139,7 +137,7 @@ def _doctor(args: argparse.Namespace, context: Context) -> int:
         text = f"no workspace yet at {context.workspace}; the first `remember` creates it"
         context.emit(text, {"ok": True, "workspace": None})
         return 0
-    report = RecordStore(context.workspace).doctor(fix=args.fix)
+    report = context.session().store.doctor(fix=args.fix)
     context.emit(_doctor_text(report), _doctor_json(report))
     return 0 if report.ok else 1
 
@@ -172,18 +170,18 @@ def _resolve_revision(snapshot: Snapshot, record: Record | None, given: str) -> 
     raise ConflictError(Messages.STALE)
 
 
-def _describe(result: WriteResult) -> str:
-    target = f" {result.record_id}" if result.record_id else ""
-    record = f" (record revision {result.record_revision})" if result.record_revision else ""
-    return f"{result.status}{target}{record}\nstore revision {result.revision}"
+def _describe(outcome: WriteOutcome) -> str:
+    target = f" {outcome.record_id}" if outcome.record_id else ""
+    record = f" (record revision {outcome.record_revision})" if outcome.record_revision else ""
+    return f"{outcome.status}{target}{record}\nstore revision {outcome.revision}"
 
 
-def _result_json(result: WriteResult) -> dict[str, object]:
+def _result_json(outcome: WriteOutcome) -> dict[str, object]:
     return {
-        "status": result.status,
-        "record_id": result.record_id,
-        "record_revision": result.record_revision,
-        "revision": result.revision,
+        "status": outcome.status,
+        "record_id": outcome.record_id,
+        "record_revision": outcome.record_revision,
+        "revision": outcome.revision,
     }
 
 

@@ -10,27 +10,64 @@ in ``memquill/testing/cases`` then runs through your adapter and is compared wit
             return MyHarness          # MyHarness(session) -> AdapterHarness
 
 The pytest plugin (loaded automatically through the ``pytest11`` entry point) fails a parity
-test that is skipped instead of excused with a reason.
+test that is skipped instead of excused with a reason. :mod:`memquill.testing` also holds the
+demo scenario ``memquill demo`` runs through every adapter.
 """
 
-from memquill.harness import CoreHarness
-from memquill.normalize import Normalizer, canonical_schema
-from memquill.testing.cases import Case, Fixture, Step, load_cases, load_fixtures
-from memquill.testing.runner import HarnessFactory, Outcome, assert_outcomes, run_case
-from memquill.testing.suite import ParitySuite
+import typing
+
+from memquill.plugins import lazy_exports as _lazy_exports
+from memquill.testing._cases import Case, Fixture, Step, load_cases, load_fixtures
+from memquill.testing._demo import SCENARIO, AdapterRun, DemoStep, core_spec, run_adapter
+from memquill.testing._harness import CoreHarness
+from memquill.testing._models import (
+    FAKE_SECRET,
+    ModelScript,
+    Reply,
+    ScriptedProviderError,
+    ScriptedTextModel,
+    parse_script,
+    play,
+    script_of,
+    scripted_failure,
+    with_framework_model,
+)
+from memquill.testing._normalize import Normalizer, canonical_schema
+from memquill.testing._runner import HarnessFactory, Outcome, assert_outcomes, run_case
+
+if typing.TYPE_CHECKING:
+    from memquill.testing._suite import ParitySuite
 
 __all__ = [
+    "FAKE_SECRET",
+    "SCENARIO",
+    "AdapterRun",
     "Case",
     "CoreHarness",
+    "DemoStep",
     "Fixture",
     "HarnessFactory",
+    "ModelScript",
     "Normalizer",
     "Outcome",
     "ParitySuite",
+    "Reply",
+    "ScriptedProviderError",
+    "ScriptedTextModel",
     "Step",
     "assert_outcomes",
     "canonical_schema",
+    "core_spec",
     "load_cases",
     "load_fixtures",
+    "parse_script",
+    "play",
+    "run_adapter",
     "run_case",
+    "script_of",
+    "scripted_failure",
+    "with_framework_model",
 ]
+
+# pytest is needed by the suite only: ``memquill demo`` uses this package without it.
+__getattr__, __dir__ = _lazy_exports(__name__, {"ParitySuite": "memquill.testing._suite"})

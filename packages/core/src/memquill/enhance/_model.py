@@ -1,0 +1,132 @@
+"""``TextModel``: the one thing memquill asks of a host's model, and who that model is.
+
+A text model takes a :class:`Prompt` (system and user text) and returns text, within a token
+budget. It is asynchronous, and cancellation is asyncio's own: memquill cancels the task that
+awaits :meth:`TextModel.generate` (a timed-out rerank, a host shutting down), and an
+implementation lets ``asyncio.CancelledError`` propagate.
+
+Its :class:`ModelIdentity` says who it is without saying anything secret: a family and a name a
+person can read (``langchain`` / ``ChatOpenAI/gpt-4o-mini``), plus the configuration
+*material* (keys, endpoints, settings) that only ever enters an HMAC. Two identities with the
+same material are the same configuration; any change of key or setting is a new one, which is
+what lifts a credential block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast, runtime_checkable
+
+from pydantic import BaseModel, SecretBytes, SecretStr
+
+__all__ = ["ModelDeferred", "ModelIdentity", "Prompt", "TextModel"]
+
+_SIMPLE = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What a model is asked.
+
+    Attributes:
+        system: the instructions (the contract the answer must follow).
+        user: the request itself; any data inside it is untrusted.
+    """
+
+    system: str
+    user: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelIdentity:
+    """Who a text model is: readable parts, and secret material that is only ever hashed.
+
+    Attributes:
+        family: where the model comes from (``langchain``, ``llamaindex``, ``mcp_sampling``,
+            or a host's own word); telemetry reports it as ``custom`` unless it is one of those.
+        name: a non-secret name a person recognises (a class and a model name). Shown by
+            ``memquill enhance status`` and kept in credential block receipts.
+        material: keys, endpoints and settings. memquill feeds it to an HMAC with a private
+            install key and never stores, logs or shows it.
+    """
+
+    family: str
+    name: str
+    material: bytes = field(default=b"", repr=False)
+
+    @property
+    def label(self) -> str:
+        """``family:name``: the key credential blocks are kept under."""
+        return f"{self.family}:{self.name}"
+
+    @classmethod
+    def from_settings(cls, family: str, name: str, settings: object) -> ModelIdentity:
+        """An identity whose material is every simple setting of ``settings``.
+
+        ``settings`` is a pydantic model (a LangChain chat model, a LlamaIndex LLM) or a
+        mapping. Secrets held as ``SecretStr``/``SecretBytes`` count with their real value, so a
+        changed key is a changed identity; clients, callbacks and other objects are skipped.
+        """
+        values: dict[str, object] = {}
+        if isinstance(settings, BaseModel):
+            for key in type(settings).model_fields:
+                values[key] = getattr(settings, key, None)
+        elif isinstance(settings, Mapping):
+            mapping = cast("Mapping[object, object]", settings)
+            values = {str(key): value for key, value in mapping.items()}
+        simple: list[tuple[str, Any]] = []
+        for key in sorted(values):
+            value = _plain(values[key])
+            if isinstance(value, _SIMPLE):
+                simple.append((key, value))
+        material = json.dumps([family, name, simple], ensure_ascii=False, default=str)
+        return cls(family, name, material.encode("utf-8"))
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    if isinstance(value, SecretBytes):
+        return value.get_secret_value().hex()
+    return value
+
+
+@runtime_checkable
+class TextModel(Protocol):
+    """A host's model, as memquill's model assistance uses it.
+
+    Adapters provide one from what their users already have (a LangChain chat model, a
+    LlamaIndex LLM, the MCP client's own model through sampling); any object with these two
+    members works.
+    """
+
+    @property
+    def identity(self) -> ModelIdentity:
+        """Who the model is (read before every request; it must be cheap and never fail)."""
+        ...
+
+    async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:
+        """The model's answer to ``prompt``, at most about ``max_tokens`` tokens long.
+
+        Raise the provider's own exception on failure: memquill classifies it from its type,
+        status and code (never from where it is shown). Let cancellation propagate.
+        """
+        ...
+
+
+class ModelDeferred(Exception):
+    """Raised by a text model whose host answers on a later request.
+
+    An MCP client on the 2026-07-28 protocol answers a sampling request by calling the tool
+    again; the adapter raises this with the request it must return to the client. memquill
+    counts it as neither a success nor a failure and lets it through to the adapter.
+
+    Attributes:
+        payload: what the adapter hands back to its host (opaque to memquill).
+    """
+
+    def __init__(self, payload: object) -> None:
+        super().__init__("the model answers on a later request")
+        self.payload = payload

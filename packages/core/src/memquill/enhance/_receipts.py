@@ -1,0 +1,164 @@
+"""Persistent credential block receipts: "this model configuration's key was refused".
+
+One small JSON file per model label (``block-<keyed digest>.json`` beside the install key)::
+
+    {"format":"memquill-model-block","version":1,"label":"langchain:ChatOpenAI/gpt-4o-mini",
+     "fingerprint":"hmac-v1:…","reason":"credentials_missing","rootCause":"credentials"}
+
+It holds no key, prompt, token or path: the label is the model's readable name and the
+fingerprint is keyed (see :mod:`memquill.enhance._identity`). A receipt blocks only while its
+fingerprint equals the current configuration's, so changing the key (or any setting) lifts the
+block by itself; the stale file is removed after the next successful call.
+
+Reading is strict and fails closed: a symlink, a non-regular file, more than 1,024 bytes,
+group/other permission bits, or anything but exactly this shape is
+:class:`PersistenceUnavailable`, which the runner reports as ``persistence_unavailable``
+instead of calling the model. Writing is a temporary file (exclusive, 0600), fsync, rename.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from memquill.errors import SourceError
+from memquill.paths import open_regular
+
+__all__ = ["MAX_RECEIPT_BYTES", "BlockReceipt", "BlockReceipts", "PersistenceUnavailable"]
+
+MAX_RECEIPT_BYTES: Final = 1024
+_FORMAT: Final = "memquill-model-block"
+_KEYS: Final = ("format", "version", "label", "fingerprint", "reason", "rootCause")
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class PersistenceUnavailable(Exception):
+    """A receipt could not be read or written safely (no details, on purpose)."""
+
+    def __init__(self) -> None:
+        super().__init__("AUXILIARY_CONFIGURATION_STATE_UNAVAILABLE")
+
+
+@dataclass(frozen=True, slots=True)
+class BlockReceipt:
+    """A stored credential block: which model, and for which configuration."""
+
+    label: str
+    fingerprint: str
+
+
+class BlockReceipts:
+    """The receipts in ``directory`` (the install key's folder)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def path_for(self, digest: str) -> Path:
+        """The receipt file of a label digest (:func:`~memquill.enhance._identity.label_digest`)."""
+        return self.directory / f"block-{digest}.json"
+
+    def read(self, digest: str) -> BlockReceipt | None:
+        """The receipt for ``digest``, or ``None`` when there is none.
+
+        Raises:
+            PersistenceUnavailable: the file exists but is unsafe or malformed.
+        """
+        path = self.path_for(digest)
+        try:
+            if path.is_symlink():
+                raise PersistenceUnavailable()
+            descriptor = open_regular(path)  # never waits on a FIFO planted there
+        except FileNotFoundError:
+            return None
+        except (OSError, SourceError):
+            raise PersistenceUnavailable() from None
+        try:
+            info = os.fstat(descriptor)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECEIPT_BYTES:
+                raise PersistenceUnavailable()
+            if os.name == "posix" and info.st_mode & 0o077:
+                raise PersistenceUnavailable()
+            raw = os.read(descriptor, MAX_RECEIPT_BYTES + 1)
+        except OSError:
+            raise PersistenceUnavailable() from None
+        finally:
+            os.close(descriptor)
+        return _parse(raw)
+
+    def write(self, digest: str, receipt: BlockReceipt) -> None:
+        """Store ``receipt`` atomically.
+
+        Raises:
+            PersistenceUnavailable: it could not be written.
+        """
+        document = {
+            "format": _FORMAT,
+            "version": 1,
+            "label": receipt.label,
+            "fingerprint": receipt.fingerprint,
+            "reason": "credentials_missing",
+            "rootCause": "credentials",
+        }
+        data = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        target = self.path_for(digest)
+        temporary = self.directory / f".{target.name}.{secrets.token_hex(8)}.tmp"
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+            descriptor = os.open(temporary, flags, 0o600)
+            try:
+                os.write(descriptor, data)
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+            os.replace(temporary, target)
+        except OSError:
+            temporary.unlink(missing_ok=True)
+            raise PersistenceUnavailable() from None
+
+    def remove(self, digest: str) -> None:
+        """Delete the receipt for ``digest`` if it is there (a stale one, after a key change)."""
+        # A stale receipt blocks nothing; removing it is housekeeping only.
+        with contextlib.suppress(OSError):
+            self.path_for(digest).unlink(missing_ok=True)
+
+    def all(self) -> list[BlockReceipt | None]:
+        """Every receipt in the folder (``None`` for one that cannot be read safely)."""
+        try:
+            names = sorted(os.listdir(self.directory))
+        except OSError:
+            return []
+        found: list[BlockReceipt | None] = []
+        for name in names:
+            if name.startswith("block-") and name.endswith(".json"):
+                try:
+                    found.append(self.read(name[len("block-") : -len(".json")]))
+                except PersistenceUnavailable:
+                    found.append(None)
+        return found
+
+
+def _parse(raw: bytes) -> BlockReceipt:
+    try:
+        document: Any = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise PersistenceUnavailable() from None
+    if (
+        not isinstance(document, dict)
+        or tuple(sorted(document)) != tuple(sorted(_KEYS))  # pyright: ignore[reportUnknownArgumentType]
+        or document["format"] != _FORMAT
+        or document["version"] != 1
+        or document["reason"] != "credentials_missing"
+        or document["rootCause"] != "credentials"
+        or not isinstance(document["label"], str)
+        or not isinstance(document["fingerprint"], str)
+        or not document["fingerprint"].startswith("hmac-v1:")
+    ):
+        raise PersistenceUnavailable()
+    return BlockReceipt(document["label"], document["fingerprint"])

@@ -1,0 +1,270 @@
+"""The auxiliary runner: every model call memquill makes, failing honestly and quietly.
+
+Per request (:meth:`AuxiliaryRunner.run`), before any model call:
+
+1. the model's identity and the install key give the configuration's fingerprint (a failure
+   there is ``unavailable: identity_unavailable``);
+2. a credential failure that could not yet be persisted holds this configuration in memory:
+   persisting is retried, and nothing is sent (``persistence_unavailable`` until it works);
+3. a persistent block receipt for this fingerprint answers ``unavailable:
+   credentials_missing`` (in every scene, scope and process, until the key changes);
+4. the (scene, scope) entry of the same configuration answers ``cooldown: in_flight`` while a
+   call is out (no coalescing: another prompt never receives this one's answer) and ``cooldown:
+   request_failed`` until its retry time.
+
+Then the model is called (120 s limit by default). An empty answer is ``failed:
+empty_response`` with a cooldown; an exception is classified
+(:func:`~memquill.enhance.classify`): credentials → a persistent block; a cancellation →
+``failed: cancelled`` without cooldown; an unsupported model → ``unavailable:
+model_unsupported``; anything else → ``failed: request_failed`` with a cooldown of 60 s doubling
+to a 300 s cap. Cooldowns are process-local and per (scene, scope); entries are LRU-bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from memquill.enhance._classify import classify
+from memquill.enhance._entries import Entries, Entry
+from memquill.enhance._identity import IdentityUnavailable, InstallKey, fingerprint, label_digest
+from memquill.enhance._model import ModelDeferred, ModelIdentity, TextModel
+from memquill.enhance._receipts import BlockReceipt, BlockReceipts, PersistenceUnavailable
+from memquill.enhance._results import (
+    CREDENTIAL_BLOCK,
+    IDENTITY_UNAVAILABLE,
+    PERSISTENCE_UNAVAILABLE,
+    AuxiliaryRequest,
+    AuxiliaryResult,
+    Reason,
+    Scene,
+    SceneStatus,
+    Status,
+)
+from memquill.enhance._telemetry import Telemetry
+from memquill.paths import user_data_dir
+
+__all__ = ["MAX_COOLDOWN", "AuxiliaryRunner", "default_runner", "default_state_dir"]
+
+MAX_COOLDOWN: Final = 300.0
+_LOG: Final = logging.getLogger("memquill.enhance")
+
+
+def default_state_dir() -> Path:
+    """``memquill/model-assistance`` in the user's data folder (install key and receipts)."""
+    return user_data_dir() / "memquill" / "model-assistance"
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    identity: ModelIdentity
+    fingerprint: str
+    digest: str
+
+
+class AuxiliaryRunner:
+    """Runs model calls for every scene, with cooldowns, blocks and telemetry.
+
+    One runner per process is the intent (:func:`memquill.enhance.default_runner`): cooldowns
+    are shared by everything in the process that calls the same model for the same scope.
+
+    Args:
+        state_dir: where the install key and block receipts live (default: the user's data
+            folder; see :func:`default_state_dir`).
+        cooldown: the first cooldown, in seconds (clamped to 0.001–300); it doubles per
+            consecutive failure up to 300 s.
+        max_entries: (scene, scope) entries kept (clamped to 1–512), least recently used first.
+        clock: seconds since the epoch (injectable for tests).
+        telemetry: where failures are reported (a quiet default: logging only).
+    """
+
+    def __init__(
+        self,
+        *,
+        state_dir: Path | None = None,
+        cooldown: float = 60.0,
+        max_entries: int = 128,
+        clock: Callable[[], float] = time.time,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        self.state_dir = state_dir or default_state_dir()
+        self.telemetry = telemetry or Telemetry()
+        self._key = InstallKey(self.state_dir)
+        self._receipts = BlockReceipts(self.state_dir)
+        self._cooldown = min(max(cooldown, 0.001), MAX_COOLDOWN)
+        self._clock = clock
+        self._entries = Entries(min(max(max_entries, 1), 512))
+        self._latches: dict[str, str] = {}  # model label -> fingerprint of an unsaved block
+        self._stale: set[str] = set()  # receipts of an older configuration, removed on success
+        self._lock = threading.Lock()
+
+    async def run(self, request: AuxiliaryRequest) -> AuxiliaryResult:
+        """Call the model for ``request`` if nothing stands in the way (see the module doc).
+
+        Never raises for a model failure. ``asyncio.CancelledError`` (the caller gave up) and
+        :class:`~memquill.enhance.ModelDeferred` (the host answers later) pass through.
+        """
+        route = self._route(request.model)
+        if isinstance(route, AuxiliaryResult):
+            return route
+        gate = self._gate(request, route)
+        if gate is not None:
+            return gate
+        entry = self._admit(request, route)
+        if isinstance(entry, AuxiliaryResult):
+            return entry
+        try:
+            text = await self._call(request)
+        except asyncio.CancelledError:
+            entry.last = AuxiliaryResult("failed", "cancelled")
+            raise
+        except ModelDeferred:
+            raise
+        except Exception as error:  # noqa: BLE001 - every model failure is classified
+            return self._failed(request, route, entry, error)
+        finally:
+            entry.pending = False
+        if not text.strip():
+            return self._settle(entry, self._cooled(entry, "failed", "empty_response"))
+        entry.failures, entry.retry_at = 0, None
+        return self._settle(entry, AuxiliaryResult("completed", text=text))
+
+    def status(
+        self, scene: Scene, model: TextModel | None, scope: str | None = None
+    ) -> SceneStatus:
+        """How ``scene`` stands for ``model`` (one scope, or all of them), without calling it.
+
+        Only state of the current configuration counts: after a key change the old cooldowns
+        and successes are not shown as this configuration's.
+        """
+        if model is None:
+            return SceneStatus(scene, "not_configured")
+        route = self._route(model)
+        if isinstance(route, AuxiliaryResult):
+            return SceneStatus(scene, "unavailable", route.reason)
+        label = route.identity.label
+        gate = self._gate_quietly(route)
+        if gate is not None:
+            state = "blocked" if gate.requires_configuration_change else "unavailable"
+            return SceneStatus(scene, state, gate.reason, model=label)
+        return self._entries.status(scene, scope, route.fingerprint, label, self._clock())
+
+    # -- steps -----------------------------------------------------------------------------
+
+    def _route(self, model: TextModel) -> _Route | AuxiliaryResult:
+        try:
+            identity = model.identity
+        except Exception as error:  # noqa: BLE001 - a host's model must never break a tool
+            _LOG.warning("model assistance unavailable: model identity (%s)", type(error).__name__)
+            return IDENTITY_UNAVAILABLE
+        try:
+            key = self._key.load()
+        except IdentityUnavailable:
+            return IDENTITY_UNAVAILABLE
+        return _Route(identity, fingerprint(key, identity), label_digest(key, identity.label))
+
+    def _gate(self, request: AuxiliaryRequest, route: _Route) -> AuxiliaryResult | None:
+        label = route.identity.label
+        with self._lock:
+            latched = self._latches.get(label)
+            if latched is not None and latched != route.fingerprint:
+                del self._latches[label]  # the configuration changed: the old failure is moot
+                latched = None
+        if latched is not None:
+            return self._persist_block(route)
+        return self._gate_quietly(route, request.scene)
+
+    def _gate_quietly(self, route: _Route, scene: Scene | None = None) -> AuxiliaryResult | None:
+        with self._lock:
+            if self._latches.get(route.identity.label) == route.fingerprint:
+                return PERSISTENCE_UNAVAILABLE
+        try:
+            receipt = self._receipts.read(route.digest)
+        except PersistenceUnavailable:
+            return PERSISTENCE_UNAVAILABLE
+        if receipt is not None:
+            if receipt.fingerprint == route.fingerprint:
+                return CREDENTIAL_BLOCK
+            with self._lock:
+                self._stale.add(route.digest)
+        if scene is not None:
+            with self._lock:
+                if len(self._latches) >= self._entries.capacity:
+                    return PERSISTENCE_UNAVAILABLE  # fail closed: never evict an unsaved block
+        return None
+
+    def _admit(self, request: AuxiliaryRequest, route: _Route) -> Entry | AuxiliaryResult:
+        return self._entries.admit(
+            request.scene, request.scope, route.fingerprint, route.digest, self._clock()
+        )
+
+    async def _call(self, request: AuxiliaryRequest) -> str:
+        call = request.model.generate(request.prompt, max_tokens=request.max_tokens)
+        if request.timeout is None:
+            return await call
+        return await asyncio.wait_for(call, request.timeout)
+
+    def _failed(
+        self, request: AuxiliaryRequest, route: _Route, entry: Entry, error: Exception
+    ) -> AuxiliaryResult:
+        failure = classify(error)
+        self.telemetry.report(request.scene, failure, route.identity.family)
+        if failure.root_cause == "cancelled":
+            return self._settle(entry, AuxiliaryResult("failed", "cancelled"))
+        if failure.root_cause == "credentials":
+            with self._lock:
+                self._latches[route.identity.label] = route.fingerprint
+            _LOG.warning(
+                "model assistance blocked: scene=%s model=%s: the credentials were refused; "
+                "change the key to unblock",
+                request.scene,
+                route.identity.label,
+            )
+            return self._settle(entry, self._persist_block(route))
+        if failure.root_cause == "model_unsupported":
+            return self._settle(entry, self._cooled(entry, "unavailable", "model_unsupported"))
+        return self._settle(entry, self._cooled(entry, "failed", "request_failed"))
+
+    def _persist_block(self, route: _Route) -> AuxiliaryResult:
+        label = route.identity.label
+        try:
+            self._receipts.write(route.digest, BlockReceipt(label, route.fingerprint))
+        except PersistenceUnavailable:
+            return PERSISTENCE_UNAVAILABLE  # the latch stays: no call until it is saved
+        with self._lock:
+            if self._latches.get(label) == route.fingerprint:
+                del self._latches[label]
+        return CREDENTIAL_BLOCK
+
+    def _cooled(self, entry: Entry, status: Status, reason: Reason) -> AuxiliaryResult:
+        entry.failures += 1
+        delay = min(self._cooldown * 2 ** min(entry.failures - 1, 3), MAX_COOLDOWN)
+        entry.retry_at = self._clock() + delay
+        return AuxiliaryResult(status, reason, retry_at=entry.retry_at)
+
+    def _settle(self, entry: Entry, result: AuxiliaryResult) -> AuxiliaryResult:
+        entry.last = result
+        if result.completed and entry.digest in self._stale:
+            # A receipt of an older configuration blocks nothing; tidy it once the new one works.
+            with self._lock:
+                self._stale.discard(entry.digest)
+            self._receipts.remove(entry.digest)
+        return result
+
+
+_DEFAULT: list[AuxiliaryRunner] = []
+_DEFAULT_LOCK: Final = threading.Lock()
+
+
+def default_runner() -> AuxiliaryRunner:
+    """The process's runner (made on first use): one set of cooldowns for the whole process."""
+    with _DEFAULT_LOCK:
+        if not _DEFAULT:
+            _DEFAULT.append(AuxiliaryRunner())
+        return _DEFAULT[0]

@@ -1,0 +1,33 @@
+"""The local management page: see, correct and forget what the agent remembers, in a browser.
+
+Needs the ``web`` extra (``pip install 'memquill[web]'``): Starlette for the app, uvicorn to
+serve it. ``memquill manage`` is the command; this facade is what it (and a host that wants to
+embed the page) uses::
+
+    from memquill import open_session
+    from memquill.manage import Backend, ManageServer
+
+    server = ManageServer(Backend.open(open_session("/path/to/workspace")))
+    print(server.url)
+    server.serve()
+
+The page serves one workspace, chosen here and never by a request, on 127.0.0.1 only, and
+refuses cross-site requests (see ``docs/manage.md``).
+"""
+
+from memquill.manage._app import create_app
+from memquill.manage._guard import LOOPBACK_HOSTS, MAX_BODY_BYTES
+from memquill.manage._jobs import JobsSource, JobsView, JobView
+from memquill.manage._server import ManageServer
+from memquill.manage._state import Backend
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "MAX_BODY_BYTES",
+    "Backend",
+    "JobView",
+    "JobsSource",
+    "JobsView",
+    "ManageServer",
+    "create_app",
+]

@@ -1,0 +1,112 @@
+"""The extraction jobs panel's view of the lifecycle: a small interface and its JSON.
+
+The page never reads the job ledger itself. It asks a :class:`JobsSource` for the status
+(spec 9.8: the last jobs, whether the turn log is full, how many turns wait for a batch) and asks
+it to resume jobs when a person presses Retry. Whatever cannot be read is shown as
+``{"error": "unavailable"}``: a corrupt or missing ledger never blocks managing records by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol, runtime_checkable
+
+from memquill.errors import MemquillError
+
+__all__ = [
+    "RETRYABLE",
+    "JobView",
+    "JobsSource",
+    "JobsView",
+    "jobs_json",
+]
+
+RETRYABLE: Final = frozenset({"pending", "running", "unavailable", "failed", "cooldown"})
+"""Statuses the runner picks up again (spec 9.4 step 3)."""
+
+_EXHAUSTED: Final = "retry_exhausted"
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """One extraction job as the panel shows it.
+
+    Attributes:
+        id: the job id (the batch-closing turn).
+        status: ``pending``, ``running``, ``completed``, ``nothing``, ``unavailable``,
+            ``failed``, ``cooldown`` or ``skipped``.
+        reason: why it has that status (spec 9.7), if it says.
+        updated_at: ISO timestamp of the last status change.
+        retry_at: not before this moment (milliseconds since the epoch), if set.
+        requires_configuration_change: waits for a changed model configuration.
+    """
+
+    id: str
+    status: str
+    reason: str | None = None
+    updated_at: str | None = None
+    retry_at: int | None = None
+    requires_configuration_change: bool = False
+
+    @property
+    def can_retry(self) -> bool:
+        """Whether pressing Retry can make progress: never after the attempt budget is spent."""
+        return self.status in RETRYABLE and self.reason != _EXHAUSTED
+
+
+@dataclass(frozen=True, slots=True)
+class JobsView:
+    """The status the panel shows (spec 9.8)."""
+
+    jobs: Sequence[JobView]
+    capacity_reached: bool = False
+    pending_turns: int = 0
+
+
+@runtime_checkable
+class JobsSource(Protocol):
+    """What the page needs from the extraction lifecycle of its workspace."""
+
+    def status(self) -> JobsView:
+        """The current status.
+
+        Raises:
+            MemquillError or OSError: the ledger cannot be read (the page shows unavailable).
+        """
+        ...
+
+    def resume(self) -> None:
+        """Start a pass over the retryable jobs and return without waiting for it."""
+        ...
+
+
+def jobs_json(source: JobsSource | None) -> dict[str, object]:
+    """The ``enhancement`` member of the state: the status, or ``{"error": "unavailable"}``.
+
+    ``None`` means this installation has no extraction lifecycle for the workspace.
+    """
+    if source is None:
+        return {"error": "unavailable"}
+    try:
+        view = source.status()
+    except (MemquillError, OSError, ValueError):
+        return {"error": "unavailable"}
+    jobs = [
+        {
+            "id": job.id,
+            "status": job.status,
+            "reason": job.reason,
+            "updatedAt": job.updated_at,
+            "retryAt": job.retry_at,
+            "requiresConfigurationChange": job.requires_configuration_change,
+            "canRetry": job.can_retry,
+        }
+        for job in view.jobs
+    ]
+    return {
+        "jobs": jobs,
+        "capacityReached": view.capacity_reached,
+        "pendingTurns": view.pending_turns,
+        "canRetry": any(job.can_retry for job in view.jobs),
+    }

@@ -1,0 +1,136 @@
+"""The page's side panels as HTML: the store's health (doctor) and the extraction jobs.
+
+Both are rendered from the same data ``GET /api/memory`` returns, escaped everywhere; a panel
+that cannot be filled says so in words instead of disappearing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from html import escape
+from typing import cast
+
+from memquill.manage._words import JOB_REASONS, JOB_STATUSES
+
+__all__ = ["doctor_panel", "jobs_panel", "store_problem"]
+
+
+def _bytes(count: int) -> str:
+    return f"{count / 1024:,.1f} KiB" if count < 1024 * 1024 else f"{count / 1048576:,.2f} MiB"
+
+
+def store_problem(error: Mapping[str, object]) -> str:
+    """The notice shown instead of the facts when ``records.md`` cannot be read."""
+    index = error.get("recordIndex")
+    where = (
+        f"<p>The first record that does not read is <strong>record {index + 1}"
+        f"</strong> (counting from 1) in <code>memory/records.md</code>.</p>"
+        if isinstance(index, int)
+        else ""
+    )
+    return (
+        '<section class="problem" role="alert" aria-labelledby="problem-title">'
+        '<h2 id="problem-title">The records file cannot be read</h2>'
+        f"<p>{escape(str(error.get('message', '')))} "
+        f'<span class="code">({escape(str(error.get("code", "")))})</span></p>{where}'
+        "<p>Nothing is written while the file is in this state. "
+        "<code>memquill doctor</code> explains the problem; undo the hand edit in an editor "
+        "(or restore a backup), then reload this page.</p></section>"
+    )
+
+
+def _lock(doctor: Mapping[str, object]) -> str:
+    if not doctor.get("lockHeld"):
+        return "free"
+    holder = doctor.get("lockHolder")
+    if not isinstance(holder, Mapping):
+        return "held by a writer that left no details"
+    details = cast(Mapping[str, object], holder)
+    pid, since = details.get("pid"), details.get("since")
+    return f"held by process {escape(str(pid))}" + (f" since {escape(str(since))}" if since else "")
+
+
+def doctor_panel(doctor: Mapping[str, object]) -> str:
+    """Capacity used, the writer lock, staging files left behind and secret findings."""
+    used = int(cast(int, doctor.get("usedBytes", 0)))
+    most = int(cast(int, doctor.get("maxBytes", 1))) or 1
+    percent = 100 * used / most
+    items = [
+        f'<li><span id="capacity-label">Space used</span>: {_bytes(used)} of {_bytes(most)} '
+        f'({percent:.1f}%) <meter aria-labelledby="capacity-label" min="0" max="{most}" '
+        f'value="{used}" '
+        f'high="{int(most * 0.9)}">{percent:.1f}%</meter></li>',
+        f"<li>Writer lock: {_lock(doctor)}</li>",
+    ]
+    temp = cast(Sequence[str], doctor.get("tempFiles") or [])
+    if temp:
+        names = ", ".join(f"<code>{escape(name)}</code>" for name in temp)
+        items.append(
+            f"<li>Staging files left by an interrupted write: {names}. "
+            "<code>memquill doctor --fix</code> removes them.</li>"
+        )
+    for finding in cast(Sequence[Mapping[str, object]], doctor.get("secretFindings") or []):
+        kinds = ", ".join(escape(str(kind)) for kind in cast(Sequence[object], finding["kinds"]))
+        items.append(
+            f"<li>Record <code>{escape(str(finding['recordId']))}</code> looks like it holds a "
+            f"credential ({kinds}): forget it, or edit it without the credential.</li>"
+        )
+    error = doctor.get("error")
+    if isinstance(error, Mapping):
+        items.append(
+            f"<li>Problem: {escape(str(cast(Mapping[str, object], error)['message']))}</li>"
+        )
+    verdict = "Healthy." if doctor.get("ok") else "Needs attention."
+    return (
+        '<section aria-labelledby="doctor-title" id="doctor">'
+        f'<h2 id="doctor-title">Health</h2><p>{verdict}</p><ul>{"".join(items)}</ul></section>'
+    )
+
+
+def _retry_at(value: object) -> str:
+    if not isinstance(value, int):
+        return ""
+    moment = datetime.fromtimestamp(value / 1000, UTC)
+    return f"not before {moment.strftime('%Y-%m-%d %H:%M:%S UTC')}"
+
+
+def jobs_panel(enhancement: Mapping[str, object]) -> str:
+    """The last extraction jobs with status, reason and retry time, and the Retry button."""
+    head = (
+        '<section aria-labelledby="jobs-title" id="jobs">'
+        '<h2 id="jobs-title">Automatic extraction</h2>'
+    )
+    if "error" in enhancement:
+        return (
+            f'{head}<p class="unavailable">Extraction status is unavailable. Facts can still be '
+            "added, corrected and forgotten by hand.</p></section>"
+        )
+    jobs = cast(Sequence[Mapping[str, object]], enhancement.get("jobs") or [])
+    rows = "".join(
+        "<tr>"
+        f"<td><code>{escape(str(job['id']))}</code></td>"
+        f"<td>{escape(JOB_STATUSES.get(str(job['status']), str(job['status'])))}</td>"
+        f"<td>{escape(JOB_REASONS.get(str(job.get('reason')), str(job.get('reason') or '')))}</td>"
+        f"<td>{escape(str(job.get('updatedAt') or ''))}</td>"
+        f"<td>{_retry_at(job.get('retryAt'))}</td>"
+        "</tr>"
+        for job in jobs
+    )
+    table = (
+        '<div class="scroll"><table><caption>Last jobs</caption><thead><tr><th scope="col">Job'
+        '</th><th scope="col">Status</th><th scope="col">Why</th><th scope="col">Updated</th>'
+        f'<th scope="col">Retry</th></tr></thead><tbody>{rows}</tbody></table></div>'
+        if jobs
+        else "<p>No extraction jobs yet.</p>"
+    )
+    waiting = int(cast(int, enhancement.get("pendingTurns", 0)))
+    notes = f"<p>{waiting} turn{'' if waiting == 1 else 's'} waiting for the next batch.</p>"
+    if enhancement.get("capacityReached"):
+        notes += "<p>The turn log is full (5,000 turns); new turns are no longer recorded.</p>"
+    button = (
+        '<button type="button" id="retry-jobs">Retry extraction now</button>'
+        if enhancement.get("canRetry")
+        else ""
+    )
+    return f"{head}{notes}{table}{button}</section>"

@@ -1,0 +1,109 @@
+"""``open_session``: the plugin-aware way every surface opens a :class:`MemorySession`.
+
+A session built directly guards writes with the built-in secret detectors only. Every surface
+memquill ships (the CLI, the adapters' ``from_workspace`` factories, the MCP server, the demo)
+opens its session here instead, so the detectors that installed plugins register through
+``memquill_register_secret_detectors`` refuse content on every write path. The plugin manager
+is built once per call; sessions derived with :meth:`MemorySession.with_session_id` keep the
+scanner.
+
+Given a ``model``, the session re-ranks search candidates with it (a
+:class:`~memquill.enhance.ModelRanker` on the process's auxiliary runner), and that runner's
+failures reach every plugin's ``memquill_report_event`` hook.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from memquill.enhance import AuxiliaryRunner, ModelRanker, ProviderEvent, TextModel, default_runner
+from memquill.plugins._manager import (
+    MemquillPluginManager,
+    get_plugin_manager,
+    plugin_report,
+    secret_scanner,
+)
+from memquill.tools import Access, MemorySession
+
+__all__ = ["connect_telemetry", "open_session"]
+
+_log = logging.getLogger("memquill.plugins")
+
+
+def open_session(
+    workspace: str | os.PathLike[str],
+    session_id: str | None = None,
+    access: Access = "read_write",
+    authorize_write: Callable[[], bool] | None = None,
+    *,
+    plugins: MemquillPluginManager | None = None,
+    lock_timeout: float = 5.0,
+    now: Callable[[], datetime] | None = None,
+    model: TextModel | None = None,
+    runner: AuxiliaryRunner | None = None,
+) -> MemorySession:
+    """A session on ``workspace`` whose writes run every installed plugin's secret detectors.
+
+    Args:
+        workspace: the workspace folder (``~`` is expanded).
+        session_id: the host's trusted id of the conversation; writes of tools need one.
+        access: ``read`` or ``read_write``.
+        authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
+        plugins: the plugin manager to take detectors from (default: a new one, loading the
+            installed plugins unless ``MEMQUILL_DISABLE_PLUGIN_AUTOLOAD`` is set).
+        lock_timeout: seconds a write waits for another writer.
+        now: the clock (UTC); injectable for tests.
+        model: the host's model, to re-rank ``memory_search`` candidates (optional model
+            assistance; ``docs/model-assistance.md``). Without one, search is keyword order.
+        runner: the auxiliary runner model calls go through (default: the process's).
+
+    A plugin that fails to load is logged on ``memquill.plugins`` and left out; the others
+    still guard writes. A ``read`` session never writes, so it loads no plugins unless
+    ``plugins`` is given, or a ``model`` whose failures plugins may want to hear of.
+    """
+    scanner = None
+    manager = plugins
+    if access == "read_write" or plugins is not None or model is not None:
+        manager = plugins if plugins is not None else get_plugin_manager()
+        for failure in plugin_report(manager).failures:
+            _log.warning("plugin %s: %s", failure.plugin, failure.message)
+        scanner = secret_scanner(manager)
+    ranker = None
+    if model is not None:
+        assert manager is not None
+        runner = connect_telemetry(manager, runner)
+        ranker = ModelRanker(model, runner=runner)
+    return MemorySession(
+        Path(workspace).expanduser(),
+        session_id,
+        access,
+        authorize_write,
+        lock_timeout=lock_timeout,
+        now=now,
+        secrets=scanner,
+        ranker=ranker,
+    )
+
+
+def connect_telemetry(
+    manager: MemquillPluginManager, runner: AuxiliaryRunner | None = None
+) -> AuxiliaryRunner:
+    """Send ``runner``'s model-failure events to ``manager``'s ``memquill_report_event`` hook.
+
+    ``runner`` defaults to the process's; it is returned. Connecting again replaces the
+    previous manager, so events are never delivered twice.
+    """
+    runner = runner or default_runner()
+    runner.telemetry.connect("plugins", _reporter(manager))
+    return runner
+
+
+def _reporter(manager: MemquillPluginManager) -> Callable[[ProviderEvent], None]:
+    def report(event: ProviderEvent) -> None:
+        manager.hook.memquill_report_event(event=event)
+
+    return report

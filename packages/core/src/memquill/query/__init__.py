@@ -1,0 +1,55 @@
+"""Deterministic keyword retrieval over a workspace: ``search``, ``get`` and ``recent``.
+
+:class:`MemoryQuery` reads the user's notes and the store's active records (as projections
+``memory/records/<id>.md``), ranks them and pages through sources; it takes validated argument
+models and returns result models, which the renderers word exactly as the tools show them.
+It never writes.
+"""
+
+from memquill.query._args import (
+    FileType,
+    GetArgs,
+    RecentArgs,
+    SearchArgs,
+    parse_args,
+    validation_message,
+)
+from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery
+from memquill.query._models import (
+    GetResult,
+    HitKind,
+    RecentResult,
+    RecentSection,
+    ResultT,
+    SearchHit,
+    SearchResult,
+    SectionKind,
+)
+from memquill.query._rank import RankParams
+from memquill.query._render import render_get, render_recent, render_search
+from memquill.query._scan import DocumentCache
+
+__all__ = [
+    "PAGE_UNITS",
+    "SNIPPET_UNITS",
+    "DocumentCache",
+    "FileType",
+    "GetArgs",
+    "GetResult",
+    "HitKind",
+    "MemoryQuery",
+    "RankParams",
+    "RecentArgs",
+    "RecentResult",
+    "RecentSection",
+    "ResultT",
+    "SearchArgs",
+    "SearchHit",
+    "SearchResult",
+    "SectionKind",
+    "parse_args",
+    "render_get",
+    "render_recent",
+    "render_search",
+    "validation_message",
+]

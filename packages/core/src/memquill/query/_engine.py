@@ -1,0 +1,230 @@
+"""The read tools' core: ``search``, ``get`` and ``recent`` over one workspace.
+
+:class:`MemoryQuery` is meant to live as long as its host (an MCP server, an agent): it keeps
+analysed notes and records between calls, so a repeated search reads only what changed. Every
+method takes its already-validated argument model (:mod:`memquill.query._args`), raises a
+:class:`~memquill.errors.MemquillError` for a failure, and returns the answer as data;
+:mod:`memquill.query._render` words it (spec 6.5–6.7).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Final
+
+from memquill.errors import MemquillError
+from memquill.paths import (
+    canonical_workspace,
+    normalize_relative,
+    os_errors_as_source,
+    read_workspace_file,
+    source_error,
+)
+from memquill.query._args import GetArgs, RecentArgs, SearchArgs
+from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_document
+from memquill.query._markdown import wiki_links
+from memquill.query._models import GetResult, RecentResult, SearchHit, SearchResult
+from memquill.query._rank import Corpus, RankedHit, RankParams, rank
+from memquill.query._recent import collect_recent
+from memquill.query._render import score_value
+from memquill.query._scan import DocumentCache, scan_workspace
+from memquill.query._scanconfig import load_scan_config
+from memquill.store import ProjectedRecord, RecordStore
+from memquill.text import utf16_len, utf16_prefix, utf16_slice
+
+__all__ = ["PAGE_UNITS", "SNIPPET_UNITS", "MemoryQuery"]
+
+PAGE_UNITS: Final = 3000
+"""A ``get`` page, in UTF-16 units."""
+SNIPPET_UNITS: Final = 300
+"""A search snippet, in UTF-16 units."""
+_RECORDS_PREFIX: Final = "memory/records/"
+
+
+class MemoryQuery:
+    """Search, read and review one workspace's memory.
+
+    Args:
+        workspace: absolute path of the workspace folder.
+        store: the records store to project active records from (one is made if omitted).
+        now: the clock decay is measured from (UTC); injectable for tests.
+        cache: keep analysed notes between calls (results are identical either way); a
+            :class:`~memquill.query.DocumentCache` may be given to tune it.
+        params: ranking constants (see :class:`memquill.query.RankParams`).
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        store: RecordStore | None = None,
+        now: Callable[[], datetime] | None = None,
+        cache: bool | DocumentCache = True,
+        params: RankParams | None = None,
+    ) -> None:
+        self._workspace = os.fspath(workspace)
+        self._store = store or RecordStore(self._workspace)
+        self._now = now or (lambda: datetime.now(UTC))
+        self._cache = (
+            cache if isinstance(cache, DocumentCache) else DocumentCache() if cache else None
+        )
+        self._params = params or RankParams()
+        self._records: dict[tuple[str, str], SearchDocument] = {}
+        self._corpus: Corpus | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def workspace(self) -> str:
+        """The workspace path as given."""
+        return self._workspace
+
+    def search(self, args: SearchArgs) -> SearchResult:
+        """Find memories matching ``args.query`` (spec 6.3/6.5, ranked as DESIGN.md §4).
+
+        Raises:
+            MemquillError: the workspace cannot be used (unreadable folder, bad path).
+        """
+        root = canonical_workspace(self._workspace)
+        with os_errors_as_source(), self._lock:
+            scan = scan_workspace(root, self._cache)
+            records, unavailable = self._record_documents()
+            corpus = self._corpus_of((*scan.documents, *records))
+            ranked = rank(
+                corpus,
+                args.query,
+                now=self._now(),
+                tags=tuple(args.tags or ()),
+                file_type=args.file_type,
+                params=self._params,
+            )
+        warnings = list(scan.warnings)
+        if unavailable is not None:
+            warnings.append(f"Managed memory unavailable: {unavailable}")
+        hits = tuple(_hit(rank_, hit) for rank_, hit in enumerate(ranked[: args.limit], 1))
+        return SearchResult(hits=hits, warnings=tuple(dict.fromkeys(warnings)))
+
+    def get(self, args: GetArgs) -> GetResult:
+        """Read a workspace source or an active record's projection, one page at a time.
+
+        ``args.char_start`` is a UTF-16 offset within the selected lines (``next_char_start``
+        of the previous page).
+
+        Raises:
+            AccessDeniedError: the path is absolute, escapes the workspace, is private (memquill's
+                own or a credential file) or is not a note.
+            SourceError: the source is missing, unreadable, not a regular file or too large.
+        """
+        path = normalize_relative(args.file_path)
+        root = canonical_workspace(self._workspace)
+        record = self._projected(path)
+        if record is not None:
+            content = record.content
+        else:
+            # Only what search reads: the notes of the scan settings' extensions.
+            notes = load_scan_config(root).extensions
+            with os_errors_as_source():
+                content = read_workspace_file(root, path, extensions=notes)
+        lines = content.split("\n")
+        first = args.line_start or 1
+        selected = "\n".join(lines[first - 1 : args.line_end])
+        offset = args.char_start or 0
+        page, next_start = _page(selected, offset)
+        return GetResult(
+            path=path,
+            line_start=first,
+            line_end=args.line_end,
+            char_start=offset,
+            content=page,
+            next_char_start=next_start,
+            links=wiki_links(page),
+            source=record.provenance if record is not None else WORKSPACE_FILE,
+            kind="record" if record is not None else "note",
+            record_id=record.id if record is not None else None,
+            record_revision=record.record_revision if record is not None else None,
+        )
+
+    def recent(self, args: RecentArgs) -> RecentResult:
+        """Long-term memory, the newest ``args.days`` daily files and every active record.
+
+        Active records come newest first, each with its record revision in the provenance.
+
+        Raises:
+            MemquillError: the workspace cannot be used.
+        """
+        root = canonical_workspace(self._workspace)
+        with os_errors_as_source():
+            return collect_recent(root, self._store, args.days)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _projected(self, path: str) -> ProjectedRecord | None:
+        if not path.startswith(_RECORDS_PREFIX):
+            return None
+        try:
+            return self._store.projection().by_path(path)
+        except (MemquillError, OSError):
+            # Unreadable managed memory: the path is private, and the safe reader says so.
+            return None
+
+    def _record_documents(self) -> tuple[tuple[SearchDocument, ...], str | None]:
+        try:
+            projection = self._store.projection()
+        except MemquillError as error:
+            return (), error.message
+        except OSError as error:
+            return (), source_error(error).message
+        known = self._records
+        current: dict[tuple[str, str], SearchDocument] = {}
+        for record in projection.records:
+            key = (record.id, record.record_revision)
+            current[key] = known.get(key) or record_document(record)
+        self._records = current
+        return tuple(current.values()), None
+
+    def _corpus_of(self, documents: tuple[SearchDocument, ...]) -> Corpus:
+        cached = self._corpus
+        if (
+            cached is not None
+            and len(cached.documents) == len(documents)
+            and all(a is b for a, b in zip(cached.documents, documents, strict=True))
+        ):
+            return cached
+        corpus = Corpus(documents)
+        if self._cache is not None:
+            self._corpus = corpus
+        return corpus
+
+
+def _hit(position: int, ranked: RankedHit) -> SearchHit:
+    document, chunk = ranked.document, ranked.chunk
+    if chunk is not None:
+        line, heading, snippet = chunk.start_line + 1, chunk.heading, chunk.text
+    else:
+        headings = document.meta.headings
+        line, heading, snippet = 1, headings[0] if headings else "", document.summary
+    return SearchHit(
+        rank=position,
+        path=document.path,
+        line=line,
+        score=score_value(ranked.score),
+        heading=heading,
+        snippet=utf16_prefix(snippet, SNIPPET_UNITS),
+        source=document.source,
+        kind=document.kind,
+        record_id=document.record_id,
+        record_revision=document.record_revision,
+    )
+
+
+def _page(selected: str, char_start: int) -> tuple[str, int | None]:
+    """The page at ``char_start`` and where the next one starts (``None``: this is the last)."""
+    if selected.isascii():
+        page = selected[char_start : char_start + PAGE_UNITS]
+        end = char_start + len(page)
+        return page, end if end < len(selected) else None
+    page = utf16_slice(selected, char_start, char_start + PAGE_UNITS)
+    end = utf16_len(utf16_slice(selected, 0, char_start + PAGE_UNITS))
+    return page, end if end < utf16_len(selected) else None

@@ -1,0 +1,294 @@
+"""Ranking: filters, a BM25F score over whole-word terms, best chunk, decay, ties by path.
+
+Pure: no I/O and no clock of its own. Given the same documents, query and ``now`` it returns
+the same hits in the same order on every run and platform.
+
+1. Filters (``file_type``, ``tags``) choose the documents that may match, before any scoring
+   or limiting.
+2. Every matching document gets a BM25F score: per term, the body count (normalised by body
+   length) plus weighted counts in the title, tags, aliases, headings and path, saturated by
+   ``k1`` and weighted by the term's idf over the whole document set. A month the query names
+   ("in July 2026") counts as one more term, held by the documents whose path is dated in that
+   month (:mod:`memquill.query._dates`).
+3. The score decays with a 30-day half-life on paths ending in ``YYYY-MM-DD.md``.
+4. The best documents (``rerank_depth``) are re-scored with their best chunk: the chunk whose
+   terms score highest (ties: the earliest) adds ``chunk_weight`` times its score, and gives
+   the hit its line, heading and snippet. Adding never lowers a score, so no document outside
+   that set could have ranked inside it.
+5. Ties break by path in UTF-16 code-unit order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from typing import Final
+
+from memquill.query._args import FileType
+from memquill.query._dates import month_matches, path_day, query_months
+from memquill.query._documents import SearchDocument
+from memquill.query._markdown import Chunk
+from memquill.query._tokens import count_term, query_terms, search_prefixes
+
+__all__ = [
+    "CANDIDATES",
+    "FileType",
+    "RankParams",
+    "RankedHit",
+    "decay_factor",
+    "matches_filters",
+    "path_key",
+    "rank",
+]
+
+CANDIDATES: Final = 20
+"""Hits ranked per search; ``limit`` shows a prefix of them."""
+
+_LONGTERM: Final = re.compile(r"memory\.md", re.IGNORECASE)
+_DAY_SECONDS: Final = 86_400.0
+_POSTINGS_MEMO: Final = 4096
+
+Posting = tuple[int, int, tuple[int, ...] | None]
+"""Document index, body count, per-field counts (``None`` when no field holds the term)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RankParams:
+    """Ranking constants (chosen on LoCoMo conversations 1–5; see ``benchmarks/``).
+
+    Attributes:
+        k1: term-frequency saturation.
+        b: strength of body-length normalisation among notes.
+        record_b: the same among records (short facts: length says little about relevance).
+        field_weights: weights of title, tags, aliases, headings and path against the body's 1.
+        date_weight: weight of a dated path in the month the query names, as a field count.
+        chunk_weight: weight of the best chunk's score in the final score.
+        rerank_depth: how many top documents are re-scored with their best chunk.
+        half_life_days: decay half-life for dated paths; ``None`` turns decay off.
+    """
+
+    k1: float = 0.6
+    b: float = 0.75
+    record_b: float = 0.0
+    field_weights: tuple[float, ...] = (3.0, 3.0, 3.0, 2.0, 1.0)
+    date_weight: float = 3.0
+    chunk_weight: float = 1.0
+    rerank_depth: int = 50
+    half_life_days: float | None = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class RankedHit:
+    """A ranked document, its final score and its best chunk (``None``: none matched)."""
+
+    document: SearchDocument
+    score: float
+    chunk: Chunk | None
+
+
+class Corpus:
+    """A fixed document set, with per-term postings computed on first use and remembered.
+
+    Args:
+        documents: every searchable document, in a deterministic order.
+    """
+
+    def __init__(self, documents: Sequence[SearchDocument]) -> None:
+        self.documents = tuple(documents)
+        # Notes and records are normalised among their own kind: a record is a short fact,
+        # and one long note must not make every record look short.
+        lengths: dict[str, list[int]] = {"note": [], "record": []}
+        for document in self.documents:
+            lengths[document.kind].append(document.length)
+        self.average_length = {
+            kind: sum(values) / len(values) if values else 0.0 for kind, values in lengths.items()
+        }
+        # Per document, computed once: the dated path's day and the tie-break key.
+        self.days = tuple(path_day(document.path) for document in self.documents)
+        self.months = tuple(None if day is None else (day.year, day.month) for day in self.days)
+        self.path_keys = tuple(path_key(document.path) for document in self.documents)
+        self._postings: dict[str, tuple[Posting, ...]] = {}
+
+    def postings(self, term: str) -> tuple[Posting, ...]:
+        """Every document that holds ``term``, with its counts."""
+        cached = self._postings.get(term)
+        if cached is not None:
+            return cached
+        found: list[Posting] = []
+        prefixes = search_prefixes(term)
+        for index, document in enumerate(self.documents):
+            # The substring test rules most documents out at C speed before counting words.
+            folded, field_text = document.folded, document.field_text
+            body = count_term(folded, term) if any(p in folded for p in prefixes) else 0
+            fields: tuple[int, ...] | None = None
+            if any(p in field_text for p in prefixes) and count_term(field_text, term):
+                fields = tuple(count_term(field, term) for field in document.fields)
+            if body or fields:
+                found.append((index, body, fields))
+        if len(self._postings) >= _POSTINGS_MEMO:
+            self._postings.clear()
+        result = tuple(found)
+        self._postings[term] = result
+        return result
+
+
+def rank(
+    corpus: Corpus,
+    query: str,
+    *,
+    now: datetime,
+    tags: Iterable[str] = (),
+    file_type: FileType = "all",
+    params: RankParams | None = None,
+    candidates: int = CANDIDATES,
+) -> list[RankedHit]:
+    """The best ``candidates`` documents for ``query``, best first.
+
+    Args:
+        corpus: the documents.
+        query: the raw query text.
+        now: the moment decay is measured from (UTC).
+        tags: keep only documents with one of these tags (``#`` and case ignored).
+        file_type: keep only ``daily``, ``longterm`` or ``notes`` documents (``all``: every one).
+        params: ranking constants.
+        candidates: how many hits to return at most.
+    """
+    params = params or RankParams()
+    terms = query_terms(query)
+    wanted = frozenset(tag.lower().removeprefix("#") for tag in tags)
+    documents = corpus.documents
+    matched: dict[int, list[tuple[str, float]]] = {}
+    scores: dict[int, float] = {}
+    for term in terms:
+        postings = corpus.postings(term)
+        if not postings:
+            continue
+        idf = _idf(len(documents), len(postings))
+        for index, body, fields in postings:
+            document = documents[index]
+            if not matches_filters(document, file_type, wanted):
+                continue
+            frequency = _frequency(params, corpus.average_length, document, body, fields)
+            gain = idf * frequency * (params.k1 + 1.0) / (frequency + params.k1)
+            scores[index] = scores.get(index, 0.0) + gain
+            if body:
+                matched.setdefault(index, []).append((term, idf))
+    _score_months(corpus, query, params, file_type, wanted, scores)
+    days, keys = corpus.days, corpus.path_keys
+    factors = {index: _decay(days[index], now, params.half_life_days) for index in scores}
+    decayed = [(-score * factors[index], keys[index], index) for index, score in scores.items()]
+    decayed.sort()
+    hits: list[tuple[float, bytes, RankedHit]] = []
+    for negative, key, index in decayed[: max(params.rerank_depth, candidates)]:
+        document = documents[index]
+        chunk, chunk_score = _best_chunk(document, matched.get(index, ()), params.k1)
+        score = -negative + params.chunk_weight * chunk_score * factors[index]
+        hits.append((-score, key, RankedHit(document, score, chunk)))
+    hits.sort(key=lambda item: item[:2])
+    return [hit for _, _, hit in hits[:candidates]]
+
+
+def matches_filters(document: SearchDocument, file_type: FileType, tags: frozenset[str]) -> bool:
+    """Whether ``document`` passes the ``file_type`` filter (spec 2.4) and the tag filter."""
+    if file_type != "all":
+        path = document.path
+        daily = path.startswith(("memory/daily/", "daily/"))
+        longterm = bool(_LONGTERM.fullmatch(path)) or path.startswith("memory/records/")
+        if file_type == "daily" and not daily:
+            return False
+        if file_type == "longterm" and not longterm:
+            return False
+        if file_type == "notes" and (daily or longterm):
+            return False
+    return not tags or not tags.isdisjoint(document.tag_keys)
+
+
+def decay_factor(path: str, now: datetime, half_life_days: float | None = 30.0) -> float:
+    """``exp(-ln 2 * age / half_life)`` for a path ending in a valid ``YYYY-MM-DD.md``, else 1."""
+    return _decay(path_day(path), now, half_life_days)
+
+
+def _decay(day: date | None, now: datetime, half_life_days: float | None) -> float:
+    if day is None or half_life_days is None:
+        return 1.0
+    moment = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    age = max(0.0, (moment - datetime.combine(day, time(), UTC)).total_seconds() / _DAY_SECONDS)
+    return math.exp(-math.log(2) * age / half_life_days)
+
+
+def path_key(path: str) -> bytes:
+    """Sort key ordering paths by UTF-16 code units, as JavaScript compares strings."""
+    return path.encode("utf-16-be", "surrogatepass")
+
+
+def _score_months(
+    corpus: Corpus,
+    query: str,
+    params: RankParams,
+    file_type: FileType,
+    wanted: frozenset[str],
+    scores: dict[int, float],
+) -> None:
+    """Add each month the query names as a term held by the documents dated in it."""
+    if not params.date_weight:
+        return
+    documents = corpus.documents
+    for key in query_months(query):
+        holding = [
+            index
+            for index, month in enumerate(corpus.months)
+            if month is not None and month_matches(key, *month)
+        ]
+        if not holding:
+            continue
+        idf = _idf(len(documents), len(holding))
+        weight = params.date_weight
+        gain = idf * weight * (params.k1 + 1.0) / (weight + params.k1)
+        for index in holding:
+            if matches_filters(documents[index], file_type, wanted):
+                scores[index] = scores.get(index, 0.0) + gain
+
+
+def _idf(total: int, holding: int) -> float:
+    return math.log(1.0 + (total - holding + 0.5) / (holding + 0.5))
+
+
+def _frequency(
+    params: RankParams,
+    averages: dict[str, float],
+    document: SearchDocument,
+    body: int,
+    fields: tuple[int, ...] | None,
+) -> float:
+    b = params.record_b if document.kind == "record" else params.b
+    average = averages[document.kind]
+    norm = 1.0 - b + (b * document.length / average if average else b)
+    frequency = body / norm
+    if fields is not None:
+        for weight, count in zip(params.field_weights, fields, strict=False):
+            frequency += weight * count
+    return frequency
+
+
+def _best_chunk(
+    document: SearchDocument, terms: Iterable[tuple[str, float]], k1: float
+) -> tuple[Chunk | None, float]:
+    """The chunk scoring highest on the terms the body holds (ties: the earliest)."""
+    terms = tuple(terms)
+    if not terms:
+        return None, 0.0
+    chunks = document.chunks()
+    scores = [0.0] * len(chunks)
+    for term, idf in terms:
+        for position, count in enumerate(document.chunk_counts(term)):
+            if count:
+                scores[position] += idf * count * (k1 + 1.0) / (count + k1)
+    best: Chunk | None = None
+    best_score = 0.0
+    for position, score in enumerate(scores):
+        if score > best_score:
+            best, best_score = chunks[position][0], score
+    return best, best_score

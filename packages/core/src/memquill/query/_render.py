@@ -1,0 +1,107 @@
+"""The one renderer of the read tools' text (spec 6.5–6.7).
+
+The CLI prints it, every adapter returns it, and the structured results it is made from are
+the same answer as data, so what a person sees is what the model sees.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Final
+
+from memquill.query._models import GetResult, RecentResult, RecentSection, SearchResult
+from memquill.text import utf16_cut
+
+__all__ = [
+    "RESPONSE_UNITS",
+    "TRUNCATED",
+    "continuation_marker",
+    "render_get",
+    "render_recent",
+    "render_search",
+    "score_value",
+    "truncate",
+]
+
+RESPONSE_UNITS: Final = 12_000
+"""Search and recent text is cut here (UTF-16 units)."""
+TRUNCATED: Final = "\n[...truncated...]"
+NO_MATCHES: Final = "No matching memories found."
+NO_RECENT: Final = "No recent memories found."
+_CENTS: Final = Decimal("0.01")
+
+
+def truncate(text: str, units: int) -> str:
+    """``text`` cut to ``units`` UTF-16 units, with the marker when anything was cut."""
+    kept, cut = utf16_cut(text, units)
+    return kept + TRUNCATED if cut else kept
+
+
+def score_value(score: float) -> float:
+    """``score`` rounded to two decimals as JavaScript's ``toFixed(2)`` does (halves up)."""
+    return float(Decimal(score).quantize(_CENTS, rounding=ROUND_HALF_UP))
+
+
+def continuation_marker(next_char_start: int) -> str:
+    """The line that tells a reader how to fetch the rest of a source."""
+    return (
+        f"\n[...truncated; next_char_start={next_char_start}; keep the same file_path and line "
+        "range...]"
+    )
+
+
+def render_search(result: SearchResult) -> str:
+    """Spec 6.5: warnings, then one three-line block per hit (or the no-match line).
+
+    A ranking notice (spec 7.3) comes first and a blank line, then the plain text: keyword
+    results are always shown.
+    """
+    if result.error is not None:
+        return f"Memory search failed: {result.error}"
+    notice = result.ranking_notice + "\n\n" if result.ranking_notice else ""
+    prefix = notice + ("\n".join(result.warnings) + "\n\n" if result.warnings else "")
+    if not result.hits:
+        return prefix + NO_MATCHES
+    blocks = [
+        f"{hit.rank}. [{hit.path}:{hit.line}] (score: {hit.score:.2f}; source: {hit.source})\n"
+        f"{hit.heading}\n{hit.snippet}"
+        for hit in result.hits
+    ]
+    return prefix + truncate("\n\n".join(blocks), RESPONSE_UNITS)
+
+
+def render_get(result: GetResult) -> str:
+    """Spec 6.6: the source line, the page (or ``(empty file)``), then the wiki links."""
+    if result.error is not None:
+        return f"Memory read failed: {result.error}"
+    page = result.content
+    if result.next_char_start is not None:
+        page += continuation_marker(result.next_char_start)
+    text = f"Source: {result.path}:{result.line_start} ({result.source})\n{page or '(empty file)'}"
+    if result.links:
+        text += "\nLinked files: " + ", ".join(f"[[{link}]]" for link in result.links)
+    return text
+
+
+def render_recent(result: RecentResult) -> str:
+    """Spec 6.7: one H2 section per source, then warnings; cut at 12,000 units."""
+    if result.error is not None:
+        return f"Memory recent failed: {result.error}"
+    parts = [_section(section) for section in result.sections]
+    if result.managed_unavailable is not None:
+        parts.append(f"Managed memory unavailable: {result.managed_unavailable}")
+    if result.warnings:
+        parts.append("Partial recent memory: " + "\n".join(result.warnings))
+    if not parts:
+        return NO_RECENT
+    return truncate("\n\n".join(parts), RESPONSE_UNITS)
+
+
+def _section(section: RecentSection) -> str:
+    body = section.content + (TRUNCATED if section.truncated else "")
+    if section.kind == "longterm":
+        return f"## Long-term Memory\nSource: {section.path}\n{body}"
+    if section.kind == "daily":
+        name = section.path.rsplit("/", 1)[-1]
+        return f"## Daily Memory: {name}\nSource: {section.path}\n{body}"
+    return f"## Active Memory\nSource: {section.path} ({section.source})\n{body}"

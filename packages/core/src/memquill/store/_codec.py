@@ -1,0 +1,361 @@
+"""The ``memory/records.md`` format: records, encoding, decoding and revisions.
+
+A file is a header followed by record blocks, and nothing else::
+
+    # Memory records\\n\\n<!-- memory-records:v1 -->\\n\\n
+    <!-- memory-record {compact JSON metadata + "contentLength"} -->\\n
+    <exactly contentLength UTF-16 units of content>\\n\\n
+    ...
+
+``docs/record-format.md`` is the full contract. Decoding is strict: anything else is
+:class:`~memquill.errors.CorruptError`, and a corrupt file is never rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, Literal, TypeAlias, cast
+
+from memquill.errors import CorruptError, InvalidInputError, Messages
+from memquill.text import utf16_len, utf16_take
+
+__all__ = [
+    "HEADER",
+    "ID_PATTERN",
+    "LEGACY_HEADER",
+    "MAX_CONTENT_UNITS",
+    "MAX_STORE_BYTES",
+    "REVISION_PATTERN",
+    "JSONValue",
+    "Record",
+    "RecordStatus",
+    "StoreImage",
+    "decode_store",
+    "encode_block",
+    "encode_store",
+    "iso_timestamp",
+    "record_revision",
+    "sha256_hex",
+    "source_key",
+    "store_revision",
+    "validate_content",
+    "validate_source",
+]
+
+JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
+RecordStatus: TypeAlias = Literal["active", "superseded", "revoked"]
+
+HEADER: Final = "# Memory records\n\n<!-- memory-records:v1 -->\n\n"
+"""The header of a records file memquill creates."""
+LEGACY_HEADER: Final = "# CodePilot memory records\n\n<!-- memory-records:v1 -->\n\n"
+"""The original system's header: read, and kept when such a file is rewritten."""
+MAX_CONTENT_UNITS: Final = 16_000
+"""The longest record content, in UTF-16 code units."""
+MAX_STORE_BYTES: Final = 2 * 1024 * 1024
+"""The largest records file, in UTF-8 bytes (2 MiB)."""
+ID_PATTERN: Final = r"^[a-f0-9-]{36}$"
+"""A record id: a lowercase UUID (36 characters)."""
+REVISION_PATTERN: Final = r"^[a-f0-9]{64}$"
+"""A store or record revision: 64 lowercase hexadecimal characters (sha256)."""
+
+_PREFIX: Final = "<!-- memory-record "
+_META_END: Final = " -->\n"
+_SEPARATOR: Final = "\n\n"
+_ID: Final = re.compile(ID_PATTERN)
+_STATUSES: Final = frozenset({"active", "superseded", "revoked"})
+_KINDS: Final = frozenset({"manual", "conversation", "tool"})
+_ROLES: Final = frozenset({"user", "assistant"})
+_REFERENCE_FIELDS: Final = ("sessionId", "messageId", "capturedAt")
+_KNOWN_SOURCE_KEYS: Final = frozenset({"kind", "role", *_REFERENCE_FIELDS})
+_MAX_REFERENCE_UNITS: Final = 200
+_CONTROL: Final = re.compile(r"[\x00-\x1f]")
+# A lone surrogate (which a JSON ``\ud800`` escape can produce) has no UTF-8 form, so it could
+# never be written: refuse it up front instead of failing in the middle of a write.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One version of one remembered fact.
+
+    Attributes:
+        meta: the metadata exactly as stored, in key order, without ``contentLength``; unknown
+            keys are kept so they survive a rewrite.
+        content: the remembered text, verbatim (empty for a revoked record).
+    """
+
+    meta: Mapping[str, JSONValue]
+    content: str
+
+    @property
+    def id(self) -> str:
+        """This version's id (a lowercase UUID)."""
+        return cast(str, self.meta["id"])
+
+    @property
+    def root_id(self) -> str:
+        """The id of the fact's first version; every correction inherits it."""
+        return cast(str, self.meta["rootId"])
+
+    @property
+    def status(self) -> RecordStatus:
+        """``active`` (visible), ``superseded`` (corrected) or ``revoked`` (forgotten)."""
+        return cast(RecordStatus, self.meta["status"])
+
+    @property
+    def source(self) -> Mapping[str, JSONValue]:
+        """Provenance: ``kind`` plus optional ``sessionId``, ``messageId``, ``role``..."""
+        return cast("Mapping[str, JSONValue]", self.meta["source"])
+
+    @property
+    def created_at(self) -> str:
+        """When this version was written (ISO-8601 UTC, milliseconds)."""
+        return cast(str, self.meta["createdAt"])
+
+    @property
+    def updated_at(self) -> str:
+        """When this version last changed status."""
+        return cast(str, self.meta["updatedAt"])
+
+    @property
+    def operation_hash(self) -> str:
+        """sha256 of the idempotency (or correction) key that wrote this version."""
+        return cast(str, self.meta["operationHash"])
+
+    @property
+    def supersedes(self) -> str | None:
+        """For a correction, the id of the version it replaced."""
+        value = self.meta.get("supersedes")
+        return value if isinstance(value, str) else None
+
+    @property
+    def source_key(self) -> str | None:
+        """``sessionId NUL messageId`` when the source names both, else ``None``."""
+        return source_key(self.source)
+
+    @property
+    def projection_path(self) -> str:
+        """The virtual workspace path queries show for this record."""
+        return f"memory/records/{self.id}.md"
+
+    def evolve(self, content: str | None = None, **meta: JSONValue) -> Record:
+        """A copy with some metadata (JSON key names) and/or the content replaced."""
+        merged = dict(self.meta)
+        merged.update(meta)
+        return Record(merged, self.content if content is None else content)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreImage:
+    """A decoded records file.
+
+    Attributes:
+        header: the header the file has (or will have when created).
+        records: every version, in file order.
+    """
+
+    header: str = HEADER
+    records: tuple[Record, ...] = field(default=())
+
+
+def source_key(source: Mapping[str, JSONValue]) -> str | None:
+    """``sessionId NUL messageId`` when ``source`` names both, else ``None``.
+
+    A corrected or forgotten version's source key is a tombstone: nothing more is saved from
+    that message.
+    """
+    session, message = source.get("sessionId"), source.get("messageId")
+    if isinstance(session, str) and isinstance(message, str):
+        return f"{session}\0{message}"
+    return None
+
+
+def sha256_hex(text: str) -> str:
+    """Lowercase hex sha256 of the UTF-8 bytes of ``text``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def store_revision(root: Path, raw: bytes) -> str:
+    """The store revision: sha256 of the workspace's real path, NUL, and the file's bytes."""
+    return hashlib.sha256(os.fsencode(root) + b"\0" + raw).hexdigest()
+
+
+def record_revision(root: Path, record: Record) -> str:
+    """A record revision: sha256 of the workspace's real path, NUL, and the record's block."""
+    return hashlib.sha256(os.fsencode(root) + b"\0" + encode_block(record).encode()).hexdigest()
+
+
+def iso_timestamp(moment: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.mmmZ`` in UTC, as JavaScript's ``toISOString`` writes it."""
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def encode_block(record: Record) -> str:
+    """One record block: marker line with compact JSON metadata, content, blank line."""
+    meta = {**record.meta, "contentLength": utf16_len(record.content)}
+    text = json.dumps(meta, separators=(",", ":"), ensure_ascii=False)
+    return f"{_PREFIX}{text}{_META_END}{record.content}{_SEPARATOR}"
+
+
+def encode_store(image: StoreImage) -> str:
+    """The whole file for ``image``."""
+    return image.header + "".join(encode_block(record) for record in image.records)
+
+
+def decode_store(text: str) -> StoreImage:
+    """Parse a records file strictly.
+
+    Raises:
+        CorruptError: the file is not a managed records file, or any block fails validation
+            (``record_index`` names the first bad block).
+    """
+    if not text:
+        return StoreImage()
+    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    if header is None:
+        raise CorruptError(Messages.FOREIGN)
+    records: list[Record] = []
+    seen: set[str] = set()
+    cursor = len(header)
+    while cursor < len(text):
+        index = len(records)
+        record, cursor = _decode_block(text, cursor, index)
+        if record.id in seen:
+            raise CorruptError(Messages.EDITED, index)
+        seen.add(record.id)
+        records.append(record)
+    return StoreImage(header, tuple(records))
+
+
+def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
+    def corrupt() -> CorruptError:
+        return CorruptError(Messages.EDITED, index)
+
+    if not text.startswith(_PREFIX, cursor):
+        raise corrupt()
+    start = cursor + len(_PREFIX)
+    end = text.find(_META_END, start)
+    if end < 0:
+        raise corrupt()
+    try:
+        parsed: object = json.loads(text[start:end])
+    except ValueError:
+        raise corrupt() from None
+    if not isinstance(parsed, dict):
+        raise corrupt()
+    meta = cast(dict[str, JSONValue], parsed)
+    if "\\u" in text[start:end] and not _encodable(meta):
+        raise corrupt()  # an escaped lone surrogate: the record could never be rewritten
+    length = meta.pop("contentLength", None)
+    if type(length) is not int or not 0 <= length <= MAX_CONTENT_UNITS:
+        raise corrupt()
+    body = end + len(_META_END)
+    points = utf16_take(text, body, length)
+    if points is None or text[body + points : body + points + 2] != _SEPARATOR:
+        raise corrupt()
+    record = Record(meta, text[body : body + points])
+    if not _valid_record(record):
+        raise corrupt()
+    return record, body + points + 2
+
+
+def _valid_record(record: Record) -> bool:
+    meta = record.meta
+    ids_valid = all(
+        isinstance(meta.get(key), str) and _ID.fullmatch(cast(str, meta[key]))
+        for key in ("id", "rootId")
+    )
+    strings_valid = all(
+        isinstance(meta.get(key), str) for key in ("createdAt", "updatedAt", "operationHash")
+    )
+    if not (ids_valid and strings_valid and meta.get("status") in _STATUSES):
+        return False
+    try:
+        validate_source(meta.get("source"))
+    except InvalidInputError:
+        return False
+    if record.status == "revoked" or (record.status == "superseded" and not record.content):
+        # Forgotten versions hold nothing; compaction empties superseded ones.
+        return record.content == ""
+    return _content_problem(record.content) is None
+
+
+def _content_problem(content: object) -> str | None:
+    if (
+        not isinstance(content, str)
+        or not content.strip()
+        or "\0" in content
+        or utf16_len(content) > MAX_CONTENT_UNITS
+    ):
+        return Messages.CONTENT
+    return None
+
+
+def validate_content(content: object) -> str:
+    """Return ``content`` if it is 1–16000 UTF-16 units, not blank and free of NUL.
+
+    (Credentials are checked separately, by :class:`~memquill.store.SecretScanner`.)
+
+    Raises:
+        InvalidInputError: otherwise.
+    """
+    problem = _content_problem(content)
+    if problem is None and _SURROGATE.search(cast(str, content)):
+        problem = Messages.CONTENT  # decoded files never hold one, so only writes check
+    if problem is not None:
+        raise InvalidInputError(problem)
+    return cast(str, content)
+
+
+def validate_source(source: object) -> Mapping[str, JSONValue]:
+    """Return ``source`` if it is valid provenance.
+
+    Raises:
+        InvalidInputError: with the spec's message for the first problem found.
+    """
+    if not isinstance(source, Mapping):
+        raise InvalidInputError(Messages.SOURCE_REQUIRED)
+    fields = cast(Mapping[str, object], source)
+    kind = fields.get("kind")
+    if kind not in _KINDS:
+        raise InvalidInputError(Messages.SOURCE_REQUIRED)
+    for key in _REFERENCE_FIELDS:
+        value = fields.get(key)
+        if value is not None and not _valid_reference(value):
+            raise InvalidInputError(Messages.SOURCE_REFERENCE)
+    if kind == "tool" and not fields.get("sessionId"):
+        raise InvalidInputError(Messages.TOOL_SOURCE)
+    if kind == "conversation" and not (fields.get("sessionId") and fields.get("messageId")):
+        raise InvalidInputError(Messages.CONVERSATION_SOURCE)
+    role = fields.get("role")
+    if role is not None and role not in _ROLES:
+        raise InvalidInputError(Messages.SOURCE_ROLE)
+    if not _KNOWN_SOURCE_KEYS.issuperset(fields) and not _encodable(fields):
+        raise InvalidInputError(Messages.SOURCE_REFERENCE)  # an extra key that cannot be written
+    return cast(Mapping[str, JSONValue], source)
+
+
+def _encodable(value: object) -> bool:
+    """Whether ``value`` can be written as UTF-8 JSON (no lone surrogates, only JSON types)."""
+    try:
+        json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _valid_reference(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and utf16_len(value) <= _MAX_REFERENCE_UNITS
+        and not _CONTROL.search(value)
+        and not _SURROGATE.search(value)
+    )

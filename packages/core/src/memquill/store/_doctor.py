@@ -1,0 +1,146 @@
+"""``doctor``: inspect a records store and report what a person should know.
+
+It verifies the file (naming the first bad record), lists staging files a crashed writer left
+behind, shows who holds the writer lock, how much of the 2 MiB is used, and which stored records
+a current secret detector flags. It changes nothing, except that ``fix=True`` removes stale
+staging files while holding the writer lock (so none can belong to a live writer).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memquill.errors import MemoryRecordError
+from memquill.store._codec import MAX_STORE_BYTES
+from memquill.store._lock import WriterLock, lock_holder, lock_is_held
+from memquill.store._results import Snapshot
+from memquill.store._secrets import SecretScanner
+from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations, locate, read_snapshot
+
+__all__ = ["DoctorReport", "SecretFinding", "run_doctor"]
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """A stored, non-revoked record that a secret detector flags."""
+
+    record_id: str
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """What ``doctor`` found.
+
+    Attributes:
+        error: why the store cannot be read (``corrupt`` names ``record_index``), if it cannot.
+        revision: the store revision, when readable.
+        used_bytes: size of ``records.md`` (0 when absent or unreadable).
+        max_bytes: the 2 MiB bound.
+        counts: versions per status.
+        temp_files: staging files present (workspace-relative), before any fix.
+        removed: staging files ``fix`` removed.
+        lock_held: whether a writer holds the lock right now.
+        lock_holder: the diagnostics the last holder wrote into the lock file.
+        secret_findings: stored records a current detector flags (they stay readable).
+    """
+
+    error: MemoryRecordError | None
+    revision: str | None
+    used_bytes: int
+    max_bytes: int = MAX_STORE_BYTES
+    counts: Mapping[str, int] = field(default_factory=dict[str, int])
+    temp_files: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    lock_held: bool = False
+    lock_holder: Mapping[str, object] | None = None
+    secret_findings: tuple[SecretFinding, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """No error, no secret finding, and no staging file left behind."""
+        leftover = set(self.temp_files) - set(self.removed)
+        return self.error is None and not self.secret_findings and not leftover
+
+
+def run_doctor(
+    workspace: str, *, secrets: SecretScanner, fix: bool = False, lock_timeout: float = 5.0
+) -> DoctorReport:
+    """Inspect the store of ``workspace`` (see the module docstring).
+
+    Raises:
+        UnsafePathError, StorageError: the workspace itself cannot be used.
+        BusyError: ``fix`` could not take the writer lock in time.
+    """
+    locations = locate(workspace)
+    snapshot: Snapshot | None = None
+    error: MemoryRecordError | None = None
+    try:
+        snapshot = read_snapshot(locations)
+    except MemoryRecordError as failure:
+        error = failure
+    temp_files = _temp_files(locations)
+    removed: tuple[str, ...] = ()
+    if fix and temp_files:
+        with WriterLock(locations.lock, lock_timeout):
+            removed = _remove(locations, _temp_files(locations))
+    held = lock_is_held(locations.lock)
+    return DoctorReport(
+        error=error,
+        revision=snapshot.revision if snapshot else None,
+        used_bytes=snapshot.size_bytes if snapshot else _size(locations.file),
+        counts=_counts(snapshot) if snapshot else {},
+        temp_files=temp_files,
+        removed=removed,
+        lock_held=held,
+        lock_holder=lock_holder(locations.lock) if held else None,
+        secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
+    )
+
+
+def _counts(snapshot: Snapshot) -> dict[str, int]:
+    return dict(sorted(Counter(record.status for record in snapshot.records).items()))
+
+
+def _temp_files(locations: Locations) -> tuple[str, ...]:
+    try:
+        names = [entry.name for entry in locations.directory.iterdir()]
+    except OSError:
+        return ()
+    return tuple(
+        f"memory/{name}"
+        for name in sorted(names)
+        if name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
+    )
+
+
+def _remove(locations: Locations, relative: tuple[str, ...]) -> tuple[str, ...]:
+    removed: list[str] = []
+    for path in relative:
+        try:
+            (locations.root / path).unlink()
+        except OSError:
+            # Gone already, or not a staging file memquill wrote (a directory, say): a person
+            # decides; the report still lists it as not removed.
+            continue
+        removed.append(path)
+    return tuple(removed)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.lstat().st_size
+    except OSError:
+        return 0
+
+
+def _secret_findings(snapshot: Snapshot, secrets: SecretScanner) -> tuple[SecretFinding, ...]:
+    findings = (
+        SecretFinding(record.id, secrets.findings(record.content))
+        for record in snapshot.records
+        if record.content
+    )
+    return tuple(finding for finding in findings if finding.kinds)

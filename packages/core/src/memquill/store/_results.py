@@ -1,0 +1,150 @@
+"""The values the records store takes and returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from memquill.store._codec import JSONValue, Record, record_revision
+
+__all__ = [
+    "Candidate",
+    "CandidateResult",
+    "Preflight",
+    "ProjectedRecord",
+    "Projection",
+    "Snapshot",
+    "WriteResult",
+    "WriteStatus",
+]
+
+WriteStatus = Literal["saved", "duplicate", "blocked"]
+"""``saved`` (written), ``duplicate`` (already so, nothing written), ``blocked`` (tombstoned)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact to save.
+
+    Attributes:
+        content: the text to remember (1–16000 UTF-16 units, no NUL, no credentials).
+        source: provenance (``{"kind": "tool", "sessionId": ...}`` and so on).
+        idempotency_key: a retry with the same key and data is a no-op (``duplicate``).
+    """
+
+    content: str
+    source: Mapping[str, JSONValue]
+    idempotency_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The store at one revision (every version, in file order)."""
+
+    root: Path
+    revision: str
+    records: tuple[Record, ...]
+    size_bytes: int
+
+    def find(self, record_id: str, *, active_only: bool = False) -> Record | None:
+        """The version with ``record_id`` (only if active, when asked)."""
+        for record in self.records:
+            if record.id == record_id and (record.status == "active" or not active_only):
+                return record
+        return None
+
+    def record_revision(self, record: Record) -> str:
+        """The record revision of ``record`` in this workspace."""
+        return record_revision(self.root, record)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedRecord:
+    """An active record as queries see it: the virtual file ``memory/records/<id>.md``."""
+
+    id: str
+    path: str
+    content: str
+    source: Mapping[str, JSONValue]
+    created_at: str
+    updated_at: str
+    revision: str
+    record_revision: str
+
+    @property
+    def provenance(self) -> str:
+        """``memory-record:<id>; source-kind:<kind>[; session:…][; message:…]; revision:…``."""
+        parts = [f"memory-record:{self.id}", f"source-kind:{self.source.get('kind')}"]
+        for key, label in (("sessionId", "session"), ("messageId", "message")):
+            value = self.source.get(key)
+            if isinstance(value, str):
+                parts.append(f"{label}:{value}")
+        parts.append(f"revision:{self.record_revision}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """Every active record, in file order, at one store revision."""
+
+    revision: str
+    records: tuple[ProjectedRecord, ...]
+
+    def by_path(self, path: str) -> ProjectedRecord | None:
+        """The record whose projection path is ``path``."""
+        return next((record for record in self.records if record.path == path), None)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateResult:
+    """What a write did for one candidate (or for the one record it targeted).
+
+    Attributes:
+        record_id: the active record that carries it, or ``None`` when blocked.
+        status: ``saved`` (written by this call), ``duplicate`` (already so) or ``blocked``
+            (a tombstone refused it).
+    """
+
+    record_id: str | None
+    status: WriteStatus
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write did.
+
+    Attributes:
+        status: ``saved`` (written), ``duplicate`` (already so) or ``blocked`` (tombstoned).
+        revision: the store revision after the call.
+        records: every version after the call.
+        targets: per candidate (``save``) or for the one target, its record and what
+            happened to it.
+        record_revision: the record revision of the first target after the call.
+    """
+
+    status: WriteStatus
+    revision: str
+    records: tuple[Record, ...]
+    targets: tuple[CandidateResult, ...]
+    record_revision: str | None
+
+    @property
+    def record_ids(self) -> tuple[str | None, ...]:
+        """Each target's record id (``None``: blocked)."""
+        return tuple(target.record_id for target in self.targets)
+
+    @property
+    def record_id(self) -> str | None:
+        """The first target's id."""
+        return self.targets[0].record_id if self.targets else None
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    """The result of :meth:`RecordStore.preflight`."""
+
+    revision: str
+    used_bytes: int
+    max_bytes: int

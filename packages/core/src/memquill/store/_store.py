@@ -1,0 +1,363 @@
+"""``RecordStore``: the only code that writes ``memory/records.md``.
+
+Every mutation runs one transaction: check the paths, take the writer lock, read and decode the
+file, check the caller's revision, apply the change to a copy, encode it, write a temp file and
+fsync it, check that nobody changed the file meanwhile, rename it over the old one and fsync the
+directory. A process killed at any point leaves either the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Final
+
+from memquill.errors import (
+    BusyError,
+    CapacityError,
+    ConflictError,
+    InvalidInputError,
+    Messages,
+    NotFoundError,
+    StorageError,
+)
+from memquill.store._codec import (
+    MAX_STORE_BYTES,
+    JSONValue,
+    Record,
+    iso_timestamp,
+    sha256_hex,
+    source_key,
+    store_revision,
+    validate_content,
+    validate_source,
+)
+from memquill.store._doctor import DoctorReport, run_doctor
+from memquill.store._lock import lock_is_held
+from memquill.store._results import (
+    Candidate,
+    Preflight,
+    ProjectedRecord,
+    Projection,
+    Snapshot,
+    WriteResult,
+)
+from memquill.store._secrets import SecretScanner
+from memquill.store._transaction import (
+    Locations,
+    Outcome,
+    decode_snapshot,
+    locate,
+    read_raw,
+    read_snapshot,
+    write_locked,
+)
+from memquill.text import utf16_len
+
+__all__ = ["MAX_BATCH", "RecordStore"]
+
+MAX_BATCH: Final = 40
+MAX_KEY_UNITS: Final = 1000
+_MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
+# The key is hashed as UTF-8, which a lone surrogate does not have.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+class RecordStore:
+    """The records store of one workspace.
+
+    Args:
+        workspace: absolute path of the workspace folder.
+        lock_timeout: seconds a writer waits for the lock before failing ``busy``.
+        now: the clock (UTC); injectable for tests.
+        secrets: the credential scanner every write uses.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        lock_timeout: float = 5.0,
+        now: Callable[[], datetime] | None = None,
+        secrets: SecretScanner | None = None,
+    ) -> None:
+        self._workspace = os.fspath(workspace)
+        self._lock_timeout = lock_timeout
+        self._now = now or (lambda: datetime.now(UTC))
+        self._secrets = secrets or SecretScanner()
+        self._projection: Projection | None = None
+
+    @property
+    def workspace(self) -> str:
+        """The workspace path as given."""
+        return self._workspace
+
+    @property
+    def secrets(self) -> SecretScanner:
+        """The credential scanner writes use (``doctor`` reports with it too)."""
+        return self._secrets
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Read the store. Read only: nothing is created, locked or written.
+
+        Raises:
+            UnsafePathError, CapacityError, CorruptError, StorageError.
+        """
+        return read_snapshot(self.locations())
+
+    def locations(self) -> Locations:
+        """The canonical workspace and the store's paths, checked for safety.
+
+        Raises:
+            UnsafePathError, StorageError.
+        """
+        return locate(self._workspace)
+
+    def projection(self) -> Projection:
+        """The active records as virtual files, cached per store revision.
+
+        Reading the file and hashing it is cheap; decoding it is not, so an unchanged store
+        is never decoded twice.
+        """
+        locations = self.locations()
+        raw = read_raw(locations)
+        cached = self._projection
+        if cached is not None and cached.revision == store_revision(locations.root, raw):
+            return cached
+        snapshot = decode_snapshot(locations.root, raw)
+        projected = tuple(
+            ProjectedRecord(
+                id=record.id,
+                path=record.projection_path,
+                content=record.content,
+                source=record.source,
+                created_at=record.created_at,
+                updated_at=record.updated_at,
+                revision=snapshot.revision,
+                record_revision=snapshot.record_revision(record),
+            )
+            for record in snapshot.records
+            if record.status == "active"
+        )
+        self._projection = Projection(snapshot.revision, projected)
+        return self._projection
+
+    def preflight(self, reserve_bytes: int = 1024) -> Preflight:
+        """Check, without writing, that a write of ``reserve_bytes`` more could succeed now.
+
+        Raises:
+            InvalidInputError: ``reserve_bytes`` is not a non-negative integer.
+            CapacityError: the store is (or would be) over 2 MiB.
+            BusyError: another writer holds the lock.
+            CorruptError, UnsafePathError, StorageError.
+        """
+        snapshot = self.snapshot()
+        if type(reserve_bytes) is not int or reserve_bytes < 0:
+            raise InvalidInputError(Messages.RESERVATION)
+        if snapshot.size_bytes + reserve_bytes > MAX_STORE_BYTES:
+            raise CapacityError(Messages.INSUFFICIENT)
+        locations = self.locations()
+        writable = locations.directory if locations.directory.exists() else locations.root
+        if not os.access(writable, os.W_OK | os.X_OK):
+            raise StorageError(Messages.PREFLIGHT_UNAVAILABLE)
+        if lock_is_held(locations.lock):
+            raise BusyError(Messages.LOCK_HELD)
+        return Preflight(snapshot.revision, snapshot.size_bytes, MAX_STORE_BYTES)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def save(
+        self, candidates: Sequence[Candidate], expected_revision: str | None = None
+    ) -> WriteResult:
+        """Append 1–40 new facts, idempotently.
+
+        A candidate whose idempotency key already wrote the same fact is skipped; when every
+        candidate is skipped the result is ``duplicate``. A key or a source message that was
+        corrected or forgotten blocks the whole batch (``blocked``): forgotten facts never come
+        back.
+
+        Raises:
+            InvalidInputError, SecretError: before anything is touched.
+            ConflictError: ``expected_revision`` is stale, or a key was reused for other data.
+            CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
+        """
+        batch = list(candidates)
+        if not 1 <= len(batch) <= MAX_BATCH:
+            raise InvalidInputError(Messages.BATCH_SIZE)
+        for candidate in batch:
+            self._check_content(candidate.content)
+            validate_source(candidate.source)
+            key = candidate.idempotency_key
+            if not key or utf16_len(key) > MAX_KEY_UNITS or _SURROGATE.search(key):
+                raise InvalidInputError(Messages.KEY_REQUIRED)
+
+        def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+            if expected_revision is not None and expected_revision != snapshot.revision:
+                raise ConflictError(Messages.STALE)
+            return self._append(batch, draft)
+
+        return write_locked(self._workspace, self._lock_timeout, operation)
+
+    def correct(
+        self,
+        record_id: str,
+        content: str,
+        expected_revision: str,
+        source: Mapping[str, JSONValue] = _MANUAL,
+    ) -> WriteResult:
+        """Replace an active fact with a new version; the old one is superseded.
+
+        ``expected_revision`` may be the store revision or the record's own revision.
+
+        Raises:
+            ConflictError: the revision is stale. NotFoundError: no active record has that id.
+            InvalidInputError, SecretError, CapacityError, BusyError, CorruptError,
+            UnsafePathError, StorageError.
+        """
+        self._check_content(content)
+        validate_source(source)
+
+        def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+            target = snapshot.find(record_id, active_only=True)
+            _check_revision(snapshot, target, expected_revision)
+            if target is None:
+                raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
+            now = iso_timestamp(self._now())
+            draft[draft.index(target)] = target.evolve(status="superseded", updatedAt=now)
+            key = f"correction:{record_id}:{expected_revision}:{content}"
+            version = target.evolve(
+                content,
+                id=str(uuid.uuid4()),
+                source=dict(source),
+                status="active",
+                createdAt=now,
+                updatedAt=now,
+                operationHash=sha256_hex(key),
+                supersedes=record_id,
+            )
+            draft.append(version)
+            return Outcome("saved", (version.id,), frozenset({version.id}))
+
+        return write_locked(self._workspace, self._lock_timeout, operation)
+
+    def revoke(self, record_id: str, expected_revision: str) -> WriteResult:
+        """Forget a fact and every earlier version of it; its metadata stays as a tombstone.
+
+        ``expected_revision`` may be the store revision or the record's own revision.
+
+        Raises:
+            ConflictError: the revision is stale. NotFoundError: no record has that id.
+            CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
+        """
+
+        def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+            target = snapshot.find(record_id)
+            _check_revision(snapshot, target, expected_revision)
+            if target is None:
+                raise NotFoundError(Messages.NOT_FOUND)
+            if target.status == "revoked":
+                return Outcome("duplicate", (record_id,))
+            now = iso_timestamp(self._now())
+            draft[:] = [
+                record.evolve("", status="revoked", updatedAt=now)
+                if record.root_id == target.root_id
+                else record
+                for record in draft
+            ]
+            return Outcome("saved", (record_id,), frozenset({record_id}))
+
+        return write_locked(self._workspace, self._lock_timeout, operation)
+
+    def compact(self, expected_revision: str) -> WriteResult:
+        """Drop the content of superseded versions, keeping all tombstone metadata.
+
+        Never automatic: it frees space in a store near 2 MiB while forgotten and corrected
+        facts still block their idempotency keys and source messages.
+
+        Raises:
+            ConflictError: ``expected_revision`` is not the store revision.
+            BusyError, CorruptError, UnsafePathError, StorageError.
+        """
+
+        def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+            if expected_revision != snapshot.revision:
+                raise ConflictError(Messages.STALE)
+            emptied = 0
+            for index, record in enumerate(draft):
+                if record.status == "superseded" and record.content:
+                    draft[index] = record.evolve("")
+                    emptied += 1
+            return Outcome("saved" if emptied else "duplicate")
+
+        return write_locked(self._workspace, self._lock_timeout, operation)
+
+    def doctor(self, fix: bool = False) -> DoctorReport:
+        """Inspect the store; with ``fix``, remove staging files a crashed writer left.
+
+        Raises:
+            UnsafePathError, StorageError: the workspace itself cannot be used.
+            BusyError: ``fix`` could not take the writer lock in time.
+        """
+        return run_doctor(
+            self._workspace, secrets=self._secrets, fix=fix, lock_timeout=self._lock_timeout
+        )
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_content(self, content: str) -> None:
+        self._secrets.check(validate_content(content))
+
+    def _append(self, batch: Iterable[Candidate], draft: list[Record]) -> Outcome:
+        tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
+        prepared = [(candidate, sha256_hex(candidate.idempotency_key)) for candidate in batch]
+        if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
+            return Outcome("blocked", tuple(None for _ in prepared))
+        now = iso_timestamp(self._now())
+        ids: list[str | None] = []
+        created: set[str] = set()
+        for candidate, operation_hash in prepared:
+            existing = next((r for r in draft if r.operation_hash == operation_hash), None)
+            if existing is None:
+                new_id = str(uuid.uuid4())
+                draft.append(_new_record(new_id, candidate, now, operation_hash))
+                ids.append(new_id)
+                created.add(new_id)
+            elif existing.status != "active":
+                return Outcome("blocked", tuple(None for _ in prepared))
+            elif existing.content != candidate.content or not _same_provenance(
+                existing.source, candidate.source
+            ):
+                raise ConflictError(Messages.KEY_REUSED)
+            else:
+                ids.append(existing.id)
+        return Outcome("saved" if created else "duplicate", tuple(ids), frozenset(created))
+
+
+def _check_revision(snapshot: Snapshot, target: Record | None, expected: str) -> None:
+    if expected == snapshot.revision:
+        return
+    if target is not None and expected == snapshot.record_revision(target):
+        return
+    raise ConflictError(Messages.STALE)
+
+
+def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> bool:
+    return all(a.get(key) == b.get(key) for key in ("kind", "sessionId", "messageId", "role"))
+
+
+def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: str) -> Record:
+    meta: dict[str, JSONValue] = {
+        "id": record_id,
+        "rootId": record_id,
+        "source": dict(candidate.source),
+        "status": "active",
+        "createdAt": now,
+        "updatedAt": now,
+        "operationHash": operation_hash,
+    }
+    return Record(meta, candidate.content)

@@ -1,0 +1,273 @@
+"""The records file's locations, its read path, and the locked, atomic write transaction.
+
+A write: check the paths, create ``memory/``, check again (a symlink may have been swapped in),
+take the writer lock, read and decode the file, let the operation change a copy, encode it,
+write a temp file and fsync it, check that the file did not change meanwhile, rename the temp
+file over it and fsync the directory. A process killed at any point leaves the old file or the
+new one; the temp file it may leave behind is removed by ``doctor --fix``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from memquill.errors import (
+    CapacityError,
+    ConflictError,
+    CorruptError,
+    MemoryRecordError,
+    Messages,
+    StorageError,
+    UnsafePathError,
+)
+from memquill.paths import canonical_workspace
+from memquill.store._codec import (
+    HEADER,
+    LEGACY_HEADER,
+    MAX_STORE_BYTES,
+    Record,
+    StoreImage,
+    decode_store,
+    encode_store,
+    store_revision,
+)
+from memquill.store._fileio import fsync_directory, read_bounded, write_synced
+from memquill.store._lock import LOCK_NAME, WriterLock
+from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
+
+__all__ = [
+    "Locations",
+    "Operation",
+    "Outcome",
+    "decode_snapshot",
+    "locate",
+    "read_raw",
+    "read_snapshot",
+    "write_locked",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an operation did to the draft.
+
+    Attributes:
+        status: ``saved`` publishes the draft; anything else writes nothing.
+        ids: the records it targeted: per candidate for a save (``None``: blocked), else one.
+        changed: which of ``ids`` this operation wrote (the rest were already so).
+    """
+
+    status: WriteStatus
+    ids: tuple[str | None, ...] = ()
+    changed: frozenset[str] = frozenset()
+
+
+Operation = Callable[[Snapshot, list[Record]], Outcome]
+"""Checks a snapshot and edits the draft (a copy of its records) in place."""
+
+TEMP_PREFIX: Final = ".records-"
+TEMP_SUFFIX: Final = ".tmp"
+
+
+@dataclass(frozen=True, slots=True)
+class Locations:
+    """The canonical workspace and the paths of its records store."""
+
+    root: Path
+    directory: Path
+    file: Path
+
+    @property
+    def lock(self) -> Path:
+        """The writer lock file."""
+        return self.directory / LOCK_NAME
+
+
+def locate(workspace: str) -> Locations:
+    """Canonical workspace plus ``memory/`` and ``memory/records.md``, checked for safety.
+
+    Raises:
+        UnsafePathError: relative workspace, not a directory, or a symlinked or odd ``memory/``
+            or ``records.md``.
+        StorageError: the workspace is missing or cannot be inspected.
+    """
+    root = canonical_workspace(workspace)
+    directory = root / "memory"
+    file = directory / "records.md"
+    for path, want_directory in ((directory, True), (file, False)):
+        try:
+            mode = os.lstat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as error:
+            raise StorageError(Messages.UNAVAILABLE) from error
+        right_type = stat.S_ISDIR(mode) if want_directory else stat.S_ISREG(mode)
+        if stat.S_ISLNK(mode) or not right_type:
+            raise UnsafePathError(Messages.MEMORY_PATH)
+    return Locations(root, directory, file)
+
+
+def read_raw(locations: Locations) -> bytes:
+    """The records file's bytes (empty when missing). Nothing is created, locked or written.
+
+    Raises:
+        CapacityError, UnsafePathError, StorageError.
+    """
+    try:
+        return read_bounded(locations.file)
+    except MemoryRecordError:
+        raise
+    except OSError as error:
+        raise StorageError(Messages.READ_FAILED) from error
+
+
+def read_snapshot(locations: Locations) -> Snapshot:
+    """Read and decode the store. Nothing is created, locked or written.
+
+    Raises:
+        CapacityError, CorruptError, UnsafePathError, StorageError.
+    """
+    return decode_snapshot(locations.root, read_raw(locations))
+
+
+def write_locked(workspace: str, lock_timeout: float, operation: Operation) -> WriteResult:
+    """Run ``operation`` inside the locked transaction and publish its draft atomically.
+
+    Nothing is written unless the operation reports ``saved``.
+
+    Raises:
+        whatever ``operation`` raises; BusyError, CapacityError, ConflictError, CorruptError,
+        UnsafePathError, StorageError.
+    """
+    found = locate(workspace)
+    if not found.lock.exists():
+        # Taking the lock would create memory/ and the lock file. When the operation would be
+        # refused or change nothing anyway, answer from an unlocked read, so a refused write
+        # leaves the disk untouched (the answer is the one the store gave at that read).
+        raw = read_raw(found)
+        answer = _apply(decode_snapshot(found.root, raw), raw, operation)
+        if isinstance(answer, WriteResult):
+            return answer
+    try:
+        found.directory.mkdir(exist_ok=True)
+        locations = locate(workspace)
+    except MemoryRecordError:
+        raise
+    except OSError as error:
+        raise StorageError(Messages.UNAVAILABLE) from error
+    with WriterLock(locations.lock, lock_timeout):
+        try:
+            return _transact(locations, operation)
+        except MemoryRecordError:
+            raise
+        except OSError as error:
+            raise StorageError(Messages.SAVE_FAILED) from error
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """A new file to publish: its bytes, its records, and what the operation reported."""
+
+    data: bytes
+    records: tuple[Record, ...]
+    outcome: Outcome
+
+
+def _apply(snapshot: Snapshot, raw: bytes, operation: Operation) -> _Change | WriteResult:
+    """Run ``operation`` on a copy: the change to publish, or the answer if nothing changes.
+
+    Raises:
+        whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
+    """
+    draft = list(snapshot.records)
+    outcome = operation(snapshot, draft)
+    if outcome.status != "saved":
+        return _result(snapshot, outcome)
+    data = encode_store(StoreImage(_header_of(raw) or HEADER, tuple(draft))).encode()
+    if len(data) > MAX_STORE_BYTES:
+        raise CapacityError(Messages.FULL)
+    return _Change(data, tuple(draft), outcome)
+
+
+def _transact(locations: Locations, operation: Operation) -> WriteResult:
+    raw = read_bounded(locations.file)
+    change = _apply(decode_snapshot(locations.root, raw), raw, operation)
+    if isinstance(change, WriteResult):
+        return change
+    data = change.data
+    staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
+    try:
+        write_synced(staging, data)
+        # Writers are serialised by the lock; this catches an editor or sync tool.
+        if read_bounded(locations.file) != raw:
+            raise ConflictError(Messages.CHANGED_WHILE_SAVING)
+        os.replace(staging, locations.file)
+        fsync_directory(locations.directory)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            staging.unlink()
+    revision = store_revision(locations.root, data)
+    written = Snapshot(locations.root, revision, change.records, len(data))
+    return _result(written, change.outcome)
+
+
+def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:
+    ids = outcome.ids
+    first = snapshot.find(ids[0]) if ids and ids[0] is not None else None
+    return WriteResult(
+        status=outcome.status,
+        revision=snapshot.revision,
+        records=snapshot.records,
+        targets=tuple(
+            CandidateResult(
+                record_id,
+                "blocked"
+                if record_id is None
+                else "saved"
+                if record_id in outcome.changed
+                else "duplicate",
+            )
+            for record_id in ids
+        ),
+        record_revision=snapshot.record_revision(first) if first is not None else None,
+    )
+
+
+def decode_snapshot(root: Path, raw: bytes) -> Snapshot:
+    """Decode the bytes of a records file read from the workspace ``root``.
+
+    Raises:
+        CorruptError: the bytes are not a valid managed records file.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if _header_of(raw) is None:
+            raise CorruptError(Messages.FOREIGN) from None
+        raise CorruptError(Messages.EDITED, _bad_block(raw[: error.start])) from None
+    image = decode_store(text)
+    return Snapshot(root, store_revision(root, raw), image.records, len(raw))
+
+
+def _bad_block(valid_prefix: bytes) -> int:
+    """Index of the block holding the first invalid byte, so ``doctor`` can name it.
+
+    The valid prefix ends inside (or right before) that block, so decoding the prefix stops
+    there, unless an earlier block is already bad, which is then the first bad one.
+    """
+    try:
+        return len(decode_store(valid_prefix.decode("utf-8")).records)
+    except CorruptError as error:
+        return error.record_index or 0
+
+
+def _header_of(raw: bytes) -> str | None:
+    """The header ``raw`` starts with, if it is one memquill reads."""
+    return next((h for h in (HEADER, LEGACY_HEADER) if raw.startswith(h.encode())), None)

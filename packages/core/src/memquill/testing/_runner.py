@@ -1,0 +1,193 @@
+"""Run a parity case through a harness and compare the outcome with what the case states."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, cast
+
+from memquill.enhance import AuxiliaryRunner, ModelRanker
+from memquill.plugins import AdapterHarness, HarnessResult
+from memquill.testing._cases import Case, Step, load_fixtures
+from memquill.testing._models import ScriptedTextModel
+from memquill.testing._normalize import Normalizer
+from memquill.tools import MemorySession
+
+__all__ = ["HarnessFactory", "Outcome", "assert_outcomes", "run_case"]
+
+HarnessFactory = Callable[[MemorySession], AdapterHarness]
+UNAVAILABLE: Final = "<tool not offered>"
+_REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A step's result as seen through one harness, raw and normalised."""
+
+    step: Step
+    raw: HarnessResult
+    text: str
+    structured: Any
+
+
+class _Mode:
+    """The host's Plan-mode switch, read by ``authorize_write`` at every write."""
+
+    def __init__(self) -> None:
+        self.plan = False
+
+    def authorize(self) -> bool:
+        return not self.plan
+
+
+def run_case(case: Case, factory: HarnessFactory, root: Path) -> list[Outcome]:
+    """Build the case's workspace under ``root``, run every step, and return the outcomes."""
+    fixture = load_fixtures()[case.fixture]
+    fixture.build(root)
+    mode = _Mode()
+    session = MemorySession(
+        root,
+        case.session_id,
+        case.access,
+        mode.authorize,
+        now=lambda: fixture.now,
+        ranker=_scripted_ranker(case, root),
+    )
+    normalizer = Normalizer()
+    named: dict[str, Mapping[str, Any]] = {}
+    outcomes: list[Outcome] = []
+    harness = factory(session)
+    try:
+        for step in case.steps:
+            if step.action is not None:
+                _act(step, root, mode)
+                continue
+            assert step.tool is not None, f"{case.id}: a step needs a tool or an action"
+            try:
+                result = harness.call(step.tool, _resolve(step.args, named))
+            except LookupError:
+                if not step.unavailable:
+                    raise
+                result = HarnessResult(UNAVAILABLE, True, None)
+            if step.name is not None:
+                named[step.name] = _structured_of(result)
+            outcomes.append(
+                Outcome(
+                    step, result, normalizer.text(result.text), normalizer.data(result.structured)
+                )
+            )
+    finally:
+        harness.close()
+    return outcomes
+
+
+def assert_outcomes(case: Case, ours: list[Outcome], core: list[Outcome] | None) -> None:
+    """Assert each outcome matches its step and (when given) the core-direct outcome."""
+    for index, outcome in enumerate(ours):
+        step = outcome.step
+        where = f"case {case.id!r}, step {index + 1} ({step.tool})"
+        if step.unavailable:
+            assert outcome.raw.text == UNAVAILABLE, f"{where}: the tool is offered but must not be"
+        if step.text is not None:
+            assert outcome.text == step.text, (
+                f"{where}: text differs\n{_diff(step.text, outcome.text)}"
+            )
+        for needle in step.contains:
+            assert needle in outcome.text, f"{where}: missing {needle!r} in\n{outcome.text}"
+        for needle in step.absent:
+            assert needle not in outcome.text, f"{where}: unexpected {needle!r} in\n{outcome.text}"
+        if step.error_code is not None:
+            assert _error_code(outcome.raw.text) == step.error_code, (
+                f"{where}: expected error code {step.error_code!r}, got\n{outcome.raw.text}"
+            )
+        assert outcome.raw.is_error is step.expects_error, (
+            f"{where}: is_error is {outcome.raw.is_error}, expected {step.expects_error}\n"
+            f"{outcome.raw.text}"
+        )
+        if core is None:
+            continue
+        reference = core[index]
+        assert outcome.text == reference.text, (
+            f"{where}: differs from the core\n{_diff(reference.text, outcome.text)}"
+        )
+        if outcome.structured is not None:
+            assert outcome.structured == reference.structured, (
+                f"{where}: structured result differs from the core\n"
+                f"{_diff(_pretty(reference.structured), _pretty(outcome.structured))}"
+            )
+
+
+def _act(step: Step, root: Path, mode: _Mode) -> None:
+    if step.action == "plan_mode_on":
+        mode.plan = True
+    elif step.action == "plan_mode_off":
+        mode.plan = False
+    elif step.action == "write_file":
+        assert step.path is not None and step.content is not None
+        target = root / step.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(step.content, "utf-8")
+
+
+def _structured_of(result: HarnessResult) -> Mapping[str, Any]:
+    if result.structured is not None:
+        return result.structured
+    try:
+        parsed = json.loads(result.text)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _resolve(value: Any, named: Mapping[str, Mapping[str, Any]]) -> Any:
+    if isinstance(value, str):
+        whole = _REFERENCE.fullmatch(value)
+        if whole is not None:
+            return _lookup(named, whole)  # keeps the referenced value's type (an int stays one)
+        return _REFERENCE.sub(lambda match: str(_lookup(named, match)), value)
+    if isinstance(value, Mapping):
+        return {key: _resolve(item, named) for key, item in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list):
+        return [_resolve(item, named) for item in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def _lookup(named: Mapping[str, Mapping[str, Any]], match: re.Match[str]) -> Any:
+    value: Any = named[match.group(1)]
+    for part in filter(None, match.group(2).split(".")):
+        if isinstance(value, list):
+            value = cast(list[Any], value)[int(part)]
+        else:
+            value = cast(Mapping[str, Any], value)[part]
+    return value
+
+
+def _error_code(text: str) -> str | None:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed.get("code") if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def _diff(expected: str, actual: str) -> str:
+    lines = difflib.unified_diff(
+        expected.splitlines(), actual.splitlines(), "expected", "actual", lineterm=""
+    )
+    return "\n".join(lines)
+
+
+def _scripted_ranker(case: Case, root: Path) -> ModelRanker | None:
+    """The case's scripted model, on a runner of its own (a private key and receipt folder)."""
+    if case.model is None:
+        return None
+    runner = AuxiliaryRunner(state_dir=root.with_name(root.name + "-model-state"))
+    return ModelRanker(ScriptedTextModel(case.model), runner=runner, timeout=case.model_timeout)

@@ -1,0 +1,82 @@
+"""``ParitySuite``: subclass it, say how to open your adapter, and inherit every parity case.
+
+Like LangChain's standard tests, the suite refuses silent opt-outs: a case may only be excused
+through ``expected_failures`` with a reason (it then runs as a strict xfail), a skipped case
+fails, and a test method overridden or deleted without ``@pytest.mark.xfail(reason=...)`` fails
+``test_no_overrides_DO_NOT_OVERRIDE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import pytest
+
+from memquill.testing._cases import Case, load_cases
+from memquill.testing._harness import CoreHarness
+from memquill.testing._normalize import canonical_schema
+from memquill.testing._runner import HarnessFactory, assert_outcomes, run_case
+from memquill.tools import MemorySession
+
+__all__ = ["ParitySuite"]
+
+
+@pytest.mark.memquill_parity
+class ParitySuite:
+    """The conformance suite every memquill adapter must pass.
+
+    Subclass it in a test module (the class name must start with ``Test``) and implement
+    :meth:`harness_factory`.
+    """
+
+    expected_failures: ClassVar[Mapping[str, str]] = {}
+    """Case id → the reason this adapter cannot pass it. Each runs as a strict xfail."""
+
+    def harness_factory(self) -> HarnessFactory:
+        """Return a callable that opens this adapter's harness for a session."""
+        raise NotImplementedError("a ParitySuite subclass must implement harness_factory()")
+
+    @pytest.mark.parametrize("case", load_cases(), ids=lambda case: case.id)
+    def test_case(self, case: Case, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        """The adapter's results equal the case's expectations and the core's results."""
+        reason = self.expected_failures.get(case.id)
+        if reason:
+            request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+        ours = run_case(case, self.harness_factory(), tmp_path / "adapter")
+        core = run_case(case, CoreHarness, tmp_path / "core")
+        assert_outcomes(case, ours, core)
+
+    @pytest.mark.parametrize("access", ["read_write", "read"])
+    def test_catalogue(self, access: Literal["read", "read_write"], tmp_path: Path) -> None:
+        """Same tool names, descriptions and input schemas as the core, for each access."""
+        session = MemorySession(tmp_path, "parity-session", access)
+        harness = self.harness_factory()(session)
+        try:
+            ours = {tool.name: tool for tool in harness.catalogue()}
+        finally:
+            harness.close()
+        core = {tool.name: tool for tool in CoreHarness(session).catalogue()}
+        assert sorted(ours) == sorted(core)
+        for name, tool in core.items():
+            assert ours[name].description == tool.description, f"{name}: description differs"
+            assert canonical_schema(ours[name].input_schema) == canonical_schema(
+                tool.input_schema
+            ), f"{name}: input schema differs"
+
+    def test_no_overrides_DO_NOT_OVERRIDE(self) -> None:
+        """Every suite test is inherited as is, or excused with an xfail reason."""
+        bad: list[str] = []
+        for name in dir(ParitySuite):
+            if not name.startswith("test_"):
+                continue
+            ours = getattr(type(self), name, None)
+            if ours is getattr(ParitySuite, name):
+                continue
+            marks = getattr(ours, "pytestmark", [])
+            if not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
+                bad.append(name)
+        assert not bad, (
+            f"parity tests overridden or removed without @pytest.mark.xfail(reason=...): {bad}"
+        )

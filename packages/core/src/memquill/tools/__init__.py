@@ -1,0 +1,80 @@
+"""The tool contract: six memory tools, the sessions they run for, and the one write path.
+
+:data:`CATALOGUE` owns every tool's name, description and schemas; :class:`MemoryToolset` binds
+it to a :class:`MemorySession` and is the one place a failure becomes a tool's text;
+:mod:`memquill.tools._writes` is the only way anything in memquill writes memory.
+"""
+
+from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
+from memquill.tools._binding import (
+    BindingBackend,
+    BindingStore,
+    LegacySession,
+    default_bindings_path,
+    write_authorizer,
+)
+from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
+from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
+from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
+from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
+from memquill.tools._retrieval import (
+    PRIVATE_METADATA,
+    RetrievedMemory,
+    memory_context,
+    retrieve,
+)
+from memquill.tools._session import Access, MemorySession
+from memquill.tools._toolset import MemoryTool, MemoryToolset
+from memquill.tools._writes import (
+    Operation,
+    SourceKind,
+    WriteOutcome,
+    WriteSource,
+    compact,
+    correct,
+    forget,
+    remember,
+    save_candidates,
+)
+
+__all__ = [
+    "CANDIDATE_LIMIT",
+    "CATALOGUE",
+    "PRIVATE_METADATA",
+    "SEARCH_PROMPT",
+    "WRITE_PROMPT",
+    "Access",
+    "BindingBackend",
+    "BindingStore",
+    "CandidateRanker",
+    "ForgetArgs",
+    "LegacySession",
+    "MemorySession",
+    "MemoryTool",
+    "MemoryToolset",
+    "Operation",
+    "RankDecision",
+    "RememberArgs",
+    "RetrievedMemory",
+    "SourceKind",
+    "ToolAccess",
+    "ToolHints",
+    "ToolResult",
+    "ToolSpec",
+    "UpdateArgs",
+    "WriteError",
+    "WriteOperation",
+    "WriteOutcome",
+    "WriteReceipt",
+    "WriteSource",
+    "compact",
+    "correct",
+    "default_bindings_path",
+    "forget",
+    "memory_context",
+    "remember",
+    "retrieve",
+    "save_candidates",
+    "system_prompt",
+    "write_authorizer",
+]

@@ -1,0 +1,61 @@
+"""What a tool call returns: the text and data every adapter shows, and the write receipts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ToolResult", "WriteError", "WriteOperation", "WriteReceipt"]
+
+WriteOperation = Literal["remember", "update", "forget"]
+"""The three write tools' operations, as receipts name them."""
+
+
+class WriteReceipt(BaseModel):
+    """A durable write receipt: the only evidence that memory was saved.
+
+    Serialised with camelCase keys in this order: ``type, operation, status, recordId,
+    revision, recordRevision, sourceSessionId`` (``recordId``/``recordRevision`` omitted when
+    unknown).
+    """
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    type: Literal["memory_write_receipt"] = "memory_write_receipt"
+    operation: WriteOperation
+    status: Literal["saved", "duplicate", "blocked"]
+    record_id: Annotated[str | None, Field(alias="recordId")] = None
+    revision: Annotated[str, Field(description="The store revision after the write.")]
+    record_revision: Annotated[
+        str | None,
+        Field(alias="recordRevision", description="The record's revision after the write."),
+    ] = None
+    source_session_id: Annotated[str, Field(alias="sourceSessionId")]
+
+
+class WriteError(BaseModel):
+    """Why a write did not happen (nothing was written)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["memory_write_error"] = "memory_write_error"
+    operation: WriteOperation
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call returns.
+
+    Attributes:
+        text: the text the model sees, identical on every adapter.
+        structured: the same result as JSON-ready data (hits, page, receipt or error).
+        is_error: whether the call failed; adapters set their native error flag from it.
+    """
+
+    text: str
+    structured: dict[str, Any] | None
+    is_error: bool

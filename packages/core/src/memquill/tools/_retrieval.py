@@ -1,0 +1,119 @@
+"""Search hits as retrieval results, and the memory context an agent reads before it answers.
+
+Framework retrievers (LangChain's ``BaseRetriever``, LlamaIndex's) and memory blocks all need
+the same two things from the core: search hits as documents with one metadata mapping, and the
+text that puts relevant memory into a prompt. Both live here, so an adapter only marshals them
+into its framework's types.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from memquill.query import FileType, MemoryQuery, SearchArgs, SearchHit, parse_args
+from memquill.tools._toolset import MemoryToolset
+
+__all__ = ["PRIVATE_METADATA", "RetrievedMemory", "memory_context", "retrieve"]
+
+PRIVATE_METADATA: Final = ("rank", "score", "provenance", "record_id", "record_revision")
+"""Metadata no model needs to read: the ordering, the provenance line, a record's id and
+revision (noise to a model, and they change on every edit)."""
+
+_CONTEXT_QUERY_CHARS: Final = 1000
+"""The start of the user message searched for: search takes 1–2000 UTF-16 units, and 1000
+characters never exceed that (a character is one or two units)."""
+
+_log = logging.getLogger("memquill.retrieval")
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedMemory:
+    """One search hit as a framework document.
+
+    Attributes:
+        id: the record id for a remembered fact, ``<path>#<line>`` for a note.
+        text: the hit's excerpt (read the whole source with ``memory_get``).
+        score: the hit's score.
+        metadata: ``source`` (workspace path), ``line``, ``rank``, ``score``, ``heading``,
+            ``kind`` (``note``/``record``), ``provenance``, ``record_id`` and
+            ``record_revision`` (``None`` for notes).
+        private_keys: metadata keys to keep out of what a model or an embedding reads.
+    """
+
+    id: str
+    text: str
+    score: float
+    metadata: Mapping[str, Any]
+    private_keys: tuple[str, ...]
+
+
+def retrieve(
+    query: MemoryQuery,
+    text: str,
+    *,
+    limit: int = 5,
+    tags: Sequence[str] = (),
+    file_type: FileType = "all",
+) -> list[RetrievedMemory]:
+    """The search hits for ``text``, best first, as :class:`RetrievedMemory` objects.
+
+    ``limit`` is the search's 1–20 and is never clamped, so a mistake cannot hide. Search
+    warnings (skipped files, unreadable records) are logged on ``memquill.retrieval``.
+
+    Raises:
+        InvalidInputError: an argument is out of bounds (the tool's own message).
+        MemquillError: the search failed.
+    """
+    args = parse_args(
+        SearchArgs, {"query": text, "tags": list(tags), "file_type": file_type, "limit": limit}
+    )
+    result = query.search(args)
+    for warning in result.warnings:
+        _log.warning("memquill search: %s", warning)
+    return [_retrieved(hit) for hit in result.hits]
+
+
+def memory_context(
+    toolset: MemoryToolset, question: str, *, days: int = 3, limit: int = 5
+) -> list[str]:
+    """What an agent should read before answering ``question``: recent memory, then hits.
+
+    The first text is the ``memory_recent`` tool's answer; the second, present only when a
+    search for the question's start succeeds with hits, is the ``memory_search`` tool's. Both
+    are the tools' own texts, so a memory block and a tool call show a model the same words.
+    """
+    texts = [toolset.call("memory_recent", {"days": days}).text]
+    question = question.strip()
+    if question and limit:
+        found = toolset.call(
+            "memory_search", {"query": question[:_CONTEXT_QUERY_CHARS], "limit": limit}
+        )
+        hits = (found.structured or {}).get("hits")
+        if not found.is_error and hits:
+            texts.append(found.text)
+    return texts
+
+
+def _retrieved(hit: SearchHit) -> RetrievedMemory:
+    record = hit.kind == "record"
+    private = PRIVATE_METADATA + (("source",) if record else ())  # a record's path is its id
+    return RetrievedMemory(
+        id=hit.record_id if hit.record_id is not None else f"{hit.path}#{hit.line}",
+        text=hit.snippet,
+        score=hit.score,
+        metadata={
+            "source": hit.path,
+            "line": hit.line,
+            "rank": hit.rank,
+            "score": hit.score,
+            "heading": hit.heading,
+            "kind": hit.kind,
+            "provenance": hit.source,
+            "record_id": hit.record_id,
+            "record_revision": hit.record_revision,
+        },
+        private_keys=private,
+    )

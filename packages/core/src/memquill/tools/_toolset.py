@@ -1,0 +1,266 @@
+"""The tool boundary: the catalogue bound to one session, and the one place errors become text.
+
+:meth:`MemoryTool.invoke` validates raw arguments with the tool's model, runs the handler, and
+turns any :class:`~memquill.errors.MemquillError` into the tool's failure result: for a read
+tool the spec's ``Memory … failed: <message>`` text with ``error``/``error_code`` in the
+structured result, for a write tool the ``memory_write_error`` JSON. Nothing below this module
+words a failure for a model, and no adapter does either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from memquill.errors import InvalidInputError, MemquillError
+from memquill.query import (
+    GetArgs,
+    GetResult,
+    MemoryQuery,
+    RecentArgs,
+    RecentResult,
+    ResultT,
+    SearchArgs,
+    SearchResult,
+    parse_args,
+    render_get,
+    render_recent,
+    render_search,
+    validation_message,
+)
+from memquill.tools import _writes as writes
+from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
+from memquill.tools._catalogue import CATALOGUE, ToolSpec
+from memquill.tools._prompts import system_prompt
+from memquill.tools._ranking import CANDIDATE_LIMIT, arrange, first
+from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
+from memquill.tools._session import MemorySession
+
+__all__ = ["MemoryTool", "MemoryToolset", "read_failure", "write_failure"]
+
+Handler = Callable[[Any], ToolResult]
+AsyncHandler = Callable[[Any], Awaitable[ToolResult]]
+Failure = Callable[[MemquillError], ToolResult]
+
+
+class MemoryTool:
+    """A :class:`ToolSpec` bound to a session: call it with raw arguments.
+
+    Args:
+        spec: what the tool is.
+        handler: runs the tool on validated arguments; raises ``MemquillError`` on failure.
+        failure: the tool's result for a failure.
+    """
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        handler: Handler,
+        failure: Failure,
+        ahandler: AsyncHandler | None = None,
+    ) -> None:
+        self.spec = spec
+        self._handler = handler
+        self._failure = failure
+        self._ahandler = ahandler
+
+    @property
+    def name(self) -> str:
+        """The tool name."""
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        """The description sent to the model."""
+        return self.spec.description
+
+    def invoke(self, arguments: Mapping[str, Any] | BaseModel) -> ToolResult:
+        """Validate ``arguments`` with the tool's model and run it. Never raises for a failure."""
+        try:
+            return self._handler(parse_args(self.spec.args, arguments))
+        except MemquillError as error:
+            return self._failure(error)
+
+    async def ainvoke(self, arguments: Mapping[str, Any] | BaseModel) -> ToolResult:
+        """:meth:`invoke` for async callers: file I/O runs on a worker thread, and a model call
+        (optional search re-ranking) on the caller's event loop."""
+        if self._ahandler is None:
+            return await asyncio.to_thread(self.invoke, arguments)
+        try:
+            return await self._ahandler(parse_args(self.spec.args, arguments))
+        except MemquillError as error:
+            return self._failure(error)
+
+    def reject(self, error: ValidationError) -> ToolResult:
+        """The result for arguments that failed validation (a framework may validate first)."""
+        return self._failure(InvalidInputError(validation_message(error)))
+
+    def __repr__(self) -> str:
+        return f"MemoryTool({self.name!r})"
+
+
+class MemoryToolset:
+    """The memory tools of one session: all six with write access, the three read tools else.
+
+    Args:
+        session: who calls, on which workspace, with which access.
+        query: the query engine to use (default: the session's, shared with anything else
+            built on the session).
+    """
+
+    def __init__(self, session: MemorySession, *, query: MemoryQuery | None = None) -> None:
+        self.session = session
+        self.query = query or session.query
+        bindings: dict[str, tuple[Handler, Failure]] = {
+            "memory_search": (self._search, read_failure(SearchResult, render_search)),
+            "memory_get": (self._get, read_failure(GetResult, render_get)),
+            "memory_recent": (self._recent, read_failure(RecentResult, render_recent)),
+            "memory_remember": (self._remember, write_failure("remember")),
+            "memory_update": (self._update, write_failure("update")),
+            "memory_forget": (self._forget, write_failure("forget")),
+        }
+        mounted = [s for s in CATALOGUE if s.access == "read" or session.access == "read_write"]
+        # Only a session with a ranker searches differently from an async caller.
+        asynchronous = {"memory_search": self._asearch} if session.ranker is not None else {}
+        self.tools: tuple[MemoryTool, ...] = tuple(
+            MemoryTool(spec, *bindings[spec.name], asynchronous.get(spec.name)) for spec in mounted
+        )
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The mounted tool names, in catalogue order."""
+        return tuple(tool.name for tool in self.tools)
+
+    @property
+    def writes_mounted(self) -> bool:
+        """Whether the write tools are part of this set."""
+        return any(tool.spec.access == "write" for tool in self.tools)
+
+    def __getitem__(self, name: str) -> MemoryTool:
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        raise KeyError(name)
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call a mounted tool by name.
+
+        Raises:
+            KeyError: no such tool is mounted.
+        """
+        return self[name].invoke(arguments)
+
+    def system_prompt(self, *, read: bool = True) -> str:
+        """The prompt fragments for exactly the tools mounted here.
+
+        Args:
+            read: whether the read tools are offered too (``False`` for a write-only server
+                running beside a read-only one).
+        """
+        return system_prompt(write=self.writes_mounted, read=read)
+
+    def _search(self, args: SearchArgs) -> ToolResult:
+        ranker = self.session.ranker
+        if ranker is None:
+            return _read_result(self.query.search(args), render_search)
+        candidates = self.query.search(_widened(args))
+        if len(candidates.hits) < 2:
+            return _read_result(first(candidates, args.limit), render_search)
+        scope = self.session.search_scope
+        decision = ranker.rank_blocking(args.query, candidates.hits, scope=scope)
+        return _read_result(arrange(candidates, decision, args.limit), render_search)
+
+    async def _asearch(self, args: SearchArgs) -> ToolResult:
+        ranker = self.session.ranker
+        assert ranker is not None  # mounted only for a session with a ranker
+        candidates = await asyncio.to_thread(self.query.search, _widened(args))
+        if len(candidates.hits) < 2:
+            return _read_result(first(candidates, args.limit), render_search)
+        scope = self.session.search_scope
+        decision = await ranker.rank(args.query, candidates.hits, scope=scope)
+        return _read_result(arrange(candidates, decision, args.limit), render_search)
+
+    def _get(self, args: GetArgs) -> ToolResult:
+        return _read_result(self.query.get(args), render_get)
+
+    def _recent(self, args: RecentArgs) -> ToolResult:
+        return _read_result(self.query.recent(args), render_recent)
+
+    def _remember(self, args: RememberArgs) -> ToolResult:
+        outcome = writes.remember(
+            self.session,
+            args.content,
+            source=self._tool_source(),
+            idempotency_key=args.idempotency_key,
+        )
+        return self._receipt(outcome)
+
+    def _update(self, args: UpdateArgs) -> ToolResult:
+        outcome = writes.correct(
+            self.session,
+            args.id,
+            args.content,
+            args.expected_revision,
+            source=self._tool_source(),
+        )
+        return self._receipt(outcome)
+
+    def _forget(self, args: ForgetArgs) -> ToolResult:
+        outcome = writes.forget(
+            self.session, args.id, args.expected_revision, source=self._tool_source()
+        )
+        return self._receipt(outcome)
+
+    def _tool_source(self) -> writes.WriteSource:
+        return writes.WriteSource("tool", session_id=self.session.session_id)
+
+    def _receipt(self, outcome: writes.WriteOutcome) -> ToolResult:
+        assert outcome.operation != "compact"  # no tool compacts
+        receipt = WriteReceipt(
+            operation=outcome.operation,
+            status=outcome.status,
+            record_id=outcome.record_id,
+            revision=outcome.revision,
+            record_revision=outcome.record_revision,
+            source_session_id=self.session.session_id or "",
+        )
+        return _json_result(receipt, is_error=False)
+
+
+def _widened(args: SearchArgs) -> SearchArgs:
+    """The same search, asking for every candidate a ranker may reorder."""
+    return args.model_copy(update={"limit": CANDIDATE_LIMIT})
+
+
+def _json_result(model: BaseModel, *, is_error: bool) -> ToolResult:
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return ToolResult(json.dumps(data, separators=(",", ":"), ensure_ascii=False), data, is_error)
+
+
+def _read_result(result: ResultT, render: Callable[[ResultT], str]) -> ToolResult:
+    return ToolResult(render(result), result.model_dump(mode="json"), result.error is not None)
+
+
+def read_failure(model: type[ResultT], render: Callable[[ResultT], str]) -> Failure:
+    """A read tool's failure: its result model with ``error`` and ``error_code``, rendered."""
+
+    def failure(error: MemquillError) -> ToolResult:
+        return _read_result(model(error=error.message, error_code=error.code), render)
+
+    return failure
+
+
+def write_failure(operation: WriteOperation) -> Failure:
+    """A write tool's failure: the ``memory_write_error`` JSON with the error's code."""
+
+    def failure(error: MemquillError) -> ToolResult:
+        return _json_result(
+            WriteError(operation=operation, code=error.code, message=error.message),
+            is_error=True,
+        )
+
+    return failure

@@ -1,0 +1,218 @@
+"""The one write path: every save, correction and forget in memquill goes through here.
+
+The write tools, the CLI, and later the extraction runner and the management page all call
+these functions, each naming its source (``manual``, ``tool`` or ``conversation``), so the same
+checks hold everywhere: the session must still have write access and the host's
+``authorize_write`` must still agree (asked at every call, never only when tools were built), a
+tool write needs a trusted session id, and the session's secret scanner (built-ins plus every
+plugin detector when the session came from :func:`memquill.open_session`) guards the content.
+Failures are raised as :class:`~memquill.errors.MemquillError`; the tool boundary words them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final, Literal
+
+from memquill.errors import InvalidInputError, Messages
+from memquill.store import Candidate, JSONValue, WriteResult, WriteStatus
+from memquill.store._codec import iso_timestamp, sha256_hex
+from memquill.tools._session import MemorySession
+
+__all__ = [
+    "Operation",
+    "SourceKind",
+    "WriteOutcome",
+    "WriteSource",
+    "compact",
+    "correct",
+    "forget",
+    "remember",
+    "save_candidates",
+]
+
+SourceKind = Literal["manual", "tool", "conversation"]
+"""Who a write comes from: a person (CLI, page), a model's tool call, or a conversation."""
+
+Operation = Literal["remember", "update", "forget", "compact"]
+"""What a write did: the three tools' operations, and compaction."""
+
+_TOOL_KEY_PREFIX: Final = "tool:"
+_MANUAL_KEY_PREFIX: Final = "manual:"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSource:
+    """The provenance a write records.
+
+    Attributes:
+        kind: ``manual``, ``tool`` or ``conversation``.
+        session_id: the host's trusted session (required for ``tool`` and ``conversation``).
+        message_id: the user message a ``conversation`` fact was extracted from.
+        role: the role of that message (``user``).
+        captured_at: when a person entered a ``manual`` fact (ISO-8601 UTC).
+    """
+
+    kind: SourceKind
+    session_id: str | None = None
+    message_id: str | None = None
+    role: str | None = None
+    captured_at: str | None = None
+
+    @classmethod
+    def manual(cls, now: datetime | None = None) -> WriteSource:
+        """A person's own entry, stamped with the time it was made."""
+        return cls("manual", captured_at=iso_timestamp(now or datetime.now(UTC)))
+
+    def metadata(self) -> dict[str, JSONValue]:
+        """The record's ``source`` object: ``kind`` plus the fields that are set."""
+        fields: dict[str, JSONValue] = {"kind": self.kind}
+        for key, value in (
+            ("sessionId", self.session_id),
+            ("messageId", self.message_id),
+            ("role", self.role),
+            ("capturedAt", self.captured_at),
+        ):
+            if value is not None:
+                fields[key] = value
+        return fields
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """What a write did, with both revisions.
+
+    Attributes:
+        operation: ``remember``, ``update``, ``forget`` or ``compact``.
+        status: ``saved``, ``duplicate`` or ``blocked`` (nothing can ever save it again).
+        record_id: the record the write is about (``None`` when blocked).
+        revision: the store revision after the call.
+        record_revision: that record's revision after the call, when it is known.
+        result: everything the store returned.
+    """
+
+    operation: Operation
+    status: WriteStatus
+    record_id: str | None
+    revision: str
+    record_revision: str | None
+    result: WriteResult
+
+
+def remember(
+    session: MemorySession,
+    content: str,
+    *,
+    source: WriteSource,
+    idempotency_key: str | None = None,
+    expected_revision: str | None = None,
+) -> WriteOutcome:
+    """Save one fact. Repeating the same key (by default: the content) saves nothing new.
+
+    Keys are namespaced by source, so a person's key never collides with a tool's. With
+    ``expected_revision`` (the store revision the caller saw, as the management page sends)
+    the store refuses with ``conflict`` if anything changed since, checked under its lock.
+
+    Raises:
+        InvalidInputError: the session may not write now, or a tool source has no session.
+        SecretError, ConflictError, CapacityError, BusyError, CorruptError, UnsafePathError,
+        StorageError: from the store.
+    """
+    _authorize(session, source)
+    key = _namespaced_key(source, content, idempotency_key)
+    result = session.store.save([Candidate(content, source.metadata(), key)], expected_revision)
+    target = result.targets[0]
+    return _outcome("remember", result, target.record_id, target.status)
+
+
+def save_candidates(session: MemorySession, candidates: Sequence[Candidate]) -> WriteResult:
+    """Save a batch of already-keyed candidates in one transaction (1–40; all or nothing).
+
+    For callers that build their own idempotency keys (extraction: ``job-id:index``), so a
+    forgotten fact's tombstone blocks its re-extraction.
+
+    Raises:
+        InvalidInputError: the session may not write now, or a candidate's source is not valid.
+        the store's errors, as :func:`remember`.
+    """
+    if not session.write_allowed():
+        raise InvalidInputError(Messages.WRITE_UNAUTHORIZED)
+    return session.store.save(candidates)
+
+
+def correct(
+    session: MemorySession,
+    record_id: str,
+    content: str,
+    expected_revision: str,
+    *,
+    source: WriteSource,
+) -> WriteOutcome:
+    """Replace an active fact with a new version (the outcome names the new version).
+
+    ``expected_revision`` may be the store revision or the record's own revision.
+
+    Raises:
+        InvalidInputError, ConflictError, NotFoundError, SecretError, and the store's errors.
+    """
+    _authorize(session, source)
+    result = session.store.correct(record_id, content, expected_revision, source.metadata())
+    return _outcome("update", result, result.record_id, result.status)
+
+
+def forget(
+    session: MemorySession, record_id: str, expected_revision: str, *, source: WriteSource
+) -> WriteOutcome:
+    """Forget a fact and every version of it; its metadata stays behind as a tombstone.
+
+    ``source`` says who asks; the tombstone keeps the fact's original provenance.
+
+    Raises:
+        InvalidInputError, ConflictError, NotFoundError, and the store's errors.
+    """
+    _authorize(session, source)
+    result = session.store.revoke(record_id, expected_revision)
+    return _outcome("forget", result, record_id, result.status)
+
+
+def compact(session: MemorySession, expected_revision: str, *, source: WriteSource) -> WriteOutcome:
+    """Drop the text of superseded versions, keeping every tombstone (never automatic).
+
+    Raises:
+        InvalidInputError, ConflictError (``expected_revision`` is not the store revision),
+        and the store's errors.
+    """
+    _authorize(session, source)
+    result = session.store.compact(expected_revision)
+    return _outcome("compact", result, None, result.status)
+
+
+def _authorize(session: MemorySession, source: WriteSource) -> None:
+    if not session.write_allowed():
+        raise InvalidInputError(Messages.WRITE_UNAUTHORIZED)
+    if source.kind != "manual" and not source.session_id:
+        raise InvalidInputError(Messages.NO_SESSION)
+
+
+def _namespaced_key(source: WriteSource, content: str, given: str | None) -> str:
+    if source.kind == "tool":
+        # A content fingerprint, as the tool receipt contract defines it.
+        fingerprint = given or hashlib.md5(content.encode()).hexdigest()  # noqa: S324
+        return f"{_TOOL_KEY_PREFIX}{source.session_id}:{fingerprint}"
+    if source.kind == "manual":
+        return given or _MANUAL_KEY_PREFIX + sha256_hex(content)
+    if given is None:
+        raise InvalidInputError(Messages.KEY_REQUIRED)
+    return given
+
+
+def _outcome(
+    operation: Operation, result: WriteResult, record_id: str | None, status: WriteStatus
+) -> WriteOutcome:
+    # The store reports the record revision of its first target only.
+    known = record_id is not None and record_id == result.record_id
+    revision = result.record_revision if known else None
+    return WriteOutcome(operation, status, record_id, result.revision, revision, result)

@@ -1,0 +1,36 @@
+"""The one place memquill-mcp leans on SDK internals, pinned and checked loudly.
+
+The server passes a call's raw JSON arguments to the core (which validates them and refuses
+unknown keys with its own message) by giving each ``Tool`` a ``FuncMetadata`` whose
+``validate_arguments`` returns them untouched. The MCP SDK has no public route for raw
+arguments on ``MCPServer`` tools, so the dependency is capped to the tested minor releases and
+this test names exactly what must still hold when the cap is raised.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+
+from memquill import MemorySession
+from memquill_mcp import build_server
+
+
+def test_the_sdk_still_has_the_tool_seam() -> None:
+    parameters = inspect.signature(Tool).parameters
+    for name in ("fn", "name", "title", "description", "parameters", "fn_metadata", "is_async"):
+        assert name in parameters, f"mcp.server.mcpserver.tools.Tool lost {name!r}"
+    assert "validate_arguments" in vars(FuncMetadata), "FuncMetadata.validate_arguments moved"
+    assert issubclass(ArgModelBase, object)
+
+
+async def test_raw_arguments_reach_the_core_unchanged(tmp_path: Any) -> None:
+    server: MCPServer = build_server(MemorySession(tmp_path, "seam", "read_write"))
+    result = await server.call_tool("memory_remember", {"content": "x", "source": "model"})
+    assert result.is_error  # type: ignore[union-attr]
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert '"code":"invalid"' in text and "source: Extra inputs are not permitted" in text, text

@@ -1,0 +1,67 @@
+"""Shared pieces of the model-assistance tests: a clock, a runner in a private state folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memquill.enhance import (
+    AuxiliaryRequest,
+    AuxiliaryResult,
+    AuxiliaryRunner,
+    ModelIdentity,
+    Prompt,
+    Scene,
+    Telemetry,
+    TextModel,
+)
+
+
+@dataclass
+class Clock:
+    """A wall clock tests move by hand."""
+
+    now: float = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def make_runner(
+    state: Path, clock: Clock | None = None, telemetry: Telemetry | None = None, **options: int
+) -> AuxiliaryRunner:
+    return AuxiliaryRunner(state_dir=state, clock=clock or Clock(), telemetry=telemetry, **options)
+
+
+async def ask(
+    runner: AuxiliaryRunner,
+    model: TextModel,
+    scope: str = "scope-a",
+    scene: Scene = "memory_rerank",
+) -> AuxiliaryResult:
+    return await runner.run(AuxiliaryRequest(scene, scope, model, Prompt("sys", "user"), 300))
+
+
+@dataclass
+class FailingModel:
+    """A model that raises what the test gives it, counting calls."""
+
+    error: BaseException | None
+    key: str = "key-1"
+    answer: str = "[1, 0]"
+    calls: int = 0
+    seen: list[Prompt] = field(default_factory=list[Prompt])
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return ModelIdentity("custom", "failing", self.key.encode())
+
+    async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:
+        self.calls += 1
+        self.seen.append(prompt)
+        if self.error is not None:
+            raise self.error
+        return self.answer
