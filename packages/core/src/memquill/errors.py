@@ -129,6 +129,10 @@ class Messages:
         "Memory write permission or workspace scope is no longer authorized."
     )
     NO_SESSION: Final = "Memory writes require a trusted source session."
+    RECORD_KEY_UNAVAILABLE: Final = (
+        "The memory record key (record-key.v1 in the user data folder) is missing, unsafe or "
+        "cannot be created. It must be a 32-byte file only its owner can read."
+    )
     # Query-side (workspace file) messages.
     RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
     OUTSIDE: Final = "Access denied: path is outside workspace."

@@ -29,7 +29,6 @@ from memquill.store._codec import (
     JSONValue,
     Record,
     iso_timestamp,
-    sha256_hex,
     source_key,
     store_revision,
     validate_content,
@@ -37,6 +36,7 @@ from memquill.store._codec import (
 )
 from memquill.store._doctor import DoctorReport, run_doctor
 from memquill.store._lock import lock_is_held
+from memquill.store._record_key import RecordKey, operation_hashes
 from memquill.store._results import (
     Candidate,
     Preflight,
@@ -83,11 +83,13 @@ class RecordStore:
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
         secrets: SecretScanner | None = None,
+        record_key: RecordKey | None = None,
     ) -> None:
         self._workspace = os.fspath(workspace)
         self._lock_timeout = lock_timeout
         self._now = now or (lambda: datetime.now(UTC))
         self._secrets = secrets or SecretScanner()
+        self._record_key = record_key or RecordKey()
         self._projection: Projection | None = None
 
     @property
@@ -184,7 +186,8 @@ class RecordStore:
         Raises:
             InvalidInputError, SecretError: before anything is touched.
             ConflictError: ``expected_revision`` is stale, or a key was reused for other data.
-            CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
+            CapacityError, BusyError, CorruptError, UnsafePathError.
+            StorageError: also when the record key cannot be used (see ``_record_key``).
         """
         batch = list(candidates)
         if not 1 <= len(batch) <= MAX_BATCH:
@@ -196,10 +199,12 @@ class RecordStore:
             if not key or utf16_len(key) > MAX_KEY_UNITS or _SURROGATE.search(key):
                 raise InvalidInputError(Messages.KEY_REQUIRED)
 
+        key = self._record_key.load()
+
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
-            return self._append(batch, draft)
+            return self._append(batch, draft, key)
 
         return write_locked(self._workspace, self._lock_timeout, operation)
 
@@ -221,6 +226,7 @@ class RecordStore:
         """
         self._check_content(content)
         validate_source(source)
+        key = self._record_key.load()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             target = snapshot.find(record_id, active_only=True)
@@ -229,7 +235,9 @@ class RecordStore:
                 raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
             now = iso_timestamp(self._now())
             draft[draft.index(target)] = target.evolve(status="superseded", updatedAt=now)
-            key = f"correction:{record_id}:{expected_revision}:{content}"
+            keyed, _ = operation_hashes(
+                key, f"correction:{record_id}:{expected_revision}:{content}"
+            )
             version = target.evolve(
                 content,
                 id=str(uuid.uuid4()),
@@ -237,7 +245,7 @@ class RecordStore:
                 status="active",
                 createdAt=now,
                 updatedAt=now,
-                operationHash=sha256_hex(key),
+                operationHash=keyed,
                 supersedes=record_id,
             )
             draft.append(version)
@@ -312,19 +320,23 @@ class RecordStore:
     def _check_content(self, content: str) -> None:
         self._secrets.check(validate_content(content))
 
-    def _append(self, batch: Iterable[Candidate], draft: list[Record]) -> Outcome:
+    def _append(self, batch: Iterable[Candidate], draft: list[Record], key: bytes) -> Outcome:
         tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
-        prepared = [(candidate, sha256_hex(candidate.idempotency_key)) for candidate in batch]
+        # Each key's keyed hash (what memquill writes) and unkeyed one (what the original system
+        # wrote): a record with either is the same operation, for duplicates and blocking alike.
+        prepared = [
+            (candidate, operation_hashes(key, candidate.idempotency_key)) for candidate in batch
+        ]
         if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
             return Outcome("blocked", tuple(None for _ in prepared))
         now = iso_timestamp(self._now())
         ids: list[str | None] = []
         created: set[str] = set()
-        for candidate, operation_hash in prepared:
-            existing = next((r for r in draft if r.operation_hash == operation_hash), None)
+        for candidate, hashes in prepared:
+            existing = next((r for r in draft if r.operation_hash in hashes), None)
             if existing is None:
                 new_id = str(uuid.uuid4())
-                draft.append(_new_record(new_id, candidate, now, operation_hash))
+                draft.append(_new_record(new_id, candidate, now, hashes[0]))
                 ids.append(new_id)
                 created.add(new_id)
             elif existing.status != "active":
