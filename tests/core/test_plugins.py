@@ -33,7 +33,11 @@ from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, SecretDete
 from memquill.store._store import RecordStore
 from memquill.tools._session import MemorySession
 
-HOOKS = ("memquill_register_adapters", "memquill_register_secret_detectors")
+HOOKS = (
+    "memquill_register_adapters",
+    "memquill_register_secret_detectors",
+    "memquill_register_text_models",
+)
 """Contribution hooks: each takes one ``register`` callback."""
 NOTIFICATIONS = ("memquill_report_event",)
 """Notification hooks: each takes the one thing it tells about."""

@@ -16,10 +16,11 @@ def test_body_only_term_is_found_and_edits_are_seen_at_once(tmp_path: Path) -> N
     response = query.search("cerulean")
     assert response.ok
     lines = response.text.split("\n")
-    assert lines[0].startswith("1. [notes.md:1] (score: ") and lines[0].endswith(
+    # The line is the matching line, and the excerpt does not repeat the heading shown above it.
+    assert lines[0].startswith("1. [notes.md:3] (score: ") and lines[0].endswith(
         "; source: workspace-file)"
     )
-    assert lines[1:] == ["Meeting", "# Meeting", "", "The selected color is cerulean."]
+    assert lines[1:] == ["Meeting", "The selected color is cerulean."]
     write(tmp_path, "notes.md", "# Meeting\n\nThe selected color is vermilion now.")
     assert query.search("vermilion").result.hits[0].path == "notes.md"
     assert query.search("cerulean").text == "No matching memories found."
@@ -111,13 +112,19 @@ def test_raw_history_is_never_served_and_only_active_records_project(tmp_path: P
 
 def test_record_hit_renders_provenance_with_the_record_revision(tmp_path: Path) -> None:
     saved = remember(tmp_path, "The user likes cerulean", session="sid-7")
+    assert saved.record_id is not None and saved.record_revision is not None
     response = engine(tmp_path).search("cerulean")
     first = response.text.split("\n")[0]
+    # The id once (in the path) and the revision's first 16 hex digits; data keeps both whole.
     assert first.startswith(f"1. [memory/records/{saved.record_id}.md:1] (score: ")
     assert first.endswith(
-        f"; source: memory-record:{saved.record_id}; source-kind:tool; session:sid-7; "
-        f"revision:{saved.record_revision})"
+        "; source: memory-record; source-kind:tool; session:sid-7; "
+        f"revision:{saved.record_revision[:16]})"
     )
+    assert response.text.count(saved.record_id) == 1
+    hit = response.result.hits[0]
+    assert (hit.record_id, hit.record_revision) == (saved.record_id, saved.record_revision)
+    assert hit.source.endswith(f"revision:{saved.record_revision}")
     assert saved.record_revision != saved.revision
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memquill.query._documents import SearchDocument, note_document
-from memquill.query._rank import Corpus, RankParams, decay_factor, path_key, rank
+from memquill.query._rank import Corpus, RankParams, path_key, rank, recency_factor
 from memquill.query._tokens import count_term, fold, query_terms, tokenize
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
@@ -31,7 +31,33 @@ def test_stems_join_inflections_and_stop_words_are_not_terms() -> None:
     )
     assert query_terms("how when where why the of") == ()
     assert tokenize("Studies study STUDYING") == ["study", "study", "study"]
-    assert tokenize("ｆｕｌｌ-width Straße") == ["full", "width", "strass"]
+    assert tokenize("ｆｕｌｌ-width Straße") == ["full-width", "full", "width", "strass"]
+
+
+def test_identifiers_match_on_their_parts_and_whole() -> None:
+    assert tokenize("get_user_id in auth_service") == [
+        *("get_user_id", "get", "user", "id"),
+        "in",
+        *("auth_service", "auth", "servic"),
+    ]
+    assert tokenize("getUserId HTTPServer os.path src/app kebab-case") == [
+        *("getuserid", "get", "user", "id"),
+        *("httpserver", "http", "server"),
+        *("os.path", "os", "path"),
+        *("src/app", "src", "app"),
+        *("kebab-case", "kebab", "case"),
+    ]
+    # Words that are all letters keep stemming as a whole; plurals of acronyms stay whole.
+    assert tokenize("YouTube PDFs") == ["youtub", "you", "tube", "pdf"]
+    assert query_terms("what is the user_id of is_active") == (
+        *("user_id", "user", "id"),
+        *("is_active", "activ"),
+    )
+    fact = note_document("fact.md", "A fact mentioning get_user_id in auth_service.")
+    other = note_document("other.md", "Something else about users and services.")
+    corpus = Corpus([fact, other])
+    for query in ("user_id", "auth", "get_user_id", "auth_service", "getUserId"):
+        assert paths(rank(corpus, query, now=NOW))[:1] == ["fact.md"], query
 
 
 def test_cjk_runs_give_unigrams_and_bigrams_and_punctuation_separates() -> None:
@@ -76,6 +102,17 @@ def test_cjk_runs_give_unigrams_and_bigrams_and_punctuation_separates() -> None:
                 "abies",
                 "ß",
                 "é",
+                "_",
+                ".",
+                "/",
+                "getUser",
+                "HTTPServer",
+                "Id",
+                "IDs",
+                "A",
+                "\u2063",
+                "x-y",
+                "’",
             ]
         ),
         max_size=25,
@@ -117,25 +154,45 @@ def test_file_type_filter_follows_spec_2_4() -> None:
     assert len(kind("all")) == 6
 
 
-def test_decay_prefers_recent_daily_files_over_more_matches() -> None:
+def test_recency_reorders_near_equal_hits() -> None:
     corpus = Corpus(
         [
-            note_document("memory/daily/2026-01-01.md", "launch launch launch launch"),
-            note_document("memory/daily/2026-09-21.md", "launch"),
+            note_document("memory/daily/2026-01-01.md", "launch plan for the rocket"),
+            note_document("memory/daily/2026-09-21.md", "launch plan for the rocket"),
+            note_document("memory/daily/2026-05-01.md", "launch plan for the rocket"),
         ]
     )
-    hits = rank(corpus, "launch", now=NOW, file_type="daily")
-    assert paths(hits)[0] == "memory/daily/2026-09-21.md"
+    assert paths(rank(corpus, "launch plan", now=NOW)) == [
+        "memory/daily/2026-09-21.md",
+        "memory/daily/2026-05-01.md",
+        "memory/daily/2026-01-01.md",
+    ]
 
 
-def test_decay_factor_half_life_and_edges() -> None:
-    assert decay_factor("a/2026-08-23.md", NOW) == 0.5
-    assert decay_factor("2026-09-30.md", NOW) == 1.0  # future: no boost
-    assert decay_factor("x2026-08-23.md", NOW) == 1.0  # not at a path segment start
-    assert decay_factor("2026-02-30.md", NOW) == 1.0  # impossible date: no decay
-    assert decay_factor("2026-08-23.md", NOW, None) == 1.0
+def test_recency_never_buries_a_clearly_better_old_match() -> None:
+    corpus = Corpus(
+        [
+            note_document("memory/daily/2024-01-01.md", "pierogi recipe: farmer cheese, potato"),
+            note_document("memory/daily/2026-09-21.md", "bought cheese and bread"),
+            *(note_document(f"n{i}.md", f"filler note {i}") for i in range(8)),
+        ]
+    )
+    hits = rank(corpus, "pierogi farmer cheese", now=NOW)
+    assert paths(hits)[:2] == ["memory/daily/2024-01-01.md", "memory/daily/2026-09-21.md"]
+
+
+def test_recency_factor_is_bounded_and_halves_its_distance_each_half_life() -> None:
+    assert recency_factor("a/2026-09-22.md", NOW) == 1.0
+    assert recency_factor("a/2026-08-23.md", NOW) == 0.9  # one half-life: half the bound
+    assert abs(recency_factor("2016-01-01.md", NOW) - 0.8) < 1e-12  # never below 1 - weight
+    assert recency_factor("2026-09-30.md", NOW) == 1.0  # future: no boost
+    assert recency_factor("x2026-08-23.md", NOW) == 1.0  # not at a path segment start
+    assert recency_factor("2026-02-30.md", NOW) == 1.0  # impossible date: no recency
+    assert recency_factor("notes.md", NOW) == 1.0  # undated notes keep their score
+    assert recency_factor("2026-08-23.md", NOW, None) == 1.0
+    assert abs(recency_factor("2026-08-23.md", NOW, 30.0, 0.5) - 0.75) < 1e-12
     later = NOW + timedelta(days=30)
-    assert abs(decay_factor("2026-09-22.md", later) - 0.5) < 1e-12
+    assert abs(recency_factor("2026-09-22.md", later) - 0.9) < 1e-12
 
 
 def test_equal_scores_tie_by_utf16_path_order() -> None:
@@ -176,3 +233,17 @@ def test_rank_params_are_honoured() -> None:
     docs = [note_document("2026-01-01.md", "word"), note_document("z.md", "word")]
     flat = rank(Corpus(docs), "word", now=NOW, params=RankParams(half_life_days=None))
     assert flat[0].score == flat[1].score
+
+
+def test_a_record_is_titled_by_its_leading_label_not_by_its_id() -> None:
+    labelled = SearchDocument("memory/records/0f.md", "Anna's phone: +33 6 12", kind="record")
+    plain_fact = SearchDocument("memory/records/1a.md", "Tea over coffee.", kind="record")
+    headed = SearchDocument("memory/records/2b.md", "# Deploys\nTuesdays", kind="record")
+    assert labelled.meta.title == "Anna's phone"
+    assert plain_fact.meta.title == ""
+    assert headed.meta.title == "Deploys"
+    assert note_document("notes/n.md", "Anna's phone: +33").meta.title == "n.md"
+    assert (
+        SearchDocument("memory/records/3c.md", "at 9:30 or http://x", kind="record").meta.title
+        == ""
+    )

@@ -59,7 +59,7 @@ WORDS = [
     "happiness", "happy", "happily", "studies", "studied", "relational", "relate", "sensibility",
     "sensible", "hoping", "hope", "hopping", "analysis", "bonus", "bonuses", "probability",
     "probable", "gentle", "agreed", "ran", "run", "runner", "o'neil", "don't", "x", "喜欢",
-    " ", "\n", "-", "'", "’s", "Ｗｅｎｔ",
+    " ", "\n", "-", "'", "’s", "Ｗｅｎｔ", "_", ".", "/", "goingHome", "MadeIT",
 ]  # fmt: skip
 
 

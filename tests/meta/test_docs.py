@@ -27,6 +27,7 @@ def test_there_are_hooks_to_document() -> None:
     assert HOOKS == [
         "memquill_register_adapters",
         "memquill_register_secret_detectors",
+        "memquill_register_text_models",
         "memquill_report_event",
     ]
 

@@ -131,7 +131,7 @@ def test_the_toolkit_ranks_with_a_chat_model(tmp_path: Path) -> None:
             "args": {"query": "paella saffron"},
         }
     )
-    assert message.content.startswith("1. [b.md:1]")
+    assert message.content.startswith("1. [b.md:3]")
     assert message.artifact["reranked"] is True
 
 
@@ -147,5 +147,5 @@ async def test_a_chat_model_hanging_past_three_seconds_keeps_keyword_order(tmp_p
         }
     )
     assert message.content.startswith(
-        "Memory ranking failed: timeout. Using keyword order.\n\n1. [c.md:1]"
+        "Memory ranking failed: timeout. Using keyword order.\n\n1. [c.md:3]"
     )

@@ -35,7 +35,7 @@ def test_read_access_still_reads(make_session: Callable[..., MemorySession]) -> 
     tools = {tool.metadata.name: tool for tool in memquill_tools(make_session("read"))}
     output = tools["memory_search"].call(query="green tea")
     assert output.is_error is False
-    assert output.content.startswith("1. [memory.md:1]")
+    assert output.content.startswith("1. [memory.md:3]")
 
 
 async def test_plan_mode_refuses_writes_and_changes_nothing(

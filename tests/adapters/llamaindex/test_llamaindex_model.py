@@ -118,11 +118,11 @@ def _ranked_tools(tmp_path: Path, script: list[Any]) -> Any:
 
 def test_the_tool_spec_ranks_with_an_llm(tmp_path: Path) -> None:
     output = _ranked_tools(tmp_path, ["[2, 0, 1]"]).call(query="paella saffron")
-    assert output.content.startswith("1. [b.md:1]") and output.raw_output["reranked"] is True
+    assert output.content.startswith("1. [b.md:3]") and output.raw_output["reranked"] is True
 
 
 async def test_an_llm_hanging_past_three_seconds_keeps_keyword_order(tmp_path: Path) -> None:
     output = await _ranked_tools(tmp_path, [{"hang": True}]).acall(query="paella saffron")
     assert output.content.startswith(
-        "Memory ranking failed: timeout. Using keyword order.\n\n1. [c.md:1]"
+        "Memory ranking failed: timeout. Using keyword order.\n\n1. [c.md:3]"
     )

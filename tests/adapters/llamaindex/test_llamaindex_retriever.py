@@ -90,7 +90,7 @@ def test_llm_and_embed_text_hold_no_ids_revisions_or_provenance(session: MemoryS
     )
     note = next(_text(node) for node in nodes if node.node.metadata["source"] == "memory.md")
     assert note.get_content(metadata_mode=MetadataMode.LLM).startswith(
-        "source: memory.md\nline: 1\nheading: Long-term memory\nkind: note\n\n"
+        "source: memory.md\nline: 3\nheading: Long-term memory\nkind: note\n\n"
     )
 
 
@@ -183,5 +183,5 @@ def test_from_workspace_searches_read_only(workspace: Path) -> None:
         workspace, similarity_top_k=1, tags=["project"], file_type="notes"
     )
     (node,) = retriever.retrieve("tea")
-    assert node.node_id == "notes/project.md#4"
-    assert node.text == "# Tea shop\n\nThe tea shop project ships in October.\n"
+    assert node.node_id == "notes/project.md#6"
+    assert node.text == "The tea shop project ships in October."

@@ -88,7 +88,7 @@ async def test_a_client_error_never_leaks_and_keeps_keyword_order(
     ) as client:
         result = await client.call_tool("memory_search", QUERY)
     text = text_of(result)
-    assert text.startswith("Memory ranking ") and "Using keyword order.\n\n1. [c.md:1]" in text
+    assert text.startswith("Memory ranking ") and "Using keyword order.\n\n1. [c.md:3]" in text
     assert FAKE_SECRET not in text and FAKE_SECRET not in caplog.text
     assert FAKE_SECRET not in json.dumps(result.structured_content)
 

@@ -15,7 +15,13 @@
     │   └── StorageError             storage      an operating-system failure, wrapped
     ├── SourceError                  a workspace file could not be served to a query
     │   └── AccessDeniedError        the path is outside the workspace or private
-    └── BindingError                 scope_mismatch  a session cannot be bound to that workspace
+    ├── BindingError                 scope_mismatch  a session cannot be bound to that workspace
+    ├── JobLedgerError               the extraction job ledger cannot be used
+    │   ├── JobCorruptError          job_corrupt      the ledger is not valid
+    │   ├── JobLimitError            job_limit        5,000 turns or 4 MiB: extraction stopped
+    │   ├── JobUnsafePathError       job_unsafe_path  ``.assistant`` or a ledger file is unsafe
+    │   └── JobBusyError             job_busy         another process holds the ledger lock
+    └── ExtractionInvalidError       extraction_invalid  a model's answer broke the contract
 
 Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
 and ``docs/errors.md`` lists them. :data:`ERRORS` is the one registry of codes: class, meaning
@@ -38,7 +44,13 @@ __all__ = [
     "CorruptError",
     "ErrorCode",
     "ErrorInfo",
+    "ExtractionInvalidError",
     "InvalidInputError",
+    "JobBusyError",
+    "JobCorruptError",
+    "JobLedgerError",
+    "JobLimitError",
+    "JobUnsafePathError",
     "MemoryRecordError",
     "MemquillError",
     "Messages",
@@ -164,6 +176,30 @@ class Messages:
         "Memory bindings could not be saved. Check permissions and free disk space of the "
         "bindings folder before retrying."
     )
+    # Extraction job ledger and answers.
+    JOBS_CORRUPT: Final = (
+        "The extraction job ledger (.assistant/memory-jobs.json) is not valid. Back it up and "
+        "remove it to start a new one; memory itself is unchanged."
+    )
+    JOBS_LIMIT: Final = (
+        "The extraction job ledger is full (5,000 turns or 4 MiB): automatic extraction has "
+        "stopped for this workspace. Memory itself still works."
+    )
+    JOBS_UNSAFE_PATH: Final = (
+        "The extraction job ledger path is not a regular workspace file (.assistant or a "
+        "ledger file is a symlink or the wrong kind of file)."
+    )
+    JOBS_BUSY: Final = "Another process holds the extraction job ledger lock; retry shortly."
+    JOBS_READ_FAILED: Final = (
+        "The extraction job ledger could not be read. Check workspace permissions before retrying."
+    )
+    JOBS_SAVE_FAILED: Final = (
+        "The extraction job ledger could not be saved. Check workspace permissions and free "
+        "disk space before retrying."
+    )
+    EXTRACTION_NOT_JSON: Final = "The extraction answer is not a JSON array of facts."
+    EXTRACTION_TOO_MANY: Final = "The extraction answer has more than 8 facts."
+    EXTRACTION_ITEM: Final = "The extraction answer has an invalid fact"
 
 
 class MemquillError(Exception):
@@ -301,6 +337,46 @@ class BindingError(MemquillError):
     code = "scope_mismatch"
 
 
+class JobLedgerError(MemquillError):
+    """The extraction job ledger (``.assistant/memory-jobs.json``) cannot be used.
+
+    Nothing was written. Memory itself is not affected: only automatic extraction waits.
+    """
+
+
+class JobCorruptError(JobLedgerError):
+    """The ledger is not valid JSON of the ledger's format (it is never overwritten)."""
+
+    code = "job_corrupt"
+
+
+class JobLimitError(JobLedgerError):
+    """The ledger holds 5,000 turns or jobs, or is over 4 MiB: extraction stopped here."""
+
+    code = "job_limit"
+
+
+class JobUnsafePathError(JobLedgerError):
+    """``.assistant`` or a ledger file is a symlink or the wrong kind of file."""
+
+    code = "job_unsafe_path"
+
+
+class JobBusyError(JobLedgerError):
+    """Another process kept the ledger's lock past the wait allowed."""
+
+    code = "job_busy"
+
+
+class ExtractionInvalidError(MemquillError, ValueError):
+    """A model's extraction answer broke the contract; nothing of it was saved.
+
+    The message names the rule and the item, never the answer's text.
+    """
+
+    code = "extraction_invalid"
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     """One stable error code: its class, what it means, and the ``memquill`` exit status.
@@ -333,6 +409,13 @@ ERRORS: Final[Mapping[str, ErrorInfo]] = {
         ErrorInfo("source", SourceError, "a workspace file could not be served", 19),
         ErrorInfo("access_denied", AccessDeniedError, "the path is outside or private", 20),
         ErrorInfo("scope_mismatch", BindingError, "the session cannot use that workspace", 21),
+        ErrorInfo("job_corrupt", JobCorruptError, "the extraction job ledger is not valid", 22),
+        ErrorInfo("job_limit", JobLimitError, "the extraction job ledger is full", 23),
+        ErrorInfo("job_unsafe_path", JobUnsafePathError, "a ledger path is unsafe", 24),
+        ErrorInfo("job_busy", JobBusyError, "another process holds the ledger lock", 25),
+        ErrorInfo(
+            "extraction_invalid", ExtractionInvalidError, "a model's answer broke the contract", 26
+        ),
     )
 }
 """Every stable code, in documentation order (``docs/errors.md`` lists the same table)."""

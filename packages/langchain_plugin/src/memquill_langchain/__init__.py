@@ -7,8 +7,12 @@ Three lines give an agent memory::
     toolkit = MemquillToolkit.from_workspace("/home/me/notes", session_id="chat-42")
     agent = create_agent(model, toolkit.get_tools(), system_prompt=toolkit.system_prompt())
 
+Or memory with no tool at all: :class:`MemquillMiddleware` puts what memquill remembers into
+the prompt and extracts the facts users state, every third turn, in the background.
+
 Every name, description, schema, text and error comes from the core (:mod:`memquill`); this
-package only maps them onto LangChain's ``BaseTool``, ``BaseToolkit`` and ``BaseRetriever``.
+package only maps them onto LangChain's ``BaseTool``, ``BaseToolkit``, ``BaseRetriever`` and
+``AgentMiddleware`` (which needs ``langchain``: ``pip install memquill-langchain[agents]``).
 """
 
 from __future__ import annotations
@@ -19,20 +23,29 @@ from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill_langchain.harness import LangChainHarness
+    from memquill_langchain.history import CheckpointerSource, to_source_messages
+    from memquill_langchain.middleware import MemquillMiddleware
     from memquill_langchain.model import ChatModelTextModel
     from memquill_langchain.retriever import FileType, MemquillRetriever
+    from memquill_langchain.scope import MemoryScope, RunScope, ScopeResolver
     from memquill_langchain.toolkit import MemquillToolkit
     from memquill_langchain.tools import MemoryToolError, MemquillTool
 
 __all__ = [
     "ChatModelTextModel",
+    "CheckpointerSource",
     "FileType",
     "LangChainHarness",
+    "MemoryScope",
     "MemoryToolError",
+    "MemquillMiddleware",
     "MemquillRetriever",
     "MemquillTool",
     "MemquillToolkit",
+    "RunScope",
+    "ScopeResolver",
     "__version__",
+    "to_source_messages",
 ]
 
 __version__ = "0.1.0"
@@ -42,11 +55,17 @@ __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
         "ChatModelTextModel": "memquill_langchain.model",
+        "CheckpointerSource": "memquill_langchain.history",
         "FileType": "memquill_langchain.retriever",
         "LangChainHarness": "memquill_langchain.harness",
+        "MemoryScope": "memquill_langchain.scope",
         "MemoryToolError": "memquill_langchain.tools",
+        "MemquillMiddleware": "memquill_langchain.middleware",
         "MemquillRetriever": "memquill_langchain.retriever",
         "MemquillTool": "memquill_langchain.tools",
         "MemquillToolkit": "memquill_langchain.toolkit",
+        "RunScope": "memquill_langchain.scope",
+        "ScopeResolver": "memquill_langchain.scope",
+        "to_source_messages": "memquill_langchain.history",
     },
 )

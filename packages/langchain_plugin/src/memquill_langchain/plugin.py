@@ -10,10 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from memquill import MemorySession
+from memquill import MemorySession, TextModel
 from memquill.plugins import AdapterHarness, AdapterSpec, hookimpl
 
-__all__ = ["ADAPTER_NAME", "memquill_register_adapters", "open_harness"]
+__all__ = [
+    "ADAPTER_NAME",
+    "memquill_register_adapters",
+    "memquill_register_text_models",
+    "open_harness",
+    "text_model",
+]
 
 ADAPTER_NAME: Final = "langchain"
 """The adapter's key in ``memquill plugins`` and the parity suite."""
@@ -31,3 +37,21 @@ def open_harness(session: MemorySession) -> AdapterHarness:
 def memquill_register_adapters(register: Callable[[AdapterSpec], None]) -> None:
     """Contribute the LangChain adapter."""
     register(AdapterSpec(ADAPTER_NAME, "LangChain", "memquill-langchain", open_harness))
+
+
+def text_model(model: object) -> TextModel | None:
+    """A LangChain chat model as a memquill text model (``None`` for anything else)."""
+    # Imported on use: listing plugins must not import LangChain.
+    from langchain_core.language_models import BaseChatModel
+
+    from memquill_langchain.model import ChatModelTextModel
+
+    return ChatModelTextModel(model) if isinstance(model, BaseChatModel) else None
+
+
+@hookimpl
+def memquill_register_text_models(
+    register: Callable[[Callable[[object], TextModel | None]], None],
+) -> None:
+    """Let hosts name a LangChain chat model where memquill takes a model (``memquill extract``)."""
+    register(text_model)

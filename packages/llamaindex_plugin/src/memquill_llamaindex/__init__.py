@@ -4,7 +4,9 @@
   read-only session) as ``FunctionTool`` objects; ``content``, ``raw_output`` and ``is_error``
   come from the core unchanged.
 - :class:`MemquillRetriever`: memquill search as a ``BaseRetriever`` for any query engine.
-- :class:`MemquillMemoryBlock`: recent memory and search hits in a ``Memory``'s context.
+- :class:`MemquillMemoryBlock`: recent memory and search hits in a ``Memory``'s context; with
+  an extraction (:meth:`MemquillMemoryBlock.with_extraction`), the turns ``Memory`` flushes
+  feed automatic extraction, read back through :class:`ChatStoreSource`.
 - :class:`LlamaIndexHarness`: the tools driven through LlamaIndex's calling path (the adapter
   ``memquill demo`` and the parity suite open).
 """
@@ -17,12 +19,14 @@ from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill_llamaindex.harness import LlamaIndexHarness
+    from memquill_llamaindex.history import ChatStoreSource, to_source_messages
     from memquill_llamaindex.memory_block import MemquillMemoryBlock
     from memquill_llamaindex.model import LLMTextModel
     from memquill_llamaindex.retriever import FileType, MemquillRetriever
     from memquill_llamaindex.tools import MemquillToolSpec, memquill_tools
 
 __all__ = [
+    "ChatStoreSource",
     "FileType",
     "LLMTextModel",
     "LlamaIndexHarness",
@@ -31,6 +35,7 @@ __all__ = [
     "MemquillToolSpec",
     "__version__",
     "memquill_tools",
+    "to_source_messages",
 ]
 
 __version__ = "0.1.0"
@@ -39,6 +44,7 @@ __version__ = "0.1.0"
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
+        "ChatStoreSource": "memquill_llamaindex.history",
         "FileType": "memquill_llamaindex.retriever",
         "LLMTextModel": "memquill_llamaindex.model",
         "LlamaIndexHarness": "memquill_llamaindex.harness",
@@ -46,5 +52,6 @@ __getattr__, __dir__ = _lazy_exports(
         "MemquillRetriever": "memquill_llamaindex.retriever",
         "MemquillToolSpec": "memquill_llamaindex.tools",
         "memquill_tools": "memquill_llamaindex.tools",
+        "to_source_messages": "memquill_llamaindex.history",
     },
 )

@@ -25,6 +25,7 @@ from memquill.enhance import (
     TextModel,
     default_state_dir,
 )
+from memquill.plugins import text_model
 
 __all__ = ["load_model", "register"]
 
@@ -62,6 +63,9 @@ def register(subparsers: Any) -> None:
 def load_model(spec: str) -> TextModel:
     """The text model ``module:attribute`` names (called first when it is a factory).
 
+    A framework's own model (a LangChain chat model, a LlamaIndex LLM) is wrapped by the
+    installed adapter that knows it (the ``memquill_register_text_models`` hook).
+
     Raises:
         ValueError: the spec is malformed, or does not lead to a text model.
     """
@@ -71,14 +75,19 @@ def load_model(spec: str) -> TextModel:
     value: object = importlib.import_module(module_name)
     for part in attribute.split("."):
         value = getattr(value, part)
-    if isinstance(value, type) or (not isinstance(value, TextModel) and callable(value)):
+    model = None if isinstance(value, type) else text_model(value)
+    if model is None and callable(value):
         try:
             value = value()
         except TypeError as error:
             raise ValueError(f"{spec} could not be called without arguments: {error}") from None
-    if not isinstance(value, TextModel):
-        raise ValueError(f"{spec} is not a TextModel (identity and async generate)")
-    return value
+        model = text_model(value)
+    if model is None:
+        raise ValueError(
+            f"{spec} is not a TextModel (identity and async generate), nor a model an "
+            "installed adapter can wrap (a LangChain chat model, a LlamaIndex LLM)"
+        )
+    return model
 
 
 def _status(args: argparse.Namespace, context: Context) -> int:

@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
 
 def _manage(args: argparse.Namespace, context: Context) -> int:
     try:
-        from memquill.manage import Backend, ManageServer  # the optional web extra
+        from memquill.manage import Backend, LedgerJobs, ManageServer  # the optional web extra
     except ImportError:
         context.err.write(_NEEDS_EXTRA)
         return 2
@@ -39,7 +39,7 @@ def _manage(args: argparse.Namespace, context: Context) -> int:
     if not 0 <= port <= 65535:
         context.err.write("error: --port must be between 0 and 65535\n")
         return 2
-    backend = Backend.open(context.session())
+    backend = Backend.open(context.session(), jobs=LedgerJobs(context.workspace))
     try:
         server = ManageServer(backend, port=port)
     except OSError as error:

@@ -9,12 +9,10 @@ from typing import Any, Final
 
 from memquill.cli.context import Context, add_common
 from memquill.errors import (
-    ConflictError,
     CorruptError,
     InvalidInputError,
     MemoryRecordError,
     Messages,
-    NotFoundError,
 )
 from memquill.store import DoctorReport, Record, Snapshot
 from memquill.tools import WriteOutcome, WriteSource, compact, correct, forget, remember
@@ -106,28 +104,23 @@ def _list(args: argparse.Namespace, context: Context) -> int:
 
 def _update(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
-    snapshot = session.store.snapshot()
-    record = _resolve_id(snapshot, args.id, active_only=True)
-    revision = _resolve_revision(snapshot, record, args.revision)
-    outcome = correct(session, record.id, args.text, revision, source=WriteSource.manual())
+    revision = _revision_format(args.revision)
+    outcome = correct(session, args.id, args.text, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
     return 0
 
 
 def _forget(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
-    snapshot = session.store.snapshot()
-    record = _resolve_id(snapshot, args.id, active_only=False)
-    revision = _resolve_revision(snapshot, record, args.revision)
-    outcome = forget(session, record.id, revision, source=WriteSource.manual())
+    revision = _revision_format(args.revision)
+    outcome = forget(session, args.id, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
     return 0
 
 
 def _compact(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
-    revision = _resolve_revision(session.store.snapshot(), None, args.revision)
-    outcome = compact(session, revision, source=WriteSource.manual())
+    outcome = compact(session, _revision_format(args.revision), source=WriteSource.manual())
     context.emit(f"{outcome.status}: store revision {outcome.revision}", _result_json(outcome))
     return 0
 
@@ -142,32 +135,15 @@ def _doctor(args: argparse.Namespace, context: Context) -> int:
     return 0 if report.ok else 1
 
 
-def _resolve_id(snapshot: Snapshot, prefix: str, *, active_only: bool) -> Record:
-    pool = [r for r in snapshot.records if r.status == "active" or not active_only]
-    exact = [r for r in pool if r.id == prefix]
-    matches = exact or [r for r in pool if prefix and r.id.startswith(prefix)]
-    if len(matches) > 1:
-        raise InvalidInputError(Messages.ID_AMBIGUOUS)
-    if not matches:
-        raise NotFoundError(Messages.ACTIVE_NOT_FOUND if active_only else Messages.NOT_FOUND)
-    return matches[0]
+def _revision_format(given: str) -> str:
+    """``given``, if it is a revision or a prefix of one (at least 8 hex digits).
 
-
-def _resolve_revision(snapshot: Snapshot, record: Record | None, given: str) -> str:
-    """A full revision for ``given``, which may be a unique prefix of a current revision.
-
-    The store still compares the result against the file under the lock, so resolving a
-    prefix here never weakens compare-and-swap.
+    The write path resolves the prefix against the current revisions, and the store still
+    compares the full value under its lock, so a prefix never weakens compare-and-swap.
     """
     if not _HEX.fullmatch(given):
         raise InvalidInputError(Messages.REVISION_FORMAT)
-    current = [snapshot.revision]
-    if record is not None:
-        current.append(snapshot.record_revision(record))
-    for revision in current:
-        if revision.startswith(given):
-            return revision
-    raise ConflictError(Messages.STALE)
+    return given
 
 
 def _describe(outcome: WriteOutcome) -> str:

@@ -40,7 +40,7 @@ from __future__ import annotations
 from memquill.enhance._classify import Failure, Outcome, RootCause, StatusClass, classify
 from memquill.enhance._identity import KEY_BYTES, KEY_FILE
 from memquill.enhance._model import ModelDeferred, ModelIdentity, Prompt, TextModel
-from memquill.enhance._ranker import ModelRanker, run_blocking
+from memquill.enhance._ranker import ModelRanker, model_loop, run_blocking
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts
 from memquill.enhance._rerank import (
     EXCERPT_UNITS,
@@ -122,6 +122,7 @@ __all__ = [
     "default_runner",
     "default_state_dir",
     "fallback_line",
+    "model_loop",
     "parse_ranking",
     "provider_class",
     "rerank",

@@ -26,7 +26,7 @@ from memquill.enhance._runner import AuxiliaryRunner, default_runner
 from memquill.query import SearchHit
 from memquill.tools import RankDecision
 
-__all__ = ["ModelRanker", "run_blocking"]
+__all__ = ["ModelRanker", "model_loop", "run_blocking"]
 
 T = TypeVar("T")
 _WAIT_MARGIN: Final = 30.0  # seconds beyond the rerank timeout a blocking caller waits at most
@@ -103,6 +103,15 @@ class _Loop:
 
 
 _LOOP: Final = _Loop()
+
+
+def model_loop() -> asyncio.AbstractEventLoop:
+    """The process's model-call loop (a daemon thread, started on first use).
+
+    Work that must outlive the caller's own event loop (extraction resumed in the background
+    after a reply) runs here: ``asyncio.run_coroutine_threadsafe(work, model_loop())``.
+    """
+    return _LOOP.get()
 
 
 def run_blocking(call: Coroutine[Any, Any, T], timeout: float) -> T:

@@ -135,6 +135,16 @@ class AuxiliaryRunner:
         entry.failures, entry.retry_at = 0, None
         return self._settle(entry, AuxiliaryResult("completed", text=text))
 
+    def fingerprint(self, model: TextModel) -> str | None:
+        """The keyed fingerprint of ``model``'s configuration (``None``: identity unavailable).
+
+        Features that persist state about a configuration (the extraction ledger's
+        ``routeFingerprint``) keep this, never the configuration itself; a changed key or
+        setting gives another fingerprint. No model call, nothing written but the install key.
+        """
+        route = self._route(model)
+        return None if isinstance(route, AuxiliaryResult) else route.fingerprint
+
     def status(
         self, scene: Scene, model: TextModel | None, scope: str | None = None
     ) -> SceneStatus:

@@ -17,7 +17,7 @@ refuses cross-site requests (see ``docs/manage.md``).
 
 from memquill.manage._app import create_app
 from memquill.manage._guard import LOOPBACK_HOSTS, MAX_BODY_BYTES
-from memquill.manage._jobs import JobsSource, JobsView, JobView
+from memquill.manage._jobs import JobsSource, JobsView, JobView, LedgerJobs
 from memquill.manage._server import ManageServer
 from memquill.manage._state import Backend
 
@@ -28,6 +28,7 @@ __all__ = [
     "JobView",
     "JobsSource",
     "JobsView",
+    "LedgerJobs",
     "ManageServer",
     "create_app",
 ]

@@ -4,21 +4,25 @@ The page never reads the job ledger itself. It asks a :class:`JobsSource` for th
 (spec 9.8: the last jobs, whether the turn log is full, how many turns wait for a batch) and asks
 it to resume jobs when a person presses Retry. Whatever cannot be read is shown as
 ``{"error": "unavailable"}``: a corrupt or missing ledger never blocks managing records by hand.
+:class:`LedgerJobs` is the source ``memquill manage`` uses: the lifecycle's status API.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from memquill.errors import MemquillError
+from memquill.lifecycle import Extraction, job_status, retry_jobs
 
 __all__ = [
     "RETRYABLE",
     "JobView",
     "JobsSource",
     "JobsView",
+    "LedgerJobs",
     "jobs_json",
 ]
 
@@ -79,6 +83,45 @@ class JobsSource(Protocol):
     def resume(self) -> None:
         """Start a pass over the retryable jobs and return without waiting for it."""
         ...
+
+
+class LedgerJobs:
+    """The jobs source of a workspace's extraction ledger (what ``memquill manage`` shows).
+
+    The status is read from the ledger (:func:`memquill.lifecycle.job_status`). Retry clears
+    the waits of every job that can still move (never the attempt budget), so the host's next
+    pass takes them at once; given the host's :class:`~memquill.lifecycle.Extraction`, Retry
+    also starts that pass in the background.
+    """
+
+    def __init__(
+        self, workspace: str | os.PathLike[str], extraction: Extraction | None = None
+    ) -> None:
+        self.workspace = workspace
+        self.extraction = extraction
+
+    def status(self) -> JobsView:
+        """The ledger's status in the panel's terms (an unused workspace: no jobs)."""
+        view = job_status(self.workspace)
+        jobs = [
+            JobView(
+                job.id,
+                job.status,
+                job.reason,
+                job.updated_at,
+                job.retry_at,
+                job.requires_configuration_change,
+            )
+            for job in view.jobs
+        ]
+        return JobsView(jobs, view.capacity_reached, view.pending_turns)
+
+    def resume(self) -> None:
+        """Make the retryable jobs eligible now, and run a pass when an extraction is known."""
+        if self.extraction is not None:
+            self.extraction.retry()
+        else:
+            retry_jobs(self.workspace)
 
 
 def jobs_json(source: JobsSource | None) -> dict[str, object]:

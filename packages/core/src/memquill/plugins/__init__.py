@@ -23,6 +23,7 @@ from memquill.plugins._manager import (
     plugin_report,
     registered_adapters,
     secret_scanner,
+    text_model,
 )
 from memquill.plugins._sessions import connect_telemetry, open_session
 from memquill.plugins.hookspecs import hookimpl
@@ -52,4 +53,5 @@ __all__ = [
     "plugin_report",
     "registered_adapters",
     "secret_scanner",
+    "text_model",
 ]

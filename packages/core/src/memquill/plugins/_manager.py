@@ -23,6 +23,7 @@ from typing import Final, cast
 
 import pluggy
 
+from memquill.enhance import TextModel
 from memquill.plugins import _builtin as builtin
 from memquill.plugins import hookspecs
 from memquill.plugins._adapters import AdapterSpec
@@ -42,6 +43,7 @@ __all__ = [
     "plugin_report",
     "registered_adapters",
     "secret_scanner",
+    "text_model",
 ]
 
 ENTRY_POINT_GROUP: Final = PROJECT_NAME
@@ -219,6 +221,25 @@ def _load_entry_points(pm: MemquillPluginManager) -> None:
             continue
         if entry.dist is not None:
             pm.distributions[entry.name] = (entry.dist.name, entry.dist.version)
+
+
+def text_model(model: object, pm: MemquillPluginManager | None = None) -> TextModel | None:
+    """``model`` as a :class:`~memquill.TextModel`: itself, or what the first plugin converter
+    that knows its framework makes of it (``None``: nothing does). A converter that raises is
+    skipped, as a failing plugin is."""
+    if isinstance(model, TextModel):
+        return model
+    manager = pm if pm is not None else get_plugin_manager()
+    for _, convert in _contributions(manager, "memquill_register_text_models", []):
+        if not callable(convert):
+            continue
+        try:
+            converted: object = convert(model)
+        except Exception:  # noqa: BLE001,S112 - a broken converter loses only its own answer
+            continue
+        if isinstance(converted, TextModel):
+            return converted
+    return None
 
 
 def _contributions(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final
 import pluggy
 
 if TYPE_CHECKING:
-    from memquill.enhance import ProviderEvent
+    from memquill.enhance import ProviderEvent, TextModel
     from memquill.plugins._adapters import AdapterSpec
     from memquill.store import SecretDetector
 
@@ -38,6 +38,7 @@ __all__ = [
     "hookspec",
     "memquill_register_adapters",
     "memquill_register_secret_detectors",
+    "memquill_register_text_models",
     "memquill_report_event",
 ]
 
@@ -89,6 +90,26 @@ def memquill_register_secret_detectors(register: Callable[[SecretDetector], None
         register: takes one :class:`~memquill.store.SecretDetector`: an object with a stable
             ``name`` (shown in findings, never the matched text) and ``detect(text) -> bool``.
             It must be pure and fast; it runs on every write.
+
+    Use in plugins:
+        Implement it in the module the ``memquill`` entry point names, with ``@hookimpl``.
+    """
+
+
+@hookspec
+def memquill_register_text_models(
+    register: Callable[[Callable[[object], TextModel | None]], None],
+) -> None:
+    """Register converters that make a memquill text model from a framework's own model.
+
+    Called when a host names a model object that is not a :class:`~memquill.TextModel` itself
+    (``memquill extract --model myapp:chat_model`` with a LangChain chat model, a LlamaIndex
+    LLM). Call ``register`` once per converter. The first converter that answers wins.
+
+    Args:
+        register: takes a function ``convert(model) -> TextModel | None`` that returns a text
+            model for the objects of its framework and ``None`` for anything else. Import the
+            framework inside ``convert``, never when the plugin loads.
 
     Use in plugins:
         Implement it in the module the ``memquill`` entry point names, with ``@hookimpl``.

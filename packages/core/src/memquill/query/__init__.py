@@ -28,10 +28,12 @@ from memquill.query._models import (
 from memquill.query._rank import RankParams
 from memquill.query._render import render_get, render_recent, render_search
 from memquill.query._scan import DocumentCache
+from memquill.query._tokens import TOKENIZER_VERSION
 
 __all__ = [
     "PAGE_UNITS",
     "SNIPPET_UNITS",
+    "TOKENIZER_VERSION",
     "DocumentCache",
     "FileType",
     "GetArgs",

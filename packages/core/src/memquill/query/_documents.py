@@ -8,20 +8,30 @@ source is unchanged.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Final, Literal
 
+from memquill.query._excerpt import LineIndex
 from memquill.query._markdown import Chunk, NoteMeta, chunk_markdown, note_meta
-from memquill.query._tokens import count_term, fold
+from memquill.query._tokens import count_term, fold, plain
 from memquill.store._results import ProjectedRecord
-from memquill.text import utf16_prefix
 
-__all__ = ["WORKSPACE_FILE", "DocumentKind", "SearchDocument", "note_document", "record_document"]
+__all__ = [
+    "WORKSPACE_FILE",
+    "DocumentKind",
+    "SearchDocument",
+    "note_document",
+    "record_document",
+    "record_label",
+]
 
 WORKSPACE_FILE: Final = "workspace-file"
 """The provenance shown for a user's own note."""
-SUMMARY_UNITS: Final = 200
 
 _CHUNK_MEMO: Final = 256
+_LABEL: Final = re.compile(r"([^\n:]{1,40}):[ \t]")
+"""A leading label: up to 40 characters of the first line, then a colon and a space."""
 
 DocumentKind = Literal["note", "record"]
 
@@ -41,8 +51,10 @@ class SearchDocument:
         record_revision: the record revision, for a record.
         meta: title, tags, aliases and headings.
         folded: the folded body (see :func:`~memquill.query._tokens.fold`).
+        plain: the folded body without camelCase marks, to rule a term out in one look-up.
         fields: the folded metadata fields (title, tags, aliases, headings, path).
-        field_text: every field joined, to rule a term out in one look-up.
+        field_text: every field joined.
+        field_plain: the same without camelCase marks, to rule a term out in one look-up.
         tag_keys: the lowercased tags, for the ``tags`` filter.
         length: the folded body's length, for length normalisation.
         byte_size: UTF-8 size of the text, for the scan's byte budget.
@@ -51,8 +63,10 @@ class SearchDocument:
     __slots__ = (
         "_chunk_counts",
         "_chunks",
+        "_lines",
         "byte_size",
         "content",
+        "field_plain",
         "field_text",
         "fields",
         "folded",
@@ -60,6 +74,7 @@ class SearchDocument:
         "length",
         "meta",
         "path",
+        "plain",
         "record_id",
         "record_revision",
         "source",
@@ -82,9 +97,13 @@ class SearchDocument:
         self.kind: DocumentKind = kind
         self.record_id = record_id
         self.record_revision = record_revision
-        self.meta: NoteMeta = note_meta(content, path)
+        meta = note_meta(content, path)
+        if kind == "record" and meta.title == path.rsplit("/", 1)[-1]:
+            # A record's file name is its id, which names nothing: its title is its leading
+            # label ("Anna's phone: …", "Caroline: …"), if it has one.
+            meta = replace(meta, title=record_label(content))
+        self.meta: NoteMeta = meta
         self.folded = fold(content)
-        meta = self.meta
         self.fields: tuple[str, ...] = tuple(
             fold(value)
             for value in (
@@ -96,16 +115,14 @@ class SearchDocument:
             )
         )
         self.field_text = "\n".join(self.fields)
+        self.plain = plain(self.folded)
+        self.field_plain = plain(self.field_text)
         self.tag_keys = frozenset(tag.lower() for tag in meta.tags)
         self.length = len(self.folded)
         self.byte_size = len(content.encode("utf-8", "surrogatepass"))
         self._chunks: tuple[tuple[Chunk, str, str], ...] | None = None
         self._chunk_counts: dict[str, tuple[int, ...]] = {}
-
-    @property
-    def summary(self) -> str:
-        """The first 200 UTF-16 units of the text."""
-        return utf16_prefix(self.content, SUMMARY_UNITS)
+        self._lines: LineIndex | None = None
 
     def chunks(self) -> tuple[tuple[Chunk, str, str], ...]:
         """Each chunk with its folded text and folded heading (computed once)."""
@@ -115,6 +132,12 @@ class SearchDocument:
                 for chunk in chunk_markdown(self.content)
             )
         return self._chunks
+
+    def lines(self) -> LineIndex:
+        """The text's lines, folded, for excerpts (computed once)."""
+        if self._lines is None:
+            self._lines = LineIndex(self.content)
+        return self._lines
 
     def chunk_counts(self, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk (text plus heading), remembered per term."""
@@ -128,6 +151,12 @@ class SearchDocument:
                 self._chunk_counts.clear()
             self._chunk_counts[term] = counts
         return counts
+
+
+def record_label(content: str) -> str:
+    """The short label a record starts with, before ``: `` on its first line ("" if none)."""
+    match = _LABEL.match(content)
+    return match.group(1).strip() if match is not None else ""
 
 
 def note_document(path: str, content: str) -> SearchDocument:

@@ -25,6 +25,7 @@ from memquill.paths import (
 )
 from memquill.query._args import GetArgs, RecentArgs, SearchArgs
 from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_document
+from memquill.query._excerpt import build_excerpt
 from memquill.query._markdown import wiki_links
 from memquill.query._models import GetResult, RecentResult, SearchHit, SearchResult
 from memquill.query._rank import Corpus, RankedHit, RankParams, rank
@@ -33,7 +34,7 @@ from memquill.query._render import score_value
 from memquill.query._scan import DocumentCache, scan_workspace
 from memquill.query._scanconfig import load_scan_config
 from memquill.store import ProjectedRecord, RecordStore
-from memquill.text import utf16_len, utf16_prefix, utf16_slice
+from memquill.text import utf16_len, utf16_slice
 
 __all__ = ["PAGE_UNITS", "SNIPPET_UNITS", "MemoryQuery"]
 
@@ -199,19 +200,15 @@ class MemoryQuery:
 
 
 def _hit(position: int, ranked: RankedHit) -> SearchHit:
-    document, chunk = ranked.document, ranked.chunk
-    if chunk is not None:
-        line, heading, snippet = chunk.start_line + 1, chunk.heading, chunk.text
-    else:
-        headings = document.meta.headings
-        line, heading, snippet = 1, headings[0] if headings else "", document.summary
+    document = ranked.document
+    excerpt = build_excerpt(document.lines(), ranked.terms, SNIPPET_UNITS)
     return SearchHit(
         rank=position,
         path=document.path,
-        line=line,
+        line=excerpt.line + 1,
         score=score_value(ranked.score),
-        heading=heading,
-        snippet=utf16_prefix(snippet, SNIPPET_UNITS),
+        heading=excerpt.heading,
+        snippet=excerpt.text,
         source=document.source,
         kind=document.kind,
         record_id=document.record_id,

@@ -29,6 +29,8 @@ __all__ = [
     "Chunk",
     "NoteMeta",
     "chunk_markdown",
+    "frontmatter_lines",
+    "heading_text",
     "note_meta",
     "wiki_links",
 ]
@@ -111,6 +113,21 @@ def chunk_markdown(content: str) -> tuple[Chunk, ...]:
         else:
             chunks.extend(_windows(heading, text, start))
     return tuple(chunks)
+
+
+def heading_text(line: str) -> str | None:
+    """The heading a line starts, as sections (and chunks) name it, or ``None``."""
+    if line.startswith("#") and _HEADING_LINE.match(line):
+        return _HEADING_PREFIX.sub("", line, count=1).strip()
+    return None
+
+
+def frontmatter_lines(lines: list[str]) -> int:
+    """How many of a note's lines its YAML frontmatter takes (0 without one), as read above."""
+    if len(lines) < 2 or lines[0].strip() != "---":
+        return 0
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), -1)
+    return end + 1 if end > 0 else 0
 
 
 def wiki_links(text: str, limit: int = MAX_LINKS) -> tuple[str, ...]:
@@ -203,10 +220,11 @@ def _sections(lines: list[str]) -> list[tuple[str, int, list[str]]]:
     sections: list[tuple[str, int, list[str]]] = []
     heading, start, current = "", 0, []
     for index, line in enumerate(lines):
-        if line.startswith("#") and _HEADING_LINE.match(line):
+        text = heading_text(line)
+        if text is not None:
             if current:
                 sections.append((heading, start, current))
-            heading = _HEADING_PREFIX.sub("", line, count=1).strip()
+            heading = text
             current, start = [line], index
         else:
             current.append(line)

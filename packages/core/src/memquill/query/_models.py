@@ -35,10 +35,11 @@ class SearchHit(_Frozen):
     Attributes:
         rank: 1-based position.
         path: workspace path (``memory/records/<id>.md`` for a record).
-        line: 1-based line where the best-matching chunk starts.
+        line: 1-based line of the first shown line that holds a query term.
         score: the score as shown (two decimals).
-        heading: the best chunk's heading (may be empty).
-        snippet: the first 300 UTF-16 units of the best chunk.
+        heading: the heading of that line's section (may be empty).
+        snippet: the excerpt around the best-matching line, at most 300 UTF-16 units
+            (``docs/ranking.md``).
         source: ``workspace-file`` or the record's provenance line.
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.

@@ -10,11 +10,14 @@ the same hits in the same order on every run and platform.
    ``k1`` and weighted by the term's idf over the whole document set. A month the query names
    ("in July 2026") counts as one more term, held by the documents whose path is dated in that
    month (:mod:`memquill.query._dates`).
-3. The score decays with a 30-day half-life on paths ending in ``YYYY-MM-DD.md``.
+3. Recency is a bounded prior on paths ending in ``YYYY-MM-DD.md``: the score is multiplied by
+   ``1 - w * (1 - 2 ** (-age / half_life))`` (``w`` = ``recency_weight``, 0.2; half-life 30
+   days), between 1 (today) and ``1 - w`` (long ago). It reorders hits within that margin and
+   never buries a clearly better older match (``docs/ranking.md``).
 4. The best documents (``rerank_depth``) are re-scored with their best chunk: the chunk whose
-   terms score highest (ties: the earliest) adds ``chunk_weight`` times its score, and gives
-   the hit its line, heading and snippet. Adding never lowers a score, so no document outside
-   that set could have ranked inside it.
+   terms score highest (ties: the earliest) adds ``chunk_weight`` times its score. Adding never
+   lowers a score, so no document outside that set could have ranked inside it. The hit keeps
+   the query terms its body holds, with their idf, for its excerpt (:mod:`memquill.query._excerpt`).
 5. Ties break by path in UTF-16 code-unit order.
 """
 
@@ -38,10 +41,10 @@ __all__ = [
     "FileType",
     "RankParams",
     "RankedHit",
-    "decay_factor",
     "matches_filters",
     "path_key",
     "rank",
+    "recency_factor",
 ]
 
 CANDIDATES: Final = 20
@@ -67,7 +70,9 @@ class RankParams:
         date_weight: weight of a dated path in the month the query names, as a field count.
         chunk_weight: weight of the best chunk's score in the final score.
         rerank_depth: how many top documents are re-scored with their best chunk.
-        half_life_days: decay half-life for dated paths; ``None`` turns decay off.
+        half_life_days: half-life of a dated path's recency; ``None`` turns recency off.
+        recency_weight: the most recency can take off a score (an old dated note keeps at
+            least ``1 - recency_weight`` of it; see :func:`recency_factor`).
     """
 
     k1: float = 0.6
@@ -78,15 +83,18 @@ class RankParams:
     chunk_weight: float = 1.0
     rerank_depth: int = 50
     half_life_days: float | None = 30.0
+    recency_weight: float = 0.2
 
 
 @dataclass(frozen=True, slots=True)
 class RankedHit:
-    """A ranked document, its final score and its best chunk (``None``: none matched)."""
+    """A ranked document, its final score, its best chunk (``None``: none matched), and the
+    query terms its body holds with their idf (what an excerpt looks for)."""
 
     document: SearchDocument
     score: float
     chunk: Chunk | None
+    terms: tuple[tuple[str, float], ...] = ()
 
 
 class Corpus:
@@ -120,11 +128,13 @@ class Corpus:
         found: list[Posting] = []
         prefixes = search_prefixes(term)
         for index, document in enumerate(self.documents):
-            # The substring test rules most documents out at C speed before counting words.
+            # The substring test rules most documents out at C speed before counting words
+            # (in the text without camelCase marks, which holds every prefix a term has).
             folded, field_text = document.folded, document.field_text
-            body = count_term(folded, term) if any(p in folded for p in prefixes) else 0
+            body = count_term(folded, term) if any(p in document.plain for p in prefixes) else 0
             fields: tuple[int, ...] | None = None
-            if any(p in field_text for p in prefixes) and count_term(field_text, term):
+            field_plain = document.field_plain
+            if any(p in field_plain for p in prefixes) and count_term(field_text, term):
                 fields = tuple(count_term(field, term) for field in document.fields)
             if body or fields:
                 found.append((index, body, fields))
@@ -178,15 +188,16 @@ def rank(
                 matched.setdefault(index, []).append((term, idf))
     _score_months(corpus, query, params, file_type, wanted, scores)
     days, keys = corpus.days, corpus.path_keys
-    factors = {index: _decay(days[index], now, params.half_life_days) for index in scores}
+    factors = {index: _recency(days[index], now, params) for index in scores}
     decayed = [(-score * factors[index], keys[index], index) for index, score in scores.items()]
     decayed.sort()
     hits: list[tuple[float, bytes, RankedHit]] = []
     for negative, key, index in decayed[: max(params.rerank_depth, candidates)]:
         document = documents[index]
-        chunk, chunk_score = _best_chunk(document, matched.get(index, ()), params.k1)
+        terms = tuple(matched.get(index, ()))
+        chunk, chunk_score = _best_chunk(document, terms, params.k1)
         score = -negative + params.chunk_weight * chunk_score * factors[index]
-        hits.append((-score, key, RankedHit(document, score, chunk)))
+        hits.append((-score, key, RankedHit(document, score, chunk, terms)))
     hits.sort(key=lambda item: item[:2])
     return [hit for _, _, hit in hits[:candidates]]
 
@@ -206,17 +217,27 @@ def matches_filters(document: SearchDocument, file_type: FileType, tags: frozens
     return not tags or not tags.isdisjoint(document.tag_keys)
 
 
-def decay_factor(path: str, now: datetime, half_life_days: float | None = 30.0) -> float:
-    """``exp(-ln 2 * age / half_life)`` for a path ending in a valid ``YYYY-MM-DD.md``, else 1."""
-    return _decay(path_day(path), now, half_life_days)
+def recency_factor(
+    path: str, now: datetime, half_life_days: float | None = 30.0, weight: float = 0.2
+) -> float:
+    """``1 - weight * (1 - 2 ** (-age / half_life))`` for a path ending in a valid
+    ``YYYY-MM-DD.md`` (age in days from that day's midnight UTC to ``now``, at least 0), else 1.
+
+    Recency is a bounded prior: a note from today keeps its whole score, a note of any age at
+    least ``1 - weight`` of it. Recency so reorders hits whose scores are within that margin
+    and never buries a match clearly better than a newer one.
+    """
+    params = RankParams(half_life_days=half_life_days, recency_weight=weight)
+    return _recency(path_day(path), now, params)
 
 
-def _decay(day: date | None, now: datetime, half_life_days: float | None) -> float:
-    if day is None or half_life_days is None:
+def _recency(day: date | None, now: datetime, params: RankParams) -> float:
+    if day is None or params.half_life_days is None:
         return 1.0
     moment = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
     age = max(0.0, (moment - datetime.combine(day, time(), UTC)).total_seconds() / _DAY_SECONDS)
-    return math.exp(-math.log(2) * age / half_life_days)
+    remaining = math.exp(-math.log(2) * age / params.half_life_days)
+    return 1.0 - params.recency_weight * (1.0 - remaining)
 
 
 def path_key(path: str) -> bytes:

@@ -20,6 +20,7 @@ __all__ = [
     "render_recent",
     "render_search",
     "score_value",
+    "shown_source",
     "truncate",
 ]
 
@@ -29,6 +30,8 @@ TRUNCATED: Final = "\n[...truncated...]"
 NO_MATCHES: Final = "No matching memories found."
 NO_RECENT: Final = "No recent memories found."
 _CENTS: Final = Decimal("0.01")
+SHORT_REVISION: Final = 16
+"""Hex digits of a record revision shown in text (the write tools accept that prefix)."""
 
 
 def truncate(text: str, units: int) -> str:
@@ -40,6 +43,19 @@ def truncate(text: str, units: int) -> str:
 def score_value(score: float) -> float:
     """``score`` rounded to two decimals as JavaScript's ``toFixed(2)`` does (halves up)."""
     return float(Decimal(score).quantize(_CENTS, rounding=ROUND_HALF_UP))
+
+
+def shown_source(source: str, record_id: str | None, record_revision: str | None) -> str:
+    """``source`` as text shows it: a record's provenance without its id (its path holds it)
+    and with its revision cut to 16 hex digits. Structured results keep both in full."""
+    if record_id is None or record_revision is None:
+        return source
+    head, tail = f"memory-record:{record_id}", f"revision:{record_revision}"
+    if source.startswith(head):
+        source = "memory-record" + source[len(head) :]
+    if source.endswith(tail):
+        source = source[: -len(tail)] + f"revision:{record_revision[:SHORT_REVISION]}"
+    return source
 
 
 def continuation_marker(next_char_start: int) -> str:
@@ -63,7 +79,8 @@ def render_search(result: SearchResult) -> str:
     if not result.hits:
         return prefix + NO_MATCHES
     blocks = [
-        f"{hit.rank}. [{hit.path}:{hit.line}] (score: {hit.score:.2f}; source: {hit.source})\n"
+        f"{hit.rank}. [{hit.path}:{hit.line}] (score: {hit.score:.2f}; source: "
+        f"{shown_source(hit.source, hit.record_id, hit.record_revision)})\n"
         f"{hit.heading}\n{hit.snippet}"
         for hit in result.hits
     ]
@@ -77,7 +94,10 @@ def render_get(result: GetResult) -> str:
     page = result.content
     if result.next_char_start is not None:
         page += continuation_marker(result.next_char_start)
-    text = f"Source: {result.path}:{result.line_start} ({result.source})\n{page or '(empty file)'}"
+    source = result.source
+    if source is not None:
+        source = shown_source(source, result.record_id, result.record_revision)
+    text = f"Source: {result.path}:{result.line_start} ({source})\n{page or '(empty file)'}"
     if result.links:
         text += "\nLinked files: " + ", ".join(f"[[{link}]]" for link in result.links)
     return text
@@ -104,4 +124,5 @@ def _section(section: RecentSection) -> str:
     if section.kind == "daily":
         name = section.path.rsplit("/", 1)[-1]
         return f"## Daily Memory: {name}\nSource: {section.path}\n{body}"
-    return f"## Active Memory\nSource: {section.path} ({section.source})\n{body}"
+    source = shown_source(section.source, section.record_id, section.record_revision)
+    return f"## Active Memory\nSource: {section.path} ({source})\n{body}"

@@ -1,11 +1,19 @@
 """Search terms: how text becomes the whole-word terms that ranking counts.
 
-Text is folded (NFKC, Unicode case folding, typographic apostrophe to ``'``), then read as
+Text is folded (NFKC, Unicode case folding, typographic apostrophe to ``'``; a camelCase
+boundary between ASCII letters is kept as an invisible mark, see below), then read as
 
-- *words*: runs of letters, digits and ``_`` (apostrophes inside a word join it: ``don't``); a
+- *words*: runs of letters and digits (apostrophes inside a word join it: ``don't``); a
   possessive ``'s`` is dropped and plain ASCII words are stemmed (:mod:`memquill.query._stemmer`:
   Porter's rules and common irregular forms), so ``painting``, ``paints`` and ``painted`` share
   the term ``paint``, and ``went`` counts as ``go``;
+- *identifiers*: words joined by ``_``, ``-``, ``.`` or ``/`` (``get_user_id``, ``kebab-case``,
+  ``os.path``, ``src/app``), or written in camelCase (``getUserId``, ``HTTPServer``: a boundary
+  falls between a lower-case and an upper-case ASCII letter, and before the last capital of an
+  acronym followed by a capitalised word). An identifier gives a term for the whole
+  (``get_user_id``; ``getuserid``, stemmed like any word when it is all letters) and one for
+  each part (``get``, ``user``, ``id``), so ``user_id`` and ``auth`` find ``get_user_id in
+  auth_service``, and ``youtube`` finds ``YouTube``;
 - *CJK runs* (ideographs and kana): every character and every adjacent pair is a term, since
   those scripts do not separate words with spaces.
 
@@ -13,6 +21,7 @@ Query words on the spec's stop list, and words that only frame a question (``kin
 kind of"), are dropped. Two term counters agree exactly (a tested invariant): :func:`tokenize`
 lists every term of a text, and :func:`count_term` counts one term in folded text with
 ``str.find`` — fast enough to rank a cold 8 MiB workspace without building a full index first.
+:data:`TOKENIZER_VERSION` names this behaviour, for indexes built with it.
 """
 
 from __future__ import annotations
@@ -25,15 +34,26 @@ from typing import Final
 from memquill.query._stemmer import irregular_forms, search_prefix, stem
 
 __all__ = [
+    "CAMEL_MARK",
     "QUESTION_WORDS",
     "STOP_WORDS",
+    "TOKENIZER_VERSION",
     "count_term",
     "fold",
+    "is_cjk",
+    "plain",
     "query_terms",
     "search_prefixes",
     "term_of_word",
+    "term_spans",
     "tokenize",
 ]
+
+TOKENIZER_VERSION: Final = 2
+"""Bumped whenever the terms a text or a query yields change (2: identifier parts); an index
+built with another version must be rebuilt."""
+CAMEL_MARK: Final = "\u2063"
+"""Marks a camelCase boundary in folded text (INVISIBLE SEPARATOR; removed from the input)."""
 
 _STOP_LIST: Final = (
     "the a an is are was were be been being have has had do does did will would shall should "
@@ -55,23 +75,73 @@ _CJK: Final = (
     "\u3005-\u3007\u3040-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uf900-\ufaff\U00020000-\U0003134f"
 )
-_WORD_CHAR: Final = rf"[^\W{_CJK}]"
-_WORD: Final = rf"{_WORD_CHAR}+(?:'{_WORD_CHAR}+)*"
-_TOKEN_RE: Final = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_WORD})")
-_WORD_RE: Final = re.compile(_WORD)
+_WORD_CHAR: Final = rf"[^\W_{_CJK}]"
+_SEGMENT: Final = rf"{_WORD_CHAR}+(?:'{_WORD_CHAR}+)*"
+_JOINERS: Final = "_-./" + CAMEL_MARK
+_RUN: Final = rf"{_SEGMENT}(?:[{re.escape(_JOINERS)}]{_SEGMENT})*"
+_TOKEN_RE: Final = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_RUN})")
+_RUN_RE: Final = re.compile(_RUN)
+_SEGMENT_RE: Final = re.compile(_SEGMENT)
+_JOINER_RE: Final = re.compile(f"[{re.escape(_JOINERS)}]")
 _WORD_CHAR_RE: Final = re.compile(_WORD_CHAR)
 _CJK_CHAR_RE: Final = re.compile(f"[{_CJK}]")
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u02bc": "'"})
+_CAMEL_RE: Final = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
+_CASE_MASK: Final = bytes.maketrans(
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\x00\x01",
+    b"\x00" * 26 + b"\x01" * 26 + b"  ",
+)
+"""Lower-case ASCII letters as 0, upper-case as 1 (bytes 0 and 1 themselves as spaces): rare
+byte values make the searches below several times faster than letters would."""
+_LOWER_UPPER: Final = b"\x00\x01"
+_ACRONYM_END: Final = b"\x01\x01\x00\x00"
 
 
 def fold(text: str) -> str:
-    """The comparison form of ``text``: NFKC, case-folded, typographic apostrophes as ``'``."""
+    """The comparison form of ``text``: NFKC, case-folded, typographic apostrophes as ``'``,
+    and :data:`CAMEL_MARK` at each camelCase boundary."""
     if text.isascii():
-        return text.lower()
-    folded = unicodedata.normalize("NFKC", text).casefold()
+        return _mark_camel(text, ascii_only=True).lower()
+    if CAMEL_MARK in text:
+        text = text.replace(CAMEL_MARK, "")
+    folded = unicodedata.normalize("NFKC", _mark_camel(text, ascii_only=False)).casefold()
     if not unicodedata.is_normalized("NFKC", folded):
         folded = unicodedata.normalize("NFKC", folded)
     return folded.translate(_APOSTROPHES)
+
+
+def plain(folded: str) -> str:
+    """Folded text without its camelCase marks: every term's search prefix occurs in it."""
+    return folded.replace(CAMEL_MARK, "") if CAMEL_MARK in folded else folded
+
+
+def _mark_camel(text: str, *, ascii_only: bool) -> str:
+    if text.islower():  # no upper-case letter at all: nothing to mark (a fast C loop)
+        return text
+    # A byte mask of letter case finds boundaries at C speed; prose rarely has any.
+    mask = text.encode("utf-8", "surrogatepass").translate(_CASE_MASK)
+    if _LOWER_UPPER not in mask and _ACRONYM_END not in mask:
+        return text
+    if not ascii_only:
+        return _CAMEL_RE.sub(CAMEL_MARK, text)
+    cuts = sorted({*_finds(mask, _LOWER_UPPER), *_finds(mask, _ACRONYM_END)})
+    pieces = [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    return CAMEL_MARK.join(pieces)
+
+
+def _finds(mask: bytes, needle: bytes) -> list[int]:
+    """Offsets just after the first byte of each occurrence of ``needle``."""
+    found: list[int] = []
+    index = mask.find(needle)
+    while index >= 0:
+        found.append(index + 1)
+        index = mask.find(needle, index + 1)
+    return found
+
+
+def is_cjk(char: str) -> bool:
+    """Whether ``char`` is a CJK ideograph or kana (a word of its own)."""
+    return _CJK_CHAR_RE.match(char) is not None
 
 
 def tokenize(text: str) -> list[str]:
@@ -80,10 +150,43 @@ def tokenize(text: str) -> list[str]:
     for match in _TOKEN_RE.finditer(fold(text)):
         run = match.group("cjk")
         if run is None:
-            terms.append(term_of_word(match.group()))
+            terms.extend(_run_terms(match.group()))
         else:
             terms.extend(_cjk_terms(run))
     return terms
+
+
+@lru_cache(maxsize=1 << 14)
+def _run_terms(run: str) -> tuple[str, ...]:
+    """A word's term, or an identifier's whole term followed by its parts' terms."""
+    whole = term_of_word(run.replace(CAMEL_MARK, ""))
+    parts = _JOINER_RE.split(run)
+    if len(parts) == 1:
+        return (whole,)
+    return (whole, *(term_of_word(part) for part in parts))
+
+
+def term_spans(text: str, wanted: frozenset[str]) -> list[tuple[int, int, frozenset[str]]]:
+    """Where ``text`` (as written, not folded) holds one of ``wanted``: (start, end, terms).
+
+    Spans are words (a CJK character, or a pair for a wanted bigram), in order. Excerpts use
+    them to place a window inside a line too long to show whole.
+    """
+    spans: list[tuple[int, int, frozenset[str]]] = []
+    for match in _TOKEN_RE.finditer(text):
+        run = match.group("cjk")
+        if run is None:
+            found = wanted.intersection(tokenize(match.group()))
+            if found:
+                spans.append((match.start(), match.end(), frozenset(found)))
+            continue
+        start = match.start()
+        for offset, char in enumerate(run):
+            pair = run[offset : offset + 2]
+            found = {term for term in (fold(char), fold(pair)) if term in wanted}
+            if found:
+                spans.append((start + offset, start + offset + 1, frozenset(found)))
+    return spans
 
 
 def query_terms(query: str) -> tuple[str, ...]:
@@ -96,38 +199,62 @@ def query_terms(query: str) -> tuple[str, ...]:
             terms.update(dict.fromkeys(_cjk_terms(run)))
             continue
         word = match.group()
-        bare = word.removesuffix("'s")
-        if bare in STOP_WORDS or word in STOP_WORDS:
+        parts = _JOINER_RE.split(word)
+        if len(parts) > 1:
+            # An identifier: its whole, and its parts that are not stop words.
+            terms[term_of_word(word.replace(CAMEL_MARK, ""))] = None
+            terms.update(dict.fromkeys(term_of_word(p) for p in parts if not _stop_word(p)))
             continue
         following = matches[position + 1].group() if position + 1 < len(matches) else ""
-        if bare in QUESTION_WORDS and following == "of":
+        if _stop_word(word) or (word.removesuffix("'s") in QUESTION_WORDS and following == "of"):
             continue
         terms[term_of_word(word)] = None
     return tuple(terms)
 
 
+def _stop_word(word: str) -> bool:
+    return word in STOP_WORDS or word.removesuffix("'s") in STOP_WORDS
+
+
 def count_term(folded: str, term: str) -> int:
     """How many times :func:`tokenize` would yield ``term`` for text whose fold is ``folded``.
 
-    Every word with this term starts with one of :func:`search_prefixes`; each occurrence of
-    one at a word start is checked whole. No prefix starts with another, so no word is found
-    twice.
+    Every word, identifier or part with this term starts with one of :func:`search_prefixes`;
+    each occurrence of one where a word or a part starts is checked whole. Whole words and
+    identifiers are counted in the text without camelCase marks, parts in the marked text. No
+    prefix starts with another, so nothing is found twice.
     """
     if _CJK_CHAR_RE.match(term):
         return _count_overlapping(folded, term)
+    if CAMEL_MARK in folded:
+        return _count(plain(folded), term, wholes=True, parts=False) + _count(
+            folded, term, wholes=False, parts=True
+        )
+    return _count(folded, term, wholes=True, parts=True)
+
+
+def _count(text: str, term: str, *, wholes: bool, parts: bool) -> int:
     count = 0
     for prefix in search_prefixes(term):
-        index = folded.find(prefix)
+        index = text.find(prefix)
         while index >= 0:
-            if _starts_word(folded, index):
-                match = _WORD_RE.match(folded, index)
-                if match is None:  # pragma: no cover - the prefix starts with a word character
-                    break
-                if term_of_word(match.group()) == term:
+            start = _start_kind(text, index)
+            if start is None:
+                index = text.find(prefix, index + 1)
+                continue
+            segment = _SEGMENT_RE.match(text, index)
+            if segment is None:  # pragma: no cover - every prefix starts with a word character
+                break
+            if start == "word":
+                run = _RUN_RE.match(text, index)
+                end = segment.end() if run is None else run.end()
+                if wholes and term_of_word(text[index:end]) == term:
                     count += 1
-                index = folded.find(prefix, match.end())
-            else:
-                index = folded.find(prefix, index + 1)
+                if parts and end > segment.end() and term_of_word(segment.group()) == term:
+                    count += 1
+            elif parts and term_of_word(segment.group()) == term:
+                count += 1
+            index = text.find(prefix, segment.end())
     return count
 
 
@@ -160,14 +287,19 @@ def term_of_word(word: str) -> str:
     return stem(word)
 
 
-def _starts_word(text: str, index: int) -> bool:
+def _start_kind(text: str, index: int) -> str | None:
+    """``word`` where a word or identifier starts, ``part`` where a later part of one starts."""
     if index == 0:
-        return True
+        return "word"
     before = text[index - 1]
     if _WORD_CHAR_RE.match(before):
-        return False
-    # An apostrophe between word characters joins them into one word ("o'neil").
-    return not (before == "'" and index >= 2 and _WORD_CHAR_RE.match(text[index - 2]))
+        return None
+    if index >= 2 and _WORD_CHAR_RE.match(text[index - 2]):
+        if before in _JOINERS:
+            return "part"
+        if before == "'":  # an apostrophe between word characters joins them ("o'neil")
+            return None
+    return "word"
 
 
 def _cjk_terms(run: str) -> list[str]:

@@ -4,7 +4,8 @@ Cases live in ``memquill/testing/cases/*.toml`` (fixtures in ``fixtures.toml``),
 adapter, ours or a third party's, runs exactly the same calls. A step calls one tool with
 arguments and states what must come back (exact normalised text, an error code, or substrings),
 or it changes the world between calls (switches Plan mode, writes a file). Arguments may refer to
-earlier results with ``${step-name.path.to.value}``.
+earlier results with ``${step-name.path.to.value}`` (``${step-name.path:8}``: its first 8
+characters).
 """
 
 from __future__ import annotations

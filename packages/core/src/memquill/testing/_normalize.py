@@ -2,7 +2,9 @@
 
 Record ids, revisions and timestamps differ between two workspaces built the same way, so a case
 compares outputs after replacing each distinct value by a numbered placeholder (``<id:1>``,
-``<rev:2>``, ``<time>``), numbered in order of first appearance within the case. Schemas are
+``<rev:2>``, ``<time>``), numbered in order of first appearance within the case. A revision
+shown by its first 16 hex digits becomes ``<rev16:N>``, with the number of the revision it
+starts (so ``<rev16:2>`` is the short form of ``<rev:2>``). Schemas are
 compared after inlining references and dropping the parts frameworks legitimately rewrite.
 """
 
@@ -14,10 +16,9 @@ from typing import Any, Final, cast
 
 __all__ = ["Normalizer", "canonical_schema"]
 
-_PATTERNS: Final = (
-    ("id", re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")),
-    ("rev", re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")),
-)
+_ID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_REVISION: Final = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{16})(?![0-9a-f])")
+_SHORT: Final = 16
 _TIMESTAMP: Final = re.compile(
     r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})"
 )
@@ -27,19 +28,28 @@ class Normalizer:
     """Replaces volatile values with stable placeholders; one instance per case run."""
 
     def __init__(self) -> None:
-        self._seen: dict[str, dict[str, int]] = {kind: {} for kind, _ in _PATTERNS}
+        self._ids: dict[str, int] = {}
+        self._revisions: dict[str, int] = {}
+        """By full revision and by short form; both forms of one revision share a number."""
 
     def text(self, value: str) -> str:
         """``value`` with ids, revisions and timestamps replaced."""
-        for kind, pattern in _PATTERNS:
-            seen = self._seen[kind]
-            value = pattern.sub(
-                lambda match, seen=seen, kind=kind: (
-                    f"<{kind}:{seen.setdefault(match.group(0), len(seen) + 1)}>"
-                ),
-                value,
-            )
+        ids = self._ids
+        value = _ID.sub(lambda match: f"<id:{ids.setdefault(match.group(0), len(ids) + 1)}>", value)
+        value = _REVISION.sub(self._revision, value)
         return _TIMESTAMP.sub("<time>", value)
+
+    def _revision(self, match: re.Match[str]) -> str:
+        found = match.group(0)
+        short = found[:_SHORT]
+        seen = self._revisions
+        number = seen.get(found) or seen.get(short)
+        if number is None and len(found) == _SHORT:
+            number = next((n for rev, n in seen.items() if rev.startswith(found)), None)
+        if number is None:
+            number = 1 + len(set(seen.values()))
+        seen[found] = seen[short] = number
+        return f"<rev:{number}>" if len(found) > _SHORT else f"<rev16:{number}>"
 
     def data(self, value: Any) -> Any:
         """A JSON value with every string normalised (keys kept)."""

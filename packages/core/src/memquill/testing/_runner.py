@@ -21,7 +21,8 @@ __all__ = ["HarnessFactory", "Outcome", "assert_outcomes", "run_case"]
 
 HarnessFactory = Callable[[MemorySession], AdapterHarness]
 UNAVAILABLE: Final = "<tool not offered>"
-_REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)\}")
+_REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)(?::([0-9]+))?\}")
+"""``${step.path.to.value}``, or ``${step.path:N}`` for the first N characters of a string."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,8 @@ def _lookup(named: Mapping[str, Mapping[str, Any]], match: re.Match[str]) -> Any
             value = cast(list[Any], value)[int(part)]
         else:
             value = cast(Mapping[str, Any], value)[part]
+    if match.group(3) is not None:
+        return str(value)[: int(match.group(3))]
     return value
 
 

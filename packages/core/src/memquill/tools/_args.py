@@ -2,19 +2,27 @@
 
 Like the read models (:mod:`memquill.query._args`), they are the single source of each tool's
 JSON schema. Write models forbid unknown keys, so a model can never smuggle in its own
-``source``; their limits are the store's own constants.
+``source``; content limits are the store's own constants. Ids and revisions may also be given
+as the prefixes the read tools show (8+ characters of an id, 16+ hex digits of a revision); the
+write path resolves them (:mod:`memquill.tools._resolve`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memquill.query._args import utf16_bounds
-from memquill.store import ID_PATTERN, MAX_CONTENT_UNITS, REVISION_PATTERN
+from memquill.store import MAX_CONTENT_UNITS
 
-__all__ = ["ForgetArgs", "RememberArgs", "UpdateArgs"]
+__all__ = [
+    "ID_OR_PREFIX_PATTERN",
+    "REVISION_OR_PREFIX_PATTERN",
+    "ForgetArgs",
+    "RememberArgs",
+    "UpdateArgs",
+]
 
 Content = Annotated[
     str,
@@ -34,14 +42,28 @@ IdempotencyKey = Annotated[
     ),
     utf16_bounds(1, 200),
 ]
+ID_OR_PREFIX_PATTERN: Final = r"^[a-f0-9-]{8,36}$"
+"""A record id, or a unique prefix of at least 8 characters (search shows ids in paths)."""
+REVISION_OR_PREFIX_PATTERN: Final = r"^[a-f0-9]{16,64}$"
+"""A revision, or its first 16 or more hex digits (as search, get and recent show it)."""
 RecordId = Annotated[
-    str, Field(pattern=ID_PATTERN, description="Record id from search, get or recent output.")
+    str,
+    Field(
+        pattern=ID_OR_PREFIX_PATTERN,
+        description=(
+            "Record id from search, get or recent output; a unique prefix of 8 or more "
+            "characters is enough."
+        ),
+    ),
 ]
 Revision = Annotated[
     str,
     Field(
-        pattern=REVISION_PATTERN,
-        description="The record's revision (or the store revision) you read it at.",
+        pattern=REVISION_OR_PREFIX_PATTERN,
+        description=(
+            "The record's revision (or the store revision) you read it at, as shown (16 hex "
+            "digits) or in full."
+        ),
     ),
 ]
 

@@ -73,9 +73,10 @@ CATALOGUE: Final[tuple[ToolSpec, ...]] = (
         description=(
             "Search the workspace's memory - notes, daily notes, long-term memory and "
             "remembered facts - by keywords, in any language. Filter by tags and by file type; "
-            "recent daily notes rank higher (30-day half-life). Works without a model or "
-            "credentials. Returns ranked results with their source path and line, and for a "
-            "remembered fact its id and revision; read a source in full with memory_get."
+            "among equally good matches, recent daily notes rank higher. Works without a model "
+            "or credentials. Returns ranked results with their source path, the line where the "
+            "match is and an excerpt around it, and for a remembered fact its id and revision; "
+            "read on from that line with memory_get."
         ),
         args=SearchArgs,
         result=SearchResult,

@@ -20,6 +20,7 @@ from typing import Final, Literal
 from memquill.errors import InvalidInputError, Messages
 from memquill.store import Candidate, JSONValue, WriteResult, WriteStatus
 from memquill.store._codec import iso_timestamp, sha256_hex
+from memquill.tools._resolve import FULL_REVISION, resolve_revision, resolve_target
 from memquill.tools._session import MemorySession
 
 __all__ = [
@@ -153,12 +154,16 @@ def correct(
 ) -> WriteOutcome:
     """Replace an active fact with a new version (the outcome names the new version).
 
-    ``expected_revision`` may be the store revision or the record's own revision.
+    ``expected_revision`` may be the store revision or the record's own revision; either may
+    be given by a unique prefix (see :mod:`memquill.tools._resolve`), as may ``record_id``.
 
     Raises:
         InvalidInputError, ConflictError, NotFoundError, SecretError, and the store's errors.
     """
     _authorize(session, source)
+    record_id, expected_revision = resolve_target(
+        session.store, record_id, expected_revision, active_only=True
+    )
     result = session.store.correct(record_id, content, expected_revision, source.metadata())
     return _outcome("update", result, result.record_id, result.status)
 
@@ -168,12 +173,16 @@ def forget(
 ) -> WriteOutcome:
     """Forget a fact and every version of it; its metadata stays behind as a tombstone.
 
-    ``source`` says who asks; the tombstone keeps the fact's original provenance.
+    ``source`` says who asks; the tombstone keeps the fact's original provenance. The id and
+    revision may be unique prefixes, as for :func:`correct`; the outcome names the full id.
 
     Raises:
         InvalidInputError, ConflictError, NotFoundError, and the store's errors.
     """
     _authorize(session, source)
+    record_id, expected_revision = resolve_target(
+        session.store, record_id, expected_revision, active_only=False
+    )
     result = session.store.revoke(record_id, expected_revision)
     return _outcome("forget", result, record_id, result.status)
 
@@ -181,11 +190,15 @@ def forget(
 def compact(session: MemorySession, expected_revision: str, *, source: WriteSource) -> WriteOutcome:
     """Drop the text of superseded versions, keeping every tombstone (never automatic).
 
+    ``expected_revision`` may be a prefix of the current store revision.
+
     Raises:
         InvalidInputError, ConflictError (``expected_revision`` is not the store revision),
         and the store's errors.
     """
     _authorize(session, source)
+    if len(expected_revision) != FULL_REVISION:
+        expected_revision = resolve_revision(session.store.snapshot(), None, expected_revision)
     result = session.store.compact(expected_revision)
     return _outcome("compact", result, None, result.status)
 

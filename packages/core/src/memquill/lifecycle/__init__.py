@@ -1,0 +1,124 @@
+"""Automatic extraction: facts from finished conversation turns, saved only with proof.
+
+A host reports each finished turn; every third turn of a session closes a batch; a runner asks
+the host's model for the durable facts the user stated, accepts an answer only if every fact
+quotes the user's own message verbatim, and saves the facts through the one write path (source
+``conversation``, keys ``<job id>:<i>``), so a fact the user had memquill forget is never
+extracted again. The job ledger (``.assistant/memory-jobs.json``, private to queries) holds
+references only and survives crashes: a batch is paid for at most three times, a crash never
+loses or repeats one, and a batch saved just before a crash is recognised without a second
+model call. ``docs/extraction.md`` is the full guide.
+
+Wiring it into a host::
+
+    from memquill import open_session
+    from memquill.lifecycle import CommittedTurn, Extraction, TranscriptSource
+
+    session = open_session("/home/me/notes")
+    extraction = Extraction(session, TranscriptSource("chat.jsonl"), model=my_text_model)
+    extraction.record(CommittedTurn(session_id, user_message_id, assistant_message_id,
+                                    user_text=user_text))   # after the reply is stored
+    extraction.resume()                                     # at start-up: restart recovery
+
+The status API, for a jobs panel or ``memquill jobs`` (small and typed on purpose)::
+
+    view = job_status(workspace)   # JobsView: jobs (newest first), capacity_reached,
+                                   # pending_turns; read only, creates nothing
+    retry_jobs(workspace)          # clear retry waits (never the attempt budget), then
+    extraction.resume()            # ... a pass takes them (Extraction.retry does both)
+
+The LangChain middleware (``memquill_langchain.MemquillMiddleware``), the LlamaIndex memory
+block (``memquill_llamaindex.MemquillMemoryBlock``) and ``memquill extract`` are built on this.
+"""
+
+from memquill.lifecycle._extraction import Extraction
+from memquill.lifecycle._file import LEDGER_PATH, LedgerFile
+from memquill.lifecycle._host import (
+    MessageRole,
+    MessageSource,
+    RecordedMessages,
+    SessionGate,
+    SessionState,
+    SourceMessage,
+    ToolCall,
+    ToolOutput,
+    always_ready,
+    binding_gate,
+)
+from memquill.lifecycle._job import MAX_CALLS_PER_PASS
+from memquill.lifecycle._model import (
+    BATCH_TURNS,
+    MAX_ATTEMPTS,
+    MAX_JOBS,
+    MAX_LEDGER_BYTES,
+    MAX_TURNS,
+    Job,
+    JobStatus,
+    Ledger,
+    SourceRef,
+)
+from memquill.lifecycle._pass import PassReport
+from memquill.lifecycle._prompt import (
+    EXTRACTION_MAX_TOKENS,
+    EXTRACTION_SYSTEM_PROMPT,
+    MAX_FACTS,
+    Fact,
+    PromptTurn,
+    extraction_prompt,
+    parse_facts,
+)
+from memquill.lifecycle._status import STATUS_JOBS, JobsView, JobView, job_status, retry_jobs
+from memquill.lifecycle._transcript import TranscriptSource, read_transcript
+from memquill.lifecycle._turns import (
+    CommittedTurn,
+    Refusal,
+    committed_turns,
+    has_memory_write,
+    turn_id,
+)
+
+__all__ = [
+    "BATCH_TURNS",
+    "EXTRACTION_MAX_TOKENS",
+    "EXTRACTION_SYSTEM_PROMPT",
+    "LEDGER_PATH",
+    "MAX_ATTEMPTS",
+    "MAX_CALLS_PER_PASS",
+    "MAX_FACTS",
+    "MAX_JOBS",
+    "MAX_LEDGER_BYTES",
+    "MAX_TURNS",
+    "STATUS_JOBS",
+    "CommittedTurn",
+    "Extraction",
+    "Fact",
+    "Job",
+    "JobStatus",
+    "JobView",
+    "JobsView",
+    "Ledger",
+    "LedgerFile",
+    "MessageRole",
+    "MessageSource",
+    "PassReport",
+    "PromptTurn",
+    "RecordedMessages",
+    "Refusal",
+    "SessionGate",
+    "SessionState",
+    "SourceMessage",
+    "SourceRef",
+    "ToolCall",
+    "ToolOutput",
+    "TranscriptSource",
+    "always_ready",
+    "binding_gate",
+    "committed_turns",
+    "extraction_prompt",
+    "has_memory_write",
+    "job_status",
+    "parse_facts",
+    "read_transcript",
+    "retry_jobs",
+    "turn_id",
+]

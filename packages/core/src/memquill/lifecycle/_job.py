@@ -1,0 +1,299 @@
+"""One job through one pass: every check, at most one paid model call, and one settled status.
+
+In order (``docs/extraction.md`` has the table of statuses and reasons):
+
+1. the host's gate: ``unbound`` → ``skipped: binding_unavailable``; ``read_only`` →
+   ``unavailable: policy_blocked``. A session the message source does not know is left alone;
+2. the sources that still stand; none → ``skipped: source_unavailable``;
+3. storage that failed before and has not changed since → left alone (no timer);
+4. **crash recovery**: a record whose operation hash is the job's first key (``<job id>:0``)
+   means the batch was saved before a crash: ``completed`` (or ``skipped: source_revoked`` if
+   it was forgotten since) without calling the model again;
+5. three paid attempts spent → ``unavailable: retry_exhausted``;
+6. storage preflight (32 KiB); no model → ``unavailable: provider_missing``; a model whose
+   identity cannot be fingerprinted → ``unavailable: identity_unavailable``;
+7. a retry time in the future, or refused credentials, for the *same* model configuration →
+   left alone (a changed configuration goes at once);
+8. the attempt is counted in the ledger **before** the call; the call goes through the
+   auxiliary runner. A call that never reached a model (unavailable, cooldown, cancelled) is
+   refunded; the answer is validated strictly; the gate and every source are checked again
+   (an edit → ``skipped: source_changed``, nothing saved); the facts are saved in one batch
+   through the one write path with keys ``<job id>:<i>`` (a tombstone → ``skipped:
+   source_revoked``). Storage failures wait for the storage to change; anything else is
+   ``failed`` for 60 s, or ``retry_exhausted`` once the third paid attempt is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Final
+
+from memquill.enhance import AuxiliaryRequest, AuxiliaryResult, AuxiliaryRunner, TextModel
+from memquill.errors import BusyError, JobLedgerError, MemoryRecordError
+from memquill.lifecycle._codec import valid_reference
+from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._host import MessageSource, SessionGate
+from memquill.lifecycle._model import MAX_ATTEMPTS, Job, JobStatus
+from memquill.lifecycle._prompt import (
+    EXTRACTION_MAX_TOKENS,
+    Fact,
+    cut_turns,
+    extraction_prompt,
+    parse_facts,
+)
+from memquill.lifecycle._sources import UsableTurn, changed, storage_signature, usable_turns
+from memquill.store import Candidate
+from memquill.store._codec import iso_timestamp, sha256_hex
+from memquill.tools import MemorySession, WriteSource, save_candidates
+
+__all__ = ["MAX_CALLS_PER_PASS", "PassConfig", "PassState", "process_job"]
+
+MAX_CALLS_PER_PASS: Final = 3
+EXTRACTION_TIMEOUT: Final = 120.0
+RESERVE_BYTES: Final = 32 * 1024
+RETRY_DELAY_MS: Final = 60_000
+_STORAGE_REASONS: Final = {
+    "capacity": "storage_capacity",
+    "corrupt": "storage_corrupt",
+    "storage": "storage_unavailable",
+    "unsafe_path": "storage_unavailable",
+}
+_LOG: Final = logging.getLogger("memquill.lifecycle")
+
+
+@dataclass(frozen=True, slots=True)
+class PassConfig:
+    """Everything a pass needs: where, with what model, reading which history."""
+
+    ledger: LedgerFile
+    session: MemorySession
+    source: MessageSource
+    model: TextModel | None
+    gate: SessionGate
+    runner: AuxiliaryRunner
+    clock: Callable[[], float]
+
+
+@dataclass(slots=True)
+class PassState:
+    """What one pass did so far."""
+
+    calls: int = 0
+    untouched: int = 0
+    settled: list[tuple[str, JobStatus, str | None]] = field(
+        default_factory=list[tuple[str, JobStatus, str | None]]
+    )
+
+
+async def process_job(config: PassConfig, state: PassState, job: Job) -> None:
+    """Take ``job`` one step as far as it can go in this pass (see the module doc)."""
+    run = _JobRun(config, state, job)
+    await run.process()
+
+
+class _JobRun:
+    def __init__(self, config: PassConfig, state: PassState, job: Job) -> None:
+        self.config = config
+        self.state = state
+        self.job = job
+        self.reserved = False
+
+    # -- steps -----------------------------------------------------------------------------
+
+    async def process(self) -> None:
+        config, job = self.config, self.job
+        if self._gate_settled():
+            return
+        try:
+            messages = await config.source.messages(job.session_id)
+        except Exception as error:  # noqa: BLE001 - one broken history must not stop the pass
+            _LOG.warning("extraction: the message source failed (%s)", type(error).__name__)
+            self.state.untouched += 1
+            return
+        if messages is None:
+            self.state.untouched += 1
+            return
+        used = usable_turns(job, messages)
+        if not used:
+            self._settle("skipped", "source_unavailable")
+            return
+        signature = storage_signature(config.ledger.root)
+        try:
+            await self._attempt(used, signature)
+        except asyncio.CancelledError:
+            if self.reserved:  # a call cut short never reached an answer: refunded
+                self._settle("failed", "cancelled", attempts=self.job.attempts - 1)
+            raise
+        except JobLedgerError:
+            raise
+        except Exception as error:  # noqa: BLE001 - any failure is a status, never a crash
+            self._failed(error, signature)
+
+    async def _attempt(self, used: list[UsableTurn], signature: str) -> None:
+        config, job = self.config, self.job
+        if job.storage_blocked_revision == signature:
+            return self._leave()
+        store = config.session.store
+        first = sha256_hex(f"{job.id}:0")
+        recovered = next((r for r in store.snapshot().records if r.operation_hash == first), None)
+        if recovered is not None:
+            if recovered.status == "active":
+                return self._settle("completed", None)
+            return self._settle("skipped", "source_revoked")
+        if job.attempts >= MAX_ATTEMPTS:
+            return self._settle("unavailable", "retry_exhausted", retry_at=None)
+        store.preflight(RESERVE_BYTES)
+        model = config.model
+        if model is None:
+            return self._settle("unavailable", "provider_missing")
+        fingerprint = config.runner.fingerprint(model)
+        if fingerprint is None:
+            return self._settle("unavailable", "identity_unavailable")
+        if fingerprint == job.route_fingerprint and (
+            (job.requires_configuration_change and job.reason == "credentials_missing")
+            or (job.retry_at is not None and job.retry_at > self._now_ms())
+        ):
+            return self._leave()
+        if self.state.calls >= MAX_CALLS_PER_PASS:
+            return self._leave()
+        self.state.calls += 1
+        self._reserve(fingerprint, model.identity.label)
+        turns = cut_turns(
+            [(t.ref.user_message_id, t.user.text, t.assistant.text) for t in used], len(job.refs)
+        )
+        result = await config.runner.run(
+            AuxiliaryRequest(
+                scene="memory_extract",
+                scope=str(config.ledger.root),
+                model=model,
+                prompt=extraction_prompt(turns),
+                max_tokens=EXTRACTION_MAX_TOKENS,
+                timeout=EXTRACTION_TIMEOUT,
+            )
+        )
+        if not result.completed:
+            return self._not_answered(result)
+        facts = parse_facts(result.text or "", turns)
+        if self._gate_settled():
+            return None
+        after = await config.source.messages(job.session_id)
+        if after is None or changed(used, job, after):
+            return self._settle("skipped", "source_changed")
+        if not facts:
+            return self._settle("nothing", None)
+        return self._save(facts, used)
+
+    def _save(self, facts: list[Fact], used: list[UsableTurn]) -> None:
+        job = self.job
+        created = {turn.user.id: turn.user.created_at for turn in used}
+        candidates: list[Candidate] = []
+        for index, fact in enumerate(facts):
+            captured = created.get(fact.message_id)
+            source = WriteSource(
+                "conversation",
+                session_id=job.session_id,
+                message_id=fact.message_id,
+                role="user",
+                captured_at=captured if valid_reference(captured) else None,
+            )
+            candidates.append(Candidate(fact.content, source.metadata(), f"{job.id}:{index}"))
+        result = save_candidates(self._job_session(), candidates)
+        if result.status == "blocked":
+            self._settle("skipped", "source_revoked")
+        else:
+            self._settle("completed", None)
+
+    # -- outcomes --------------------------------------------------------------------------
+
+    def _gate_settled(self) -> bool:
+        verdict = self.config.gate(self.job.session_id)
+        if verdict == "unbound":
+            self._settle("skipped", "binding_unavailable")
+        elif verdict == "read_only":
+            self._settle("unavailable", "policy_blocked")
+        return verdict != "ready"
+
+    def _not_answered(self, result: AuxiliaryResult) -> None:
+        retry_at = None if result.retry_at is None else int(result.retry_at * 1000)
+        flag = result.requires_configuration_change
+        free = result.status in ("unavailable", "cooldown") or result.reason == "cancelled"
+        if free:
+            self._settle(
+                result.status,
+                result.reason,
+                attempts=self.job.attempts - 1,
+                retry_at=retry_at,
+                requires_configuration_change=flag,
+            )
+        elif self.job.attempts >= MAX_ATTEMPTS:
+            self._settle("unavailable", "retry_exhausted", retry_at=None)
+        else:
+            self._settle(
+                result.status, result.reason, retry_at=retry_at, requires_configuration_change=flag
+            )
+
+    def _failed(self, error: Exception, signature: str) -> None:
+        code = getattr(error, "code", None)
+        if isinstance(error, MemoryRecordError) and code in _STORAGE_REASONS:
+            self._settle(
+                "unavailable",
+                _STORAGE_REASONS[code],
+                storage_blocked_revision=signature,
+                retry_at=None,
+            )
+            return
+        if not isinstance(error, MemoryRecordError | JobLedgerError):
+            _LOG.warning("extraction: job failed (%s)", type(error).__name__)
+        if self.reserved and self.job.attempts >= MAX_ATTEMPTS:
+            self._settle("unavailable", "retry_exhausted", retry_at=None)
+            return
+        reason = "storage_busy" if isinstance(error, BusyError) else "extraction_or_storage_failed"
+        self._settle("failed", reason, retry_at=self._now_ms() + RETRY_DELAY_MS)
+
+    # -- ledger ----------------------------------------------------------------------------
+
+    def _reserve(self, fingerprint: str, label: str) -> None:
+        self._update(
+            "running",
+            None,
+            attempts=self.job.attempts + 1,
+            provider_id=label if valid_reference(label, 300) else "model",
+            route_fingerprint=fingerprint,
+            retry_at=None,
+            requires_configuration_change=False,
+            storage_blocked_revision=None,
+        )
+        self.reserved = True
+
+    def _settle(self, status: JobStatus, reason: str | None, **changes: object) -> None:
+        self._update(status, reason, **changes)
+        self.state.settled.append((self.job.id, status, reason))
+
+    def _update(self, status: JobStatus, reason: str | None, **changes: object) -> None:
+        now = iso_timestamp(datetime.fromtimestamp(self.config.clock(), UTC))
+        with self.config.ledger.change() as ledger:
+            current = ledger.job(self.job.id) or self.job
+            self.job = current.evolve(status=status, reason=reason, updated_at=now, **changes)
+            ledger.replace_job(self.job)
+
+    def _leave(self) -> None:
+        """No change: the job waits for a later pass."""
+
+    def _now_ms(self) -> int:
+        return int(self.config.clock() * 1000)
+
+    def _job_session(self) -> MemorySession:
+        base, gate, session_id = self.config.session, self.config.gate, self.job.session_id
+        return MemorySession(
+            base.workspace,
+            session_id,
+            "read_write",
+            lambda: base.write_allowed() and gate(session_id) == "ready",
+            lock_timeout=base.lock_timeout,
+            now=base.now,
+            secrets=base.secrets,
+        )

@@ -1,0 +1,75 @@
+"""Which record and revision a write names, when it gives a prefix instead of the full value.
+
+Read tools show a record's id once (in its path) and its revision by the first 16 hex digits,
+so a model copies less; the write path takes those back. A prefix is resolved against a
+snapshot of the store: an id prefix must name exactly one record (an active one first: older
+versions of other facts that share the prefix do not make it ambiguous), and a revision prefix
+must start the current store revision or the named record's current revision. The store then
+compares the full revision under its lock as always, so a prefix matches only a revision that
+is still current when the write happens: resolving never weakens compare-and-swap.
+
+Full values (36-character ids, 64-digit revisions) pass through without reading the store.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.store import RecordStore, Snapshot
+
+__all__ = ["FULL_ID", "FULL_REVISION", "resolve_record", "resolve_revision", "resolve_target"]
+
+FULL_ID: Final = 36
+"""Characters of a record id (a UUID)."""
+FULL_REVISION: Final = 64
+"""Hex digits of a store or record revision (SHA-256)."""
+
+
+def resolve_target(
+    store: RecordStore, record_id: str, revision: str, *, active_only: bool
+) -> tuple[str, str]:
+    """The full record id and revision that ``record_id`` and ``revision`` name.
+
+    Raises:
+        InvalidInputError: the id prefix names more than one record.
+        NotFoundError: it names none.
+        ConflictError: the revision prefix starts no current revision.
+    """
+    if len(record_id) == FULL_ID and len(revision) == FULL_REVISION:
+        return record_id, revision
+    snapshot = store.snapshot()
+    if len(record_id) != FULL_ID:
+        record_id = resolve_record(snapshot, record_id, active_only=active_only)
+    if len(revision) != FULL_REVISION:
+        revision = resolve_revision(snapshot, record_id, revision)
+    return record_id, revision
+
+
+def resolve_record(snapshot: Snapshot, given: str, *, active_only: bool) -> str:
+    """The one record id ``given`` is, or starts (active records first)."""
+    eligible = [r for r in snapshot.records if r.status == "active" or not active_only]
+    if any(record.id == given for record in eligible):
+        return given
+    pools = [[r for r in eligible if r.status == "active"]]
+    if not active_only:
+        pools.append(eligible)
+    for pool in pools:
+        matches = sorted({record.id for record in pool if given and record.id.startswith(given)})
+        if len(matches) > 1:
+            raise InvalidInputError(Messages.ID_AMBIGUOUS)
+        if matches:
+            return matches[0]
+    raise NotFoundError(Messages.ACTIVE_NOT_FOUND if active_only else Messages.NOT_FOUND)
+
+
+def resolve_revision(snapshot: Snapshot, record_id: str | None, given: str) -> str:
+    """The current revision (the store's, or the record's) that ``given`` is or starts."""
+    current = [snapshot.revision]
+    target = None if record_id is None else snapshot.find(record_id)
+    if target is not None:
+        current.append(snapshot.record_revision(target))
+    for revision in current:
+        if given and revision.startswith(given):
+            return revision
+    raise ConflictError(Messages.STALE)

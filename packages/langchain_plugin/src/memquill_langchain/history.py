@@ -1,0 +1,96 @@
+"""LangChain messages as memquill sees them, and a LangGraph checkpointer thread as their source.
+
+memquill's automatic extraction keeps message ids only; when it extracts a batch it reads the
+messages again from where the agent keeps them. For an agent built with ``create_agent(...,
+checkpointer=saver)`` that is the checkpointer: :class:`CheckpointerSource` reads a thread's
+latest checkpoint (the ``messages`` channel) with the saver's async API, or its sync API on a
+worker thread for savers that have no async one. A thread id is the session id.
+
+Conversion (:func:`to_source_messages`): a ``HumanMessage`` is a user message (written by a
+person unless ``additional_kwargs["human"]`` is ``False``); an ``AIMessage`` is an assistant
+message, finished unless it still asks for tools or was cut off (``finish_reason`` ``length``
+or ``content_filter``); a ``ToolMessage`` is a tool result (an error when its ``status`` is
+``error``); text is the messages' text blocks only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Final
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from memquill import SourceMessage, ToolCall, ToolOutput
+
+__all__ = ["CheckpointerSource", "to_source_messages"]
+
+_CUT_OFF: Final = frozenset({"length", "content_filter", "max_tokens"})
+
+
+def to_source_messages(messages: Sequence[BaseMessage]) -> list[SourceMessage]:
+    """``messages`` as memquill's :class:`~memquill.SourceMessage` objects, in order.
+
+    A message without an id (outside a graph, LangGraph gives every message one) is named by
+    its position, ``#<index>``.
+    """
+    converted: list[SourceMessage] = []
+    for index, message in enumerate(messages):
+        identifier = message.id or f"#{index}"
+        if isinstance(message, HumanMessage):
+            human = message.additional_kwargs.get("human", True) is not False
+            converted.append(SourceMessage(identifier, "user", message.text, human=human))
+        elif isinstance(message, AIMessage):
+            finish = message.response_metadata.get("finish_reason")
+            calls = tuple(
+                ToolCall(call["id"], call["name"]) for call in message.tool_calls if call["id"]
+            )
+            completed = not message.tool_calls and finish not in _CUT_OFF
+            converted.append(
+                SourceMessage(
+                    identifier, "assistant", message.text, completed=completed, tool_calls=calls
+                )
+            )
+        elif isinstance(message, ToolMessage):
+            output = ToolOutput(message.tool_call_id, message.text, message.status == "error")
+            converted.append(
+                SourceMessage(identifier, "tool", message.text, tool_outputs=(output,))
+            )
+        elif isinstance(message, SystemMessage):
+            converted.append(SourceMessage(identifier, "system", message.text))
+    return converted
+
+
+class CheckpointerSource:
+    """The messages of LangGraph threads, read from a checkpointer (the thread id is the
+    session id).
+
+    Args:
+        checkpointer: the saver the agent was compiled with (``InMemorySaver``, a SQLite or
+            Postgres saver, …).
+        messages_key: the state key that holds the conversation (``messages`` for agents from
+            ``create_agent``).
+    """
+
+    def __init__(self, checkpointer: BaseCheckpointSaver[Any], *, messages_key: str = "messages"):
+        self.checkpointer = checkpointer
+        self.messages_key = messages_key
+
+    async def messages(self, session_id: str) -> Sequence[SourceMessage] | None:
+        """The thread's messages at its latest checkpoint; ``None`` for an unknown thread."""
+        config: Any = {"configurable": {"thread_id": session_id, "checkpoint_ns": ""}}
+        try:
+            found = await self.checkpointer.aget_tuple(config)
+        except NotImplementedError:  # a saver with a sync API only
+            found = await asyncio.to_thread(self.checkpointer.get_tuple, config)
+        if found is None:
+            return None
+        value: object = found.checkpoint["channel_values"].get(self.messages_key)
+        if not isinstance(value, list):
+            return None  # not a plain message list (a delta channel): nothing can be checked
+        messages = [item for item in value if isinstance(item, BaseMessage)]  # pyright: ignore[reportUnknownVariableType]
+        return to_source_messages(messages)
+
+    def __repr__(self) -> str:
+        return f"CheckpointerSource({type(self.checkpointer).__name__})"
