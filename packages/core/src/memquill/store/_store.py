@@ -171,6 +171,19 @@ class RecordStore:
             raise BusyError(Messages.LOCK_HELD)
         return Preflight(snapshot.revision, snapshot.size_bytes, MAX_STORE_BYTES)
 
+    def find_operation(self, idempotency_key: str) -> Record | None:
+        """The version (any status) that a save with ``idempotency_key`` wrote, if any.
+
+        Matches memquill's keyed hash and the original system's unkeyed one (extraction uses
+        it to recover a committed batch after a crash).
+
+        Raises:
+            UnsafePathError, CapacityError, CorruptError, StorageError (also when the record
+            key cannot be used).
+        """
+        hashes = operation_hashes(self._record_key.load(), idempotency_key)
+        return next((r for r in self.snapshot().records if r.operation_hash in hashes), None)
+
     # -- writes ----------------------------------------------------------------------------
 
     def save(
