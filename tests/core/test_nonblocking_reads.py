@@ -194,3 +194,40 @@ def test_the_type_is_checked_on_the_descriptor(
     assert info.value.message == NOT_REGULAR
     # A FIFO writer's open would block too; nothing must be left open either way.
     assert open_regular(write(tmp_path, "note.md", "x")) >= 0
+
+
+def test_a_fifo_transcript_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "chat.jsonl")
+    (tmp_path / "linked.jsonl").symlink_to(tmp_path / "chat.jsonl")
+    script = """
+    import sys
+    from pathlib import Path
+    from memquill.errors import InvalidInputError
+    from memquill.lifecycle import read_transcript
+    for name in ("chat.jsonl", "linked.jsonl"):
+        try:
+            read_transcript(Path(sys.argv[1], name))
+        except InvalidInputError as error:
+            print(error.message)
+    """
+    assert (
+        guarded(script, str(tmp_path)).splitlines() == ["The transcript is not a regular file."] * 2
+    )
+
+
+def test_a_fifo_swapped_in_as_the_job_ledger_is_unsafe_at_once(tmp_path: Path) -> None:
+    (tmp_path / ".assistant").mkdir()
+    os.mkfifo(tmp_path / ".assistant" / "memory-jobs.json")
+    script = """
+    import sys
+    from memquill.errors import JobUnsafePathError
+    from memquill.lifecycle._file import LedgerFile
+    # The FIFO appears after the path check (which would refuse it at once): only the type of
+    # the open descriptor can tell.
+    LedgerFile._check_paths = lambda self: None
+    try:
+        LedgerFile.of(sys.argv[1]).read()
+    except JobUnsafePathError as error:
+        print(error.code)
+    """
+    assert guarded(script, str(tmp_path)).strip() == "job_unsafe_path"
