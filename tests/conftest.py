@@ -6,6 +6,10 @@ in speed, and a test must fail because of the code, never because the machine wa
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -27,3 +31,16 @@ def pytest_configure(config: object) -> None:
         folder = tempfile.mkdtemp(prefix="memquill-test-data-")
         os.environ["MEMQUILL_TEST_DATA_HOME"] = folder
         os.environ["XDG_DATA_HOME"] = folder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _index_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Search indexes go to a temporary folder, never the user's cache."""
+    folder = tmp_path_factory.mktemp("indexes")
+    previous = os.environ.get("MEMQUILL_INDEX_DIR")
+    os.environ["MEMQUILL_INDEX_DIR"] = str(folder)
+    yield
+    if previous is None:
+        os.environ.pop("MEMQUILL_INDEX_DIR", None)
+    else:
+        os.environ["MEMQUILL_INDEX_DIR"] = previous

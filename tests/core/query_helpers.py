@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -12,6 +13,8 @@ from typing import Any, Generic
 import pytest
 
 from memquill.errors import Messages, SourceError
+from memquill.index import IN_MEMORY, IndexSearcher
+from memquill.index import _build as build_module
 from memquill.query import (
     DocumentCache,
     GetResult,
@@ -94,10 +97,18 @@ class ReadTools:
         return Response(result.text, parsed)
 
 
-def engine(root: Path, *, cache: bool = True, store: RecordStore | None = None) -> ReadTools:
-    """The read tools on ``root`` with the fixed clock; the cache trusts files at once."""
+def engine(
+    root: Path, *, cache: bool = True, store: RecordStore | None = None, indexed: bool = False
+) -> ReadTools:
+    """The read tools on ``root`` with the fixed clock; the cache trusts files at once.
+
+    ``indexed`` searches through a search index (kept in memory) instead of the full scan.
+    """
     chosen: bool | DocumentCache = DocumentCache(racy_seconds=0) if cache else False
-    return ReadTools(MemoryQuery(root, store=store, now=lambda: NOW, cache=chosen))
+    searcher = IndexSearcher(IN_MEMORY, notice=None) if indexed else None
+    return ReadTools(
+        MemoryQuery(root, store=store, now=lambda: NOW, cache=chosen, searcher=searcher)
+    )
 
 
 def remember(root: Path, content: str, session: str = "session-1") -> WriteResult:
@@ -123,3 +134,12 @@ def make_unreadable(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
         return real(path, **kwargs)
 
     monkeypatch.setattr(scan_module, "read_text_nofollow", flaky)
+
+    real_stat = build_module.read_text_stat
+
+    def flaky_stat(path: Path, **kwargs: int) -> tuple[str, os.stat_result]:
+        if path.name == name:
+            raise SourceError(Messages.SOURCE_UNREADABLE)
+        return real_stat(path, **kwargs)
+
+    monkeypatch.setattr(build_module, "read_text_stat", flaky_stat)

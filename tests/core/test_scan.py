@@ -10,7 +10,7 @@ import pytest
 from tests.core.query_helpers import engine, make_unreadable, remember, write
 
 from memquill.query import _scan as scan_module
-from memquill.query._scan import BUDGET_WARNING, ENTRY_WARNING, DocumentCache, scan_workspace
+from memquill.query._scan import DocumentCache, ScanBudget, scan_workspace
 from memquill.query._scanconfig import glob_pattern, load_scan_config
 
 
@@ -18,29 +18,46 @@ def scanned(root: Path, cache: DocumentCache | None = None) -> list[str]:
     return [document.path for document in scan_workspace(root, cache).documents]
 
 
-def test_budget_514_files_warns_and_records_still_found(tmp_path: Path) -> None:
+def skipped(text: str) -> str:
+    return f"Partial search: skipped {text}. Use memory_get for a known source path."
+
+
+def test_default_limits_are_sized_for_100000_note_vaults() -> None:
+    budget = ScanBudget.default()
+    assert budget.files >= 100_000 and budget.entries >= 1_000_000
+    assert budget.bytes >= 100_000 * 8 * 1024
+
+
+def test_file_limit_counts_what_it_skips_and_records_are_still_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan_module, "FILE_LIMIT", 512)
     for index in range(514):
         write(tmp_path, f"notes/n{index:03d}.md", f"filler note {index}")
     remember(tmp_path, "the managed zephyr fact")
     result = scan_workspace(tmp_path)
     assert len(result.documents) == 512
-    assert result.warnings == (BUDGET_WARNING,)
+    assert result.warnings == (skipped("2 files past the 512-file limit"),)
     assert [d.path for d in result.documents][-1] == "notes/n511.md"  # sorted order
-    response = engine(tmp_path).search("zephyr")
-    assert response.text.startswith(BUDGET_WARNING + "\n\n1. [memory/records/")
+    for tools in (engine(tmp_path), engine(tmp_path, indexed=True)):
+        text = tools.search("zephyr").text
+        assert text.startswith(result.warnings[0] + "\n\n1. [memory/records/")
 
 
-def test_budget_8_mib_of_text(tmp_path: Path) -> None:
+def test_text_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan_module, "TOTAL_BYTES_LIMIT", 8 * 1024 * 1024)
     for index in range(33):
         write(tmp_path, f"big{index:02d}.md", ("lorem ipsum " * 22_500)[:270_000])
     remember(tmp_path, "the managed quokka fact")
     result = scan_workspace(tmp_path)
     assert len(result.documents) == 31
-    assert result.warnings == (BUDGET_WARNING,)
-    assert "memory/records/" in engine(tmp_path).search("quokka").text
+    assert result.warnings == (skipped("2 files past the 8 MiB text limit"),)
+    for tools in (engine(tmp_path), engine(tmp_path, indexed=True)):
+        assert "memory/records/" in tools.search("quokka").text
 
 
-def test_budget_10001_entries(tmp_path: Path) -> None:
+def test_entry_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan_module, "ENTRY_LIMIT", 10_000)
     crowded = tmp_path / "attachments"
     crowded.mkdir()
     for index in range(10_001):
@@ -48,21 +65,27 @@ def test_budget_10001_entries(tmp_path: Path) -> None:
     write(tmp_path, "zz.md", "after the crowd")
     remember(tmp_path, "the managed axolotl fact")
     result = scan_workspace(tmp_path)
-    assert result.warnings == (ENTRY_WARNING,)
-    text = engine(tmp_path).search("axolotl").text
-    assert text.startswith(ENTRY_WARNING + "\n\n") and "memory/records/" in text
+    assert result.warnings == (skipped("every folder past the 10,000-entry limit"),)
+    for tools in (engine(tmp_path), engine(tmp_path, indexed=True)):
+        text = tools.search("axolotl").text
+        assert text.startswith(result.warnings[0] + "\n\n") and "memory/records/" in text
 
 
-def test_depth_is_clamped_to_12_without_a_warning(tmp_path: Path) -> None:
+def test_oversized_files_and_deep_folders_are_counted_in_one_line(tmp_path: Path) -> None:
     write(tmp_path, ".assistant/config.json", json.dumps({"index": {"maxDepth": 13}}))
     deep12 = "/".join(f"d{i}" for i in range(1, 13))
     write(tmp_path, f"{deep12}/twelve.md", "reachable")
     write(tmp_path, f"{deep12}/d13/thirteen.md", "unreachable")
+    write(tmp_path, "huge.md", "x" * (512 * 1024 + 1))
+    write(tmp_path, "also-huge.md", "y" * (512 * 1024 + 1))
     remember(tmp_path, "the managed okapi fact")
     result = scan_workspace(tmp_path)
     assert [d.path.rsplit("/", 1)[-1] for d in result.documents] == ["twelve.md"]
-    assert result.warnings == ()
-    assert "memory/records/" in engine(tmp_path).search("okapi").text
+    expected = "2 files larger than 512 KiB, 1 folder deeper than 12 levels"
+    assert result.warnings == (skipped(expected),)
+    for tools in (engine(tmp_path), engine(tmp_path, indexed=True)):
+        text = tools.search("okapi").text
+        assert text.startswith(skipped(expected)) and "memory/records/" in text
 
 
 def test_default_depth_is_8(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memquill.query._documents import SearchDocument, note_document
 from memquill.query._rank import Corpus, RankParams, path_key, rank, recency_factor
-from memquill.query._tokens import count_term, fold, query_terms, tokenize
+from memquill.query._tokens import count_term, fold, query_terms, term_counts, tokenize
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 
@@ -125,6 +125,9 @@ def test_find_counting_agrees_with_the_tokenizer(parts: list[str]) -> None:
     for term, expected in counts.items():
         assert count_term(folded, term) == expected, (text, term)
     assert count_term(folded, "zzz") == 0
+    # What an index stores counts every term the same way.
+    assert term_counts(text) == counts
+    assert term_counts(folded, folded=True) == counts
 
 
 def test_filters_apply_before_limit() -> None:

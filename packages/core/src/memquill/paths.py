@@ -47,9 +47,11 @@ __all__ = [
     "os_errors_as_source",
     "read_regular",
     "read_text_nofollow",
+    "read_text_stat",
     "read_workspace_file",
     "relative_inside",
     "source_error",
+    "user_cache_dir",
     "user_data_dir",
 ]
 
@@ -92,6 +94,20 @@ def user_data_dir() -> Path:
     if sys.platform == "darwin":
         return home / "Library" / "Application Support"
     return Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+
+
+def user_cache_dir() -> Path:
+    """The platform's per-user cache folder (memquill keeps its caches in ``memquill/``).
+
+    ``%LOCALAPPDATA%`` on Windows, ``~/Library/Caches`` on macOS, else ``$XDG_CACHE_HOME``
+    or ``~/.cache``. Nothing is created.
+    """
+    home = Path.home()
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    if sys.platform == "darwin":
+        return home / "Library" / "Caches"
+    return Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
 
 
 def default_workspace() -> Path:
@@ -214,9 +230,14 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
         SourceError: not a regular file, or larger than ``limit``.
         OSError: it cannot be opened or read.
     """
+    return _read_regular_stat(path, limit)[0]
+
+
+def _read_regular_stat(path: str | os.PathLike[str], limit: int) -> tuple[bytes, os.stat_result]:
     fd = open_regular(path)
     try:
-        if os.fstat(fd).st_size > limit:
+        info = os.fstat(fd)
+        if info.st_size > limit:
             raise SourceError(Messages.TOO_LARGE)
         chunks: list[bytes] = []
         remaining = limit + 1
@@ -231,7 +252,7 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     data = b"".join(chunks)
     if len(data) > limit:
         raise SourceError(Messages.TOO_LARGE)
-    return data
+    return data, info
 
 
 def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
@@ -243,11 +264,16 @@ def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
     Raises:
         SourceError: the file is missing, unreadable, not regular, or too large.
     """
+    return read_text_stat(path, limit=limit)[0]
+
+
+def read_text_stat(path: Path, *, limit: int = MAX_READ_BYTES) -> tuple[str, os.stat_result]:
+    """:func:`read_text_nofollow`, with the ``fstat`` of the very file the text came from."""
     try:
-        data = read_regular(path, limit)
+        data, info = _read_regular_stat(path, limit)
     except OSError as error:
         raise source_error(error) from None
-    return data.decode("utf-8", "replace")
+    return data.decode("utf-8", "replace"), info
 
 
 def source_error(error: OSError) -> SourceError:

@@ -74,6 +74,9 @@ def unit_starts(text: str) -> list[int]:
 
     Build it once to map many UTF-16 offsets of one text with :func:`point_at`.
     """
+    if not text or max(text) <= "\uffff":
+        # No character needs a surrogate pair: units and code points coincide.
+        return list(range(len(text) + 1))
     starts = [0] * (len(text) + 1)
     offset = 0
     for index, char in enumerate(text):

@@ -10,12 +10,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from memquill.cli import demo, enhance, extract, manage, plugins, query, records
+from memquill.cli import demo, enhance, extract, index, manage, plugins, query, records
 from memquill.cli.context import run
 
 __all__ = ["build_parser", "main"]
 
-_COMMAND_MODULES = (records, query, extract, manage, plugins, enhance, demo)
+_COMMAND_MODULES = (records, query, index, extract, manage, plugins, enhance, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

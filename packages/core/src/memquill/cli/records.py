@@ -14,6 +14,8 @@ from memquill.errors import (
     MemoryRecordError,
     Messages,
 )
+from memquill.index import IndexSearcher
+from memquill.paths import canonical_workspace
 from memquill.store import DoctorReport, Record, Snapshot
 from memquill.tools import WriteOutcome, WriteSource, compact, correct, forget, remember
 
@@ -131,8 +133,36 @@ def _doctor(args: argparse.Namespace, context: Context) -> int:
         context.emit(text, {"ok": True, "workspace": None})
         return 0
     report = context.session().store.doctor(fix=args.fix)
-    context.emit(_doctor_text(report), _doctor_json(report))
-    return 0 if report.ok else 1
+    index = _index_health(context, fix=args.fix)
+    ok = report.ok and (not index["problems"] or index["fixed"])
+    lines = _doctor_text(report).split("\n")[:-1]
+    lines += [index["line"], "healthy" if ok else "problems found"]
+    context.emit("\n".join(lines), {**_doctor_json(report), "ok": ok, "index": index})
+    return 0 if ok else 1
+
+
+def _index_health(context: Context, *, fix: bool) -> dict[str, Any]:
+    """The search index's check: every page, row and blob read back."""
+    searcher = IndexSearcher(notice=None, watch=False)
+    try:
+        index = searcher.index(canonical_workspace(context.workspace))
+        where = "in memory" if index.path is None else str(index.path)
+        problems = index.check()
+        fixed = False
+        if problems and fix:
+            index.discard()
+            fixed = True
+        if problems:
+            state = "discarded; the next search rebuilds it" if fixed else "; ".join(problems)
+            line = f"search index: {state} ({where})"
+        elif index.path is not None and not index.path.exists():
+            line = f"search index: not built yet ({where})"
+        else:
+            status = index.status(freshness=False)
+            line = f"search index: ok, {status.documents:,} notes ({where})"
+        return {"path": where, "problems": problems, "fixed": fixed, "line": line}
+    finally:
+        searcher.close()
 
 
 def _revision_format(given: str) -> str:

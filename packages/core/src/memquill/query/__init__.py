@@ -14,7 +14,7 @@ from memquill.query._args import (
     parse_args,
     validation_message,
 )
-from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery
+from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery, Searcher
 from memquill.query._models import (
     GetResult,
     HitKind,
@@ -48,6 +48,7 @@ __all__ = [
     "SearchArgs",
     "SearchHit",
     "SearchResult",
+    "Searcher",
     "SectionKind",
     "parse_args",
     "render_get",

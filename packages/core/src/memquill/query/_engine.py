@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Final
+from pathlib import Path
+from typing import Final, Protocol
 
 from memquill.errors import MemquillError
 from memquill.paths import (
@@ -23,7 +24,7 @@ from memquill.paths import (
     read_workspace_file,
     source_error,
 )
-from memquill.query._args import GetArgs, RecentArgs, SearchArgs
+from memquill.query._args import FileType, GetArgs, RecentArgs, SearchArgs
 from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_document
 from memquill.query._excerpt import build_excerpt
 from memquill.query._markdown import wiki_links
@@ -36,13 +37,36 @@ from memquill.query._scanconfig import load_scan_config
 from memquill.store import ProjectedRecord, RecordStore
 from memquill.text import utf16_len, utf16_slice
 
-__all__ = ["PAGE_UNITS", "SNIPPET_UNITS", "MemoryQuery"]
+__all__ = ["PAGE_UNITS", "SNIPPET_UNITS", "MemoryQuery", "Searcher"]
 
 PAGE_UNITS: Final = 3000
 """A ``get`` page, in UTF-16 units."""
 SNIPPET_UNITS: Final = 300
 """A search snippet, in UTF-16 units."""
 _RECORDS_PREFIX: Final = "memory/records/"
+
+
+class Searcher(Protocol):
+    """Ranks a workspace's notes (and the given records) exactly as the full scan would.
+
+    A search index (:class:`memquill.index.IndexSearcher`) is one: it answers from stored
+    figures instead of reading every note on every search.
+    """
+
+    def search(
+        self,
+        root: Path,
+        query: str,
+        *,
+        records: Sequence[SearchDocument],
+        now: datetime,
+        tags: Sequence[str],
+        file_type: FileType,
+        params: RankParams,
+        candidates: int,
+    ) -> tuple[list[RankedHit], tuple[str, ...]]:
+        """The best ``candidates`` hits and the warnings the full scan would give."""
+        ...
 
 
 class MemoryQuery:
@@ -55,6 +79,8 @@ class MemoryQuery:
         cache: keep analysed notes between calls (results are identical either way); a
             :class:`~memquill.query.DocumentCache` may be given to tune it.
         params: ranking constants (see :class:`memquill.query.RankParams`).
+        searcher: rank through this (a search index) instead of scanning every note; the
+            full scan stays the reference it must match byte for byte.
     """
 
     def __init__(
@@ -65,8 +91,10 @@ class MemoryQuery:
         now: Callable[[], datetime] | None = None,
         cache: bool | DocumentCache = True,
         params: RankParams | None = None,
+        searcher: Searcher | None = None,
     ) -> None:
         self._workspace = os.fspath(workspace)
+        self._searcher = searcher
         self._store = store or RecordStore(self._workspace)
         self._now = now or (lambda: datetime.now(UTC))
         self._cache = (
@@ -89,19 +117,35 @@ class MemoryQuery:
             MemquillError: the workspace cannot be used (unreadable folder, bad path).
         """
         root = canonical_workspace(self._workspace)
+        tags = tuple(args.tags or ())
         with os_errors_as_source(), self._lock:
-            scan = scan_workspace(root, self._cache)
-            records, unavailable = self._record_documents()
-            corpus = self._corpus_of((*scan.documents, *records))
-            ranked = rank(
-                corpus,
-                args.query,
-                now=self._now(),
-                tags=tuple(args.tags or ()),
-                file_type=args.file_type,
-                params=self._params,
-            )
-        warnings = list(scan.warnings)
+            if self._searcher is not None:
+                records, unavailable = self._record_documents()
+                ranked, found = self._searcher.search(
+                    root,
+                    args.query,
+                    records=records,
+                    now=self._now(),
+                    tags=tags,
+                    file_type=args.file_type,
+                    params=self._params,
+                    candidates=args.limit,
+                )
+            else:
+                scan = scan_workspace(root, self._cache)
+                records, unavailable = self._record_documents()
+                corpus = self._corpus_of((*scan.documents, *records))
+                ranked = rank(
+                    corpus,
+                    args.query,
+                    now=self._now(),
+                    tags=tags,
+                    file_type=args.file_type,
+                    params=self._params,
+                    candidates=args.limit,
+                )
+                found = scan.warnings
+        warnings = list(found)
         if unavailable is not None:
             warnings.append(f"Managed memory unavailable: {unavailable}")
         hits = tuple(_hit(rank_, hit) for rank_, hit in enumerate(ranked[: args.limit], 1))

@@ -25,23 +25,29 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
-from typing import Final
+from typing import Final, Protocol
 
 from memquill.query._args import FileType
-from memquill.query._dates import month_matches, path_day, query_months
-from memquill.query._documents import SearchDocument
+from memquill.query._dates import MonthKey, month_matches, path_day, query_months
+from memquill.query._documents import DocumentKind, SearchDocument
 from memquill.query._markdown import Chunk
 from memquill.query._tokens import count_term, query_terms, search_prefixes
 
 __all__ = [
     "CANDIDATES",
     "FileType",
+    "Posting",
+    "RankCorpus",
+    "RankDocument",
     "RankParams",
     "RankedHit",
+    "day_factor",
+    "idf",
     "matches_filters",
+    "month_gain",
     "path_key",
     "rank",
     "recency_factor",
@@ -97,8 +103,73 @@ class RankedHit:
     terms: tuple[tuple[str, float], ...] = ()
 
 
+class RankDocument(Protocol):
+    """What ranking reads of every candidate document (a :class:`SearchDocument` is one)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> DocumentKind: ...
+    @property
+    def length(self) -> int: ...
+    @property
+    def tag_keys(self) -> frozenset[str]: ...
+
+
+class RankCorpus(Protocol):
+    """A document set as :func:`rank` reads it.
+
+    :class:`Corpus` holds every document in memory; a search index (:mod:`memquill.index`)
+    serves the same figures from disk and may list, in ``postings``, only the documents that
+    can still reach the re-scored set, as long as ``size``, ``frequency`` and
+    ``average_length`` describe the whole set.
+    """
+
+    @property
+    def size(self) -> int:
+        """How many documents the set holds (the ``N`` of idf)."""
+        ...
+
+    @property
+    def average_length(self) -> Mapping[str, float]:
+        """Mean body length per document kind."""
+        ...
+
+    def postings(self, term: str) -> Sequence[Posting]:
+        """Documents holding ``term``, with their counts."""
+        ...
+
+    def frequency(self, term: str) -> int:
+        """How many documents of the whole set hold ``term``."""
+        ...
+
+    def stats(self, index: int) -> RankDocument:
+        """Document ``index`` as ranking scores it."""
+        ...
+
+    def day(self, index: int) -> date | None:
+        """The day document ``index``'s path names, if any."""
+        ...
+
+    def path_key(self, index: int) -> bytes:
+        """The tie-break key of document ``index``."""
+        ...
+
+    def month_holders(self, key: MonthKey) -> tuple[int, Sequence[int]]:
+        """How many documents of the whole set are dated in ``key``, and those to score."""
+        ...
+
+    def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
+        """How often ``term`` occurs in each chunk of document ``index``."""
+        ...
+
+    def document(self, index: int) -> SearchDocument:
+        """Document ``index`` in full (only hits are asked for)."""
+        ...
+
+
 class Corpus:
-    """A fixed document set, with per-term postings computed on first use and remembered.
+    """A fixed document set in memory, with per-term postings computed on first use.
 
     Args:
         documents: every searchable document, in a deterministic order.
@@ -119,6 +190,11 @@ class Corpus:
         self.months = tuple(None if day is None else (day.year, day.month) for day in self.days)
         self.path_keys = tuple(path_key(document.path) for document in self.documents)
         self._postings: dict[str, tuple[Posting, ...]] = {}
+
+    @property
+    def size(self) -> int:
+        """How many documents the set holds."""
+        return len(self.documents)
 
     def postings(self, term: str) -> tuple[Posting, ...]:
         """Every document that holds ``term``, with its counts."""
@@ -144,9 +220,42 @@ class Corpus:
         self._postings[term] = result
         return result
 
+    def frequency(self, term: str) -> int:
+        """How many documents hold ``term``."""
+        return len(self.postings(term))
+
+    def stats(self, index: int) -> SearchDocument:
+        """Document ``index``."""
+        return self.documents[index]
+
+    def day(self, index: int) -> date | None:
+        """The day document ``index``'s path names."""
+        return self.days[index]
+
+    def path_key(self, index: int) -> bytes:
+        """The tie-break key of document ``index``."""
+        return self.path_keys[index]
+
+    def month_holders(self, key: MonthKey) -> tuple[int, tuple[int, ...]]:
+        """The documents dated in the month ``key`` (all of them are scored)."""
+        holding = tuple(
+            index
+            for index, month in enumerate(self.months)
+            if month is not None and month_matches(key, *month)
+        )
+        return len(holding), holding
+
+    def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
+        """How often ``term`` occurs in each chunk of document ``index``."""
+        return self.documents[index].chunk_counts(term)
+
+    def document(self, index: int) -> SearchDocument:
+        """Document ``index``."""
+        return self.documents[index]
+
 
 def rank(
-    corpus: Corpus,
+    corpus: RankCorpus,
     query: str,
     *,
     now: datetime,
@@ -169,16 +278,16 @@ def rank(
     params = params or RankParams()
     terms = query_terms(query)
     wanted = frozenset(tag.lower().removeprefix("#") for tag in tags)
-    documents = corpus.documents
+    size = corpus.size
     matched: dict[int, list[tuple[str, float]]] = {}
     scores: dict[int, float] = {}
     for term in terms:
         postings = corpus.postings(term)
         if not postings:
             continue
-        idf = _idf(len(documents), len(postings))
+        idf = _idf(size, corpus.frequency(term))
         for index, body, fields in postings:
-            document = documents[index]
+            document = corpus.stats(index)
             if not matches_filters(document, file_type, wanted):
                 continue
             frequency = _frequency(params, corpus.average_length, document, body, fields)
@@ -187,22 +296,27 @@ def rank(
             if body:
                 matched.setdefault(index, []).append((term, idf))
     _score_months(corpus, query, params, file_type, wanted, scores)
-    days, keys = corpus.days, corpus.path_keys
-    factors = {index: _recency(days[index], now, params) for index in scores}
-    decayed = [(-score * factors[index], keys[index], index) for index, score in scores.items()]
+    factors = {index: _recency(corpus.day(index), now, params) for index in scores}
+    decayed = [
+        (-score * factors[index], corpus.path_key(index), index) for index, score in scores.items()
+    ]
     decayed.sort()
-    hits: list[tuple[float, bytes, RankedHit]] = []
+    hits: list[tuple[float, bytes, int, int | None, tuple[tuple[str, float], ...]]] = []
     for negative, key, index in decayed[: max(params.rerank_depth, candidates)]:
-        document = documents[index]
         terms = tuple(matched.get(index, ()))
-        chunk, chunk_score = _best_chunk(document, terms, params.k1)
+        position, chunk_score = _best_chunk(corpus, index, terms, params.k1)
         score = -negative + params.chunk_weight * chunk_score * factors[index]
-        hits.append((-score, key, RankedHit(document, score, chunk, terms)))
+        hits.append((-score, key, index, position, terms))
     hits.sort(key=lambda item: item[:2])
-    return [hit for _, _, hit in hits[:candidates]]
+    ranked: list[RankedHit] = []
+    for negative, _, index, position, terms in hits[:candidates]:
+        document = corpus.document(index)
+        chunk = None if position is None else document.chunks()[position][0]
+        ranked.append(RankedHit(document, -negative, chunk, terms))
+    return ranked
 
 
-def matches_filters(document: SearchDocument, file_type: FileType, tags: frozenset[str]) -> bool:
+def matches_filters(document: RankDocument, file_type: FileType, tags: frozenset[str]) -> bool:
     """Whether ``document`` passes the ``file_type`` filter (spec 2.4) and the tag filter."""
     if file_type != "all":
         path = document.path
@@ -231,6 +345,22 @@ def recency_factor(
     return _recency(path_day(path), now, params)
 
 
+def day_factor(day: date | None, now: datetime, params: RankParams) -> float:
+    """The recency factor of a document whose path names ``day`` (1 for ``None``)."""
+    return _recency(day, now, params)
+
+
+def idf(total: int, holding: int) -> float:
+    """The inverse document frequency of a term ``holding`` of ``total`` documents hold."""
+    return _idf(total, holding)
+
+
+def month_gain(total: int, holding: int, params: RankParams) -> float:
+    """The score a month the query names adds to each document dated in it."""
+    weight = params.date_weight
+    return _idf(total, holding) * weight * (params.k1 + 1.0) / (weight + params.k1)
+
+
 def _recency(day: date | None, now: datetime, params: RankParams) -> float:
     if day is None or params.half_life_days is None:
         return 1.0
@@ -246,7 +376,7 @@ def path_key(path: str) -> bytes:
 
 
 def _score_months(
-    corpus: Corpus,
+    corpus: RankCorpus,
     query: str,
     params: RankParams,
     file_type: FileType,
@@ -256,20 +386,13 @@ def _score_months(
     """Add each month the query names as a term held by the documents dated in it."""
     if not params.date_weight:
         return
-    documents = corpus.documents
     for key in query_months(query):
-        holding = [
-            index
-            for index, month in enumerate(corpus.months)
-            if month is not None and month_matches(key, *month)
-        ]
+        holding, indexes = corpus.month_holders(key)
         if not holding:
             continue
-        idf = _idf(len(documents), len(holding))
-        weight = params.date_weight
-        gain = idf * weight * (params.k1 + 1.0) / (weight + params.k1)
-        for index in holding:
-            if matches_filters(documents[index], file_type, wanted):
+        gain = month_gain(corpus.size, holding, params)
+        for index in indexes:
+            if matches_filters(corpus.stats(index), file_type, wanted):
                 scores[index] = scores.get(index, 0.0) + gain
 
 
@@ -279,8 +402,8 @@ def _idf(total: int, holding: int) -> float:
 
 def _frequency(
     params: RankParams,
-    averages: dict[str, float],
-    document: SearchDocument,
+    averages: Mapping[str, float],
+    document: RankDocument,
     body: int,
     fields: tuple[int, ...] | None,
 ) -> float:
@@ -295,21 +418,21 @@ def _frequency(
 
 
 def _best_chunk(
-    document: SearchDocument, terms: Iterable[tuple[str, float]], k1: float
-) -> tuple[Chunk | None, float]:
-    """The chunk scoring highest on the terms the body holds (ties: the earliest)."""
-    terms = tuple(terms)
-    if not terms:
-        return None, 0.0
-    chunks = document.chunks()
-    scores = [0.0] * len(chunks)
+    corpus: RankCorpus, index: int, terms: Iterable[tuple[str, float]], k1: float
+) -> tuple[int | None, float]:
+    """The position of the chunk scoring highest on the terms the body holds (ties: the
+    earliest), and its score."""
+    scores: list[float] = []
     for term, idf in terms:
-        for position, count in enumerate(document.chunk_counts(term)):
+        counts = corpus.chunk_counts(index, term)
+        if not scores:
+            scores = [0.0] * len(counts)
+        for position, count in enumerate(counts):
             if count:
                 scores[position] += idf * count * (k1 + 1.0) / (count + k1)
-    best: Chunk | None = None
+    best: int | None = None
     best_score = 0.0
     for position, score in enumerate(scores):
         if score > best_score:
-            best, best_score = chunks[position][0], score
+            best, best_score = position, score
     return best, best_score

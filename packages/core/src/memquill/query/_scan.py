@@ -1,83 +1,98 @@
-"""The workspace walk: which notes a search reads, within fixed budgets.
+"""The workspace walk: which notes a search reads, within safety limits.
 
-Budgets (spec 6.2): 10,000 directory entries, 512 files, 8 MiB of text, 512 KiB per file (or
-less by configuration), folders at most 12 levels deep (configured ``maxDepth``, default 8).
-Memquill's own bookkeeping, private and credential files, ignored paths and symlinks are never
-read.
+A search reads every note of the workspace, in two steps that a persistent index shares:
 
-Two decisions differ from the original system: entries are visited in sorted order (UTF-16
-code units), so which notes fall inside a budget is the same on every machine; and a note that
-cannot be read adds ``Skipped <path>: <message>`` instead of failing the whole search. A folder
-with more entries than the budget has left is not read at all (its entries are never sorted,
-so this is the only deterministic choice that never lists an unbounded folder).
+1. :func:`walk_workspace` lists folders and ``lstat``\\s files, in sorted order (UTF-16 code
+   units), so every machine walks a workspace alike. It never opens a note.
+2. :func:`admit` takes the walked files in that order and keeps each one that fits the
+   limits, asking a *resolver* for its text size (the full scan reads the note; an index
+   looks it up by file identity).
 
-:class:`DocumentCache` keeps, between scans, analysed notes keyed by path and file identity
-(size, mtime_ns, inode, ctime_ns, device), so an unchanged file is not read again; and each
-folder's sorted, filtered listing keyed by the folder's own identity and the scan settings, so
-an unchanged folder is not listed again (adding, removing or renaming an entry changes its
-folder's mtime and ctime). Files are still checked one by one: editing a file changes only its
-own identity. Results are the same with and without the cache.
+Limits (:class:`ScanBudget`) are sized for vaults of 100,000 notes: 1,000,000 directory
+entries, 200,000 files, 4 GiB of text; and, from the scan configuration, 512 KiB per file
+(or less) and folders at most 12 levels deep (configured ``maxDepth``, default 8). Whatever
+they leave out is counted in one warning line (:func:`skip_warning`), never silently missed.
+Memquill's own bookkeeping, private and credential files, ignored paths and symlinks are
+never read, and are not counted: they are not notes. A note that cannot be read adds
+``Skipped <path>: <message>`` and the search goes on. The walk itself, and the cache that
+spares unchanged notes and folders, are :mod:`memquill.query._walk`'s; results are the same
+with and without the cache.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
-import stat
-import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from memquill.errors import SourceError
-from memquill.paths import read_text_nofollow, source_error
-from memquill.private_paths import is_private, may_be_private
+from memquill.paths import read_text_nofollow
 from memquill.query._documents import SearchDocument, note_document
-from memquill.query._rank import path_key
 from memquill.query._scanconfig import ScanConfig, load_scan_config
+from memquill.query._walk import (
+    DocumentCache,
+    FolderListing,
+    Identity,
+    Vouched,
+    Walk,
+    WalkedFile,
+    classify,
+    file_identity,
+    list_folder,
+    walk_folders,
+)
 
 __all__ = [
-    "BUDGET_WARNING",
     "ENTRY_LIMIT",
-    "ENTRY_WARNING",
     "FILE_LIMIT",
     "TOTAL_BYTES_LIMIT",
+    "Admitted",
     "DocumentCache",
     "FolderListing",
+    "Identity",
+    "ScanBudget",
     "ScanResult",
+    "Vouched",
+    "Walk",
+    "WalkedFile",
+    "admit",
+    "classify",
+    "file_identity",
+    "list_folder",
     "scan_workspace",
+    "skip_warning",
+    "walk_workspace",
 ]
 
-ENTRY_LIMIT: Final = 10_000
-FILE_LIMIT: Final = 512
-TOTAL_BYTES_LIMIT: Final = 8 * 1024 * 1024
-ENTRY_WARNING: Final = (
-    "Partial search: workspace scan reached its entry limit. Use memory_get for a known source "
-    "path."
-)
-BUDGET_WARNING: Final = (
-    "Partial search: workspace scan reached its file or byte limit. Use memory_get for a known "
-    "source path."
-)
+ENTRY_LIMIT: Final = 1_000_000
+FILE_LIMIT: Final = 200_000
+TOTAL_BYTES_LIMIT: Final = 4 * 1024 * 1024 * 1024
 
-Identity = tuple[int, int, int, int, int]
-Step = tuple[str, str]
-"""One step of a folder's visit: (``folder`` | ``file`` | ``skip``, workspace path or warning)."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class FolderListing:
-    """What a folder's entries ask the walk to do.
-
-    Attributes:
-        entries: how many entries the folder holds (each counts against the entry budget).
-        steps: the folders to enter, files to read and warnings to add, in sorted order.
-        cacheable: no entry failed to classify (a failure may be transient: list again).
-    """
+class ScanBudget:
+    """The walk's safety limits (the module constants, read when a scan starts)."""
 
     entries: int
-    steps: tuple[Step, ...]
-    cacheable: bool
+    files: int
+    bytes: int
+
+    @classmethod
+    def default(cls) -> ScanBudget:
+        """The limits in force (:data:`ENTRY_LIMIT`, :data:`FILE_LIMIT`, ...)."""
+        return cls(ENTRY_LIMIT, FILE_LIMIT, TOTAL_BYTES_LIMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted(Generic[T]):
+    """What :func:`admit` kept, in walk order, and the warnings (de-duplicated, in order)."""
+
+    items: tuple[T, ...]
+    paths: tuple[str, ...]
+    warnings: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,209 +103,158 @@ class ScanResult:
     warnings: tuple[str, ...]
 
 
-class DocumentCache:
-    """Analysed notes and folder listings of one workspace, reused while unchanged.
-
-    Args:
-        racy_seconds: a file or folder changed this recently is not cached: a second change
-            within the file system's timestamp granularity could keep size and times
-            identical (the "racy git" problem), so it is read again until it settles.
-    """
-
-    def __init__(self, *, racy_seconds: float = 2.0) -> None:
-        self._entries: dict[str, tuple[Identity, SearchDocument]] = {}
-        self._listings: dict[str, tuple[Identity, ScanConfig, FolderListing]] = {}
-        self._racy_ns = int(racy_seconds * 1e9)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    @property
-    def folders(self) -> int:
-        """How many folder listings are cached."""
-        return len(self._listings)
-
-    def get(self, path: str, identity: Identity) -> SearchDocument | None:
-        """The cached document for ``path`` if its file still has ``identity``."""
-        entry = self._entries.get(path)
-        return entry[1] if entry is not None and entry[0] == identity else None
-
-    def put(self, path: str, identity: Identity, document: SearchDocument) -> None:
-        """Remember ``document`` for ``path`` at ``identity`` (unless it changed just now)."""
-        if self._settled(identity):
-            self._entries[path] = (identity, document)
-
-    def retain(self, paths: set[str], folders: set[str] | None = None) -> None:
-        """Forget every path not in ``paths`` and, if given, every folder not in ``folders``."""
-        for path in [path for path in self._entries if path not in paths]:
-            del self._entries[path]
-        if folders is not None:
-            for folder in [folder for folder in self._listings if folder not in folders]:
-                del self._listings[folder]
-
-    def listing(self, folder: str, identity: Identity, config: ScanConfig) -> FolderListing | None:
-        """The cached listing of ``folder``, if its identity and the settings are unchanged."""
-        entry = self._listings.get(folder)
-        if entry is None or entry[0] != identity or entry[1] != config:
-            return None
-        return entry[2]
-
-    def put_listing(
-        self, folder: str, identity: Identity, config: ScanConfig, listing: FolderListing
-    ) -> None:
-        """Remember ``listing`` for ``folder`` at ``identity`` (unless it changed just now)."""
-        if listing.cacheable and self._settled(identity):
-            self._listings[folder] = (identity, config, listing)
-
-    def _settled(self, identity: Identity) -> bool:
-        changed = max(identity[1], identity[3])
-        return abs(time.time_ns() - changed) >= self._racy_ns
-
-
-def scan_workspace(root: Path, cache: DocumentCache | None = None) -> ScanResult:
-    """Collect the workspace's searchable notes.
+def scan_workspace(
+    root: Path, cache: DocumentCache | None = None, budget: ScanBudget | None = None
+) -> ScanResult:
+    """Collect the workspace's searchable notes, reading each one (the reference scan).
 
     Args:
         root: the canonical workspace.
         cache: reuse (and update) analysed notes; ``None`` reads everything afresh.
+        budget: the safety limits (default: :meth:`ScanBudget.default`).
 
     Raises:
         SourceError: the workspace folder itself cannot be listed.
     """
-    walk = _Walk(root, os.fspath(root), load_scan_config(root), cache)
-    walk.folder("", 0)
-    if cache is not None:
-        cache.retain(walk.seen, walk.folders)
-    return ScanResult(tuple(walk.documents), tuple(dict.fromkeys(walk.warnings)))
+    budget = budget or ScanBudget.default()
+    walk = walk_workspace(root, load_scan_config(root), cache, budget)
 
-
-def _identity(info: os.stat_result) -> Identity:
-    return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns, info.st_dev)
-
-
-@dataclass(slots=True)
-class _Walk:
-    root: Path
-    root_text: str
-    config: ScanConfig
-    cache: DocumentCache | None
-    documents: list[SearchDocument] = field(default_factory=list[SearchDocument])
-    warnings: list[str] = field(default_factory=list[str])
-    seen: set[str] = field(default_factory=set[str])
-    folders: set[str] = field(default_factory=set[str])
-    entries: int = 0
-    total_bytes: int = 0
-    stopped: bool = False
-
-    def folder(self, relative: str, depth: int) -> None:
-        listing = self._listing(relative, depth)
-        if listing is None:
-            return
-        for kind, value in listing.steps:
-            if self.stopped:
-                return
-            if kind == "folder":
-                self.folder(value, depth + 1)
-            elif kind == "file":
-                self._file(value)
-            else:
-                self.warnings.append(value)
-
-    def _listing(self, relative: str, depth: int) -> FolderListing | None:
-        """The folder's listing (cached while the folder is unchanged), within the budget."""
-        remaining = ENTRY_LIMIT - self.entries
-        location = f"{self.root_text}/{relative}" if relative else self.root_text
-        cache, identity = self.cache, None
-        if cache is not None:
-            try:
-                info = os.lstat(location)
-            except OSError:
-                info = None  # listing it below reports the failure
-            if info is not None and stat.S_ISDIR(info.st_mode):
-                identity = _identity(info)
-                cached = cache.listing(relative, identity, self.config)
-                if cached is not None:
-                    return self._count(relative, cached.entries, remaining, cached)
-        try:
-            with os.scandir(location) as iterator:
-                listed = list(itertools.islice(iterator, remaining + 1))
-        except OSError as error:
-            if not relative:
-                raise source_error(error) from None
-            self.warnings.append(f"Skipped {relative}: {source_error(error).message}")
-            return None
-        if len(listed) > remaining:
-            return self._count(relative, len(listed), remaining, None)
-        listed.sort(key=lambda entry: path_key(entry.name))
-        listing = self._classify(relative, depth, listed)
-        if cache is not None and identity is not None:
-            cache.put_listing(relative, identity, self.config, listing)
-        return self._count(relative, len(listed), remaining, listing)
-
-    def _count(
-        self, relative: str, entries: int, remaining: int, listing: FolderListing | None
-    ) -> FolderListing | None:
-        if listing is None or entries > remaining:
-            self.entries = ENTRY_LIMIT + 1
-            self._stop(ENTRY_WARNING)
-            return None
-        self.entries += entries
-        self.folders.add(relative)
-        return listing
-
-    def _classify(self, relative: str, depth: int, listed: list[os.DirEntry[str]]) -> FolderListing:
-        config = self.config
-        steps: list[Step] = []
-        cacheable = True
-        for entry in listed:
-            path = f"{relative}/{entry.name}" if relative else entry.name
-            if (may_be_private(path, entry.name) and is_private(path)) or config.ignores(path):
-                continue
-            try:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if depth < config.max_depth and not config.prunes(path):
-                        steps.append(("folder", path))
-                    continue
-                is_file = entry.is_file(follow_symlinks=False)
-            except OSError as error:
-                steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
-                cacheable = False
-                continue
-            if is_file and os.path.splitext(entry.name)[1].lower() in config.extensions:
-                steps.append(("file", path))
-        return FolderListing(len(listed), tuple(steps), cacheable)
-
-    def _file(self, path: str) -> None:
-        try:
-            info = os.lstat(f"{self.root_text}/{path}")
-        except OSError as error:
-            self.warnings.append(f"Skipped {path}: {source_error(error).message}")
-            return
-        if info.st_size > self.config.max_file_bytes:
-            return
-        if len(self.documents) >= FILE_LIMIT:
-            self._stop(BUDGET_WARNING)
-            return
-        identity = _identity(info)
-        document = self.cache.get(path, identity) if self.cache is not None else None
+    def resolve(walked: WalkedFile) -> tuple[SearchDocument, int] | str:
+        path, identity = walked.path, walked.identity
+        document = cache.get(path, identity) if cache is not None else None
         if document is None:
             try:
-                text = read_text_nofollow(self.root / path)
+                text = read_text_nofollow(root / path)
             except SourceError as error:
-                self.warnings.append(f"Skipped {path}: {error.message}")
-                return
+                return error.message
             document = note_document(path, text)
-            if self.cache is not None:
-                self.cache.put(path, identity, document)
-        if self.total_bytes + document.byte_size > TOTAL_BYTES_LIMIT:
-            self._stop(BUDGET_WARNING)
-            return
-        self.documents.append(document)
-        self.seen.add(path)
-        self.total_bytes += document.byte_size
+            if cache is not None:
+                cache.put(path, identity, document)
+        return document, document.byte_size
 
-    def _stop(self, warning: str) -> None:
-        self.stopped = True
-        self.warnings.append(warning)
+    admitted = admit(walk, resolve, budget)
+    if cache is not None:
+        cache.retain(set(admitted.paths), walk.folders)
+    return ScanResult(admitted.items, admitted.warnings)
+
+
+def walk_workspace(
+    root: Path,
+    config: ScanConfig,
+    cache: DocumentCache | None = None,
+    budget: ScanBudget | None = None,
+    *,
+    vouched: Vouched | None = None,
+    before_listing: Callable[[str], None] | None = None,
+) -> Walk:
+    """List the workspace's candidate notes with their identities (no note is opened).
+
+    See :func:`memquill.query._walk.walk_folders`; ``budget`` gives the entry limit.
+
+    Raises:
+        SourceError: the workspace folder itself cannot be listed.
+    """
+    entries = (budget or ScanBudget.default()).entries
+    return walk_folders(
+        root, config, cache, entries, vouched=vouched, before_listing=before_listing
+    )
+
+
+def admit(
+    walk: Walk,
+    resolve: Callable[[WalkedFile], tuple[T, int] | str],
+    budget: ScanBudget | None = None,
+) -> Admitted[T]:
+    """Keep the walked notes that fit the limits, in walk order.
+
+    Args:
+        walk: what :func:`walk_workspace` found.
+        resolve: a note's item and text size in UTF-8 bytes, or why it cannot be read; asked
+            in walk order, and only for notes that may still fit.
+        budget: the safety limits.
+    """
+    budget = budget or ScanBudget.default()
+    limit = walk.config.max_file_bytes
+    items: list[T] = []
+    paths: list[str] = []
+    warnings: list[str] = []
+    oversized = past_files = past_bytes = 0
+    total = 0
+    stopped = ""
+    for step in walk.steps:
+        if isinstance(step, str):
+            warnings.append(step)
+            continue
+        if step.size > limit:
+            oversized += 1
+            continue
+        if not stopped and len(items) >= budget.files:
+            stopped = "files"
+        if stopped:
+            past_files += stopped == "files"
+            past_bytes += stopped == "bytes"
+            continue
+        resolved = resolve(step)
+        if isinstance(resolved, str):
+            warnings.append(f"Skipped {step.path}: {resolved}")
+            continue
+        item, size = resolved
+        if total + size > budget.bytes:
+            stopped = "bytes"
+            past_bytes += 1
+            continue
+        items.append(item)
+        paths.append(step.path)
+        total += size
+    summary = skip_warning(
+        oversized=oversized,
+        max_file_bytes=limit,
+        past_files=past_files,
+        past_bytes=past_bytes,
+        deep_folders=walk.deep_folders,
+        max_depth=walk.config.max_depth,
+        entry_stopped=walk.entry_stopped,
+        budget=budget,
+    )
+    if summary:
+        warnings.insert(0, summary)
+    return Admitted(tuple(items), tuple(paths), tuple(dict.fromkeys(warnings)))
+
+
+def skip_warning(
+    *,
+    oversized: int,
+    max_file_bytes: int,
+    past_files: int,
+    past_bytes: int,
+    deep_folders: int,
+    max_depth: int,
+    entry_stopped: bool,
+    budget: ScanBudget,
+) -> str:
+    """One line counting what the limits left out ("" when nothing was)."""
+    parts: list[str] = []
+    if oversized:
+        parts.append(f"{_count(oversized, 'file')} larger than {_size(max_file_bytes)}")
+    if past_files:
+        parts.append(f"{_count(past_files, 'file')} past the {budget.files:,}-file limit")
+    if past_bytes:
+        parts.append(f"{_count(past_bytes, 'file')} past the {_size(budget.bytes)} text limit")
+    if deep_folders:
+        parts.append(f"{_count(deep_folders, 'folder')} deeper than {max_depth} levels")
+    if entry_stopped:
+        parts.append(f"every folder past the {budget.entries:,}-entry limit")
+    if not parts:
+        return ""
+    return f"Partial search: skipped {', '.join(parts)}. Use memory_get for a known source path."
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
+
+
+def _size(limit: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if limit >= scale and limit % scale == 0:
+            return f"{limit // scale:,} {unit}"
+    return f"{limit:,} bytes"

@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
+from memquill.index import IndexSearcher
 from memquill.query import MemoryQuery
 from memquill.store import RecordStore, SecretScanner
 from memquill.tools._ranking import CandidateRanker
@@ -134,7 +135,9 @@ class MemorySession:
     def query(self) -> MemoryQuery:
         """The workspace's query engine, one per session: every tool, retriever and memory
         block built on this session shares its document cache."""
-        return MemoryQuery(self.workspace, store=self.store, now=self._now)
+        return MemoryQuery(
+            self.workspace, store=self.store, now=self._now, searcher=IndexSearcher()
+        )
 
     def write_allowed(self) -> bool:
         """Whether a write may run now: write access, and the host still agrees."""

@@ -1,0 +1,457 @@
+"""Search at vault scale: memquill's index side by side with SQLite FTS5 and a plain scan.
+
+Usage::
+
+    uv run python benchmarks/vault_scale.py [--sizes 512,5000,20000,100000]
+        [--data ../shared/bench-data/locomo10.json] [--work DIR] [--queries 200]
+
+For each size it generates a seeded vault of Markdown notes from LoCoMo conversation turns
+(one note = a run of turns of one session, with frontmatter tags, a title and section
+headings; about 4 KB each) plus one note about pierogi, then measures, each in its own
+process:
+
+- build: ``memquill index`` (files/s, index size, peak RSS) and an FTS5 table over the same
+  files (``porter unicode61``, one row per note);
+- warm search p50/p95 over LoCoMo questions: memquill through its index (change watcher on),
+  FTS5 (the question's non-stop words OR-ed, ``ORDER BY bm25``), and memquill's plain full
+  scan (no index, warm document cache);
+- the first search in a fresh process (import timed apart);
+- a search right after editing one note (memquill: the watcher sees the edit; FTS5: the row
+  is replaced first; plain scan: it re-reads the file);
+- whether the pierogi note is the top hit for "pierogi farmer cheese".
+
+The LoCoMo file is read from where it lies and never copied. Figures depend on the machine and
+its load; the load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SEED = 20261130
+NEEDLE = "pierogi farmer cheese"
+NEEDLE_NOTE = "kitchen/pierogi.md"
+NOW = datetime(2026, 9, 22, 12, tzinfo=UTC)
+# The stop words memquill drops from queries, dropped for FTS5 too (spelled out here so that a
+# child process measuring FTS5 never imports memquill).
+_STOP_TEXT = (
+    "the a an is are was were be been being have has had do does did will would shall "
+    "should may might can could of at by for with about against between through during "
+    "before after above below to from up down in out on off over under again further then "
+    "once and but or nor not so if this that these those it its i me my we our you your he "
+    "his she her they their what which who whom how when where why"
+)
+STOP = frozenset(_STOP_TEXT.split(" "))
+
+
+# -- the vault ---------------------------------------------------------------------------------
+
+
+def sessions(data: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    found: list[tuple[str, list[tuple[str, str]]]] = []
+    for conversation in json.loads(data.read_text("utf-8")):
+        turns = conversation["conversation"]
+        number = 1
+        while f"session_{number}" in turns:
+            said = [(turn["speaker"], turn["text"]) for turn in turns[f"session_{number}"]]
+            if said:
+                found.append((turns[f"session_{number}_date_time"], said))
+            number += 1
+    return found
+
+
+def questions(data: Path, count: int) -> list[str]:
+    asked = [
+        item["question"] for conv in json.loads(data.read_text("utf-8")) for item in conv["qa"]
+    ]
+    random.Random(SEED).shuffle(asked)
+    return asked[:count]
+
+
+def generate(root: Path, notes: int, data: Path) -> None:
+    """Write ``notes`` seeded notes (and the pierogi note) under ``root`` unless present."""
+    marker = root / ".generated"
+    if marker.exists() and marker.read_text() == f"{SEED} {notes}":
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    rng = random.Random(SEED + notes)
+    pool = sessions(data)
+    words = sorted(
+        {w.lower() for _, said in pool for _, text in said for w in text.split() if w.isalpha()}
+    )
+    words = [w for w in words if len(w) > 4]
+    areas = max(1, notes // 1000)
+    for index in range(notes):
+        date, said = rng.choice(pool)
+        start = rng.randrange(len(said))
+        picked = [said[(start + i) % len(said)] for i in range(rng.randint(16, 42))]
+        tags = rng.sample(words, 2)
+        parts = [f"---\ntags: [{tags[0]}, {tags[1]}]\n---\n# {' '.join(rng.sample(words, 3))}\n\n"]
+        parts.append(f"_{date}_\n\n")
+        for position, (speaker, text) in enumerate(picked):
+            if position and position % 12 == 0:
+                parts.append(f"\n## {' '.join(rng.sample(words, 2))}\n\n")
+            parts.append(f"**{speaker}:** {text}\n")
+        folder = root / f"area-{index % areas:03d}" / f"topic-{(index // areas) % 50:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note-{index:06d}.md").write_text("".join(parts), encoding="utf-8")
+    needle = root / NEEDLE_NOTE
+    needle.parent.mkdir(parents=True, exist_ok=True)
+    needle.write_text(
+        "# Family recipes\n\nThe pierogi recipe uses farmer cheese, potato and fried onion.\n",
+        encoding="utf-8",
+    )
+    marker.write_text(f"{SEED} {notes}")
+
+
+def note_files(root: Path) -> list[Path]:
+    return sorted(path for path in root.rglob("*.md"))
+
+
+# -- child processes ---------------------------------------------------------------------------
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
+
+
+def fts_terms(question: str) -> str:
+    words = [w for w in re.findall(r"\w+", question.lower()) if w not in STOP]
+    return " OR ".join(f'"{w}"' for w in words) or '"none"'
+
+
+def child(kind: str, root: Path, store: Path, queries: list[str], edits: int) -> dict[str, Any]:
+    """One measurement in this (fresh) process."""
+    started = time.perf_counter()
+    if kind == "memquill-build":
+        from memquill.cli import main
+
+        code = main(["--workspace", str(root), "index", "--quiet", "--json"])
+        return {"seconds": time.perf_counter() - started, "ok": code == 0, "rss": rss_mib()}
+    if kind == "fts-build":
+        connection = sqlite3.connect(store)
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute(
+            "CREATE VIRTUAL TABLE notes USING fts5(path UNINDEXED, body, "
+            "tokenize='porter unicode61')"
+        )
+        with connection:
+            connection.executemany(
+                "INSERT INTO notes(path, body) VALUES (?, ?)",
+                ((str(p), p.read_text("utf-8")) for p in note_files(root)),
+            )
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        return {"seconds": time.perf_counter() - started, "rss": rss_mib()}
+    search, edit = searcher(kind, root, store)
+    imported = time.perf_counter()
+    first_hit = search(queries[0])
+    first = time.perf_counter() - imported
+    result: dict[str, Any] = {"import": imported - started, "first": first}
+    if len(queries) > 1:
+        search(queries[1])
+        timings: list[float] = []
+        for question in queries[1:]:
+            began = time.perf_counter()
+            search(question)
+            timings.append(time.perf_counter() - began)
+        result["warm"] = timings
+        after: list[float] = []
+        files = note_files(root)
+        rng = random.Random(SEED)
+        for _ in range(edits):
+            path = rng.choice(files)
+            began = time.perf_counter()
+            edit(path)
+            search(rng.choice(queries))
+            after.append(time.perf_counter() - began)
+        result["edited"] = after
+    result["needle"] = search(NEEDLE) == NEEDLE_NOTE
+    result["first_hit"] = first_hit
+    result["rss"] = rss_mib()
+    return result
+
+
+def searcher(
+    kind: str, root: Path, store: Path
+) -> tuple[Callable[[str], str | None], Callable[[Path], None]]:
+    """A search function (returns the top hit's path) and an edit function."""
+
+    def append(path: Path) -> None:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write("\nAn edit: the kayak trip moved to Thursday.\n")
+
+    if kind in ("memquill", "scan"):
+        from memquill.index import IndexSearcher
+        from memquill.query import MemoryQuery, SearchArgs
+
+        engine = MemoryQuery(
+            root,
+            now=lambda: NOW,
+            searcher=IndexSearcher(store, notice=None) if kind == "memquill" else None,
+        )
+
+        def search(question: str) -> str | None:
+            hits = engine.search(SearchArgs(query=question[:2000], limit=5)).hits
+            return hits[0].path if hits else None
+
+        return search, append
+    connection = sqlite3.connect(store)
+
+    def fts_search(question: str) -> str | None:
+        row = connection.execute(
+            "SELECT path FROM notes WHERE notes MATCH ? ORDER BY bm25(notes) LIMIT 5",
+            (fts_terms(question),),
+        ).fetchone()
+        return None if row is None else os.path.relpath(row[0], root)
+
+    def fts_edit(path: Path) -> None:
+        append(path)
+        with connection:
+            connection.execute("DELETE FROM notes WHERE path = ?", (str(path),))
+            connection.execute(
+                "INSERT INTO notes(path, body) VALUES (?, ?)", (str(path), path.read_text("utf-8"))
+            )
+
+    return fts_search, fts_edit
+
+
+def spawn(
+    kind: str, root: Path, store: Path, queries: list[str], edits: int, env: dict[str, str]
+) -> dict[str, Any]:
+    payload = json.dumps({"queries": queries, "edits": edits})
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(root), str(store)],
+        input=payload,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+# -- the report --------------------------------------------------------------------------------
+
+
+def ms(value: float) -> str:
+    return f"{value * 1000:,.1f} ms"
+
+
+def size_of(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+
+
+def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str, Any]:
+    work: Path = args.work
+    root = work / f"vault-{size}"
+    generate(root, size, args.data)
+    time.sleep(2.1)  # let the notes settle: a note changed in the last 2 s is read again
+    index_folder = work / f"index-{size}"
+    shutil.rmtree(index_folder, ignore_errors=True)
+    fts = work / f"fts-{size}.sqlite3"
+    for stale in work.glob(fts.name + "*"):
+        stale.unlink()
+    env = {**os.environ, "MEMQUILL_INDEX_DIR": str(index_folder)}
+    files = len(note_files(root))
+    text_mb = sum(p.stat().st_size for p in note_files(root)) / 1e6
+    load_before = os.getloadavg()[0]
+    build = spawn("memquill-build", root, index_folder, [], 0, env)
+    fts_build = spawn("fts-build", root, fts, [], 0, env)
+    index_file = next(index_folder.glob("*.sqlite3"))
+    many = queries[: args.queries]
+    scan_queries = many[: max(3, args.queries // (1 + size // 2000))]
+    row: dict[str, Any] = {
+        "size": size,
+        "files": files,
+        "text_mb": text_mb,
+        "build": build,
+        "fts_build": fts_build,
+        "index_mb": size_of(index_file) / 1e6,
+        "fts_mb": size_of(fts) / 1e6,
+    }
+    for kind, store, asked in (
+        ("memquill", index_folder, many),
+        ("fts", fts, many),
+        ("scan", index_folder, scan_queries if size <= args.scan_max else []),
+    ):
+        if not asked:
+            continue
+        row[kind] = spawn(kind, root, store, asked, args.edits, env)
+        firsts = [
+            spawn(kind, root, store, [question], 0, env)
+            for question in many[1 : 1 + (args.fresh if kind != "scan" else 1)]
+        ]
+        row[kind]["fresh"] = [first["first"] for first in firsts]
+        row[kind]["fresh_import"] = [first["import"] for first in firsts]
+        row[kind]["fresh_rss"] = max(first["rss"] for first in firsts)
+    row["load"] = (load_before, os.getloadavg()[0])
+    return row
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    def line(label: str, cells: list[str]) -> str:
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    sizes = [f"{row['size']:,} notes ({row['text_mb']:.0f} MB)" for row in rows]
+    print(line("figure", sizes))
+    print("|" + "---|" * (len(rows) + 1))
+
+    def cell(row: dict[str, Any], kind: str, key: str, fmt: Callable[[Any], str]) -> str:
+        found = row.get(kind)
+        return fmt(found[key]) if found and key in found else "—"
+
+    table: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        (
+            "memquill build",
+            lambda r: (
+                f"{r['build']['seconds']:.1f} s, {r['files'] / r['build']['seconds']:,.0f} files/s"
+            ),
+        ),
+        (
+            "FTS5 build",
+            lambda r: (
+                f"{r['fts_build']['seconds']:.1f} s, "
+                f"{r['files'] / r['fts_build']['seconds']:,.0f} files/s"
+            ),
+        ),
+        ("memquill index size", lambda r: f"{r['index_mb']:.1f} MB"),
+        ("FTS5 index size", lambda r: f"{r['fts_mb']:.1f} MB"),
+    ]
+    for kind, name in (("memquill", "memquill (index)"), ("fts", "FTS5"), ("scan", "plain scan")):
+        table.append(
+            (
+                f"{name} warm p50 / p95",
+                lambda r, k=kind: cell(
+                    r,
+                    k,
+                    "warm",
+                    lambda v: f"{ms(statistics.median(v))} / {ms(percentile(v, 0.95))}",
+                ),
+            )
+        )
+    for kind, name in (("memquill", "memquill (index)"), ("fts", "FTS5"), ("scan", "plain scan")):
+        table.append(
+            (
+                f"{name} first search, fresh process",
+                lambda r, k=kind: cell(r, k, "fresh", lambda v: ms(statistics.median(v))),
+            )
+        )
+    for kind, name in (("memquill", "memquill (index)"), ("fts", "FTS5"), ("scan", "plain scan")):
+        table.append(
+            (
+                f"{name} search right after an edit (extra over warm p50)",
+                lambda r, k=kind: cell(
+                    r,
+                    k,
+                    "edited",
+                    lambda v, r=r, k=k: (
+                        f"{ms(statistics.median(v))} "
+                        f"(+{ms(max(0.0, statistics.median(v) - statistics.median(r[k]['warm'])))})"
+                    ),
+                ),
+            )
+        )
+    table.append(
+        (
+            "memquill import (apart)",
+            lambda r: cell(r, "memquill", "fresh_import", lambda v: ms(statistics.median(v))),
+        )
+    )
+    for kind, name in (("memquill", "memquill"), ("fts", "FTS5"), ("scan", "plain scan")):
+        table.append(
+            (
+                f"peak RSS, {name} (warm / fresh)",
+                lambda r, k=kind: cell(
+                    r, k, "rss", lambda v, r=r, k=k: f"{v:.0f} / {r[k]['fresh_rss']:.0f} MiB"
+                ),
+            )
+        )
+    table.append(("peak RSS, memquill build", lambda r: f"{r['build']['rss']:.0f} MiB"))
+    table.append(
+        (
+            "pierogi note top hit (memquill / FTS5 / scan)",
+            lambda r: " / ".join(
+                "yes" if r.get(k, {}).get("needle") else ("—" if k not in r else "no")
+                for k in ("memquill", "fts", "scan")
+            ),
+        )
+    )
+    table.append(
+        ("load average (start / end)", lambda r: f"{r['load'][0]:.1f} / {r['load'][1]:.1f}")
+    )
+    for label, render in table:
+        print(line(label, [render(row) for row in rows]))
+    if len(rows) >= 2:
+        low, high = rows[1] if len(rows) > 2 else rows[0], rows[-1]
+        ratio = high["size"] / low["size"]
+        print(f"\ngrowth {low['size']:,} -> {high['size']:,} notes (x{ratio:.0f} notes):")
+        for kind in ("memquill", "fts"):
+            if kind in low and kind in high:
+                warm = statistics.median(high[kind]["warm"]) / statistics.median(low[kind]["warm"])
+                fresh = statistics.median(high[kind]["fresh"]) / statistics.median(
+                    low[kind]["fresh"]
+                )
+                print(f"  {kind}: warm p50 x{warm:.1f}, first search x{fresh:.1f}")
+        print(
+            f"  memquill build time x{high['build']['seconds'] / low['build']['seconds']:.1f}, "
+            f"index size x{high['index_mb'] / low['index_mb']:.1f}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    repo = Path(__file__).resolve().parents[1]
+    parser.add_argument("--sizes", default="512,5000,20000,100000")
+    parser.add_argument(
+        "--data", type=Path, default=repo.parent / "shared" / "bench-data" / "locomo10.json"
+    )
+    parser.add_argument("--work", type=Path, default=Path("/tmp/memquill-vault-scale"))
+    parser.add_argument("--queries", type=int, default=200, help="warm queries per engine")
+    parser.add_argument("--fresh", type=int, default=5, help="fresh processes per engine")
+    parser.add_argument("--edits", type=int, default=10, help="searches right after an edit")
+    parser.add_argument("--scan-max", type=int, default=20000, help="largest vault scanned")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        kind, root, store = args.child
+        payload = json.loads(sys.stdin.read() or "{}")
+        result = child(
+            kind, Path(root), Path(store), payload.get("queries", []), payload.get("edits", 0)
+        )
+        print(json.dumps(result))
+        return 0
+    args.work.mkdir(parents=True, exist_ok=True)
+    queries = [NEEDLE, *questions(args.data, args.queries + 20)]
+    rows: list[dict[str, Any]] = []
+    for size in (int(value) for value in args.sizes.split(",")):
+        rows.append(measure(size, args, queries))
+        (args.work / "results.json").write_text(json.dumps(rows))
+        print(f"measured {size:,} notes", file=sys.stderr, flush=True)
+    report(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,181 @@
+"""``index``: build or refresh the search index explicitly, or show its status.
+
+Searches keep the index current on their own; this command does the work up front (a large
+vault's first search would otherwise pay for it) and shows where the index is and how fresh.
+On a terminal a progress bar shows files per second and the time left; ``--quiet`` or a
+non-terminal stream prints only the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import UTC, datetime
+from typing import Any, Final, TextIO
+
+from memquill.cli.context import Context, add_common
+from memquill.index import IndexSearcher, IndexStatus, SyncReport
+from memquill.paths import canonical_workspace
+
+__all__ = ["register"]
+
+_BAR: Final = 24
+_EVERY: Final = 0.1
+
+
+def register(subparsers: Any) -> None:
+    """Add ``index`` to ``memquill``."""
+    index = subparsers.add_parser(
+        "index", help="build or refresh the search index (searches also keep it current)"
+    )
+    index.add_argument("--status", action="store_true", help="show the index and its freshness")
+    index.add_argument("--rebuild", action="store_true", help="discard the index and build anew")
+    index.add_argument("--quiet", action="store_true", help="no progress bar, summary only")
+    add_common(index)
+    index.set_defaults(handler=_index)
+
+
+def _index(args: argparse.Namespace, context: Context) -> int:
+    root = canonical_workspace(context.workspace)
+    searcher = IndexSearcher(notice=None, watch=False)
+    index = searcher.index(root)
+    try:
+        if args.status:
+            status = index.status()
+            context.emit(_status_text(status), _status_json(status))
+            return 0
+        if args.rebuild:
+            index.discard()
+        bar = None if args.quiet or context.as_json else _Bar.on(context.err)
+        started = time.perf_counter()
+        report = index.refresh(progress=None if bar is None else bar.update)
+        elapsed = time.perf_counter() - started
+        if bar is not None:
+            bar.finish()
+        status = index.status(freshness=False)
+        context.emit(_summary(report, status, elapsed), _summary_json(report, status, elapsed))
+        return 0
+    finally:
+        searcher.close()
+
+
+class _Bar:
+    """A one-line progress bar on a terminal (files per second, time left)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._started = time.perf_counter()
+        self._shown = 0.0
+        self._drawn = False
+
+    @classmethod
+    def on(cls, stream: TextIO) -> _Bar | None:
+        isatty = getattr(stream, "isatty", None)
+        return cls(stream) if callable(isatty) and isatty() else None
+
+    def update(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done < total and now - self._shown < _EVERY:
+            return
+        self._shown = now
+        elapsed = max(now - self._started, 1e-9)
+        rate = done / elapsed
+        left = (total - done) / rate if rate else 0.0
+        filled = _BAR * done // max(total, 1)
+        line = (
+            f"\r[{'#' * filled}{'.' * (_BAR - filled)}] {done:,}/{total:,} notes"
+            f"  {rate:,.0f} files/s  ETA {_duration(left)}"
+        )
+        self._stream.write(line)
+        self._stream.flush()
+        self._drawn = True
+
+    def finish(self) -> None:
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+def _summary(report: SyncReport, status: IndexStatus, elapsed: float) -> str:
+    rate = f" ({report.analysed / elapsed:,.0f} files/s)" if report.analysed and elapsed else ""
+    lines = [
+        f"Indexed {report.notes:,} notes: {report.analysed:,} read, "
+        f"{report.removed:,} removed, in {_duration(elapsed)}{rate}.",
+        f"Index: {_where(status)}, {_megabytes(status.size)}.",
+    ]
+    lines.extend(report.warnings)
+    return "\n".join(lines)
+
+
+def _summary_json(report: SyncReport, status: IndexStatus, elapsed: float) -> dict[str, Any]:
+    return {
+        "notes": report.notes,
+        "read": report.analysed,
+        "removed": report.removed,
+        "seconds": round(elapsed, 3),
+        "path": None if status.path is None else str(status.path),
+        "bytes": status.size,
+        "warnings": list(report.warnings),
+    }
+
+
+def _status_text(status: IndexStatus) -> str:
+    if not status.exists:
+        return (
+            f"Index: {_where(status)}\n"
+            "not built yet (the next search or `memquill index` builds it)"
+        )
+    if status.fresh:
+        freshness = "up to date"
+    else:
+        freshness = (
+            f"{_notes(status.stale or 0)} to read, {status.removed or 0:,} to remove "
+            "at the next search"
+        )
+    synced = (
+        "never"
+        if status.synced_ns is None
+        else datetime.fromtimestamp(status.synced_ns / 1e9, UTC).isoformat(timespec="seconds")
+    )
+    return "\n".join(
+        [
+            f"Index: {_where(status)}",
+            f"size: {_megabytes(status.size)}",
+            f"notes: {status.documents:,} ({status.segments} segments)",
+            f"last brought up to date: {synced}",
+            f"freshness: {freshness}",
+        ]
+    )
+
+
+def _status_json(status: IndexStatus) -> dict[str, Any]:
+    return {
+        "path": None if status.path is None else str(status.path),
+        "exists": status.exists,
+        "bytes": status.size,
+        "notes": status.documents,
+        "segments": status.segments,
+        "synced_ns": status.synced_ns,
+        "stale": status.stale,
+        "removed": status.removed,
+        "fresh": status.fresh,
+    }
+
+
+def _notes(count: int) -> str:
+    return f"{count:,} note" + ("" if count == 1 else "s")
+
+
+def _where(status: IndexStatus) -> str:
+    return "in memory" if status.path is None else str(status.path)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest:02d} s"

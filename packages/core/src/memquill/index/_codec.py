@@ -1,0 +1,219 @@
+"""The index's binary forms: a segment's postings per term, and a note's chunk matrix.
+
+Every blob ends with a CRC-32 of what precedes it, checked on every read: SQLite guards its
+pages, not the bytes inside a value, and a damaged index must never answer.
+
+Postings of one term in one segment (little-endian, 4-byte unsigned)::
+
+    n, nf | ids[n] | bodies[n] | columns[n] | field ids[nf] | field counts[5 * nf] | crc
+
+``ids`` ascend; ``columns`` is the term's column in its note's chunk matrix (``NO_COLUMN`` when
+the body lacks the term). A chunk matrix is ``chunks, width, typecode`` then the rows.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import zlib
+from array import array
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from memquill.index._analysis import FieldCounts, NoteFigures
+from memquill.index._db import IndexDamaged
+
+__all__ = [
+    "NO_COLUMN",
+    "CorruptBlob",
+    "Postings",
+    "SegmentBuilder",
+    "decode_matrix",
+    "decode_postings",
+    "encode_matrix",
+    "encode_postings",
+]
+
+NO_COLUMN: Final = 0xFFFFFFFF
+_HEADER: Final = struct.Struct("<II")
+_MATRIX: Final = struct.Struct("<IIc")
+_CRC: Final = struct.Struct("<I")
+_SWAP: Final = sys.byteorder != "little"
+_ARRAYS: Final[dict[bytes, Callable[[], array[int]]]] = {
+    b"B": lambda: array("B"),
+    b"H": lambda: array("H"),
+    b"I": lambda: array("I"),
+}
+
+
+class CorruptBlob(IndexDamaged):
+    """A stored blob failed its checksum or does not parse (the index is damaged)."""
+
+
+@dataclass(slots=True)
+class Postings:
+    """One term's postings (one segment, or several merged).
+
+    Attributes:
+        ids: document ids, ascending.
+        bodies: body counts, aligned with ``ids``.
+        columns: chunk-matrix columns, aligned with ``ids``.
+        fields: field counts of the documents whose metadata holds the term.
+    """
+
+    ids: array[int]
+    bodies: array[int]
+    columns: array[int]
+    fields: dict[int, FieldCounts]
+
+
+class SegmentBuilder:
+    """Collects the postings of a batch of notes whose ids ascend, then encodes them."""
+
+    def __init__(self) -> None:
+        self._terms: dict[str, tuple[array[int], array[int], array[int]]] = {}
+        self._fields: dict[str, list[tuple[int, FieldCounts]]] = {}
+        self.documents = 0
+
+    def add(self, doc_id: int, figures: NoteFigures) -> None:
+        """Add one note (ids must ascend across calls)."""
+        self.documents += 1
+        terms = self._terms
+        body = figures.body
+        for column, term in enumerate(figures.terms):
+            entry = terms.get(term)
+            if entry is None:
+                entry = terms[term] = (array("I"), array("I"), array("I"))
+            entry[0].append(doc_id)
+            entry[1].append(body[term])
+            entry[2].append(column)
+        for term, counts in figures.fields.items():
+            if term not in body:
+                entry = terms.get(term)
+                if entry is None:
+                    entry = terms[term] = (array("I"), array("I"), array("I"))
+                entry[0].append(doc_id)
+                entry[1].append(0)
+                entry[2].append(NO_COLUMN)
+            self._fields.setdefault(term, []).append((doc_id, counts))
+
+    def encode(self) -> list[tuple[str, bytes]]:
+        """Every term's postings blob, sorted by term."""
+        fields = self._fields
+        out: list[tuple[str, bytes]] = []
+        for term in sorted(self._terms):
+            ids, bodies, columns = self._terms[term]
+            out.append(
+                (term, encode_postings(Postings(ids, bodies, columns, dict(fields.get(term, ())))))
+            )
+        return out
+
+
+def encode_postings(postings: Postings) -> bytes:
+    """The blob of one term's postings."""
+    held = postings.fields
+    field_ids = array("I", sorted(held))
+    field_counts = array("I", (count for doc in field_ids for count in held[doc]))
+    return _seal(
+        _HEADER.pack(len(postings.ids), len(held)),
+        postings.ids,
+        postings.bodies,
+        postings.columns,
+        field_ids,
+        field_counts,
+    )
+
+
+def decode_postings(blob: bytes) -> Postings:
+    """Parse a postings blob.
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = _open(blob)
+    try:
+        n, nf = _HEADER.unpack_from(view, 0)
+    except struct.error:
+        raise CorruptBlob("short postings") from None
+    offset = _HEADER.size
+    ids, offset = _take(view, offset, n)
+    bodies, offset = _take(view, offset, n)
+    columns, offset = _take(view, offset, n)
+    field_ids, offset = _take(view, offset, nf)
+    field_counts, offset = _take(view, offset, 5 * nf)
+    if offset != len(view):
+        raise CorruptBlob("postings length")
+    fields: dict[int, FieldCounts] = {}
+    for position, doc in enumerate(field_ids):
+        base = 5 * position
+        fields[doc] = (
+            field_counts[base],
+            field_counts[base + 1],
+            field_counts[base + 2],
+            field_counts[base + 3],
+            field_counts[base + 4],
+        )
+    return Postings(ids, bodies, columns, fields)
+
+
+def encode_matrix(chunks: Iterable[array[int]], width: int) -> bytes:
+    """A note's chunk matrix (every row must share one typecode: the widest is used)."""
+    rows = list(chunks)
+    code = max((row.typecode for row in rows), key="BHI".index, default="B")
+    parts = [array(code, row) if row.typecode != code else row for row in rows]
+    return _seal(_MATRIX.pack(len(rows), width, code.encode()), *parts)
+
+
+def decode_matrix(blob: bytes) -> tuple[int, array[int]]:
+    """``(width, cells)`` of a chunk matrix: row ``r``, column ``c`` is ``cells[r * width + c]``.
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = _open(blob)
+    try:
+        rows, width, code = _MATRIX.unpack_from(view, 0)
+        cells = _ARRAYS[code]()
+    except (struct.error, KeyError):
+        raise CorruptBlob("matrix header") from None
+    body = view[_MATRIX.size :]
+    if cells.itemsize * rows * width != len(body):
+        raise CorruptBlob("matrix length")
+    cells.frombytes(body)
+    if _SWAP:  # pragma: no cover - big-endian hosts
+        cells.byteswap()
+    return width, cells
+
+
+def _seal(header: bytes, *parts: array[int]) -> bytes:
+    chunks = [header]
+    for part in parts:
+        if _SWAP:  # pragma: no cover - big-endian hosts
+            part = array(part.typecode, part)
+            part.byteswap()
+        chunks.append(part.tobytes())
+    data = b"".join(chunks)
+    return data + _CRC.pack(zlib.crc32(data))
+
+
+def _open(blob: bytes) -> memoryview:
+    if len(blob) < _CRC.size:
+        raise CorruptBlob("short blob")
+    view = memoryview(blob)
+    data = view[: -_CRC.size]
+    (expected,) = _CRC.unpack_from(view, len(data))
+    if zlib.crc32(data) != expected:
+        raise CorruptBlob("checksum")
+    return data
+
+
+def _take(view: memoryview, offset: int, count: int) -> tuple[array[int], int]:
+    end = offset + 4 * count
+    if end > len(view):
+        raise CorruptBlob("postings length")
+    values = array("I")
+    values.frombytes(view[offset:end])
+    if _SWAP:  # pragma: no cover - big-endian hosts
+        values.byteswap()
+    return values, end

@@ -1,0 +1,378 @@
+"""The indexed notes and the store's records as one corpus for :func:`memquill.query._rank.rank`.
+
+Slots: a note's slot is its index id; record ``i`` of the projection is slot ``-1 - i``.
+Figures that ranking normalises by (``size``, ``frequency``, ``average_length``, month
+holders) always describe the whole set; after :meth:`IndexedCorpus.narrow`, ``postings``
+lists only the documents that can still reach the re-scored set (:mod:`._prune`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from itertools import repeat
+from operator import mul
+from pathlib import Path
+from typing import Final
+
+from memquill.errors import SourceError
+from memquill.index._codec import NO_COLUMN, Postings
+from memquill.index._notes import NoteRow, NoteTable
+from memquill.index._postings import PostingsReader, find
+from memquill.index._prune import Term, select
+from memquill.paths import MAX_READ_BYTES, open_regular
+from memquill.query._dates import MonthKey, month_matches, query_months
+from memquill.query._documents import SearchDocument, note_document
+from memquill.query._rank import (
+    Corpus,
+    FileType,
+    Posting,
+    RankDocument,
+    RankParams,
+    day_factor,
+    idf,
+    matches_filters,
+    month_gain,
+    path_key,
+)
+from memquill.query._scan import file_identity
+from memquill.query._tokens import query_terms
+
+__all__ = ["IndexedCorpus", "StaleNote"]
+
+_NO_POSTINGS: Final[tuple[Posting, ...]] = ()
+DOCUMENT_MEMO: Final = 256
+"""Hit documents kept per index (by note id: one id is one version of a note)."""
+
+
+class StaleNote(Exception):
+    """A note changed after the index was brought up to date (search again)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Norms:
+    """Body-length normalisation, as ranking computes it: notes by ``1 - b + b * length /
+    average`` (from their lengths), records by their own normaliser per slot."""
+
+    base: float
+    scale: float
+    lengths: Mapping[int, int]
+    records: Mapping[int, float]
+
+    def of(self, slot: int) -> float:
+        """The normaliser of one slot."""
+        return self.base + self.scale * self.lengths[slot] if slot >= 0 else self.records[slot]
+
+
+class IndexedCorpus:
+    """Indexed notes plus in-memory records, read inside one read transaction."""
+
+    def __init__(
+        self,
+        root: Path,
+        connection: sqlite3.Connection,
+        notes: NoteTable,
+        reader: PostingsReader,
+        records: Corpus,
+        documents: OrderedDict[int, SearchDocument] | None = None,
+    ) -> None:
+        self._root = root
+        self._connection = connection
+        self._notes = notes
+        self._reader = reader
+        self._records = records
+        self._months = notes.months
+        self._days = notes.days
+        self._day_of = notes.day_of
+        self._candidates: set[int] | None = None
+        self._materialised: OrderedDict[int, SearchDocument] = (
+            OrderedDict() if documents is None else documents
+        )
+        record_average = records.average_length["record"]
+        self.average_length: Mapping[str, float] = {
+            "note": notes.average_length,
+            "record": record_average,
+        }
+
+    @property
+    def size(self) -> int:
+        """Notes plus records."""
+        return len(self._notes.by_id) + self._records.size
+
+    def narrow(
+        self,
+        query: str,
+        *,
+        params: RankParams,
+        now: datetime,
+        file_type: FileType,
+        tags: frozenset[str],
+        depth: int,
+    ) -> None:
+        """Keep in ``postings`` only the documents that can reach the best ``depth``."""
+
+        def passes(slot: int) -> bool:
+            return matches_filters(self.stats(slot), file_type, tags)
+
+        filtered = file_type != "all" or bool(tags)
+        allowed: Callable[[int], bool] | None = passes if filtered else None
+
+        half_life = params.half_life_days
+        # Decay factors by day: the days present are few, the notes many.
+        by_day: dict[int, float] = {0: 1.0}
+        if half_life is not None:
+            for day in self._days:
+                by_day[day] = day_factor(date.fromordinal(day), now, params)
+        day_of = self._day_of
+        dated = half_life is not None and len(by_day) > 1
+
+        def factor(slot: int) -> float:
+            return by_day[day_of.get(slot, 0)]
+
+        def scale(acc: dict[int, float]) -> list[float]:
+            days = map(day_of.get, acc.keys(), repeat(0))
+            return list(map(mul, acc.values(), map(by_day.__getitem__, days)))
+
+        terms: list[Term] = []
+        size = self.size
+        norms = self._norms(params)
+        for term in query_terms(query):
+            notes = self._reader.postings(self._connection, term)
+            records = self._records.postings(term)
+            held = len(notes.ids) + len(records)
+            if held:
+                weight = idf(size, held)
+                terms.append(_term(notes, records, weight, params, norms, allowed))
+        if params.date_weight:
+            for key in query_months(query):
+                holding, slots = self.month_holders(key)
+                if holding:
+                    gain = month_gain(size, holding, params)
+                    terms.append(_month_term(gain, slots, allowed))
+        # No decay factor exceeds the largest among the days present (1 for undated paths).
+        undated = self._records.size > 0 or len(day_of) < len(self._notes.by_id)
+        ceiling = max([by_day.get(day, 1.0) for day in self._days] + [1.0 if undated else 0.0])
+        self._candidates = select(terms, depth, scale if dated else None, factor, ceiling)
+
+    def postings(self, term: str) -> Sequence[Posting]:
+        """The (narrowed) postings of ``term``."""
+        notes = self._reader.postings(self._connection, term)
+        records = self._records.postings(term)
+        candidates = self._candidates
+        found: list[Posting] = []
+        if candidates is None:
+            fields = notes.fields
+            found.extend(
+                (doc, body, fields.get(doc))
+                for doc, body in zip(notes.ids, notes.bodies, strict=True)
+            )
+            found.extend((-1 - index, body, counts) for index, body, counts in records)
+            return found
+        for slot in sorted(candidates):
+            if slot >= 0:
+                position = find(notes, slot)
+                if position >= 0:
+                    found.append((slot, notes.bodies[position], notes.fields.get(slot)))
+        if records:
+            wanted = {-1 - slot for slot in candidates if slot < 0}
+            found.extend((-1 - i, body, counts) for i, body, counts in records if i in wanted)
+        return found or _NO_POSTINGS
+
+    def frequency(self, term: str) -> int:
+        """How many notes and records hold ``term``."""
+        notes = self._reader.postings(self._connection, term)
+        return len(notes.ids) + self._records.frequency(term)
+
+    def stats(self, index: int) -> RankDocument:
+        """A note's row, or a record's document."""
+        if index < 0:
+            return self._records.documents[-1 - index]
+        return self._notes.by_id[index]
+
+    def day(self, index: int) -> date | None:
+        """The day a note's path names."""
+        if index < 0:
+            return self._records.day(-1 - index)
+        day = self._notes.by_id[index].day
+        return date.fromordinal(day) if day else None
+
+    def path_key(self, index: int) -> bytes:
+        """The tie-break key."""
+        return path_key(self.stats(index).path)
+
+    def month_holders(self, key: MonthKey) -> tuple[int, Sequence[int]]:
+        """Notes and records dated in ``key`` (narrowed to the candidates, if narrowed)."""
+        slots = [
+            slot
+            for (year, month), held in self._months.items()
+            if month_matches(key, year, month)
+            for slot in held
+        ]
+        held_records, records = self._records.month_holders(key)
+        slots.extend(-1 - index for index in records)
+        holding = len(slots) - len(records) + held_records
+        candidates = self._candidates
+        if candidates is not None:
+            slots = [slot for slot in slots if slot in candidates]
+        return holding, slots
+
+    def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
+        """Per chunk, the count of ``term`` (from the note's stored matrix)."""
+        if index < 0:
+            return self._records.chunk_counts(-1 - index, term)
+        notes = self._reader.postings(self._connection, term)
+        position = find(notes, index)
+        column = notes.columns[position] if position >= 0 else NO_COLUMN
+        return self._reader.chunk_counts(self._connection, index, column)
+
+    def document(self, index: int) -> SearchDocument:
+        """The note read from its file (it must still be what was indexed), or the record."""
+        if index < 0:
+            return self._records.documents[-1 - index]
+        # A note id names one version of the note: its document can be kept across searches.
+        cached = self._materialised.get(index)
+        if cached is None:
+            row = self._notes.by_id[index]
+            cached = note_document(row.path, read_indexed(self._root, row))
+            if len(self._materialised) >= DOCUMENT_MEMO:
+                self._materialised.popitem(last=False)
+            self._materialised[index] = cached
+        else:
+            self._materialised.move_to_end(index)
+        return cached
+
+    def _norms(self, params: RankParams) -> Norms:
+        records: dict[int, float] = {}
+        b = params.record_b
+        average = self.average_length["record"]
+        for index, document in enumerate(self._records.documents):
+            records[-1 - index] = 1.0 - b + (b * document.length / average if average else b)
+        b = params.b
+        average = self._notes.average_length
+        scale = b / average if average else 0.0
+        return Norms(1.0 - b + (0.0 if average else b), scale, self._notes.lengths, records)
+
+
+def _term(
+    notes: Postings,
+    records: Sequence[Posting],
+    weight: float,
+    params: RankParams,
+    norms: Norms,
+    allowed: Callable[[int], bool] | None,
+) -> Term:
+    """A query term for pruning: its gain mirrors the ranking's BM25F formula."""
+    base, scale, lengths = norms.base, norms.scale, norms.lengths
+    norm_of = norms.of
+    k1 = params.k1
+    k1p = k1 + 1.0
+    weights = params.field_weights
+    fields = notes.fields
+
+    def gain(slot: int, body: int, counts: tuple[int, ...] | None) -> float:
+        frequency = body / norm_of(slot)
+        if counts is not None:
+            for field_weight, count in zip(weights, counts, strict=False):
+                frequency += field_weight * count
+        return weight * frequency * k1p / (frequency + k1)
+
+    def accumulate(acc: dict[int, float]) -> None:
+        # The hot loop of a search: one pass over a term's postings, inlined. Documents
+        # with field counts are first scored as body only, then corrected (the error is
+        # far inside the pruning margin).
+        get = acc.get
+        if allowed is None:
+            for doc, body in zip(notes.ids, notes.bodies, strict=True):
+                frequency = body / (base + scale * lengths[doc])
+                acc[doc] = get(doc, 0.0) + weight * frequency * k1p / (frequency + k1)
+        else:
+            for doc, body in zip(notes.ids, notes.bodies, strict=True):
+                if allowed(doc):
+                    frequency = body / (base + scale * lengths[doc])
+                    acc[doc] = get(doc, 0.0) + weight * frequency * k1p / (frequency + k1)
+        for doc, counts in fields.items():
+            if doc in acc:
+                body = notes.bodies[find(notes, doc)]
+                acc[doc] += gain(doc, body, counts) - gain(doc, body, None)
+        for index, body, counts in records:
+            slot = -1 - index
+            if allowed is None or allowed(slot):
+                acc[slot] = get(slot, 0.0) + gain(slot, body, counts)
+
+    record_map = {-1 - index: (body, counts) for index, body, counts in records}
+
+    def lookup(slot: int) -> float:
+        if slot < 0:
+            held = record_map.get(slot)
+            return 0.0 if held is None else gain(slot, held[0], held[1])
+        position = find(notes, slot)
+        if position < 0:
+            return 0.0
+        return gain(slot, notes.bodies[position], fields.get(slot))
+
+    def accumulate_known(acc: dict[int, float]) -> None:
+        for doc, body in zip(notes.ids, notes.bodies, strict=True):
+            if doc in acc:
+                acc[doc] += gain(doc, body, fields.get(doc))
+        for index, body, counts in records:
+            slot = -1 - index
+            if slot in acc:
+                acc[slot] += gain(slot, body, counts)
+
+    size = len(notes.ids) + len(records)
+    return Term(weight * k1p, accumulate, lookup, size, accumulate_known)
+
+
+def _month_term(gain: float, slots: Sequence[int], allowed: Callable[[int], bool] | None) -> Term:
+    held = set(slots)
+
+    def accumulate(acc: dict[int, float]) -> None:
+        get = acc.get
+        for slot in slots:
+            if allowed is None or allowed(slot):
+                acc[slot] = get(slot, 0.0) + gain
+
+    def lookup(slot: int) -> float:
+        return gain if slot in held else 0.0
+
+    def accumulate_known(acc: dict[int, float]) -> None:
+        for slot in slots:
+            if slot in acc:
+                acc[slot] += gain
+
+    return Term(gain, accumulate, lookup, len(slots), accumulate_known)
+
+
+def read_indexed(root: Path, row: NoteRow) -> str:
+    """The text of an indexed note, if its file still has the identity it was indexed at.
+
+    Raises:
+        StaleNote: the file changed, vanished or cannot be read since.
+    """
+    try:
+        # Never waits: a FIFO swapped in where an indexed note was is refused at once.
+        fd = open_regular(root / row.path)
+    except (OSError, SourceError):
+        raise StaleNote(row.path) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or file_identity(info) != row.identity:
+            raise StaleNote(row.path)
+        chunks: list[bytes] = []
+        remaining = MAX_READ_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError:
+        raise StaleNote(row.path) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")

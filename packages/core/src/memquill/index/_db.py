@@ -1,0 +1,219 @@
+"""The index file: one SQLite database per workspace, in WAL mode, safe across processes.
+
+Tables: ``meta`` (format, workspace, generation counters), ``docs`` (one row per indexed note:
+identity, figures, chunk matrix), ``segs`` and ``postings`` (per segment, one blob per term),
+``gone`` (ids of notes removed since their segment was written).
+
+Every change is one transaction, so a crash leaves the old or the new index. A process reads
+one search's data inside one read transaction (a consistent snapshot). A file that SQLite
+cannot read, a blob that fails its checksum or a row that fails its own is *damage*:
+:class:`IndexDamaged` is raised and the caller rebuilds; it is never served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import struct
+import zlib
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from memquill.query._markdown import CHUNK_OVERLAP, CHUNK_SIZE
+from memquill.query._tokens import TOKENIZER_VERSION
+
+__all__ = [
+    "FORMAT",
+    "IndexDamaged",
+    "IndexDatabase",
+    "IndexOutdated",
+    "file_inode",
+    "row_checksum",
+]
+
+SCHEMA_VERSION: Final = 1
+FORMAT: Final = (
+    f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}; "
+    f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
+)
+"""What the stored figures depend on: any change makes an existing index outdated."""
+
+_SCHEMA: Final = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE docs(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL, mtime INTEGER NOT NULL, ino INTEGER NOT NULL,
+    ctime INTEGER NOT NULL, dev INTEGER NOT NULL,
+    seen INTEGER NOT NULL,
+    bytes INTEGER NOT NULL, length INTEGER NOT NULL, tags TEXT NOT NULL, day INTEGER NOT NULL,
+    seg INTEGER NOT NULL, gen INTEGER NOT NULL, crc INTEGER NOT NULL,
+    matrix BLOB NOT NULL);
+CREATE INDEX docs_gen ON docs(gen);
+CREATE TABLE gone(id INTEGER PRIMARY KEY, seg INTEGER NOT NULL, gen INTEGER NOT NULL);
+CREATE INDEX gone_gen ON gone(gen);
+CREATE TABLE segs(
+    seg INTEGER PRIMARY KEY, docs INTEGER NOT NULL, gen INTEGER NOT NULL, lo INTEGER NOT NULL);
+CREATE TABLE postings(term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE UNIQUE INDEX postings_term ON postings(term, seg);
+"""
+_BUSY_MS: Final = 60_000
+_ROW: Final = struct.Struct("<qqqqqqqqqqq")
+
+
+class IndexDamaged(Exception):
+    """The index file is damaged: it must be rebuilt, never read."""
+
+
+class IndexOutdated(Exception):
+    """The index was written by another format or for another workspace."""
+
+
+def row_checksum(row: Sequence[Any]) -> int:
+    """The checksum a ``docs`` row carries over its other values (``crc`` last, ignored).
+
+    Columns: id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, day, seg.
+    """
+    numbers = _ROW.pack(row[0], *row[2:10], row[11], row[12])
+    text = f"{row[1]}\0{row[10]}".encode("utf-8", "surrogatepass")
+    return zlib.crc32(numbers, zlib.crc32(text))
+
+
+class IndexDatabase:
+    """One open index file (or an in-memory index when ``path`` is ``None``).
+
+    Raises:
+        IndexDamaged: the file exists but SQLite cannot read it.
+        IndexOutdated: it holds another format or another workspace.
+    """
+
+    def __init__(self, path: Path | None, workspace: str) -> None:
+        self.path = path
+        self.workspace = workspace
+        target = ":memory:" if path is None else os.fspath(path)
+        try:
+            self.connection = sqlite3.connect(
+                target, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.DatabaseError as error:
+            raise IndexDamaged(str(error)) from None
+        self.inode = file_inode(path)
+        try:
+            self._prepare()
+        except sqlite3.OperationalError:
+            self.close()
+            raise
+        except sqlite3.DatabaseError as error:
+            self.close()
+            raise IndexDamaged(str(error)) from None
+        except (IndexOutdated, IndexDamaged):
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.connection.close()
+
+    def replaced(self) -> bool:
+        """Whether the file at ``path`` is no longer the one this connection holds."""
+        return self.path is not None and file_inode(self.path) != self.inode
+
+    @contextlib.contextmanager
+    def reading(self) -> Generator[sqlite3.Connection]:
+        """A read transaction: every read inside sees one snapshot."""
+        with self._guard():
+            self.connection.execute("BEGIN")
+            try:
+                yield self.connection
+            finally:
+                self.connection.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def writing(self) -> Generator[sqlite3.Connection]:
+        """A write transaction (waits for other writers); rolled back on any error."""
+        with self._guard():
+            self.connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.connection
+            except BaseException:
+                self.connection.execute("ROLLBACK")
+                raise
+            self.connection.execute("COMMIT")
+
+    def meta(self, key: str, default: str = "") -> str:
+        """A ``meta`` value."""
+        row = self.connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+    def meta_int(self, key: str) -> int:
+        """A ``meta`` value that holds a number (0 when absent)."""
+        value = self.meta(key, "0")
+        try:
+            return int(value)
+        except ValueError:
+            raise IndexDamaged(f"meta {key}") from None
+
+    def set_meta(self, key: str, value: str | int) -> None:
+        """Set a ``meta`` value (inside a write transaction)."""
+        self.connection.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, str(value)),
+        )
+
+    def check(self) -> list[str]:
+        """SQLite's own consistency check (every page); empty when the file is sound."""
+        with self._guard():
+            rows = self.connection.execute("PRAGMA quick_check").fetchall()
+        problems = [str(row[0]) for row in rows]
+        return [] if problems == ["ok"] else problems
+
+    @contextlib.contextmanager
+    def _guard(self) -> Generator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError:
+            raise  # busy, locked, disk full, read-only: not damage
+        except sqlite3.DatabaseError as error:
+            raise IndexDamaged(str(error)) from None
+
+    def _prepare(self) -> None:
+        execute = self.connection.execute
+        if self.path is not None:
+            execute("PRAGMA journal_mode = WAL")
+        execute("PRAGMA synchronous = NORMAL")  # a cache: a lost last commit is re-derived
+        execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        execute("PRAGMA cell_size_check = ON")
+        execute("PRAGMA cache_size = -16384")
+        execute("BEGIN IMMEDIATE")
+        try:
+            exists = execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+            if exists is None:
+                for statement in _SCHEMA.strip().split(";"):
+                    if statement.strip():
+                        execute(statement)
+                self.set_meta("format", FORMAT)
+                self.set_meta("workspace", self.workspace)
+                for key in ("generation", "epoch", "next_id", "next_seg", "synced_ns"):
+                    self.set_meta(key, 0)
+            elif self.meta("format") != FORMAT or self.meta("workspace") != self.workspace:
+                raise IndexOutdated(self.meta("format"))
+        except BaseException:
+            execute("ROLLBACK")
+            raise
+        execute("COMMIT")
+
+
+def file_inode(path: Path | None) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, or ``None``."""
+    if path is None:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)

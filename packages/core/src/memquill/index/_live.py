@@ -1,0 +1,222 @@
+"""Keeping the index current in a long-lived process: watched changes, handled in proportion.
+
+:class:`Live` holds what the last synchronisation saw (folder listings, file identities, the
+report) and the change watcher. A search then costs nothing when nothing changed, and only
+the changed folders and notes when something did (:func:`_quick`): their folders are listed
+again, their notes ``lstat``\\ ed and read, and the rows of vanished notes removed. Whatever
+the quick path cannot vouch for — a new or removed folder, a note at a limit, an unreadable
+note, a write by another process, a missed event — falls back to one walk (vouched by the
+watcher for what did not change) and a full comparison (:func:`memquill.index._sync.synchronise`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from memquill.index._db import IndexDatabase
+from memquill.index._notes import NoteTable
+from memquill.index._sync import Progress, SyncReport, analyse, synchronise
+from memquill.index._watch import Changes, Watcher, open_watcher
+from memquill.index._writer import IndexWriter
+from memquill.query._scan import (
+    DocumentCache,
+    FolderListing,
+    Identity,
+    ScanBudget,
+    Vouched,
+    WalkedFile,
+    file_identity,
+    list_folder,
+    walk_workspace,
+)
+from memquill.query._scanconfig import ScanConfig, load_scan_config
+
+__all__ = ["QUICK_MOST", "Live"]
+
+QUICK_MOST: Final = 256
+"""More changed notes than this go the full way (with progress and notices)."""
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What the last synchronisation saw."""
+
+    budget: ScanBudget
+    config: ScanConfig
+    report: SyncReport
+    generation: int
+    listings: dict[str, FolderListing]
+    identities: dict[str, Identity]
+    entries: int
+    quick: bool
+    skipped: set[str] = field(default_factory=set[str])
+
+
+class Live:
+    """Synchronisation for one index in one process (with a watcher where there can be one)."""
+
+    def __init__(self, root: Path, *, watch: bool, racy_ns: int) -> None:
+        self._root = root
+        self._watch = watch
+        self._watcher: Watcher | None = None
+        self._seen: _Seen | None = None
+        self._racy_ns = racy_ns
+        self.listings = DocumentCache()
+
+    def forget(self) -> None:
+        """Start over (the index file was replaced or rebuilt)."""
+        self._seen = None
+
+    def close(self) -> None:
+        """Stop watching."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+        self._seen = None
+
+    def synchronise(
+        self,
+        database: IndexDatabase,
+        notes: NoteTable,
+        *,
+        budget: ScanBudget,
+        progress: Progress | None,
+        announce: Callable[[int], None] | None,
+        workers: int | None,
+    ) -> SyncReport:
+        """Bring the index up to date with the files (see the module)."""
+        config = load_scan_config(self._root)
+        watcher = self._watcher
+        if watcher is None and self._watch:
+            watcher = self._watcher = open_watcher(self._root)
+            self._watch = watcher is not None
+        seen, vouched, force = self._seen, None, set[str]()
+        if watcher is not None and seen is not None and seen.budget == budget:
+            changes = watcher.drain()
+            if changes.complete and seen.config == config:
+                with database.reading() as connection:
+                    notes.refresh(connection)
+                ours = notes.generation == seen.generation
+                if changes.empty and ours:
+                    return seen.report
+                if ours and seen.quick and progress is None:
+                    report = _quick(self._root, database, notes, seen, changes)
+                    if report is not None:
+                        seen.report, seen.generation = report, notes.generation
+                        return report
+                vouched = Vouched(
+                    config, seen.listings, seen.identities, changes.folders, changes.files
+                )
+                force = changes.files
+        walk = walk_workspace(
+            self._root,
+            config,
+            self.listings,
+            budget,
+            vouched=vouched,
+            before_listing=None if watcher is None else watcher.watch,
+        )
+        report = synchronise(
+            self._root,
+            database,
+            notes,
+            listings=self.listings,
+            budget=budget,
+            walk=walk,
+            progress=progress,
+            announce=announce,
+            workers=workers,
+            # With every change watched, a second edit inside one timestamp tick still raises
+            # an event (forcing a re-read), so a recently changed note needs no second read.
+            racy_ns=0 if vouched is not None else self._racy_ns,
+            force=force,
+        )
+        if watcher is None:
+            self._seen = None
+            return report
+        watcher.keep(walk.folders)
+        limited = any(
+            "-file limit" in w or " text limit" in w or "-entry limit" in w for w in report.warnings
+        )
+        self._seen = _Seen(
+            budget,
+            config,
+            report,
+            notes.generation,
+            dict(walk.listings),
+            walk.identities(),
+            sum(listing.entries for listing in walk.listings.values()),
+            quick=not limited and len(walk.listings) == len(walk.folders),
+            skipped=set(report.skipped),
+        )
+        return report
+
+
+def _quick(
+    root: Path, database: IndexDatabase, notes: NoteTable, seen: _Seen, changes: Changes
+) -> SyncReport | None:
+    """Apply watched changes in proportion to them; ``None`` when the full way is needed."""
+    config, listings, identities = seen.config, seen.listings, seen.identities
+    added: set[str] = set()
+    removed: set[str] = set()
+    entries = seen.entries
+    for folder in sorted(changes.folders):
+        old = listings.get(folder)
+        if old is None:
+            return None  # not a folder the walk listed cleanly (or a new one)
+        new = list_folder(root, folder, config)
+        if new is None or not new.cacheable:
+            return None
+        if [s for s in old.steps if s[0] != "file"] != [s for s in new.steps if s[0] != "file"]:
+            return None  # folders came or went, or a warning changed
+        before = {path for kind, path in old.steps if kind == "file"}
+        after = {path for kind, path in new.steps if kind == "file"}
+        added |= after - before
+        removed |= before - after
+        entries += new.entries - old.entries
+        listings[folder] = new
+    if entries > seen.budget.entries:
+        return None
+    candidates = added | {path for path in changes.files if path in identities}
+    candidates -= removed
+    if len(candidates) > QUICK_MOST or (candidates | removed) & seen.skipped:
+        return None
+    pending: list[WalkedFile] = []
+    for path in sorted(candidates):
+        try:
+            identity = file_identity(os.lstat(root / path))
+        except OSError:
+            return None
+        if identity[0] > config.max_file_bytes:
+            return None
+        pending.append(WalkedFile(path, identity))
+    errors: dict[str, str] = {}
+    analyse(root, database, pending, errors, None, None, 1)
+    for path in removed:
+        identities.pop(path, None)
+    removals = [path for path in removed if path in notes.by_path]
+    writer = IndexWriter(database)
+    writer.store(None, removals)
+    writer.compact()
+    with database.reading() as connection:
+        notes.refresh(connection)
+    for walked in pending:
+        row = notes.by_path.get(walked.path)
+        if row is not None:
+            identities[walked.path] = row.identity
+    if errors or len(notes.by_id) > seen.budget.files or notes.bytes_total > seen.budget.bytes:
+        return None
+    seen.entries = entries
+    previous = seen.report
+    return SyncReport(
+        previous.walk,
+        len(notes.by_id),
+        previous.warnings,
+        len(pending),
+        len(removals),
+        previous.skipped,
+    )

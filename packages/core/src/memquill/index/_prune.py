@@ -1,0 +1,131 @@
+"""Which documents can still reach the re-scored set: exact candidate pruning.
+
+Ranking re-scores only the ``depth`` best documents by (decayed) BM25F score, so a document
+that provably scores below ``depth`` others never matters. Terms are taken rarest first, as in
+MaxScore: once the terms left could not lift an unseen document above the ``depth``-th best
+lower bound, the common terms are only looked up for the documents already in play, and those
+that can no longer reach the bound are dropped. Every bound holds with a relative margin
+(:data:`MARGIN`) far above floating-point error, so the set kept always contains the set the
+full ranking would re-score; :func:`memquill.query._rank.rank` then scores the kept documents
+exactly. A term's gain never exceeds ``idf * (k1 + 1)`` (term frequencies saturate), and a
+month mention adds a fixed gain.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["MARGIN", "Term", "select"]
+
+MARGIN: Final = 1e-9
+_REPRUNE: Final = 2
+"""Drop hopeless documents again once more than this many times ``depth`` are in play."""
+
+_SCAN_OVER_LOOKUP: Final = 8
+"""A pass over a term's postings costs about this many times less per posting than a
+binary search per document in play."""
+
+Scale = Callable[[dict[int, float]], list[float]]
+"""Each document's score in play times its decay factor (same order as the dict)."""
+
+
+@dataclass(slots=True)
+class Term:
+    """One scoring term for pruning.
+
+    Attributes:
+        bound: no document gains more than this from the term.
+        accumulate: adds the term's gain to ``acc[slot]`` of every allowed document holding
+            it (inserting missing slots).
+        lookup: the gain of one slot (0.0 when it does not hold the term).
+        size: how many documents hold it (the cost of ``accumulate``).
+        accumulate_known: like ``accumulate``, for the slots already in ``acc`` only.
+    """
+
+    bound: float
+    accumulate: Callable[[dict[int, float]], None]
+    lookup: Callable[[int], float]
+    size: int
+    accumulate_known: Callable[[dict[int, float]], None]
+
+
+def select(
+    terms: Sequence[Term],
+    depth: int,
+    scale: Scale | None,
+    factor: Callable[[int], float],
+    ceiling: float,
+) -> set[int] | None:
+    """The slots that may rank among the best ``depth``; ``None`` when nothing is pruned.
+
+    Args:
+        terms: the query's terms (and month mentions).
+        depth: how many documents are re-scored.
+        scale: decayed scores of the documents in play, in bulk (``None``: no decay).
+        factor: the decay factor of one slot.
+        ceiling: no slot's decay factor exceeds this.
+    """
+    if depth <= 0 or ceiling <= 0.0 or sum(term.size for term in terms) <= depth:
+        return None
+    order = sorted(terms, key=lambda term: -term.bound)
+    remaining = sum(term.bound for term in order)
+    acc: dict[int, float] = {}
+    theta = 0.0
+    closed = False
+    for term in order:
+        if not closed and len(acc) >= depth:
+            theta = _threshold(acc, depth, scale)
+            closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
+            if closed:
+                acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
+        if closed:
+            if len(acc) > _REPRUNE * depth:
+                theta = max(theta, _threshold(acc, depth, scale))
+                acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
+            if term.size < _SCAN_OVER_LOOKUP * len(acc):
+                term.accumulate_known(acc)  # one pass over the postings beats a search per slot
+            else:
+                lookup = term.lookup
+                for slot in acc:
+                    gain = lookup(slot)
+                    if gain:
+                        acc[slot] += gain
+        else:
+            term.accumulate(acc)
+        remaining -= term.bound
+    if len(acc) <= depth:
+        return set(acc)
+    theta = max(theta, _threshold(acc, depth, scale))
+    return set(_hopeful(acc, 0.0, theta, factor, ceiling, scale is None))
+
+
+def _hopeful(
+    acc: dict[int, float],
+    remaining: float,
+    theta: float,
+    factor: Callable[[int], float],
+    ceiling: float,
+    flat: bool,
+) -> dict[int, float]:
+    """The documents whose decayed score can still reach ``theta``."""
+    floor = theta * (1.0 - MARGIN)
+    # First the bound every document shares, then (with decay) each document's own factor.
+    cut = floor / (ceiling * (1.0 + MARGIN)) - remaining
+    kept = {slot: score for slot, score in acc.items() if score >= cut}
+    if flat:
+        return kept
+    top = 1.0 + MARGIN
+    return {
+        slot: score
+        for slot, score in kept.items()
+        if (score + remaining) * factor(slot) * top >= floor
+    }
+
+
+def _threshold(acc: dict[int, float], depth: int, scale: Scale | None) -> float:
+    """The ``depth``-th best decayed lower bound among the documents in play."""
+    values = acc.values() if scale is None else scale(acc)
+    return heapq.nlargest(depth, values)[-1]

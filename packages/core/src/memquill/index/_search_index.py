@@ -1,0 +1,394 @@
+""":class:`SearchIndex`: one workspace's persistent search index, kept current and queried.
+
+The index is only a cache: the notes stay the truth, the file can be deleted at any time,
+and a damaged one is set aside and rebuilt (with a warning), never read. Before each answer
+it is brought up to date with the files (:mod:`._sync`); ranking is
+:func:`memquill.query._rank.rank` itself, over :class:`._corpus.IndexedCorpus`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Final
+
+import portalocker
+
+from memquill.index._corpus import IndexedCorpus, StaleNote
+from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated, file_inode
+from memquill.index._live import Live
+from memquill.index._location import index_path
+from memquill.index._notes import NoteTable
+from memquill.index._postings import PostingsReader
+from memquill.index._sync import Progress, SyncReport, stale_notes
+from memquill.index._verify import verify_blobs
+from memquill.query._documents import SearchDocument
+from memquill.query._rank import CANDIDATES, Corpus, FileType, RankedHit, RankParams, rank
+from memquill.query._scan import (
+    ScanBudget,
+    WalkedFile,
+    walk_workspace,
+)
+from memquill.query._scanconfig import load_scan_config
+
+__all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "IndexStatus", "SearchIndex", "stderr_notice"]
+
+DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from the notes."
+NOTICE_FROM: Final = 2000
+"""Analysing this many notes before an answer is announced (on stderr by default)."""
+_ATTEMPTS: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """What :meth:`SearchIndex.status` found.
+
+    Attributes:
+        path: the index file (``None``: kept in memory).
+        exists: whether it has been built.
+        size: bytes on disk (file and write-ahead log).
+        documents: notes indexed.
+        segments: postings segments.
+        synced_ns: when a search or refresh last brought it up to date (ns since the epoch).
+        stale: notes the next search would read (new, changed); ``None`` if not checked.
+        removed: notes the next search would drop; ``None`` if not checked.
+        format: what the stored figures depend on.
+    """
+
+    path: Path | None
+    exists: bool
+    size: int
+    documents: int
+    segments: int
+    synced_ns: int | None
+    stale: int | None
+    removed: int | None
+    format: str
+
+    @property
+    def fresh(self) -> bool | None:
+        """Whether the index matches the files (``None``: not checked)."""
+        if self.stale is None or self.removed is None:
+            return None
+        return self.exists and not self.stale and not self.removed
+
+
+def _size(path: Path, suffix: str) -> int:
+    try:
+        return os.stat(os.fspath(path) + suffix).st_size
+    except OSError:
+        return 0
+
+
+def stderr_notice(message: str) -> None:
+    """Print a notice about long work on stderr (stdout may be a protocol stream)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+class SearchIndex:
+    """The search index of one workspace.
+
+    Args:
+        root: the canonical workspace.
+        location: the index file; ``None`` for the default place (see
+            :func:`memquill.index.index_path`); ``":memory:"`` keeps it in this process only.
+        notice: told, in words, about long work (default: printed on stderr).
+        workers: worker processes for large analyses (default: the usable cores).
+        racy_seconds: a note indexed within this time of its last change is read again
+            (two edits inside the file system's timestamp granularity can keep its identity).
+        watch: between searches, learn of changes from the operating system (where it can
+            tell reliably) instead of walking every folder again.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        location: Path | str | None = None,
+        notice: Callable[[str], None] | None = stderr_notice,
+        workers: int | None = None,
+        racy_seconds: float = 2.0,
+        watch: bool = True,
+    ) -> None:
+        self.root = root
+        self._racy_ns = int(racy_seconds * 1e9)
+        self.path: Path | None = (
+            None if location == ":memory:" else Path(location) if location else index_path(root)
+        )
+        self._notice = notice
+        self._workers = workers
+        self._db: IndexDatabase | None = None
+        self._notes = NoteTable()
+        self._reader = PostingsReader(self._notes)
+        self._lock = threading.RLock()
+        self._warnings: list[str] = []
+        self._records: tuple[tuple[SearchDocument, ...], Corpus] | None = None
+        self._documents = OrderedDict[int, SearchDocument]()
+        self._live = Live(root, watch=watch, racy_ns=self._racy_ns)
+
+    # -- public ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        records: Sequence[SearchDocument] = (),
+        now: datetime,
+        tags: Sequence[str] = (),
+        file_type: FileType = "all",
+        params: RankParams | None = None,
+        candidates: int = CANDIDATES,
+        budget: ScanBudget | None = None,
+    ) -> tuple[list[RankedHit], tuple[str, ...]]:
+        """Bring the index up to date, then rank as :func:`memquill.query._rank.rank` would.
+
+        Returns:
+            The hits and the warnings a full scan would give (plus one if the index had to be
+            rebuilt).
+        """
+        params = params or RankParams()
+        wanted = frozenset(tag.lower().removeprefix("#") for tag in tags)
+        with self._lock:
+            for attempt in range(_ATTEMPTS):
+                report = self.refresh(budget=budget)
+                try:
+                    with self._reading() as connection:
+                        corpus = IndexedCorpus(
+                            self.root,
+                            connection,
+                            self._notes,
+                            self._reader,
+                            self._record_corpus(tuple(records)),
+                            self._documents,
+                        )
+                        corpus.narrow(
+                            query,
+                            params=params,
+                            now=now,
+                            file_type=file_type,
+                            tags=wanted,
+                            depth=max(params.rerank_depth, candidates),
+                        )
+                        hits = rank(
+                            corpus,
+                            query,
+                            now=now,
+                            tags=tags,
+                            file_type=file_type,
+                            params=params,
+                            candidates=candidates,
+                        )
+                except StaleNote:
+                    if attempt + 1 == _ATTEMPTS:
+                        raise
+                    continue
+                warnings = (*self._take_warnings(), *report.warnings)
+                return hits, warnings
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def refresh(
+        self, *, budget: ScanBudget | None = None, progress: Progress | None = None
+    ) -> SyncReport:
+        """Bring the index up to date with the files now."""
+        with self._lock:
+            for attempt in range(2):
+                database = self._open()
+                try:
+                    return self._live.synchronise(
+                        database,
+                        self._notes,
+                        budget=budget or ScanBudget.default(),
+                        progress=progress,
+                        announce=self._announce,
+                        workers=self._workers,
+                    )
+                except IndexDamaged:
+                    if attempt:
+                        raise
+                    self._rebuild_damaged()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def status(self, *, freshness: bool = True) -> IndexStatus:
+        """What the index holds and (with ``freshness``) how far the files have moved on.
+
+        Nothing is written: a missing index stays missing.
+        """
+        with self._lock:
+            path = self.path
+            exists = path is None or path.exists()
+            size = sum(_size(path, suffix) for suffix in ("", "-wal")) if path else 0
+            if not exists:
+                return IndexStatus(path, False, 0, 0, 0, None, None, None, "")
+            database = self._open()
+            with database.reading() as connection:
+                self._notes.refresh(connection)
+                segments = len(self._notes.segments)
+                synced = database.meta_int("synced_ns") or None
+            stale = removed = None
+            if freshness:
+                walk = walk_workspace(self.root, load_scan_config(self.root), self._live.listings)
+                stale = len(stale_notes(walk, self._notes, self._racy_ns))
+                walked = {step.path for step in walk.steps if isinstance(step, WalkedFile)}
+                removed = sum(1 for known in self._notes.by_path if known not in walked)
+            return IndexStatus(
+                path,
+                True,
+                size,
+                len(self._notes.by_id),
+                segments,
+                synced,
+                stale,
+                removed,
+                database.meta("format"),
+            )
+
+    def check(self) -> list[str]:
+        """Problems found reading every page, row and blob of the index (empty: sound)."""
+        with self._lock:
+            if self.path is not None and not self.path.exists():
+                return []
+            try:
+                database = IndexDatabase(self.path, str(self.root))
+            except IndexOutdated as error:
+                return [f"outdated ({error}); it is rebuilt at the next search"]
+            except IndexDamaged as error:
+                return [f"damaged ({error}); it is rebuilt at the next search"]
+            try:
+                problems = database.check()
+                if not problems:
+                    problems = verify_blobs(database)
+            except IndexDamaged as error:
+                problems = [str(error)]
+            finally:
+                database.close()
+            return problems
+
+    def discard(self) -> None:
+        """Delete the index file (the next search or refresh builds it again)."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            self._reset()
+            if self.path is not None:
+                for suffix in ("", "-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(os.fspath(self.path) + suffix)
+
+    def close(self) -> None:
+        """Close the index file and stop watching."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            self._live.close()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _announce(self, count: int) -> None:
+        if self._notice is not None and count >= NOTICE_FROM:
+            self._notice(f"Indexing {count:,} notes in {self.root}…")
+
+    def _take_warnings(self) -> list[str]:
+        taken, self._warnings = self._warnings, []
+        return taken
+
+    @contextlib.contextmanager
+    def _reading(self) -> Generator[sqlite3.Connection]:
+        database = self._open()
+        try:
+            with database.reading() as connection:
+                self._notes.refresh(connection)
+                yield connection
+        except IndexDamaged:
+            self._rebuild_damaged()
+            raise StaleNote("index rebuilt") from None
+
+    def _open(self) -> IndexDatabase:
+        database = self._db
+        if database is not None and not database.replaced():
+            return database
+        if database is not None:
+            database.close()
+            self._reset()
+        for attempt in range(2):
+            try:
+                if self.path is not None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = IndexDatabase(self.path, str(self.root))
+                return self._db
+            except (IndexDamaged, IndexOutdated) as error:
+                if attempt:
+                    raise
+                self._discard(damaged=isinstance(error, IndexDamaged))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _rebuild_damaged(self) -> None:
+        """Set aside the file this process found damaged (unless already replaced)."""
+        damaged = None
+        if self._db is not None:
+            damaged = self._db.inode
+            self._db.close()
+            self._db = None
+        self._discard(damaged=True, inode=damaged)
+
+    def _discard(self, *, damaged: bool, inode: tuple[int, int] | None = None) -> None:
+        """Delete the index file (under a lock, so that only one process does it).
+
+        Another process may have replaced it meanwhile: a file that is no longer ``inode``
+        (when given), or that opens cleanly (when not), is kept.
+        """
+        self._reset()
+        path = self.path
+        if path is None:
+            if damaged:
+                self._warnings.append(DAMAGED_WARNING)
+            return
+        with portalocker.Lock(
+            os.fspath(path) + ".lock",
+            mode="a",
+            timeout=60,
+            flags=portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING,
+        ):
+            if inode is not None:
+                if file_inode(path) != inode:
+                    return
+            else:
+                try:
+                    probe = IndexDatabase(path, str(self.root))
+                except (IndexDamaged, IndexOutdated):
+                    pass
+                else:
+                    probe.close()
+                    return
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.fspath(path) + suffix)
+        if damaged:
+            self._warnings.append(DAMAGED_WARNING)
+
+    def _reset(self) -> None:
+        self._documents = OrderedDict[int, SearchDocument]()
+        self._live.forget()
+        self._notes = NoteTable()
+        self._reader = PostingsReader(self._notes)
+
+    def _record_corpus(self, records: tuple[SearchDocument, ...]) -> Corpus:
+        cached = self._records
+        if (
+            cached is not None
+            and len(cached[0]) == len(records)
+            and all(a is b for a, b in zip(cached[0], records, strict=True))
+        ):
+            return cached[1]
+        corpus = Corpus(records)
+        self._records = (records, corpus)
+        return corpus

@@ -1,0 +1,134 @@
+""":class:`IndexSearcher`: the query engine's way to rank through a search index.
+
+It keeps one :class:`SearchIndex` per canonical workspace for as long as it lives (a session,
+a server). When the index file cannot be used at all (a read-only or full cache folder), the
+index is kept in this process's memory instead, and the first answer says so once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Final
+
+from memquill.errors import MemquillError, Messages, SourceError
+from memquill.index._corpus import StaleNote
+from memquill.index._db import IndexDamaged, IndexOutdated
+from memquill.index._location import index_dir, index_path
+from memquill.index._search_index import SearchIndex, stderr_notice
+from memquill.query._args import FileType
+from memquill.query._documents import SearchDocument
+from memquill.query._rank import RankedHit, RankParams
+
+__all__ = ["IN_MEMORY", "IndexSearcher"]
+
+IN_MEMORY: Final = ":memory:"
+"""``$MEMQUILL_INDEX_DIR`` (or ``folder``) value that keeps every index in process memory."""
+
+
+class IndexSearcher:
+    """Ranks through each workspace's persistent index (a :class:`memquill.query.Searcher`).
+
+    Args:
+        folder: where index files go (default: ``$MEMQUILL_INDEX_DIR``, else the user cache;
+            ``":memory:"`` keeps them in this process only).
+        notice: told, in words, about long work (default: printed on stderr).
+        watch: learn of changes from the operating system between searches.
+        racy_seconds: see :class:`SearchIndex`.
+    """
+
+    def __init__(
+        self,
+        folder: Path | str | None = None,
+        *,
+        notice: Callable[[str], None] | None = stderr_notice,
+        watch: bool = True,
+        racy_seconds: float = 2.0,
+    ) -> None:
+        self._folder = folder
+        self._notice = notice
+        self._watch = watch
+        self._racy = racy_seconds
+        self._indexes: dict[Path, SearchIndex] = {}
+        self._lock = threading.Lock()
+        self._fallback: str | None = None
+
+    def index(self, root: Path) -> SearchIndex:
+        """The index of the canonical workspace ``root`` (opened on first use)."""
+        with self._lock:
+            found = self._indexes.get(root)
+            if found is None:
+                location = self._location(root)
+                found = SearchIndex(
+                    root,
+                    location=location,
+                    notice=self._notice,
+                    watch=self._watch,
+                    racy_seconds=self._racy,
+                )
+                self._indexes[root] = found
+            return found
+
+    def search(
+        self,
+        root: Path,
+        query: str,
+        *,
+        records: Sequence[SearchDocument],
+        now: datetime,
+        tags: Sequence[str],
+        file_type: FileType,
+        params: RankParams,
+        candidates: int,
+    ) -> tuple[list[RankedHit], tuple[str, ...]]:
+        """Rank through ``root``'s index (see :meth:`SearchIndex.search`)."""
+        arguments = {
+            "records": records,
+            "now": now,
+            "tags": tags,
+            "file_type": file_type,
+            "params": params,
+            "candidates": candidates,
+        }
+        index = self.index(root)
+        try:
+            return index.search(query, **arguments)  # type: ignore[arg-type]
+        except StaleNote:
+            # Notes kept changing under every attempt: say so rather than mix versions.
+            raise SourceError(Messages.SOURCE_READ_FAILED) from None
+        except (OSError, sqlite3.OperationalError, IndexDamaged, IndexOutdated) as error:
+            if index.path is None or isinstance(error, MemquillError):
+                raise
+            # The file cannot be used (read-only folder, disk full): keep this workspace's
+            # index in memory from now on, and say so once.
+            with self._lock:
+                index.close()
+                memory = SearchIndex(
+                    root,
+                    location=IN_MEMORY,
+                    notice=self._notice,
+                    watch=self._watch,
+                    racy_seconds=self._racy,
+                )
+                self._indexes[root] = memory
+            hits, warnings = memory.search(query, **arguments)  # type: ignore[arg-type]
+            note = f"Search index kept in memory only ({index.path.parent}: {error})."
+            return hits, (note, *warnings)
+
+    def close(self) -> None:
+        """Close every open index."""
+        with self._lock:
+            for index in self._indexes.values():
+                index.close()
+            self._indexes.clear()
+
+    def _location(self, root: Path) -> Path | str:
+        folder = self._folder
+        if folder is None:
+            folder = index_dir()
+        if str(folder) == IN_MEMORY:
+            return IN_MEMORY
+        return index_path(root, Path(folder))

@@ -1,0 +1,206 @@
+"""Bringing the index up to date with the files before it answers.
+
+One walk (:func:`memquill.query._scan.walk_workspace`) lists the candidate notes with their file
+identities (path, size, mtime_ns, inode, ctime_ns, device). A note whose row has the same
+identity, indexed when the file had already settled (outside the racy window: two edits
+within the file system's timestamp granularity can keep an identity), is reused; every other
+note is read and analysed again, new and renamed ones included. Rows of notes the walk no
+longer admits are removed. The limits are applied by :func:`memquill.query._scan.admit`, exactly as
+the full scan applies them, with the sizes the index recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from memquill.index._build import (
+    BATCH,
+    MIN_BATCH,
+    Batch,
+    BatchResult,
+    run_batches,
+    worker_count,
+)
+from memquill.index._db import IndexDatabase
+from memquill.index._notes import NoteRow, NoteTable
+from memquill.index._writer import IndexWriter
+from memquill.query._scan import (
+    DocumentCache,
+    Identity,
+    ScanBudget,
+    Walk,
+    WalkedFile,
+    admit,
+    walk_workspace,
+)
+from memquill.query._scanconfig import load_scan_config
+
+__all__ = ["RACY_NS", "Progress", "SyncReport", "analyse", "stale_notes", "synchronise"]
+
+RACY_NS: Final = 2_000_000_000
+"""A row indexed less than this after its file's last change is read again."""
+
+Progress = Callable[[int, int], None]
+"""Called as ``(done, total)`` while notes are analysed."""
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What one synchronisation did.
+
+    Attributes:
+        walk: the walk it compared against.
+        notes: the notes within the limits (the index holds exactly these).
+        warnings: the warnings the same full scan would give (skips, unreadable notes).
+        analysed: notes read and analysed.
+        removed: rows removed.
+        skipped: walked notes left out (too large, unreadable).
+    """
+
+    walk: Walk
+    notes: int
+    warnings: tuple[str, ...]
+    analysed: int
+    removed: int
+    skipped: frozenset[str] = frozenset()
+
+
+def synchronise(
+    root: Path,
+    database: IndexDatabase,
+    notes: NoteTable,
+    *,
+    listings: DocumentCache | None,
+    budget: ScanBudget | None = None,
+    walk: Walk | None = None,
+    progress: Progress | None = None,
+    announce: Callable[[int], None] | None = None,
+    workers: int | None = None,
+    racy_ns: int = RACY_NS,
+    force: frozenset[str] | set[str] = frozenset(),
+) -> SyncReport:
+    """Make the index hold exactly the notes a full scan would read now.
+
+    Args:
+        root: the canonical workspace.
+        database: its index.
+        notes: this process's mirror of the index (refreshed here).
+        listings: a folder-listing cache to reuse between walks.
+        budget: the walk's limits.
+        walk: a walk already made (by a change watcher); ``None`` walks now.
+        progress: told how far analysis got.
+        announce: told, before a long analysis starts, how many notes it reads.
+        workers: worker processes for a large analysis (default: the usable cores).
+        racy_ns: rows indexed less than this after their file changed are read again.
+        force: notes to read again whatever their identity (a watcher saw them written).
+    """
+    budget = budget or ScanBudget.default()
+    if walk is None:
+        walk = walk_workspace(root, load_scan_config(root), listings, budget)
+    with database.reading() as connection:
+        notes.refresh(connection)
+    pending = stale_notes(walk, notes, racy_ns, force)
+    errors: dict[str, str] = {}
+    analysed = analyse(root, database, pending, errors, progress, announce, workers)
+    if analysed:
+        with database.reading() as connection:
+            notes.refresh(connection)
+
+    def resolve(walked: WalkedFile) -> tuple[NoteRow, int] | str:
+        error = errors.get(walked.path)
+        if error is not None:
+            return error
+        row = notes.by_path.get(walked.path)
+        if row is None:  # pragma: no cover - analysed above
+            return "Memory source is not readable."
+        return row, row.byte_size
+
+    admitted = admit(walk, resolve, budget)
+    keep = set(admitted.paths)
+    removals = [path for path in notes.by_path if path not in keep]
+    writer = IndexWriter(database)
+    if removals or analysed or not database.meta_int("synced_ns"):
+        writer.store(None, removals, synced=True)
+        writer.compact()
+        with database.reading() as connection:
+            notes.refresh(connection)
+    limit = walk.config.max_file_bytes
+    skipped = frozenset(
+        step.path
+        for step in walk.steps
+        if isinstance(step, WalkedFile) and (step.size > limit or step.path in errors)
+    )
+    return SyncReport(
+        walk, len(admitted.paths), admitted.warnings, analysed, len(removals), skipped
+    )
+
+
+def stale_notes(
+    walk: Walk,
+    notes: NoteTable,
+    racy_ns: int = RACY_NS,
+    force: frozenset[str] | set[str] = frozenset(),
+) -> list[WalkedFile]:
+    """The walked notes the index must read (again): new, changed, unsettled or forced."""
+    pending: list[WalkedFile] = []
+    limit = walk.config.max_file_bytes
+    by_path = notes.by_path
+    for step in walk.steps:
+        if isinstance(step, WalkedFile) and step.size <= limit:
+            row = by_path.get(step.path)
+            if row is None or not _current(row, step.identity, racy_ns) or step.path in force:
+                pending.append(step)
+    return pending
+
+
+def _current(row: NoteRow, identity: Identity, racy_ns: int) -> bool:
+    if row.identity != identity:
+        return False
+    changed = max(identity[1], identity[3])
+    # Read after the file had settled: later edits change the identity. Otherwise read again
+    # once it has settled (a second edit inside the window could keep the identity).
+    return row.seen - changed >= racy_ns
+
+
+def analyse(
+    root: Path,
+    database: IndexDatabase,
+    pending: list[WalkedFile],
+    errors: dict[str, str],
+    progress: Progress | None,
+    announce: Callable[[int], None] | None,
+    workers: int | None,
+) -> int:
+    if not pending:
+        return 0
+    if announce is not None:
+        announce(len(pending))
+    writer = IndexWriter(database)
+    first = writer.reserve(len(pending))
+    count = worker_count() if workers is None else workers
+    # A few batches per worker keep every worker busy and the progress moving; each batch
+    # becomes one segment, so batches are not made too small either.
+    size = min(BATCH, max(MIN_BATCH, -(-len(pending) // (4 * count))))
+    batches = [
+        Batch(
+            str(root),
+            first + start,
+            tuple((step.path, step.identity) for step in pending[start : start + size]),
+        )
+        for start in range(0, len(pending), size)
+    ]
+    done = 0
+
+    def store(result: BatchResult) -> None:
+        nonlocal done
+        writer.store(result.segment)
+        errors.update(result.errors)
+        done += result.count
+        if progress is not None:
+            progress(done, len(pending))
+
+    run_batches(batches, workers=count, done=store)
+    return len(pending)

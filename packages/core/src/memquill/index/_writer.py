@@ -1,0 +1,271 @@
+"""Writing the index: new segments of analysed notes, removals, and segment merges.
+
+Each call is one transaction. Notes analysed together become one *segment*: their rows in
+``docs`` and, per term, one postings blob. A changed note gets a new id in a new segment and
+its old id goes to ``gone``; its old postings stay in their segment, ignored, until the
+segment is merged. Segments are merged so that there are at most :data:`MAX_SEGMENTS` and
+none is mostly dead. Ids only grow, so a merge of adjacent segments is a concatenation.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from memquill.index._analysis import NoteFigures
+from memquill.index._codec import (
+    Postings,
+    SegmentBuilder,
+    decode_postings,
+    encode_matrix,
+    encode_postings,
+)
+from memquill.index._db import IndexDatabase, row_checksum
+
+__all__ = ["MAX_SEGMENTS", "EncodedSegment", "IndexWriter", "encode_segment"]
+
+MAX_SEGMENTS: Final = 64
+_GONE_SLACK: Final = 1000
+_MERGED_ROWS: Final = (
+    "SELECT id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, day "
+    "FROM docs WHERE seg = ?"
+)
+Row = tuple[int, str, tuple[int, int, int, int, int], int, int, int, str, int, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedSegment:
+    """A batch of analysed notes, ready to store.
+
+    Attributes:
+        rows: ``docs`` rows (without ``seg``, ``gen`` and ``crc``), by ascending id.
+        postings: (term, blob) pairs.
+    """
+
+    rows: tuple[
+        tuple[int, str, tuple[int, int, int, int, int], int, int, int, str, int, bytes], ...
+    ]
+    postings: tuple[tuple[str, bytes], ...]
+
+
+def encode_segment(first_id: int, notes: Sequence[NoteFigures], seen: int) -> EncodedSegment:
+    """Give ``notes`` the ids ``first_id, first_id + 1, ...`` and encode them."""
+    builder = SegmentBuilder()
+    rows: list[tuple[int, str, tuple[int, int, int, int, int], int, int, int, str, int, bytes]] = []
+    for offset, note in enumerate(notes):
+        doc_id = first_id + offset
+        builder.add(doc_id, note)
+        rows.append(
+            (
+                doc_id,
+                note.path,
+                note.identity,
+                seen,
+                note.byte_size,
+                note.length,
+                "\n".join(note.tags),
+                note.day,
+                encode_matrix(note.chunks, len(note.terms)),
+            )
+        )
+    return EncodedSegment(tuple(rows), tuple(builder.encode()))
+
+
+class IndexWriter:
+    """Writes one index (each method is one transaction)."""
+
+    def __init__(self, database: IndexDatabase) -> None:
+        self._db = database
+
+    def reserve(self, count: int) -> int:
+        """Reserve ``count`` fresh ids; the first."""
+        with self._db.writing():
+            first = self._db.meta_int("next_id")
+            self._db.set_meta("next_id", first + count)
+        return first
+
+    def store(
+        self,
+        segment: EncodedSegment | None,
+        removals: Iterable[str] = (),
+        *,
+        synced: bool = False,
+    ) -> None:
+        """Store a segment (replacing notes of the same paths) and remove ``removals``.
+
+        A note whose path already holds a row with the same identity written later than
+        this segment's notes were read is kept (another process indexed it meanwhile).
+        """
+        db = self._db
+        with db.writing() as connection:
+            generation = db.meta_int("generation") + 1
+            for path in removals:
+                _remove(connection, path, generation)
+            if segment is not None and segment.rows:
+                self._insert(connection, segment, generation)
+            db.set_meta("generation", generation)
+            if synced:
+                db.set_meta("synced_ns", time.time_ns())
+
+    def compact(self) -> bool:
+        """Merge segments as the policy asks (one transaction per merge); whether any was."""
+        merged = False
+        while True:
+            with self._db.writing() as connection:
+                plan = _plan(connection)
+                if plan is None:
+                    break
+                self._merge(connection, plan)
+                merged = True
+        return merged
+
+    def _insert(
+        self, connection: sqlite3.Connection, segment: EncodedSegment, generation: int
+    ) -> None:
+        db = self._db
+        seg = db.meta_int("next_seg")
+        db.set_meta("next_seg", seg + 1)
+        next_id = db.meta_int("next_id")
+        rows: list[tuple[object, ...]] = []
+        for doc_id, path, identity, seen, size, length, tags, day, matrix in segment.rows:
+            current = connection.execute(
+                "SELECT id, size, mtime, ino, ctime, dev, seen FROM docs WHERE path = ?", (path,)
+            ).fetchone()
+            if current is not None:
+                if tuple(current[1:6]) == identity and int(current[6]) >= seen:
+                    continue  # indexed meanwhile by another process from the same file
+                _remove(connection, path, generation)
+            values = (doc_id, path, *identity, seen, size, length, tags, day, seg)
+            rows.append((*values, generation, row_checksum(values), matrix))
+            next_id = max(next_id, doc_id + 1)
+        db.set_meta("next_id", next_id)
+        if not rows:
+            return
+        kept = {int(row[0]) for row in rows}  # type: ignore[call-overload]
+        connection.executemany(
+            "INSERT INTO docs(id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, "
+            "day, seg, gen, crc, matrix) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        postings = segment.postings
+        if len(kept) != len(segment.rows):
+            postings = tuple(_without(postings, kept))
+        connection.executemany(
+            "INSERT INTO postings(term, seg, data) VALUES (?, ?, ?)",
+            ((term, seg, blob) for term, blob in postings),
+        )
+        connection.execute(
+            "INSERT INTO segs(seg, docs, gen, lo) VALUES (?, ?, ?, ?)",
+            (seg, len(rows), generation, min(kept)),
+        )
+
+    def _merge(self, connection: sqlite3.Connection, plan: list[int]) -> None:
+        db = self._db
+        generation = db.meta_int("generation") + 1
+        seg = db.meta_int("next_seg")
+        db.set_meta("next_seg", seg + 1)
+        dead: set[int] = set()
+        parts: dict[str, list[tuple[int, Postings]]] = {}
+        rows: list[tuple[object, ...]] = []
+        for order, old in enumerate(plan):
+            dead.update(
+                int(doc)
+                for (doc,) in connection.execute("SELECT id FROM gone WHERE seg = ?", (old,))
+            )
+            for term, blob in connection.execute(
+                "SELECT term, data FROM postings WHERE seg = ?", (old,)
+            ):
+                parts.setdefault(str(term), []).append((order, decode_postings(bytes(blob))))
+            rows.extend(connection.execute(_MERGED_ROWS, (old,)).fetchall())
+        merged: list[tuple[str, int, bytes]] = []
+        for term, pieces in parts.items():
+            pieces.sort(key=lambda item: item[0])
+            joined = join_postings([piece for _, piece in pieces], dead)
+            if joined.ids:
+                merged.append((term, seg, encode_postings(joined)))
+        for old in plan:
+            connection.execute("DELETE FROM postings WHERE seg = ?", (old,))
+            connection.execute("DELETE FROM segs WHERE seg = ?", (old,))
+        connection.executemany("INSERT INTO postings(term, seg, data) VALUES (?, ?, ?)", merged)
+        connection.executemany(
+            "UPDATE docs SET seg = ?, gen = ?, crc = ? WHERE id = ?",
+            ((seg, generation, row_checksum((*row, seg)), row[0]) for row in rows),
+        )
+        if rows:
+            connection.execute(
+                "INSERT INTO segs(seg, docs, gen, lo) VALUES (?, ?, ?, ?)",
+                (seg, len(rows), generation, min(int(row[0]) for row in rows)),  # type: ignore[call-overload]
+            )
+        gone = connection.execute("SELECT count(*) FROM gone").fetchone()[0]
+        if int(gone) > _GONE_SLACK + 2 * len(rows):
+            # Ids of merged segments are gone for good; readers that missed them reload.
+            connection.execute("DELETE FROM gone WHERE seg NOT IN (SELECT seg FROM segs)")
+            db.set_meta("epoch", db.meta_int("epoch") + 1)
+        db.set_meta("generation", generation)
+
+
+def join_postings(pieces: Sequence[Postings], dead: set[int]) -> Postings:
+    """Postings of adjacent segments (in id order) as one, without the ``dead`` ids."""
+    ids, bodies, columns = array("I"), array("I"), array("I")
+    fields: dict[int, tuple[int, int, int, int, int]] = {}
+    for piece in pieces:
+        if dead and not dead.isdisjoint(piece.ids):
+            keep = [position for position, doc in enumerate(piece.ids) if doc not in dead]
+            ids.extend(piece.ids[position] for position in keep)
+            bodies.extend(piece.bodies[position] for position in keep)
+            columns.extend(piece.columns[position] for position in keep)
+            fields.update((doc, counts) for doc, counts in piece.fields.items() if doc not in dead)
+        else:
+            ids.extend(piece.ids)
+            bodies.extend(piece.bodies)
+            columns.extend(piece.columns)
+            fields.update(piece.fields)
+    return Postings(ids, bodies, columns, fields)
+
+
+def _plan(connection: sqlite3.Connection) -> list[int] | None:
+    """The adjacent segments to merge next, or ``None``.
+
+    A segment that is mostly dead is rewritten alone. Past :data:`MAX_SEGMENTS`, the adjacent
+    pair with the fewest live notes is merged: the small segments single edits leave behind
+    pair up first, which keeps each merge (done within a search) small.
+    """
+    segs = [
+        (int(seg), int(docs), int(lo))
+        for seg, docs, lo in connection.execute("SELECT seg, docs, lo FROM segs ORDER BY lo")
+    ]
+    dead: dict[int, int] = {
+        int(seg): int(count)
+        for seg, count in connection.execute("SELECT seg, count(*) FROM gone GROUP BY seg")
+    }
+    live = [docs - dead.get(seg, 0) for seg, docs, _ in segs]
+    for seg, docs, _ in segs:
+        if dead.get(seg, 0) * 2 > docs:
+            return [seg]
+    if len(segs) <= MAX_SEGMENTS:
+        return None
+    best = min(range(len(segs) - 1), key=lambda i: (live[i] + live[i + 1], i))
+    return [segs[best][0], segs[best + 1][0]]
+
+
+def _remove(connection: sqlite3.Connection, path: str, generation: int) -> None:
+    row = connection.execute(
+        "DELETE FROM docs WHERE path = ? RETURNING id, seg", (path,)
+    ).fetchone()
+    if row is not None:
+        connection.execute(
+            "INSERT OR REPLACE INTO gone(id, seg, gen) VALUES (?, ?, ?)",
+            (int(row[0]), int(row[1]), generation),
+        )
+
+
+def _without(postings: Iterable[tuple[str, bytes]], kept: set[int]) -> Iterable[tuple[str, bytes]]:
+    for term, blob in postings:
+        decoded = decode_postings(blob)
+        joined = join_postings([decoded], {doc for doc in decoded.ids if doc not in kept})
+        if joined.ids:
+            yield term, encode_postings(joined)

@@ -1,0 +1,376 @@
+"""The walk itself: folders listed in sorted order, notes found with their file identities.
+
+Entries are visited in sorted order (UTF-16 code units), so every machine walks a workspace
+alike. Memquill's own bookkeeping, private and credential files, ignored paths and symlinks
+are never listed as notes; folders deeper than ``max_depth`` are counted, not entered. No note
+is opened here: :mod:`memquill.query._scan` decides what is read.
+
+:class:`DocumentCache` keeps, between scans, analysed notes keyed by path and file identity
+(size, mtime_ns, inode, ctime_ns, device), so an unchanged file is not read again; and each
+folder's sorted, filtered listing keyed by the folder's own identity and the scan settings, so
+an unchanged folder is not listed again (adding, removing or renaming an entry changes its
+folder's mtime and ctime). Files are still checked one by one: editing a file changes only its
+own identity. A change watcher can vouch for more (:class:`Vouched`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memquill.paths import source_error
+from memquill.private_paths import is_private, may_be_private
+from memquill.query._documents import SearchDocument
+from memquill.query._rank import path_key
+from memquill.query._scanconfig import ScanConfig
+
+__all__ = [
+    "DocumentCache",
+    "FolderListing",
+    "Identity",
+    "Vouched",
+    "Walk",
+    "WalkedFile",
+    "classify",
+    "file_identity",
+    "list_folder",
+    "walk_folders",
+]
+
+Identity = tuple[int, int, int, int, int]
+"""A file's identity: size, mtime_ns, inode, ctime_ns, device."""
+Step = tuple[str, str]
+"""One step of a folder's visit: (``folder`` | ``deep`` | ``file`` | ``skip``, path or warning)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FolderListing:
+    """What a folder's entries ask the walk to do.
+
+    Attributes:
+        entries: how many entries the folder holds (each counts against the entry budget).
+        steps: the folders to enter, files to read and warnings to add, in sorted order.
+        cacheable: no entry failed to classify (a failure may be transient: list again).
+    """
+
+    entries: int
+    steps: tuple[Step, ...]
+    cacheable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
+    """A note the walk found: its workspace path and file identity."""
+
+    path: str
+    identity: Identity
+
+    @property
+    def size(self) -> int:
+        """Its size in bytes, as ``lstat`` saw it."""
+        return self.identity[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """One walk of a workspace, before any note is read.
+
+    Attributes:
+        config: the scan settings it used.
+        steps: files and warnings, in walk order.
+        folders: every folder listed (workspace paths; the workspace itself is ``""``).
+        deep_folders: folders not entered because they lie deeper than ``max_depth``.
+        entry_stopped: the entry limit stopped the walk.
+        listings: each listed folder's listing (those that listed cleanly).
+    """
+
+    config: ScanConfig
+    steps: tuple[WalkedFile | str, ...]
+    folders: frozenset[str]
+    deep_folders: int
+    entry_stopped: bool
+    listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
+
+    def identities(self) -> dict[str, Identity]:
+        """Each walked file's identity."""
+        return {step.path: step.identity for step in self.steps if isinstance(step, WalkedFile)}
+
+
+@dataclass(frozen=True, slots=True)
+class Vouched:
+    r"""What a previous walk saw, and what changed since (as a change watcher saw it).
+
+    Folders not in ``folders`` keep their listing and files not in ``files`` their identity,
+    without a system call; everything else is listed or ``lstat``\ ed again.
+    """
+
+    config: ScanConfig
+    listings: dict[str, FolderListing]
+    identities: dict[str, Identity]
+    folders: set[str]
+    files: set[str]
+
+
+class DocumentCache:
+    """Analysed notes and folder listings of one workspace, reused while unchanged.
+
+    Args:
+        racy_seconds: a file or folder changed this recently is not cached: a second change
+            within the file system's timestamp granularity could keep size and times
+            identical (the "racy git" problem), so it is read again until it settles.
+    """
+
+    def __init__(self, *, racy_seconds: float = 2.0) -> None:
+        self._entries: dict[str, tuple[Identity, SearchDocument]] = {}
+        self._listings: dict[str, tuple[Identity, ScanConfig, FolderListing]] = {}
+        self._racy_ns = int(racy_seconds * 1e9)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def folders(self) -> int:
+        """How many folder listings are cached."""
+        return len(self._listings)
+
+    def get(self, path: str, identity: Identity) -> SearchDocument | None:
+        """The cached document for ``path`` if its file still has ``identity``."""
+        entry = self._entries.get(path)
+        return entry[1] if entry is not None and entry[0] == identity else None
+
+    def put(self, path: str, identity: Identity, document: SearchDocument) -> None:
+        """Remember ``document`` for ``path`` at ``identity`` (unless it changed just now)."""
+        if self.settled(identity):
+            self._entries[path] = (identity, document)
+
+    def retain(self, paths: set[str], folders: set[str] | frozenset[str] | None = None) -> None:
+        """Forget every path not in ``paths`` and, if given, every folder not in ``folders``."""
+        for path in [path for path in self._entries if path not in paths]:
+            del self._entries[path]
+        if folders is not None:
+            for folder in [folder for folder in self._listings if folder not in folders]:
+                del self._listings[folder]
+
+    def listing(self, folder: str, identity: Identity, config: ScanConfig) -> FolderListing | None:
+        """The cached listing of ``folder``, if its identity and the settings are unchanged."""
+        entry = self._listings.get(folder)
+        if entry is None or entry[0] != identity or entry[1] != config:
+            return None
+        return entry[2]
+
+    def put_listing(
+        self, folder: str, identity: Identity, config: ScanConfig, listing: FolderListing
+    ) -> None:
+        """Remember ``listing`` for ``folder`` at ``identity`` (unless it changed just now)."""
+        if listing.cacheable and self.settled(identity):
+            self._listings[folder] = (identity, config, listing)
+
+    def settled(self, identity: Identity) -> bool:
+        """Whether a file or folder with ``identity`` last changed outside the racy window."""
+        changed = max(identity[1], identity[3])
+        return abs(time.time_ns() - changed) >= self._racy_ns
+
+
+def walk_folders(
+    root: Path,
+    config: ScanConfig,
+    cache: DocumentCache | None,
+    entry_limit: int,
+    *,
+    vouched: Vouched | None = None,
+    before_listing: Callable[[str], None] | None = None,
+) -> Walk:
+    """List the workspace's candidate notes with their identities (no note is opened).
+
+    Args:
+        root: the canonical workspace.
+        config: the scan settings.
+        cache: reuse folder listings while a folder's identity is unchanged.
+        entry_limit: the most directory entries listed.
+        vouched: a previous walk and what changed since (with the same settings).
+        before_listing: called with each folder about to be listed (a watcher watches it).
+
+    Raises:
+        SourceError: the workspace folder itself cannot be listed.
+    """
+    if vouched is not None and vouched.config != config:
+        vouched = None
+    walk = _Walk(
+        root,
+        os.fspath(root),
+        config,
+        cache,
+        entry_limit,
+        vouched,
+        before_listing,
+    )
+    walk.folder("", 0)
+    return Walk(
+        config,
+        tuple(walk.steps),
+        frozenset(walk.folders),
+        walk.deep,
+        walk.entry_stopped,
+        walk.listings,
+    )
+
+
+def file_identity(info: os.stat_result) -> Identity:
+    """The identity of a file from its ``lstat`` (inode and device as signed 64-bit numbers,
+    so an index can store them)."""
+    return (
+        info.st_size,
+        info.st_mtime_ns,
+        _signed(info.st_ino),
+        info.st_ctime_ns,
+        _signed(info.st_dev),
+    )
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def classify(
+    relative: str, depth: int, listed: list[os.DirEntry[str]], config: ScanConfig
+) -> FolderListing:
+    """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do."""
+    steps: list[Step] = []
+    cacheable = True
+    for entry in listed:
+        path = f"{relative}/{entry.name}" if relative else entry.name
+        if (may_be_private(path, entry.name) and is_private(path)) or config.ignores(path):
+            continue
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if not config.prunes(path):
+                    steps.append(("folder" if depth < config.max_depth else "deep", path))
+                continue
+            is_file = entry.is_file(follow_symlinks=False)
+        except OSError as error:
+            steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
+            cacheable = False
+            continue
+        if is_file and os.path.splitext(entry.name)[1].lower() in config.extensions:
+            steps.append(("file", path))
+    return FolderListing(len(listed), tuple(steps), cacheable)
+
+
+def list_folder(root: Path, relative: str, config: ScanConfig) -> FolderListing | None:
+    """One folder's listing, as the walk makes it (``None``: it cannot be listed now)."""
+    depth = relative.count("/") + 1 if relative else 0
+    location = f"{os.fspath(root)}/{relative}" if relative else os.fspath(root)
+    try:
+        with os.scandir(location) as iterator:
+            listed = list(iterator)
+    except OSError:
+        return None
+    listed.sort(key=lambda entry: path_key(entry.name))
+    return classify(relative, depth, listed, config)
+
+
+@dataclass(slots=True)
+class _Walk:
+    root: Path
+    root_text: str
+    config: ScanConfig
+    cache: DocumentCache | None
+    entry_limit: int
+    vouched: Vouched | None
+    before_listing: Callable[[str], None] | None
+    steps: list[WalkedFile | str] = field(default_factory=list[WalkedFile | str])
+    listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
+    folders: set[str] = field(default_factory=set[str])
+    entries: int = 0
+    deep: int = 0
+    entry_stopped: bool = False
+
+    def folder(self, relative: str, depth: int) -> None:
+        listing = self._listing(relative, depth)
+        if listing is None:
+            return
+        for kind, value in listing.steps:
+            if self.entry_stopped:
+                return
+            if kind == "folder":
+                self.folder(value, depth + 1)
+            elif kind == "file":
+                self._file(value)
+            elif kind == "deep":
+                self.deep += 1
+            else:
+                self.steps.append(value)
+
+    def _listing(self, relative: str, depth: int) -> FolderListing | None:
+        """The folder's listing (cached while the folder is unchanged), within the budget."""
+        remaining = self.entry_limit - self.entries
+        vouched = self.vouched
+        if vouched is not None and relative not in vouched.folders:
+            known = vouched.listings.get(relative)
+            if known is not None:
+                self.listings[relative] = known
+                return self._count(relative, known.entries, remaining, known)
+        if self.before_listing is not None:
+            self.before_listing(relative)
+        location = f"{self.root_text}/{relative}" if relative else self.root_text
+        cache, identity = self.cache, None
+        if cache is not None:
+            try:
+                info = os.lstat(location)
+            except OSError:
+                info = None  # listing it below reports the failure
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                identity = file_identity(info)
+                cached = cache.listing(relative, identity, self.config)
+                if cached is not None:
+                    self.listings[relative] = cached
+                    return self._count(relative, cached.entries, remaining, cached)
+        try:
+            with os.scandir(location) as iterator:
+                listed = list(itertools.islice(iterator, remaining + 1))
+        except OSError as error:
+            if not relative:
+                raise source_error(error) from None
+            self.steps.append(f"Skipped {relative}: {source_error(error).message}")
+            return None
+        if len(listed) > remaining:
+            return self._count(relative, len(listed), remaining, None)
+        listed.sort(key=lambda entry: path_key(entry.name))
+        listing = classify(relative, depth, listed, self.config)
+        if cache is not None and identity is not None:
+            cache.put_listing(relative, identity, self.config, listing)
+        if listing.cacheable:
+            self.listings[relative] = listing
+        return self._count(relative, len(listed), remaining, listing)
+
+    def _count(
+        self, relative: str, entries: int, remaining: int, listing: FolderListing | None
+    ) -> FolderListing | None:
+        if listing is None or entries > remaining:
+            self.entries = self.entry_limit + 1
+            self.entry_stopped = True
+            return None
+        self.entries += entries
+        self.folders.add(relative)
+        return listing
+
+    def _file(self, path: str) -> None:
+        vouched = self.vouched
+        if vouched is not None and path not in vouched.files:
+            known = vouched.identities.get(path)
+            if known is not None:
+                self.steps.append(WalkedFile(path, known))
+                return
+        try:
+            info = os.lstat(f"{self.root_text}/{path}")
+        except OSError as error:
+            self.steps.append(f"Skipped {path}: {source_error(error).message}")
+            return
+        self.steps.append(WalkedFile(path, file_identity(info)))

@@ -1,0 +1,91 @@
+"""``memquill index``: build with a progress bar or quietly, ``--status``, ``--rebuild``,
+and ``doctor``'s line about the index."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from tests.core.index_helpers import populate
+from tests.core.query_helpers import write
+
+from memquill.cli import index as index_command
+from memquill.cli import main
+from memquill.index import index_dir, index_path
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_index_builds_quietly_and_summarises(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    populate(tmp_path, random.Random(1), 40)
+    time.sleep(2.1)  # settled: a note changed in the last 2 s is read again by every search
+    ws = ("--workspace", str(tmp_path))
+    status, out, _ = run(capsys, *ws, "index", "--status")
+    assert status == 0 and "not built yet" in out
+    status, out, err = run(capsys, *ws, "index", "--quiet")
+    assert status == 0 and err == ""
+    notes = len(list(tmp_path.rglob("*.md")))
+    assert out.startswith(f"Indexed {notes:,} notes: {notes:,} read, 0 removed, in ")
+    assert str(index_path(tmp_path.resolve(), index_dir())) in out
+    status, out, _ = run(capsys, *ws, "index", "--status", "--json")
+    data = json.loads(out)
+    assert data["exists"] and data["notes"] == notes and data["bytes"] > 0
+    write(tmp_path, "fresh.md", "a fresh note")
+    next(tmp_path.rglob("n*.md")).unlink()
+    status, out, _ = run(capsys, *ws, "index", "--status")
+    assert "freshness: 1 note to read, 1 to remove at the next search" in out
+    status, out, _ = run(capsys, *ws, "index", "--json")
+    assert json.loads(out)["removed"] == 1
+    # A note read within 2 s of its last change is read once more after it settles.
+    time.sleep(2.1)
+    status, out, _ = run(capsys, *ws, "index", "--json")
+    assert json.loads(out)["read"] == 1
+    status, out, _ = run(capsys, *ws, "index", "--status")
+    assert "freshness: up to date" in out
+
+
+def test_a_terminal_gets_a_progress_bar(tmp_path: Path) -> None:
+    terminal = Terminal()
+    bar = index_command._Bar.on(terminal)  # pyright: ignore[reportPrivateUsage]
+    assert bar is not None and index_command._Bar.on(io.StringIO()) is None  # pyright: ignore[reportPrivateUsage]
+    for done in (0, 50, 100):
+        bar.update(done, 100)
+    bar.finish()
+    shown = terminal.getvalue()
+    assert "[" in shown and "100/100 notes" in shown and "files/s" in shown and "ETA" in shown
+    assert shown.endswith("\n")
+
+
+def test_rebuild_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    populate(tmp_path, random.Random(2), 10)
+    ws = ("--workspace", str(tmp_path))
+    assert run(capsys, *ws, "index", "--quiet")[0] == 0
+    status, out, _ = run(capsys, *ws, "doctor")
+    assert status == 0 and "search index: ok, " in out and out.endswith("healthy\n")
+    path = index_path(tmp_path.resolve(), index_dir())
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE docs SET bytes = bytes + 1")
+    status, out, _ = run(capsys, *ws, "doctor")
+    assert status == 1 and "search index: " in out and "checksum" in out
+    assert out.endswith("problems found\n")
+    status, out, _ = run(capsys, *ws, "doctor", "--fix")
+    assert status == 0 and "search index: discarded; the next search rebuilds it" in out
+    status, out, _ = run(capsys, *ws, "index", "--rebuild", "--quiet")
+    assert status == 0 and "0 removed" in out
+    assert run(capsys, *ws, "doctor")[0] == 0
