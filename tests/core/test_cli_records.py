@@ -66,7 +66,9 @@ def fails(
     env: dict[str, str], code: str, message: str, *args: str, cwd: Path | None = None
 ) -> None:
     done = memquill(env, *args, status=ERRORS[code].exit_status, cwd=cwd)
-    assert done.stderr == f"error[{code}]: {message}\n"
+    # A corrupt store also says what to run about it.
+    hint = f"hint: {Messages.REPAIR_HINT}\n" if code == "corrupt" else ""
+    assert done.stderr == f"error[{code}]: {message}\n{hint}"
     assert done.stdout == ""
 
 
@@ -83,7 +85,7 @@ def test_list_never_creates_the_default_workspace(tmp_path: Path, env: dict[str,
     assert as_json(env, "list") == {"revision": None, "records": []}
     configured = tmp_path / "configured" / "ws"
     env["MEMQUILL_WORKSPACE"] = str(configured)
-    assert memquill(env, "list").stdout == "(no remembered facts yet)\n"
+    memquill(env, "list", status=ERRORS["invalid"].exit_status)  # a named folder must exist
     assert not default.exists() and not configured.exists()
     assert not (tmp_path / "data").exists() and not (tmp_path / "configured").exists()
 
@@ -94,9 +96,27 @@ def test_the_default_workspace_is_created_on_first_write(
     memquill(env, "remember", "first fact")
     default = tmp_path / "data" / "memquill" / "workspace"
     assert [r.content for r in RecordStore(default).snapshot().records] == ["first fact"]
-    env["MEMQUILL_WORKSPACE"] = str(tmp_path / "nested" / "ws")
+    # Only the default is created: a folder named by the variable or the flag must exist, so
+    # a typo never scatters memory into a new folder.
+    named = tmp_path / "nested" / "ws"
+    env["MEMQUILL_WORKSPACE"] = str(named)
+    done = memquill(env, "remember", "second fact", status=ERRORS["invalid"].exit_status)
+    assert done.stderr == (
+        f"error[invalid]: The workspace {named} (from $MEMQUILL_WORKSPACE) does not exist, and "
+        f"memquill does not create it. Create it (mkdir -p {named}) or unset MEMQUILL_WORKSPACE "
+        "to use the default folder.\n"
+    )
+    flagged = memquill(
+        env, "--workspace", str(named), "remember", "x", status=ERRORS["invalid"].exit_status
+    )
+    assert flagged.stderr == (
+        f"error[invalid]: The workspace {named} (from --workspace) does not exist. Create it "
+        f"first (mkdir -p {named}) or pass an existing folder.\n"
+    )
+    assert not (tmp_path / "nested").exists()
+    named.mkdir(parents=True)
     memquill(env, "remember", "second fact")
-    assert records_path(tmp_path / "nested" / "ws").exists()
+    assert records_path(named).exists()
 
 
 def test_remember_list_update_forget_compact_doctor_in_text(
@@ -125,14 +145,16 @@ def test_remember_list_update_forget_compact_doctor_in_text(
     new_id = updated.split()[1]
     assert updated.startswith("saved ") and new_id != record_id
     listing = memquill(env, "list").stdout
-    assert "4712" in listing and "4711" not in listing
+    # Whole sentences: a bare "4711" turns up by chance in the revisions beside them.
+    assert "My locker code is 4712" in listing and "My locker code is 4711" not in listing
     history = memquill(env, "list", "--all").stdout
     assert "[superseded]  My locker code is 4711" in history
 
     revision = RecordStore(workspace).snapshot().revision
     assert memquill(env, "forget", new_id, "--revision", revision).stdout.startswith("saved ")
     data = raw(workspace)
-    assert b"4711" not in data and b"4712" not in data and b"locker" not in data
+    assert b"My locker code is 4711" not in data and b"My locker code is 4712" not in data
+    assert b"locker" not in data
     # Nor anywhere else in the workspace: no staging file or backup keeps it.
     assert not [path for path, content in tree(workspace).items() if b"locker" in content]
     assert memquill(env, "list").stdout.endswith("(no remembered facts)\n")
@@ -215,12 +237,30 @@ def test_doctor_reports_a_corrupt_store_without_touching_it(
     workspace: Path, env: dict[str, str]
 ) -> None:
     memquill(env, "remember", "a fact")
+    record_id = RecordStore(workspace).snapshot().records[0].id
     records_path(workspace).write_bytes(raw(workspace).replace(b"a fact", b"a fact!"))
     before = tree(workspace)
-    text = memquill(env, "doctor", "--fix", status=1).stdout
-    assert f"store: error[corrupt] (record index 0): {Messages.EDITED}" in text
+    text = memquill(env, "doctor", status=1).stdout
+    assert text.startswith(
+        f"store: error[corrupt] in record 1 (id {record_id[:8]}…): its text was edited: "
+        "contentLength says 6 UTF-16 units, the text is 7\n"
+        "fix: `memquill doctor --fix` will write a backup of memory/records.md, then:\n"
+        f"  - record 1 (id {record_id[:8]}…): its edited text becomes a new version with source "
+        "manual, and the old version is marked superseded\n"
+    )
     report = as_json_status(env, 1, "doctor")
     assert report["error"] == {"code": "corrupt", "message": Messages.EDITED, "record_index": 0}
+    assert report["diagnosis"]["record_id"] == record_id
+    assert report["repair"]["refused"] is None and len(report["repair"]["changes"]) == 1
+    assert report["repaired"] is False and report["backup"] is None
+    assert tree(workspace) == before
+
+    # An edit memquill cannot undo without guessing: --fix refuses and changes nothing.
+    records_path(workspace).write_bytes(raw(workspace).replace(b'{"id"', b'{"id" oops'))
+    before = tree(workspace)
+    text = memquill(env, "doctor", "--fix", status=1).stdout
+    assert "store: error[corrupt] in record 1: its metadata is not valid JSON" in text
+    assert "fix: cannot repair this without guessing: record 1: its marker line is not a" in text
     assert tree(workspace) == before
 
 
@@ -250,11 +290,15 @@ def test_every_failure_has_its_code_message_and_status(
 
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
-    fails(env, "unsafe_path", Messages.WORKSPACE_NOT_DIR, "--workspace", str(a_file), "list")
-    fails(
-        env, "storage", Messages.UNAVAILABLE, "--workspace", str(tmp_path / "nope"), "remember", "x"
+    not_a_folder = f"The workspace {a_file} (from --workspace) is not a folder."
+    fails(env, "unsafe_path", not_a_folder, "--workspace", str(a_file), "list")
+    nope = tmp_path / "nope"
+    missing = (
+        f"The workspace {nope} (from --workspace) does not exist. Create it first "
+        f"(mkdir -p {nope}) or pass an existing folder."
     )
-    assert not (tmp_path / "nope").exists()
+    fails(env, "invalid", missing, "--workspace", str(nope), "remember", "x")
+    assert not nope.exists()
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

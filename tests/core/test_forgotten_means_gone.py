@@ -237,3 +237,22 @@ def test_an_unsafe_key_fails_the_write_and_writes_nothing(tmp_path: Path, proble
         store.save([manual("A fact", "a")])
     assert info.value.message == Messages.RECORD_KEY_UNAVAILABLE
     assert list(workspace.iterdir()) == []
+
+
+def test_a_hand_edit_kept_by_doctor_is_keyed_too(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path)
+    store.save([manual("My bank PIN is 482", "pin")])
+    # A person fixes the fact in an editor; doctor --fix keeps the edit as a manual version.
+    edited = raw(tmp_path).replace(b"PIN is 482\n", b"PIN is 4821\n")
+    records_path(tmp_path).write_bytes(edited)
+    assert store.doctor(fix=True).repaired
+    kept = store.snapshot().records[-1]
+    assert kept.content == PIN_FACT.format(SECRET_PIN)
+    assert kept.operation_hash.startswith(KEYED_PREFIX)
+    store.revoke(kept.id, store.snapshot().revision)
+    old_id = kept.meta["supersedes"]
+    tombstone = store.snapshot().records[-1]
+    guesses = {sha256_hex(f"hand-edit:{old_id}:{PIN_FACT.format(pin)}") for pin in range(10_000)}
+    assert tombstone.operation_hash not in guesses
+    backups = list((tmp_path / "memory").glob(".records-backup-*.md"))
+    assert len(backups) == 1  # the repair's backup: the file as it was, kept for the person

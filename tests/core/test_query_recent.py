@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.core.query_helpers import assert_no_leak, engine, write
 
+from memquill.errors import Messages
 from memquill.store._results import Candidate
 from memquill.store._store import RecordStore
 
@@ -56,10 +57,11 @@ def test_unsafe_daily_file_is_isolated_and_never_reveals_paths(tmp_path: Path) -
     text = engine(root).recent().text
     assert "## Long-term Memory\nSource: memory.md\nlong-term fact" in text
     assert "## Daily Memory: 2026-09-20.md" in text
-    assert text.endswith(
+    # Warnings first, as in search: the 12,000-unit cut can never drop them.
+    assert text.startswith(
         "Partial recent memory: Skipped memory/daily/2026-09-21.md: Access denied: path "
         "resolves outside workspace (symlink).\nSkipped memory/daily/2026-09-19.md: Memory "
-        "source not found."
+        "source not found.\n\n## Long-term Memory"
     )
     assert_no_leak(text, root, "OUTSIDE-CONTENT", str(tmp_path))
 
@@ -99,6 +101,5 @@ def test_corrupt_store_shows_a_plain_line(tmp_path: Path) -> None:
     write(tmp_path, "memory/records.md", "# Not managed\n")
     write(tmp_path, "memory.md", "kept")
     text = engine(tmp_path).recent().text
-    assert text.startswith(
-        "## Long-term Memory\nSource: memory.md\nkept\n\nManaged memory unavailable: "
-    )
+    assert text.startswith(f"Managed memory unavailable: {Messages.FOREIGN} ")
+    assert text.endswith("\n\n## Long-term Memory\nSource: memory.md\nkept")

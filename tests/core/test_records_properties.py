@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,10 @@ CONTENT = (
     st.lists(st.one_of(TRICKY, st.text(CHARS, min_size=1, max_size=8)), min_size=1, max_size=8)
     .map("".join)
     .filter(lambda text: bool(text.strip()))
+)
+# What a write accepts: not only zero-width or format characters (blank to a reader).
+SAVABLE = CONTENT.filter(
+    lambda text: any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
 )
 IDS = st.uuids(version=4).map(str)
 STAMPS = st.integers(0, 4_102_444_800_000).map(
@@ -143,7 +148,7 @@ def test_whole_stores_round_trip(image: StoreImage) -> None:
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(CONTENT, min_size=1, max_size=3, unique=True))
+@given(st.lists(SAVABLE, min_size=1, max_size=3, unique=True))
 def test_saved_content_reads_back_byte_exact(tmp_path_factory: Any, contents: list[str]) -> None:
     workspace: Path = tmp_path_factory.mktemp("ws")
     store = RecordStore(workspace)

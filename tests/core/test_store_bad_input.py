@@ -321,7 +321,9 @@ def test_a_workspace_must_be_an_existing_absolute_directory(
     expect_error("unsafe_path", Messages.WORKSPACE_NOT_DIR, operation, RecordStore(file))
     expect_error("unsafe_path", Messages.ABSOLUTE_WORKSPACE, operation, RecordStore("relative/ws"))
     expect_error("unsafe_path", Messages.ABSOLUTE_WORKSPACE, operation, RecordStore(""))
-    expect_error("storage", Messages.UNAVAILABLE, operation, RecordStore(tmp_path / "missing"))
+    expect_error(
+        "storage", Messages.WORKSPACE_MISSING, operation, RecordStore(tmp_path / "missing")
+    )
     assert tree(tmp_path) == before
     assert not Path("relative").exists()
 

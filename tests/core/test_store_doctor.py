@@ -87,4 +87,4 @@ def test_invalid_utf8_is_corrupt_and_names_its_record(workspace: Path, block: in
 
 def test_doctor_refuses_an_unsafe_workspace(tmp_path: Path) -> None:
     expect_error("unsafe_path", Messages.ABSOLUTE_WORKSPACE, RecordStore("relative").doctor)
-    expect_error("storage", Messages.UNAVAILABLE, RecordStore(tmp_path / "missing").doctor)
+    expect_error("storage", Messages.WORKSPACE_MISSING, RecordStore(tmp_path / "missing").doctor)

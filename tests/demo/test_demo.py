@@ -79,8 +79,33 @@ def test_the_text_report_ends_with_a_parity_verdict() -> None:
     assert done.returncode == 0, done.stderr
     assert "memory_update" in done.stdout
     assert "  langchain  identical to the core" in done.stdout
+    assert done.stdout.startswith("memquill demo: one scenario, the core and 1 adapter, ")
+    assert done.stdout.rstrip().endswith("Parity: the adapter returned exactly the core's results.")
+
+
+def test_an_adapter_that_is_not_installed_fails_and_says_how_to_install_it() -> None:
+    # With plugin loading off, memquill-langchain is as good as not installed.
+    done = _demo("--adapter", "langchain", env={"MEMQUILL_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert (done.returncode, done.stdout) == (11, "")
+    assert done.stderr.startswith(
+        "error[invalid]: adapter 'langchain' is not installed (installed: none). "
+        "Install with: pip install memquill-langchain "
+    )
+    unknown = _demo("--adapter", "mcp", "--adapter", "autogen", "--json")
+    assert (unknown.returncode, unknown.stdout) == (11, "")
+    assert unknown.stderr == (
+        "error[invalid]: adapter 'autogen' is not installed (installed: langchain, llamaindex, "
+        "mcp, mcp-stdio). memquill ships the langchain, llamaindex, mcp and mcp-stdio adapters; "
+        "others come from third-party plugins (`memquill plugins` lists what is installed).\n"
+    )
+
+
+def test_with_no_adapter_installed_the_core_runs_alone() -> None:
+    done = _demo(env={"MEMQUILL_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("memquill demo: one scenario, the core and no adapter, ")
     assert done.stdout.rstrip().endswith(
-        "Parity: all 1 adapters returned exactly the core's results."
+        "Parity: no adapter is installed; the core ran the scenario on its own."
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
+from pydantic import Field
 
 AGENT_WARNINGS = "ignore::pydantic.warnings.PydanticDeprecationWarning:inspect"
 """Third-party: building a ``FunctionAgent`` (a pydantic model), llama-index-workflows scans it
@@ -62,6 +63,20 @@ def build_workspace(root: Path) -> Path:
     return root
 
 
+class _ScriptedLLM(MockFunctionCallingLLM):
+    """The mock function-calling LLM, recording the tool names each request offers.
+
+    Recorded where every supported llama-index-core release hands the tools to the model (the
+    mock's response generator receives them only in newer releases).
+    """
+
+    offered: list[list[str]] = Field(default_factory=list, exclude=True)
+
+    def _prepare_chat_with_tools(self, tools: Sequence[Any], *args: Any, **kwargs: Any) -> dict:
+        self.offered.append([tool.metadata.name for tool in tools])
+        return super()._prepare_chat_with_tools(tools, *args, **kwargs)
+
+
 class Script:
     """A scripted model: one tool call per step, then a text answer; it records what it saw.
 
@@ -76,8 +91,8 @@ class Script:
         self.offered: list[list[str]] = []
 
     def respond(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        del kwargs  # newer releases also pass the tools here; _ScriptedLLM records them
         self.seen.append(list(messages))
-        self.offered.append([tool.metadata.name for tool in kwargs.get("tools") or []])
         done = sum(message.role == MessageRole.TOOL for message in messages)
         if done < len(self.calls):
             name, arguments = self.calls[done]
@@ -86,7 +101,9 @@ class Script:
         return ChatMessage(role=MessageRole.ASSISTANT, blocks=[TextBlock(text=self.answer)])
 
     def llm(self) -> MockFunctionCallingLLM:
-        return MockFunctionCallingLLM(response_generator=self.respond, is_chat_model=True)
+        llm = _ScriptedLLM(response_generator=self.respond, is_chat_model=True)
+        llm.offered = self.offered
+        return llm
 
     def tool_messages(self) -> list[str]:
         """The tool results the model was finally shown, in order."""

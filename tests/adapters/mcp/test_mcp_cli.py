@@ -181,7 +181,7 @@ def _env() -> dict[str, str]:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--workspace", "{missing}"], "is not a directory"),
+        (["--workspace", "{missing}"], "(from --workspace) does not exist. Create it first"),
         (["--write-only", "--access", "read"], "--write-only needs --access read_write"),
         (["--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
         (["--transport", "http", "--host", "192.0.2.1", "--allow-remote"], "bearer token"),
@@ -219,8 +219,16 @@ def test_without_a_workspace_the_default_one_is_served_and_created(
     expected = tmp_path / "data" / "memquill" / "workspace"
     assert _workspace(None) == expected
     assert expected.is_dir()
-    monkeypatch.setenv("MEMQUILL_WORKSPACE", str(tmp_path / "chosen"))
-    assert _workspace(None) == tmp_path / "chosen"
+    # The variable names a folder the person chose: it must exist, and is never created.
+    chosen = tmp_path / "chosen"
+    monkeypatch.setenv("MEMQUILL_WORKSPACE", str(chosen))
+    with pytest.raises(ValueError, match=r"\(from \$MEMQUILL_WORKSPACE\) does not exist"):
+        _workspace(None)
+    assert not chosen.exists()
+    chosen.mkdir()
+    assert _workspace(None) == chosen
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _workspace("~/chosen") == chosen  # as a shell would expand it
 
 
 def test_the_console_script_reports_usage_errors_on_stderr(tmp_path: Path) -> None:
@@ -233,7 +241,7 @@ def test_the_console_script_reports_usage_errors_on_stderr(tmp_path: Path) -> No
     )
     assert done.returncode == 2
     assert done.stdout == b""
-    assert b"is not a directory" in done.stderr
+    assert b"(from --workspace) does not exist" in done.stderr
 
 
 def test_the_plugin_registers_both_mcp_adapters() -> None:

@@ -64,7 +64,7 @@ from memquill.lifecycle import (
     committed_turns,
     job_status,
 )
-from memquill.paths import default_workspace
+from memquill.paths import WORKSPACE_ENV, WorkspaceChoice, choose_workspace, default_workspace
 from memquill.plugins import hookimpl, open_session
 from memquill.query import (
     FileType,
@@ -119,6 +119,7 @@ __all__ = [
     "ERRORS",
     "MAX_CONTENT_UNITS",
     "MAX_STORE_BYTES",
+    "WORKSPACE_ENV",
     "Access",
     "AccessDeniedError",
     "AuxiliaryRunner",
@@ -192,11 +193,13 @@ __all__ = [
     "TranscriptSource",
     "UnsafePathError",
     "UpdateArgs",
+    "WorkspaceChoice",
     "WriteError",
     "WriteReceipt",
     "WriteResult",
     "WriteStatus",
     "__version__",
+    "choose_workspace",
     "committed_turns",
     "default_workspace",
     "hookimpl",

@@ -122,6 +122,14 @@ class Messages:
         "Memory file has external or invalid edits. Back up the file and restore a valid "
         "managed version; no changes were written."
     )
+    REPAIR_HINT: Final = (
+        "Run `memquill doctor` to see which record and why; `memquill doctor --fix` repairs a "
+        "hand edit when that is unambiguous."
+    )
+    WORKSPACE_MISSING: Final = (
+        "Memory storage is unavailable: the workspace folder does not exist. Create it, or "
+        "choose an existing folder."
+    )
     READ_FAILED: Final = (
         "Memory could not be read. Check workspace and file permissions before retrying."
     )

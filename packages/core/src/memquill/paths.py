@@ -17,8 +17,9 @@ import stat
 import sys
 from collections.abc import Collection, Generator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from memquill.errors import (
     AccessDeniedError,
@@ -38,7 +39,10 @@ from memquill.private_paths import (
 
 __all__ = [
     "MAX_READ_BYTES",
+    "WORKSPACE_ENV",
+    "WorkspaceChoice",
     "canonical_workspace",
+    "choose_workspace",
     "default_workspace",
     "is_managed_record_path",  # re-exported: the rules live in memquill.private_paths
     "is_private",
@@ -55,6 +59,8 @@ __all__ = [
     "user_data_dir",
 ]
 
+WORKSPACE_ENV: Final = "MEMQUILL_WORKSPACE"
+"""The environment variable naming the workspace when no ``--workspace`` is given."""
 MAX_READ_BYTES: Final = 512 * 1024
 """The largest workspace file a query will read (512 KiB)."""
 
@@ -63,19 +69,22 @@ _WINDOWS_ABSOLUTE: Final = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
 
 
 def canonical_workspace(workspace: str | os.PathLike[str]) -> Path:
-    """The real path of ``workspace``, which must be an absolute path to a directory.
+    """The real path of ``workspace``, which must be an absolute path to a directory (a
+    leading ``~`` is expanded).
 
     Raises:
         UnsafePathError: the path is relative, or it is not a directory.
         StorageError: it does not exist or cannot be resolved.
     """
-    raw = os.fspath(workspace)
+    raw: str = os.path.expanduser(os.fspath(workspace))  # "~/notes", as the commands take it
     if not raw or not os.path.isabs(raw) or "\0" in raw:
         raise UnsafePathError(Messages.ABSOLUTE_WORKSPACE)
     try:
         root = Path(os.path.realpath(raw, strict=True))
         is_dir = root.is_dir()
-    except OSError as error:
+    except FileNotFoundError as error:
+        raise StorageError(Messages.WORKSPACE_MISSING) from error
+    except (OSError, ValueError) as error:  # ValueError: a path the OS cannot even encode
         raise StorageError(Messages.UNAVAILABLE) from error
     if not is_dir:
         raise UnsafePathError(Messages.WORKSPACE_NOT_DIR)
@@ -112,10 +121,64 @@ def user_cache_dir() -> Path:
 
 def default_workspace() -> Path:
     """``$MEMQUILL_WORKSPACE``, else ``memquill/workspace`` in the user's data directory."""
-    configured = os.environ.get("MEMQUILL_WORKSPACE")
+    return choose_workspace(None).path
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceChoice:
+    """The workspace a command uses, and why: the same rules for ``memquill`` and
+    ``memquill-mcp``.
+
+    Attributes:
+        path: the absolute folder (``~`` expanded).
+        origin: ``flag`` (``--workspace``), ``variable`` (``$MEMQUILL_WORKSPACE``) or
+            ``default`` (``memquill/workspace`` in the user's data directory).
+    """
+
+    path: Path
+    origin: Literal["flag", "variable", "default"]
+
+    @property
+    def why(self) -> str:
+        """Where the choice came from, for people."""
+        if self.origin == "flag":
+            return "from --workspace"
+        if self.origin == "variable":
+            return f"from ${WORKSPACE_ENV}"
+        return f"the default: neither --workspace nor ${WORKSPACE_ENV} is set"
+
+    def problem(self) -> str | None:
+        """Why the folder cannot be used as chosen (``None``: it can).
+
+        Only the default is created on first use; a folder the user named must exist, so a
+        typo never scatters memory into a new folder.
+        """
+        where = f"The workspace {self.path} ({self.why})"
+        if self.path.is_dir():
+            return None
+        if os.path.lexists(self.path):
+            return f"{where} is not a folder."
+        if self.origin == "flag":
+            return (
+                f"{where} does not exist. Create it first (mkdir -p {self.path}) or pass an "
+                "existing folder."
+            )
+        if self.origin == "variable":
+            return (
+                f"{where} does not exist, and memquill does not create it. Create it "
+                f"(mkdir -p {self.path}) or unset {WORKSPACE_ENV} to use the default folder."
+            )
+        return None
+
+
+def choose_workspace(flag: str | None) -> WorkspaceChoice:
+    """``--workspace``, else ``$MEMQUILL_WORKSPACE``, else the default (nothing is created)."""
+    if flag:
+        return WorkspaceChoice(Path(flag).expanduser().absolute(), "flag")
+    configured = os.environ.get(WORKSPACE_ENV)
     if configured:
-        return Path(configured).expanduser().absolute()
-    return user_data_dir() / "memquill" / "workspace"
+        return WorkspaceChoice(Path(configured).expanduser().absolute(), "variable")
+    return WorkspaceChoice(user_data_dir() / "memquill" / "workspace", "default")
 
 
 def normalize_relative(path: str) -> str:

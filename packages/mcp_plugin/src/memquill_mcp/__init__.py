@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import typing
 
+from memquill import __version__ as __version__  # released together: one version
 from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
@@ -44,7 +45,6 @@ __all__ = [
     "server_command",
 ]
 
-__version__ = "0.1.0"
 
 # The framework is imported on first use of a name, not when memquill loads this plugin.
 __getattr__, __dir__ = _lazy_exports(

@@ -26,7 +26,7 @@ from typing import Final
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
-from memquill import MemorySession, default_workspace, open_session
+from memquill import WORKSPACE_ENV, MemorySession, __version__, choose_workspace, open_session
 from memquill.plugins import connect_telemetry, get_plugin_manager
 from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
@@ -38,9 +38,6 @@ DEFAULT_PORT: Final = 8765
 
 TOKEN_ENV: Final = "MEMQUILL_MCP_TOKEN"  # noqa: S105 - the variable's name, not a secret
 """Environment variable holding the HTTP bearer token (kept off the command line)."""
-
-WORKSPACE_ENV: Final = "MEMQUILL_WORKSPACE"
-"""Environment variable naming the workspace when ``--workspace`` is not given."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="memquill-mcp",
         description="Serve a memquill workspace's memory tools to MCP hosts.",
     )
+    parser.add_argument("--version", action="version", version=f"memquill-mcp {__version__}")
     parser.add_argument(
         "--workspace",
         metavar="DIR",
@@ -203,16 +201,16 @@ def _session(args: argparse.Namespace) -> MemorySession:
 
 
 def _workspace(given: str | None) -> Path:
-    if given:
-        workspace = Path(given).expanduser().absolute()
-    else:
-        # The same default as the ``memquill`` command, created on first use so a host
-        # configured without --workspace works out of the box.
-        workspace = default_workspace()
-        workspace.mkdir(parents=True, exist_ok=True)
-    if not workspace.is_dir():
-        raise ValueError(f"the workspace {str(workspace)!r} is not a directory")
-    return workspace
+    # The same rules as the ``memquill`` command (``memquill where`` explains them): a folder
+    # named by --workspace or $MEMQUILL_WORKSPACE must exist; only the default is created, on
+    # first use, so a host configured without --workspace works out of the box.
+    choice = choose_workspace(given)
+    problem = choice.problem()
+    if problem is not None:
+        raise ValueError(problem)
+    if choice.origin == "default":
+        choice.path.mkdir(parents=True, exist_ok=True)
+    return choice.path
 
 
 def _clock(value: str | None) -> Callable[[], datetime] | None:

@@ -7,15 +7,39 @@ Every subcommand prints text a person can read, or JSON with ``--json``. Failure
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
-from memquill.cli import demo, enhance, extract, index, manage, plugins, query, records
+from memquill.cli import (
+    demo,
+    doctor,
+    enhance,
+    extract,
+    index,
+    manage,
+    plugins,
+    query,
+    records,
+    where,
+)
 from memquill.cli.context import run
 
 __all__ = ["build_parser", "main"]
 
-_COMMAND_MODULES = (records, query, index, extract, manage, plugins, enhance, demo)
+_COMMAND_MODULES = (
+    records,
+    doctor,
+    query,
+    index,
+    where,
+    extract,
+    manage,
+    plugins,
+    enhance,
+    demo,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,13 +54,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="workspace folder (default: $MEMQUILL_WORKSPACE, else memquill/workspace in the "
         "user data directory)",
     )
+    parser.add_argument("--version", action="version", version=f"memquill {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in _COMMAND_MODULES:
         module.register(subparsers)
     return parser
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("memquill")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return "(not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``memquill`` with ``argv`` (default: the process arguments); return the exit status."""
     args = build_parser().parse_args(argv)
-    return run(args, sys.stdout, sys.stderr)
+    out: TextIO = sys.stdout
+    reconfigure = getattr(out, "reconfigure", None)
+    if callable(reconfigure):
+        # A file name that is not UTF-8 is printed escaped, never as a crash.
+        reconfigure(errors="backslashreplace")
+    return run(args, out, sys.stderr)

@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO, cast
 
-from memquill.errors import ERRORS, MemquillError
-from memquill.paths import default_workspace
+from memquill.errors import (
+    ERRORS,
+    CorruptError,
+    InvalidInputError,
+    MemquillError,
+    Messages,
+    UnsafePathError,
+)
+from memquill.paths import WorkspaceChoice, choose_workspace
 from memquill.plugins import open_session
 from memquill.tools import Access, MemorySession
 
 __all__ = ["Context", "Handler", "add_common", "exit_status", "run"]
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def exit_status(code: str | None) -> int:
@@ -35,6 +46,7 @@ class Context:
     as_json: bool
     out: TextIO
     err: TextIO
+    choice: WorkspaceChoice
 
     def ensure_workspace(self) -> None:
         """Create the default workspace on first write (an explicit one must already exist)."""
@@ -65,13 +77,46 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """Resolve the context, run the chosen handler, and turn memquill errors into statuses."""
-    explicit: str | None = args.workspace
-    workspace = Path(explicit).expanduser().absolute() if explicit else default_workspace()
-    context = Context(workspace, explicit is None, bool(args.json), out, err)
+    """Resolve the context, run the chosen handler, and turn memquill errors into statuses.
+
+    A workspace named by ``--workspace`` or ``$MEMQUILL_WORKSPACE`` must exist (only the
+    default is created, on first write); ``memquill where`` runs regardless, to say why.
+    """
+    choice = choose_workspace(args.workspace)
+    context = Context(choice.path, choice.origin == "default", bool(args.json), out, err, choice)
     handler: Handler = args.handler
     try:
+        _check_text_arguments(args)
+        problem = choice.problem()
+        if problem is not None and getattr(args, "needs_workspace", True):
+            # Not a folder: the store's own code for it; missing: a bad argument.
+            exists = os.path.lexists(choice.path)
+            raise UnsafePathError(problem) if exists else InvalidInputError(problem)
         return handler(args, context)
     except MemquillError as error:
         err.write(f"error[{error.code}]: {error.message}\n")
+        if isinstance(error, CorruptError):
+            err.write(f"hint: {Messages.REPAIR_HINT}\n")
         return exit_status(error.code)
+
+
+def _check_text_arguments(args: argparse.Namespace) -> None:
+    """Refuse an argument that is not UTF-8 text (Python keeps its bytes as lone surrogates).
+
+    A path may be such bytes (file names are bytes); facts, queries, ids and keys may not.
+
+    Raises:
+        InvalidInputError: naming the argument.
+    """
+    for name, value in vars(args).items():
+        values: list[object] = (
+            list(cast("list[object]", value)) if isinstance(value, list) else [value]
+        )
+        if name == "workspace" or not any(
+            isinstance(v, str) and _SURROGATE.search(v) for v in values
+        ):
+            continue
+        raise InvalidInputError(
+            f"The {name.replace('_', ' ')} argument is not valid UTF-8 text (check the terminal's "
+            "encoding)."
+        )

@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from memquill.cli.context import Context, add_common
+from memquill.errors import InvalidInputError
+from memquill.plugins import DISABLE_AUTOLOAD_ENV
 
 if TYPE_CHECKING:
+    from memquill.plugins import PluginReport
     from memquill.testing import AdapterRun
 
 __all__ = ["register"]
 
 _INDENT = "    "
+# The adapters memquill's own distributions ship, so a missing one can be named for install.
+_FIRST_PARTY: Final = {
+    "langchain": "memquill-langchain",
+    "llamaindex": "memquill-llamaindex",
+    "mcp": "memquill-mcp",
+    "mcp-stdio": "memquill-mcp",
+}
 
 
 def register(subparsers: Any) -> None:  # argparse keeps its subparsers type private
@@ -47,6 +58,7 @@ def _demo(args: argparse.Namespace, context: Context) -> int:
     report = plugin_report(get_plugin_manager())
     specs = [core_spec(), *(entry.adapter for entry in report.adapters)]
     if args.adapter:
+        _require_installed(args.adapter, report)
         specs = [spec for spec in specs if spec.name == "core" or spec.name in args.adapter]
     base = None if context.workspace_is_default else context.workspace
     root = base or Path(tempfile.mkdtemp(prefix="memquill-demo-"))
@@ -73,11 +85,42 @@ def _demo(args: argparse.Namespace, context: Context) -> int:
     return 0 if ok else 1
 
 
+def _require_installed(wanted: list[str], report: PluginReport) -> None:
+    """Refuse names no installed plugin registers, saying how to install them.
+
+    Raises:
+        InvalidInputError: an adapter asked for is not installed.
+    """
+    installed = [entry.adapter.name for entry in report.adapters]
+    missing = [name for name in dict.fromkeys(wanted) if name not in {"core", *installed}]
+    if not missing:
+        return
+    names = ", ".join(repr(name) for name in missing)
+    verb = "is" if len(missing) == 1 else "are"
+    lines = [
+        f"adapter{'s' if len(missing) > 1 else ''} {names} {verb} not installed "
+        f"(installed: {', '.join(installed) or 'none'})."
+    ]
+    hints = sorted({_FIRST_PARTY[name] for name in missing if name in _FIRST_PARTY})
+    if hints:
+        lines.append(f"Install with: pip install {' '.join(hints)}")
+    if any(name not in _FIRST_PARTY for name in missing):
+        lines.append(
+            "memquill ships the langchain, llamaindex, mcp and mcp-stdio adapters; others come "
+            "from third-party plugins (`memquill plugins` lists what is installed)."
+        )
+    if os.environ.get(DISABLE_AUTOLOAD_ENV):
+        lines.append(f"{DISABLE_AUTOLOAD_ENV} is set: installed plugins may not have loaded.")
+    lines.extend(f"Plugin {f.plugin} failed to load: {f.message}" for f in report.failures)
+    raise InvalidInputError(" ".join(lines))
+
+
 def _as_text(
     runs: list[AdapterRun], verdicts: dict[str, bool], ok: bool, root: Path, *, kept: bool
 ) -> str:
     where = f"in {root}" if kept else "in a temporary workspace (removed afterwards)"
-    lines = [f"memquill demo: one scenario, {len(runs)} adapters, {where}", ""]
+    adapters = _count(len(runs) - 1, "adapter") if len(runs) > 1 else "no adapter"
+    lines = [f"memquill demo: one scenario, the core and {adapters}, {where}", ""]
     core = runs[0]
     for step, arguments, result in core.calls:
         flag = "  [error]" if result.is_error else ""
@@ -99,10 +142,22 @@ def _as_text(
         lines.append(f"  {run.adapter.ljust(width)}  {status}")
     lines.append("")
     if ok:
-        lines.append(f"Parity: all {len(runs) - 1} adapters returned exactly the core's results.")
+        lines.append(f"Parity: {_verdict(len(runs) - 1)}")
     else:
         lines.append("Parity: FAILED (see above).")
     return "\n".join(lines) + "\n"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _verdict(adapters: int) -> str:
+    if adapters == 0:
+        return "no adapter is installed; the core ran the scenario on its own."
+    if adapters == 1:
+        return "the adapter returned exactly the core's results."
+    return f"all {adapters} adapters returned exactly the core's results."
 
 
 def _first_difference(core: AdapterRun, run: AdapterRun) -> str:

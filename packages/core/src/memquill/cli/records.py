@@ -1,4 +1,4 @@
-"""``remember``, ``list``, ``update``, ``forget``, ``compact`` and ``doctor``."""
+"""``remember``, ``list``, ``update``, ``forget`` and ``compact`` (``doctor``: :mod:`.doctor`)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from memquill.cli.context import Context, add_common
-from memquill.errors import (
-    CorruptError,
-    InvalidInputError,
-    MemoryRecordError,
-    Messages,
-)
-from memquill.index import IndexSearcher
-from memquill.paths import canonical_workspace
-from memquill.store import DoctorReport, Record, Snapshot
+from memquill.errors import InvalidInputError, Messages, NotFoundError
+from memquill.store import Record, Snapshot
 from memquill.tools import WriteOutcome, WriteSource, compact, correct, forget, remember
 
 __all__ = ["register"]
@@ -57,11 +50,7 @@ def register(subparsers: Any) -> None:
     compact.add_argument("--revision", required=True, help="the current store revision")
     compact.set_defaults(handler=_compact)
 
-    doctor = subparsers.add_parser("doctor", help="check the records store")
-    doctor.add_argument("--fix", action="store_true", help="remove stale staging files")
-    doctor.set_defaults(handler=_doctor)
-
-    for parser in (remember, listing, update, forget, compact, doctor):
+    for parser in (remember, listing, update, forget, compact):
         add_common(parser)
 
 
@@ -107,6 +96,7 @@ def _list(args: argparse.Namespace, context: Context) -> int:
 def _update(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
     revision = _revision_format(args.revision)
+    _refuse_old_version(session.store.snapshot(), args.id, command="update")
     outcome = correct(session, args.id, args.text, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
     return 0
@@ -115,6 +105,7 @@ def _update(args: argparse.Namespace, context: Context) -> int:
 def _forget(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
     revision = _revision_format(args.revision)
+    _refuse_old_version(session.store.snapshot(), args.id, command="forget")
     outcome = forget(session, args.id, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
     return 0
@@ -127,42 +118,35 @@ def _compact(args: argparse.Namespace, context: Context) -> int:
     return 0
 
 
-def _doctor(args: argparse.Namespace, context: Context) -> int:
-    if context.workspace_is_default and not context.workspace.exists():
-        text = f"no workspace yet at {context.workspace}; the first `remember` creates it"
-        context.emit(text, {"ok": True, "workspace": None})
-        return 0
-    report = context.session().store.doctor(fix=args.fix)
-    index = _index_health(context, fix=args.fix)
-    ok = report.ok and (not index["problems"] or index["fixed"])
-    lines = _doctor_text(report).split("\n")[:-1]
-    lines += [index["line"], "healthy" if ok else "problems found"]
-    context.emit("\n".join(lines), {**_doctor_json(report), "ok": ok, "index": index})
-    return 0 if ok else 1
+def _refuse_old_version(snapshot: Snapshot, given: str, *, command: str) -> None:
+    """Refuse an id that names only an old version, saying which version is current.
 
+    An id (or prefix) that names an active record passes; the write path resolves it. One that
+    names only a corrected version points at the current one with the command to run; for
+    ``update``, one that names a forgotten fact says there is nothing to update.
 
-def _index_health(context: Context, *, fix: bool) -> dict[str, Any]:
-    """The search index's check: every page, row and blob read back."""
-    searcher = IndexSearcher(notice=None, watch=False)
-    try:
-        index = searcher.index(canonical_workspace(context.workspace))
-        where = "in memory" if index.path is None else str(index.path)
-        problems = index.check()
-        fixed = False
-        if problems and fix:
-            index.discard()
-            fixed = True
-        if problems:
-            state = "discarded; the next search rebuilds it" if fixed else "; ".join(problems)
-            line = f"search index: {state} ({where})"
-        elif index.path is not None and not index.path.exists():
-            line = f"search index: not built yet ({where})"
-        else:
-            status = index.status(freshness=False)
-            line = f"search index: ok, {status.documents:,} notes ({where})"
-        return {"path": where, "problems": problems, "fixed": fixed, "line": line}
-    finally:
-        searcher.close()
+    Raises:
+        NotFoundError: with that explanation.
+    """
+    matches = [r for r in snapshot.records if given and r.id.startswith(given)]
+    if not matches or any(r.status == "active" for r in matches) or len(matches) > 1:
+        return  # the write path resolves it (or refuses it as ambiguous or unknown)
+    record = matches[0]
+    current = next(
+        (r for r in snapshot.records if r.root_id == record.root_id and r.status == "active"), None
+    )
+    if record.status == "superseded" and current is not None:
+        revision = snapshot.record_revision(current)[:16]
+        text = " TEXT" if command == "update" else ""
+        raise NotFoundError(
+            f"Record {record.id[:_SHORT]} was corrected; its current version is "
+            f"{current.id[:_SHORT]} (record revision {revision}). Run: memquill {command} "
+            f"{current.id[:_SHORT]}{text} --revision {revision}"
+        )
+    if command == "update":
+        raise NotFoundError(
+            f"Record {record.id[:_SHORT]} was forgotten; there is nothing to update."
+        )
 
 
 def _revision_format(given: str) -> str:
@@ -218,59 +202,3 @@ def _age(record: Record, now: datetime) -> str:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
-
-
-def _doctor_text(report: DoctorReport) -> str:
-    lines: list[str] = []
-    if report.error is not None:
-        index = _record_index(report.error)
-        where = f" (record index {index})" if index is not None else ""
-        lines.append(f"store: error[{report.error.code}]{where}: {report.error.message}")
-    else:
-        counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts.items()))
-        lines.append(f"store: ok ({counts or 'empty'}); revision {report.revision}")
-    percent = 100 * report.used_bytes / report.max_bytes
-    lines.append(f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes ({percent:.1f}%)")
-    if report.lock_held:
-        lines.append(f"lock: held by {report.lock_holder or 'an unknown writer'}")
-    else:
-        lines.append("lock: free")
-    for path in report.temp_files:
-        state = "removed" if path in report.removed else "stale (run doctor --fix)"
-        lines.append(f"staging file {path}: {state}")
-    for finding in report.secret_findings:
-        lines.append(
-            f"secret: record {finding.record_id} matches {', '.join(finding.kinds)}; "
-            "forget it or update it without the credential"
-        )
-    lines.append("healthy" if report.ok else "problems found")
-    return "\n".join(lines)
-
-
-def _record_index(error: MemoryRecordError) -> int | None:
-    return error.record_index if isinstance(error, CorruptError) else None
-
-
-def _doctor_json(report: DoctorReport) -> dict[str, object]:
-    error = report.error
-    return {
-        "ok": report.ok,
-        "error": None
-        if error is None
-        else {
-            "code": error.code,
-            "message": error.message,
-            "record_index": _record_index(error),
-        },
-        "revision": report.revision,
-        "used_bytes": report.used_bytes,
-        "max_bytes": report.max_bytes,
-        "counts": dict(report.counts),
-        "temp_files": list(report.temp_files),
-        "removed": list(report.removed),
-        "lock_held": report.lock_held,
-        "lock_holder": report.lock_holder,
-        "secret_findings": [
-            {"record_id": f.record_id, "kinds": list(f.kinds)} for f in report.secret_findings
-        ],
-    }

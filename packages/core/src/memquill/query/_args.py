@@ -26,6 +26,7 @@ from memquill.text import utf16_len
 
 __all__ = [
     "MAX_CHAR_START",
+    "NOT_BOOL",
     "FileType",
     "GetArgs",
     "Int",
@@ -63,8 +64,13 @@ def _not_bool(value: object) -> object:
     return value
 
 
-Int = Annotated[int, BeforeValidator(_not_bool)]
-"""An integer argument that refuses booleans."""
+NOT_BOOL: Final = BeforeValidator(_not_bool)
+"""Refuses booleans. Put it after an integer's bounds (``Annotated[int, Field(ge=1), NOT_BOOL]``):
+bounds placed outside a validator cannot reach the integer schema, and pydantic then writes them
+into the JSON schema as ``ge``/``le``, keywords no JSON Schema validator or model knows."""
+
+Int = Annotated[int, NOT_BOOL]
+"""An integer argument that refuses booleans (unbounded: see :data:`NOT_BOOL` for bounds)."""
 
 Query = Annotated[
     str,
@@ -103,7 +109,7 @@ class SearchArgs(_Read):
         FileType,
         Field(description="daily notes, long-term memory (incl. records), other notes, or all."),
     ] = "all"
-    limit: Annotated[Int, Field(ge=1, le=20, description="How many results (1–20).")] = 5
+    limit: Annotated[int, Field(ge=1, le=20, description="How many results (1–20)."), NOT_BOOL] = 5
 
 
 class GetArgs(_Read):
@@ -111,18 +117,19 @@ class GetArgs(_Read):
 
     file_path: FilePath
     line_start: Annotated[
-        Int | None, Field(ge=1, description="First line, 1-based (default 1).")
+        Annotated[int, Field(ge=1)] | None,
+        NOT_BOOL,
+        Field(description="First line, 1-based (default 1)."),
     ] = None
     line_end: Annotated[
-        Int | None, Field(ge=1, description="Last line, inclusive (default: end of file).")
+        Annotated[int, Field(ge=1)] | None,
+        NOT_BOOL,
+        Field(description="Last line, inclusive (default: end of file)."),
     ] = None
     char_start: Annotated[
-        Int | None,
-        Field(
-            ge=0,
-            le=MAX_CHAR_START,
-            description="Continue a long read: pass next_char_start with the same lines.",
-        ),
+        Annotated[int, Field(ge=0, le=MAX_CHAR_START)] | None,
+        NOT_BOOL,
+        Field(description="Continue a long read: pass next_char_start with the same lines."),
     ] = None
 
     @model_validator(mode="after")
@@ -137,7 +144,9 @@ class RecentArgs(_Read):
     """Arguments of memory_recent."""
 
     days: Annotated[
-        Int, Field(ge=1, le=7, description="How many recent daily files to include (1–7).")
+        int,
+        Field(ge=1, le=7, description="How many recent daily files to include (1–7)."),
+        NOT_BOOL,
     ] = 3
 
 

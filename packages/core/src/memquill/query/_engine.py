@@ -30,7 +30,7 @@ from memquill.query._excerpt import build_excerpt
 from memquill.query._markdown import wiki_links
 from memquill.query._models import GetResult, RecentResult, SearchHit, SearchResult
 from memquill.query._rank import Corpus, RankedHit, RankParams, rank
-from memquill.query._recent import collect_recent
+from memquill.query._recent import collect_recent, records_unavailable
 from memquill.query._render import score_value
 from memquill.query._scan import DocumentCache, scan_workspace
 from memquill.query._scanconfig import load_scan_config
@@ -145,9 +145,9 @@ class MemoryQuery:
                     candidates=args.limit,
                 )
                 found = scan.warnings
-        warnings = list(found)
-        if unavailable is not None:
-            warnings.append(f"Managed memory unavailable: {unavailable}")
+        # Missing remembered facts come first: the answer without them is not the whole truth.
+        warnings = [f"Managed memory unavailable: {unavailable}"] if unavailable else []
+        warnings.extend(found)
         hits = tuple(_hit(rank_, hit) for rank_, hit in enumerate(ranked[: args.limit], 1))
         return SearchResult(hits=hits, warnings=tuple(dict.fromkeys(warnings)))
 
@@ -218,7 +218,7 @@ class MemoryQuery:
         try:
             projection = self._store.projection()
         except MemquillError as error:
-            return (), error.message
+            return (), records_unavailable(error)
         except OSError as error:
             return (), source_error(error).message
         known = self._records

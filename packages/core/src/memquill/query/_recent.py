@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-from memquill.errors import AccessDeniedError, MemquillError, Messages
+from memquill.errors import AccessDeniedError, CorruptError, MemquillError, Messages
 from memquill.paths import read_workspace_file, relative_inside, source_error
 from memquill.query._models import RecentResult, RecentSection
 from memquill.store._store import RecordStore
@@ -38,6 +38,13 @@ _JS_SPACE: Final = (
 )
 
 
+def records_unavailable(error: MemquillError) -> str:
+    """Why remembered facts are missing from an answer; for a corrupt file, what to run."""
+    if isinstance(error, CorruptError):
+        return f"{error.message} {Messages.REPAIR_HINT}"
+    return error.message
+
+
 def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
     """Build the recent-memory review of the workspace ``root``.
 
@@ -56,7 +63,7 @@ def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
     try:
         projection = store.projection()
     except MemquillError as error:
-        unavailable = error.message
+        unavailable = records_unavailable(error)
     except OSError as error:
         unavailable = source_error(error).message
     else:

@@ -104,14 +104,19 @@ def render_get(result: GetResult) -> str:
 
 
 def render_recent(result: RecentResult) -> str:
-    """Spec 6.7: one H2 section per source, then warnings; cut at 12,000 units."""
+    """Spec 6.7: one H2 section per source; cut at 12,000 units.
+
+    **(change)** Warnings come first, as in search: after the sections, the cut could drop
+    the very line saying that ``memory.md`` or the remembered facts were skipped.
+    """
     if result.error is not None:
         return f"Memory recent failed: {result.error}"
-    parts = [_section(section) for section in result.sections]
+    parts: list[str] = []
     if result.managed_unavailable is not None:
         parts.append(f"Managed memory unavailable: {result.managed_unavailable}")
     if result.warnings:
         parts.append("Partial recent memory: " + "\n".join(result.warnings))
+    parts.extend(_section(section) for section in result.sections)
     if not parts:
         return NO_RECENT
     return truncate("\n\n".join(parts), RESPONSE_UNITS)

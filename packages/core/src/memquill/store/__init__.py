@@ -14,7 +14,9 @@ from memquill.store._codec import (
     Record,
     RecordStatus,
 )
+from memquill.store._diagnose import Diagnosis
 from memquill.store._doctor import DoctorReport, SecretFinding
+from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
     CandidateResult,
@@ -43,6 +45,7 @@ __all__ = [
     "REVISION_PATTERN",
     "Candidate",
     "CandidateResult",
+    "Diagnosis",
     "DoctorReport",
     "JSONValue",
     "Preflight",
@@ -52,6 +55,7 @@ __all__ = [
     "RecordStatus",
     "RecordStore",
     "RegexDetector",
+    "RepairPlan",
     "SecretDetector",
     "SecretFinding",
     "SecretScanner",

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -247,7 +248,7 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
         raise corrupt()
     try:
         parsed: object = json.loads(text[start:end])
-    except ValueError:
+    except (ValueError, RecursionError):  # deeply nested JSON exhausts the parser's stack
         raise corrupt() from None
     if not isinstance(parsed, dict):
         raise corrupt()
@@ -300,7 +301,8 @@ def _content_problem(content: object) -> str | None:
 
 
 def validate_content(content: object) -> str:
-    """Return ``content`` if it is 1–16000 UTF-16 units, not blank and free of NUL.
+    """Return ``content`` if it is 1–16000 UTF-16 units, not blank (nor only zero-width
+    characters) and free of NUL.
 
     (Credentials are checked separately, by :class:`~memquill.store.SecretScanner`.)
 
@@ -310,9 +312,17 @@ def validate_content(content: object) -> str:
     problem = _content_problem(content)
     if problem is None and _SURROGATE.search(cast(str, content)):
         problem = Messages.CONTENT  # decoded files never hold one, so only writes check
+    if problem is None and _invisible(cast(str, content)):
+        # Only zero-width and format characters: blank to a reader. Checked on writes only,
+        # so a record saved before this rule still reads.
+        problem = Messages.CONTENT
     if problem is not None:
         raise InvalidInputError(problem)
     return cast(str, content)
+
+
+def _invisible(content: str) -> bool:
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in content)
 
 
 def validate_source(source: object) -> Mapping[str, JSONValue]:

@@ -1,26 +1,39 @@
 """``doctor``: inspect a records store and report what a person should know.
 
-It verifies the file (naming the first bad record), lists staging files a crashed writer left
-behind, shows who holds the writer lock, how much of the 2 MiB is used, and which stored records
-a current secret detector flags. It changes nothing, except that ``fix=True`` removes stale
-staging files while holding the writer lock (so none can belong to a live writer).
+It verifies the file (naming the first bad record and why, :mod:`~memquill.store._diagnose`),
+lists staging files a crashed writer left behind, shows who holds the writer lock, how much of
+the 2 MiB is used, and which stored records a current secret detector flags. It changes
+nothing, except that ``fix=True`` removes stale staging files while holding the writer lock (so
+none can belong to a live writer) and repairs a hand edit when that is unambiguous, after a
+backup (:mod:`~memquill.store._repair`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
-from memquill.errors import MemoryRecordError
+from memquill.errors import CorruptError, MemoryRecordError
 from memquill.store._codec import MAX_STORE_BYTES
+from memquill.store._diagnose import Diagnosis, diagnose
 from memquill.store._lock import WriterLock, lock_holder, lock_is_held
+from memquill.store._record_key import RecordKey
+from memquill.store._repair import RepairPlan, apply_repair, plan_repair
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
-from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations, locate, read_snapshot
+from memquill.store._transaction import (
+    TEMP_PREFIX,
+    TEMP_SUFFIX,
+    Locations,
+    locate,
+    read_raw,
+    read_snapshot,
+)
 
-__all__ = ["DoctorReport", "SecretFinding", "run_doctor"]
+__all__ = ["Diagnosis", "DoctorReport", "RepairPlan", "SecretFinding", "run_doctor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +59,10 @@ class DoctorReport:
         lock_held: whether a writer holds the lock right now.
         lock_holder: the diagnostics the last holder wrote into the lock file.
         secret_findings: stored records a current detector flags (they stay readable).
+        diagnosis: for a corrupt file, which record is at fault and why.
+        repair: for a corrupt file, what ``fix`` changes (or did), or why it cannot.
+        repaired: ``fix`` repaired the file (``error`` and the rest describe the result).
+        backup: the copy of the file as it was before the repair (workspace-relative).
     """
 
     error: MemoryRecordError | None
@@ -58,6 +75,10 @@ class DoctorReport:
     lock_held: bool = False
     lock_holder: Mapping[str, object] | None = None
     secret_findings: tuple[SecretFinding, ...] = ()
+    diagnosis: Diagnosis | None = None
+    repair: RepairPlan | None = None
+    repaired: bool = False
+    backup: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -67,26 +88,36 @@ class DoctorReport:
 
 
 def run_doctor(
-    workspace: str, *, secrets: SecretScanner, fix: bool = False, lock_timeout: float = 5.0
+    workspace: str,
+    *,
+    secrets: SecretScanner,
+    fix: bool = False,
+    lock_timeout: float = 5.0,
+    now: Callable[[], datetime],
+    record_key: RecordKey | None = None,
 ) -> DoctorReport:
     """Inspect the store of ``workspace`` (see the module docstring).
 
     Raises:
         UnsafePathError, StorageError: the workspace itself cannot be used.
         BusyError: ``fix`` could not take the writer lock in time.
+        ConflictError: ``fix`` found the file changed since it was read.
     """
     locations = locate(workspace)
-    snapshot: Snapshot | None = None
-    error: MemoryRecordError | None = None
-    try:
-        snapshot = read_snapshot(locations)
-    except MemoryRecordError as failure:
-        error = failure
     temp_files = _temp_files(locations)
     removed: tuple[str, ...] = ()
     if fix and temp_files:
         with WriterLock(locations.lock, lock_timeout):
             removed = _remove(locations, _temp_files(locations))
+    diagnosis, plan, backup = None, None, None
+    snapshot, error = _read(locations)
+    if isinstance(error, CorruptError):
+        raw = read_raw(locations)
+        diagnosis = diagnose(raw)
+        plan = plan_repair(raw, now=now(), secrets=secrets, record_key=record_key)
+        if fix and plan.refused is None:
+            backup = apply_repair(locations, raw, plan, now=now(), lock_timeout=lock_timeout)
+            snapshot, error = _read(locations)
     held = lock_is_held(locations.lock)
     return DoctorReport(
         error=error,
@@ -98,7 +129,18 @@ def run_doctor(
         lock_held=held,
         lock_holder=lock_holder(locations.lock) if held else None,
         secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
+        diagnosis=diagnosis,
+        repair=plan,
+        repaired=backup is not None,
+        backup=backup,
     )
+
+
+def _read(locations: Locations) -> tuple[Snapshot | None, MemoryRecordError | None]:
+    try:
+        return read_snapshot(locations), None
+    except MemoryRecordError as failure:
+        return None, failure
 
 
 def _counts(snapshot: Snapshot) -> dict[str, int]:

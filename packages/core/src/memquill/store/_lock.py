@@ -8,6 +8,7 @@ deleted-and-recreated lock file would let two writers hold "the" lock at once.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ from typing import Final, Self
 
 import portalocker
 
-from memquill.errors import BusyError, Messages, SourceError
+from memquill.errors import BusyError, Messages, SourceError, StorageError
 from memquill.paths import open_regular
 
 __all__ = ["LOCK_NAME", "WriterLock", "lock_holder", "lock_is_held"]
@@ -31,6 +32,9 @@ LOCK_NAME: Final = ".records-lock"
 _FIRST_WAIT: Final = 0.001
 _LONGEST_WAIT: Final = 0.05
 _MAX_HOLDER_BYTES: Final = 4096
+_NOT_WRITABLE: Final = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+)
 
 
 def machine_id() -> str:
@@ -47,7 +51,9 @@ class WriterLock:
     """An exclusive, cross-process lock, waited for up to ``timeout`` seconds.
 
     Use it as a context manager. Raises :class:`~memquill.errors.BusyError` when the lock is
-    still held after ``timeout`` or the lock path cannot be used (a directory, a symlink).
+    still held after ``timeout`` or the lock path cannot be used (a directory, a symlink), and
+    :class:`~memquill.errors.StorageError` when the lock file cannot be opened for writing
+    (permissions, a read-only or full disk).
     """
 
     def __init__(self, path: Path, timeout: float) -> None:
@@ -59,7 +65,13 @@ class WriterLock:
         try:
             # Non-blocking, regular files only: a FIFO planted as the lock never hangs a writer.
             fd = open_regular(self._path, os.O_RDWR | os.O_CREAT, 0o600)
-        except (OSError, SourceError) as error:
+        except SourceError as error:
+            raise BusyError(Messages.LOCK_HELD) from error
+        except OSError as error:
+            if error.errno in _NOT_WRITABLE:
+                # Nobody holds the lock: the disk refuses writes. Waiting cannot help, so this
+                # is ``storage``; ``busy`` would make a caller that retries on busy retry forever.
+                raise StorageError(Messages.UNAVAILABLE) from error
             raise BusyError(Messages.LOCK_HELD) from error
         try:
             self._wait_for(fd)

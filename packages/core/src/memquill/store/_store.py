@@ -318,14 +318,20 @@ class RecordStore:
         return write_locked(self._workspace, self._lock_timeout, operation)
 
     def doctor(self, fix: bool = False) -> DoctorReport:
-        """Inspect the store; with ``fix``, remove staging files a crashed writer left.
+        """Inspect the store; with ``fix``, remove staging files a crashed writer left and
+        repair an unambiguous hand edit (after a backup).
 
         Raises:
             UnsafePathError, StorageError: the workspace itself cannot be used.
             BusyError: ``fix`` could not take the writer lock in time.
         """
         return run_doctor(
-            self._workspace, secrets=self._secrets, fix=fix, lock_timeout=self._lock_timeout
+            self._workspace,
+            secrets=self._secrets,
+            fix=fix,
+            lock_timeout=self._lock_timeout,
+            now=self._now,
+            record_key=self._record_key,
         )
 
     # -- internals -------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from memquill.tools import MemorySession
 __all__ = ["ParitySuite"]
 
 
-@pytest.mark.memquill_parity
 class ParitySuite:
     """The conformance suite every memquill adapter must pass.
 

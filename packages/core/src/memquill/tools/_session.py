@@ -29,7 +29,7 @@ class MemorySession:
     """One host session's view of one workspace.
 
     Args:
-        workspace: absolute path of the workspace folder.
+        workspace: absolute path of the workspace folder (a leading ``~`` is expanded).
         session_id: the host's trusted id of the conversation; writes need one. Never taken
             from model arguments.
         access: ``read`` or ``read_write``; decides which tools exist.
@@ -57,7 +57,7 @@ class MemorySession:
     ) -> None:
         if access not in ("read", "read_write"):
             raise ValueError(f"access must be 'read' or 'read_write', not {access!r}")
-        self.workspace = Path(workspace)
+        self.workspace = Path(workspace).expanduser()  # "~/notes", as the commands take it
         self.session_id = session_id or None
         self.access: Access = access
         self._authorize_write = authorize_write

@@ -19,7 +19,7 @@ from typing import Final, Literal
 
 from memquill.errors import InvalidInputError, Messages
 from memquill.store import Candidate, JSONValue, WriteResult, WriteStatus
-from memquill.store._codec import iso_timestamp, sha256_hex
+from memquill.store._codec import iso_timestamp, sha256_hex, validate_content
 from memquill.tools._resolve import FULL_REVISION, resolve_revision, resolve_target
 from memquill.tools._session import MemorySession
 
@@ -123,6 +123,7 @@ def remember(
         StorageError: from the store.
     """
     _authorize(session, source)
+    validate_content(content)  # before the key hashes it: text that is not UTF-8 is ``invalid``
     key = _namespaced_key(source, content, idempotency_key)
     result = session.store.save([Candidate(content, source.metadata(), key)], expected_revision)
     target = result.targets[0]

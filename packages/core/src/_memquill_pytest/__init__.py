@@ -1,0 +1,65 @@
+"""memquill's pytest plugin (entry point ``pytest11``, name ``memquill``): keeps parity runs honest.
+
+pytest loads it in every project of an environment where memquill is installed, so it stays
+inert unless the run uses :mod:`memquill.testing`: it imports nothing of memquill (a separate
+top-level package, so that loading it never runs ``memquill/__init__``), registers no marker
+and changes no report. Only when a collected test belongs to a
+:class:`memquill.testing.ParitySuite` subclass does it mark that test ``memquill_parity`` and
+turn a skip of it into a failure: an adapter may excuse a case only through
+``ParitySuite.expected_failures`` with a reason. ``-p no:memquill`` turns it off.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Generator
+
+import pytest
+
+__all__ = ["pytest_collection_modifyitems", "pytest_runtest_makereport"]
+
+MARKER = "memquill_parity"
+_SUITE_MODULE = "memquill.testing._suite"
+
+
+def _parity_suite() -> type | None:
+    """``ParitySuite`` if some test module imported it, else ``None`` (never imports it)."""
+    module = sys.modules.get(_SUITE_MODULE)
+    suite: object = getattr(module, "ParitySuite", None)
+    return suite if isinstance(suite, type) else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the collected parity tests; in a run without any, do nothing at all."""
+    suite = _parity_suite()
+    if suite is None:
+        return
+    parity = [item for item in items if _is_subclass(getattr(item, "cls", None), suite)]
+    if not parity:
+        return
+    config.addinivalue_line(
+        "markers", f"{MARKER}: a memquill adapter parity test (skips are failures)"
+    )
+    for item in parity:
+        item.add_marker(MARKER)
+
+
+def _is_subclass(cls: object, suite: type) -> bool:
+    return isinstance(cls, type) and issubclass(cls, suite)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Fail a parity test that was skipped instead of excused with a stated reason."""
+    del call
+    report = yield
+    if report.skipped and not hasattr(report, "wasxfail") and item.get_closest_marker(MARKER):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid}: a parity test was skipped. Excuse a case in "
+            "ParitySuite.expected_failures with a reason instead of skipping it."
+        )
+    return report

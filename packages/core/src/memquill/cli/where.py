@@ -1,0 +1,78 @@
+"""``memquill where``: the workspace in use and why, and where memquill keeps its own files.
+
+The same rules choose the workspace for ``memquill`` and ``memquill-mcp``: ``--workspace``,
+else ``$MEMQUILL_WORKSPACE``, else ``memquill/workspace`` in the user's data directory. When a
+command uses the wrong folder, this says which rule picked it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from memquill.cli.context import Context, add_common
+from memquill.tools import default_bindings_path
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:  # argparse keeps its subparsers type private
+    """Add ``where`` to ``memquill``."""
+    where = subparsers.add_parser(
+        "where", help="show the workspace in use and why, and where memquill keeps its files"
+    )
+    add_common(where)
+    where.set_defaults(handler=_where, needs_workspace=False)
+
+
+def _where(args: argparse.Namespace, context: Context) -> int:
+    del args
+    choice = context.choice
+    problem = choice.problem()
+    if problem is not None:
+        state = f"PROBLEM: {problem}"
+    elif choice.path.is_dir():
+        state = "exists"
+    else:
+        state = "does not exist yet (the first `memquill remember` creates it)"
+    records = choice.path / "memory" / "records.md"
+    index = _index_path(choice.path)
+    data: dict[str, object] = {
+        "workspace": str(choice.path),
+        "origin": choice.origin,
+        "why": choice.why,
+        "exists": choice.path.is_dir(),
+        "problem": problem,
+        "records": str(records),
+        "lock": str(records.with_name(".records-lock")),
+        "index": None if index is None else str(index),
+        "bindings": str(default_bindings_path()),
+    }
+    lines = [
+        f"workspace: {choice.path}",
+        f"  why:     {choice.why}",
+        f"  state:   {state}",
+        f"records:   {records}",
+        f"lock:      {data['lock']}",
+        f"index:     {index if index is not None else 'none (every search reads the files)'}",
+        f"bindings:  {data['bindings']}",
+    ]
+    context.emit("\n".join(lines), data)
+    return 1 if problem is not None else 0
+
+
+def _index_path(workspace: Path) -> Path | None:
+    """The search index file of ``workspace``, when this installation keeps one."""
+    try:
+        index = importlib.import_module("memquill.index")
+    except ModuleNotFoundError:
+        return None
+    locate = cast("Callable[[Path], Path] | None", getattr(index, "index_path", None))
+    if locate is None:
+        return None
+    root = Path(os.path.realpath(workspace)) if workspace.is_dir() else workspace
+    return locate(root)

@@ -1,0 +1,162 @@
+"""Why a records file does not decode: which record, and what is wrong with it, in words.
+
+The decoder (:mod:`memquill.store._codec`) only says *that* a file is corrupt and at which
+record. ``doctor`` needs to tell a person *why*, so they can decide: an edited fact whose
+length no longer matches, line endings an editor changed, a marker line that is not JSON, a
+field with a value memquill never writes. :func:`diagnose` walks the file the way the decoder
+does and names the first problem. It never changes anything.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Final, cast
+
+from memquill.errors import CorruptError
+from memquill.store._codec import HEADER, LEGACY_HEADER, MAX_CONTENT_UNITS, decode_store
+from memquill.text import utf16_len, utf16_take
+
+__all__ = ["MARKER", "MARKER_END", "SEPARATOR", "Diagnosis", "diagnose", "next_marker"]
+
+# The format's fixed strings (docs/record-format.md).
+MARKER: Final = "<!-- memory-record "
+MARKER_END: Final = " -->\n"
+SEPARATOR: Final = "\n\n"
+_SNIPPET: Final = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """The first problem in a records file.
+
+    Attributes:
+        record_index: 0-based index of the record block at fault (``None``: the whole file).
+        record_id: that record's id, when its marker line could be read.
+        reason: what is wrong, in a sentence a person can act on.
+    """
+
+    record_index: int | None
+    record_id: str | None
+    reason: str
+
+    def where(self) -> str:
+        """``record 3 (id 3f2a9c1e…)``, ``record 3`` or ``the file``, for messages."""
+        if self.record_index is None:
+            return "the file"
+        named = f" (id {self.record_id[:8]}…)" if self.record_id else ""
+        return f"record {self.record_index + 1}{named}"
+
+
+def next_marker(text: str, start: int) -> int:
+    """Where the next record's marker line starts after ``start`` (``-1`` if none)."""
+    found = text.find(SEPARATOR + MARKER, start)
+    return -1 if found < 0 else found + len(SEPARATOR)
+
+
+def diagnose(raw: bytes) -> Diagnosis | None:
+    """The first problem in ``raw`` (the bytes of ``records.md``), or ``None`` if it decodes."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # The blocks before the first bad byte decode as text; the bad one is next.
+        index = _count_blocks(raw[: error.start].decode("utf-8"))
+        reason = f"byte {error.start} is not UTF-8 text (a binary or re-encoded file?)"
+        return Diagnosis(index, None, reason)
+    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    if header is None:
+        crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER))
+        if crlf:
+            return Diagnosis(None, None, "an editor changed the line endings to CRLF (\\r\\n)")
+        return Diagnosis(None, None, "it does not start with memquill's records header")
+    cursor, index, seen = len(header), 0, set[str]()
+    while cursor < len(text):
+        found = _block_problem(text, cursor, index, seen)
+        if isinstance(found, Diagnosis):
+            return found
+        cursor, index = found, index + 1
+    try:
+        decode_store(text)
+    except CorruptError as error:  # something this walk does not model: still say where
+        return Diagnosis(error.record_index, None, "it does not pass the format's checks")
+    return None
+
+
+def _count_blocks(text: str) -> int:
+    # The header ends with a blank line, so every marker line follows one.
+    return max(text.count(SEPARATOR + MARKER) - 1, 0)
+
+
+def _block_problem(text: str, cursor: int, index: int, seen: set[str]) -> Diagnosis | int:
+    """The problem of the block at ``cursor``, or where the next block starts."""
+
+    def problem(reason: str, record_id: str | None = None) -> Diagnosis:
+        return Diagnosis(index, record_id, reason)
+
+    if not text.startswith(MARKER, cursor):
+        found = text[cursor : cursor + _SNIPPET].split("\n", 1)[0] or "an empty line"
+        return problem(f"a record marker line was expected, found {found!r}")
+    start = cursor + len(MARKER)
+    end = text.find(MARKER_END, start)
+    if end < 0 or "\n" in text[start:end]:
+        return problem("its marker line does not end with ' -->'")
+    try:
+        parsed: object = json.loads(text[start:end])
+    except RecursionError:
+        return problem("its metadata is nested too deeply to read")
+    except json.JSONDecodeError as error:
+        return problem(f"its metadata is not valid JSON ({error.msg})")
+    except ValueError:  # a number too long to convert, say
+        return problem("its metadata is not valid JSON")
+    if not isinstance(parsed, dict):
+        return problem("its metadata is not a JSON object")
+    meta = cast(dict[str, object], parsed)
+    named = meta.get("id")
+    record_id = named if isinstance(named, str) else None
+    length = meta.get("contentLength")
+    if type(length) is not int or not 0 <= length <= MAX_CONTENT_UNITS:
+        return problem("its contentLength is missing or not 0–16000", record_id)
+    body = end + len(MARKER_END)
+    points = utf16_take(text, body, length)
+    if points is None or text[body + points : body + points + 2] != SEPARATOR:
+        following = next_marker(text, body)
+        stop = following - len(SEPARATOR) if following >= 0 else len(text.rstrip("\n"))
+        actual = utf16_len(text[body:stop])
+        if actual != length:
+            return problem(
+                f"its text was edited: contentLength says {length} UTF-16 units, "
+                f"the text is {actual}",
+                record_id,
+            )
+        return problem("it is not followed by a blank line", record_id)
+    if record_id is not None and record_id in seen:
+        return problem(f"its id {record_id} is used by an earlier record too", record_id)
+    block = text[cursor : body + points + 2]
+    try:
+        decode_store(HEADER + block)
+    except CorruptError:
+        return problem(_field_problem(meta, text[body : body + points]), record_id)
+    if record_id is not None:
+        seen.add(record_id)
+    return body + points + 2
+
+
+def _field_problem(meta: dict[str, object], content: str) -> str:
+    """Which field of an otherwise readable block the decoder refuses."""
+    for key in ("id", "rootId"):
+        value = meta.get(key)
+        if not isinstance(value, str) or len(value) != 36:
+            return f"its {key} is not a record id"
+    for key in ("createdAt", "updatedAt", "operationHash"):
+        if not isinstance(meta.get(key), str):
+            return f"its {key} is missing or not text"
+    status = meta.get("status")
+    if status not in ("active", "superseded", "revoked"):
+        return f"its status {status!r} is not active, superseded or revoked"
+    if status == "revoked" and content:
+        return "it was forgotten, yet it holds text"
+    if not isinstance(meta.get("source"), dict):
+        return "its source is missing or not an object"
+    if not content.strip():
+        return "its text is blank"
+    return "its source or text is not valid (see docs/record-format.md)"

@@ -1,0 +1,244 @@
+"""``doctor --fix``: repair a hand-edited records file when the repair is unambiguous.
+
+People correct memory in an editor. An edit that changes a fact's length (``port 5434`` →
+``port 15434``) leaves ``contentLength`` wrong, and an editor may turn every line ending into
+CRLF; both make the whole store unreadable. :func:`plan_repair` works out, without writing,
+what a repair would change:
+
+- line endings: CRLF turned back into LF when the file's own header has them;
+- an edited active fact: its text is kept as a new version with source ``manual`` (its length
+  recomputed), and the version it replaces becomes superseded. The text it had before the edit
+  is gone from the file already, so the superseded version keeps none.
+
+Anything else is refused, with the reason: a marker line that is not JSON, an edit to a
+forgotten or superseded version, an edited text that looks like it holds another record, a
+text that is blank, too long or holds a credential, CRLF plus a length that still disagrees
+(which characters were the user's?). :func:`apply_repair` then writes a backup of the file as
+it was and publishes the repair atomically, under the writer lock, only if the file is still
+the one that was planned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, cast
+
+from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
+from memquill.store._codec import (
+    HEADER,
+    LEGACY_HEADER,
+    MAX_STORE_BYTES,
+    JSONValue,
+    Record,
+    StoreImage,
+    decode_store,
+    encode_store,
+    iso_timestamp,
+    validate_content,
+)
+from memquill.store._diagnose import MARKER, MARKER_END, SEPARATOR, diagnose, next_marker
+from memquill.store._fileio import fsync_directory, read_bounded, write_synced
+from memquill.store._lock import WriterLock
+from memquill.store._record_key import RecordKey, operation_hashes
+from memquill.store._secrets import SecretScanner
+from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
+from memquill.text import utf16_len, utf16_take
+
+__all__ = ["BACKUP_PREFIX", "RepairPlan", "apply_repair", "plan_repair"]
+
+BACKUP_PREFIX: Final = ".records-backup-"
+"""Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
+
+
+@dataclass(frozen=True, slots=True)
+class RepairPlan:
+    """What ``doctor --fix`` would change, or why it will not.
+
+    Attributes:
+        changes: one sentence per change, in the order they apply.
+        refused: why the file cannot be repaired unambiguously (``None``: it can).
+        data: the repaired file (``None`` when refused).
+    """
+
+    changes: tuple[str, ...] = ()
+    refused: str | None = None
+    data: bytes | None = None
+
+
+class _Refused(Exception):
+    """A repair that would have to guess."""
+
+
+def plan_repair(
+    raw: bytes, *, now: datetime, secrets: SecretScanner, record_key: RecordKey | None = None
+) -> RepairPlan:
+    """Plan the repair of ``raw``, the bytes of a records file that does not decode.
+
+    A kept edit's ``operationHash`` is keyed with ``record_key`` (the user's by default), like
+    every hash memquill writes.
+    """
+    changes: list[str] = []
+    try:
+        text = raw.decode("utf-8")
+        crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER))
+        if crlf:
+            text = text.replace("\r\n", "\n")
+            changes.append("line endings: CRLF (\\r\\n) back to LF (\\n), as memquill writes them")
+        key = record_key or RecordKey()
+        records = _records(text, changes, crlf=crlf, now=now, secrets=secrets, key=key)
+        header = HEADER if text.startswith(HEADER) else LEGACY_HEADER
+        data = encode_store(StoreImage(header, tuple(records))).encode()
+        decode_store(data.decode())  # the repair must give a file memquill reads
+    except UnicodeDecodeError:
+        return RepairPlan(refused="the file holds bytes that are not UTF-8 text")
+    except _Refused as refusal:
+        return RepairPlan(refused=str(refusal))
+    except CorruptError:
+        found = diagnose(raw)
+        reason = f"{found.where()}: {found.reason}" if found else "the file is not readable"
+        return RepairPlan(refused=reason)
+    if len(data) > MAX_STORE_BYTES:
+        return RepairPlan(refused="the repaired file would exceed 2 MiB")
+    if not changes:
+        return RepairPlan(refused="nothing here is a hand edit memquill can undo")
+    return RepairPlan(tuple(changes), None, data)
+
+
+def _records(
+    text: str,
+    changes: list[str],
+    *,
+    crlf: bool,
+    now: datetime,
+    secrets: SecretScanner,
+    key: RecordKey,
+) -> list[Record]:
+    """The records of ``text``, edited facts kept as new versions (``changes`` says which)."""
+    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    if header is None:
+        raise _Refused("it does not start with memquill's records header")
+    kept: list[Record] = []
+    added: list[Record] = []
+    cursor, index = len(header), 0
+    while cursor < len(text):
+        record, cursor, edited = _block(text, cursor, index)
+        if edited:
+            if crlf:
+                raise _Refused(
+                    f"record {index + 1}: line endings were changed and its length still "
+                    "disagrees; which characters were typed by hand cannot be told"
+                )
+            old, new = _keep_edit(record, index, now=now, secrets=secrets, key=key)
+            kept.append(old)
+            added.append(new)
+            changes.append(
+                f"record {index + 1} (id {record.id[:8]}…): its edited text becomes a new "
+                "version with source manual, and the old version is marked superseded"
+            )
+        else:
+            kept.append(record)
+        index += 1
+    return kept + added
+
+
+def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
+    """The record at ``cursor``, where the next one starts, and whether its text was edited."""
+    where = f"record {index + 1}"
+    if not text.startswith(MARKER, cursor):
+        raise _Refused(f"{where}: its marker line is missing or changed")
+    start = cursor + len(MARKER)
+    end = text.find(MARKER_END, start)
+    try:
+        parsed: object = json.loads(text[start:end]) if end >= 0 else None
+    except (ValueError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise _Refused(f"{where}: its marker line is not a JSON object memquill can read")
+    meta = cast(dict[str, JSONValue], parsed)
+    length = meta.pop("contentLength", None)
+    body = end + len(MARKER_END)
+    points = utf16_take(text, body, length) if type(length) is int and length >= 0 else None
+    if points is not None and text[body + points : body + points + 2] == SEPARATOR:
+        return Record(meta, text[body : body + points]), body + points + 2, False
+    following = next_marker(text, body)
+    if following >= 0:
+        content, after = text[body : following - len(SEPARATOR)], following
+    else:  # the last record; an editor may have dropped the final blank line
+        tail = text[body:]
+        content, after = tail.removesuffix("\n").removesuffix("\n"), len(text)
+    if "\n" + MARKER in content or content.startswith(MARKER):
+        raise _Refused(f"{where}: its edited text holds a record marker line")
+    if type(length) is int and utf16_len(content) == length:
+        raise _Refused(f"{where}: it is not followed by a blank line")
+    return Record(meta, content), after, True
+
+
+def _keep_edit(
+    record: Record, index: int, *, now: datetime, secrets: SecretScanner, key: RecordKey
+) -> tuple[Record, Record]:
+    """The superseded old version and the new manual version holding the edited text."""
+    where = f"record {index + 1}"
+    if record.meta.get("status") != "active":
+        raise _Refused(
+            f"{where}: only a remembered fact's current version can be kept; this one is "
+            f"{record.meta.get('status')!r}"
+        )
+    try:
+        secrets.check(validate_content(record.content))
+    except MemquillError as error:
+        raise _Refused(f"{where}: its edited text cannot be kept: {error.message}") from None
+    stamp = iso_timestamp(now)
+    version = record.evolve(
+        id=str(uuid.uuid4()),
+        source={"kind": "manual", "capturedAt": stamp},
+        status="active",
+        createdAt=stamp,
+        updatedAt=stamp,
+        operationHash=operation_hashes(
+            key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}"
+        )[0],
+        supersedes=record.meta.get("id"),
+    )
+    return record.evolve("", status="superseded", updatedAt=stamp), version
+
+
+def apply_repair(
+    locations: Locations, raw: bytes, plan: RepairPlan, *, now: datetime, lock_timeout: float
+) -> str:
+    """Back up ``raw`` and publish ``plan.data``; the backup's workspace-relative path.
+
+    Raises:
+        ConflictError: the file changed since it was planned. BusyError: the lock was held.
+        OSError: the backup or the new file could not be written (nothing was replaced).
+    """
+    assert plan.data is not None, "apply_repair needs a plan that was not refused"
+    with WriterLock(locations.lock, lock_timeout):
+        if read_bounded(locations.file) != raw:
+            raise ConflictError(Messages.CHANGED_WHILE_SAVING)
+        backup = _backup_path(locations, now)
+        write_synced(backup, raw)
+        staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
+        try:
+            write_synced(staging, plan.data)
+            os.replace(staging, locations.file)
+            fsync_directory(locations.directory)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                staging.unlink()
+    return backup.relative_to(locations.root).as_posix()
+
+
+def _backup_path(locations: Locations, now: datetime) -> Path:
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for attempt in range(100):
+        suffix = f"-{attempt}" if attempt else ""
+        path = locations.directory / f"{BACKUP_PREFIX}{stamp}{suffix}.md"
+        if not os.path.lexists(path):
+            return path
+    return locations.directory / f"{BACKUP_PREFIX}{stamp}-{uuid.uuid4()}.md"
