@@ -20,7 +20,7 @@ from tests.core.lifecycle_helpers import (
 )
 
 from memquill.lifecycle import EXTRACTION_SYSTEM_PROMPT
-from memquill.store._codec import sha256_hex
+from memquill.store._record_key import RecordKey, operation_hashes
 from memquill.tools import MemorySession, forget
 
 
@@ -47,7 +47,8 @@ async def test_three_turns_make_one_batch_saved_with_exact_provenance(tmp_path) 
     job = setup.job()
     assert (job.status, job.reason, job.attempts) == ("completed", None, 1)
     hashes = {r.operation_hash for r in records}
-    assert hashes == {sha256_hex(f"{job.id}:{i}") for i in range(3)}
+    key = RecordKey().load()
+    assert hashes == {operation_hashes(key, f"{job.id}:{i}")[0] for i in range(3)}
 
 
 async def test_every_evidence_is_a_verbatim_quote_of_its_user_message(tmp_path) -> None:

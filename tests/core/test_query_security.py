@@ -42,7 +42,7 @@ def workspace(tmp_path: Path) -> Path:
         ("escape.md", "Access denied: path resolves outside workspace (symlink)."),
         ("private-link.md", "Access denied: internal memory history is not query content."),
         (".assistant/state.md", "Access denied: internal memory history is not query content."),
-        (".env", "Access denied: internal memory history is not query content."),
+        (".env", "Access denied: files that usually hold credentials are not query content."),
         ("memory/records.md", "Access denied: internal memory history is not query content."),
         ("./memory/records.md", "Access denied: internal memory history is not query content."),
         ("memory/.records-lock", "Access denied: internal memory history is not query content."),

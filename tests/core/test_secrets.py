@@ -17,6 +17,9 @@ from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, is_placeho
 SECRETS: dict[str, list[str]] = {
     "private_key": [
         "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----",
+        "-----begin rsa private key-----",
+        "PuTTY-User-Key-File-3: ssh-ed25519",
+        "AGE-SECRET-KEY-1QQUMTW178B0FUEBJ4EYZX9YWVU8TSRQ7PONM2QQUMTW178B0FUEB",
         "-----BEGIN RSA PRIVATE KEY-----",
         "-----BEGIN EC PRIVATE KEY-----",
         "-----BEGIN OPENSSH PRIVATE KEY-----",
@@ -40,8 +43,15 @@ SECRETS: dict[str, list[str]] = {
     ],
     "slack_token": ["xoxb-1234567890-abcdefghij", "xoxp-12-34-56-78-90ab", "XOXS-abcdefghij12"],
     "aws_access_key": ["AKIAIOSFODNN7Q2W3E4R", "key ASIAY34FZKBOKMUTVV7A here"],
-    "google_api_key": ["AIzaSyA1234567890abcdefghijklmnopqrstu"],
-    "stripe_key": ["sk_live_4eC39HqLyjWDarjtT1zdp7dc", "rk_live_51HabcdefGHIJKLmnop"],
+    "google_api_key": [
+        "AIzaSyA1234567890abcdefghijklmnopqrstu",
+        "GOCSPX-2qqumtw178B0Fuebj4eyZx9Yw",
+    ],
+    "stripe_key": [
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "rk_live_51HabcdefGHIJKLmnop",
+        "sk_test_51HabcdefGHIJKLmnopQRS",
+    ],
     "jwt": [
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
     ],
@@ -51,6 +61,7 @@ SECRETS: dict[str, list[str]] = {
     ],
     "url_credentials": [
         "postgres://admin:s3cr3tP4ss@db.internal:5432/app",
+        "redis://:s3cr3tpw@cache.internal:6379/0",
         "https://deploy:hunter2@git.example.org/repo.git",
     ],
     "assignment": [
@@ -62,13 +73,58 @@ SECRETS: dict[str, list[str]] = {
         "token=abcd",
         "x-api-key: abcd1234efgh",
         "DB_PASSWORD=correcthorse",
-        "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8wR4tL",
         "GITHUB_TOKEN=abcd1234efgh5678",
         "OPENAI_API_KEY=abc123def456",
         "password=12345678",
         "DB_PASSWORD=mysql123",
         "password = mysecretpassword123",
         "password=theRealPassw0rd",
+        '{"password": "correcthorsebattery"}',
+        "database:\n  password: hunter2",
+        "smtp:\n  password: 'xK9#mQ2v'",
+        "DB_PASS=k8s-Prod-2024",
+        "GPG_PASSPHRASE=correct-horse-42",
+        "PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe51296170",
+        "AccountName=backup;AccountKey=Nx6wl8NYr4W3cV5gEsG4nfMMSG9W0SV3u7XHd7SybCg=;",
+        "SharedAccessKey=q8W2e4R6t8Y0u2I4o6P8a0S2d4F6g8H0j2K4l6Z8x0C=",
+        '{"dbPassword": "kf83jd9slq"}',
+        "//registry.npmjs.org/:_authToken=abcd1234efgh5678",
+        "家里 WiFi 密码：happy2024home",
+    ],
+    "gitlab_token": ["glpat-xR7kP2mN9qL4vB8wT3yZ", "gldt-2qqumtw178B0Fuebj4ey"],
+    "slack_webhook": [
+        "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/NmbxB5b6UpbcbRBzDKLmBJIs"
+    ],
+    "aws_secret_key": ["aws QdlHMqyxDSxmBDahMCNfekE/Vj89tnRuIcEzhmM0"],
+    "huggingface_token": ["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"],
+    "npm_token": ["npm_qQ1tUFnixLwgTA4rRHW3JYxXlSAco2U7diMO"],
+    "pypi_token": ["pypi-AgEIcHlwaS5vcmcCJDE2ZmQ3ZTRkLWIwZDYtNGRjZS1hM2ZhLWUxYjU2"],
+    "sendgrid_key": ["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"],
+    "twilio_key": [
+        "SKa64c32f801b6c97ed8738b9299685e4c",
+        "Twilio auth token 79248b42d7f9debc63f62951f09f2565",
+    ],
+    "discord_token": [
+        "MTA4NzY1NDMyMTA5ODc2NTQzMg.KsP7R4.U6ValmInQn_CQiuBkvvsYcgOIXrt8FpNH3NkG7",
+        "https://discord.com/api/webhooks/1087654321098765432/U6ValmInQn_CQiuBkvvsYcgOIX",
+    ],
+    "telegram_bot_token": ["5829174630:AAKKysfM98aHgLXj4nmSL-eXvLc05IrPAOZ"],
+    "hosting_token": [
+        "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",
+        "dop_v1_dc3d88be6c30b1be6e5e5e2fb386caa79c2ce390e64725555a00ffd90b61d451",
+    ],
+    "basic_auth": ["Authorization: Basic ZGVwbG95OnMzY3IzdFA0c3M="],
+    "command_line_password": [
+        "curl -u admin:Sup3rS3cret https://api.internal/v1/jobs",
+        "curl --user=deploy:hunter22 https://deploy.internal/hook",
+        "mysql -u root -pHunter22 inventory",
+    ],
+    "spoken_password": [
+        "the wifi password is Blue-Heron-42",
+        'The WiFi password is "sunflower"',
+        "my gmail password is Kx7#pp2q, don't forget it",
+        "wifi 密码是 tplink8866",
     ],
 }
 

@@ -7,6 +7,7 @@ always decode (no torn store). Processes are real; the server is the test cluste
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -318,11 +319,13 @@ def test_the_mirror_is_a_read_only_copy_that_queries_ignore(db: Backing) -> None
 
 
 def memquill(
-    workspace: Path, *args: str, store: str | None = None
+    workspace: Path, *args: str, store: str | None = None, data_home: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ}
     if store is not None:
         env["MEMQUILL_STORE"] = store
+    if data_home is not None:  # another user's data folder: another machine's own record key
+        env["XDG_DATA_HOME"] = str(data_home)
     return subprocess.run(
         [str(Path(sys.executable).parent / "memquill"), "--workspace", str(workspace), *args],
         capture_output=True,
@@ -342,6 +345,36 @@ def test_two_workers_with_the_same_store_share_memory(db: Backing, tmp_path: Pat
     assert found.returncode == 0, found.stderr
     assert "the deploy window is Tuesday" in found.stdout
     assert not (host_a / "memory" / "records.md").exists()
+
+
+def test_hosts_with_different_user_keys_agree_on_duplicates_and_tombstones(
+    db: Backing, tmp_path: Path
+) -> None:
+    # Each host has its own user data folder, so its own file record key; a shared store's
+    # hashes are keyed by the database's key, so a retry or a forgotten fact is recognised
+    # whichever host writes.
+    hosts = {name: (tmp_path / name, tmp_path / f"{name}-data") for name in ("a", "b")}
+    for workspace, data in hosts.values():
+        workspace.mkdir()
+        data.mkdir()
+
+    def run(host: str, *args: str) -> dict[str, object]:
+        workspace, data = hosts[host]
+        done = memquill(workspace, *args, "--json", store=db.location, data_home=data)
+        assert done.returncode == 0, done.stderr
+        parsed: dict[str, object] = json.loads(done.stdout)
+        return parsed
+
+    saved = run("a", "remember", "The team deploys on Tuesdays.", "--key", "deploys")
+    assert saved["status"] == "saved"
+    assert run("b", "remember", "The team deploys on Tuesdays.", "--key", "deploys")["status"] == (
+        "duplicate"
+    )
+    pin = run("a", "remember", "My bank PIN is 4821", "--key", "pin")
+    revision = str(pin["record_revision"])
+    run("a", "forget", str(pin["record_id"]), "--revision", revision)
+    assert run("b", "remember", "My bank PIN is 4821", "--key", "pin")["status"] == "blocked"
+    assert b"4821" not in db.raw()
 
 
 def test_export_and_import_round_trip_and_refuse_rewriting_history(

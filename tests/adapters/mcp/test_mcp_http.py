@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,11 +139,16 @@ def test_a_foreign_origin_or_host_is_refused(server: HttpServer, workspace: Path
     assert _post(server.port, {"Host": own, "Origin": "http://evil.example"}) == 403
     assert _post(server.port, {"Host": own, "Origin": f"http://evil.example:{server.port}"}) == 403
     assert _post(server.port, {"Host": f"evil.example:{server.port}"}) == 421
+    # The SDK takes anything after "localhost:" for a port; memquill wants a number.
+    assert _post(server.port, {"Host": "localhost:evil.com"}) == 421
+    assert _post(server.port, {"Host": "127.0.0.1:evil.com"}) == 421
+    assert _post(server.port, {"Host": own, "Origin": "http://localhost:evil.com"}) == 403
+    assert _post(server.port, {"Host": f"localhost:{server.port}"}) == 200
     assert records(workspace) == before
 
 
 def test_a_bearer_token_is_required_when_configured(tmp_path: Path) -> None:
-    token = "correct-horse-battery-staple"
+    token = "correct-horse-battery-staple-0123456789"
     with http_server(tmp_path, log=tmp_path / "log", env={"MEMQUILL_MCP_TOKEN": token}) as server:
         assert _post(server.port, {}) == 401
         assert _post(server.port, {"Authorization": "Bearer wrong"}) == 401
@@ -150,7 +157,7 @@ def test_a_bearer_token_is_required_when_configured(tmp_path: Path) -> None:
 
 
 async def test_an_authorised_client_can_use_the_tools(tmp_path: Path) -> None:
-    token = "another-secret-value"
+    token = "another-secret-value-abcdefghijklmnop"
     with http_server(tmp_path, log=tmp_path / "log", env={"MEMQUILL_MCP_TOKEN": token}) as server:
         headers = {"Authorization": f"Bearer {token}"}
         async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
@@ -158,3 +165,23 @@ async def test_an_authorised_client_can_use_the_tools(tmp_path: Path) -> None:
             async with Client(transport, mode="legacy") as client:
                 saved = await client.call_tool("memory_remember", {"content": "Tokens work."})
     assert saved.is_error is False, text_of(saved)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+async def test_concurrent_gets_of_a_fifo_never_starve_the_server(tmp_path: Path) -> None:
+    # Each get of a FIFO used to hold a worker thread forever; with every worker stuck, the
+    # server answered nothing more. The ceiling turns a hang into a failure.
+    (tmp_path / "notes.md").write_text("The kettle is in the left cupboard.\n", "utf-8")
+    os.mkfifo(tmp_path / "pipe.md")
+    with http_server(tmp_path, log=tmp_path / "log") as running:
+        async with _client(running.url, "legacy") as client:
+            gets = [client.call_tool("memory_get", {"file_path": "pipe.md"}) for _ in range(16)]
+            answers = await asyncio.wait_for(asyncio.gather(*gets), timeout=60)
+            found = await asyncio.wait_for(
+                client.call_tool("memory_search", {"query": "kettle"}), timeout=60
+            )
+    assert {text_of(answer) for answer in answers} == {
+        "Memory read failed: Memory path is not a regular file."
+    }
+    assert all(answer.is_error for answer in answers)
+    assert "notes.md" in text_of(found) and not found.is_error

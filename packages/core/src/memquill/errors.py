@@ -170,12 +170,23 @@ class Messages:
         "Memory write permission or workspace scope is no longer authorized."
     )
     NO_SESSION: Final = "Memory writes require a trusted source session."
+    RECORD_KEY_UNAVAILABLE: Final = (
+        "The memory record key (record-key.v1 in the user data folder) is missing, unsafe or "
+        "cannot be created. It must be a 32-byte file only its owner can read."
+    )
     # Query-side (workspace file) messages.
     RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
     OUTSIDE: Final = "Access denied: path is outside workspace."
     SYMLINK_OUTSIDE: Final = "Access denied: path resolves outside workspace (symlink)."
     DAILY_OUTSIDE: Final = "Access denied: daily directory resolves outside workspace."
     PRIVATE: Final = "Access denied: internal memory history is not query content."
+    CREDENTIAL_FILE: Final = (
+        "Access denied: files that usually hold credentials are not query content."
+    )
+    NOT_A_NOTE: Final = (
+        "Access denied: only notes (.md, .markdown, .txt or the extensions the scan settings "
+        "add) are query content."
+    )
     SOURCE_MISSING: Final = "Memory source not found."
     SOURCE_UNREADABLE: Final = "Memory source is not readable."
     SOURCE_READ_FAILED: Final = "Memory source could not be read."

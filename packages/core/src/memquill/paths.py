@@ -2,7 +2,9 @@
 
 Every path a tool accepts is workspace-relative. It is normalised, checked against the workspace
 boundary both lexically and after resolving symlinks, and refused when it names memquill's own
-bookkeeping or a file that usually holds credentials. Messages never contain an absolute path.
+bookkeeping, a file that usually holds credentials (:mod:`memquill.private_paths`), or
+anything but a note. Every read opens without blocking and serves regular files only.
+Messages never contain an absolute path.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import posixpath
 import re
 import stat
 import sys
-from collections.abc import Generator
+from collections.abc import Collection, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,13 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
+from memquill.private_paths import (
+    NOTE_EXTENSIONS,
+    is_managed_record_path,
+    is_note,
+    is_private,
+    private_reason,
+)
 
 __all__ = [
     "MAX_READ_BYTES",
@@ -35,10 +44,12 @@ __all__ = [
     "canonical_workspace",
     "choose_workspace",
     "default_workspace",
-    "is_managed_record_path",
+    "is_managed_record_path",  # re-exported: the rules live in memquill.private_paths
     "is_private",
     "normalize_relative",
+    "open_regular",
     "os_errors_as_source",
+    "read_regular",
     "read_text_nofollow",
     "read_text_stat",
     "read_workspace_file",
@@ -53,10 +64,8 @@ WORKSPACE_ENV: Final = "MEMQUILL_WORKSPACE"
 MAX_READ_BYTES: Final = 512 * 1024
 """The largest workspace file a query will read (512 KiB)."""
 
-_PRIVATE_SEGMENTS: Final = frozenset({".assistant", ".git", ".memquill"})
+
 _WINDOWS_ABSOLUTE: Final = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
-_CREDENTIAL_SUFFIXES: Final = (".pem", ".key")
-_CREDENTIAL_PREFIXES: Final = ("id_rsa", "id_ed25519")
 
 
 def canonical_workspace(workspace: str | os.PathLike[str]) -> Path:
@@ -187,36 +196,6 @@ def normalize_relative(path: str) -> str:
     return normalized
 
 
-def is_managed_record_path(path: str) -> bool:
-    """Whether ``path`` names the records file, its lock or temp files, or a projection."""
-    lowered = path.lower().replace("\\", "/")
-    lowered = lowered.removeprefix("./")
-    return lowered == "memory/records.md" or lowered.startswith(
-        ("memory/records/", "memory/.records-")
-    )
-
-
-def is_private(path: str) -> bool:
-    """Whether a workspace-relative path must never be served as query content.
-
-    Private: any ``.assistant``, ``.git`` or ``.memquill`` segment, memquill's managed record
-    paths, and files that usually hold credentials (``.env``, ``.env.*``, ``*.pem``, ``*.key``,
-    ``id_rsa*``, ``id_ed25519*``).
-    """
-    lowered = path.lower().replace("\\", "/")
-    segments = lowered.split("/")
-    if any(segment in _PRIVATE_SEGMENTS for segment in segments):
-        return True
-    if is_managed_record_path(lowered):
-        return True
-    name = segments[-1]
-    return (
-        name == ".env"
-        or name.startswith((".env.", *_CREDENTIAL_PREFIXES))
-        or name.endswith(_CREDENTIAL_SUFFIXES)
-    )
-
-
 def relative_inside(root: Path, real: str) -> str | None:
     """``real`` relative to ``root`` in POSIX form, or ``None`` when it lies outside."""
     relative = os.path.relpath(real, root)
@@ -225,21 +204,28 @@ def relative_inside(root: Path, real: str) -> str | None:
     return Path(relative).as_posix()
 
 
-def read_workspace_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -> str:
-    """Read a workspace file for a query, enforcing every boundary.
+def read_workspace_file(
+    root: Path,
+    path: str,
+    *,
+    extensions: Collection[str] = NOTE_EXTENSIONS,
+    limit: int = MAX_READ_BYTES,
+) -> str:
+    """Read a workspace note for a query, enforcing every boundary.
 
     Args:
         root: the canonical workspace (from :func:`canonical_workspace`).
         path: the requested relative path (normalised here).
+        extensions: what a note is (the scan settings' extensions); anything else is refused.
         limit: the largest size served, in bytes.
 
     Raises:
-        AccessDeniedError: absolute, escaping (lexically or through a symlink) or private path.
+        AccessDeniedError: absolute, escaping (lexically or through a symlink) or private path,
+            or not a note (by its name or, through a symlink, its target's).
         SourceError: missing, unreadable, not a regular file, or larger than ``limit``.
     """
     relative = normalize_relative(path)
-    if is_private(relative):
-        raise AccessDeniedError(Messages.PRIVATE)
+    _refuse_private_or_not_note(relative, extensions)
     candidate = os.path.join(root, relative)
     if relative_inside(root, os.path.abspath(candidate)) is None:
         raise AccessDeniedError(Messages.OUTSIDE)
@@ -250,33 +236,70 @@ def read_workspace_file(root: Path, path: str, *, limit: int = MAX_READ_BYTES) -
     real_relative = relative_inside(root, real)
     if real_relative is None:
         raise AccessDeniedError(Messages.SYMLINK_OUTSIDE)
-    if is_private(real_relative):
-        raise AccessDeniedError(Messages.PRIVATE)
+    _refuse_private_or_not_note(real_relative, extensions)
     return read_text_nofollow(Path(real), limit=limit)
 
 
-def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
-    """Read a regular file without following a final symlink, refusing more than ``limit`` bytes.
+def _refuse_private_or_not_note(relative: str, extensions: Collection[str]) -> None:
+    reason = private_reason(relative)
+    if reason is not None:
+        raise AccessDeniedError(reason)
+    if not is_note(relative, extensions):
+        raise AccessDeniedError(Messages.NOT_A_NOTE)
 
-    Invalid UTF-8 is replaced (U+FFFD), as a browser or editor would show it.
+
+_SAFE_FLAGS: Final = (
+    getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+)
+
+
+def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """Open a regular file without following a final symlink and without ever blocking.
+
+    A FIFO, socket or device is refused before it is opened when its type shows, and in any
+    case after (by the type of the open descriptor, which no rename can change): opening is
+    non-blocking (a FIFO with no writer would otherwise wait forever), so even a FIFO swapped
+    in between costs nothing. ``O_NONBLOCK`` changes nothing for a regular file.
+
+    Returns:
+        the descriptor, which the caller closes.
 
     Raises:
-        SourceError: the file is missing, unreadable, not regular, or too large.
+        SourceError: ``path`` exists and is not a regular file.
+        OSError: it cannot be opened (missing, a symlink: ``ELOOP``, no permission…).
     """
-    return read_text_stat(path, limit=limit)[0]
-
-
-def read_text_stat(path: Path, *, limit: int = MAX_READ_BYTES) -> tuple[str, os.stat_result]:
-    """:func:`read_text_nofollow`, with the ``fstat`` of the very file the text came from."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError as error:
-        raise source_error(error) from None
+        mode_before = os.lstat(path).st_mode
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    else:
+        if not (stat.S_ISREG(mode_before) or stat.S_ISLNK(mode_before)):
+            raise SourceError(Messages.NOT_REGULAR)
+    fd = os.open(path, flags | _SAFE_FLAGS, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SourceError(Messages.NOT_REGULAR)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file (see :func:`open_regular`), refusing more than ``limit``.
+
+    Raises:
+        SourceError: not a regular file, or larger than ``limit``.
+        OSError: it cannot be opened or read.
+    """
+    return _read_regular_stat(path, limit)[0]
+
+
+def _read_regular_stat(path: str | os.PathLike[str], limit: int) -> tuple[bytes, os.stat_result]:
+    fd = open_regular(path)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SourceError(Messages.NOT_REGULAR)
         if info.st_size > limit:
             raise SourceError(Messages.TOO_LARGE)
         chunks: list[bytes] = []
@@ -287,13 +310,32 @@ def read_text_stat(path: Path, *, limit: int = MAX_READ_BYTES) -> tuple[str, os.
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
-    except OSError as error:
-        raise source_error(error) from None
     finally:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
         raise SourceError(Messages.TOO_LARGE)
+    return data, info
+
+
+def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
+    """Read a regular file without following a final symlink, refusing more than ``limit`` bytes.
+
+    Never blocks (:func:`open_regular`). Invalid UTF-8 is replaced (U+FFFD), as a browser or
+    editor would show it.
+
+    Raises:
+        SourceError: the file is missing, unreadable, not regular, or too large.
+    """
+    return read_text_stat(path, limit=limit)[0]
+
+
+def read_text_stat(path: Path, *, limit: int = MAX_READ_BYTES) -> tuple[str, os.stat_result]:
+    """:func:`read_text_nofollow`, with the ``fstat`` of the very file the text came from."""
+    try:
+        data, info = _read_regular_stat(path, limit)
+    except OSError as error:
+        raise source_error(error) from None
     return data.decode("utf-8", "replace"), info
 
 

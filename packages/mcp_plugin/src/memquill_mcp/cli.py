@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import logging
 import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -27,7 +28,7 @@ from starlette.types import ASGIApp
 
 from memquill import WORKSPACE_ENV, MemorySession, __version__, choose_workspace, open_session
 from memquill.plugins import connect_telemetry, get_plugin_manager
-from memquill_mcp.http_server import DEFAULT_PATH, http_app, is_loopback
+from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
 
 __all__ = ["DEFAULT_PORT", "TOKEN_ENV", "WORKSPACE_ENV", "main"]
@@ -137,14 +138,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        help=f"allow a non-loopback --host (a bearer token in ${TOKEN_ENV} or --token-file "
-        "is then required)",
+        help=f"allow a non-loopback --host (a bearer token of at least {MIN_REMOTE_TOKEN} "
+        f"characters in ${TOKEN_ENV} or --token-file is then required)",
     )
     parser.add_argument(
         "--token-file",
         metavar="PATH",
         type=Path,
-        help=f"read the HTTP bearer token from PATH (default ${TOKEN_ENV}; optional on loopback)",
+        help=f"read the HTTP bearer token from PATH, a file only its owner can read (default "
+        f"${TOKEN_ENV}; optional on loopback)",
     )
     parser.add_argument(
         "--allowed-host",
@@ -231,18 +233,43 @@ def _clock(value: str | None) -> Callable[[], datetime] | None:
 def _token(args: argparse.Namespace) -> str | None:
     token_file: Path | None = args.token_file
     if token_file is not None:
-        try:
-            token = token_file.expanduser().read_text("utf-8").strip()
-        except OSError as error:
-            raise ValueError(f"cannot read --token-file: {error.strerror}") from None
+        token = _read_token_file(token_file.expanduser())
     else:
         token = os.environ.get(TOKEN_ENV, "").strip()
     if not is_loopback(args.host):
         if not args.allow_remote:
             raise ValueError(f"--host {args.host} is not loopback: pass --allow-remote to mean it")
-        if not token:
-            raise ValueError(f"a non-loopback server needs a bearer token (${TOKEN_ENV})")
+        if len(token) < MIN_REMOTE_TOKEN:
+            raise ValueError(
+                f"a non-loopback server needs a bearer token of at least {MIN_REMOTE_TOKEN} "
+                f"characters (${TOKEN_ENV} or --token-file)"
+            )
     return token or None
+
+
+def _read_token_file(path: Path) -> str:
+    """The token in ``path``: a regular file (never waited on) only its owner can read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        raise ValueError(f"cannot read --token-file: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("--token-file must be a regular file")
+        if os.name == "posix" and info.st_mode & 0o077:
+            raise ValueError(
+                f"--token-file is readable or writable by group or others (mode "
+                f"{stat.S_IMODE(info.st_mode):03o}): run chmod 600 on it"
+            )
+        data = os.read(fd, 64 * 1024)
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ValueError("--token-file is not UTF-8 text") from None
 
 
 def _http_app(server: MCPServer, args: argparse.Namespace) -> ASGIApp:

@@ -3,12 +3,15 @@
 A memory server reads and writes a person's notes, so a web page must never reach it. Two
 guards stand in the way:
 
-- DNS-rebinding protection (the MCP SDK's ``TransportSecuritySettings``), always on: a request
-  whose ``Host`` is not the server's own name is refused with 421, and one whose ``Origin`` is
-  not an allowed origin with 403. On loopback the allowed names are ``127.0.0.1``,
-  ``localhost`` and ``[::1]`` on any port.
+- DNS-rebinding protection, always on: a request whose ``Host`` is not the server's own name is
+  refused with 421, and one whose ``Origin`` is not an allowed origin with 403. On loopback the
+  allowed names are ``127.0.0.1``, ``localhost`` and ``[::1]`` on any numeric port. memquill's
+  own :class:`~memquill_mcp.host_guard.HostOriginGuard` checks first (the SDK's
+  ``TransportSecuritySettings`` check, which takes ``localhost:evil.com`` for a port, stays
+  behind it).
 - A bearer token (:class:`BearerTokenMiddleware`): required for every request when configured,
-  which the command line insists on for any address other than loopback.
+  compared in constant time. Any address other than loopback needs one of at least
+  :data:`MIN_REMOTE_TOKEN` characters.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from memquill_mcp.host_guard import HostOriginGuard
+
 __all__ = [
     "DEFAULT_PATH",
+    "MIN_REMOTE_TOKEN",
     "BearerTokenMiddleware",
     "http_app",
     "is_loopback",
@@ -34,6 +40,9 @@ __all__ = [
 
 DEFAULT_PATH: Final = "/mcp"
 """Where the MCP endpoint is served."""
+
+MIN_REMOTE_TOKEN: Final = 32
+"""The shortest bearer token a server on a non-loopback address accepts (characters)."""
 
 _LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARDS: Final = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - names we refuse to guess for
@@ -133,10 +142,16 @@ def http_app(
         allowed_origins: see :func:`transport_security`.
 
     Raises:
-        ValueError: see :func:`transport_security`; an empty ``token``.
+        ValueError: see :func:`transport_security`; an empty ``token``, or a non-loopback
+            ``host`` without a token of at least :data:`MIN_REMOTE_TOKEN` characters.
     """
+    if not is_loopback(host) and (token is None or len(token) < MIN_REMOTE_TOKEN):
+        raise ValueError(
+            f"a server on {host} needs a bearer token of at least {MIN_REMOTE_TOKEN} characters"
+        )
     security = transport_security(host, allowed_hosts, allowed_origins)
-    app = server.streamable_http_app(
+    app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path, transport_security=security, host=host
     )
+    app = HostOriginGuard(app, security.allowed_hosts, security.allowed_origins)
     return app if token is None else BearerTokenMiddleware(app, token)

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Final
 
 from memquill.enhance._model import ModelIdentity
+from memquill.errors import SourceError
+from memquill.paths import open_regular
 
 __all__ = [
     "KEY_BYTES",
@@ -81,7 +83,10 @@ class InstallKey:
         path = self.path
         if path.is_symlink():
             raise IdentityUnavailable()
-        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        try:
+            descriptor = open_regular(path)  # never waits on a FIFO planted there
+        except SourceError:
+            raise IdentityUnavailable() from None
         try:
             info = os.fstat(descriptor)
             if not stat.S_ISREG(info.st_mode) or info.st_size != KEY_BYTES:

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from memquill.errors import SourceError
+from memquill.paths import open_regular
+
 __all__ = ["MAX_RECEIPT_BYTES", "BlockReceipt", "BlockReceipts", "PersistenceUnavailable"]
 
 MAX_RECEIPT_BYTES: Final = 1024
@@ -70,10 +73,10 @@ class BlockReceipts:
         try:
             if path.is_symlink():
                 raise PersistenceUnavailable()
-            descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
+            descriptor = open_regular(path)  # never waits on a FIFO planted there
         except FileNotFoundError:
             return None
-        except OSError:
+        except (OSError, SourceError):
             raise PersistenceUnavailable() from None
         try:
             info = os.fstat(descriptor)

@@ -20,11 +20,12 @@ from operator import mul
 from pathlib import Path
 from typing import Final
 
+from memquill.errors import SourceError
 from memquill.index._codec import NO_COLUMN, Postings
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import Term, select
-from memquill.paths import MAX_READ_BYTES
+from memquill.paths import MAX_READ_BYTES, open_regular
 from memquill.query._dates import MonthKey, month_matches, query_months
 from memquill.query._documents import SearchDocument, note_document
 from memquill.query._rank import (
@@ -353,10 +354,10 @@ def read_indexed(root: Path, row: NoteRow) -> str:
     Raises:
         StaleNote: the file changed, vanished or cannot be read since.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(root / row.path, flags)
-    except OSError:
+        # Never waits: a FIFO swapped in where an indexed note was is refused at once.
+        fd = open_regular(root / row.path)
+    except (OSError, SourceError):
         raise StaleNote(row.path) from None
     try:
         info = os.fstat(fd)

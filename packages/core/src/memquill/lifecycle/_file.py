@@ -34,11 +34,12 @@ from memquill.errors import (
     JobLimitError,
     JobUnsafePathError,
     Messages,
+    SourceError,
     StorageError,
 )
 from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.lifecycle._model import MAX_LEDGER_BYTES, Ledger
-from memquill.paths import canonical_workspace
+from memquill.paths import canonical_workspace, open_regular
 from memquill.store._fileio import fsync_directory, write_synced
 
 __all__ = ["LEDGER_PATH", "LedgerFile"]
@@ -47,7 +48,6 @@ LEDGER_DIR: Final = ".assistant"
 LEDGER_NAME: Final = "memory-jobs.json"
 LEDGER_PATH: Final = f"{LEDGER_DIR}/{LEDGER_NAME}"
 """Where the ledger lives, relative to the workspace."""
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _CACHED_LEDGERS: Final = 32
 
 # The last bytes read or written per ledger path, and what they decode to: a read whose bytes
@@ -110,9 +110,11 @@ class LedgerFile:
     def _read(self) -> tuple[bytes, Ledger]:
         self._check_paths()
         try:
-            fd = os.open(self.path, os.O_RDONLY | _NOFOLLOW)
+            fd = open_regular(self.path)  # never waits on a FIFO swapped in after the check
         except FileNotFoundError:
             return b"", Ledger()
+        except SourceError:
+            raise JobUnsafePathError(Messages.JOBS_UNSAFE_PATH) from None
         except OSError as error:
             if error.errno == errno.ELOOP:
                 raise JobUnsafePathError(Messages.JOBS_UNSAFE_PATH) from None
@@ -257,8 +259,8 @@ def _lock(path: Path, timeout: float) -> int | None:
     seconds; ``None`` when it stays held or cannot be taken. The kernel frees it when the
     holder dies, so no stale lock is ever left behind."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
-    except OSError:
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except (OSError, SourceError):
         return None
     deadline = time.monotonic() + timeout
     wait = 0.001

@@ -47,7 +47,7 @@ from memquill.lifecycle._prompt import (
 )
 from memquill.lifecycle._sources import UsableTurn, changed, storage_signature, usable_turns
 from memquill.store import Candidate
-from memquill.store._codec import iso_timestamp, sha256_hex
+from memquill.store._codec import iso_timestamp
 from memquill.tools import MemorySession, WriteSource, save_candidates
 
 __all__ = ["MAX_CALLS_PER_PASS", "PassConfig", "PassState", "process_job"]
@@ -138,8 +138,8 @@ class _JobRun:
         if job.storage_blocked_revision == signature:
             return self._leave()
         store = config.session.store
-        first = sha256_hex(f"{job.id}:0")
-        recovered = next((r for r in store.snapshot().records if r.operation_hash == first), None)
+        # The first candidate of a committed batch has the key ``<job id>:0``.
+        recovered = store.find_operation(f"{job.id}:0")
         if recovered is not None:
             if recovered.status == "active":
                 return self._settle("completed", None)

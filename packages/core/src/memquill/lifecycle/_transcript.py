@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
-from memquill.errors import InvalidInputError
+from memquill.errors import InvalidInputError, Messages, SourceError
 from memquill.lifecycle._host import MessageRole, SourceMessage, ToolCall, ToolOutput
+from memquill.paths import read_regular
 
 __all__ = ["TranscriptSource", "read_transcript"]
 
@@ -78,11 +80,17 @@ class TranscriptSource:
 
 def read_transcript(path: Path) -> tuple[str | None, list[SourceMessage]]:
     """The first line's ``session`` (if any) and the messages of a JSONL transcript."""
-    if path.stat().st_size > MAX_TRANSCRIPT_BYTES:
-        raise InvalidInputError("The transcript is larger than 16 MiB.")
+    try:
+        # Symlinks are followed (a host may link its transcript), then read without ever
+        # waiting: a FIFO or a device is refused at once.
+        data = read_regular(os.path.realpath(path), MAX_TRANSCRIPT_BYTES)
+    except SourceError as error:
+        if error.message == Messages.TOO_LARGE:
+            raise InvalidInputError("The transcript is larger than 16 MiB.") from None
+        raise InvalidInputError("The transcript is not a regular file.") from None
     session: str | None = None
     messages: list[SourceMessage] = []
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    with io.StringIO(data.decode("utf-8", "replace"), newline=None) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

@@ -33,6 +33,7 @@ from memquill.query._rank import Corpus, RankedHit, RankParams, rank
 from memquill.query._recent import collect_recent, records_unavailable
 from memquill.query._render import score_value
 from memquill.query._scan import DocumentCache, scan_workspace
+from memquill.query._scanconfig import load_scan_config
 from memquill.store import ProjectedRecord, RecordStore
 from memquill.text import utf16_len, utf16_slice
 
@@ -157,7 +158,8 @@ class MemoryQuery:
         of the previous page).
 
         Raises:
-            AccessDeniedError: the path is absolute, escapes the workspace or is private.
+            AccessDeniedError: the path is absolute, escapes the workspace, is private (memquill's
+                own or a credential file) or is not a note.
             SourceError: the source is missing, unreadable, not a regular file or too large.
         """
         path = normalize_relative(args.file_path)
@@ -166,8 +168,10 @@ class MemoryQuery:
         if record is not None:
             content = record.content
         else:
+            # Only what search reads: the notes of the scan settings' extensions.
+            notes = load_scan_config(root).extensions
             with os_errors_as_source():
-                content = read_workspace_file(root, path)
+                content = read_workspace_file(root, path, extensions=notes)
         lines = content.split("\n")
         first = args.line_start or 1
         selected = "\n".join(lines[first - 1 : args.line_end])

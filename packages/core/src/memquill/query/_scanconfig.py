@@ -27,6 +27,7 @@ from typing import Final
 
 from memquill.errors import MemquillError
 from memquill.paths import MAX_READ_BYTES, read_text_nofollow
+from memquill.private_paths import NOTE_EXTENSIONS
 
 __all__ = [
     "DEFAULT_IGNORE",
@@ -48,7 +49,7 @@ DEFAULT_IGNORE: Final = (
     "node_modules/**",
     ".git/**",
 )
-DEFAULT_EXTENSIONS: Final = (".md", ".txt", ".markdown")
+DEFAULT_EXTENSIONS: Final = NOTE_EXTENSIONS
 DEFAULT_DEPTH: Final = 8
 MAX_DEPTH: Final = 12
 _CONFIG_LIMIT: Final = 256 * 1024

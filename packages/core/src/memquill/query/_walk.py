@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memquill.paths import is_private, source_error
+from memquill.paths import source_error
+from memquill.private_paths import is_private, may_be_private
 from memquill.query._documents import SearchDocument
 from memquill.query._rank import path_key
 from memquill.query._scanconfig import ScanConfig
@@ -235,17 +236,6 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _maybe_private(path: str, name: str) -> bool:
-    """A cheap necessary condition of :func:`is_private` for a path whose parents passed."""
-    lowered = name.lower()
-    return (
-        lowered.startswith((".", "id_"))
-        or lowered.endswith((".pem", ".key"))
-        or path[:7].lower() == "memory/"
-        or "\\" in path
-    )
-
-
 def classify(
     relative: str, depth: int, listed: list[os.DirEntry[str]], config: ScanConfig
 ) -> FolderListing:
@@ -254,7 +244,7 @@ def classify(
     cacheable = True
     for entry in listed:
         path = f"{relative}/{entry.name}" if relative else entry.name
-        if (_maybe_private(path, entry.name) and is_private(path)) or config.ignores(path):
+        if (may_be_private(path, entry.name) and is_private(path)) or config.ignores(path):
             continue
         try:
             if entry.is_symlink():

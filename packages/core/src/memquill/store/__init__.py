@@ -37,7 +37,13 @@ from memquill.store._results import (
     WriteResult,
     WriteStatus,
 )
-from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, SecretDetector, SecretScanner
+from memquill.store._secrets import (
+    BUILTIN_DETECTORS,
+    RegexDetector,
+    SecretDetector,
+    SecretScanner,
+    normalize_for_detection,
+)
 from memquill.store._store import MAX_BATCH, RecordStore
 
 __all__ = [
@@ -71,6 +77,7 @@ __all__ = [
     "WriteResult",
     "WriteStatus",
     "is_database",
+    "normalize_for_detection",
     "open_backend",
     "resolve_location",
 ]

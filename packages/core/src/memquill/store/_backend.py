@@ -26,6 +26,7 @@ from memquill.errors import BusyError, InvalidInputError, Messages, StorageError
 from memquill.store._doctor import DoctorReport, run_doctor
 from memquill.store._lock import lock_is_held
 from memquill.store._memo import RecordsMemo
+from memquill.store._record_key import KeySource, RecordKey
 from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Operation, locate, read_raw, write_locked
@@ -99,8 +100,13 @@ class RecordsBackend(ABC):
         fix: bool,
         lock_timeout: float,
         now: Callable[[], datetime],
+        record_key: KeySource,
     ) -> DoctorReport:
         """Inspect the store (see :func:`memquill.store._doctor.run_doctor`)."""
+
+    @abstractmethod
+    def record_key(self) -> KeySource:
+        """Where this store's record key comes from (see :mod:`memquill.store._record_key`)."""
 
 
 class FileBackend(RecordsBackend):
@@ -143,10 +149,20 @@ class FileBackend(RecordsBackend):
         fix: bool,
         lock_timeout: float,
         now: Callable[[], datetime],
+        record_key: KeySource,
     ) -> DoctorReport:
         return run_doctor(
-            self._workspace, secrets=secrets, fix=fix, lock_timeout=lock_timeout, now=now
+            self._workspace,
+            secrets=secrets,
+            fix=fix,
+            lock_timeout=lock_timeout,
+            now=now,
+            record_key=record_key,
         )
+
+    def record_key(self) -> KeySource:
+        # The user's key, outside every workspace (docs/security.md says how to move it).
+        return RecordKey()
 
 
 def resolve_location(given: str | None) -> str:

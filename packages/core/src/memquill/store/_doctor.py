@@ -20,6 +20,7 @@ from memquill.errors import CorruptError, MemoryRecordError
 from memquill.store._codec import MAX_STORE_BYTES
 from memquill.store._diagnose import Diagnosis, diagnose
 from memquill.store._lock import WriterLock, lock_holder, lock_is_held
+from memquill.store._record_key import KeySource
 from memquill.store._repair import RepairPlan, apply_repair, plan_repair
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
@@ -93,6 +94,7 @@ def run_doctor(
     fix: bool = False,
     lock_timeout: float = 5.0,
     now: Callable[[], datetime],
+    record_key: KeySource | None = None,
 ) -> DoctorReport:
     """Inspect the store of ``workspace`` (see the module docstring).
 
@@ -112,7 +114,7 @@ def run_doctor(
     if isinstance(error, CorruptError):
         raw = read_raw(locations)
         diagnosis = diagnose(raw)
-        plan = plan_repair(raw, now=now(), secrets=secrets)
+        plan = plan_repair(raw, now=now(), secrets=secrets, record_key=record_key)
         if fix and plan.refused is None:
             backup = apply_repair(locations, raw, plan, now=now(), lock_timeout=lock_timeout)
             snapshot, error = _read(locations)

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 from typing import Final
 
-from memquill.errors import CapacityError, Messages, UnsafePathError
+from memquill.errors import CapacityError, Messages, SourceError, UnsafePathError
+from memquill.paths import open_regular
 from memquill.store._codec import MAX_STORE_BYTES
 
 __all__ = ["fsync_directory", "read_bounded", "write_synced"]
@@ -20,12 +21,16 @@ _IGNORED_DIR_FSYNC: Final = frozenset(
 
 
 def read_bounded(file: Path) -> bytes:
-    """The records file's bytes (empty when missing), refusing more than 2 MiB."""
-    flags = os.O_RDONLY | _NOFOLLOW
+    """The records file's bytes (empty when missing), refusing more than 2 MiB.
+
+    Never blocks: a FIFO (or any other non-regular file) is refused as an unsafe path.
+    """
     try:
-        fd = os.open(file, flags)
+        fd = open_regular(file)
     except FileNotFoundError:
         return b""
+    except SourceError as error:
+        raise UnsafePathError(Messages.MEMORY_PATH) from error
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise UnsafePathError(Messages.MEMORY_PATH) from error

@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import socket
-import stat
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +25,8 @@ from typing import Final, Self
 
 import portalocker
 
-from memquill.errors import BusyError, MemquillError, Messages, StorageError
+from memquill.errors import BusyError, MemquillError, Messages, SourceError, StorageError
+from memquill.paths import open_regular
 from memquill.store._waiting import probe, wait_for_lock
 
 __all__ = ["LOCK_NAME", "WriterLock", "lock_holder", "lock_is_held"]
@@ -68,7 +68,10 @@ class WriterLock:
 
     def __enter__(self) -> Self:
         try:
-            fd = os.open(self._path, _OPEN_FLAGS, 0o600)
+            # Non-blocking, regular files only: a FIFO planted as the lock never hangs a writer.
+            fd = open_regular(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        except SourceError as error:
+            raise BusyError(Messages.LOCK_HELD) from error
         except OSError as error:
             if error.errno in _NOT_WRITABLE:
                 # Nobody holds the lock: the disk refuses writes. Waiting cannot help, so this
@@ -131,14 +134,12 @@ def lock_is_held(path: Path) -> bool:
     verified free.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = open_regular(path)
     except FileNotFoundError:
         return False
-    except OSError:
+    except (OSError, SourceError):
         return True
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return True
         return probe(fd)
     except MemquillError:
         return True
@@ -149,9 +150,12 @@ def lock_is_held(path: Path) -> bool:
 def lock_holder(path: Path) -> dict[str, object] | None:
     """The diagnostics the current (or last) holder wrote, if readable."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(_MAX_HOLDER_BYTES)
+        fd = open_regular(path)
+        try:
+            data = os.read(fd, _MAX_HOLDER_BYTES)
+        finally:
+            os.close(fd)
         parsed: object = json.loads(data)
-    except (OSError, ValueError):
+    except (OSError, ValueError, SourceError):
         return None
     return dict(parsed) if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownArgumentType]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import threading
 import uuid
 import weakref
@@ -37,6 +38,7 @@ from memquill.errors import BusyError, InvalidInputError, MemoryRecordError, Mes
 from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for
 from memquill.store._memo import Decoded
+from memquill.store._record_key import KEY_BYTES, KeySource
 from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Change, Operation, apply_operation, locate
@@ -60,6 +62,7 @@ _CREATE: Final = (
     """CREATE TABLE IF NOT EXISTS memquill.records (
         workspace text PRIMARY KEY,
         workspace_id uuid NOT NULL UNIQUE,
+        record_key bytea NOT NULL CHECK (octet_length(record_key) = 32),
         records bytea NOT NULL DEFAULT ''::bytea CHECK (octet_length(records) <= 2097152),
         digest bytea GENERATED ALWAYS AS (sha256(records)) STORED,
         updated_at timestamptz NOT NULL DEFAULT now())""",
@@ -132,6 +135,7 @@ class PostgresBackend(RecordsBackend):
         self._workspace = workspace
         self._connection: Connection | None = None
         self._identity: bytes | None = None
+        self._key: bytes | None = None
         # The last bytes read or written and their sha256 as the server computed it: the
         # server sends the row's bytes only when their hash differs.
         self._raw = b""
@@ -205,6 +209,7 @@ class PostgresBackend(RecordsBackend):
         fix: bool,
         lock_timeout: float,
         now: Callable[[], datetime],
+        record_key: KeySource,
     ) -> DoctorReport:
         raw = self.read()
         try:
@@ -212,6 +217,17 @@ class PostgresBackend(RecordsBackend):
         except MemoryRecordError as failure:
             return report_for(None, failure, secrets=secrets, used_bytes=len(raw))
         return report_for(snapshot, None, secrets=secrets, used_bytes=len(raw))
+
+    def record_key(self) -> KeySource:
+        # In the row, so every host sharing the store keys hashes alike; never exported.
+        return _RowKey(self)
+
+    def key_bytes(self) -> bytes:
+        """The workspace row's record key (read once; it never changes)."""
+        if self._key is None:
+            with self._busy:
+                self._key = self._with_connection(self._fetch_key)
+        return self._key
 
     def identity_now(self) -> bytes:
         """The identity the last statement saw (set by every read of the row)."""
@@ -334,10 +350,31 @@ class PostgresBackend(RecordsBackend):
 
     def _create_row(self, connection: Connection) -> None:
         connection.execute(
-            "INSERT INTO memquill.records (workspace, workspace_id) VALUES (%s, %s) "
-            "ON CONFLICT (workspace) DO NOTHING",
-            (self._location.workspace, uuid.uuid4()),
+            "INSERT INTO memquill.records (workspace, workspace_id, record_key) "
+            "VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING",
+            (self._location.workspace, uuid.uuid4(), secrets.token_bytes(KEY_BYTES)),
         )
+
+    def _fetch_key(self, connection: Connection) -> bytes:
+        query = "SELECT record_key FROM memquill.records WHERE workspace = %s"
+        found = connection.execute(query, (self._location.workspace,)).fetchone()
+        if found is None:
+            self._create_row(connection)
+            found = connection.execute(query, (self._location.workspace,)).fetchone()
+        key = _bytes(found[0]) if found is not None else b""
+        if len(key) != KEY_BYTES:
+            raise StorageError(Messages.RECORD_KEY_UNAVAILABLE)
+        return key
+
+
+@dataclass(frozen=True, slots=True)
+class _RowKey:
+    """The record key of a workspace row (a :class:`~memquill.store._record_key.KeySource`)."""
+
+    backend: PostgresBackend
+
+    def load(self) -> bytes:
+        return self.backend.key_bytes()
 
 
 def _close_quietly(connection: Connection) -> None:

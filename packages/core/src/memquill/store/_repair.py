@@ -40,12 +40,12 @@ from memquill.store._codec import (
     decode_store,
     encode_store,
     iso_timestamp,
-    sha256_hex,
     validate_content,
 )
 from memquill.store._diagnose import MARKER, MARKER_END, SEPARATOR, diagnose, next_marker
 from memquill.store._fileio import fsync_directory, read_bounded, write_synced
 from memquill.store._lock import WriterLock
+from memquill.store._record_key import KeySource, RecordKey, operation_hashes
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
 from memquill.text import utf16_len, utf16_take
@@ -75,8 +75,14 @@ class _Refused(Exception):
     """A repair that would have to guess."""
 
 
-def plan_repair(raw: bytes, *, now: datetime, secrets: SecretScanner) -> RepairPlan:
-    """Plan the repair of ``raw``, the bytes of a records file that does not decode."""
+def plan_repair(
+    raw: bytes, *, now: datetime, secrets: SecretScanner, record_key: KeySource | None = None
+) -> RepairPlan:
+    """Plan the repair of ``raw``, the bytes of a records file that does not decode.
+
+    A kept edit's ``operationHash`` is keyed with ``record_key`` (the user's by default), like
+    every hash memquill writes.
+    """
     changes: list[str] = []
     try:
         text = raw.decode("utf-8")
@@ -84,7 +90,8 @@ def plan_repair(raw: bytes, *, now: datetime, secrets: SecretScanner) -> RepairP
         if crlf:
             text = text.replace("\r\n", "\n")
             changes.append("line endings: CRLF (\\r\\n) back to LF (\\n), as memquill writes them")
-        records = _records(text, changes, crlf=crlf, now=now, secrets=secrets)
+        key = record_key or RecordKey()
+        records = _records(text, changes, crlf=crlf, now=now, secrets=secrets, key=key)
         header = HEADER if text.startswith(HEADER) else LEGACY_HEADER
         data = encode_store(StoreImage(header, tuple(records))).encode()
         decode_store(data.decode())  # the repair must give a file memquill reads
@@ -104,7 +111,13 @@ def plan_repair(raw: bytes, *, now: datetime, secrets: SecretScanner) -> RepairP
 
 
 def _records(
-    text: str, changes: list[str], *, crlf: bool, now: datetime, secrets: SecretScanner
+    text: str,
+    changes: list[str],
+    *,
+    crlf: bool,
+    now: datetime,
+    secrets: SecretScanner,
+    key: KeySource,
 ) -> list[Record]:
     """The records of ``text``, edited facts kept as new versions (``changes`` says which)."""
     header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
@@ -121,7 +134,7 @@ def _records(
                     f"record {index + 1}: line endings were changed and its length still "
                     "disagrees; which characters were typed by hand cannot be told"
                 )
-            old, new = _keep_edit(record, index, now=now, secrets=secrets)
+            old, new = _keep_edit(record, index, now=now, secrets=secrets, key=key)
             kept.append(old)
             added.append(new)
             changes.append(
@@ -167,7 +180,7 @@ def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
 
 
 def _keep_edit(
-    record: Record, index: int, *, now: datetime, secrets: SecretScanner
+    record: Record, index: int, *, now: datetime, secrets: SecretScanner, key: KeySource
 ) -> tuple[Record, Record]:
     """The superseded old version and the new manual version holding the edited text."""
     where = f"record {index + 1}"
@@ -187,7 +200,9 @@ def _keep_edit(
         status="active",
         createdAt=stamp,
         updatedAt=stamp,
-        operationHash=sha256_hex(f"hand-edit:{record.meta.get('id')}:{record.content}"),
+        operationHash=operation_hashes(
+            key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}"
+        )[0],
         supersedes=record.meta.get("id"),
     )
     return record.evolve("", status="superseded", updatedAt=stamp), version

@@ -1,19 +1,24 @@
-"""Credential detectors: content with a finding is never saved.
+"""Secret scanning: content with a finding is never saved.
 
-Detectors look for the shapes real credentials have (provider key prefixes, PEM private keys,
-JWTs, bearer tokens, URL credentials, ``password = value`` assignments). Prose about secrets and
-obvious placeholders (``<your-key>``, ``xxxx``, ``***``, ``${TOKEN}``) pass. Plugins add detectors
-through the ``memquill_register_secret_detectors`` hook.
+The scanner normalises text first (:func:`normalize_for_detection`: NFKC, zero-width and other
+format characters removed, look-alike letters folded to ASCII), so a key broken by a zero-width
+space or typed in full-width or Cyrillic letters is found like the plain one, then runs every
+detector (:mod:`memquill.store._secret_rules`). Prose about secrets and obvious placeholders
+(``<your-key>``, ``xxxx``, ``***``, ``${TOKEN}``) pass. Plugins add detectors through the
+``memquill_register_secret_detectors`` hook.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Final, Protocol
+import unicodedata
+from collections.abc import Iterable
+from typing import Final
 
 from memquill.errors import SecretError
+from memquill.store._secret_detectors import RegexDetector, SecretDetector
+from memquill.store._secret_rules import BUILTIN_DETECTORS
+from memquill.store._secret_values import is_placeholder
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -21,140 +26,46 @@ __all__ = [
     "SecretDetector",
     "SecretScanner",
     "is_placeholder",
+    "normalize_for_detection",
 ]
 
+# Characters that render as nothing: every format character (Unicode category Cf: zero-width
+# space and joiners, bidi controls, soft hyphen, tags), variation selectors, the combining
+# grapheme joiner and the Hangul fillers. A test checks that every Cf character is covered.
+_INVISIBLE: Final = re.compile(
+    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
+    "\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f"
+    "\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+# Cyrillic and Greek letters drawn like Latin ones (NFKC keeps them apart). Folding them only
+# for detection lets ``ѕk-…`` (Cyrillic dze) or ``АКІА…`` match; the stored text is unchanged.
+_LOOKALIKE_FROM: Final = "аеорсухіјѕԁһԛԝӏАВЕКМНОРСТХЅІЈҮԜΑΒΕΖΗΙΚΜΝΟΡΤΥΧοινκρυ"
+_LOOKALIKE_TO: Final = "aeopcyxijsdhqwlABEKMHOPCTXSIJYWABEZHIKMNOPTYXoivkpu"
+_LOOKALIKE: Final = re.compile(f"[{_LOOKALIKE_FROM}]")
+_FOLD: Final = dict(zip(_LOOKALIKE_FROM, _LOOKALIKE_TO, strict=True))
 
-class SecretDetector(Protocol):
-    """Anything with a ``name`` that can tell whether a text holds a credential."""
 
-    @property
-    def name(self) -> str:
-        """A short, stable identifier shown in findings (never the matched text)."""
-        ...
-
-    def detect(self, text: str) -> bool:
-        """Whether ``text`` holds a credential of this kind."""
-        ...
+def _fold(match: re.Match[str]) -> str:
+    return _FOLD[match.group()]
 
 
-@dataclass(frozen=True, slots=True)
-class RegexDetector:
-    """A detector that matches a regular expression, optionally confirming each match.
+_BUILTIN_IDS: Final = frozenset(id(detector) for detector in BUILTIN_DETECTORS)
 
-    Attributes:
-        name: the finding's identifier.
-        pattern: where a credential may be.
-        confirm: given a match, whether it really is one (default: always).
+
+def normalize_for_detection(text: str) -> str:
+    """``text`` as detectors see it: invisible characters removed, NFKC, look-alikes folded.
+
+    Only for matching: what is stored is always the text as given. ASCII text is returned as
+    it is, and each step runs only when it has something to change (a substitution per
+    look-alike is four times faster than translating a whole Cyrillic note).
     """
-
-    name: str
-    pattern: re.Pattern[str]
-    confirm: Callable[[re.Match[str]], bool] | None = None
-
-    def detect(self, text: str) -> bool:
-        for match in self.pattern.finditer(text):
-            if self.confirm is None or self.confirm(match):
-                return True
-        return False
-
-
-_PLACEHOLDER: Final = re.compile(
-    r"""^(?:
-        <[^>]*> | \[[^\]]*\] | \{\{.*\}\} | \$\{?[A-Za-z_][A-Za-z0-9_]*\}? | %[A-Za-z_]+%
-        | (?P<rep>[xX*.•#-])(?P=rep){2,}.*
-        | your[-_ ]?[-\w]* | (?:my|the)[-_ ][-\w]*  # not ``mysql123``: "my"/"the" need a separator
-        | \w*(?:example|placeholder|redacted|changeme|dummy|sample)\w*
-        | none | null | nil | true | false | env | secret | password | pass | pw | token | value
-    )$""",
-    re.VERBOSE | re.IGNORECASE,
-)
-
-
-def is_placeholder(value: str) -> bool:
-    """Whether an assigned value is obviously not a real credential."""
-    return bool(_PLACEHOLDER.match(value.strip("'\"` ,;")))
-
-
-_FILLER: Final = re.compile(r"[xX*•]{4,}|EXAMPLE|example")
-
-
-def _not_filler(match: re.Match[str]) -> bool:
-    """A key-shaped token padded with ``xxxx`` or marked EXAMPLE is documentation, not a key."""
-    return not _FILLER.search(match.group(0))
-
-
-def _has_digit(value: str) -> bool:
-    return any(char.isdigit() for char in value)
-
-
-def _assignment_is_secret(match: re.Match[str]) -> bool:
-    value = match.group("value")
-    if is_placeholder(value):
-        return False
-    if value.isdigit() and match.string[match.start() - 1 : match.start()] == "_":
-        return False  # ``max_token=4096``: a prefixed name set to a number is configuration
-    if match.group("op") == "=" or match.group("quote"):
-        return len(value) >= 4
-    # ``key: value`` reads like prose, so it needs a value that looks like key material.
-    return len(value) >= 8 and _has_digit(value)
-
-
-def _url_credential_is_secret(match: re.Match[str]) -> bool:
-    return not is_placeholder(match.group("password"))
-
-
-def _bearer_is_secret(match: re.Match[str]) -> bool:
-    token = match.group("token")
-    return _has_digit(token) and not is_placeholder(token)
-
-
-def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
-
-
-BUILTIN_DETECTORS: Final[tuple[SecretDetector, ...]] = (
-    RegexDetector(
-        "private_key",
-        _rx(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    ),
-    RegexDetector(
-        "provider_key",  # OpenAI, Anthropic, xAI and the spec's legacy prefixes
-        _rx(r"\b(?:sk|xai|ghp|gh_pat)-[A-Za-z0-9_-]{12,}", re.IGNORECASE),
-        _not_filler,
-    ),
-    RegexDetector(
-        "github_token", _rx(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{22,})"), _not_filler
-    ),
-    RegexDetector(
-        "slack_token", _rx(r"\bxox[abprs]-[A-Za-z0-9-]{10,}", re.IGNORECASE), _not_filler
-    ),
-    RegexDetector("aws_access_key", _rx(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), _not_filler),
-    RegexDetector("google_api_key", _rx(r"\bAIza[0-9A-Za-z_-]{30,}"), _not_filler),
-    RegexDetector("stripe_key", _rx(r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}"), _not_filler),
-    RegexDetector("jwt", _rx(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    RegexDetector(
-        "bearer_token",
-        _rx(r"\bBearer\s+(?P<token>[A-Za-z0-9._~+/-]{12,}=*)", re.IGNORECASE),
-        _bearer_is_secret,
-    ),
-    RegexDetector(
-        "url_credentials",
-        _rx(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<password>[^\s/@]+)@", re.IGNORECASE),
-        _url_credential_is_secret,
-    ),
-    RegexDetector(
-        "assignment",
-        _rx(
-            # Not ``\b``: env-style names (``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``) must match.
-            r"(?<![A-Za-z0-9])(?:password|passwd|pwd|secret|client[_-]?secret|token|access[_-]?token"
-            r"|api[_-]?key|access[_-]?key|secret[_-]?key)\b"
-            r"\s*(?P<op>[:=])\s*(?P<quote>['\"`]?)(?P<value>[^\s'\"`,;]+)",
-            re.IGNORECASE,
-        ),
-        _assignment_is_secret,
-    ),
-)
-"""The detectors every store uses unless told otherwise."""
+    if text.isascii():
+        return text
+    visible = _INVISIBLE.sub("", text)
+    if not unicodedata.is_normalized("NFKC", visible):
+        visible = unicodedata.normalize("NFKC", visible)
+    return _LOOKALIKE.sub(_fold, visible)
 
 
 class SecretScanner:
@@ -175,8 +86,19 @@ class SecretScanner:
         return self._detectors
 
     def findings(self, text: str) -> tuple[str, ...]:
-        """Names of the detectors that match ``text`` (empty when it is clean)."""
-        return tuple(detector.name for detector in self._detectors if detector.detect(text))
+        """Names of the detectors that match ``text`` (empty when it is clean).
+
+        Detectors see the normalised text. When normalising changed it, a plugin's detector
+        also sees the text as given, so one written for the raw form keeps working.
+        """
+        normalized = normalize_for_detection(text)
+        found: list[str] = []
+        for detector in self._detectors:
+            if detector.detect(normalized) or (
+                normalized != text and id(detector) not in _BUILTIN_IDS and detector.detect(text)
+            ):
+                found.append(detector.name)
+        return tuple(found)
 
     def check(self, text: str) -> None:
         """Raise :class:`~memquill.errors.SecretError` when ``text`` has any finding."""

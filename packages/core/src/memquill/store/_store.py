@@ -28,13 +28,13 @@ from memquill.store._codec import (
     JSONValue,
     Record,
     iso_timestamp,
-    sha256_hex,
     source_key,
     validate_content,
     validate_source,
 )
 from memquill.store._doctor import DoctorReport
 from memquill.store._import import import_operation
+from memquill.store._record_key import KeySource, operation_hashes
 from memquill.store._results import (
     Candidate,
     Preflight,
@@ -77,6 +77,7 @@ class RecordStore:
         now: Callable[[], datetime] | None = None,
         secrets: SecretScanner | None = None,
         location: str | None = None,
+        record_key: KeySource | None = None,
     ) -> None:
         self._workspace = os.fspath(workspace)
         self._lock_timeout = lock_timeout
@@ -84,6 +85,7 @@ class RecordStore:
         self._secrets = secrets or SecretScanner()
         self._projection: Projection | None = None
         self._backend = open_backend(self._workspace, location)
+        self._record_key = record_key or self._backend.record_key()
 
     def __repr__(self) -> str:
         return f"RecordStore({self._workspace!r}, backend={self._backend.kind!r})"
@@ -177,6 +179,19 @@ class RecordStore:
         self._backend.check_writable()
         return Preflight(snapshot.revision, snapshot.size_bytes, MAX_STORE_BYTES)
 
+    def find_operation(self, idempotency_key: str) -> Record | None:
+        """The version (any status) that a save with ``idempotency_key`` wrote, if any.
+
+        Matches memquill's keyed hash and the original system's unkeyed one (extraction uses
+        it to recover a committed batch after a crash).
+
+        Raises:
+            UnsafePathError, CapacityError, CorruptError, StorageError (also when the record
+            key cannot be used).
+        """
+        hashes = operation_hashes(self._record_key.load(), idempotency_key)
+        return next((r for r in self.snapshot().records if r.operation_hash in hashes), None)
+
     # -- writes ----------------------------------------------------------------------------
 
     def save(
@@ -192,7 +207,8 @@ class RecordStore:
         Raises:
             InvalidInputError, SecretError: before anything is touched.
             ConflictError: ``expected_revision`` is stale, or a key was reused for other data.
-            CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
+            CapacityError, BusyError, CorruptError, UnsafePathError.
+            StorageError: also when the record key cannot be used (see ``_record_key``).
         """
         batch = list(candidates)
         if not 1 <= len(batch) <= MAX_BATCH:
@@ -204,10 +220,12 @@ class RecordStore:
             if not key or utf16_len(key) > MAX_KEY_UNITS or _SURROGATE.search(key):
                 raise InvalidInputError(Messages.KEY_REQUIRED)
 
+        key = self._record_key.load()
+
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
-            return self._append(batch, draft)
+            return self._append(batch, draft, key)
 
         return self._backend.transact(operation, self._lock_timeout)
 
@@ -229,6 +247,7 @@ class RecordStore:
         """
         self._check_content(content)
         validate_source(source)
+        key = self._record_key.load()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             target = snapshot.find(record_id, active_only=True)
@@ -237,7 +256,9 @@ class RecordStore:
                 raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
             now = iso_timestamp(self._now())
             draft[draft.index(target)] = target.evolve(status="superseded", updatedAt=now)
-            key = f"correction:{record_id}:{expected_revision}:{content}"
+            keyed, _ = operation_hashes(
+                key, f"correction:{record_id}:{expected_revision}:{content}"
+            )
             version = target.evolve(
                 content,
                 id=str(uuid.uuid4()),
@@ -245,7 +266,7 @@ class RecordStore:
                 status="active",
                 createdAt=now,
                 updatedAt=now,
-                operationHash=sha256_hex(key),
+                operationHash=keyed,
                 supersedes=record_id,
             )
             draft.append(version)
@@ -329,7 +350,11 @@ class RecordStore:
             BusyError: ``fix`` could not take the writer lock in time.
         """
         return self._backend.doctor(
-            secrets=self._secrets, fix=fix, lock_timeout=self._lock_timeout, now=self._now
+            secrets=self._secrets,
+            fix=fix,
+            lock_timeout=self._lock_timeout,
+            now=self._now,
+            record_key=self._record_key,
         )
 
     # -- internals -------------------------------------------------------------------------
@@ -337,19 +362,23 @@ class RecordStore:
     def _check_content(self, content: str) -> None:
         self._secrets.check(validate_content(content))
 
-    def _append(self, batch: Iterable[Candidate], draft: list[Record]) -> Outcome:
+    def _append(self, batch: Iterable[Candidate], draft: list[Record], key: bytes) -> Outcome:
         tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
-        prepared = [(candidate, sha256_hex(candidate.idempotency_key)) for candidate in batch]
+        # Each key's keyed hash (what memquill writes) and unkeyed one (what the original system
+        # wrote): a record with either is the same operation, for duplicates and blocking alike.
+        prepared = [
+            (candidate, operation_hashes(key, candidate.idempotency_key)) for candidate in batch
+        ]
         if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
             return Outcome("blocked", tuple(None for _ in prepared))
         now = iso_timestamp(self._now())
         ids: list[str | None] = []
         created: set[str] = set()
-        for candidate, operation_hash in prepared:
-            existing = next((r for r in draft if r.operation_hash == operation_hash), None)
+        for candidate, hashes in prepared:
+            existing = next((r for r in draft if r.operation_hash in hashes), None)
             if existing is None:
                 new_id = str(uuid.uuid4())
-                draft.append(_new_record(new_id, candidate, now, operation_hash))
+                draft.append(_new_record(new_id, candidate, now, hashes[0]))
                 ids.append(new_id)
                 created.add(new_id)
             elif existing.status != "active":

@@ -4,8 +4,10 @@ A write: check the paths, create ``memory/``, check again (a symlink may have be
 take the writer lock, read and decode the file, let the operation change a copy, encode it,
 write a temp file and fsync it, check that the file did not change meanwhile, rename the temp
 file over it, release the lock and fsync the directory; only then is the write acknowledged. A
-process killed at any point leaves the old file or the new one; the temp file it may leave
-behind is removed by ``doctor --fix``.
+process killed at any point leaves the old file or the new one. The staging file it may leave
+behind holds the whole file as it was then, forgotten facts included, so the next writer removes
+it while it holds the lock (staging files are made only under the lock: one that exists then is
+stale), before anything else; ``doctor --fix`` removes them too.
 
 The directory fsync runs after the lock is released, so the next writer does not wait for it:
 the renamed file is complete and fsynced, and a writer that builds on it publishes a file that
@@ -49,6 +51,7 @@ __all__ = [
     "locate",
     "read_raw",
     "read_snapshot",
+    "remove_stale_staging",
     "write_locked",
 ]
 
@@ -239,11 +242,36 @@ def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
     return _Change(encoded, outcome)
 
 
+def remove_stale_staging(directory: Path) -> tuple[str, ...]:
+    """Remove the staging files in ``directory`` (call only while holding the writer lock).
+
+    Returns the names removed; the directory is fsynced after, so the removal is durable.
+    Anything else named like one (a folder) is left for a person to look at.
+    """
+    removed: list[str] = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+                removed.append(name)
+    if removed:
+        fsync_directory(directory)
+    return tuple(removed)
+
+
 def _transact(
     locations: Locations, operation: Operation, memo: RecordsMemo
 ) -> tuple[WriteResult, bool]:
     """The locked part of a write: its result, and whether a new file was renamed into place
     (the caller then fsyncs the directory)."""
+    # A writer killed between its staging write and its rename left the staging file, with
+    # every fact the file then held: remove it now, so a fact forgotten later is gone from disk.
+    remove_stale_staging(locations.directory)
     raw = read_bounded(locations.file)
     change = _apply(memo.decode(locations.identity, raw), operation)
     if isinstance(change, WriteResult):

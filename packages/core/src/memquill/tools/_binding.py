@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, cast
 
-from memquill.errors import BindingError, MemquillError, Messages, StorageError
-from memquill.paths import canonical_workspace, user_data_dir
+from memquill.errors import BindingError, MemquillError, Messages, SourceError, StorageError
+from memquill.paths import canonical_workspace, read_regular, user_data_dir
 from memquill.store._fileio import fsync_directory, write_synced
 from memquill.store._lock import WriterLock
 
@@ -49,6 +49,7 @@ TASK_SESSION: Final = "task"
 """The session kind that is never bound: background tasks never own workspace memory."""
 
 _VERSION: Final = 1
+_MAX_BINDINGS_BYTES: Final = 16 * 1024 * 1024  # a bound, far above any real bindings file
 _LEGACY_SOURCE: Final = "legacy_upgrade"
 _Document = dict[str, object]
 
@@ -278,9 +279,13 @@ class BindingStore:
 
     def _read(self) -> _Document:
         try:
-            data = self.path.read_bytes()
+            data = read_regular(self.path, _MAX_BINDINGS_BYTES)
         except FileNotFoundError:
             return {"version": _VERSION, "bindings": {}}
+        except SourceError as error:
+            # A folder, FIFO or device where the file should be (never waited on): unusable,
+            # like a folder was before; an OSError, so resolving binds nothing.
+            raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
         try:
             document = _as_dict(json.loads(data))
         except ValueError:  # not JSON, or not text at all (UnicodeDecodeError)

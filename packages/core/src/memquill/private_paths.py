@@ -1,0 +1,160 @@
+"""Private paths: what a query never serves, and what a note is.
+
+Private: memquill's own bookkeeping (any ``.assistant``, ``.git`` or ``.memquill`` segment, the
+records file, its lock and staging files, and record projections) and the files and folders
+that usually hold credentials, whatever their extension and whatever the scan settings say.
+The credential lists below are the complete rule set; ``docs/security.md`` shows them as a
+table and ``tests/core/test_private_paths.py`` tests each entry.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Collection
+from typing import Final
+
+from memquill.errors import Messages
+
+__all__ = [
+    "CREDENTIAL_FOLDERS",
+    "CREDENTIAL_NAMES",
+    "CREDENTIAL_NESTED_FOLDERS",
+    "CREDENTIAL_PREFIXES",
+    "CREDENTIAL_SUFFIXES",
+    "NOTE_EXTENSIONS",
+    "is_managed_record_path",
+    "is_note",
+    "is_private",
+    "may_be_private",
+    "private_reason",
+]
+
+NOTE_EXTENSIONS: Final = (".md", ".txt", ".markdown")
+"""What a note is when the scan settings do not say otherwise: the only files ``get`` serves."""
+
+_PRIVATE_SEGMENTS: Final = frozenset({".assistant", ".git", ".memquill"})
+
+# Files and folders that usually hold credentials: never served, searched or listed, whatever
+# their extension and whatever the scan settings say. Names compare case-insensitively.
+CREDENTIAL_FOLDERS: Final = frozenset(
+    {
+        ".aws",  # credentials, config with keys
+        ".azure",
+        ".docker",  # config.json holds registry auth
+        ".env",  # a folder named .env (and the file)
+        ".gnupg",
+        ".kube",  # config holds cluster tokens and client keys
+        ".password-store",
+        ".ssh",
+    }
+)
+"""A path with any of these folders (or files) in it is private."""
+CREDENTIAL_NESTED_FOLDERS: Final = (".config/gcloud", ".config/gh")
+"""Folders two levels deep that hold tokens (Google Cloud SDK, GitHub CLI)."""
+CREDENTIAL_NAMES: Final = frozenset(
+    {
+        ".boto",
+        ".dockercfg",
+        ".envrc",
+        ".git-credentials",
+        ".htpasswd",
+        ".netrc",
+        "_netrc",
+        ".npmrc",
+        ".pgpass",
+        ".pypirc",
+        ".s3cfg",
+        ".yarnrc.yml",
+        "client_secret.json",
+        "credentials",
+        "credentials.json",
+        "kubeconfig",
+    }
+)
+"""File names that usually hold credentials."""
+CREDENTIAL_PREFIXES: Final = (
+    ".env.",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_rsa",
+    "client_secret_",
+)
+"""File name starts: ``.env.local``, SSH private keys (``id_ed25519``, ``id_rsa_work``), Google
+OAuth client files."""
+CREDENTIAL_SUFFIXES: Final = (
+    ".env",  # prod.env
+    ".jks",
+    ".kdbx",  # KeePass
+    ".key",
+    ".keystore",
+    ".p12",
+    ".pem",
+    ".pfx",
+    ".ppk",  # PuTTY
+    ".tfstate",  # Terraform state holds every secret it manages
+    ".tfstate.backup",
+    ".tfvars",
+)
+"""File name ends: keys, certificates with keys, key stores, Terraform state and variables."""
+
+
+def is_managed_record_path(path: str) -> bool:
+    """Whether ``path`` names the records file, its lock or temp files, or a projection."""
+    lowered = path.lower().replace("\\", "/")
+    lowered = lowered.removeprefix("./")
+    return lowered == "memory/records.md" or lowered.startswith(
+        ("memory/records/", "memory/.records-")
+    )
+
+
+def is_private(path: str) -> bool:
+    """Whether a workspace-relative path must never be served as query content.
+
+    Private: any ``.assistant``, ``.git`` or ``.memquill`` segment, memquill's managed record
+    paths, and the files and folders that usually hold credentials (``CREDENTIAL_*``).
+    """
+    return private_reason(path) is not None
+
+
+def private_reason(path: str) -> str | None:
+    """Why a workspace-relative path is private (the refusal's message), or ``None``."""
+    lowered = path.lower().replace("\\", "/")
+    segments = lowered.split("/")
+    if any(segment in _PRIVATE_SEGMENTS for segment in segments):
+        return Messages.PRIVATE
+    if is_managed_record_path(lowered):
+        return Messages.PRIVATE
+    name = segments[-1]
+    nested = "/" + lowered + "/"
+    if (
+        any(segment in CREDENTIAL_FOLDERS for segment in segments)
+        or any(f"/{folder}/" in nested for folder in CREDENTIAL_NESTED_FOLDERS)
+        or name in CREDENTIAL_NAMES
+        or name.startswith(CREDENTIAL_PREFIXES)
+        or name.endswith(CREDENTIAL_SUFFIXES)
+    ):
+        return Messages.CREDENTIAL_FILE
+    return None
+
+
+_NESTED_LEAVES: Final = frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
+
+
+def may_be_private(path: str, name: str) -> bool:
+    """A cheap necessary condition of :func:`is_private` for ``path`` (last segment ``name``)
+    whose parent folders are not private: a scan asks it of every entry it lists."""
+    lowered = name.lower()
+    return (
+        lowered.startswith((".", "_", "id_", "client_secret"))
+        or lowered.endswith(CREDENTIAL_SUFFIXES)
+        or lowered in CREDENTIAL_NAMES
+        or lowered in _NESTED_LEAVES
+        or path[:7].lower() == "memory/"
+        or "\\" in path
+    )
+
+
+def is_note(path: str, extensions: Collection[str] = NOTE_EXTENSIONS) -> bool:
+    """Whether ``path`` has one of the note ``extensions`` (lowercase, with the dot)."""
+    return posixpath.splitext(path.replace("\\", "/"))[1].lower() in extensions
