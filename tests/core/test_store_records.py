@@ -30,7 +30,7 @@ from memquill import Candidate, RecordStore
 from memquill.errors import Messages
 from memquill.private_paths import is_managed_record_path
 from memquill.store._codec import HEADER, LEGACY_HEADER, decode_store, iso_timestamp
-from memquill.store._record_key import RecordKey, operation_hashes
+from memquill.store._record_key import operation_hashes
 
 
 class Clock:
@@ -128,8 +128,8 @@ def test_new_records_have_the_spec_metadata(
     # The injected clock's reading inside the write, in JavaScript's toISOString form.
     assert record.created_at == record.updated_at == iso_timestamp(clock.moment)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", record.created_at)
-    # Keyed with the record key in the user data folder (unkeyed hashes would confirm guesses).
-    assert record.operation_hash == operation_hashes(RecordKey().load(), "key-1")[0]
+    # Keyed with the store's record key (unkeyed hashes would confirm guesses).
+    assert record.operation_hash == operation_hashes(store.record_key.load(), "key-1")[0]
     assert dict(record.source) == {
         "kind": "conversation",
         "sessionId": "session-1",
@@ -209,7 +209,7 @@ def test_correction_keeps_history_but_exposes_only_the_current_version(
     assert new.supersedes == old_id and new.root_id == old_id
     assert dict(new.source) == {"kind": "manual"}
     material = f"correction:{old_id}:{saved.revision}:New choice"
-    assert new.operation_hash == operation_hashes(RecordKey().load(), material)[0]
+    assert new.operation_hash == operation_hashes(store.record_key.load(), material)[0]
     # The copy keeps the previous key order and appends ``supersedes``.
     assert list(new.meta) == [*old.meta, "supersedes"]
     assert [item.content for item in store.projection().records] == ["New choice"]

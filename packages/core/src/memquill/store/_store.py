@@ -96,6 +96,12 @@ class RecordStore:
         return self._workspace
 
     @property
+    def record_key(self) -> KeySource:
+        """Where this store's operation hashes are keyed (the user's key file, or the row of a
+        database store)."""
+        return self._record_key
+
+    @property
     def secrets(self) -> SecretScanner:
         """The credential scanner writes use (``doctor`` reports with it too)."""
         return self._secrets
