@@ -25,7 +25,7 @@
 
 Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
 and ``docs/errors.md`` lists them. :data:`ERRORS` is the one registry of codes: class, meaning
-and the CLI's exit status for each.
+and the CLI's exit status for each; the texts are :class:`~memquill.messages.Messages`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Final, Literal
+
+from memquill.messages import Messages
 
 __all__ = [
     "ERRORS",
@@ -72,163 +74,6 @@ ErrorCode = Literal[
     "corrupt",
     "storage",
 ]
-
-
-class Messages:
-    """The exact message texts, one constant each, so no call site can reword them."""
-
-    STALE: Final = "Memory changed. Refresh before saving."
-    CHANGED_WHILE_SAVING: Final = "Memory changed while saving."
-    KEY_REUSED: Final = (
-        "Idempotency key was already used for different memory content or provenance."
-    )
-    BATCH_SIZE: Final = "Provide 1–40 memory candidates."
-    CONTENT: Final = "Memory must contain 1–16000 characters."
-    SOURCE_REQUIRED: Final = "A real source is required."
-    TOOL_SOURCE: Final = "Tool memories need a trusted session ID."
-    CONVERSATION_SOURCE: Final = "Conversation memories need session and message IDs."
-    SOURCE_REFERENCE: Final = "Invalid source reference."
-    SOURCE_ROLE: Final = "Invalid source role."
-    KEY_REQUIRED: Final = "An idempotency key is required."
-    RESERVATION: Final = "Invalid storage reservation."
-    REVISION_FORMAT: Final = (
-        "A revision is 64 lowercase hexadecimal characters (the CLI also takes a unique prefix "
-        "of at least 8)."
-    )
-    ID_AMBIGUOUS: Final = "That record id prefix matches more than one record; give more of it."
-    SECRET: Final = "Remove credential material before saving memory."  # noqa: S105
-    ABSOLUTE_WORKSPACE: Final = "An absolute workspace is required."
-    WORKSPACE_NOT_DIR: Final = "Workspace must be a directory."
-    MEMORY_PATH: Final = "Memory path is not a regular workspace file."
-    LOCK_HELD: Final = "Memory writer lock is held or cannot be verified."
-    LOCK_RACED: Final = "Another memory writer acquired the lock."
-    LOCK_RELEASE: Final = (
-        "Memory writer lock could not be released; retry after checking directory permissions."
-    )
-    ACTIVE_NOT_FOUND: Final = "Active memory was not found."
-    NOT_FOUND: Final = "Memory was not found."
-    FULL: Final = (
-        "Memory storage has reached its 2 MiB limit. Forget unneeded records to free space; "
-        "do not delete source tombstones."
-    )
-    INSUFFICIENT: Final = (
-        "Memory storage has insufficient space. Forget unneeded records before retrying."
-    )
-    FOREIGN: Final = (
-        "Existing records.md is not a managed memory file. Back up the file and restore a "
-        "valid managed version before retrying."
-    )
-    EDITED: Final = (
-        "Memory file has external or invalid edits. Back up the file and restore a valid "
-        "managed version; no changes were written."
-    )
-    REPAIR_HINT: Final = (
-        "Run `memquill doctor` to see which record and why; `memquill doctor --fix` repairs a "
-        "hand edit when that is unambiguous."
-    )
-    WORKSPACE_MISSING: Final = (
-        "Memory storage is unavailable: the workspace folder does not exist. Create it, or "
-        "choose an existing folder."
-    )
-    READ_FAILED: Final = (
-        "Memory could not be read. Check workspace and file permissions before retrying."
-    )
-    SAVE_FAILED: Final = (
-        "Memory could not be saved. Check workspace permissions and free disk space before "
-        "retrying."
-    )
-    UNAVAILABLE: Final = (
-        "Memory storage is unavailable. Check workspace permissions and free disk space before "
-        "retrying."
-    )
-    PREFLIGHT_UNAVAILABLE: Final = (
-        "Memory storage is unavailable. Check workspace access, file permissions and free disk "
-        "space before retrying."
-    )
-    STORE_LOCATION: Final = (
-        "Unknown memory store location: use file or a postgresql:// connection URL."
-    )
-    DATABASE_DRIVER: Final = (
-        "The PostgreSQL store needs the optional extra: install memquill[postgres]."
-    )
-    DATABASE_UNAVAILABLE: Final = (
-        "The memory database cannot be reached. Check the store location, the server and the "
-        "credentials before retrying."
-    )
-    DATABASE_SCHEMA: Final = (
-        "The memory database was set up by a newer memquill; upgrade memquill to use it."
-    )
-    DATABASE_SAVE_FAILED: Final = (
-        "Memory could not be saved: the database connection failed during the write. The "
-        "write may not have been applied; read memory again before retrying."
-    )
-    IMPORT_CHANGES_HISTORY: Final = (
-        "An imported records file may edit the text of remembered facts and add new ones, but "
-        "must keep every existing record's metadata and every tombstone."
-    )
-    WRITE_UNAUTHORIZED: Final = (
-        "Memory write permission or workspace scope is no longer authorized."
-    )
-    NO_SESSION: Final = "Memory writes require a trusted source session."
-    RECORD_KEY_UNAVAILABLE: Final = (
-        "The memory record key (record-key.v1 in the user data folder) is missing, unsafe or "
-        "cannot be created. It must be a 32-byte file only its owner can read."
-    )
-    # Query-side (workspace file) messages.
-    RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
-    OUTSIDE: Final = "Access denied: path is outside workspace."
-    SYMLINK_OUTSIDE: Final = "Access denied: path resolves outside workspace (symlink)."
-    DAILY_OUTSIDE: Final = "Access denied: daily directory resolves outside workspace."
-    PRIVATE: Final = "Access denied: internal memory history is not query content."
-    CREDENTIAL_FILE: Final = (
-        "Access denied: files that usually hold credentials are not query content."
-    )
-    NOT_A_NOTE: Final = (
-        "Access denied: only notes (.md, .markdown, .txt or the extensions the scan settings "
-        "add) are query content."
-    )
-    SOURCE_MISSING: Final = "Memory source not found."
-    SOURCE_UNREADABLE: Final = "Memory source is not readable."
-    SOURCE_READ_FAILED: Final = "Memory source could not be read."
-    NOT_REGULAR: Final = "Memory path is not a regular file."
-    TOO_LARGE: Final = "Memory file exceeds the 512 KiB read limit."
-    # Session binding messages.
-    BINDING_SESSION: Final = "A session id is required to bind workspace memory."
-    BINDING_TASK: Final = "Task sessions cannot be bound to workspace memory."
-    BINDING_WORKSPACE: Final = (
-        "Workspace memory can only be bound to an existing absolute workspace directory."
-    )
-    BINDINGS_INVALID: Final = (
-        "The memory bindings file is not valid; back it up and remove it before binding again."
-    )
-    BINDINGS_SAVE_FAILED: Final = (
-        "Memory bindings could not be saved. Check permissions and free disk space of the "
-        "bindings folder before retrying."
-    )
-    # Extraction job ledger and answers.
-    JOBS_CORRUPT: Final = (
-        "The extraction job ledger (.assistant/memory-jobs.json) is not valid. Back it up and "
-        "remove it to start a new one; memory itself is unchanged."
-    )
-    JOBS_LIMIT: Final = (
-        "The extraction job ledger is full (5,000 turns or 4 MiB): automatic extraction has "
-        "stopped for this workspace. Memory itself still works."
-    )
-    JOBS_UNSAFE_PATH: Final = (
-        "The extraction job ledger path is not a regular workspace file (.assistant or a "
-        "ledger file is a symlink or the wrong kind of file)."
-    )
-    JOBS_BUSY: Final = "Another process holds the extraction job ledger lock; retry shortly."
-    JOBS_READ_FAILED: Final = (
-        "The extraction job ledger could not be read. Check workspace permissions before retrying."
-    )
-    JOBS_SAVE_FAILED: Final = (
-        "The extraction job ledger could not be saved. Check workspace permissions and free "
-        "disk space before retrying."
-    )
-    EXTRACTION_NOT_JSON: Final = "The extraction answer is not a JSON array of facts."
-    EXTRACTION_TOO_MANY: Final = "The extraction answer has more than 8 facts."
-    EXTRACTION_ITEM: Final = "The extraction answer has an invalid fact"
 
 
 class MemquillError(Exception):

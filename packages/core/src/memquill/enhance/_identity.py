@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-import secrets
-import stat
 from pathlib import Path
 from typing import Final
 
 from memquill.enhance._model import ModelIdentity
-from memquill.errors import SourceError
-from memquill.paths import open_regular
+from memquill.keyfiles import KEY_BYTES, UnsafeKeyFile, load_key_file
 
 __all__ = [
     "KEY_BYTES",
@@ -36,8 +32,6 @@ __all__ = [
 ]
 
 KEY_FILE: Final = "install-key.v1"
-KEY_BYTES: Final = 32
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _ROUTE: Final = b"memquill:model-route:v1\0"
 _BLOCK: Final = b"memquill:model-block:v1\0"
 
@@ -68,56 +62,9 @@ class InstallKey:
                 not exactly 32 bytes, or readable by group or others.
         """
         try:
-            return self._read()
-        except FileNotFoundError:
-            pass
-        except OSError:
+            return load_key_file(self.path)
+        except UnsafeKeyFile:
             raise IdentityUnavailable() from None
-        try:
-            self._create()
-            return self._read()
-        except OSError:
-            raise IdentityUnavailable() from None
-
-    def _read(self) -> bytes:
-        path = self.path
-        if path.is_symlink():
-            raise IdentityUnavailable()
-        try:
-            descriptor = open_regular(path)  # never waits on a FIFO planted there
-        except SourceError:
-            raise IdentityUnavailable() from None
-        try:
-            info = os.fstat(descriptor)
-            if not stat.S_ISREG(info.st_mode) or info.st_size != KEY_BYTES:
-                raise IdentityUnavailable()
-            if os.name == "posix" and info.st_mode & 0o077:
-                raise IdentityUnavailable()
-            data = os.read(descriptor, KEY_BYTES + 1)
-        finally:
-            os.close(descriptor)
-        if len(data) != KEY_BYTES:
-            raise IdentityUnavailable()
-        return data
-
-    def _create(self) -> None:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = self.directory / f".{KEY_FILE}.{secrets.token_hex(8)}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-        descriptor = os.open(temporary, flags, 0o600)
-        try:
-            os.write(descriptor, secrets.token_bytes(KEY_BYTES))
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        try:
-            # A hard link never replaces an existing key: a racing process that published
-            # first wins, and both then read the same file.
-            os.link(temporary, self.path)
-        except FileExistsError:
-            pass
-        finally:
-            temporary.unlink(missing_ok=True)
 
 
 def fingerprint(key: bytes, identity: ModelIdentity) -> str:

@@ -18,7 +18,6 @@ import errno
 import os
 import stat
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Generator
@@ -33,6 +32,7 @@ from memquill.errors import (
     JobBusyError,
     JobLimitError,
     JobUnsafePathError,
+    MemquillError,
     Messages,
     SourceError,
     StorageError,
@@ -41,6 +41,7 @@ from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.lifecycle._model import MAX_LEDGER_BYTES, Ledger
 from memquill.paths import canonical_workspace, open_regular
 from memquill.store._fileio import fsync_directory, write_synced
+from memquill.store._waiting import wait_for_lock
 
 __all__ = ["LEDGER_PATH", "LedgerFile"]
 
@@ -256,29 +257,18 @@ def _copy(ledger: Ledger) -> Ledger:
 
 def _lock(path: Path, timeout: float) -> int | None:
     """An exclusive kernel lock on ``path`` (created ``0600``), waited for up to ``timeout``
-    seconds; ``None`` when it stays held or cannot be taken. The kernel frees it when the
-    holder dies, so no stale lock is ever left behind."""
+    seconds as the store's writers wait; ``None`` when it stays held or cannot be taken. The
+    kernel frees it when the holder dies, so no stale lock is ever left behind."""
     try:
         fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o600)
     except (OSError, SourceError):
         return None
-    deadline = time.monotonic() + timeout
-    wait = 0.001
-    while True:
-        try:
-            portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
-        except portalocker.AlreadyLocked:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                os.close(fd)
-                return None
-            time.sleep(min(wait, remaining))
-            wait = min(wait * 2, 0.05)
-        except portalocker.LockException:
-            os.close(fd)
-            return None
-        else:
-            return fd
+    try:
+        wait_for_lock(fd, timeout)
+    except MemquillError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _unlock(fd: int) -> None:

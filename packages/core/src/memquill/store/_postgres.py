@@ -26,18 +26,18 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal, TypeAlias, TypeVar, cast
-from urllib.parse import parse_qsl, urlsplit
 
 import psycopg
 from psycopg import errors as pg_errors
 
-from memquill.errors import BusyError, InvalidInputError, MemoryRecordError, Messages, StorageError
+from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
 from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for
 from memquill.store._memo import Decoded
+from memquill.store._postgres_location import PostgresLocation, parse_location
 from memquill.store._record_key import KEY_BYTES, KeySource
 from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
@@ -45,13 +45,13 @@ from memquill.store._transaction import Change, Operation, apply_operation, loca
 
 __all__ = ["MIRROR_NAME", "SCHEMA_VERSION", "PostgresBackend", "PostgresLocation", "parse_location"]
 
+
 Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
 _T = TypeVar("_T")
 
 SCHEMA_VERSION: Final = 1
 MIRROR_NAME: Final = ".records-mirror.md"
 _SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises first-use schema creation
-_MAX_NAME: Final = 200
 
 _CREATE: Final = (
     "CREATE SCHEMA IF NOT EXISTS memquill",
@@ -86,37 +86,6 @@ _REPLACE: Final = (
     "UPDATE memquill.records SET records = %s, updated_at = now() "
     "WHERE workspace = %s RETURNING digest"
 )
-
-
-@dataclass(frozen=True)
-class PostgresLocation:
-    """A parsed store location (``repr`` never shows the connection string)."""
-
-    conninfo: str = field(repr=False)
-    workspace: str = "default"
-    mirror: bool = False
-    idle_timeout: float = 5.0
-
-
-def parse_location(location: str) -> PostgresLocation:
-    """Split ``postgresql://…#workspace=NAME&mirror=1&idle_timeout=S`` into its parts.
-
-    Raises:
-        InvalidInputError: an unknown or invalid option (the message never repeats the URL).
-    """
-    conninfo, _, options = location.partition("#")
-    try:
-        urlsplit(conninfo)
-        pairs = dict(parse_qsl(options, keep_blank_values=True, strict_parsing=bool(options)))
-        name = pairs.pop("workspace", "default")
-        mirror = pairs.pop("mirror", "0") in ("1", "true", "yes")
-        idle = float(pairs.pop("idle_timeout", "5"))
-    except ValueError:
-        raise InvalidInputError(Messages.STORE_LOCATION) from None
-    valid_name = 0 < len(name) <= _MAX_NAME and name.isprintable()
-    if pairs or not valid_name or not 0 < idle <= 3600:
-        raise InvalidInputError(Messages.STORE_LOCATION)
-    return PostgresLocation(conninfo, name, mirror, idle)
 
 
 class PostgresBackend(RecordsBackend):

@@ -27,22 +27,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-import secrets
 from pathlib import Path
 from typing import Final, Protocol
 
-from memquill.errors import Messages, SourceError, StorageError
-from memquill.paths import open_regular, user_data_dir
+from memquill.errors import Messages, StorageError
+from memquill.keyfiles import KEY_BYTES, UnsafeKeyFile, load_key_file
+from memquill.paths import user_data_dir
 
 __all__ = ["KEYED_PREFIX", "KEY_BYTES", "KEY_FILE", "KeySource", "RecordKey", "operation_hashes"]
 
 KEY_FILE: Final = "record-key.v1"
-KEY_BYTES: Final = 32
 KEYED_PREFIX: Final = "hmac-v1:"
 """How a keyed ``operationHash`` starts (an unkeyed one is 64 hex digits)."""
 _DOMAIN: Final = b"memquill:operation-hash:v1\0"
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class KeySource(Protocol):
@@ -77,46 +74,9 @@ class RecordKey:
                 exactly 32 bytes, or accessible to group or others.
         """
         try:
-            try:
-                return self._read()
-            except FileNotFoundError:
-                self._create()
-                return self._read()
-        except (OSError, SourceError) as error:
-            raise StorageError(Messages.RECORD_KEY_UNAVAILABLE) from error
-
-    def _read(self) -> bytes:
-        descriptor = open_regular(self.path)  # no symlink, no FIFO, never blocks
-        try:
-            info = os.fstat(descriptor)
-            unsafe = os.name == "posix" and info.st_mode & 0o077
-            if info.st_size != KEY_BYTES or unsafe:
-                raise StorageError(Messages.RECORD_KEY_UNAVAILABLE)
-            data = os.read(descriptor, KEY_BYTES + 1)
-        finally:
-            os.close(descriptor)
-        if len(data) != KEY_BYTES:
-            raise StorageError(Messages.RECORD_KEY_UNAVAILABLE)
-        return data
-
-    def _create(self) -> None:
-        folder = self.path.parent
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = folder / f".{KEY_FILE}.{secrets.token_hex(8)}.tmp"
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-        try:
-            os.write(descriptor, secrets.token_bytes(KEY_BYTES))
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        try:
-            # A hard link never replaces an existing key: a racing process that published
-            # first wins, and both then read the same file.
-            os.link(temporary, self.path)
-        except FileExistsError:
-            pass
-        finally:
-            temporary.unlink(missing_ok=True)
+            return load_key_file(self.path)
+        except UnsafeKeyFile:
+            raise StorageError(Messages.RECORD_KEY_UNAVAILABLE) from None
 
 
 def operation_hashes(key: bytes, material: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
@@ -22,13 +22,13 @@ from memquill.errors import (
     Messages,
     NotFoundError,
 )
+from memquill.store._append import append_candidates
 from memquill.store._backend import RecordsBackend, open_backend
 from memquill.store._codec import (
     MAX_STORE_BYTES,
     JSONValue,
     Record,
     iso_timestamp,
-    source_key,
     validate_content,
     validate_source,
 )
@@ -231,7 +231,9 @@ class RecordStore:
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
-            return self._append(batch, draft, key)
+            return append_candidates(
+                batch, draft, key, iso_timestamp(self._now()), lambda: str(uuid.uuid4())
+            )
 
         return self._backend.transact(operation, self._lock_timeout)
 
@@ -368,35 +370,6 @@ class RecordStore:
     def _check_content(self, content: str) -> None:
         self._secrets.check(validate_content(content))
 
-    def _append(self, batch: Iterable[Candidate], draft: list[Record], key: bytes) -> Outcome:
-        tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
-        # Each key's keyed hash (what memquill writes) and unkeyed one (what the original system
-        # wrote): a record with either is the same operation, for duplicates and blocking alike.
-        prepared = [
-            (candidate, operation_hashes(key, candidate.idempotency_key)) for candidate in batch
-        ]
-        if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
-            return Outcome("blocked", tuple(None for _ in prepared))
-        now = iso_timestamp(self._now())
-        ids: list[str | None] = []
-        created: set[str] = set()
-        for candidate, hashes in prepared:
-            existing = next((r for r in draft if r.operation_hash in hashes), None)
-            if existing is None:
-                new_id = str(uuid.uuid4())
-                draft.append(_new_record(new_id, candidate, now, hashes[0]))
-                ids.append(new_id)
-                created.add(new_id)
-            elif existing.status != "active":
-                return Outcome("blocked", tuple(None for _ in prepared))
-            elif existing.content != candidate.content or not _same_provenance(
-                existing.source, candidate.source
-            ):
-                raise ConflictError(Messages.KEY_REUSED)
-            else:
-                ids.append(existing.id)
-        return Outcome("saved" if created else "duplicate", tuple(ids), frozenset(created))
-
 
 def _check_revision(snapshot: Snapshot, target: Record | None, expected: str) -> None:
     if expected == snapshot.revision:
@@ -404,20 +377,3 @@ def _check_revision(snapshot: Snapshot, target: Record | None, expected: str) ->
     if target is not None and expected == snapshot.record_revision(target):
         return
     raise ConflictError(Messages.STALE)
-
-
-def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> bool:
-    return all(a.get(key) == b.get(key) for key in ("kind", "sessionId", "messageId", "role"))
-
-
-def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: str) -> Record:
-    meta: dict[str, JSONValue] = {
-        "id": record_id,
-        "rootId": record_id,
-        "source": dict(candidate.source),
-        "status": "active",
-        "createdAt": now,
-        "updatedAt": now,
-        "operationHash": operation_hash,
-    }
-    return Record(meta, candidate.content)

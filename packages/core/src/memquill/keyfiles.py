@@ -1,0 +1,83 @@
+"""Owner-only secret key files in the user's data folder: created once, checked at every read.
+
+memquill keeps two such keys (the record key that keys tombstone hashes, and the install key
+that keys model fingerprints). Both follow one rule: 32 random bytes in a regular file, never a
+symlink, readable by its owner only. A missing key is created by writing an exclusive temporary
+file and publishing it with a hard link, so two processes racing agree on one key (a link never
+replaces a file). Anything else about the file makes the read fail, so a caller never falls
+back to something weaker.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Final
+
+from memquill.errors import SourceError
+from memquill.paths import open_regular
+
+__all__ = ["KEY_BYTES", "UnsafeKeyFile", "load_key_file"]
+
+KEY_BYTES: Final = 32
+"""The size of every key memquill keeps."""
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafeKeyFile(Exception):
+    """The key cannot be created, or its file is not what a key file must be.
+
+    Carries no path or OS text: callers turn it into their own error.
+    """
+
+
+def load_key_file(path: Path) -> bytes:
+    """The key at ``path``, created (with an owner-only folder) when missing.
+
+    Raises:
+        UnsafeKeyFile: it cannot be created or read, or it is a symlink, not a regular file,
+            not exactly :data:`KEY_BYTES` long, or accessible to group or others.
+    """
+    try:
+        try:
+            return _read(path)
+        except FileNotFoundError:
+            _create(path)
+            return _read(path)
+    except (OSError, SourceError):
+        raise UnsafeKeyFile() from None
+
+
+def _read(path: Path) -> bytes:
+    descriptor = open_regular(path)  # no symlink, no FIFO, never blocks
+    try:
+        info = os.fstat(descriptor)
+        unsafe = os.name == "posix" and info.st_mode & 0o077
+        if info.st_size != KEY_BYTES or unsafe:
+            raise UnsafeKeyFile()
+        data = os.read(descriptor, KEY_BYTES + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) != KEY_BYTES:
+        raise UnsafeKeyFile()
+    return data
+
+
+def _create(path: Path) -> None:
+    folder = path.parent
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        os.write(descriptor, secrets.token_bytes(KEY_BYTES))
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    try:
+        # A racing process that published first wins, and both then read the same file.
+        os.link(temporary, path)
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -1,0 +1,82 @@
+"""Saving candidates into a draft: idempotency, tombstones and key reuse (a pure operation).
+
+A candidate whose idempotency key already wrote the same fact is a ``duplicate``; a key, or a
+source message, whose fact was corrected or forgotten blocks the whole batch (``blocked``): a
+forgotten fact never comes back. A key reused for other content or provenance is a conflict.
+Both hashes of a key count as the same operation: the keyed one memquill writes and the
+unkeyed one the original system wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from memquill.errors import ConflictError, Messages
+from memquill.store._codec import JSONValue, Record, source_key
+from memquill.store._record_key import operation_hashes
+from memquill.store._results import Candidate
+from memquill.store._transaction import Outcome
+
+__all__ = ["append_candidates"]
+
+
+def append_candidates(
+    batch: Iterable[Candidate],
+    draft: list[Record],
+    key: bytes,
+    now: str,
+    new_id: Callable[[], str],
+) -> Outcome:
+    """Append ``batch`` to ``draft`` (in place) and say what happened to each candidate.
+
+    Args:
+        batch: the candidates, already validated.
+        draft: a copy of the store's records; new versions are appended to it.
+        key: the store's record key.
+        now: the timestamp new records carry.
+        new_id: draws a new record id.
+
+    Raises:
+        ConflictError: a key was reused for other content or provenance.
+    """
+    tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
+    prepared = [
+        (candidate, operation_hashes(key, candidate.idempotency_key)) for candidate in batch
+    ]
+    if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
+        return Outcome("blocked", tuple(None for _ in prepared))
+    ids: list[str | None] = []
+    created: set[str] = set()
+    for candidate, hashes in prepared:
+        existing = next((r for r in draft if r.operation_hash in hashes), None)
+        if existing is None:
+            record_id = new_id()
+            draft.append(_new_record(record_id, candidate, now, hashes[0]))
+            ids.append(record_id)
+            created.add(record_id)
+        elif existing.status != "active":
+            return Outcome("blocked", tuple(None for _ in prepared))
+        elif existing.content != candidate.content or not _same_provenance(
+            existing.source, candidate.source
+        ):
+            raise ConflictError(Messages.KEY_REUSED)
+        else:
+            ids.append(existing.id)
+    return Outcome("saved" if created else "duplicate", tuple(ids), frozenset(created))
+
+
+def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> bool:
+    return all(a.get(key) == b.get(key) for key in ("kind", "sessionId", "messageId", "role"))
+
+
+def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: str) -> Record:
+    meta: dict[str, JSONValue] = {
+        "id": record_id,
+        "rootId": record_id,
+        "source": dict(candidate.source),
+        "status": "active",
+        "createdAt": now,
+        "updatedAt": now,
+        "operationHash": operation_hash,
+    }
+    return Record(meta, candidate.content)
