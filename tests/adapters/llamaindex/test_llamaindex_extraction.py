@@ -24,6 +24,7 @@ from tests.core.lifecycle_helpers import REPLIES, USERS, answer, fact
 from memquill import Extraction, MemorySession, RecordedMessages, job_status
 from memquill_llamaindex import ChatStoreSource, MemquillMemoryBlock
 
+TABLE = "chat"
 FACTS = answer(
     fact("m0", "The user lives in Lisbon since March.", "I moved to Lisbon in March"),
     fact("m2", "The user's daughter Ana starts school in September.", "Ana starts school"),
@@ -32,10 +33,15 @@ FACTS = answer(
 
 
 @pytest.fixture
-async def store() -> AsyncIterator[SQLAlchemyChatStore]:
-    engine: AsyncEngine = create_async_engine("sqlite+aiosqlite://")
-    yield SQLAlchemyChatStore(table_name="chat", async_engine=engine)
-    await engine.dispose()
+async def engine() -> AsyncIterator[AsyncEngine]:
+    created = create_async_engine("sqlite+aiosqlite://")
+    yield created
+    await created.dispose()
+
+
+@pytest.fixture
+def store(engine: AsyncEngine) -> SQLAlchemyChatStore:
+    return SQLAlchemyChatStore(table_name=TABLE, async_engine=engine)
 
 
 def _extractor(*replies: str) -> ScriptedExtractorLLM:
@@ -49,22 +55,28 @@ def _records(workspace: Path) -> list[str]:
     return [record.content for record in records if record.status == "active"]
 
 
-def _memory(block: MemquillMemoryBlock, store: SQLAlchemyChatStore, **options: Any) -> Memory:
+def _memory(block: MemquillMemoryBlock, engine: AsyncEngine, **options: Any) -> Memory:
+    # The block's chat store and the memory's share one table through one engine (newer
+    # llama-index releases also take the store itself: ``chat_store=store``).
     return Memory.from_defaults(
         session_id="chat-1",
         memory_blocks=[block],
-        chat_store=store,
+        table_name=TABLE,
+        async_engine=engine,
         tokenizer_fn=str.split,
         **options,
     )
 
 
 async def test_flushed_turns_become_facts_with_verbatim_evidence(
-    session: MemorySession, workspace: Path, store: SQLAlchemyChatStore
+    session: MemorySession,
+    workspace: Path,
+    store: SQLAlchemyChatStore,
+    engine: AsyncEngine,
 ) -> None:
     extractor = _extractor(FACTS)
     block = MemquillMemoryBlock.with_extraction(session, store, extractor)
-    memory = _memory(block, store, token_limit=20, token_flush_size=5)
+    memory = _memory(block, engine, token_limit=20, token_flush_size=5)
     users = (*USERS, "Bye.", "See you.", "Later.", "Ok.")
     for user, reply in zip(users, (*REPLIES, "Bye!", "Ciao!", "Sure.", "Ok."), strict=True):
         await memory.aput(ChatMessage(role=MessageRole.USER, content=user))
@@ -81,10 +93,13 @@ async def test_flushed_turns_become_facts_with_verbatim_evidence(
 
 
 async def test_a_short_conversation_is_recorded_when_it_ends(
-    session: MemorySession, workspace: Path, store: SQLAlchemyChatStore
+    session: MemorySession,
+    workspace: Path,
+    store: SQLAlchemyChatStore,
+    engine: AsyncEngine,
 ) -> None:
     block = MemquillMemoryBlock.with_extraction(session, store, _extractor(FACTS))
-    memory = _memory(block, store)
+    memory = _memory(block, engine)
     for user, reply in zip(USERS, REPLIES, strict=True):
         await memory.aput(ChatMessage(role=MessageRole.USER, content=user))
         await memory.aput(ChatMessage(role=MessageRole.ASSISTANT, content=reply))
@@ -96,11 +111,14 @@ async def test_a_short_conversation_is_recorded_when_it_ends(
 
 @pytest.mark.filterwarnings(AGENT_WARNINGS)
 async def test_an_agent_remembers_what_the_user_said_without_a_memory_tool(
-    session: MemorySession, workspace: Path, store: SQLAlchemyChatStore
+    session: MemorySession,
+    workspace: Path,
+    store: SQLAlchemyChatStore,
+    engine: AsyncEngine,
 ) -> None:
     extractor = _extractor(FACTS)
     block = MemquillMemoryBlock.with_extraction(session, store, extractor)
-    memory = _memory(block, store)
+    memory = _memory(block, engine)
     for user, reply in zip(USERS, REPLIES, strict=True):
         agent = FunctionAgent(tools=[], llm=Script([], answer=reply).llm())
         outcome = await run_agent(agent, user, memory=memory)
@@ -116,11 +134,14 @@ async def test_an_agent_remembers_what_the_user_said_without_a_memory_tool(
 
 
 async def test_an_edit_in_the_chat_store_during_generation_saves_nothing(
-    session: MemorySession, workspace: Path, store: SQLAlchemyChatStore
+    session: MemorySession,
+    workspace: Path,
+    store: SQLAlchemyChatStore,
+    engine: AsyncEngine,
 ) -> None:
     extractor = _extractor(FACTS)
     block = MemquillMemoryBlock.with_extraction(session, store, extractor)
-    memory = _memory(block, store)
+    memory = _memory(block, engine)
     for user, reply in zip(USERS, REPLIES, strict=True):
         await memory.aput(ChatMessage(role=MessageRole.USER, content=user))
         await memory.aput(ChatMessage(role=MessageRole.ASSISTANT, content=reply))
