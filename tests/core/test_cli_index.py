@@ -80,7 +80,7 @@ def test_rebuild_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and "search index: ok, " in out and out.endswith("healthy\n")
     path = index_path(tmp_path.resolve(), index_dir())
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE docs SET bytes = bytes + 1")
+        connection.execute("UPDATE docs SET size = size + 1")
     status, out, _ = run(capsys, *ws, "doctor")
     assert status == 1 and "search index: " in out and "checksum" in out
     assert out.endswith("problems found\n")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import ge
 from typing import Final
 
 __all__ = ["MARGIN", "Term", "select"]
@@ -24,10 +26,8 @@ MARGIN: Final = 1e-9
 _REPRUNE: Final = 2
 """Drop hopeless documents again once more than this many times ``depth`` are in play."""
 
-_SCAN_OVER_LOOKUP: Final = 8
-"""A pass over a term's postings costs about this many times less per posting than a
-binary search per document in play."""
-
+_SAMPLE: Final = 4
+"""A threshold is first taken among this many times ``depth`` documents."""
 Scale = Callable[[dict[int, float]], list[float]]
 """Each document's score in play times its decay factor (same order as the dict)."""
 
@@ -40,14 +40,12 @@ class Term:
         bound: no document gains more than this from the term.
         accumulate: adds the term's gain to ``acc[slot]`` of every allowed document holding
             it (inserting missing slots).
-        lookup: the gain of one slot (0.0 when it does not hold the term).
         size: how many documents hold it (the cost of ``accumulate``).
         accumulate_known: like ``accumulate``, for the slots already in ``acc`` only.
     """
 
     bound: float
     accumulate: Callable[[dict[int, float]], None]
-    lookup: Callable[[int], float]
     size: int
     accumulate_known: Callable[[dict[int, float]], None]
 
@@ -85,14 +83,7 @@ def select(
             if len(acc) > _REPRUNE * depth:
                 theta = max(theta, _threshold(acc, depth, scale))
                 acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
-            if term.size < _SCAN_OVER_LOOKUP * len(acc):
-                term.accumulate_known(acc)  # one pass over the postings beats a search per slot
-            else:
-                lookup = term.lookup
-                for slot in acc:
-                    gain = lookup(slot)
-                    if gain:
-                        acc[slot] += gain
+            term.accumulate_known(acc)
         else:
             term.accumulate(acc)
         remaining -= term.bound
@@ -114,7 +105,7 @@ def _hopeful(
     floor = theta * (1.0 - MARGIN)
     # First the bound every document shares, then (with decay) each document's own factor.
     cut = floor / (ceiling * (1.0 + MARGIN)) - remaining
-    kept = {slot: score for slot, score in acc.items() if score >= cut}
+    kept = dict(compress(acc.items(), map(ge, acc.values(), repeat(cut))))
     if flat:
         return kept
     top = 1.0 + MARGIN
@@ -127,5 +118,10 @@ def _hopeful(
 
 def _threshold(acc: dict[int, float], depth: int, scale: Scale | None) -> float:
     """The ``depth``-th best decayed lower bound among the documents in play."""
-    values = acc.values() if scale is None else scale(acc)
+    values = list(acc.values()) if scale is None else scale(acc)
+    if len(values) > _SAMPLE * depth:
+        # The depth-th best of a part is no better than the whole's: only values at least
+        # that good can be among the best (kept in C, a few of many).
+        floor = heapq.nlargest(depth, values[: _SAMPLE * depth])[-1]
+        values = list(compress(values, map(ge, values, repeat(floor))))
     return heapq.nlargest(depth, values)[-1]

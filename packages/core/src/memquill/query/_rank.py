@@ -159,6 +159,11 @@ class RankCorpus(Protocol):
         """How many documents of the whole set are dated in ``key``, and those to score."""
         ...
 
+    def rescoring(self, indexes: Sequence[int]) -> None:
+        """Told which documents :meth:`chunk_counts` is about to be asked about (a corpus
+        may fetch their figures at once)."""
+        ...
+
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk of document ``index``."""
         ...
@@ -245,6 +250,9 @@ class Corpus:
         )
         return len(holding), holding
 
+    def rescoring(self, indexes: Sequence[int]) -> None:
+        """Nothing to fetch: every document is in memory."""
+
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk of document ``index``."""
         return self.documents[index].chunk_counts(term)
@@ -302,7 +310,9 @@ def rank(
     ]
     decayed.sort()
     hits: list[tuple[float, bytes, int, int | None, tuple[tuple[str, float], ...]]] = []
-    for negative, key, index in decayed[: max(params.rerank_depth, candidates)]:
+    rescored = decayed[: max(params.rerank_depth, candidates)]
+    corpus.rescoring([index for _, _, index in rescored])
+    for negative, key, index in rescored:
         terms = tuple(matched.get(index, ()))
         position, chunk_score = _best_chunk(corpus, index, terms, params.k1)
         score = -negative + params.chunk_weight * chunk_score * factors[index]
@@ -311,7 +321,7 @@ def rank(
     ranked: list[RankedHit] = []
     for negative, _, index, position, terms in hits[:candidates]:
         document = corpus.document(index)
-        chunk = None if position is None else document.chunks()[position][0]
+        chunk = None if position is None else document.chunk_list()[position]
         ranked.append(RankedHit(document, -negative, chunk, terms))
     return ranked
 
