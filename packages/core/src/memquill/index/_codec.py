@@ -44,6 +44,7 @@ _HEADER: Final = struct.Struct("<II")
 _MATRIX: Final = struct.Struct("<IIc")
 _CRC: Final = struct.Struct("<I")
 _SWAP: Final = sys.byteorder != "little"
+_EXTEND: Final = list[int].extend
 _ARRAYS: Final[dict[bytes, Callable[[], array[int]]]] = {
     b"B": lambda: array("B"),
     b"H": lambda: array("H"),
@@ -90,7 +91,7 @@ class SegmentBuilder:
         # One triple per body term, appended in C: a note holds hundreds of terms.
         deque(
             map(
-                list.extend,
+                _EXTEND,
                 map(terms.__getitem__, figures.terms),
                 zip(repeat(doc_id, width), body.values(), range(width), strict=True),
             ),

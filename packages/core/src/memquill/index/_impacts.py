@@ -14,10 +14,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import add, eq, mul, truediv
+from operator import add, eq, mul
 from typing import Final
 
 from memquill.index._codec import Postings
@@ -102,9 +102,8 @@ class Impacts:
         )
         base, scale = self._norm
         lengths = map(self._lengths.__getitem__, docs)
-        frequencies = list(
-            map(truediv, bodies, map(add, repeat(base), map(mul, repeat(scale), lengths)))
-        )
+        norms: Iterable[float] = map(add, repeat(base), map(mul, repeat(scale), lengths))
+        frequencies = list(map(float.__rtruediv__, norms, bodies))  # body / norm
         fields = postings.fields
         if fields:
             weights = params.field_weights
@@ -112,13 +111,8 @@ class Impacts:
                 for weight, count in zip(weights, fields[docs[index]], strict=False):
                     frequencies[index] += weight * count
         k1 = params.k1
-        return list(
-            map(
-                truediv,
-                map(mul, frequencies, repeat(k1 + 1.0)),
-                map(add, frequencies, repeat(k1)),
-            )
-        )
+        scaled: Iterable[float] = map(mul, frequencies, repeat(k1 + 1.0))
+        return list(map(float.__truediv__, scaled, map(add, frequencies, repeat(k1))))
 
 
 def note_term(
@@ -192,8 +186,30 @@ def note_term(
             if slot in acc:
                 acc[slot] += gain(slot, body, counts)
 
+    def lookup(slots: list[int]) -> list[float]:
+        if ids:
+            # A binary search per slot, in C (a record's negative slot is never found).
+            positions = list(map(bisect_left, repeat(ids), slots))
+            last = len(ids) - 1
+            hits = list(map(eq, map(ids.__getitem__, map(min, positions, repeat(last))), slots))
+            at = list(compress(positions, hits))
+            cached = impacts.cached(term)
+            if cached is None:
+                found = iter(impacts.at(notes, at, list(compress(slots, hits)), params))
+            else:
+                found = map(cached.__getitem__, at)
+            gains = [weight * next(found) if hit else 0.0 for hit in hits]
+        else:
+            gains = [0.0] * len(slots)
+        if record_map:
+            for index, slot in enumerate(slots):
+                held = record_map.get(slot)
+                if held is not None:
+                    gains[index] = gain(slot, held[0], held[1])
+        return gains
+
     size = len(ids) + len(records)
-    return Term(weight * k1p, accumulate, size, accumulate_known)
+    return Term(weight * k1p, accumulate, size, accumulate_known, lookup)
 
 
 def month_term(gain: float, slots: Sequence[int], allowed: Callable[[int], bool] | None) -> Term:
@@ -210,4 +226,9 @@ def month_term(gain: float, slots: Sequence[int], allowed: Callable[[int], bool]
             if slot in acc:
                 acc[slot] += gain
 
-    return Term(gain, accumulate, len(slots), accumulate_known)
+    held = set(slots)
+
+    def lookup(asked: list[int]) -> list[float]:
+        return [gain if slot in held else 0.0 for slot in asked]
+
+    return Term(gain, accumulate, len(slots), accumulate_known, lookup)

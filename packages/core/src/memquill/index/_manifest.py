@@ -68,8 +68,18 @@ class NoteRow(NamedTuple):
 
 def encode_notes(rows: Sequence[NoteRow]) -> bytes:
     """The blob of a segment's notes (``seg`` is the segment's, not stored)."""
-    columns = [array("q", (row[index] for row in rows)) for index in (0, 2, 3, 4, 5, 6, 7, 8, 9)]
-    columns.append(array("q", (row.day for row in rows)))
+    columns: list[array[int]] = [
+        array("q", [row.id for row in rows]),
+        array("q", [row.size for row in rows]),
+        array("q", [row.mtime for row in rows]),
+        array("q", [row.ino for row in rows]),
+        array("q", [row.ctime for row in rows]),
+        array("q", [row.dev for row in rows]),
+        array("q", [row.seen for row in rows]),
+        array("q", [row.byte_size for row in rows]),
+        array("q", [row.length for row in rows]),
+        array("q", [row.day for row in rows]),
+    ]
     paths = [row.path for row in rows]
     tags = [row.tags for row in rows]
     columns.append(array("I", map(len, paths)))
@@ -98,7 +108,7 @@ def decode_notes(blob: bytes, seg: int) -> list[NoteRow]:
         end = offset + width * count
         if end > len(view):
             raise CorruptBlob("note table length")
-        column = array(code)
+        column: array[int] = array(code)
         column.frombytes(view[offset:end])
         if _SWAP:  # pragma: no cover - big-endian hosts
             column.byteswap()

@@ -9,6 +9,11 @@ that can no longer reach the bound are dropped. Every bound holds with a relativ
 full ranking would re-score; :func:`memquill.query._rank.rank` then scores the kept documents
 exactly. A term's gain never exceeds ``idf * (k1 + 1)`` (term frequencies saturate), and a
 month mention adds a fixed gain.
+
+The lower bound is raised early by *completing* the leading documents: the ``depth`` best so
+far are looked up in every term not yet taken, and ``depth`` documents with known complete
+scores mean the ``depth``-th best is at least their lowest. Common terms then rarely need a
+pass over every document holding them.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import ge
+from operator import add, ge
 from typing import Final
 
 __all__ = ["MARGIN", "Term", "select"]
@@ -25,7 +30,6 @@ __all__ = ["MARGIN", "Term", "select"]
 MARGIN: Final = 1e-9
 _REPRUNE: Final = 2
 """Drop hopeless documents again once more than this many times ``depth`` are in play."""
-
 _SAMPLE: Final = 4
 """A threshold is first taken among this many times ``depth`` documents."""
 Scale = Callable[[dict[int, float]], list[float]]
@@ -42,12 +46,14 @@ class Term:
             it (inserting missing slots).
         size: how many documents hold it (the cost of ``accumulate``).
         accumulate_known: like ``accumulate``, for the slots already in ``acc`` only.
+        lookup: the gains of some slots (0.0 for one that does not hold the term).
     """
 
     bound: float
     accumulate: Callable[[dict[int, float]], None]
     size: int
     accumulate_known: Callable[[dict[int, float]], None]
+    lookup: Callable[[list[int]], list[float]]
 
 
 def select(
@@ -71,12 +77,20 @@ def select(
     order = sorted(terms, key=lambda term: -term.bound)
     remaining = sum(term.bound for term in order)
     acc: dict[int, float] = {}
+    complete: dict[int, float] = {}
     theta = 0.0
     closed = False
-    for term in order:
+    for position, term in enumerate(order):
         if not closed and len(acc) >= depth:
-            theta = _threshold(acc, depth, scale)
+            values = list(acc.values()) if scale is None else scale(acc)
+            best = _depth_best(values, depth)
+            leading = list(compress(acc.keys(), map(ge, values, repeat(best))))
+            theta = max(theta, best)
             closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
+            if not closed:
+                completed = _completed(acc, leading, order[position:], depth, factor, complete)
+                theta = max(theta, completed)
+                closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
             if closed:
                 acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
         if closed:
@@ -91,6 +105,27 @@ def select(
         return set(acc)
     theta = max(theta, _threshold(acc, depth, scale))
     return set(_hopeful(acc, 0.0, theta, factor, ceiling, scale is None))
+
+
+def _completed(
+    acc: dict[int, float],
+    leading: list[int],
+    rest: Sequence[Term],
+    depth: int,
+    factor: Callable[[int], float],
+    complete: dict[int, float],
+) -> float:
+    """A lower bound of the ``depth``-th best decayed score: the ``depth``-th best complete
+    score of the (at least ``depth``) documents ``leading`` so far. ``complete`` keeps their
+    scores between calls: a score counted in full does not change as its terms are taken."""
+    new = [slot for slot in leading if slot not in complete]
+    if new:
+        scores = [acc[slot] for slot in new]
+        for term in rest:
+            scores = list(map(add, scores, term.lookup(new)))
+        complete.update(zip(new, scores, strict=True))
+    decayed = [complete[slot] * factor(slot) for slot in leading]
+    return heapq.nlargest(depth, decayed)[-1] * (1.0 - MARGIN)
 
 
 def _hopeful(
@@ -118,7 +153,11 @@ def _hopeful(
 
 def _threshold(acc: dict[int, float], depth: int, scale: Scale | None) -> float:
     """The ``depth``-th best decayed lower bound among the documents in play."""
-    values = list(acc.values()) if scale is None else scale(acc)
+    return _depth_best(list(acc.values()) if scale is None else scale(acc), depth)
+
+
+def _depth_best(values: list[float], depth: int) -> float:
+    """The ``depth``-th largest of ``values`` (at least ``depth`` of them)."""
     if len(values) > _SAMPLE * depth:
         # The depth-th best of a part is no better than the whole's: only values at least
         # that good can be among the best (kept in C, a few of many).
