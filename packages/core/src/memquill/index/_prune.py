@@ -88,7 +88,8 @@ def select(
             theta = max(theta, best)
             closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
             if not closed:
-                completed = _completed(acc, leading, order[position:], depth, factor, complete)
+                decay = None if scale is None else factor
+                completed = _completed(acc, leading, order[position:], depth, decay, complete)
                 theta = max(theta, completed)
                 closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
             if closed:
@@ -112,7 +113,7 @@ def _completed(
     leading: list[int],
     rest: Sequence[Term],
     depth: int,
-    factor: Callable[[int], float],
+    factor: Callable[[int], float] | None,
     complete: dict[int, float],
 ) -> float:
     """A lower bound of the ``depth``-th best decayed score: the ``depth``-th best complete
@@ -124,7 +125,10 @@ def _completed(
         for term in rest:
             scores = list(map(add, scores, term.lookup(new)))
         complete.update(zip(new, scores, strict=True))
-    decayed = [complete[slot] * factor(slot) for slot in leading]
+    if factor is None:
+        decayed = [complete[slot] for slot in leading]
+    else:
+        decayed = [complete[slot] * factor(slot) for slot in leading]
     return heapq.nlargest(depth, decayed)[-1] * (1.0 - MARGIN)
 
 
