@@ -28,7 +28,7 @@ from memquill.index._codec import (
 from memquill.index._db import IndexDatabase, row_checksum
 from memquill.index._manifest import NoteRow, decode_notes, encode_notes
 
-__all__ = ["MAX_SEGMENTS", "EncodedSegment", "IndexWriter", "encode_segment"]
+__all__ = ["MAX_SEGMENTS", "EncodedSegment", "IndexWriter", "SegmentEncoder"]
 
 MAX_SEGMENTS: Final = 64
 _GONE_SLACK: Final = 1000
@@ -53,15 +53,21 @@ class EncodedSegment:
     postings: tuple[tuple[str, bytes], ...]
 
 
-def encode_segment(first_id: int, notes: Sequence[NoteFigures], seen: int) -> EncodedSegment:
-    """Give ``notes`` the ids ``first_id, first_id + 1, ...`` and encode them."""
-    builder = SegmentBuilder()
-    rows: list[NoteRow] = []
-    matrices: list[bytes] = []
-    for offset, note in enumerate(notes):
-        doc_id = first_id + offset
-        builder.add(doc_id, note)
-        rows.append(
+class SegmentEncoder:
+    """Gathers analysed notes (ids ascending) and encodes them as one segment."""
+
+    def __init__(self) -> None:
+        self._builder = SegmentBuilder()
+        self._rows: list[NoteRow] = []
+        self._matrices: list[bytes] = []
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add(self, doc_id: int, note: NoteFigures, seen: int) -> None:
+        """Add note ``doc_id``, whose text was read after ``seen`` (ns since the epoch)."""
+        self._builder.add(doc_id, note)
+        self._rows.append(
             NoteRow(
                 doc_id,
                 note.path,
@@ -74,8 +80,13 @@ def encode_segment(first_id: int, notes: Sequence[NoteFigures], seen: int) -> En
                 0,
             )
         )
-        matrices.append(encode_matrix(note.matrix, note.chunks, len(note.terms)))
-    return EncodedSegment(tuple(rows), tuple(matrices), encode_notes(rows), tuple(builder.encode()))
+        self._matrices.append(encode_matrix(note.matrix, note.chunks, len(note.terms)))
+
+    def encode(self) -> EncodedSegment:
+        """The segment of every note added."""
+        rows = self._rows
+        postings = tuple(self._builder.encode())
+        return EncodedSegment(tuple(rows), tuple(self._matrices), encode_notes(rows), postings)
 
 
 class IndexWriter:
