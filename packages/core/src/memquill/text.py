@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Final
 
 __all__ = [
+    "path_key",
     "point_at",
     "point_of",
     "unit_starts",
@@ -22,6 +23,11 @@ __all__ = [
     "utf16_slice",
     "utf16_take",
 ]
+
+
+def path_key(path: str) -> bytes:
+    """Sort key ordering paths by UTF-16 code units, as JavaScript compares strings."""
+    return path.encode("utf-16-be", "surrogatepass")
 
 
 def utf16_len(text: str) -> int:

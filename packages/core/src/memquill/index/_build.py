@@ -177,11 +177,11 @@ def worker_count() -> int:
 def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | EncodedSegment]:
     """Analyse ``units`` in one child process per start, yielding what they send back.
 
-    Children are started as ``python -m memquill.index._worker`` (never by forking this
-    process, which may hold threads and locks); one thread per child feeds it units as it
+    Children are fresh interpreters running :data:`._worker.BOOTSTRAP` (never forks of
+    this process, which may hold threads and locks); one thread per child feeds it units as it
     becomes free and relays its answers.
     """
-    from memquill.index._worker import read_message, write_message
+    from memquill.index._worker import BOOTSTRAP, read_message, write_message
 
     todo: queue.SimpleQueue[Unit] = queue.SimpleQueue()
     for unit in units:
@@ -217,7 +217,7 @@ def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | Enc
     try:
         for start in starts:
             child = subprocess.Popen(
-                [sys.executable, "-m", "memquill.index._worker"],
+                [sys.executable, "-c", BOOTSTRAP],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )

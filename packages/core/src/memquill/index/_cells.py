@@ -20,6 +20,7 @@ offsets into the note (the same chunks, a tested invariant).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -33,6 +34,8 @@ from memquill.text import point_of, utf16_len
 __all__ = ["ChunkSpan", "NoteCells", "chunk_spans", "note_cells"]
 
 _SPACE: Final = (" ", "\n")
+_HEADING_START: Final = re.compile(r"^#{1,6}[^\S\n]", re.MULTILINE)
+"""Where a heading line starts (``heading_text``'s test; a line never holds a line break)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,21 +174,21 @@ def _chunk_pieces(
 
 
 def _sections(content: str) -> list[tuple[str, int, int, int]]:
-    """(heading, first line, begin, end) of each heading section, as the reference splits."""
+    """(heading, first line, begin, end) of each heading section, as the reference splits
+    (a section starts at each heading line; found by one search, not line by line)."""
     sections: list[tuple[str, int, int, int]] = []
-    heading, line, begin, lines = "", 0, 0, 0
-    offset = 0
-    for index, text in enumerate(content.split("\n")):
-        title = heading_text(text)
-        if title is not None:
-            if lines:
-                sections.append((heading, line, begin, offset - 1))
-            heading, line, begin, lines = title, index, offset, 1
-        else:
-            lines += 1
-        offset += len(text) + 1
-    if lines:
-        sections.append((heading, line, begin, len(content)))
+    heading, line, begin = "", 0, 0
+    for match in _HEADING_START.finditer(content):
+        start = match.start()
+        end = content.find("\n", start)
+        title = heading_text(content[start : len(content) if end < 0 else end])
+        if title is None:  # pragma: no cover - the search finds exactly the heading lines
+            continue
+        number = line + content.count("\n", begin, start)
+        if start > 0:  # the lines before it form a section (the first line always counts)
+            sections.append((heading, line, begin, start - 1))
+        heading, line, begin = title, number, start
+    sections.append((heading, line, begin, len(content)))
     return sections
 
 

@@ -1,4 +1,4 @@
-"""A worker process of a large index build: ``python -m memquill.index._worker``.
+"""A worker process of a large index build, started as ``python -c BOOTSTRAP``.
 
 It reads a :class:`._build.Start`, then units to analyse, from stdin, and answers each unit with
 its count (after a segment, when one filled up); told to finish, it sends what it gathered and
@@ -16,9 +16,23 @@ from typing import IO, Final
 
 from memquill.index._build import Analyser, Finish, Start, Unit
 
-__all__ = ["main", "read_message", "write_message"]
+__all__ = ["BOOTSTRAP", "main", "read_message", "write_message"]
 
 _LENGTH: Final = struct.Struct("<Q")
+BOOTSTRAP: Final = """\
+import importlib.util, sys, types
+# Import only the modules analysis needs: the packages' __init__ files import every layer of
+# memquill (and their dependencies), which a worker never uses, and that takes longer than
+# analysing a few hundred notes.
+for name in ("memquill", "memquill.store", "memquill.query", "memquill.index"):
+    spec = importlib.util.find_spec(name)
+    module = types.ModuleType(name)
+    module.__spec__, module.__path__ = spec, list(spec.submodule_search_locations)
+    sys.modules[name] = module
+from memquill.index._worker import main
+raise SystemExit(main())
+"""
+"""The worker's program (``python -m memquill.index._worker`` works too, importing more)."""
 
 
 def read_message(stream: IO[bytes]) -> object | None:

@@ -35,6 +35,7 @@ from memquill.query._dates import MonthKey, month_matches, path_day, query_month
 from memquill.query._documents import DocumentKind, SearchDocument
 from memquill.query._markdown import Chunk
 from memquill.query._tokens import count_term, query_terms, search_prefixes
+from memquill.text import path_key
 
 __all__ = [
     "CANDIDATES",
@@ -378,11 +379,6 @@ def _recency(day: date | None, now: datetime, params: RankParams) -> float:
     age = max(0.0, (moment - datetime.combine(day, time(), UTC)).total_seconds() / _DAY_SECONDS)
     remaining = math.exp(-math.log(2) * age / params.half_life_days)
     return 1.0 - params.recency_weight * (1.0 - remaining)
-
-
-def path_key(path: str) -> bytes:
-    """Sort key ordering paths by UTF-16 code units, as JavaScript compares strings."""
-    return path.encode("utf-16-be", "surrogatepass")
 
 
 def _score_months(

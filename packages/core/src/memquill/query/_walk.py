@@ -27,8 +27,8 @@ from typing import Final, NamedTuple
 
 from memquill.paths import is_private, source_error
 from memquill.query._documents import SearchDocument
-from memquill.query._rank import path_key
 from memquill.query._scanconfig import ScanConfig
+from memquill.text import path_key
 
 __all__ = [
     "DocumentCache",
