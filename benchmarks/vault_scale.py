@@ -4,6 +4,7 @@ Usage::
 
     uv run python benchmarks/vault_scale.py [--sizes 512,5000,20000,100000]
         [--data ../shared/bench-data/locomo10.json] [--work DIR] [--queries 200]
+        [--before OTHER/packages/core/src]
 
 For each size it generates a seeded vault of Markdown notes from LoCoMo conversation turns
 (one note = a run of turns of one session, with frontmatter tags, a title and section
@@ -20,8 +21,11 @@ process:
   is replaced first; plain scan: it re-reads the file);
 - whether the pierogi note is the top hit for "pierogi farmer cheese".
 
-The LoCoMo file is read from where it lies and never copied. Figures depend on the machine and
-its load; the load average is printed with them.
+``--before`` measures another version of memquill (its ``memquill`` package folder first on
+the path) beside this one in the same run, each with its own index. Every figure is given in
+wall time and, beside it, in CPU time (user + system, worker processes of a build included):
+on a shared machine the wall time grows with the load, the CPU time much less. The LoCoMo file
+is read from where it lies and never copied; the load average is printed with the figures.
 """
 
 from __future__ import annotations
@@ -141,14 +145,32 @@ def fts_terms(question: str) -> str:
     return " OR ".join(f'"{w}"' for w in words) or '"none"'
 
 
+def cpu_seconds(*, children: bool = False) -> float:
+    """CPU time (user + system) of this process, and of its waited-for children if asked."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    total = own.ru_utime + own.ru_stime
+    if children:
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        total += kids.ru_utime + kids.ru_stime
+    return total
+
+
 def child(kind: str, root: Path, store: Path, queries: list[str], edits: int) -> dict[str, Any]:
-    """One measurement in this (fresh) process."""
+    """One measurement in this (fresh) process: wall times, and CPU times beside them (the
+    machine may be shared: CPU time shows the work done, whatever else runs)."""
     started = time.perf_counter()
+    started_cpu = cpu_seconds()
     if kind == "memquill-build":
         from memquill.cli import main
 
         code = main(["--workspace", str(root), "index", "--quiet", "--json"])
-        return {"seconds": time.perf_counter() - started, "ok": code == 0, "rss": rss_mib()}
+        return {
+            "seconds": time.perf_counter() - started,
+            # Worker processes of a parallel build count too (they are waited for).
+            "cpu": cpu_seconds(children=True) - started_cpu,
+            "ok": code == 0,
+            "rss": rss_mib(),
+        }
     if kind == "fts-build":
         connection = sqlite3.connect(store)
         connection.execute("PRAGMA journal_mode = WAL")
@@ -163,30 +185,45 @@ def child(kind: str, root: Path, store: Path, queries: list[str], edits: int) ->
             )
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         connection.close()
-        return {"seconds": time.perf_counter() - started, "rss": rss_mib()}
+        return {
+            "seconds": time.perf_counter() - started,
+            "cpu": cpu_seconds() - started_cpu,
+            "rss": rss_mib(),
+        }
     search, edit = searcher(kind, root, store)
     imported = time.perf_counter()
+    imported_cpu = cpu_seconds()
     first_hit = search(queries[0])
     first = time.perf_counter() - imported
-    result: dict[str, Any] = {"import": imported - started, "first": first}
+    result: dict[str, Any] = {
+        "import": imported - started,
+        "first": first,
+        "first_cpu": cpu_seconds() - imported_cpu,
+    }
     if len(queries) > 1:
         search(queries[1])
         timings: list[float] = []
+        cpu: list[float] = []
         for question in queries[1:]:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), cpu_seconds()
             search(question)
             timings.append(time.perf_counter() - began)
+            cpu.append(cpu_seconds() - began_cpu)
         result["warm"] = timings
+        result["warm_cpu"] = cpu
         after: list[float] = []
+        after_cpu: list[float] = []
         files = note_files(root)
         rng = random.Random(SEED)
         for _ in range(edits):
             path = rng.choice(files)
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), cpu_seconds()
             edit(path)
             search(rng.choice(queries))
             after.append(time.perf_counter() - began)
+            after_cpu.append(cpu_seconds() - began_cpu)
         result["edited"] = after
+        result["edited_cpu"] = after_cpu
     result["needle"] = search(NEEDLE) == NEEDLE_NOTE
     result["first_hit"] = first_hit
     result["rss"] = rss_mib()
@@ -269,132 +306,145 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     generate(root, size, args.data)
     time.sleep(2.1)  # let the notes settle: a note changed in the last 2 s is read again
     index_folder = work / f"index-{size}"
-    shutil.rmtree(index_folder, ignore_errors=True)
+    before_folder = work / f"index-before-{size}"
     fts = work / f"fts-{size}.sqlite3"
+    for folder in (index_folder, before_folder):
+        shutil.rmtree(folder, ignore_errors=True)
     for stale in work.glob(fts.name + "*"):
         stale.unlink()
     env = {**os.environ, "MEMQUILL_INDEX_DIR": str(index_folder)}
+    # The version measured beside this one: its own package first on the path, its own index.
+    before_env = {
+        **os.environ,
+        "MEMQUILL_INDEX_DIR": str(before_folder),
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(args.before), os.environ.get("PYTHONPATH")])
+        ),
+    }
     files = len(note_files(root))
     text_mb = sum(p.stat().st_size for p in note_files(root)) / 1e6
     load_before = os.getloadavg()[0]
-    build = spawn("memquill-build", root, index_folder, [], 0, env)
-    fts_build = spawn("fts-build", root, fts, [], 0, env)
-    index_file = next(index_folder.glob("*.sqlite3"))
+    row: dict[str, Any] = {"size": size, "files": files, "text_mb": text_mb}
+    if args.before:
+        row["before_build"] = spawn("memquill-build", root, before_folder, [], 0, before_env)
+        row["before_mb"] = size_of(next(before_folder.glob("*.sqlite3"))) / 1e6
+    row["build"] = spawn("memquill-build", root, index_folder, [], 0, env)
+    row["fts_build"] = spawn("fts-build", root, fts, [], 0, env)
+    row["index_mb"] = size_of(next(index_folder.glob("*.sqlite3"))) / 1e6
+    row["fts_mb"] = size_of(fts) / 1e6
     many = queries[: args.queries]
     scan_queries = many[: max(3, args.queries // (1 + size // 2000))]
-    row: dict[str, Any] = {
-        "size": size,
-        "files": files,
-        "text_mb": text_mb,
-        "build": build,
-        "fts_build": fts_build,
-        "index_mb": size_of(index_file) / 1e6,
-        "fts_mb": size_of(fts) / 1e6,
-    }
-    for kind, store, asked in (
-        ("memquill", index_folder, many),
-        ("fts", fts, many),
-        ("scan", index_folder, scan_queries if size <= args.scan_max else []),
-    ):
-        if not asked:
+    engines = [
+        ("before", "memquill", before_folder, many, before_env),
+        ("memquill", "memquill", index_folder, many, env),
+        ("fts", "fts", fts, many, env),
+        ("scan", "scan", index_folder, scan_queries if size <= args.scan_max else [], env),
+    ]
+    for name, kind, store, asked, environment in engines:
+        if not asked or (name == "before" and not args.before):
             continue
-        row[kind] = spawn(kind, root, store, asked, args.edits, env)
+        row[name] = spawn(kind, root, store, asked, args.edits, environment)
         firsts = [
-            spawn(kind, root, store, [question], 0, env)
+            spawn(kind, root, store, [question], 0, environment)
             for question in many[1 : 1 + (args.fresh if kind != "scan" else 1)]
         ]
-        row[kind]["fresh"] = [first["first"] for first in firsts]
-        row[kind]["fresh_import"] = [first["import"] for first in firsts]
-        row[kind]["fresh_rss"] = max(first["rss"] for first in firsts)
+        row[name]["fresh"] = [first["first"] for first in firsts]
+        row[name]["fresh_cpu"] = [first["first_cpu"] for first in firsts]
+        row[name]["fresh_import"] = [first["import"] for first in firsts]
+        row[name]["fresh_rss"] = max(first["rss"] for first in firsts)
     row["load"] = (load_before, os.getloadavg()[0])
     return row
 
 
 def report(rows: list[dict[str, Any]]) -> None:
+    """The table: wall time first, CPU time (user + system) beside it."""
+
     def line(label: str, cells: list[str]) -> str:
         return f"| {label} | " + " | ".join(cells) + " |"
 
     sizes = [f"{row['size']:,} notes ({row['text_mb']:.0f} MB)" for row in rows]
     print(line("figure", sizes))
     print("|" + "---|" * (len(rows) + 1))
+    names = {
+        "before": "memquill before",
+        "memquill": "memquill (index)",
+        "fts": "FTS5",
+        "scan": "plain scan",
+    }
+    present = [name for name in names if any(name in row for row in rows)]
+    table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
 
-    def cell(row: dict[str, Any], kind: str, key: str, fmt: Callable[[Any], str]) -> str:
-        found = row.get(kind)
-        return fmt(found[key]) if found and key in found else "—"
+    def build(key: str, label: str) -> None:
+        def render(r: dict[str, Any]) -> str:
+            found = r.get(key)
+            if not found:
+                return "—"
+            seconds, cpu = found["seconds"], found["cpu"]
+            return (
+                f"{seconds:.1f} s, {r['files'] / seconds:,.0f} files/s "
+                f"(CPU {cpu:.1f} s, {r['files'] / cpu:,.0f} files/CPU-s)"
+            )
 
-    table: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
-        (
-            "memquill build",
-            lambda r: (
-                f"{r['build']['seconds']:.1f} s, {r['files'] / r['build']['seconds']:,.0f} files/s"
+        table.append((label, render))
+
+    if "before" in present:
+        build("before_build", "memquill before build")
+    build("build", "memquill build")
+    build("fts_build", "FTS5 build")
+    if "before" in present:
+        table.append(("memquill before index size", lambda r: f"{r.get('before_mb', 0):.1f} MB"))
+    table.append(("memquill index size", lambda r: f"{r['index_mb']:.1f} MB"))
+    table.append(("FTS5 index size", lambda r: f"{r['fts_mb']:.1f} MB"))
+
+    def engine(name: str, label: str, render: Callable[[dict[str, Any]], str]) -> None:
+        table.append((f"{names[name]} {label}", lambda r: render(r[name]) if name in r else "—"))
+
+    for name in present:
+        engine(
+            name,
+            "warm p50 / p95 (CPU)",
+            lambda e: (
+                f"{ms(statistics.median(e['warm']))} / {ms(percentile(e['warm'], 0.95))} "
+                f"({ms(statistics.median(e['warm_cpu']))} / {ms(percentile(e['warm_cpu'], 0.95))})"
             ),
-        ),
-        (
-            "FTS5 build",
-            lambda r: (
-                f"{r['fts_build']['seconds']:.1f} s, "
-                f"{r['files'] / r['fts_build']['seconds']:,.0f} files/s"
+        )
+    for name in present:
+        engine(
+            name,
+            "first search, fresh process (CPU)",
+            lambda e: (
+                f"{ms(statistics.median(e['fresh']))} ({ms(statistics.median(e['fresh_cpu']))})"
             ),
-        ),
-        ("memquill index size", lambda r: f"{r['index_mb']:.1f} MB"),
-        ("FTS5 index size", lambda r: f"{r['fts_mb']:.1f} MB"),
-    ]
-    for kind, name in (("memquill", "memquill (index)"), ("fts", "FTS5"), ("scan", "plain scan")):
-        table.append(
-            (
-                f"{name} warm p50 / p95",
-                lambda r, k=kind: cell(
-                    r,
-                    k,
-                    "warm",
-                    lambda v: f"{ms(statistics.median(v))} / {ms(percentile(v, 0.95))}",
-                ),
-            )
         )
-    for kind, name in (("memquill", "memquill (index)"), ("fts", "FTS5"), ("scan", "plain scan")):
-        table.append(
-            (
-                f"{name} first search, fresh process",
-                lambda r, k=kind: cell(r, k, "fresh", lambda v: ms(statistics.median(v))),
-            )
-        )
-    for kind, name in (("memquill", "memquill (index)"), ("fts", "FTS5"), ("scan", "plain scan")):
-        table.append(
-            (
-                f"{name} search right after an edit (extra over warm p50)",
-                lambda r, k=kind: cell(
-                    r,
-                    k,
-                    "edited",
-                    lambda v, r=r, k=k: (
-                        f"{ms(statistics.median(v))} "
-                        f"(+{ms(max(0.0, statistics.median(v) - statistics.median(r[k]['warm'])))})"
-                    ),
-                ),
-            )
+    for name in present:
+        engine(
+            name,
+            "search right after an edit (extra over warm p50; CPU)",
+            lambda e: (
+                f"{ms(statistics.median(e['edited']))} "
+                f"(+{ms(max(0.0, statistics.median(e['edited']) - statistics.median(e['warm'])))}; "
+                f"CPU {ms(statistics.median(e['edited_cpu']))})"
+            ),
         )
     table.append(
         (
             "memquill import (apart)",
-            lambda r: cell(r, "memquill", "fresh_import", lambda v: ms(statistics.median(v))),
+            lambda r: (
+                ms(statistics.median(r["memquill"]["fresh_import"])) if "memquill" in r else "—"
+            ),
         )
     )
-    for kind, name in (("memquill", "memquill"), ("fts", "FTS5"), ("scan", "plain scan")):
-        table.append(
-            (
-                f"peak RSS, {name} (warm / fresh)",
-                lambda r, k=kind: cell(
-                    r, k, "rss", lambda v, r=r, k=k: f"{v:.0f} / {r[k]['fresh_rss']:.0f} MiB"
-                ),
-            )
+    for name in present:
+        engine(
+            name, "peak RSS (warm / fresh)", lambda e: f"{e['rss']:.0f} / {e['fresh_rss']:.0f} MiB"
         )
     table.append(("peak RSS, memquill build", lambda r: f"{r['build']['rss']:.0f} MiB"))
     table.append(
         (
-            "pierogi note top hit (memquill / FTS5 / scan)",
+            "pierogi note top hit (" + " / ".join(names[n] for n in present) + ")",
             lambda r: " / ".join(
-                "yes" if r.get(k, {}).get("needle") else ("—" if k not in r else "no")
-                for k in ("memquill", "fts", "scan")
+                "yes" if r.get(n, {}).get("needle") else ("—" if n not in r else "no")
+                for n in present
             ),
         )
     )
@@ -432,6 +482,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fresh", type=int, default=5, help="fresh processes per engine")
     parser.add_argument("--edits", type=int, default=10, help="searches right after an edit")
     parser.add_argument("--scan-max", type=int, default=20000, help="largest vault scanned")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="a folder holding another version's memquill package (its packages/core/src), "
+        "measured beside this one in the same run",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

@@ -72,6 +72,21 @@ def test_a_terminal_gets_a_progress_bar(tmp_path: Path) -> None:
     assert shown.endswith("\n")
 
 
+def test_the_eta_counts_from_the_first_notes_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Workers take a second to start; then 100 notes a second: the bar must not promise
+    # the pace of the first second.
+    clock = iter([0.0, 1.0, 1.5])
+    monkeypatch.setattr(index_command.time, "perf_counter", lambda: next(clock))
+    terminal = Terminal()
+    bar = index_command._Bar.on(terminal)  # pyright: ignore[reportPrivateUsage]
+    assert bar is not None
+    bar.update(10, 160)
+    bar.update(60, 160)
+    shown = terminal.getvalue().split("\r")
+    assert shown[1].endswith("10/160 notes  … files/s  ETA …")
+    assert shown[2].endswith("60/160 notes  100 files/s  ETA 1.0 s")
+
+
 def test_rebuild_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     populate(tmp_path, random.Random(2), 10)
     ws = ("--workspace", str(tmp_path))
@@ -80,7 +95,7 @@ def test_rebuild_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and "search index: ok, " in out and out.endswith("healthy\n")
     path = index_path(tmp_path.resolve(), index_dir())
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE docs SET bytes = bytes + 1")
+        connection.execute("UPDATE docs SET size = size + 1")
     status, out, _ = run(capsys, *ws, "doctor")
     assert status == 1 and "search index: " in out and "checksum" in out
     assert out.endswith("problems found\n")

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memquill.query._counts import term_counts
 from memquill.query._documents import SearchDocument, note_document
 from memquill.query._rank import Corpus, RankParams, path_key, rank, recency_factor
-from memquill.query._tokens import count_term, fold, query_terms, term_counts, tokenize
+from memquill.query._tokens import count_term, fold, query_terms, tokenize
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 

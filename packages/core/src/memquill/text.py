@@ -7,10 +7,15 @@ these helpers convert, and never split a surrogate pair.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from collections.abc import Callable
+from typing import Final
 
 __all__ = [
+    "path_key",
     "point_at",
+    "point_of",
     "unit_starts",
     "utf16_cut",
     "utf16_len",
@@ -18,6 +23,11 @@ __all__ = [
     "utf16_slice",
     "utf16_take",
 ]
+
+
+def path_key(path: str) -> bytes:
+    """Sort key ordering paths by UTF-16 code units, as JavaScript compares strings."""
+    return path.encode("utf-16-be", "surrogatepass")
 
 
 def utf16_len(text: str) -> int:
@@ -84,6 +94,34 @@ def unit_starts(text: str) -> list[int]:
         offset += 2 if ord(char) > 0xFFFF else 1
     starts[len(text)] = offset
     return starts
+
+
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
+def point_of(text: str) -> Callable[[int], int]:
+    """Maps a UTF-16 offset of ``text`` to the index of the code point containing it, as
+    :func:`point_at` does, without a table of every character: for the few offsets a caller
+    asks about (chunk windows), finding the astral characters once is enough."""
+    astral = [] if text.isascii() else [match.start() for match in _ASTRAL.finditer(text)]
+    size = len(text)
+    if not astral:
+        return lambda unit: min(max(unit, 0), size)
+    # The k-th astral character starts at unit (its index + k).
+    starts = [index + k for k, index in enumerate(astral)]
+    total = size + len(astral)
+
+    def point(unit: int) -> int:
+        if unit <= 0:
+            return 0
+        if unit >= total:
+            return size
+        before = bisect_right(starts, unit - 2)  # astral characters that end by ``unit``
+        if before < len(starts) and starts[before] == unit - 1:
+            return astral[before]  # inside that pair: its start
+        return unit - before
+
+    return point
 
 
 def point_at(starts: list[int], unit: int) -> int:

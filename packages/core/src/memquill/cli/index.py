@@ -60,11 +60,16 @@ def _index(args: argparse.Namespace, context: Context) -> int:
 
 
 class _Bar:
-    """A one-line progress bar on a terminal (files per second, time left)."""
+    """A one-line progress bar on a terminal (files per second, time left).
+
+    The rate is measured from the first notes done on: starting worker processes takes a
+    moment in which nothing is done, and counting it would promise a later end than comes.
+    """
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._started = time.perf_counter()
+        self._first: tuple[float, int] | None = None
         self._shown = 0.0
         self._drawn = False
 
@@ -78,14 +83,18 @@ class _Bar:
         if done < total and now - self._shown < _EVERY:
             return
         self._shown = now
-        elapsed = max(now - self._started, 1e-9)
-        rate = done / elapsed
-        left = (total - done) / rate if rate else 0.0
+        first = self._first
+        if done and first is None:
+            self._first = first = (now, done)
+        if first is None or done <= first[1]:
+            pace = "… files/s  ETA …"  # nothing measured yet
+        elif done >= total:
+            pace = f"{done / max(now - self._started, 1e-9):,.0f} files/s  ETA {_duration(0.0)}"
+        else:
+            rate = (done - first[1]) / max(now - first[0], 1e-9)
+            pace = f"{rate:,.0f} files/s  ETA {_duration((total - done) / rate)}"
         filled = _BAR * done // max(total, 1)
-        line = (
-            f"\r[{'#' * filled}{'.' * (_BAR - filled)}] {done:,}/{total:,} notes"
-            f"  {rate:,.0f} files/s  ETA {_duration(left)}"
-        )
+        line = f"\r[{'#' * filled}{'.' * (_BAR - filled)}] {done:,}/{total:,} notes  {pace}"
         self._stream.write(line)
         self._stream.flush()
         self._drawn = True

@@ -10,13 +10,17 @@ in the note.
 from __future__ import annotations
 
 from array import array
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
+from memquill.index._cells import note_cells
+from memquill.query._counts import count_pieces, pieces
 from memquill.query._dates import path_day
-from memquill.query._markdown import chunk_markdown, note_meta
+from memquill.query._markdown import note_meta
 from memquill.query._scan import Identity
-from memquill.query._tokens import fold, term_counts
+from memquill.query._tokens import fold
 
 __all__ = ["NoteFigures", "analyse_note", "chunk_matrix"]
 
@@ -37,7 +41,8 @@ class NoteFigures:
         body: per term, its count in the body (terms the body holds).
         fields: per term that a metadata field holds, its five field counts.
         terms: the body's terms in matrix column order.
-        chunks: per chunk, per column of ``terms``: the term's count in that chunk.
+        chunks: how many chunks the note has.
+        matrix: per chunk (row), per column of ``terms``: the term's count in that chunk.
     """
 
     path: str
@@ -49,79 +54,59 @@ class NoteFigures:
     body: dict[str, int]
     fields: dict[str, FieldCounts]
     terms: tuple[str, ...]
-    chunks: tuple[array[int], ...]
+    chunks: int
+    matrix: array[int]
 
 
 def analyse_note(path: str, content: str, identity: Identity) -> NoteFigures:
     """Analyse the note ``path`` whose text (read at ``identity``) is ``content``."""
     meta = note_meta(content, path)
-    folded = fold(content)
-    field_counts = [
-        term_counts(value)
-        for value in (
-            meta.title,
-            "\n".join(meta.tags),
-            "\n".join(meta.aliases),
-            "\n".join(meta.headings),
-            path,
-        )
-    ]
-    chunks = chunk_markdown(content)
-    if len(chunks) == 1 and chunks[0].text == content:
-        body = term_counts(folded, folded=True)
-        texts = [body]
-    else:
-        texts = [term_counts(chunk.text) for chunk in chunks]
-        # Sections that are not cut into windows partition the note by lines, and no term
-        # spans a line break, so their counts add up to the body's (ASCII folds letter by
-        # letter; other text is counted whole, since normalisation may join across lines).
-        if content.isascii() and "\n".join(chunk.text for chunk in chunks) == content:
-            body = _sum(texts)
-        else:
-            body = term_counts(folded, folded=True)
-    rows: list[dict[str, int]] = []
-    for chunk, counts in zip(chunks, texts, strict=True):
-        if chunk.heading:
-            counts = _sum([counts, term_counts(chunk.heading)])
+    cells = note_cells(content)
+    body = count_pieces(cells.body)
+    headings: dict[str, Counter[str]] = {}
+    rows: list[Counter[str]] = []
+    for heading, found in cells.chunks:
+        counts = count_pieces(found)
+        if heading:
+            # A chunk counts its heading's terms too (windows of one section share it).
+            extra = headings.get(heading)
+            if extra is None:
+                extra = headings[heading] = count_pieces(pieces(fold(heading)))
+            counts.update(extra)
         rows.append(counts)
     terms = tuple(body)
     fields: dict[str, FieldCounts] = {}
-    for position, counts in enumerate(field_counts):
-        for term in counts:
+    for position, value in enumerate(
+        (meta.title, "\n".join(meta.tags), "\n".join(meta.aliases), "\n".join(meta.headings), path)
+    ):
+        for term, count in count_pieces(pieces(fold(value))).items():
             current = fields.get(term)
             values = list(current) if current is not None else [0, 0, 0, 0, 0]
-            values[position] = counts[term]
+            values[position] = count
             fields[term] = (values[0], values[1], values[2], values[3], values[4])
     day = path_day(path)
     return NoteFigures(
         path=path,
         identity=identity,
         byte_size=len(content.encode("utf-8", "surrogatepass")),
-        length=len(folded),
+        length=cells.length,
         tags=tuple(sorted({tag.lower() for tag in meta.tags})),
         day=0 if day is None else day.toordinal(),
-        body=dict(body),
+        body=body,
         fields=fields,
         terms=terms,
-        chunks=chunk_matrix(terms, rows),
+        chunks=len(rows),
+        matrix=chunk_matrix(terms, rows),
     )
 
 
-def chunk_matrix(terms: tuple[str, ...], rows: list[dict[str, int]]) -> tuple[array[int], ...]:
-    """Per chunk, the count of each of ``terms`` (in that order), as compact arrays."""
-    matrix: list[array[int]] = []
+def chunk_matrix(terms: tuple[str, ...], rows: Sequence[Mapping[str, int]]) -> array[int]:
+    """Per chunk (row), the count of each of ``terms`` (in that order), in one compact array."""
     width = len(terms)
-    for counts in rows:
-        values = list(map(counts.get, terms, repeat(0, width)))
-        top = max(values, default=0)
-        code = "B" if top < 1 << 8 else "H" if top < 1 << 16 else "I"
-        matrix.append(array(code, values))
-    return tuple(matrix)
-
-
-def _sum(parts: list[dict[str, int]]) -> dict[str, int]:
-    total = dict(parts[0])
-    for part in parts[1:]:
-        for term, count in part.items():
-            total[term] = total.get(term, 0) + count
-    return total
+    top = max((max(row.values(), default=0) for row in rows), default=0)
+    if top < 1 << 8:  # nearly always: bytes are built fastest
+        return array("B", b"".join(bytes(map(row.get, terms, repeat(0, width))) for row in rows))
+    cells = array("H" if top < 1 << 16 else "I")
+    for row in rows:
+        cells.extend(map(row.get, terms, repeat(0, width)))
+    return cells

@@ -1,9 +1,14 @@
-"""Reading and analysing notes in batches, in worker processes when there are many.
+"""Reading and analysing notes, in worker processes when there are many.
 
-A batch is read, analysed and encoded as one segment (:func:`build_batch`), in this process
-or in a worker; only the encoded segment crosses back. Workers are fresh interpreters running
-:mod:`._worker`: forking a process that may hold threads and locks is never safe, and
-``multiprocessing`` would run the host program's main module again in each worker.
+Notes are handed out in small *units* to whichever analyser is free, so every worker stays
+busy to the end and progress is told as each unit is done. An analyser (:class:`Analyser`, in a
+worker or in this process) numbers its notes from its own range of ids and gathers them into
+segments of up to ``segment_size`` notes, sent back encoded when full and at the end: few
+segments (a search reads every segment's blob of a term), each with ascending ids, and no two
+segments' ranges overlap whichever analyser runs faster. Only encoded segments and counts
+cross back. Workers are fresh interpreters running :mod:`._worker`: forking a process that
+may hold threads and locks is never safe, and ``multiprocessing`` would run the host program's
+main module again in each worker.
 """
 
 from __future__ import annotations
@@ -20,69 +25,144 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import SourceError
-from memquill.index._analysis import NoteFigures, analyse_note
-from memquill.index._writer import EncodedSegment, encode_segment
+from memquill.index._analysis import analyse_note
+from memquill.index._writer import EncodedSegment, SegmentEncoder
 from memquill.paths import read_text_stat
 from memquill.query._scan import Identity, file_identity
 
-__all__ = ["BATCH", "MIN_BATCH", "Batch", "BatchResult", "build_batch", "run_batches"]
+__all__ = [
+    "MAX_SEGMENT",
+    "PARALLEL_FROM",
+    "UNIT",
+    "Analyser",
+    "Finish",
+    "Start",
+    "Unit",
+    "UnitDone",
+    "analysers",
+    "run_units",
+    "worker_count",
+]
 
-BATCH: Final = 2048
-"""Most notes per batch (and per segment of a build)."""
-MIN_BATCH: Final = 256
+UNIT: Final = 256
+"""Notes handed out at a time."""
+MAX_SEGMENT: Final = 8192
+"""Most notes per segment."""
 PARALLEL_FROM: Final = 1024
 """Fewer notes than this are analysed in this process (starting workers costs more)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Batch:
-    """Notes to analyse: workspace paths with the identities the walk saw, and their ids."""
+class Start:
+    """Tells an analyser its first id and how many notes make a segment."""
+
+    first_id: int
+    segment_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Notes to analyse: workspace paths with the identities the walk saw."""
 
     root: str
-    first_id: int
     items: tuple[tuple[str, Identity], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class BatchResult:
-    """An encoded segment and the notes that could not be read (path, message)."""
+class UnitDone:
+    """A unit analysed: how many notes it held, and those that could not be read."""
 
-    segment: EncodedSegment
-    errors: tuple[tuple[str, str], ...]
     count: int
+    errors: tuple[tuple[str, str], ...]
 
 
-def build_batch(batch: Batch) -> BatchResult:
-    """Read, analyse and encode one batch (runs in a worker or in this process)."""
-    root = Path(batch.root)
-    notes: list[NoteFigures] = []
-    errors: list[tuple[str, str]] = []
-    seen = time.time_ns()
-    for path, _ in batch.items:
-        try:
-            # The identity stored is the one of the file the text came from: if the note
-            # changed since the walk, the next walk sees it as it was indexed.
-            text, info = read_text_stat(root / path)
-        except SourceError as error:
-            errors.append((path, error.message))
-            continue
-        notes.append(analyse_note(path, text, file_identity(info)))
-    return BatchResult(encode_segment(batch.first_id, notes, seen), tuple(errors), len(batch.items))
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Tells an analyser to send what it gathered (a worker then exits)."""
 
 
-def run_batches(
-    batches: Sequence[Batch],
+class Analyser:
+    """Reads, analyses and gathers notes into segments (in a worker or in this process)."""
+
+    def __init__(self, start: Start) -> None:
+        self._next = start.first_id
+        self._size = start.segment_size
+        self._encoder = SegmentEncoder()
+
+    def analyse(self, unit: Unit) -> tuple[UnitDone, EncodedSegment | None]:
+        """Analyse ``unit``; a segment too, if it filled one."""
+        root = Path(unit.root)
+        errors: list[tuple[str, str]] = []
+        for path, _ in unit.items:
+            # The time before reading: a note read within the racy window of its last
+            # change is read again later (see ``._sync``).
+            seen = time.time_ns()
+            try:
+                # The identity stored is the one of the file the text came from: if the
+                # note changed since the walk, the next walk sees it as it was indexed.
+                text, info = read_text_stat(root / path)
+            except SourceError as error:
+                errors.append((path, error.message))
+                continue
+            self._encoder.add(self._next, analyse_note(path, text, file_identity(info)), seen)
+            self._next += 1
+        full = len(self._encoder) >= self._size
+        return UnitDone(len(unit.items), tuple(errors)), self.flush() if full else None
+
+    def flush(self) -> EncodedSegment | None:
+        """The segment of the notes gathered since the last one (``None``: none)."""
+        if not len(self._encoder):
+            return None
+        segment = self._encoder.encode()
+        self._encoder = SegmentEncoder()
+        return segment
+
+
+def run_units(
+    root: Path,
+    items: Sequence[tuple[str, Identity]],
     *,
+    first_id: int,
     workers: int,
-    done: Callable[[BatchResult], None],
-) -> None:
-    """Build every batch, calling ``done`` (in this process) as each one finishes."""
-    if workers <= 1 or sum(len(batch.items) for batch in batches) < PARALLEL_FROM:
-        for batch in batches:
-            done(build_batch(batch))
-        return
-    for result in _parallel(batches, workers):
-        done(result)
+    done: Callable[[UnitDone], None],
+    store: Callable[[EncodedSegment], None],
+) -> int:
+    """Analyse ``items``, telling ``done`` of each unit and ``store`` of each segment (both
+    in this thread). Returns how many analysers ran: analyser ``i`` numbers its notes from
+    ``first_id + i * len(items)``, so that many times ``len(items)`` ids must be reserved."""
+    count = analysers(len(items), workers)
+    # About two segments per analyser: few blobs per term, and a build killed midway has
+    # stored some of its work.
+    size = min(MAX_SEGMENT, max(UNIT, -(-len(items) // (2 * count))))
+    units = [
+        Unit(os.fspath(root), tuple(items[start : start + UNIT]))
+        for start in range(0, len(items), UNIT)
+    ]
+    if count == 1:
+        analyser = Analyser(Start(first_id, size))
+        for unit in units:
+            finished, segment = analyser.analyse(unit)
+            if segment is not None:
+                store(segment)
+            done(finished)
+        last = analyser.flush()
+        if last is not None:
+            store(last)
+        return 1
+    starts = [Start(first_id + index * len(items), size) for index in range(count)]
+    for message in _parallel(starts, units):
+        if isinstance(message, UnitDone):
+            done(message)
+        else:
+            store(message)
+    return count
+
+
+def analysers(notes: int, workers: int) -> int:
+    """How many analysers ``notes`` notes get (1: this process)."""
+    if workers <= 1 or notes < PARALLEL_FROM:
+        return 1
+    return min(workers, -(-notes // UNIT))
 
 
 def worker_count() -> int:
@@ -94,59 +174,77 @@ def worker_count() -> int:
     return max(1, cores)
 
 
-def _parallel(batches: Sequence[Batch], workers: int) -> Iterator[BatchResult]:
-    """Build ``batches`` in ``workers`` child processes, yielding results as they arrive.
+def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | EncodedSegment]:
+    """Analyse ``units`` in one child process per start, yielding what they send back.
 
-    Children are started as ``python -m memquill.index._worker`` (never by forking this
-    process, which may hold threads and locks); one thread per child feeds it.
+    Children are fresh interpreters running :data:`._worker.BOOTSTRAP` (never forks of
+    this process, which may hold threads and locks); one thread per child feeds it units as it
+    becomes free and relays its answers.
     """
-    from memquill.index._worker import read_message, write_message
+    from memquill.index._worker import BOOTSTRAP, read_message, write_message
 
-    todo: queue.SimpleQueue[Batch | None] = queue.SimpleQueue()
-    results: queue.SimpleQueue[BatchResult | BaseException] = queue.SimpleQueue()
-    for batch in batches:
-        todo.put(batch)
+    todo: queue.SimpleQueue[Unit] = queue.SimpleQueue()
+    for unit in units:
+        todo.put(unit)
+    results: queue.SimpleQueue[UnitDone | EncodedSegment | Finish | BaseException] = (
+        queue.SimpleQueue()
+    )
     children: list[subprocess.Popen[bytes]] = []
 
-    def feed(child: subprocess.Popen[bytes]) -> None:
+    def feed(child: subprocess.Popen[bytes], start: Start) -> None:
         try:
             assert child.stdin is not None and child.stdout is not None
-            while (batch := todo.get()) is not None:
-                write_message(child.stdin, batch)
-                result = read_message(child.stdout)
-                if not isinstance(result, BatchResult):
-                    raise RuntimeError("index worker failed")
-                results.put(result)
+            write_message(child.stdin, start)
+            while True:
+                try:
+                    unit: Unit | Finish = todo.get_nowait()
+                except queue.Empty:
+                    unit = Finish()
+                write_message(child.stdin, unit)
+                while True:  # a segment may come before the unit's count
+                    answer = read_message(child.stdout)
+                    if not isinstance(answer, UnitDone | EncodedSegment | Finish):
+                        raise RuntimeError("index worker failed")
+                    results.put(answer)
+                    if not isinstance(answer, EncodedSegment):
+                        break
+                if isinstance(answer, Finish):
+                    return
         except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
             results.put(error)
 
-    threads: list[threading.Thread] = []
+    finished = False
     try:
-        for _ in range(min(workers, len(batches))):
+        for start in starts:
             child = subprocess.Popen(
-                [sys.executable, "-m", "memquill.index._worker"],
+                [sys.executable, "-c", BOOTSTRAP],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )
             children.append(child)
-            todo.put(None)
-            thread = threading.Thread(target=feed, args=(child,), daemon=True)
-            thread.start()
-            threads.append(thread)
-        for _ in batches:
-            result = results.get()
-            if isinstance(result, BaseException):
-                raise result
-            yield result
+            threading.Thread(target=feed, args=(child, start), daemon=True).start()
+        running = len(starts)
+        while running:
+            message = results.get()
+            if isinstance(message, BaseException):
+                raise message
+            if isinstance(message, Finish):
+                running -= 1
+            else:
+                yield message
+        finished = True
     finally:
         for child in children:
             if child.stdin is not None:
                 child.stdin.close()
-        for child in children:
+            if child.stdout is not None:
+                child.stdout.close()
+            if finished:
+                # Every worker said it is done and now exits: reap it in the background.
+                threading.Thread(target=child.wait, daemon=True).start()
+                continue
             try:
                 child.wait(timeout=10)
             except subprocess.TimeoutExpired:  # pragma: no cover - a stuck child
                 child.kill()
                 child.wait()
-            if child.stdout is not None:
-                child.stdout.close()

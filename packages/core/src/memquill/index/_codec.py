@@ -17,8 +17,10 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Final
 
 from memquill.index._analysis import FieldCounts, NoteFigures
@@ -33,6 +35,8 @@ __all__ = [
     "decode_postings",
     "encode_matrix",
     "encode_postings",
+    "seal",
+    "unseal",
 ]
 
 NO_COLUMN: Final = 0xFFFFFFFF
@@ -40,6 +44,7 @@ _HEADER: Final = struct.Struct("<II")
 _MATRIX: Final = struct.Struct("<IIc")
 _CRC: Final = struct.Struct("<I")
 _SWAP: Final = sys.byteorder != "little"
+_EXTEND: Final = list[int].extend
 _ARRAYS: Final[dict[bytes, Callable[[], array[int]]]] = {
     b"B": lambda: array("B"),
     b"H": lambda: array("H"),
@@ -72,7 +77,8 @@ class SegmentBuilder:
     """Collects the postings of a batch of notes whose ids ascend, then encodes them."""
 
     def __init__(self) -> None:
-        self._terms: dict[str, tuple[array[int], array[int], array[int]]] = {}
+        # Per term, its postings as flat (id, body count, column) triples.
+        self._terms: defaultdict[str, list[int]] = defaultdict(list)
         self._fields: dict[str, list[tuple[int, FieldCounts]]] = {}
         self.documents = 0
 
@@ -81,21 +87,19 @@ class SegmentBuilder:
         self.documents += 1
         terms = self._terms
         body = figures.body
-        for column, term in enumerate(figures.terms):
-            entry = terms.get(term)
-            if entry is None:
-                entry = terms[term] = (array("I"), array("I"), array("I"))
-            entry[0].append(doc_id)
-            entry[1].append(body[term])
-            entry[2].append(column)
+        width = len(figures.terms)
+        # One triple per body term, appended in C: a note holds hundreds of terms.
+        deque(
+            map(
+                _EXTEND,
+                map(terms.__getitem__, figures.terms),
+                zip(repeat(doc_id, width), body.values(), range(width), strict=True),
+            ),
+            maxlen=0,
+        )
         for term, counts in figures.fields.items():
             if term not in body:
-                entry = terms.get(term)
-                if entry is None:
-                    entry = terms[term] = (array("I"), array("I"), array("I"))
-                entry[0].append(doc_id)
-                entry[1].append(0)
-                entry[2].append(NO_COLUMN)
+                terms[term].extend((doc_id, 0, NO_COLUMN))
             self._fields.setdefault(term, []).append((doc_id, counts))
 
     def encode(self) -> list[tuple[str, bytes]]:
@@ -103,10 +107,9 @@ class SegmentBuilder:
         fields = self._fields
         out: list[tuple[str, bytes]] = []
         for term in sorted(self._terms):
-            ids, bodies, columns = self._terms[term]
-            out.append(
-                (term, encode_postings(Postings(ids, bodies, columns, dict(fields.get(term, ())))))
-            )
+            flat = array("I", self._terms[term])
+            postings = Postings(flat[0::3], flat[1::3], flat[2::3], dict(fields.get(term, ())))
+            out.append((term, encode_postings(postings)))
         return out
 
 
@@ -115,7 +118,7 @@ def encode_postings(postings: Postings) -> bytes:
     held = postings.fields
     field_ids = array("I", sorted(held))
     field_counts = array("I", (count for doc in field_ids for count in held[doc]))
-    return _seal(
+    return seal(
         _HEADER.pack(len(postings.ids), len(held)),
         postings.ids,
         postings.bodies,
@@ -131,7 +134,7 @@ def decode_postings(blob: bytes) -> Postings:
     Raises:
         CorruptBlob: it fails its checksum or does not parse.
     """
-    view = _open(blob)
+    view = unseal(blob)
     try:
         n, nf = _HEADER.unpack_from(view, 0)
     except struct.error:
@@ -144,25 +147,14 @@ def decode_postings(blob: bytes) -> Postings:
     field_counts, offset = _take(view, offset, 5 * nf)
     if offset != len(view):
         raise CorruptBlob("postings length")
-    fields: dict[int, FieldCounts] = {}
-    for position, doc in enumerate(field_ids):
-        base = 5 * position
-        fields[doc] = (
-            field_counts[base],
-            field_counts[base + 1],
-            field_counts[base + 2],
-            field_counts[base + 3],
-            field_counts[base + 4],
-        )
+    counts = (field_counts[index::5] for index in range(5))
+    fields: dict[int, FieldCounts] = dict(zip(field_ids, zip(*counts, strict=True), strict=True))
     return Postings(ids, bodies, columns, fields)
 
 
-def encode_matrix(chunks: Iterable[array[int]], width: int) -> bytes:
-    """A note's chunk matrix (every row must share one typecode: the widest is used)."""
-    rows = list(chunks)
-    code = max((row.typecode for row in rows), key="BHI".index, default="B")
-    parts = [array(code, row) if row.typecode != code else row for row in rows]
-    return _seal(_MATRIX.pack(len(rows), width, code.encode()), *parts)
+def encode_matrix(cells: array[int], rows: int, width: int) -> bytes:
+    """A note's chunk matrix: ``rows`` rows of ``width`` cells, row after row."""
+    return seal(_MATRIX.pack(rows, width, cells.typecode.encode()), cells)
 
 
 def decode_matrix(blob: bytes) -> tuple[int, array[int]]:
@@ -171,7 +163,7 @@ def decode_matrix(blob: bytes) -> tuple[int, array[int]]:
     Raises:
         CorruptBlob: it fails its checksum or does not parse.
     """
-    view = _open(blob)
+    view = unseal(blob)
     try:
         rows, width, code = _MATRIX.unpack_from(view, 0)
         cells = _ARRAYS[code]()
@@ -186,9 +178,13 @@ def decode_matrix(blob: bytes) -> tuple[int, array[int]]:
     return width, cells
 
 
-def _seal(header: bytes, *parts: array[int]) -> bytes:
+def seal(header: bytes, *parts: array[int] | bytes) -> bytes:
+    """``header`` and ``parts`` (arrays little-endian) as one blob ending in its CRC-32."""
     chunks = [header]
     for part in parts:
+        if isinstance(part, bytes):
+            chunks.append(part)
+            continue
         if _SWAP:  # pragma: no cover - big-endian hosts
             part = array(part.typecode, part)
             part.byteswap()
@@ -197,7 +193,12 @@ def _seal(header: bytes, *parts: array[int]) -> bytes:
     return data + _CRC.pack(zlib.crc32(data))
 
 
-def _open(blob: bytes) -> memoryview:
+def unseal(blob: bytes) -> memoryview:
+    """What a blob holds before its CRC-32, once the CRC is checked.
+
+    Raises:
+        CorruptBlob: it fails its checksum.
+    """
     if len(blob) < _CRC.size:
         raise CorruptBlob("short blob")
     view = memoryview(blob)

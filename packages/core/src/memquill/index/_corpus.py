@@ -13,7 +13,6 @@ import sqlite3
 import stat
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from itertools import repeat
 from operator import mul
@@ -21,7 +20,8 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import SourceError
-from memquill.index._codec import NO_COLUMN, Postings
+from memquill.index._codec import NO_COLUMN
+from memquill.index._impacts import Impacts, Norms, month_term, note_term
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import Term, select
@@ -54,21 +54,6 @@ class StaleNote(Exception):
     """A note changed after the index was brought up to date (search again)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Norms:
-    """Body-length normalisation, as ranking computes it: notes by ``1 - b + b * length /
-    average`` (from their lengths), records by their own normaliser per slot."""
-
-    base: float
-    scale: float
-    lengths: Mapping[int, int]
-    records: Mapping[int, float]
-
-    def of(self, slot: int) -> float:
-        """The normaliser of one slot."""
-        return self.base + self.scale * self.lengths[slot] if slot >= 0 else self.records[slot]
-
-
 class IndexedCorpus:
     """Indexed notes plus in-memory records, read inside one read transaction."""
 
@@ -80,8 +65,10 @@ class IndexedCorpus:
         reader: PostingsReader,
         records: Corpus,
         documents: OrderedDict[int, SearchDocument] | None = None,
+        impacts: Impacts | None = None,
     ) -> None:
         self._root = root
+        self._impacts = Impacts() if impacts is None else impacts
         self._connection = connection
         self._notes = notes
         self._reader = reader
@@ -141,19 +128,23 @@ class IndexedCorpus:
         terms: list[Term] = []
         size = self.size
         norms = self._norms(params)
+        impacts = self._impacts
+        impacts.prepare(self._notes, norms, params)
         for term in query_terms(query):
             notes = self._reader.postings(self._connection, term)
             records = self._records.postings(term)
             held = len(notes.ids) + len(records)
             if held:
                 weight = idf(size, held)
-                terms.append(_term(notes, records, weight, params, norms, allowed))
+                terms.append(
+                    note_term(term, notes, impacts, records, weight, params, norms, allowed)
+                )
         if params.date_weight:
             for key in query_months(query):
                 holding, slots = self.month_holders(key)
                 if holding:
                     gain = month_gain(size, holding, params)
-                    terms.append(_month_term(gain, slots, allowed))
+                    terms.append(month_term(gain, slots, allowed))
         # No decay factor exceeds the largest among the days present (1 for undated paths).
         undated = self._records.size > 0 or len(day_of) < len(self._notes.by_id)
         ceiling = max([by_day.get(day, 1.0) for day in self._days] + [1.0 if undated else 0.0])
@@ -221,6 +212,10 @@ class IndexedCorpus:
             slots = [slot for slot in slots if slot in candidates]
         return holding, slots
 
+    def rescoring(self, indexes: Sequence[int]) -> None:
+        """Fetch the chunk matrices of the notes about to be re-scored, in one statement."""
+        self._reader.prefetch(self._connection, [index for index in indexes if index >= 0])
+
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         """Per chunk, the count of ``term`` (from the note's stored matrix)."""
         if index < 0:
@@ -256,96 +251,6 @@ class IndexedCorpus:
         average = self._notes.average_length
         scale = b / average if average else 0.0
         return Norms(1.0 - b + (0.0 if average else b), scale, self._notes.lengths, records)
-
-
-def _term(
-    notes: Postings,
-    records: Sequence[Posting],
-    weight: float,
-    params: RankParams,
-    norms: Norms,
-    allowed: Callable[[int], bool] | None,
-) -> Term:
-    """A query term for pruning: its gain mirrors the ranking's BM25F formula."""
-    base, scale, lengths = norms.base, norms.scale, norms.lengths
-    norm_of = norms.of
-    k1 = params.k1
-    k1p = k1 + 1.0
-    weights = params.field_weights
-    fields = notes.fields
-
-    def gain(slot: int, body: int, counts: tuple[int, ...] | None) -> float:
-        frequency = body / norm_of(slot)
-        if counts is not None:
-            for field_weight, count in zip(weights, counts, strict=False):
-                frequency += field_weight * count
-        return weight * frequency * k1p / (frequency + k1)
-
-    def accumulate(acc: dict[int, float]) -> None:
-        # The hot loop of a search: one pass over a term's postings, inlined. Documents
-        # with field counts are first scored as body only, then corrected (the error is
-        # far inside the pruning margin).
-        get = acc.get
-        if allowed is None:
-            for doc, body in zip(notes.ids, notes.bodies, strict=True):
-                frequency = body / (base + scale * lengths[doc])
-                acc[doc] = get(doc, 0.0) + weight * frequency * k1p / (frequency + k1)
-        else:
-            for doc, body in zip(notes.ids, notes.bodies, strict=True):
-                if allowed(doc):
-                    frequency = body / (base + scale * lengths[doc])
-                    acc[doc] = get(doc, 0.0) + weight * frequency * k1p / (frequency + k1)
-        for doc, counts in fields.items():
-            if doc in acc:
-                body = notes.bodies[find(notes, doc)]
-                acc[doc] += gain(doc, body, counts) - gain(doc, body, None)
-        for index, body, counts in records:
-            slot = -1 - index
-            if allowed is None or allowed(slot):
-                acc[slot] = get(slot, 0.0) + gain(slot, body, counts)
-
-    record_map = {-1 - index: (body, counts) for index, body, counts in records}
-
-    def lookup(slot: int) -> float:
-        if slot < 0:
-            held = record_map.get(slot)
-            return 0.0 if held is None else gain(slot, held[0], held[1])
-        position = find(notes, slot)
-        if position < 0:
-            return 0.0
-        return gain(slot, notes.bodies[position], fields.get(slot))
-
-    def accumulate_known(acc: dict[int, float]) -> None:
-        for doc, body in zip(notes.ids, notes.bodies, strict=True):
-            if doc in acc:
-                acc[doc] += gain(doc, body, fields.get(doc))
-        for index, body, counts in records:
-            slot = -1 - index
-            if slot in acc:
-                acc[slot] += gain(slot, body, counts)
-
-    size = len(notes.ids) + len(records)
-    return Term(weight * k1p, accumulate, lookup, size, accumulate_known)
-
-
-def _month_term(gain: float, slots: Sequence[int], allowed: Callable[[int], bool] | None) -> Term:
-    held = set(slots)
-
-    def accumulate(acc: dict[int, float]) -> None:
-        get = acc.get
-        for slot in slots:
-            if allowed is None or allowed(slot):
-                acc[slot] = get(slot, 0.0) + gain
-
-    def lookup(slot: int) -> float:
-        return gain if slot in held else 0.0
-
-    def accumulate_known(acc: dict[int, float]) -> None:
-        for slot in slots:
-            if slot in acc:
-                acc[slot] += gain
-
-    return Term(gain, accumulate, lookup, len(slots), accumulate_known)
 
 
 def read_indexed(root: Path, row: NoteRow) -> str:

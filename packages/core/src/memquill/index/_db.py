@@ -1,8 +1,9 @@
 """The index file: one SQLite database per workspace, in WAL mode, safe across processes.
 
 Tables: ``meta`` (format, workspace, generation counters), ``docs`` (one row per indexed note:
-identity, figures, chunk matrix), ``segs`` and ``postings`` (per segment, one blob per term),
-``gone`` (ids of notes removed since their segment was written).
+its path, file identity and segment, what writers look up), ``matrices`` (each note's chunk
+matrix), ``segs`` (per segment: its notes' figures as one blob) and ``postings`` (per segment,
+one blob per term), ``gone`` (ids of notes removed since their segment was written).
 
 Every change is one transaction, so a crash leaves the old or the new index. A process reads
 one search's data inside one read transaction (a consistent snapshot). A file that SQLite
@@ -33,7 +34,7 @@ __all__ = [
     "row_checksum",
 ]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 FORMAT: Final = (
     f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
@@ -47,20 +48,19 @@ CREATE TABLE docs(
     path TEXT NOT NULL UNIQUE,
     size INTEGER NOT NULL, mtime INTEGER NOT NULL, ino INTEGER NOT NULL,
     ctime INTEGER NOT NULL, dev INTEGER NOT NULL,
-    seen INTEGER NOT NULL,
-    bytes INTEGER NOT NULL, length INTEGER NOT NULL, tags TEXT NOT NULL, day INTEGER NOT NULL,
-    seg INTEGER NOT NULL, gen INTEGER NOT NULL, crc INTEGER NOT NULL,
-    matrix BLOB NOT NULL);
-CREATE INDEX docs_gen ON docs(gen);
+    seen INTEGER NOT NULL, seg INTEGER NOT NULL, crc INTEGER NOT NULL);
+CREATE TABLE matrices(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE gone(id INTEGER PRIMARY KEY, seg INTEGER NOT NULL, gen INTEGER NOT NULL);
 CREATE INDEX gone_gen ON gone(gen);
 CREATE TABLE segs(
-    seg INTEGER PRIMARY KEY, docs INTEGER NOT NULL, gen INTEGER NOT NULL, lo INTEGER NOT NULL);
+    seg INTEGER PRIMARY KEY, docs INTEGER NOT NULL, gen INTEGER NOT NULL, lo INTEGER NOT NULL,
+    notes BLOB NOT NULL);
 CREATE TABLE postings(term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE UNIQUE INDEX postings_term ON postings(term, seg);
+CREATE INDEX postings_seg ON postings(seg);
 """
 _BUSY_MS: Final = 60_000
-_ROW: Final = struct.Struct("<qqqqqqqqqqq")
+_ROW: Final = struct.Struct("<qqqqqqqq")
 
 
 class IndexDamaged(Exception):
@@ -74,11 +74,10 @@ class IndexOutdated(Exception):
 def row_checksum(row: Sequence[Any]) -> int:
     """The checksum a ``docs`` row carries over its other values (``crc`` last, ignored).
 
-    Columns: id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, day, seg.
+    Columns: id, path, size, mtime, ino, ctime, dev, seen, seg.
     """
-    numbers = _ROW.pack(row[0], *row[2:10], row[11], row[12])
-    text = f"{row[1]}\0{row[10]}".encode("utf-8", "surrogatepass")
-    return zlib.crc32(numbers, zlib.crc32(text))
+    numbers = _ROW.pack(row[0], *row[2:9])
+    return zlib.crc32(numbers, zlib.crc32(str(row[1]).encode("utf-8", "surrogatepass")))
 
 
 class IndexDatabase:

@@ -1,61 +1,28 @@
-"""The indexed notes as one process sees them: a mirror of the ``docs`` table, kept current.
+"""The indexed notes as one process sees them: every live note of every segment, kept current.
 
-Loading every row once and then only what changed (rows of a later generation, ids gone since)
-keeps a long-lived process's view current for the cost of the change. A process that missed a
-compaction (``epoch`` moved) loads everything again.
+A segment's notes are one blob (:mod:`._manifest`); loading every segment's once and then only
+what changed (segments of a later generation, ids gone since) keeps a long-lived process's view
+current for the cost of the change. A process that missed a compaction (``epoch`` moved) loads
+everything again.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import struct
 from datetime import date
-from typing import Final, Literal, NamedTuple
+from itertools import compress
+from operator import itemgetter
 
-from memquill.index._db import IndexDamaged, row_checksum
-from memquill.query._scan import Identity
+from memquill.index._db import IndexDamaged
+from memquill.index._manifest import NoteRow, decode_notes
 
 __all__ = ["NoteRow", "NoteTable"]
 
-_NO_TAGS: Final[frozenset[str]] = frozenset()
-_SELECT: Final = (
-    "SELECT id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, day, seg, crc "
-    "FROM docs"
-)
-
-
-class NoteRow(NamedTuple):
-    """One indexed note, as stored (what ranking and the walk compare need; never its text)."""
-
-    id: int
-    path: str
-    size: int
-    mtime: int
-    ino: int
-    ctime: int
-    dev: int
-    seen: int
-    byte_size: int
-    length: int
-    tags: str
-    day: int
-    seg: int
-    crc: int
-
-    @property
-    def identity(self) -> Identity:
-        """The file identity the note was read at."""
-        return (self.size, self.mtime, self.ino, self.ctime, self.dev)
-
-    @property
-    def tag_keys(self) -> frozenset[str]:
-        """The lowercased tags."""
-        return frozenset(self.tags.split("\n")) if self.tags else _NO_TAGS
-
-    @property
-    def kind(self) -> Literal["note"]:
-        """Always ``note`` (records are served from the store)."""
-        return "note"
+_ID = itemgetter(0)
+_PATH = itemgetter(1)
+_BYTES = itemgetter(8)
+_LENGTH = itemgetter(9)
+_DAY = itemgetter(11)
 
 
 class NoteTable:
@@ -107,16 +74,23 @@ class NoteTable:
             raise IndexDamaged("meta") from None
         if generation == self.generation and epoch == self.epoch:
             return False
-        if epoch != self.epoch or generation < self.generation:
+        full = epoch != self.epoch or generation < self.generation
+        since = -1 if full else self.generation
+        segments = connection.execute(
+            "SELECT seg, notes FROM segs WHERE gen > ?", (since,)
+        ).fetchall()
+        gone = connection.execute("SELECT id, seg FROM gone WHERE gen > ?", (since,)).fetchall()
+        rows: list[NoteRow] = []
+        for seg, blob in segments:
+            rows.extend(_decode(blob, int(seg)))
+        if full:
             self._clear()
-            rows = connection.execute(_SELECT)
-            gone = connection.execute("SELECT id, seg FROM gone")
+            dead = {int(doc_id) for doc_id, _ in gone}
+            self._load([row for row in rows if row.id not in dead] if dead else rows)
         else:
-            rows = connection.execute(_SELECT + " WHERE gen > ?", (self.generation,))
-            gone = connection.execute("SELECT id, seg FROM gone WHERE gen > ?", (self.generation,))
-        for row in rows.fetchall():
-            self._put(_row(row))
-        for doc_id, seg in gone.fetchall():
+            for row in rows:
+                self._put(row)
+        for doc_id, seg in gone:
             self._drop(int(doc_id))
             self.dead.setdefault(int(seg), set()).add(int(doc_id))
         self.segments = {
@@ -126,6 +100,17 @@ class NoteTable:
             del self.dead[seg]
         self.generation, self.epoch = generation, epoch
         return True
+
+    def _load(self, rows: list[NoteRow]) -> None:
+        """Take every live note at once (a fresh process, tens of thousands of them)."""
+        ids = list(map(_ID, rows))
+        self.by_id = dict(zip(ids, rows, strict=True))
+        self.by_path = dict(zip(map(_PATH, rows), rows, strict=True))
+        self.lengths = dict(zip(ids, map(_LENGTH, rows), strict=True))
+        self.length_total = sum(self.lengths.values())
+        self.bytes_total = sum(map(_BYTES, rows))
+        for row in compress(rows, map(_DAY, rows)):
+            self._date(row)
 
     @property
     def average_length(self) -> float:
@@ -141,9 +126,12 @@ class NoteTable:
         self.bytes_total += row.byte_size
         self.lengths[row.id] = row.length
         if row.day:
-            self.day_of[row.id] = row.day
-            self.days[row.day] = self.days.get(row.day, 0) + 1
-            self.months.setdefault(_month(row.day), set()).add(row.id)
+            self._date(row)
+
+    def _date(self, row: NoteRow) -> None:
+        self.day_of[row.id] = row.day
+        self.days[row.day] = self.days.get(row.day, 0) + 1
+        self.months.setdefault(_month(row.day), set()).add(row.id)
 
     def _drop(self, doc_id: int) -> None:
         old = self.by_id.pop(doc_id, None)
@@ -172,11 +160,8 @@ def _month(day: int) -> tuple[int, int]:
     return (moment.year, moment.month)
 
 
-def _row(values: tuple[object, ...]) -> NoteRow:
+def _decode(blob: object, seg: int) -> list[NoteRow]:
     try:
-        row = NoteRow._make(values)
-        if row_checksum(row) != row.crc:
-            raise IndexDamaged(f"docs row {row.id}")
-    except (ValueError, TypeError, struct.error):
-        raise IndexDamaged("docs row") from None
-    return row
+        return decode_notes(bytes(blob), seg)  # type: ignore[arg-type]
+    except Exception as error:  # noqa: BLE001 - any parse failure is damage
+        raise IndexDamaged(f"notes of segment {seg}: {error}") from None

@@ -85,11 +85,24 @@ class PostingsReader:
         cached = self._matrices.get(doc_id)
         if cached is not None:
             return cached
-        row = connection.execute("SELECT matrix FROM docs WHERE id = ?", (doc_id,)).fetchone()
+        row = connection.execute("SELECT data FROM matrices WHERE id = ?", (doc_id,)).fetchone()
         if row is None:
             raise IndexDamaged(f"no matrix for {doc_id}")
+        return self._keep(doc_id, row[0])
+
+    def prefetch(self, connection: sqlite3.Connection, doc_ids: list[int]) -> None:
+        """Read the chunk matrices of ``doc_ids`` not yet cached, in one statement."""
+        missing = [doc_id for doc_id in doc_ids if doc_id not in self._matrices]
+        if len(missing) < 2:
+            return
+        marks = ",".join("?" * len(missing))
+        query = f"SELECT id, data FROM matrices WHERE id IN ({marks})"  # noqa: S608 - placeholders
+        for doc_id, blob in connection.execute(query, missing):
+            self._keep(int(doc_id), blob)
+
+    def _keep(self, doc_id: int, blob: object) -> tuple[int, array[int]]:
         try:
-            matrix = decode_matrix(bytes(row[0]))
+            matrix = decode_matrix(bytes(blob))  # type: ignore[arg-type]
         except Exception as error:  # noqa: BLE001 - any parse failure is damage
             raise IndexDamaged(str(error)) from None
         if len(self._matrices) >= _MATRIX_MEMO:

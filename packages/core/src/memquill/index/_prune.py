@@ -9,6 +9,11 @@ that can no longer reach the bound are dropped. Every bound holds with a relativ
 full ranking would re-score; :func:`memquill.query._rank.rank` then scores the kept documents
 exactly. A term's gain never exceeds ``idf * (k1 + 1)`` (term frequencies saturate), and a
 month mention adds a fixed gain.
+
+The lower bound is raised early by *completing* the leading documents: the ``depth`` best so
+far are looked up in every term not yet taken, and ``depth`` documents with known complete
+scores mean the ``depth``-th best is at least their lowest. Common terms then rarely need a
+pass over every document holding them.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import add, ge
 from typing import Final
 
 __all__ = ["MARGIN", "Term", "select"]
@@ -23,11 +30,8 @@ __all__ = ["MARGIN", "Term", "select"]
 MARGIN: Final = 1e-9
 _REPRUNE: Final = 2
 """Drop hopeless documents again once more than this many times ``depth`` are in play."""
-
-_SCAN_OVER_LOOKUP: Final = 8
-"""A pass over a term's postings costs about this many times less per posting than a
-binary search per document in play."""
-
+_SAMPLE: Final = 4
+"""A threshold is first taken among this many times ``depth`` documents."""
 Scale = Callable[[dict[int, float]], list[float]]
 """Each document's score in play times its decay factor (same order as the dict)."""
 
@@ -40,16 +44,16 @@ class Term:
         bound: no document gains more than this from the term.
         accumulate: adds the term's gain to ``acc[slot]`` of every allowed document holding
             it (inserting missing slots).
-        lookup: the gain of one slot (0.0 when it does not hold the term).
         size: how many documents hold it (the cost of ``accumulate``).
         accumulate_known: like ``accumulate``, for the slots already in ``acc`` only.
+        lookup: the gains of some slots (0.0 for one that does not hold the term).
     """
 
     bound: float
     accumulate: Callable[[dict[int, float]], None]
-    lookup: Callable[[int], float]
     size: int
     accumulate_known: Callable[[dict[int, float]], None]
+    lookup: Callable[[list[int]], list[float]]
 
 
 def select(
@@ -73,26 +77,28 @@ def select(
     order = sorted(terms, key=lambda term: -term.bound)
     remaining = sum(term.bound for term in order)
     acc: dict[int, float] = {}
+    complete: dict[int, float] = {}
     theta = 0.0
     closed = False
-    for term in order:
+    for position, term in enumerate(order):
         if not closed and len(acc) >= depth:
-            theta = _threshold(acc, depth, scale)
+            values = list(acc.values()) if scale is None else scale(acc)
+            best = _depth_best(values, depth)
+            leading = list(compress(acc.keys(), map(ge, values, repeat(best))))
+            theta = max(theta, best)
             closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
+            if not closed:
+                decay = None if scale is None else factor
+                completed = _completed(acc, leading, order[position:], depth, decay, complete)
+                theta = max(theta, completed)
+                closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
             if closed:
                 acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
         if closed:
             if len(acc) > _REPRUNE * depth:
                 theta = max(theta, _threshold(acc, depth, scale))
                 acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
-            if term.size < _SCAN_OVER_LOOKUP * len(acc):
-                term.accumulate_known(acc)  # one pass over the postings beats a search per slot
-            else:
-                lookup = term.lookup
-                for slot in acc:
-                    gain = lookup(slot)
-                    if gain:
-                        acc[slot] += gain
+            term.accumulate_known(acc)
         else:
             term.accumulate(acc)
         remaining -= term.bound
@@ -100,6 +106,30 @@ def select(
         return set(acc)
     theta = max(theta, _threshold(acc, depth, scale))
     return set(_hopeful(acc, 0.0, theta, factor, ceiling, scale is None))
+
+
+def _completed(
+    acc: dict[int, float],
+    leading: list[int],
+    rest: Sequence[Term],
+    depth: int,
+    factor: Callable[[int], float] | None,
+    complete: dict[int, float],
+) -> float:
+    """A lower bound of the ``depth``-th best decayed score: the ``depth``-th best complete
+    score of the (at least ``depth``) documents ``leading`` so far. ``complete`` keeps their
+    scores between calls: a score counted in full does not change as its terms are taken."""
+    new = [slot for slot in leading if slot not in complete]
+    if new:
+        scores = [acc[slot] for slot in new]
+        for term in rest:
+            scores = list(map(add, scores, term.lookup(new)))
+        complete.update(zip(new, scores, strict=True))
+    if factor is None:
+        decayed = [complete[slot] for slot in leading]
+    else:
+        decayed = [complete[slot] * factor(slot) for slot in leading]
+    return heapq.nlargest(depth, decayed)[-1] * (1.0 - MARGIN)
 
 
 def _hopeful(
@@ -114,7 +144,7 @@ def _hopeful(
     floor = theta * (1.0 - MARGIN)
     # First the bound every document shares, then (with decay) each document's own factor.
     cut = floor / (ceiling * (1.0 + MARGIN)) - remaining
-    kept = {slot: score for slot, score in acc.items() if score >= cut}
+    kept = dict(compress(acc.items(), map(ge, acc.values(), repeat(cut))))
     if flat:
         return kept
     top = 1.0 + MARGIN
@@ -127,5 +157,14 @@ def _hopeful(
 
 def _threshold(acc: dict[int, float], depth: int, scale: Scale | None) -> float:
     """The ``depth``-th best decayed lower bound among the documents in play."""
-    values = acc.values() if scale is None else scale(acc)
+    return _depth_best(list(acc.values()) if scale is None else scale(acc), depth)
+
+
+def _depth_best(values: list[float], depth: int) -> float:
+    """The ``depth``-th largest of ``values`` (at least ``depth`` of them)."""
+    if len(values) > _SAMPLE * depth:
+        # The depth-th best of a part is no better than the whole's: only values at least
+        # that good can be among the best (kept in C, a few of many).
+        floor = heapq.nlargest(depth, values[: _SAMPLE * depth])[-1]
+        values = list(compress(values, map(ge, values, repeat(floor))))
     return heapq.nlargest(depth, values)[-1]

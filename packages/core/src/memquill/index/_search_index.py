@@ -24,6 +24,7 @@ import portalocker
 
 from memquill.index._corpus import IndexedCorpus, StaleNote
 from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated, file_inode
+from memquill.index._impacts import Impacts
 from memquill.index._live import Live
 from memquill.index._location import index_path
 from memquill.index._notes import NoteTable
@@ -128,6 +129,7 @@ class SearchIndex:
         self._db: IndexDatabase | None = None
         self._notes = NoteTable()
         self._reader = PostingsReader(self._notes)
+        self._impacts = Impacts()
         self._lock = threading.RLock()
         self._warnings: list[str] = []
         self._records: tuple[tuple[SearchDocument, ...], Corpus] | None = None
@@ -168,6 +170,7 @@ class SearchIndex:
                             self._reader,
                             self._record_corpus(tuple(records)),
                             self._documents,
+                            self._impacts,
                         )
                         corpus.narrow(
                             query,
@@ -380,6 +383,7 @@ class SearchIndex:
         self._live.forget()
         self._notes = NoteTable()
         self._reader = PostingsReader(self._notes)
+        self._impacts = Impacts()
 
     def _record_corpus(self, records: tuple[SearchDocument, ...]) -> Corpus:
         cached = self._records

@@ -16,14 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from memquill.index._build import (
-    BATCH,
-    MIN_BATCH,
-    Batch,
-    BatchResult,
-    run_batches,
-    worker_count,
-)
+from memquill.index._build import UnitDone, analysers, run_units, worker_count
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._writer import IndexWriter
@@ -174,33 +167,24 @@ def analyse(
     announce: Callable[[int], None] | None,
     workers: int | None,
 ) -> int:
+    """Read and analyse ``pending`` into the index (segments stored as they come)."""
     if not pending:
         return 0
     if announce is not None:
         announce(len(pending))
     writer = IndexWriter(database)
-    first = writer.reserve(len(pending))
-    count = worker_count() if workers is None else workers
-    # A few batches per worker keep every worker busy and the progress moving; each batch
-    # becomes one segment, so batches are not made too small either.
-    size = min(BATCH, max(MIN_BATCH, -(-len(pending) // (4 * count))))
-    batches = [
-        Batch(
-            str(root),
-            first + start,
-            tuple((step.path, step.identity) for step in pending[start : start + size]),
-        )
-        for start in range(0, len(pending), size)
-    ]
+    count = analysers(len(pending), worker_count() if workers is None else workers)
+    # Each analyser numbers its notes from its own range (see ``run_units``).
+    first = writer.reserve(count * len(pending))
     done = 0
 
-    def store(result: BatchResult) -> None:
+    def advance(unit: UnitDone) -> None:
         nonlocal done
-        writer.store(result.segment)
-        errors.update(result.errors)
-        done += result.count
+        errors.update(unit.errors)
+        done += unit.count
         if progress is not None:
             progress(done, len(pending))
 
-    run_batches(batches, workers=count, done=store)
+    items = [(step.path, step.identity) for step in pending]
+    run_units(root, items, first_id=first, workers=count, done=advance, store=writer.store)
     return len(pending)

@@ -1,21 +1,38 @@
-"""A worker process of a large index build: ``python -m memquill.index._worker``.
+"""A worker process of a large index build, started as ``python -c BOOTSTRAP``.
 
-It reads batches from stdin and writes their results to stdout, each as a 4-byte length and a
-pickle, until stdin closes. Only the index's own parent process talks to it.
+It reads a :class:`._build.Start`, then units to analyse, from stdin, and answers each unit with
+its count (after a segment, when one filled up); told to finish, it sends what it gathered and
+exits. Every message is an 8-byte length and a pickle. Only the index's own parent process
+talks to it.
 """
 
 from __future__ import annotations
 
+import gc
 import pickle
 import struct
 import sys
 from typing import IO, Final
 
-from memquill.index._build import Batch, build_batch
+from memquill.index._build import Analyser, Finish, Start, Unit
 
-__all__ = ["main", "read_message", "write_message"]
+__all__ = ["BOOTSTRAP", "main", "read_message", "write_message"]
 
 _LENGTH: Final = struct.Struct("<Q")
+BOOTSTRAP: Final = """\
+import importlib.util, sys, types
+# Import only the modules analysis needs: the packages' __init__ files import every layer of
+# memquill (and their dependencies), which a worker never uses, and that takes longer than
+# analysing a few hundred notes.
+for name in ("memquill", "memquill.store", "memquill.query", "memquill.index"):
+    spec = importlib.util.find_spec(name)
+    module = types.ModuleType(name)
+    module.__spec__, module.__path__ = spec, list(spec.submodule_search_locations)
+    sys.modules[name] = module
+from memquill.index._worker import main
+raise SystemExit(main())
+"""
+"""The worker's program (``python -m memquill.index._worker`` works too, importing more)."""
 
 
 def read_message(stream: IO[bytes]) -> object | None:
@@ -38,15 +55,30 @@ def write_message(stream: IO[bytes], message: object) -> None:
 
 
 def main() -> int:
-    """Serve batches until stdin closes."""
+    """Analyse units until told to finish (or until stdin closes)."""
+    # Analysis makes no reference cycles, and this process lives for one build: the cycle
+    # collector would only walk the growing postings again and again.
+    gc.disable()
     source, sink = sys.stdin.buffer, sys.stdout.buffer
+    start = read_message(source)
+    if not isinstance(start, Start):
+        return 2
+    analyser = Analyser(start)
     while True:
-        batch = read_message(source)
-        if batch is None:
+        message = read_message(source)
+        if isinstance(message, Unit):
+            done, segment = analyser.analyse(message)
+            if segment is not None:
+                write_message(sink, segment)
+            write_message(sink, done)
+        elif isinstance(message, Finish):
+            segment = analyser.flush()
+            if segment is not None:
+                write_message(sink, segment)
+            write_message(sink, Finish())
             return 0
-        if not isinstance(batch, Batch):
-            return 2
-        write_message(sink, build_batch(batch))
+        else:
+            return 0 if message is None else 2
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Writing the index: new segments of analysed notes, removals, and segment merges.
 
 Each call is one transaction. Notes analysed together become one *segment*: their rows in
-``docs`` and, per term, one postings blob. A changed note gets a new id in a new segment and
+``docs`` (and chunk matrices), their figures as one blob (:mod:`._manifest`) and, per term,
+one postings blob. A changed note gets a new id in a new segment and
 its old id goes to ``gone``; its old postings stay in their segment, ignored, until the
 segment is merged. Segments are merged so that there are at most :data:`MAX_SEGMENTS` and
 none is mostly dead. Ids only grow, so a merge of adjacent segments is a concatenation.
@@ -25,16 +26,14 @@ from memquill.index._codec import (
     encode_postings,
 )
 from memquill.index._db import IndexDatabase, row_checksum
+from memquill.index._manifest import NoteRow, decode_notes, encode_notes
 
-__all__ = ["MAX_SEGMENTS", "EncodedSegment", "IndexWriter", "encode_segment"]
+__all__ = ["MAX_SEGMENTS", "EncodedSegment", "IndexWriter", "SegmentEncoder"]
 
 MAX_SEGMENTS: Final = 64
 _GONE_SLACK: Final = 1000
-_MERGED_ROWS: Final = (
-    "SELECT id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, day "
-    "FROM docs WHERE seg = ?"
-)
-Row = tuple[int, str, tuple[int, int, int, int, int], int, int, int, str, int, bytes]
+_LOOKUP: Final = 500
+"""Paths looked up per statement (well under SQLite's limit on parameters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,37 +41,52 @@ class EncodedSegment:
     """A batch of analysed notes, ready to store.
 
     Attributes:
-        rows: ``docs`` rows (without ``seg``, ``gen`` and ``crc``), by ascending id.
+        notes: the notes' rows (``seg`` not yet given), by ascending id.
+        matrices: each note's chunk matrix blob, aligned with ``notes``.
+        table: the notes' blob (:func:`._manifest.encode_notes`), used when every note is kept.
         postings: (term, blob) pairs.
     """
 
-    rows: tuple[
-        tuple[int, str, tuple[int, int, int, int, int], int, int, int, str, int, bytes], ...
-    ]
+    notes: tuple[NoteRow, ...]
+    matrices: tuple[bytes, ...]
+    table: bytes
     postings: tuple[tuple[str, bytes], ...]
 
 
-def encode_segment(first_id: int, notes: Sequence[NoteFigures], seen: int) -> EncodedSegment:
-    """Give ``notes`` the ids ``first_id, first_id + 1, ...`` and encode them."""
-    builder = SegmentBuilder()
-    rows: list[tuple[int, str, tuple[int, int, int, int, int], int, int, int, str, int, bytes]] = []
-    for offset, note in enumerate(notes):
-        doc_id = first_id + offset
-        builder.add(doc_id, note)
-        rows.append(
-            (
+class SegmentEncoder:
+    """Gathers analysed notes (ids ascending) and encodes them as one segment."""
+
+    def __init__(self) -> None:
+        self._builder = SegmentBuilder()
+        self._rows: list[NoteRow] = []
+        self._matrices: list[bytes] = []
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add(self, doc_id: int, note: NoteFigures, seen: int) -> None:
+        """Add note ``doc_id``, whose text was read after ``seen`` (ns since the epoch)."""
+        self._builder.add(doc_id, note)
+        self._rows.append(
+            NoteRow(
                 doc_id,
                 note.path,
-                note.identity,
+                *note.identity,
                 seen,
                 note.byte_size,
                 note.length,
                 "\n".join(note.tags),
                 note.day,
-                encode_matrix(note.chunks, len(note.terms)),
+                0,
             )
         )
-    return EncodedSegment(tuple(rows), tuple(builder.encode()))
+        self._matrices.append(encode_matrix(note.matrix, note.chunks, len(note.terms)))
+
+    def encode(self) -> EncodedSegment:
+        """The segment of every note added."""
+        rows = self._rows
+        postings = tuple(self._builder.encode())
+        return EncodedSegment(tuple(rows), tuple(self._matrices), encode_notes(rows), postings)
 
 
 class IndexWriter:
@@ -105,7 +119,7 @@ class IndexWriter:
             generation = db.meta_int("generation") + 1
             for path in removals:
                 _remove(connection, path, generation)
-            if segment is not None and segment.rows:
+            if segment is not None and segment.notes:
                 self._insert(connection, segment, generation)
             db.set_meta("generation", generation)
             if synced:
@@ -130,37 +144,44 @@ class IndexWriter:
         seg = db.meta_int("next_seg")
         db.set_meta("next_seg", seg + 1)
         next_id = db.meta_int("next_id")
-        rows: list[tuple[object, ...]] = []
-        for doc_id, path, identity, seen, size, length, tags, day, matrix in segment.rows:
-            current = connection.execute(
-                "SELECT id, size, mtime, ino, ctime, dev, seen FROM docs WHERE path = ?", (path,)
-            ).fetchone()
-            if current is not None:
-                if tuple(current[1:6]) == identity and int(current[6]) >= seen:
+        current = _current(connection, [row.path for row in segment.notes])
+        kept: list[NoteRow] = []
+        matrices: list[tuple[int, bytes]] = []
+        for row, matrix in zip(segment.notes, segment.matrices, strict=True):
+            found = current.get(row.path)
+            if found is not None:
+                if found[:5] == row.identity and found[5] >= row.seen:
                     continue  # indexed meanwhile by another process from the same file
-                _remove(connection, path, generation)
-            values = (doc_id, path, *identity, seen, size, length, tags, day, seg)
-            rows.append((*values, generation, row_checksum(values), matrix))
-            next_id = max(next_id, doc_id + 1)
+                _remove(connection, row.path, generation)
+            kept.append(row._replace(seg=seg))
+            matrices.append((row.id, matrix))
+            next_id = max(next_id, row.id + 1)
         db.set_meta("next_id", next_id)
-        if not rows:
+        if not kept:
             return
-        kept = {int(row[0]) for row in rows}  # type: ignore[call-overload]
         connection.executemany(
-            "INSERT INTO docs(id, path, size, mtime, ino, ctime, dev, seen, bytes, length, tags, "
-            "day, seg, gen, crc, matrix) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
+            "INSERT INTO docs(id, path, size, mtime, ino, ctime, dev, seen, seg, crc) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?)",
+            map(_docs_row, kept),
         )
+        connection.executemany("INSERT INTO matrices(id, data) VALUES (?, ?)", matrices)
         postings = segment.postings
-        if len(kept) != len(segment.rows):
-            postings = tuple(_without(postings, kept))
+        whole = len(kept) == len(segment.notes)
+        if not whole:
+            postings = tuple(_without(postings, {row.id for row in kept}))
         connection.executemany(
             "INSERT INTO postings(term, seg, data) VALUES (?, ?, ?)",
             ((term, seg, blob) for term, blob in postings),
         )
         connection.execute(
-            "INSERT INTO segs(seg, docs, gen, lo) VALUES (?, ?, ?, ?)",
-            (seg, len(rows), generation, min(kept)),
+            "INSERT INTO segs(seg, docs, gen, lo, notes) VALUES (?, ?, ?, ?, ?)",
+            (
+                seg,
+                len(kept),
+                generation,
+                kept[0].id,
+                segment.table if whole else encode_notes(kept),
+            ),
         )
 
     def _merge(self, connection: sqlite3.Connection, plan: list[int]) -> None:
@@ -170,7 +191,7 @@ class IndexWriter:
         db.set_meta("next_seg", seg + 1)
         dead: set[int] = set()
         parts: dict[str, list[tuple[int, Postings]]] = {}
-        rows: list[tuple[object, ...]] = []
+        rows: list[NoteRow] = []
         for order, old in enumerate(plan):
             dead.update(
                 int(doc)
@@ -180,7 +201,9 @@ class IndexWriter:
                 "SELECT term, data FROM postings WHERE seg = ?", (old,)
             ):
                 parts.setdefault(str(term), []).append((order, decode_postings(bytes(blob))))
-            rows.extend(connection.execute(_MERGED_ROWS, (old,)).fetchall())
+            for (blob,) in connection.execute("SELECT notes FROM segs WHERE seg = ?", (old,)):
+                rows.extend(decode_notes(bytes(blob), seg))
+        rows = [row for row in rows if row.id not in dead]
         merged: list[tuple[str, int, bytes]] = []
         for term, pieces in parts.items():
             pieces.sort(key=lambda item: item[0])
@@ -192,13 +215,13 @@ class IndexWriter:
             connection.execute("DELETE FROM segs WHERE seg = ?", (old,))
         connection.executemany("INSERT INTO postings(term, seg, data) VALUES (?, ?, ?)", merged)
         connection.executemany(
-            "UPDATE docs SET seg = ?, gen = ?, crc = ? WHERE id = ?",
-            ((seg, generation, row_checksum((*row, seg)), row[0]) for row in rows),
+            "UPDATE docs SET seg = ?, crc = ? WHERE id = ?",
+            ((seg, _docs_row(row)[-1], row.id) for row in rows),
         )
         if rows:
             connection.execute(
-                "INSERT INTO segs(seg, docs, gen, lo) VALUES (?, ?, ?, ?)",
-                (seg, len(rows), generation, min(int(row[0]) for row in rows)),  # type: ignore[call-overload]
+                "INSERT INTO segs(seg, docs, gen, lo, notes) VALUES (?, ?, ?, ?, ?)",
+                (seg, len(rows), generation, min(row.id for row in rows), encode_notes(rows)),
             )
         gone = connection.execute("SELECT count(*) FROM gone").fetchone()[0]
         if int(gone) > _GONE_SLACK + 2 * len(rows):
@@ -257,10 +280,32 @@ def _remove(connection: sqlite3.Connection, path: str, generation: int) -> None:
         "DELETE FROM docs WHERE path = ? RETURNING id, seg", (path,)
     ).fetchone()
     if row is not None:
+        connection.execute("DELETE FROM matrices WHERE id = ?", (int(row[0]),))
         connection.execute(
             "INSERT OR REPLACE INTO gone(id, seg, gen) VALUES (?, ?, ?)",
             (int(row[0]), int(row[1]), generation),
         )
+
+
+def _current(connection: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, ...]]:
+    """The identity and read time (size, mtime, ino, ctime, dev, seen) of the notes of
+    ``paths`` the index holds, looked up a few hundred at a time."""
+    found: dict[str, tuple[int, ...]] = {}
+    for start in range(0, len(paths), _LOOKUP):
+        chunk = paths[start : start + _LOOKUP]
+        marks = ",".join("?" * len(chunk))
+        for path, *values in connection.execute(
+            f"SELECT path, size, mtime, ino, ctime, dev, seen FROM docs WHERE path IN ({marks})",  # noqa: S608 - only placeholders
+            chunk,
+        ):
+            found[str(path)] = tuple(int(value) for value in values)
+    return found
+
+
+def _docs_row(row: NoteRow) -> tuple[int | str, ...]:
+    """A note's ``docs`` row (id, path, identity, seen, seg, crc)."""
+    values = (row.id, row.path, row.size, row.mtime, row.ino, row.ctime, row.dev, row.seen, row.seg)
+    return (*values, row_checksum(values))
 
 
 def _without(postings: Iterable[tuple[str, bytes]], kept: set[int]) -> Iterable[tuple[str, bytes]]:

@@ -62,6 +62,7 @@ class SearchDocument:
 
     __slots__ = (
         "_chunk_counts",
+        "_chunk_list",
         "_chunks",
         "_lines",
         "byte_size",
@@ -121,6 +122,7 @@ class SearchDocument:
         self.length = len(self.folded)
         self.byte_size = len(content.encode("utf-8", "surrogatepass"))
         self._chunks: tuple[tuple[Chunk, str, str], ...] | None = None
+        self._chunk_list: tuple[Chunk, ...] | None = None
         self._chunk_counts: dict[str, tuple[int, ...]] = {}
         self._lines: LineIndex | None = None
 
@@ -128,15 +130,20 @@ class SearchDocument:
         """Each chunk with its folded text and folded heading (computed once)."""
         if self._chunks is None:
             self._chunks = tuple(
-                (chunk, fold(chunk.text), fold(chunk.heading))
-                for chunk in chunk_markdown(self.content)
+                (chunk, fold(chunk.text), fold(chunk.heading)) for chunk in self.chunk_list()
             )
         return self._chunks
+
+    def chunk_list(self) -> tuple[Chunk, ...]:
+        """The chunks alone (computed once; a hit names its chunk without folding any)."""
+        if self._chunk_list is None:
+            self._chunk_list = chunk_markdown(self.content)
+        return self._chunk_list
 
     def lines(self) -> LineIndex:
         """The text's lines, folded, for excerpts (computed once)."""
         if self._lines is None:
-            self._lines = LineIndex(self.content)
+            self._lines = LineIndex(self.content, self.folded)
         return self._lines
 
     def chunk_counts(self, term: str) -> tuple[int, ...]:

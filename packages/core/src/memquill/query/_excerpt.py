@@ -61,21 +61,26 @@ class LineIndex:
 
     Args:
         content: the document text, verbatim.
+        folded: ``fold(content)``, if already known.
     """
 
     __slots__ = ("_joined", "_starts", "body", "cumulative", "folded", "lines", "sizes")
 
-    def __init__(self, content: str) -> None:
+    def __init__(self, content: str, folded: str | None = None) -> None:
         self.lines = content.split("\n")
         self.body = frontmatter_lines(self.lines)
         """The first line after the frontmatter (whose tags and aliases are fields)."""
-        self.folded = [fold(line) for line in self.lines]
-        self.sizes = [utf16_len(line) for line in self.lines]
+        # Folding never makes or removes a line break and works line by line (a line break
+        # ends every camelCase and normalisation context), so the folded text's lines are
+        # the lines folded (a tested invariant).
+        self.folded = (fold(content) if folded is None else folded).split("\n")
+        self.sizes = (
+            list(map(len, self.lines)) if content.isascii() else list(map(utf16_len, self.lines))
+        )
         self.cumulative = [0, *accumulate(self.sizes)]
         # Prefixes are looked up in the text without camelCase marks (see ``plain``).
-        unmarked = [plain(line) for line in self.folded]
-        self._joined = "\n".join(unmarked)
-        self._starts = [0, *accumulate(len(line) + 1 for line in unmarked)][:-1]
+        self._joined = plain("\n".join(self.folded))
+        self._starts = [0, *accumulate(len(line) + 1 for line in self._joined.split("\n"))][:-1]
 
     def holding(self, term: str) -> list[int]:
         """The lines that hold ``term``, in order."""

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.text import point_at, unit_starts, utf16_len
+from memquill.text import point_of, utf16_len
 
 __all__ = [
     "CHUNK_OVERLAP",
@@ -234,12 +234,9 @@ def _sections(lines: list[str]) -> list[tuple[str, int, list[str]]]:
 
 
 def _windows(heading: str, text: str, first_line: int) -> list[Chunk]:
-    # Window offsets are UTF-16 units; map them to code points once for the whole section.
-    offsets = None if text.isascii() else unit_starts(text)
-    total = len(text) if offsets is None else offsets[-1]
-
-    def point(unit: int) -> int:
-        return min(unit, total) if offsets is None else point_at(offsets, unit)
+    # Window offsets are UTF-16 units; code points differ only after an astral character.
+    point = point_of(text)
+    total = utf16_len(text)
 
     chunks: list[Chunk] = []
     position, line = 0, first_line

@@ -40,6 +40,7 @@ from memquill.query._rank_model import (
     RankParams,
 )
 from memquill.query._tokens import count_term, query_terms, search_prefixes
+from memquill.text import path_key
 
 __all__ = [
     "CANDIDATES",
@@ -143,6 +144,9 @@ class Corpus:
         )
         return len(holding), holding
 
+    def rescoring(self, indexes: Sequence[int]) -> None:
+        """Nothing to fetch: every document is in memory."""
+
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk of document ``index``."""
         return self.documents[index].chunk_counts(term)
@@ -200,7 +204,9 @@ def rank(
     ]
     decayed.sort()
     hits: list[tuple[float, bytes, int, int | None, tuple[tuple[str, float], ...]]] = []
-    for negative, key, index in decayed[: max(params.rerank_depth, candidates)]:
+    rescored = decayed[: max(params.rerank_depth, candidates)]
+    corpus.rescoring([index for _, _, index in rescored])
+    for negative, key, index in rescored:
         terms = tuple(matched.get(index, ()))
         position, chunk_score = _best_chunk(corpus, index, terms, params.k1)
         score = -negative + params.chunk_weight * chunk_score * factors[index]
@@ -209,7 +215,7 @@ def rank(
     ranked: list[RankedHit] = []
     for negative, _, index, position, terms in hits[:candidates]:
         document = corpus.document(index)
-        chunk = None if position is None else document.chunks()[position][0]
+        chunk = None if position is None else document.chunk_list()[position]
         ranked.append(RankedHit(document, -negative, chunk, terms))
     return ranked
 
@@ -266,11 +272,6 @@ def _recency(day: date | None, now: datetime, params: RankParams) -> float:
     age = max(0.0, (moment - datetime.combine(day, time(), UTC)).total_seconds() / _DAY_SECONDS)
     remaining = math.exp(-math.log(2) * age / params.half_life_days)
     return 1.0 - params.recency_weight * (1.0 - remaining)
-
-
-def path_key(path: str) -> bytes:
-    """Sort key ordering paths by UTF-16 code units, as JavaScript compares strings."""
-    return path.encode("utf-16-be", "surrogatepass")
 
 
 def _score_months(

@@ -117,6 +117,11 @@ class RankCorpus(Protocol):
         """How many documents of the whole set are dated in ``key``, and those to score."""
         ...
 
+    def rescoring(self, indexes: Sequence[int]) -> None:
+        """Told which documents :meth:`chunk_counts` is about to be asked about (a corpus
+        may fetch their figures at once)."""
+        ...
+
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk of document ``index``."""
         ...

@@ -65,6 +65,8 @@ class ScanConfig:
         max_file_bytes: larger files are skipped silently.
         ignore: the ignore globs.
         pattern: every glob, compiled into one expression.
+        literal_ends: the literal starts and ends a path must have to match a glob (and
+            whether some glob can match any path).
     """
 
     extensions: frozenset[str] = frozenset(DEFAULT_EXTENSIONS)
@@ -72,13 +74,25 @@ class ScanConfig:
     max_file_bytes: int = MAX_READ_BYTES
     ignore: tuple[str, ...] = DEFAULT_IGNORE
     pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    literal_ends: tuple[tuple[str, ...], tuple[str, ...], bool] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pattern", _ignore_pattern(self.ignore))
+        object.__setattr__(self, "literal_ends", _literal_ends(self.ignore))
 
     def ignores(self, path: str) -> bool:
         """Whether an ignore glob matches the workspace path ``path``."""
-        return self.pattern is not None and self.pattern.fullmatch(path) is not None
+        pattern = self.pattern
+        if pattern is None:
+            return False
+        starts, ends, always = self.literal_ends
+        # Each glob's literal start or end is a cheap necessary condition (the walk asks
+        # about every entry, and the expression backtracks over every folder of a path).
+        if not (always or path.startswith(starts) or path.endswith(ends)):
+            return False
+        return pattern.fullmatch(path) is not None
 
     def prunes(self, folder: str) -> bool:
         """Whether everything inside ``folder`` is ignored, so the walk need not enter it."""
@@ -130,6 +144,25 @@ def glob_pattern(glob: str) -> re.Pattern[str]:
             parts.append(re.escape(glob[index]))
             index += 1
     return re.compile("".join(parts), re.DOTALL)
+
+
+@lru_cache(maxsize=64)
+def _literal_ends(ignore: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """Literal starts and ends that paths matching the globs must have (a glob with
+    neither, like ``*``, can match anything: then ``True``)."""
+    starts: list[str] = []
+    ends: list[str] = []
+    for glob in ignore:
+        cuts = [index for index, char in enumerate(glob) if char in "*?"]
+        if not cuts:
+            starts.append(glob)  # no wildcard: the path is the glob itself
+        elif cuts[0] > 0:
+            starts.append(glob[: cuts[0]])
+        elif cuts[-1] < len(glob) - 1:
+            ends.append(glob[cuts[-1] + 1 :])
+        else:
+            return (), (), True
+    return tuple(starts), tuple(ends), False
 
 
 @lru_cache(maxsize=64)

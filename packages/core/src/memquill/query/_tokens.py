@@ -20,7 +20,8 @@ boundary between ASCII letters is kept as an invisible mark, see below), then re
 Query words on the spec's stop list, and words that only frame a question (``kind`` in "what
 kind of"), are dropped. Two term counters agree exactly (a tested invariant): :func:`tokenize`
 lists every term of a text, and :func:`count_term` counts one term in folded text with
-``str.find`` — fast enough to rank a cold 8 MiB workspace without building a full index first.
+``str.find`` — fast enough to rank a cold 8 MiB workspace without building a full index first
+(:mod:`memquill.query._counts` counts every term of a text at once, for an index).
 :data:`TOKENIZER_VERSION` names this behaviour, for indexes built with it.
 """
 
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from functools import lru_cache
 from typing import Final
 
@@ -39,13 +39,14 @@ __all__ = [
     "QUESTION_WORDS",
     "STOP_WORDS",
     "TOKENIZER_VERSION",
+    "camel_free",
     "count_term",
     "fold",
+    "folded_terms",
     "is_cjk",
     "plain",
     "query_terms",
     "search_prefixes",
-    "term_counts",
     "term_of_word",
     "term_spans",
     "tokenize",
@@ -88,7 +89,6 @@ _SEGMENT_RE: Final = re.compile(_SEGMENT)
 _JOINER_RE: Final = re.compile(f"[{re.escape(_JOINERS)}]")
 _WORD_CHAR_RE: Final = re.compile(_WORD_CHAR)
 _CJK_CHAR_RE: Final = re.compile(f"[{_CJK}]")
-_APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u02bc": "'"})
 _CAMEL_RE: Final = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
 _CASE_MASK: Final = bytes.maketrans(
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\x00\x01",
@@ -110,7 +110,8 @@ def fold(text: str) -> str:
     folded = unicodedata.normalize("NFKC", _mark_camel(text, ascii_only=False)).casefold()
     if not unicodedata.is_normalized("NFKC", folded):
         folded = unicodedata.normalize("NFKC", folded)
-    return folded.translate(_APOSTROPHES)
+    # Two replacements scan at C speed; a translation table looks up every character.
+    return folded.replace("\u2019", "'").replace("\u02bc", "'")
 
 
 def plain(folded: str) -> str:
@@ -118,15 +119,21 @@ def plain(folded: str) -> str:
     return folded.replace(CAMEL_MARK, "") if CAMEL_MARK in folded else folded
 
 
-def _mark_camel(text: str, *, ascii_only: bool) -> str:
-    if text.islower():  # no upper-case letter at all: nothing to mark (a fast C loop)
-        return text
+def camel_free(text: str) -> bool:
+    """Whether ``text`` holds no camelCase boundary (folding ASCII text then only lowers it)."""
+    if text.islower():  # no upper-case letter at all (a fast C loop)
+        return True
     # A byte mask of letter case finds boundaries at C speed; prose rarely has any.
     mask = text.encode("utf-8", "surrogatepass").translate(_CASE_MASK)
-    if _LOWER_UPPER not in mask and _ACRONYM_END not in mask:
+    return _LOWER_UPPER not in mask and _ACRONYM_END not in mask
+
+
+def _mark_camel(text: str, *, ascii_only: bool) -> str:
+    if camel_free(text):
         return text
     if not ascii_only:
         return _CAMEL_RE.sub(CAMEL_MARK, text)
+    mask = text.encode("utf-8", "surrogatepass").translate(_CASE_MASK)
     cuts = sorted({*_finds(mask, _LOWER_UPPER), *_finds(mask, _ACRONYM_END)})
     pieces = [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     return CAMEL_MARK.join(pieces)
@@ -149,29 +156,19 @@ def is_cjk(char: str) -> bool:
 
 def tokenize(text: str) -> list[str]:
     """Every term of ``text`` in order, stop words included (documents keep them)."""
+    return folded_terms(fold(text))
+
+
+def folded_terms(folded: str) -> list[str]:
+    """Every term of text whose :func:`fold` is ``folded``, in order (see :func:`tokenize`)."""
     terms: list[str] = []
-    for match in _TOKEN_RE.finditer(fold(text)):
+    for match in _TOKEN_RE.finditer(folded):
         run = match.group("cjk")
         if run is None:
             terms.extend(_run_terms(match.group()))
         else:
             terms.extend(_cjk_terms(run))
     return terms
-
-
-def term_counts(text: str, *, folded: bool = False) -> dict[str, int]:
-    r"""How many times :func:`tokenize` yields each term of ``text`` (what an index stores).
-
-    Equal to ``collections.Counter(tokenize(text))`` (a tested invariant), but looks at each
-    distinct word once: an index analyses every note, so this is its hot path. ``folded``
-    says that ``text`` is already :func:`fold`\ ed.
-    """
-    counts: dict[str, int] = {}
-    get = counts.get
-    for run, times in Counter(_ANY_RE.findall(text if folded else fold(text))).items():
-        for term in _cjk_terms(run) if _CJK_CHAR_RE.match(run) else _run_terms(run):
-            counts[term] = get(term, 0) + times
-    return counts
 
 
 @lru_cache(maxsize=1 << 14)

@@ -21,13 +21,15 @@ import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
+from typing import Final, NamedTuple
 
 from memquill.paths import source_error
 from memquill.private_paths import is_private, may_be_private
 from memquill.query._documents import SearchDocument
-from memquill.query._rank import path_key
 from memquill.query._scanconfig import ScanConfig
+from memquill.text import path_key
 
 __all__ = [
     "DocumentCache",
@@ -42,6 +44,7 @@ __all__ = [
     "walk_folders",
 ]
 
+_NAME: Final = attrgetter("name")
 Identity = tuple[int, int, int, int, int]
 """A file's identity: size, mtime_ns, inode, ctime_ns, device."""
 Step = tuple[str, str]
@@ -63,9 +66,9 @@ class FolderListing:
     cacheable: bool
 
 
-@dataclass(frozen=True, slots=True)
-class WalkedFile:
-    """A note the walk found: its workspace path and file identity."""
+class WalkedFile(NamedTuple):
+    """A note the walk found: its workspace path and file identity (a tuple: a walk makes
+    one per note, so it is made fast)."""
 
     path: str
     identity: Identity
@@ -223,28 +226,40 @@ def walk_folders(
 def file_identity(info: os.stat_result) -> Identity:
     """The identity of a file from its ``lstat`` (inode and device as signed 64-bit numbers,
     so an index can store them)."""
+    ino, dev = info.st_ino, info.st_dev
     return (
         info.st_size,
         info.st_mtime_ns,
-        _signed(info.st_ino),
+        ino if ino < 1 << 63 else ino - (1 << 64),
         info.st_ctime_ns,
-        _signed(info.st_dev),
+        dev if dev < 1 << 63 else dev - (1 << 64),
     )
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def classify(
     relative: str, depth: int, listed: list[os.DirEntry[str]], config: ScanConfig
 ) -> FolderListing:
     """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do."""
+    return _classify(relative, depth, listed, config, None)
+
+
+def _classify(
+    relative: str,
+    depth: int,
+    listed: list[os.DirEntry[str]],
+    config: ScanConfig,
+    notes: list[os.DirEntry[str]] | None,
+) -> FolderListing:
+    """:func:`classify`, also collecting (into ``notes``) the entry of each note listed."""
     steps: list[Step] = []
     cacheable = True
+    extensions = config.extensions
+    prefix = f"{relative}/" if relative else ""
     for entry in listed:
-        path = f"{relative}/{entry.name}" if relative else entry.name
-        if (may_be_private(path, entry.name) and is_private(path)) or config.ignores(path):
+        name = entry.name
+        path = prefix + name
+        lowered = name.lower()
+        if (may_be_private(path, name) and is_private(path)) or config.ignores(path):
             continue
         try:
             if entry.is_symlink():
@@ -258,9 +273,23 @@ def classify(
             steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
             cacheable = False
             continue
-        if is_file and os.path.splitext(entry.name)[1].lower() in config.extensions:
+        if not is_file:
+            continue
+        # The extension as ``os.path.splitext`` cuts it (leading dots belong to the name).
+        dot = lowered.rfind(".")
+        if (lowered[dot:] if dot > 0 and lowered[:dot].strip(".") else "") in extensions:
             steps.append(("file", path))
+            if notes is not None:
+                notes.append(entry)
     return FolderListing(len(listed), tuple(steps), cacheable)
+
+
+def _sort(listed: list[os.DirEntry[str]]) -> None:
+    """Sort entries by name in UTF-16 code units (below U+D800 that is code point order)."""
+    if max((entry.name for entry in listed), default="") < "\ud800":
+        listed.sort(key=_NAME)
+    else:
+        listed.sort(key=lambda entry: path_key(entry.name))
 
 
 def list_folder(root: Path, relative: str, config: ScanConfig) -> FolderListing | None:
@@ -272,7 +301,7 @@ def list_folder(root: Path, relative: str, config: ScanConfig) -> FolderListing 
             listed = list(iterator)
     except OSError:
         return None
-    listed.sort(key=lambda entry: path_key(entry.name))
+    _sort(listed)
     return classify(relative, depth, listed, config)
 
 
@@ -291,6 +320,8 @@ class _Walk:
     entries: int = 0
     deep: int = 0
     entry_stopped: bool = False
+    seen: dict[str, WalkedFile | str] = field(default_factory=dict[str, WalkedFile | str])
+    """Identities (or why not) of the notes of folders just listed, until walked."""
 
     def folder(self, relative: str, depth: int) -> None:
         listing = self._listing(relative, depth)
@@ -333,22 +364,46 @@ class _Walk:
                     self.listings[relative] = cached
                     return self._count(relative, cached.entries, remaining, cached)
         try:
-            with os.scandir(location) as iterator:
-                listed = list(itertools.islice(iterator, remaining + 1))
+            folder = _open_folder(location)
         except OSError as error:
             if not relative:
                 raise source_error(error) from None
             self.steps.append(f"Skipped {relative}: {source_error(error).message}")
             return None
-        if len(listed) > remaining:
-            return self._count(relative, len(listed), remaining, None)
-        listed.sort(key=lambda entry: path_key(entry.name))
-        listing = classify(relative, depth, listed, self.config)
+        try:
+            with os.scandir(location if folder is None else folder) as iterator:
+                listed = list(itertools.islice(iterator, remaining + 1))
+            if len(listed) > remaining:
+                return self._count(relative, len(listed), remaining, None)
+            _sort(listed)
+            notes: list[os.DirEntry[str]] | None = [] if folder is not None else None
+            listing = _classify(relative, depth, listed, self.config, notes)
+            if notes:
+                self._stat_files(listing, notes)
+        except OSError as error:
+            if not relative:
+                raise source_error(error) from None
+            self.steps.append(f"Skipped {relative}: {source_error(error).message}")
+            return None
+        finally:
+            if folder is not None:
+                os.close(folder)
         if cache is not None and identity is not None:
             cache.put_listing(relative, identity, self.config, listing)
         if listing.cacheable:
             self.listings[relative] = listing
         return self._count(relative, len(listed), remaining, listing)
+
+    def _stat_files(self, listing: FolderListing, notes: list[os.DirEntry[str]]) -> None:
+        """Each listed note's identity, read relative to the open folder (the kernel then
+        looks up one name, not the whole path), for :meth:`_file` to take."""
+        paths = (path for kind, path in listing.steps if kind == "file")
+        seen = self.seen
+        for path, entry in zip(paths, notes, strict=True):
+            try:
+                seen[path] = WalkedFile(path, file_identity(entry.stat(follow_symlinks=False)))
+            except OSError as error:
+                seen[path] = source_error(error).message
 
     def _count(
         self, relative: str, entries: int, remaining: int, listing: FolderListing | None
@@ -368,9 +423,19 @@ class _Walk:
             if known is not None:
                 self.steps.append(WalkedFile(path, known))
                 return
-        try:
-            info = os.lstat(f"{self.root_text}/{path}")
-        except OSError as error:
-            self.steps.append(f"Skipped {path}: {source_error(error).message}")
-            return
-        self.steps.append(WalkedFile(path, file_identity(info)))
+        seen = self.seen.pop(path, None)
+        if seen is None:
+            try:
+                seen = WalkedFile(path, file_identity(os.lstat(f"{self.root_text}/{path}")))
+            except OSError as error:
+                seen = source_error(error).message
+        self.steps.append(f"Skipped {path}: {seen}" if isinstance(seen, str) else seen)
+
+
+def _open_folder(location: str) -> int | None:
+    """A descriptor of the folder where names can be looked up relative to one (``None``:
+    this platform lists and looks up by path; its listings do not give inodes either)."""
+    if os.scandir not in os.supports_fd:  # pragma: no cover - Windows
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+    return os.open(location, flags)

@@ -1,0 +1,137 @@
+"""What the index stores of a note equals what the reference computes, term by term.
+
+The index counts terms its own way, at C speed: each note is folded and split into pieces once,
+cut at safe places into cells, and every chunk's counts come from its cells plus its two cut
+ends (:mod:`memquill.index._cells`). The reference folds and counts every chunk on its own
+(:class:`memquill.query._documents.SearchDocument`). These properties hold for generated notes
+with headings, windows that cut words anywhere, camelCase, identifiers, CJK, combining marks,
+astral characters and every kind of space and punctuation.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memquill.index._analysis import analyse_note
+from memquill.index._cells import chunk_spans, note_cells
+from memquill.index._manifest import NoteRow, decode_notes, encode_notes
+from memquill.query._counts import count_pieces, pieces, term_counts
+from memquill.query._documents import note_document
+from memquill.query._markdown import CHUNK_SIZE, chunk_markdown
+from memquill.query._tokens import count_term, fold, tokenize
+from memquill.text import point_at, point_of, unit_starts
+
+WORDS = (
+    *("alpha", "painting", "paints", "went", "getUserId", "HTTPServer", "x_y.z", "don't"),
+    *("Caroline's", "ÀB", "ß", "ﬁne", "e\u0301", "日本語", "メモ", "😀", "\U00020000", "Ⅻ"),
+    *("under_score", "kebab-case", "a/b", "v1.2", "\u2063", "’s", "ǅ", "İstanbul", "ＡＢ"),
+)
+SEPARATORS = (" ", "  ", "\n", "\n\n", "\t", "\u00a0", "\u3000", "\u2028", "-", ".", "'", "/")
+
+
+def texts(max_parts: int) -> st.SearchStrategy[str]:
+    part = st.one_of(
+        st.sampled_from(WORDS),
+        st.sampled_from(SEPARATORS),
+        st.sampled_from(tuple(string.punctuation)),
+        st.sampled_from(("\n# Title ", "\n## Sec ", "\n###### deep ", "\n#nope ", "\n---\n")),
+        st.text(alphabet=string.ascii_letters + "éÉ’\u0301", min_size=1, max_size=12),
+        st.integers(150, 1400).map(lambda size: "w" * size),  # a word across windows
+    )
+    return st.lists(part, max_size=max_parts).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(40))
+def test_pieces_count_what_the_tokenizer_yields(text: str) -> None:
+    expected = Counter(tokenize(text))
+    assert term_counts(text) == expected
+    assert count_pieces(pieces(fold(text))) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts(40))
+def test_a_folded_text_is_its_folded_lines(text: str) -> None:
+    assert fold(text).split("\n") == [fold(line) for line in text.split("\n")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts(400))
+def test_chunk_spans_are_the_reference_chunks(content: str) -> None:
+    spans = chunk_spans(content)
+    chunks = chunk_markdown(content)
+    assert [(s.heading, s.start_line, content[s.begin : s.end]) for s in spans] == [
+        (c.heading, c.start_line, c.text) for c in chunks
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts(400))
+def test_cells_count_every_chunk_and_the_body_as_the_reference(content: str) -> None:
+    document = note_document("n.md", content)
+    cells = note_cells(content)
+    assert cells.length == document.length
+    assert count_pieces(cells.body) == Counter(tokenize(content))
+    assert len(cells.chunks) == len(document.chunks())
+    for (heading, found), (chunk, folded, _) in zip(cells.chunks, document.chunks(), strict=True):
+        assert heading == chunk.heading
+        assert count_pieces(found) == Counter(tokenize(chunk.text)), folded
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts(300))
+def test_a_note_s_figures_are_the_reference_s(content: str) -> None:
+    path = "notes/2026-03-04 getUserId.md"
+    document = note_document(path, content)
+    figures = analyse_note(path, content, (1, 2, 3, 4, 5))
+    assert figures.length == document.length
+    assert figures.chunks == len(document.chunks())
+    width = len(figures.terms)
+    for column, term in enumerate(figures.terms):
+        assert figures.body[term] == count_term(document.folded, term) > 0
+        rows = tuple(figures.matrix[row * width + column] for row in range(figures.chunks))
+        assert rows == document.chunk_counts(term), term
+    for term, counts in figures.fields.items():
+        assert counts == tuple(count_term(field, term) for field in document.fields), term
+
+
+def test_a_word_cut_by_two_windows_counts_in_each_as_cut() -> None:
+    content = "start " + "x" * (CHUNK_SIZE - 8) + " paintings " + "y" * 900 + " end"
+    document = note_document("a.md", content)
+    figures = analyse_note("a.md", content, (1, 2, 3, 4, 5))
+    assert figures.chunks == len(document.chunks()) == 2
+    width = len(figures.terms)
+    for column, term in enumerate(figures.terms):
+        rows = tuple(figures.matrix[row * width + column] for row in range(2))
+        assert rows == document.chunk_counts(term)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aé😀\U00020000\ud800x\n", max_size=40))
+def test_points_of_utf16_offsets_without_a_table(text: str) -> None:
+    starts = unit_starts(text)
+    point = point_of(text)
+    for unit in range(-2, starts[-1] + 3):
+        assert point(unit) == point_at(starts, unit)
+
+
+def test_a_segment_s_note_table_reads_back_and_detects_damage() -> None:
+    rows = [
+        NoteRow(7, "a/b.md", 10, 11, -12, 13, 14, 15, 16, 17, "x\ny", 738000, 3),
+        NoteRow(9, "日本/\udcff.md", 1, 2, 3, 4, 5, 6, 7, 8, "", 0, 3),
+    ]
+    blob = encode_notes(rows)
+    assert decode_notes(blob, 3) == rows
+    assert decode_notes(encode_notes([]), 3) == []
+    damaged = bytearray(blob)
+    damaged[5] ^= 1
+    try:
+        decode_notes(bytes(damaged), 3)
+    except Exception as error:
+        assert "checksum" in str(error)
+    else:
+        raise AssertionError("damage was not detected")
