@@ -229,3 +229,22 @@ def test_diagnose_names_the_record_and_the_reason(
         assert found.reason.startswith(f"byte {bad} ")
     report = store.doctor()
     assert report.error is not None and report.error.code == "corrupt"
+
+
+def test_a_reviewed_repair_applies_only_to_the_file_that_was_reviewed(
+    tmp_path: Path, store: RecordStore
+) -> None:
+    edit(tmp_path, lambda data: data.replace(b"port 5434", b"port 15434"))
+    reviewed = store.doctor().repair
+    assert reviewed is not None and len(reviewed.revision) == 64
+    edit(tmp_path, lambda data: data.replace(b"Tuesdays", b"Tuesdays and Fridays"))
+    changed = store.doctor().repair
+    assert changed is not None and changed.refused is None
+    assert changed.revision != reviewed.revision
+    before = tree(tmp_path)
+    with pytest.raises(ConflictError) as caught:
+        store.doctor(fix=True, expected_revision=reviewed.revision)
+    assert caught.value.message == Messages.STALE
+    assert tree(tmp_path) == before
+    fixed = store.doctor(fix=True, expected_revision=changed.revision)
+    assert fixed.repaired and fixed.error is None

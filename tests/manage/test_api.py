@@ -231,6 +231,70 @@ def test_a_corrupt_store_is_422_and_names_the_record(workspace: Path) -> None:
     assert raw(workspace) == before
 
 
+def _hand_edited(workspace: Path, edit: bytes = b"second fact, edited") -> bytes:
+    seed(workspace, "first fact", "second fact")
+    path = records_path(workspace)
+    path.write_bytes(path.read_bytes().replace(b"second fact", edit))
+    return raw(workspace)
+
+
+def test_a_hand_edit_is_repaired_as_shown_with_a_backup(workspace: Path) -> None:
+    before = _hand_edited(workspace)
+    page = client(workspace)
+    doctor = page.get("/api/memory").json()["doctor"]
+    assert doctor["diagnosis"]["recordIndex"] == 1
+    assert "contentLength" in doctor["diagnosis"]["reason"]
+    plan = doctor["repair"]
+    assert plan["refused"] is None and plan["changes"]
+    response = post(page, {"action": "repair", "expectedRevision": plan["revision"]})
+    assert response.status_code == 200, response.json()
+    answer = response.json()
+    assert answer["changes"] == plan["changes"]
+    assert (workspace / answer["backup"]).read_bytes() == before
+    state = page.get("/api/memory").json()
+    assert state["revision"] == answer["revision"] == revision(workspace)
+    active = [r["content"] for r in state["records"] if r["status"] == "active"]
+    assert active == ["first fact", "second fact, edited"]
+    edited = next(r for r in state["records"] if r["content"] == "second fact, edited")
+    assert edited["source"]["kind"] == "manual"
+
+
+def test_a_repair_of_a_file_changed_since_the_page_showed_it_is_a_conflict(
+    workspace: Path,
+) -> None:
+    _hand_edited(workspace)
+    page = client(workspace)
+    shown = page.get("/api/memory").json()["doctor"]["repair"]["revision"]
+    path = records_path(workspace)
+    path.write_bytes(path.read_bytes().replace(b"first fact", b"first fact, edited too"))
+    before = raw(workspace)
+    response = post(page, {"action": "repair", "expectedRevision": shown})
+    assert (response.status_code, response.json()["error"]) == (409, "conflict")
+    assert raw(workspace) == before
+    assert not list(records_path(workspace).parent.glob(".records-backup-*"))
+
+
+def test_a_repair_that_would_guess_is_refused_in_words(workspace: Path) -> None:
+    before = _hand_edited(workspace, b"   ")  # a blank fact: keep it, or drop it?
+    page = client(workspace)
+    plan = page.get("/api/memory").json()["doctor"]["repair"]
+    assert plan["refused"] and not plan["changes"]
+    response = post(page, {"action": "repair", "expectedRevision": plan["revision"]})
+    assert (response.status_code, response.json()["error"]) == (422, "corrupt")
+    assert "without guessing" in response.json()["message"]
+    assert raw(workspace) == before
+
+
+def test_a_repair_of_a_readable_store_is_a_conflict(workspace: Path) -> None:
+    seed(workspace, "a fact")
+    before = raw(workspace)
+    response = post(
+        client(workspace), {"action": "repair", "expectedRevision": revision(workspace)}
+    )
+    assert (response.status_code, response.json()["error"]) == (409, "conflict")
+    assert raw(workspace) == before
+
+
 # -- refusals: nothing changes, byte for byte ------------------------------------------------
 
 

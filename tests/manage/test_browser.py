@@ -225,6 +225,27 @@ def test_a_hand_edited_store_names_the_record_and_blocks_changes(
     expect(page.get_by_role("button", name="Remember")).to_be_disabled()
 
 
+def test_a_hand_edit_is_repaired_from_the_page_after_a_backup(
+    browser: Browser, url: str, workspace: Path
+) -> None:
+    seed(workspace, "first fact", "second fact")
+    path = workspace / "memory" / "records.md"
+    edited = path.read_bytes().replace(b"second fact", b"second fact, edited by hand")
+    path.write_bytes(edited)
+    page = open_tab(browser, url).page
+    problem = page.get_by_role("alert").filter(has_text="cannot be read")
+    expect(problem).to_contain_text("contentLength says")
+    expect(problem).to_contain_text("its edited text becomes a new version")
+    page.get_by_role("button", name="Repair records.md").click()
+    expect(page.locator("#status")).to_contain_text("Repaired. The file as it was is kept in")
+    expect(page.locator("#facts article.record .content")).to_have_text(
+        ["second fact, edited by hand", "first fact"]
+    )
+    assert _active(workspace) == ["first fact", "second fact, edited by hand"]
+    (backup,) = path.parent.glob(".records-backup-*.md")
+    assert backup.read_bytes() == edited
+
+
 def test_screenshot_for_the_docs(
     browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,9 +1,11 @@
-"""The four changes a person can ask for: ``remember``, ``correct``, ``forget`` and ``retry``.
+"""The changes a person can ask for: ``remember``, ``correct``, ``forget``, ``retry``, ``repair``.
 
 A request body is a JSON object with exactly the keys its action takes; anything else is
 refused before the store is touched, so a client can never choose the workspace, the source or
 the key space. Every action carries the 64-hex revision the person saw (``expectedRevision``),
-and the store compares it under its lock. Page writes are manual: source ``manual``.
+and the store compares it under its lock. Page writes are manual: source ``manual``. A
+``repair`` names the revision of the repair plan the page showed for an unreadable
+``records.md``: only that file is repaired, after a backup, as ``memquill doctor --fix`` does.
 """
 
 from __future__ import annotations
@@ -67,8 +69,15 @@ class RetryAction(_Body):
     action: Literal["retry"]
 
 
+class RepairAction(_Body):
+    """Repair a hand-edited ``records.md`` as shown (``expectedRevision`` is the plan's)."""
+
+    action: Literal["repair"]
+
+
 Action = Annotated[
-    RememberAction | CorrectAction | ForgetAction | RetryAction, Field(discriminator="action")
+    RememberAction | CorrectAction | ForgetAction | RetryAction | RepairAction,
+    Field(discriminator="action"),
 ]
 _ACTION: Final[TypeAdapter[Action]] = TypeAdapter(Action)
 
@@ -129,6 +138,30 @@ def _written(outcome: WriteOutcome) -> Outcome:
     )
 
 
+def _repaired(backend: Backend, expected_revision: str) -> Outcome:
+    report = backend.session.store.doctor(fix=True, expected_revision=expected_revision)
+    plan = report.repair
+    if plan is None:  # the file reads: someone repaired or replaced it since the page showed it
+        raise ConflictError(WORKSPACE_CHANGED)
+    if not report.repaired:
+        return Outcome(
+            422,
+            {
+                "error": "corrupt",
+                "message": f"This file cannot be repaired without guessing: {plan.refused}.",
+            },
+        )
+    return Outcome(
+        200,
+        {
+            "repaired": True,
+            "changes": list(plan.changes),
+            "backup": report.backup,
+            "revision": report.revision,
+        },
+    )
+
+
 def perform(backend: Backend, action: Action, now: datetime) -> Outcome:
     """Carry out ``action`` on the backend's workspace through the one write path.
 
@@ -155,6 +188,8 @@ def perform(backend: Backend, action: Action, now: datetime) -> Outcome:
         return _written(outcome)
     if isinstance(action, ForgetAction):
         return _written(forget(session, action.id, action.expected_revision, source=source))
+    if isinstance(action, RepairAction):
+        return _repaired(backend, action.expected_revision)
     if session.store.snapshot().revision != action.expected_revision:
         raise ConflictError(WORKSPACE_CHANGED)
     if backend.jobs is None:

@@ -132,7 +132,9 @@ def render_page(
     active.sort(key=lambda r: str(r["updatedAt"]), reverse=True)
     error = state.get("error")
     if isinstance(error, Mapping):
-        facts = store_problem(cast(Mapping[str, object], error))
+        facts = store_problem(
+            cast(Mapping[str, object], error), cast(Mapping[str, object], state["doctor"])
+        )
     else:
         listing = (
             "".join(_record(r, actions=True) for r in active) or "<p>Nothing remembered yet.</p>"

@@ -20,12 +20,19 @@ def _bytes(count: int) -> str:
     return f"{count / 1024:,.1f} KiB" if count < 1024 * 1024 else f"{count / 1048576:,.2f} MiB"
 
 
-def store_problem(error: Mapping[str, object]) -> str:
-    """The notice shown instead of the facts when ``records.md`` cannot be read."""
+def store_problem(error: Mapping[str, object], doctor: Mapping[str, object]) -> str:
+    """The notice shown instead of the facts when ``records.md`` cannot be read: which record
+    and why, and the repair ``memquill doctor --fix`` offers (or why there is none)."""
     index = error.get("recordIndex")
+    diagnosis = doctor.get("diagnosis")
+    reason = (
+        f": {escape(str(cast(Mapping[str, object], diagnosis)['reason']))}"
+        if isinstance(diagnosis, Mapping)
+        else "."
+    )
     where = (
         f"<p>The first record that does not read is <strong>record {index + 1}"
-        f"</strong> (counting from 1) in <code>memory/records.md</code>.</p>"
+        f"</strong> (counting from 1) in <code>memory/records.md</code>{reason}</p>"
         if isinstance(index, int)
         else ""
     )
@@ -34,9 +41,27 @@ def store_problem(error: Mapping[str, object]) -> str:
         '<h2 id="problem-title">The records file cannot be read</h2>'
         f"<p>{escape(str(error.get('message', '')))} "
         f'<span class="code">({escape(str(error.get("code", "")))})</span></p>{where}'
-        "<p>Nothing is written while the file is in this state. "
-        "<code>memquill doctor</code> explains the problem; undo the hand edit in an editor "
-        "(or restore a backup), then reload this page.</p></section>"
+        f"{_repair_offer(doctor.get('repair'))}</section>"
+    )
+
+
+def _repair_offer(repair: object) -> str:
+    undo = "undo the hand edit in an editor (or restore a backup), then reload this page.</p>"
+    if not isinstance(repair, Mapping):
+        return f"<p>Nothing is written while the file is in this state: {undo}"
+    plan = cast(Mapping[str, object], repair)
+    refused = plan.get("refused")
+    if isinstance(refused, str):
+        return f"<p>memquill cannot repair it without guessing ({escape(refused)}): {undo}"
+    changes = "".join(
+        f"<li>{escape(str(change))}</li>" for change in cast(Sequence[object], plan["changes"])
+    )
+    return (
+        '<div class="repair"><p>memquill can repair this hand edit, as <code>memquill doctor '
+        "--fix</code> does. It first keeps a copy of the file as it is now "
+        "(<code>memory/.records-backup-&lt;time&gt;.md</code>), then:</p>"
+        f'<ul>{changes}</ul><button type="button" id="repair-store" '
+        f'data-revision="{escape(str(plan["revision"]))}">Repair records.md</button></div>'
     )
 
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from memquill.errors import CorruptError, MemoryRecordError
 from memquill.manage._jobs import JobsSource, jobs_json
 from memquill.manage._words import STATUS_WORDS, age, provenance
-from memquill.store import DoctorReport, Record, Snapshot
+from memquill.store import Diagnosis, DoctorReport, Record, RepairPlan, Snapshot
 from memquill.tools import MemorySession
 
 __all__ = [
@@ -94,7 +94,8 @@ def latest_version(snapshot: Snapshot, record_id: str) -> Record | None:
 
 
 def doctor_json(report: DoctorReport) -> dict[str, object]:
-    """The doctor panel's data: errors, capacity, lock, staging files and secret findings."""
+    """The doctor panel's data: errors, capacity, lock, staging files, secret findings, and for
+    an unreadable file which record is at fault and the repair ``doctor --fix`` offers."""
     return {
         "ok": report.ok,
         "error": error_json(report.error) if report.error is not None else None,
@@ -108,7 +109,28 @@ def doctor_json(report: DoctorReport) -> dict[str, object]:
             {"recordId": finding.record_id, "kinds": list(finding.kinds)}
             for finding in report.secret_findings
         ],
+        "diagnosis": _diagnosis_json(report.diagnosis),
+        "repair": _repair_json(report.repair),
     }
+
+
+def _diagnosis_json(diagnosis: Diagnosis | None) -> dict[str, object] | None:
+    if diagnosis is None:
+        return None
+    return {
+        "recordIndex": diagnosis.record_index,
+        "recordId": diagnosis.record_id,
+        "where": diagnosis.where(),
+        "reason": diagnosis.reason,
+    }
+
+
+def _repair_json(plan: RepairPlan | None) -> dict[str, object] | None:
+    """What ``doctor --fix`` would change in an unreadable file (``revision`` is what a repair
+    request must name), or why it cannot."""
+    if plan is None:
+        return None
+    return {"changes": list(plan.changes), "refused": plan.refused, "revision": plan.revision}
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,7 @@ class RecordsBackend(ABC):
         lock_timeout: float,
         now: Callable[[], datetime],
         record_key: KeySource,
+        expected_revision: str | None = None,
     ) -> DoctorReport:
         """Inspect the store (see :func:`memquill.store._doctor.run_doctor`)."""
 
@@ -150,6 +151,7 @@ class FileBackend(RecordsBackend):
         lock_timeout: float,
         now: Callable[[], datetime],
         record_key: KeySource,
+        expected_revision: str | None = None,
     ) -> DoctorReport:
         return run_doctor(
             self._workspace,
@@ -158,6 +160,7 @@ class FileBackend(RecordsBackend):
             lock_timeout=lock_timeout,
             now=now,
             record_key=record_key,
+            expected_revision=expected_revision,
         )
 
     def record_key(self) -> KeySource:

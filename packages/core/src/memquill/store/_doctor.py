@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from memquill.errors import CorruptError, MemoryRecordError
-from memquill.store._codec import MAX_STORE_BYTES
+from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages
+from memquill.store._codec import MAX_STORE_BYTES, store_revision
 from memquill.store._diagnose import Diagnosis, diagnose
 from memquill.store._lock import WriterLock, lock_holder, lock_is_held
 from memquill.store._record_key import KeySource
@@ -95,13 +95,17 @@ def run_doctor(
     lock_timeout: float = 5.0,
     now: Callable[[], datetime],
     record_key: KeySource | None = None,
+    expected_revision: str | None = None,
 ) -> DoctorReport:
     """Inspect the store of ``workspace`` (see the module docstring).
+
+    With ``expected_revision``, ``fix`` repairs a hand edit only if the file is still the one
+    whose repair plan carried that revision (the plan a person reviewed).
 
     Raises:
         UnsafePathError, StorageError: the workspace itself cannot be used.
         BusyError: ``fix`` could not take the writer lock in time.
-        ConflictError: ``fix`` found the file changed since it was read.
+        ConflictError: ``fix`` found the file changed since it was read or reviewed.
     """
     locations = locate(workspace)
     temp_files = _temp_files(locations)
@@ -114,7 +118,12 @@ def run_doctor(
     if isinstance(error, CorruptError):
         raw = read_raw(locations)
         diagnosis = diagnose(raw)
-        plan = plan_repair(raw, now=now(), secrets=secrets, record_key=record_key)
+        plan = replace(
+            plan_repair(raw, now=now(), secrets=secrets, record_key=record_key),
+            revision=store_revision(locations.identity, raw),
+        )
+        if fix and expected_revision is not None and plan.revision != expected_revision:
+            raise ConflictError(Messages.STALE)
         if fix and plan.refused is None:
             backup = apply_repair(locations, raw, plan, now=now(), lock_timeout=lock_timeout)
             snapshot, error = _read(locations)

@@ -179,7 +179,9 @@ class PostgresBackend(RecordsBackend):
         lock_timeout: float,
         now: Callable[[], datetime],
         record_key: KeySource,
+        expected_revision: str | None = None,
     ) -> DoctorReport:
+        # Rows are written only by memquill, so there is no hand edit to repair.
         raw = self.read()
         try:
             snapshot = self.memo.decode(self.identity(), raw).snapshot

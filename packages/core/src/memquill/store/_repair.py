@@ -64,11 +64,14 @@ class RepairPlan:
         changes: one sentence per change, in the order they apply.
         refused: why the file cannot be repaired unambiguously (``None``: it can).
         data: the repaired file (``None`` when refused).
+        revision: the store revision of the file it was planned on, so a person who reviewed
+            the plan repairs only that file (empty until the store sets it).
     """
 
     changes: tuple[str, ...] = ()
     refused: str | None = None
     data: bytes | None = None
+    revision: str = ""
 
 
 class _Refused(Exception):

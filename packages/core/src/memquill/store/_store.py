@@ -349,13 +349,19 @@ class RecordStore:
         operation = import_operation(data, expected_revision, self._secrets)
         return self._backend.transact(operation, self._lock_timeout)
 
-    def doctor(self, fix: bool = False) -> DoctorReport:
+    def doctor(self, fix: bool = False, *, expected_revision: str | None = None) -> DoctorReport:
         """Inspect the store; with ``fix``, remove staging files a crashed writer left and
         repair an unambiguous hand edit (after a backup).
+
+        Args:
+            fix: remove staging files and repair a hand edit.
+            expected_revision: repair only the file whose repair plan
+                (:attr:`DoctorReport.repair`) carried this revision.
 
         Raises:
             UnsafePathError, StorageError: the workspace itself cannot be used.
             BusyError: ``fix`` could not take the writer lock in time.
+            ConflictError: the file changed since it was read, or since the plan was shown.
         """
         return self._backend.doctor(
             secrets=self._secrets,
@@ -363,6 +369,7 @@ class RecordStore:
             lock_timeout=self._lock_timeout,
             now=self._now,
             record_key=self._record_key,
+            expected_revision=expected_revision,
         )
 
     # -- internals -------------------------------------------------------------------------

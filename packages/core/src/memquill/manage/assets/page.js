@@ -1,5 +1,6 @@
 // memquill management page: the changes (sent as JSON), the forget confirmation, the conflict
-// view. Everything else is server-rendered HTML; after a change the page reloads to show it.
+// view, the repair of a hand edit. Everything else is server-rendered HTML; after a change the
+// page reloads to show it.
 "use strict";
 (() => {
   const FLASH = "memquill-manage-flash";
@@ -190,6 +191,22 @@
     const result = await post({ action: "retry", expectedRevision: body.dataset.revision });
     if (result.ok) return done("Retry requested: extraction runs in the background.");
     if (result.data.error === "conflict") return done("Memory changed; press Retry again.", "error");
+    say(describe(result.data), "error");
+  });
+
+  // Repair a hand-edited records.md exactly as the page described it (a backup comes first).
+  const repair = document.getElementById("repair-store");
+  repair?.addEventListener("click", async () => {
+    repair.disabled = true;
+    const result = await post({ action: "repair", expectedRevision: repair.dataset.revision });
+    if (result.ok) {
+      return done(`Repaired. The file as it was is kept in ${result.data.backup}.`);
+    }
+    if (result.data.error === "conflict") {
+      return done("records.md changed after the page was loaded, so nothing was repaired. " +
+        "The page now shows its current state.", "error");
+    }
+    repair.disabled = false;
     say(describe(result.data), "error");
   });
 })();
