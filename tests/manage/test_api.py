@@ -282,6 +282,7 @@ def test_a_repair_that_would_guess_is_refused_in_words(workspace: Path) -> None:
     response = post(page, {"action": "repair", "expectedRevision": plan["revision"]})
     assert (response.status_code, response.json()["error"]) == (422, "corrupt")
     assert "without guessing" in response.json()["message"]
+    assert response.json()["recordIndex"] == 1
     assert raw(workspace) == before
 
 

@@ -17,7 +17,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
-from memquill.errors import ConflictError, InvalidInputError
+from memquill.errors import ConflictError, CorruptError, InvalidInputError
 from memquill.manage._state import Backend
 from memquill.store import ID_PATTERN, REVISION_PATTERN
 from memquill.tools import WriteOutcome, WriteSource, correct, forget, remember
@@ -144,13 +144,8 @@ def _repaired(backend: Backend, expected_revision: str) -> Outcome:
     if plan is None:  # the file reads: someone repaired or replaced it since the page showed it
         raise ConflictError(WORKSPACE_CHANGED)
     if not report.repaired:
-        return Outcome(
-            422,
-            {
-                "error": "corrupt",
-                "message": f"This file cannot be repaired without guessing: {plan.refused}.",
-            },
-        )
+        index = report.diagnosis.record_index if report.diagnosis is not None else None
+        raise CorruptError(f"This file cannot be repaired without guessing: {plan.refused}.", index)
     return Outcome(
         200,
         {
