@@ -27,9 +27,9 @@ from itertools import pairwise
 from typing import Final
 
 from memquill.query._counts import pieces
-from memquill.query._markdown import CHUNK_OVERLAP, CHUNK_SIZE, heading_text
+from memquill.query._markdown import CHUNK_SIZE, heading_text, window_bounds
 from memquill.query._tokens import camel_free, fold
-from memquill.text import point_of, utf16_len
+from memquill.text import utf16_len
 
 __all__ = ["ChunkSpan", "NoteCells", "chunk_spans", "note_cells"]
 
@@ -193,19 +193,8 @@ def _sections(content: str) -> list[tuple[str, int, int, int]]:
 
 
 def _windows(heading: str, first_line: int, text: str, base: int) -> list[ChunkSpan]:
-    """The overlapping windows of a long section (offsets in UTF-16 units, as the reference)."""
-    point = point_of(text)
-    total = utf16_len(text)
-    spans: list[ChunkSpan] = []
-    position, line = 0, first_line
-    advance = CHUNK_SIZE - CHUNK_OVERLAP
-    while position < total:
-        end = min(position + CHUNK_SIZE, total)
-        begin_point = point(position)
-        spans.append(ChunkSpan(heading, line, base + begin_point, base + point(end)))
-        if end >= total:
-            break
-        step_point = point(position + advance)
-        line += text.count("\n", begin_point, step_point)
-        position += advance
-    return spans
+    """The overlapping windows of a long section, as the reference cuts them."""
+    return [
+        ChunkSpan(heading, line, base + begin, base + end)
+        for line, begin, end in window_bounds(text, first_line)
+    ]

@@ -33,6 +33,7 @@ __all__ = [
     "heading_text",
     "note_meta",
     "wiki_links",
+    "window_bounds",
 ]
 
 CHUNK_SIZE: Final = 1200
@@ -234,20 +235,28 @@ def _sections(lines: list[str]) -> list[tuple[str, int, list[str]]]:
 
 
 def _windows(heading: str, text: str, first_line: int) -> list[Chunk]:
+    return [
+        Chunk(heading, text[begin:end], line)
+        for line, begin, end in window_bounds(text, first_line)
+    ]
+
+
+def window_bounds(text: str, first_line: int) -> list[tuple[int, int, int]]:
+    """The overlapping windows of a long section ``text`` that starts at line ``first_line``:
+    each window's first line, and its start and end as indexes of ``text``."""
     # Window offsets are UTF-16 units; code points differ only after an astral character.
     point = point_of(text)
     total = utf16_len(text)
-
-    chunks: list[Chunk] = []
+    bounds: list[tuple[int, int, int]] = []
     position, line = 0, first_line
     advance = CHUNK_SIZE - CHUNK_OVERLAP
     while position < total:
         end = min(position + CHUNK_SIZE, total)
         begin_point = point(position)
-        chunks.append(Chunk(heading, text[begin_point : point(end)], line))
+        bounds.append((line, begin_point, point(end)))
         if end >= total:
             break
         step_point = point(position + advance)
         line += text.count("\n", begin_point, step_point)
         position += advance
-    return chunks
+    return bounds
