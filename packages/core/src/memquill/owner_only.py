@@ -27,20 +27,21 @@ _SAFE: Final = (
 )
 
 
-def private_folder(path: Path, *, tighten: bool = False) -> None:
-    """Make ``path`` a folder, creating it and every missing parent ``0700``.
+def private_folder(path: Path, *, parents: bool = True, tighten: bool = False) -> None:
+    """Make ``path`` a folder, creating it (and, with ``parents``, each missing parent) ``0700``.
 
     An existing folder is left as it is, unless ``tighten`` (a folder that is memquill's own):
     then group and other permissions are removed if the current user owns it.
 
     Raises:
-        OSError: a part cannot be created, or is not a folder.
+        OSError: a part cannot be created, or is not a folder; without ``parents``, a missing
+            parent (``FileNotFoundError``).
     """
     missing: list[Path] = []
     current = path
     while not current.is_dir():
         missing.append(current)
-        if current.parent == current:
+        if current.parent == current or not parents:
             break
         current = current.parent
     for folder in reversed(missing):
@@ -71,8 +72,14 @@ def private_file(path: Path) -> None:
         fd = _open(path, os.O_RDONLY)  # an existing file is only narrowed (a read-only disk too)
     except FileNotFoundError:
         fd = _open(path, os.O_WRONLY | os.O_CREAT)
+        created = True
+    else:
+        created = False
     try:
-        _narrow_fd(fd)
+        if created and os.name == "posix":
+            os.fchmod(fd, FILE_MODE)  # a umask that took the owner's bits, too
+        else:
+            _narrow_fd(fd)
     finally:
         os.close(fd)
 

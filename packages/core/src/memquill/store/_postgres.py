@@ -254,7 +254,7 @@ class PostgresBackend(RecordsBackend):
             return
         with contextlib.suppress(MemoryRecordError, OSError):
             locations = locate(self._workspace)
-            private_folder(locations.directory)
+            private_folder(locations.directory, parents=False)
             staging = locations.directory / f"{MIRROR_NAME}.{uuid.uuid4()}.new"
             try:
                 # Read-only, and only its owner's: it holds every active fact.

@@ -167,7 +167,7 @@ def write_locked(
         if isinstance(answer, WriteResult):
             return answer
     try:
-        private_folder(found.directory)
+        private_folder(found.directory, parents=False)
         locations = locate(workspace)
     except MemoryRecordError:
         raise
