@@ -313,7 +313,7 @@ def test_the_mirror_is_a_read_only_copy_that_queries_ignore(db: Backing) -> None
     store.save([manual("mirrored fact about lighthouses")])
     mirror = db.workspace / "memory" / MIRROR_NAME
     assert mirror.read_bytes() == store.export() == db.raw()
-    assert mirror.stat().st_mode & 0o777 == 0o444
+    assert mirror.stat().st_mode & 0o777 == 0o400  # read-only, and only its owner's
     store.save([manual("second fact")])
     assert mirror.read_bytes() == db.raw()
     found = memquill(db.workspace, "search", "lighthouses", "--json", store=location)

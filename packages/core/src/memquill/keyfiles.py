@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import SourceError
+from memquill.owner_only import private_folder
 from memquill.paths import open_regular
 
 __all__ = ["KEY_BYTES", "UnsafeKeyFile", "load_key_file"]
@@ -66,7 +67,7 @@ def _read(path: Path) -> bytes:
 
 def _create(path: Path) -> None:
     folder = path.parent
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_folder(folder)
     temporary = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     try:

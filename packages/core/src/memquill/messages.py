@@ -111,6 +111,24 @@ class Messages:
         "The memory record key (record-key.v1 in the user data folder) is missing, unsafe or "
         "cannot be created. It must be a 32-byte file only its owner can read."
     )
+    # The search index's folder (a search keeps the index in memory; `memquill index` fails).
+    INDEX_READ_ONLY: Final = (
+        "The search index cannot be saved: its folder is read-only or not writable "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_FULL: Final = (
+        "The search index cannot be saved: the disk of its folder is full "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_NOT_A_FOLDER: Final = (
+        "The search index cannot be saved: a file is where its folder should be "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_UNUSABLE: Final = (
+        "The search index cannot be saved: its folder or file cannot be used "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_IN_MEMORY: Final = "Search index kept in memory only."
     # Query-side (workspace file) messages.
     RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
     OUTSIDE: Final = "Access denied: path is outside workspace."

@@ -29,6 +29,7 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
+from memquill.owner_only import private_folder
 from memquill.private_paths import (
     NOTE_EXTENSIONS,
     is_managed_record_path,
@@ -146,6 +147,14 @@ class WorkspaceChoice:
         if self.origin == "variable":
             return f"from ${WORKSPACE_ENV}"
         return f"the default: neither --workspace nor ${WORKSPACE_ENV} is set"
+
+    def create(self) -> None:
+        """Create the folder, owner-only (``0700``, and so each missing parent), if missing.
+
+        Raises:
+            OSError: it cannot be created.
+        """
+        private_folder(self.path)
 
     def problem(self) -> str | None:
         """Why the folder cannot be used as chosen (``None``: it can).

@@ -216,7 +216,7 @@ def _workspace(given: str | None) -> Path:
     if problem is not None:
         raise ValueError(problem)
     if choice.origin == "default":
-        choice.path.mkdir(parents=True, exist_ok=True)
+        choice.create()
     return choice.path
 
 

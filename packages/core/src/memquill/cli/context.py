@@ -53,7 +53,7 @@ class Context:
     def ensure_workspace(self) -> None:
         """Create the default workspace on first write (an explicit one must already exist)."""
         if self.workspace_is_default:
-            self.workspace.mkdir(parents=True, exist_ok=True)
+            self.choice.create()
 
     def session(self, access: Access = "read_write") -> MemorySession:
         """The session every command works in, opened through the plugin-aware factory."""

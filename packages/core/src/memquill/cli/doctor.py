@@ -11,8 +11,8 @@ import argparse
 from typing import Any
 
 from memquill.cli.context import Context, add_common
-from memquill.errors import CorruptError, MemoryRecordError
-from memquill.index import IndexSearcher
+from memquill.errors import CorruptError, MemoryRecordError, StorageError
+from memquill.index import IndexSearcher, SearchIndex, index_errors
 from memquill.paths import canonical_workspace
 from memquill.store import DoctorReport
 
@@ -53,22 +53,33 @@ def _index_health(context: Context, *, fix: bool) -> dict[str, Any]:
     try:
         index = searcher.index(canonical_workspace(context.workspace))
         where = "in memory" if index.path is None else str(index.path)
-        problems = index.check()
-        fixed = False
-        if problems and fix:
-            index.discard()
-            fixed = True
-        if problems:
-            state = "discarded; the next search rebuilds it" if fixed else "; ".join(problems)
-            line = f"search index: {state} ({where})"
-        elif index.path is not None and not index.path.exists():
-            line = f"search index: not built yet ({where})"
-        else:
-            status = index.status(freshness=False)
-            line = f"search index: ok, {status.documents:,} notes ({where})"
-        return {"path": where, "problems": problems, "fixed": fixed, "line": line}
+        try:
+            with index_errors():
+                return _index_line(index, where, fix=fix)
+        except StorageError as error:
+            # Searches keep working (the index in memory); `memquill index` cannot save it.
+            line = f"search index: {error.message} ({where})"
+            return {"path": where, "problems": [error.message], "fixed": False, "line": line}
     finally:
         searcher.close()
+
+
+def _index_line(index: SearchIndex, where: str, *, fix: bool) -> dict[str, Any]:
+    problems = index.check()
+    fixed = False
+    if problems and fix:
+        index.discard()
+        fixed = True
+    if problems:
+        state = "discarded; the next search rebuilds it" if fixed else "; ".join(problems)
+        line = f"search index: {state} ({where})"
+    else:
+        status = index.status(freshness=False)
+        if status.exists:
+            line = f"search index: ok, {status.documents:,} notes ({where})"
+        else:
+            line = f"search index: not built yet ({where})"
+    return {"path": where, "problems": problems, "fixed": fixed, "line": line}
 
 
 def _text(report: DoctorReport, *, fix: bool) -> str:

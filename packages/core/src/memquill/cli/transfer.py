@@ -9,6 +9,7 @@ apply), refusing a copy that would drop a record or unforget a fact.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -48,7 +49,10 @@ def _export(args: argparse.Namespace, context: Context) -> int:
     data = context.session("read").store.export()
     if args.output:
         try:
-            Path(args.output).write_bytes(data)
+            # A new file is its owner's only, as records.md is (an existing one keeps its mode).
+            fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
         except OSError as error:
             raise StorageError(Messages.SAVE_FAILED) from error
         context.err.write(f"exported {len(data):,} bytes to {args.output}\n")

@@ -34,6 +34,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
+from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for
 from memquill.store._memo import Decoded
@@ -253,10 +254,11 @@ class PostgresBackend(RecordsBackend):
             return
         with contextlib.suppress(MemoryRecordError, OSError):
             locations = locate(self._workspace)
-            locations.directory.mkdir(exist_ok=True)
+            private_folder(locations.directory, parents=False)
             staging = locations.directory / f"{MIRROR_NAME}.{uuid.uuid4()}.new"
             try:
-                fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+                # Read-only, and only its owner's: it holds every active fact.
+                fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(data)
                 os.replace(staging, locations.directory / MIRROR_NAME)

@@ -34,6 +34,7 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
+from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
 from memquill.store._fileio import fsync_directory, read_bounded, write_synced
@@ -166,7 +167,7 @@ def write_locked(
         if isinstance(answer, WriteResult):
             return answer
     try:
-        found.directory.mkdir(exist_ok=True)
+        private_folder(found.directory, parents=False)
         locations = locate(workspace)
     except MemoryRecordError:
         raise
