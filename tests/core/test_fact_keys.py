@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memquill import FactKey, InvalidInputError, MemorySession, is_key, quote_key, unquote_key
+from memquill import (
+    FactKey,
+    InvalidInputError,
+    MemorySession,
+    MemoryToolset,
+    is_key,
+    quote_key,
+    retrieve,
+    unquote_key,
+)
 from memquill.errors import Messages
 from memquill.store import MAX_KEY_CHARS, looks_like_id, validate_key
 from memquill.tools import WriteSource, correct, forget_many, remember
@@ -165,3 +174,20 @@ def test_the_write_path_renames_attaches_extra_and_forgets_a_folder_at_once(
             reader, [(FactKey("other.md"), session.store.snapshot().revision)], source=source
         )
     assert info.value.message == Messages.WRITE_UNAUTHORIZED
+
+
+def test_hits_carry_the_key_as_data_and_retrievers_show_it(tmp_path: Path) -> None:
+    session = MemorySession(tmp_path, "host-session")
+    source = WriteSource("tool", session_id="host-session")
+    remember(session, "The user takes oolong tea.", source=source, key="prefs/tea")
+    remember(session, "The user likes green tea too.", source=source)
+    toolset = MemoryToolset(session)
+    hits = (toolset.call("memory_search", {"query": "tea"}).structured or {})["hits"]
+    assert sorted((hit["key"] or "") for hit in hits) == ["", "prefs/tea"]
+    recent = (toolset.call("memory_recent", {}).structured or {})["sections"]
+    assert {section["key"] for section in recent} == {None, "prefs/tea"}
+    found = {m.text: m for m in retrieve(session.query, "tea")}
+    named = found["The user takes oolong tea."]
+    assert named.metadata["key"] == "prefs/tea" and "key" not in named.private_keys
+    plain = found["The user likes green tea too."]
+    assert plain.metadata["key"] is None and "key" in plain.private_keys

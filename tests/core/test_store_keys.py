@@ -68,6 +68,10 @@ def test_a_key_is_stored_after_the_root_id_and_resolves_to_the_current_version(
     assert current is not None and current.id == corrected.record_id
     assert current.content == "I prefer light roast." and current.root_id == record.id
     assert [r.key for r in now.records] == ["prefs/coffee", None, "prefs/coffee"]
+    # The family: when it was first saved (its first version) and when it last changed.
+    family = now.family(current)
+    assert [r.id for r in family] == [record.id, current.id]
+    assert family[0].id == current.root_id and family[0].created_at < current.updated_at
 
 
 def test_a_key_in_use_is_a_conflict_naming_the_fact_and_nothing_is_written(
@@ -222,7 +226,7 @@ def test_several_facts_are_forgotten_in_one_write_or_none(
     stale = [targets[0], (targets[1][0], "0" * 64)]
     expect_error("conflict", Messages.STALE, store.revoke_many, stale)
     assert backing.image() == before
-    expect_error("invalid", Messages.TARGET_REQUIRED, store.revoke_many, [])
+    expect_error("invalid", Messages.NO_TARGETS, store.revoke_many, [])
     result = store.revoke_many([(FactKey("notes/project.md"), snapshot.revision), targets[1]])
     assert result.status == "saved"
     assert [t.record_id for t in result.targets] == [r.id for r in folder]

@@ -121,6 +121,7 @@ class Messages:
         "Record {old} was corrected; its current version is {current} (record revision {revision})."
     )
     BATCH_KEYS: Final = "Two facts of one batch cannot have the same key."
+    NO_TARGETS: Final = "Name at least one fact to forget."
     TARGET_REQUIRED: Final = "Give the fact's id or its key, not both."
     EXTRA_INVALID: Final = (
         "Extra metadata must be a JSON object of at most 16000 characters when written."

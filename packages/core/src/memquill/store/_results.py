@@ -90,6 +90,12 @@ class Snapshot:
             if key == prefix or key.startswith(under)
         )
 
+    def family(self, record: Record) -> tuple[Record, ...]:
+        """Every version of ``record``'s fact, in file order. The first version is the one
+        whose id is the root id (its ``created_at`` is when the fact was first saved)."""
+        root = record.root_id
+        return tuple(r for r in self.records if r.root_id == root)
+
     def current(self, record: Record) -> Record | None:
         """The active version of ``record``'s fact (itself when active; ``None``: forgotten)."""
         if record.status == "active":

@@ -178,7 +178,7 @@ class RecordStore(StoreReader):
         """
         chosen = list(targets)
         if not chosen:
-            raise InvalidInputError(Messages.TARGET_REQUIRED)
+            raise InvalidInputError(Messages.NO_TARGETS)
         operation = revocation(chosen, self._stamp)
         return self._backend.transact(operation, self._lock_timeout)
 
