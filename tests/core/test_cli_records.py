@@ -162,8 +162,10 @@ def test_remember_list_update_forget_compact_doctor_in_text(
 
     # Forgotten facts stay forgotten, and the CLI says how to save them anew on purpose.
     again = memquill(env, "remember", secret_ish).stdout
-    assert again.startswith("blocked") and "pass --key" in again
-    assert memquill(env, "remember", secret_ish, "--key", "new-key").stdout.startswith("saved")
+    assert again.startswith("blocked") and "pass --idempotency-key" in again
+    assert memquill(env, "remember", secret_ish, "--idempotency-key", "new-key").stdout.startswith(
+        "saved"
+    )
 
     revision = RecordStore(workspace).snapshot().revision
     assert memquill(env, "compact", "--revision", revision).stdout == (
@@ -175,8 +177,9 @@ def test_remember_list_update_forget_compact_doctor_in_text(
 
 
 def test_the_same_flow_in_json(workspace: Path, env: dict[str, str]) -> None:
-    saved = as_json(env, "remember", "prefers dark mode", "--key", "theme")
-    assert set(saved) == {"status", "record_id", "record_revision", "revision"}
+    saved = as_json(env, "remember", "prefers dark mode", "--idempotency-key", "theme")
+    assert set(saved) == {"status", "record_id", "key", "record_revision", "revision"}
+    assert saved["key"] is None
     assert saved["status"] == "saved"
     listing = as_json(env, "list")
     assert listing["revision"] == saved["revision"]
@@ -277,8 +280,15 @@ def test_every_failure_has_its_code_message_and_status(
     fails(env, "invalid", Messages.REVISION_FORMAT, "forget", record, "--revision", "abc")
     fails(env, "invalid", Messages.REVISION_FORMAT, "update", record, "x", "--revision", "Z" * 64)
     fails(env, "secret", Messages.SECRET, "remember", "password = hunter2", "--json")
-    fails(env, "not_found", Messages.ACTIVE_NOT_FOUND, "update", "ffff", "x", "--revision", "0" * 8)
-    fails(env, "not_found", Messages.NOT_FOUND, "forget", "ffff", "--revision", "0" * 8)
+    fails(
+        env, "not_found", Messages.ACTIVE_NOT_FOUND, "update", "f" * 8, "x", "--revision", "0" * 8
+    )
+    fails(env, "not_found", Messages.NOT_FOUND, "forget", "f" * 8, "--revision", "0" * 8)
+    # Shorter than an id prefix: a key, and the message says why it was taken for one.
+    short = "No active fact has the key ffff. (A record id prefix needs at least 8 characters.)"
+    fails(env, "not_found", short, "update", "ffff", "x", "--revision", "0" * 8)
+    fails(env, "not_found", short, "forget", "ffff")
+    fails(env, "invalid", Messages.KEY_FORMAT, "forget", "prefs//coffee")
     assert tree(workspace) == before
 
     lock = workspace / "memory" / ".records-lock"
@@ -321,7 +331,6 @@ def test_every_failure_has_its_code_message_and_status(
 
 def test_usage_errors_exit_2(workspace: Path, env: dict[str, str]) -> None:
     memquill(env, status=2)
-    memquill(env, "update", "abc", "text", status=2)  # --revision is required
     memquill(env, "frobnicate", status=2)
     assert tree(workspace) == {}
 

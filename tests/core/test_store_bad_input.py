@@ -225,9 +225,13 @@ def test_a_stale_record_revision_is_refused(
     store, first = seeded
     record = first.record_id or ""
     old = first.record_revision or ""
-    store.correct(record, "first fact, corrected", old)
-    # The record changed (it is superseded now), so its old record revision is stale.
-    expect_unchanged(workspace, "conflict", Messages.STALE, store.revoke, record, old)
+    corrected = store.correct(record, "first fact, corrected", old)
+    # The record changed (it is superseded now), so its old record revision is stale, and
+    # the answer names the current version instead of sending the caller round a refresh loop.
+    message = Messages.CORRECTED.format(
+        old=record, current=corrected.record_id, revision=(corrected.record_revision or "")[:16]
+    )
+    expect_unchanged(workspace, "not_found", message, store.revoke, record, old)
     # Another record's revision does not vouch for this one.
     other = store.projection().records[0]
     assert other.id == first.record_ids[1]

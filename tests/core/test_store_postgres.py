@@ -368,15 +368,18 @@ def test_hosts_with_different_user_keys_agree_on_duplicates_and_tombstones(
         parsed: dict[str, object] = json.loads(done.stdout)
         return parsed
 
-    saved = run("a", "remember", "The team deploys on Tuesdays.", "--key", "deploys")
+    saved = run("a", "remember", "The team deploys on Tuesdays.", "--idempotency-key", "deploys")
     assert saved["status"] == "saved"
-    assert run("b", "remember", "The team deploys on Tuesdays.", "--key", "deploys")["status"] == (
-        "duplicate"
-    )
-    pin = run("a", "remember", "My bank PIN is 4821", "--key", "pin")
+    assert run("b", "remember", "The team deploys on Tuesdays.", "--idempotency-key", "deploys")[
+        "status"
+    ] == ("duplicate")
+    pin = run("a", "remember", "My bank PIN is 4821", "--idempotency-key", "pin")
     revision = str(pin["record_revision"])
     run("a", "forget", str(pin["record_id"]), "--revision", revision)
-    assert run("b", "remember", "My bank PIN is 4821", "--key", "pin")["status"] == "blocked"
+    assert (
+        run("b", "remember", "My bank PIN is 4821", "--idempotency-key", "pin")["status"]
+        == "blocked"
+    )
     assert b"4821" not in db.raw()
 
 

@@ -155,9 +155,27 @@ class BusyError(MemoryRecordError):
 
 
 class NotFoundError(MemoryRecordError, LookupError):
-    """No record (or no active record) has that id."""
+    """No record (or no active record) has that id or key.
+
+    Attributes:
+        current_id: when the id names a corrected version, the fact's current version.
+        current_revision: that version's record revision.
+    """
 
     code = "not_found"
+
+    def __init__(
+        self,
+        message: str,
+        current_id: str | None = None,
+        current_revision: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.current_id = current_id
+        self.current_revision = current_revision
+
+    def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
+        return (type(self), (self.message, self.current_id, self.current_revision))
 
 
 class CapacityError(MemoryRecordError):
@@ -171,16 +189,21 @@ class CorruptError(MemoryRecordError):
 
     Attributes:
         record_index: 0-based index of the first bad record block, when one can be named.
+        imported: the file at fault is a copy given to import, not the store (so ``doctor``,
+            which checks the store, cannot help).
     """
 
     code = "corrupt"
 
-    def __init__(self, message: str, record_index: int | None = None) -> None:
+    def __init__(
+        self, message: str, record_index: int | None = None, imported: bool = False
+    ) -> None:
         super().__init__(message)
         self.record_index = record_index
+        self.imported = imported
 
     def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
-        return (type(self), (self.message, self.record_index))
+        return (type(self), (self.message, self.record_index, self.imported))
 
 
 class StorageError(MemoryRecordError, OSError):

@@ -103,6 +103,29 @@ class Messages:
         "An imported records file may edit the text of remembered facts and add new ones, but "
         "must keep every existing record's metadata and every tombstone."
     )
+    IMPORT_UNREADABLE: Final = (
+        "The file to import cannot be read without guessing: {reason}. Undo that edit and "
+        "import again; nothing was written."
+    )
+    KEY_FORMAT: Final = (
+        "A key is 1–200 characters: names of A–Z, a–z, 0–9, '.', '_', '-', '~' and %XX escapes, "
+        "joined by single '/'; no name is '.' or '..', and a key never looks like a record id "
+        "(8–36 of 0–9, a–f and '-')."
+    )
+    KEY_IN_USE: Final = (
+        "The key {key} already names fact {id} (record revision {revision}); update that fact "
+        "instead, or forget it first."
+    )
+    KEY_NOT_FOUND: Final = "No active fact has the key {key}."
+    CORRECTED: Final = (
+        "Record {old} was corrected; its current version is {current} (record revision {revision})."
+    )
+    BATCH_KEYS: Final = "Two facts of one batch cannot have the same key."
+    NO_TARGETS: Final = "Name at least one fact to forget."
+    TARGET_REQUIRED: Final = "Give the fact's id or its key, not both."
+    EXTRA_INVALID: Final = (
+        "Extra metadata must be a JSON object of at most 16000 characters when written."
+    )
     WRITE_UNAUTHORIZED: Final = (
         "Memory write permission or workspace scope is no longer authorized."
     )

@@ -100,7 +100,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return handler(args, context)
     except MemquillError as error:
         err.write(f"error[{error.code}]: {error.message}\n")
-        if isinstance(error, CorruptError):
+        if isinstance(error, CorruptError) and not error.imported:  # doctor checks the store
             err.write(f"hint: {Messages.REPAIR_HINT}\n")
         return exit_status(error.code)
 

@@ -11,11 +11,13 @@ import re
 from typing import Any, Final
 
 from memquill.cli.context import Context, add_common, exit_status
+from memquill.errors import InvalidInputError, Messages, NotFoundError
 from memquill.tools import MemoryToolset
 
 __all__ = ["register"]
 
 _LINES: Final = re.compile(r"(?P<start>[0-9]*)(?::(?P<end>[0-9]*))?")
+_GET_WHAT: Final = "Give a workspace-relative path, or --key with a fact's key (not both)."
 
 
 def register(subparsers: Any) -> None:
@@ -41,7 +43,8 @@ def register(subparsers: Any) -> None:
     search.set_defaults(handler=_search)
 
     get = subparsers.add_parser("get", help="read a note or a remembered fact, page by page")
-    get.add_argument("path", help="workspace-relative path, as search or recent show it")
+    get.add_argument("path", nargs="?", help="workspace-relative path, as search or recent show it")
+    get.add_argument("--key", help="read the remembered fact with this key instead (prefs/coffee)")
     get.add_argument(
         "--lines",
         type=_line_range,
@@ -88,14 +91,30 @@ def _search(args: argparse.Namespace, context: Context) -> int:
 
 
 def _get(args: argparse.Namespace, context: Context) -> int:
+    if (args.path is None) == (args.key is None):
+        raise InvalidInputError(_GET_WHAT)
+    path = args.path if args.key is None else _fact_path(context, args.key)
     start, end = args.lines if args.lines is not None else (None, None)
     arguments = {
-        "file_path": args.path,
+        "file_path": path,
         "line_start": start,
         "line_end": end,
         "char_start": args.char_start,
     }
     return _call(context, "memory_get", arguments)
+
+
+def _fact_path(context: Context, key: str) -> str:
+    """The projection path of the fact named ``key`` (a key is never a note path: notes are
+    read by path, facts by ``--key``).
+
+    Raises:
+        InvalidInputError: not a valid key. NotFoundError: no active fact has it.
+    """
+    record = context.session("read").store.find_key(key)
+    if record is None:
+        raise NotFoundError(Messages.KEY_NOT_FOUND.format(key=key))
+    return record.projection_path
 
 
 def _recent(args: argparse.Namespace, context: Context) -> int:

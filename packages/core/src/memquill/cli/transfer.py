@@ -3,7 +3,10 @@
 With a database store these are how a person reads and fixes memory as a file: ``export``
 writes byte-identical ``records.md``; ``import --revision R FILE`` puts an edited copy back as
 one validated compare-and-swap write (through the one write path, so the secret detectors
-apply), refusing a copy that would drop a record or unforget a fact.
+apply), refusing a copy that would drop a record or unforget a fact. Each edited fact becomes a
+new version with source ``manual`` (a ``contentLength`` the edit made wrong is read as
+``doctor --fix`` reads it), after a backup of the records replaced; ``--dry-run`` shows that
+plan and writes nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ def register(subparsers: Any) -> None:
     )
     restore.add_argument("file", metavar="FILE", help="the edited records.md")
     restore.add_argument("--revision", required=True, help="the store revision it was made from")
+    restore.add_argument(
+        "--dry-run", action="store_true", help="show what the import would change; write nothing"
+    )
     restore.set_defaults(handler=_import)
 
     for parser in (export, restore):
@@ -75,9 +81,31 @@ def _import(args: argparse.Namespace, context: Context) -> int:
     current = session.store.snapshot().revision
     if not current.startswith(args.revision):
         raise ConflictError(Messages.STALE)
+    plan = session.store.plan_import(data, current)  # the same checks the import makes
+    changes = list(plan.changes)
+    if args.dry_run:
+        lines = (
+            ["import would write a backup of the records, then:"]
+            + [f"  - {change}" for change in changes]
+            if changes
+            else ["import would change nothing"]
+        )
+        lines.append(f"store revision {current}")
+        data_out = {"dry_run": True, "changes": changes, "revision": current}
+        context.emit("\n".join(lines), data_out)
+        return 0
     outcome = import_records(session, data, current, source=WriteSource.manual())
+    backup = outcome.result.backup
+    lines = [f"backup: the records as they were are in {backup}"] if backup else []
+    lines += [f"imported: {change}" for change in changes if outcome.status == "saved"]
+    lines.append(f"{outcome.status}: store revision {outcome.revision}")
     context.emit(
-        f"{outcome.status}: store revision {outcome.revision}",
-        {"status": outcome.status, "revision": outcome.revision},
+        "\n".join(lines),
+        {
+            "status": outcome.status,
+            "revision": outcome.revision,
+            "changes": changes if outcome.status == "saved" else [],
+            "backup": backup,
+        },
     )
     return 0

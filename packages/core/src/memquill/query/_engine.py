@@ -189,6 +189,7 @@ class MemoryQuery:
             kind="record" if record is not None else "note",
             record_id=record.id if record is not None else None,
             record_revision=record.record_revision if record is not None else None,
+            key=record.key if record is not None else None,
         )
 
     def recent(self, args: RecentArgs) -> RecentResult:
@@ -257,6 +258,7 @@ def _hit(position: int, ranked: RankedHit) -> SearchHit:
         kind=document.kind,
         record_id=document.record_id,
         record_revision=document.record_revision,
+        key=document.key,
     )
 
 

@@ -44,6 +44,7 @@ class SearchHit(_Frozen):
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.
         record_revision: the record revision (what ``update``/``forget`` take), for a record.
+        key: the fact's key, for a record that has one.
     """
 
     rank: int
@@ -56,6 +57,7 @@ class SearchHit(_Frozen):
     kind: HitKind
     record_id: str | None = None
     record_revision: str | None = None
+    key: str | None = None
 
 
 class SearchResult(_Frozen):
@@ -95,6 +97,7 @@ class GetResult(_Frozen):
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.
         record_revision: the record revision, for a record.
+        key: the fact's key, for a record that has one.
         error: the failure message (``None`` on success).
         error_code: a stable code for the failure.
     """
@@ -110,6 +113,7 @@ class GetResult(_Frozen):
     kind: HitKind | None = None
     record_id: str | None = None
     record_revision: str | None = None
+    key: str | None = None
     error: str | None = None
     error_code: str | None = None
 
@@ -125,6 +129,7 @@ class RecentSection(_Frozen):
         source: ``workspace-file`` or the record's provenance line.
         record_id: the record's id, for a record.
         record_revision: the record revision, for a record.
+        key: the fact's key, for a record that has one.
     """
 
     kind: SectionKind
@@ -134,6 +139,7 @@ class RecentSection(_Frozen):
     source: str = "workspace-file"
     record_id: str | None = None
     record_revision: str | None = None
+    key: str | None = None
 
 
 class RecentResult(_Frozen):

@@ -1,8 +1,9 @@
 """The records store: the only code that writes ``memory/records.md``.
 
-One :class:`RecordStore` per workspace saves, corrects, forgets and compacts facts through a
-locked, compare-and-swap, atomically replaced file (or, behind the same seam, one PostgreSQL
-row: :class:`RecordsBackend`); :meth:`RecordStore.doctor` inspects it.
+One :class:`RecordStore` per workspace saves, corrects, forgets and compacts facts (named by
+record id, or by key: :class:`FactKey`) through a locked, compare-and-swap, atomically replaced
+file (or, behind the same seam, one PostgreSQL row: :class:`RecordsBackend`);
+:meth:`RecordStore.doctor` inspects it.
 Everything here is below the query and tool layers and knows nothing about them.
 """
 
@@ -26,6 +27,18 @@ from memquill.store._codec import (
 )
 from memquill.store._diagnose import Diagnosis
 from memquill.store._doctor import DoctorReport, SecretFinding
+from memquill.store._edits import UNCHANGED, Target, Unchanged
+from memquill.store._fact_keys import (
+    KEY_PATTERN,
+    MAX_KEY_CHARS,
+    FactKey,
+    is_key,
+    looks_like_id,
+    quote_key,
+    unquote_key,
+    validate_key,
+)
+from memquill.store._import import ImportPlan
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
@@ -50,16 +63,21 @@ __all__ = [
     "BUILTIN_DETECTORS",
     "FILE",
     "ID_PATTERN",
+    "KEY_PATTERN",
     "MAX_BATCH",
     "MAX_CONTENT_UNITS",
+    "MAX_KEY_CHARS",
     "MAX_STORE_BYTES",
     "REVISION_PATTERN",
     "STORE_ENV",
+    "UNCHANGED",
     "Candidate",
     "CandidateResult",
     "Diagnosis",
     "DoctorReport",
+    "FactKey",
     "FileBackend",
+    "ImportPlan",
     "JSONValue",
     "Preflight",
     "ProjectedRecord",
@@ -74,10 +92,17 @@ __all__ = [
     "SecretFinding",
     "SecretScanner",
     "Snapshot",
+    "Target",
+    "Unchanged",
     "WriteResult",
     "WriteStatus",
     "is_database",
+    "is_key",
+    "looks_like_id",
     "normalize_for_detection",
     "open_backend",
+    "quote_key",
     "resolve_location",
+    "unquote_key",
+    "validate_key",
 ]

@@ -22,7 +22,8 @@ import os
 import stat
 import uuid
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Final
 
@@ -37,7 +38,7 @@ from memquill.errors import (
 from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
-from memquill.store._fileio import fsync_directory, read_bounded, write_synced
+from memquill.store._fileio import fsync_directory, read_bounded, write_backup, write_synced
 from memquill.store._lock import LOCK_NAME, WriterLock
 from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot, header_of
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
@@ -48,6 +49,7 @@ __all__ = [
     "Operation",
     "Outcome",
     "apply_operation",
+    "backup_of",
     "decode_snapshot",
     "locate",
     "read_raw",
@@ -65,11 +67,14 @@ class Outcome:
         status: ``saved`` publishes the draft; anything else writes nothing.
         ids: the records it targeted: per candidate for a save (``None``: blocked), else one.
         changed: which of ``ids`` this operation wrote (the rest were already so).
+        backup: when set, the records being replaced are first written to a private backup
+            file named by this time (``memory/.records-backup-<time>.md``).
     """
 
     status: WriteStatus
     ids: tuple[str | None, ...] = ()
     changed: frozenset[str] = frozenset()
+    backup: datetime | None = None
 
 
 Operation = Callable[[Snapshot, list[Record]], Outcome]
@@ -278,6 +283,7 @@ def _transact(
     if isinstance(change, WriteResult):
         return change, False
     data = change.data
+    backup = backup_of(locations, raw, change.outcome)
     staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
     try:
         write_synced(staging, data)
@@ -290,7 +296,16 @@ def _transact(
             staging.unlink()
     written = change.encoded.decoded()
     memo.remember(written)
-    return _result(written.snapshot, change.outcome), True
+    return replace(_result(written.snapshot, change.outcome), backup=backup), True
+
+
+def backup_of(locations: Locations, raw: bytes, outcome: Outcome) -> str | None:
+    """Write the backup ``outcome`` asks for of ``raw`` (the records about to be replaced);
+    its workspace-relative path (``None``: none asked for, or nothing to back up)."""
+    if outcome.backup is None or not raw:
+        return None
+    path = write_backup(locations.directory, raw, outcome.backup)
+    return path.relative_to(locations.root).as_posix()
 
 
 def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:

@@ -38,8 +38,8 @@ class RetrievedMemory:
         text: the hit's excerpt (read the whole source with ``memory_get``).
         score: the hit's score.
         metadata: ``source`` (workspace path), ``line``, ``rank``, ``score``, ``heading``,
-            ``kind`` (``note``/``record``), ``provenance``, ``record_id`` and
-            ``record_revision`` (``None`` for notes).
+            ``kind`` (``note``/``record``), ``provenance``, ``record_id``, ``record_revision``
+            and ``key`` (``None`` for notes, and for a fact without a key).
         private_keys: metadata keys to keep out of what a model or an embedding reads.
     """
 
@@ -100,6 +100,8 @@ def memory_context(
 def _retrieved(hit: SearchHit) -> RetrievedMemory:
     record = hit.kind == "record"
     private = PRIVATE_METADATA + (("source",) if record else ())  # a record's path is its id
+    if hit.key is None:
+        private += ("key",)  # shown to a model only when there is one: the name it can use
     return RetrievedMemory(
         id=hit.record_id if hit.record_id is not None else f"{hit.path}#{hit.line}",
         text=hit.snippet,
@@ -114,6 +116,7 @@ def _retrieved(hit: SearchHit) -> RetrievedMemory:
             "provenance": hit.source,
             "record_id": hit.record_id,
             "record_revision": hit.record_revision,
+            "key": hit.key,
         },
         private_keys=private,
     )
