@@ -1,7 +1,8 @@
 """Private paths: what a query never serves, and what a note is.
 
 Private: memquill's own bookkeeping (any ``.assistant``, ``.git`` or ``.memquill`` segment, the
-records file, its lock and staging files, and record projections) and the files and folders
+records file, its lock and staging files, and record projections, and the same files of a
+workspace nested inside this one) and the files and folders
 that usually hold credentials, whatever their extension and whatever the scan settings say.
 The credential lists below are the complete rule set; ``docs/security.md`` shows them as a
 table and ``tests/core/test_private_paths.py`` tests each entry.
@@ -123,7 +124,7 @@ def private_reason(path: str) -> str | None:
     segments = lowered.split("/")
     if any(segment in _PRIVATE_SEGMENTS for segment in segments):
         return Messages.PRIVATE
-    if is_managed_record_path(lowered):
+    if is_managed_record_path(lowered) or _nested_records(lowered):
         return Messages.PRIVATE
     name = segments[-1]
     nested = "/" + lowered + "/"
@@ -136,6 +137,15 @@ def private_reason(path: str) -> str | None:
     ):
         return Messages.CREDENTIAL_FILE
     return None
+
+
+def _nested_records(lowered: str) -> bool:
+    """Whether ``lowered`` is the records file (or its lock, staging or backup files) of a
+    workspace inside this one: an item store keeps a namespace's children in its folder."""
+    padded = "/" + lowered
+    return padded.endswith("/memory/records.md") or any(
+        part in padded for part in ("/memory/.records-", "/memory/records/")
+    )
 
 
 _NESTED_LEAVES: Final = frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
@@ -151,6 +161,7 @@ def may_be_private(path: str, name: str) -> bool:
         or lowered in CREDENTIAL_NAMES
         or lowered in _NESTED_LEAVES
         or path[:7].lower() == "memory/"
+        or lowered == "records.md"
         or "\\" in path
     )
 

@@ -12,6 +12,7 @@ from memquill.store._backend import (
     STORE_ENV,
     FileBackend,
     RecordsBackend,
+    database_workspaces,
     is_database,
     open_backend,
     resolve_location,
@@ -39,6 +40,7 @@ from memquill.store._fact_keys import (
     validate_key,
 )
 from memquill.store._import import ImportPlan
+from memquill.store._postgres_location import with_workspace
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
@@ -96,6 +98,7 @@ __all__ = [
     "Unchanged",
     "WriteResult",
     "WriteStatus",
+    "database_workspaces",
     "is_database",
     "is_key",
     "looks_like_id",
@@ -105,4 +108,5 @@ __all__ = [
     "resolve_location",
     "unquote_key",
     "validate_key",
+    "with_workspace",
 ]
