@@ -150,6 +150,9 @@ class Messages:
         "An item value is a JSON object: text keys, and values that are text, finite numbers, "
         "true, false, null, lists or objects."
     )
+    ITEM_INDEX: Final = (
+        "This store has no semantic index yet: leave index unset (search ranks by keywords)."
+    )
     ITEM_PATH: Final = (
         "A namespace folder under the item store's root is a symbolic link or not a folder."
     )

@@ -24,16 +24,17 @@ database) and reopened when needed.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.owner_only import private_folder
@@ -70,7 +71,7 @@ DEFAULT_SESSION: Final = "items"
 _ATTEMPTS: Final = 8
 """Writes retried after a conflict with another writer, each on what it then reads."""
 
-Accept = Callable[[dict[str, JSONValue]], bool]
+Accept = Callable[[Mapping[str, Any]], bool]
 """Whether an item's value passes a filter."""
 
 
@@ -127,6 +128,18 @@ class ItemStore:
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
 
+    @staticmethod
+    def check_index(index: object) -> None:
+        """Refuse a semantic index configuration: semantic recall is not supported yet.
+
+        ``None`` (and ``False``, no index for this item) are accepted.
+
+        Raises:
+            InvalidInputError: anything else.
+        """
+        if index is not None and index is not False:
+            raise InvalidInputError(Messages.ITEM_INDEX)
+
     def __repr__(self) -> str:
         backend = "postgres" if self.is_database else "file"
         return f"ItemStore({str(self.root)!r}, backend={backend!r})"
@@ -147,11 +160,19 @@ class ItemStore:
         labels = validate_namespace(namespace)
         name = fact_key(key)
         view = self._read(labels)
-        return None if view is None else view.items.get(name)
+        item = None if view is None else view.items.get(name)
+        return None if item is None else _fresh(item)
 
-    def items(self, prefix: Sequence[str] = (), accept: Accept | None = None) -> list[StoredItem]:
-        """Every item in the namespaces under ``prefix`` that ``accept`` takes, newest first
-        (ties: namespace, then the later write first)."""
+    def items(
+        self,
+        prefix: Sequence[str] = (),
+        accept: Accept | None = None,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[StoredItem]:
+        """The items in the namespaces under ``prefix`` that ``accept`` takes, newest first
+        (ties: namespace, then the later write first), from ``offset``, at most ``limit``."""
         found: list[tuple[str, Namespace, int, StoredItem]] = []
         for labels, view in self._views(prefix):
             for position, item in enumerate(view.items.values()):
@@ -161,7 +182,9 @@ class ItemStore:
         found.sort(key=lambda entry: entry[2], reverse=True)
         found.sort(key=lambda entry: entry[1])
         found.sort(key=lambda entry: entry[0], reverse=True)  # stable: the ties stay in order
-        return [entry[3] for entry in found]
+        start = max(offset, 0)
+        chosen = found[start:] if limit is None else found[start : start + max(limit, 0)]
+        return [_fresh(entry[3]) for entry in chosen]
 
     def search(
         self,
@@ -189,7 +212,7 @@ class ItemStore:
         scored = [(hit.score, owners[id(hit.document)]) for hit in ranked]
         scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
         chosen = scored[max(offset, 0) : max(offset, 0) + limit]
-        return [ItemHit(item, score_value(score)) for score, item in chosen]
+        return [ItemHit(_fresh(item), score_value(score)) for score, item in chosen]
 
     def namespaces(self, prefix: Sequence[str] = ()) -> list[Namespace]:
         """The namespaces under ``prefix`` (itself included) that hold an item, sorted."""
@@ -348,3 +371,8 @@ def _same_json(
     if stored is None or given is None:
         return stored is given
     return json.dumps(stored, ensure_ascii=False) == json.dumps(given, ensure_ascii=False)
+
+
+def _fresh(item: StoredItem) -> StoredItem:
+    # Items are decoded once per revision and shared: a caller gets its own value to change.
+    return replace(item, value=copy.deepcopy(item.value))
