@@ -127,6 +127,9 @@ class ItemStore:
         self._open_limit = open_limit
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
+        self._last_corpus: (
+            tuple[tuple[tuple[Namespace, str], ...], Corpus | None, dict[int, StoredItem]] | None
+        ) = None
 
     @staticmethod
     def check_index(index: object) -> None:
@@ -197,18 +200,13 @@ class ItemStore:
     ) -> list[ItemHit]:
         """The items under ``prefix`` that match ``query``, best first (ties: namespace, then
         key), ranked together as one set of facts; ``accept`` chooses the ones ranked."""
-        documents: list[SearchDocument] = []
-        owners: dict[int, StoredItem] = {}
-        for labels, view in self._views(prefix):
-            for name, document in self._space(labels).documents(view).items():
-                item = view.items[name]
-                if accept is None or accept(item.value):
-                    documents.append(document)
-                    owners[id(document)] = item
-        if not documents or limit <= 0:
+        if limit <= 0:
+            return []
+        corpus, owners = self._corpus(list(self._views(prefix)), accept)
+        if corpus is None:
             return []
         now = self._now() if self._now is not None else datetime.now(UTC)
-        ranked = rank(Corpus(documents), query, now=now, candidates=len(documents))
+        ranked = rank(corpus, query, now=now, candidates=corpus.size)
         scored = [(hit.score, owners[id(hit.document)]) for hit in ranked]
         scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
         chosen = scored[max(offset, 0) : max(offset, 0) + limit]
@@ -352,6 +350,28 @@ class ItemStore:
             view = self._read(namespace)
             if view is not None and view.items:
                 yield namespace, view
+
+    def _corpus(
+        self, views: list[tuple[Namespace, View]], accept: Accept | None
+    ) -> tuple[Corpus | None, dict[int, StoredItem]]:
+        """The items of ``views`` that ``accept`` takes, as one ranking corpus (the last one
+        without a filter is kept: unchanged namespaces rank without rebuilding it)."""
+        revisions = tuple((labels, view.snapshot.revision) for labels, view in views)
+        cached = self._last_corpus
+        if accept is None and cached is not None and cached[0] == revisions:
+            return cached[1], cached[2]
+        documents: list[SearchDocument] = []
+        owners: dict[int, StoredItem] = {}
+        for labels, view in views:
+            for name, document in self._space(labels).documents(view).items():
+                item = view.items[name]
+                if accept is None or accept(item.value):
+                    documents.append(document)
+                    owners[id(document)] = item
+        corpus = Corpus(documents) if documents else None
+        if accept is None:
+            self._last_corpus = (revisions, corpus, owners)
+        return corpus, owners
 
     def _candidates(self, prefix: Namespace) -> list[Namespace]:
         if not self.is_database:
