@@ -136,7 +136,8 @@ class Messages:
     )
     ITEM_NAMESPACE: Final = (
         "A namespace is 1 or more non-empty text labels, each at most 255 characters once "
-        "escaped as a folder name (a character outside a-z, 0-9, '_', '-', '~' takes 3)."
+        "escaped as a folder name (a character outside a-z, 0-9, '_', '-', '~' takes 3 per "
+        "byte of its UTF-8)."
     )
     ITEM_ROW: Final = (
         "The namespace is too long for a database store: its row name (the store's workspace, "
@@ -144,7 +145,8 @@ class Messages:
     )
     ITEM_KEY: Final = (
         "An item key is non-empty text of at most 200 characters once escaped as a fact key "
-        "(a character outside A-Z, a-z, 0-9, '.', '_', '-', '~' and '/' takes 3)."
+        "(a character outside A-Z, a-z, 0-9, '.', '_', '-', '~' and '/' takes 3 per byte of "
+        "its UTF-8)."
     )
     ITEM_VALUE: Final = (
         "An item value is a JSON object: text keys, and values that are text, finite numbers, "

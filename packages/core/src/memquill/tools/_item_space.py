@@ -9,6 +9,7 @@ root id); ``updated_at`` is when its current version was written.
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -59,6 +60,11 @@ def fact_key(key: object) -> str:
     """
     if not isinstance(key, str) or not key:
         raise InvalidInputError(Messages.ITEM_KEY)
+    return _quoted(key)
+
+
+@functools.lru_cache(maxsize=65536)
+def _quoted(key: str) -> str:
     try:
         return quote_key(key, keep_slashes=True)
     except InvalidInputError:
@@ -69,8 +75,11 @@ def fact_key(key: object) -> str:
         raise InvalidInputError(Messages.ITEM_KEY) from None
 
 
+@functools.lru_cache(maxsize=65536)
 def item_key(key: str) -> str | None:
     """The item key a fact key stands for (``None``: :func:`fact_key` never makes it)."""
+    if "%" not in key:
+        return key  # a valid key without escapes is the quoting of itself
     try:
         text = unquote_key(key)
         return text if fact_key(text) == key else None

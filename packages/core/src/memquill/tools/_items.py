@@ -178,10 +178,9 @@ class ItemStore:
         (ties: namespace, then the later write first), from ``offset``, at most ``limit``."""
         found: list[tuple[str, Namespace, int, StoredItem]] = []
         for labels, view in self._views(prefix):
-            for position, item in enumerate(view.items.values()):
+            for position, (name, item) in enumerate(view.items.items()):
                 if accept is None or accept(item.value):
-                    stamp = view.records[fact_key(item.key)].updated_at
-                    found.append((stamp, labels, position, item))
+                    found.append((view.records[name].updated_at, labels, position, item))
         found.sort(key=lambda entry: entry[2], reverse=True)
         found.sort(key=lambda entry: entry[1])
         found.sort(key=lambda entry: entry[0], reverse=True)  # stable: the ties stay in order
