@@ -84,3 +84,41 @@ def test_a_duplicate_or_a_wrong_registration_is_a_failure_of_its_plugin() -> Non
     duplicate = "integration 'langgraph-store' is already registered by 'twice'; ignored"
     assert ("langchain", duplicate) in messages
     assert ("twice", "registered str, not an IntegrationSpec") in messages
+
+
+WITHOUT_LANGGRAPH = """
+import importlib.abc
+import sys
+
+
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "langgraph":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Missing())
+import memquill_langchain
+from memquill_langchain import MemquillRetriever, MemquillToolkit
+from memquill_langchain.plugin import STORE
+
+print("imported", MemquillToolkit.__name__, MemquillRetriever.__name__, STORE.name)
+try:
+    memquill_langchain.MemquillStore
+except ImportError as error:
+    print(error)
+"""
+
+
+def test_the_package_imports_without_langgraph_and_the_store_says_what_to_install() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_LANGGRAPH],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines() == [
+        "imported MemquillToolkit MemquillRetriever langgraph-store",
+        "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'",
+    ]

@@ -35,19 +35,24 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
-from langgraph.store.base import (
-    BaseStore,
-    GetOp,
-    InvalidNamespaceError,
-    Item,
-    ListNamespacesOp,
-    MatchCondition,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-)
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        InvalidNamespaceError,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+    )
+except ImportError as missing:  # the package imports without the extra; this module needs it
+    raise ImportError(
+        "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'"
+    ) from missing
 
 from memquill import ItemStore, StoredItem
 from memquill.plugins import (
