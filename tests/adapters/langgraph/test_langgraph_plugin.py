@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from memquill.cli.plugins import _text
 from memquill.plugins import (
@@ -122,3 +124,25 @@ def test_the_package_imports_without_langgraph_and_the_store_says_what_to_instal
         "imported MemquillToolkit MemquillRetriever langgraph-store",
         "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'",
     ]
+
+
+def test_the_hook_example_in_the_plugin_docs_is_the_plugins_own() -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "plugins.md").read_text("utf-8")
+    section = page.split("\n## memquill_register_integrations(", 1)[1].split("\n## ", 1)[0]
+    example, shown = re.findall(r"```(?:python|text)\n(.*?)```", section, re.DOTALL)[:2]
+    scope: dict[str, object] = {}
+    exec(example, scope)
+    assert scope["STORE"] == STORE
+    registered: list[object] = []
+    hook = scope["memquill_register_integrations"]
+    assert callable(hook)
+    hook(registered.append)
+    assert registered == [STORE]
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_CLI, "plugins"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert shown.splitlines()[1] in done.stdout.splitlines()
