@@ -23,9 +23,11 @@ from memquill.store._codec import (
     JSONValue,
     Record,
     RecordStatus,
+    store_revision,
 )
 from memquill.store._diagnose import Diagnosis
-from memquill.store._doctor import DoctorReport, SecretFinding
+from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
+from memquill.store._postgres_location import PostgresLocation, parse_location
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
@@ -57,10 +59,12 @@ __all__ = [
     "STORE_ENV",
     "Candidate",
     "CandidateResult",
+    "ControlFinding",
     "Diagnosis",
     "DoctorReport",
     "FileBackend",
     "JSONValue",
+    "PostgresLocation",
     "Preflight",
     "ProjectedRecord",
     "Projection",
@@ -79,5 +83,7 @@ __all__ = [
     "is_database",
     "normalize_for_detection",
     "open_backend",
+    "parse_location",
     "resolve_location",
+    "store_revision",
 ]

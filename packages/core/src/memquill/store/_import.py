@@ -5,7 +5,9 @@ an edited copy back. The copy must decode strictly, and it may only do what a pe
 text should: edit the text of remembered facts and add new records. Every record of the store
 keeps its metadata, so a forgotten fact stays forgotten (its tombstone and empty text), a
 superseded version stays superseded, and no idempotency key or source message is unblocked.
-Changed and new text passes the secret scanner like any write.
+Changed and new text passes the content rules (no control characters, see
+:mod:`memquill.controls`) and the secret scanner like any write; unchanged text is kept as it
+is, so a record saved before a rule existed does not block an import.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memquill.errors import ConflictError, InvalidInputError, Messages
-from memquill.store._codec import Record
+from memquill.store._codec import Record, validate_content
 from memquill.store._memo import decode_snapshot
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
@@ -29,8 +31,9 @@ def import_operation(data: bytes, expected_revision: str, secrets: SecretScanner
         CorruptError: ``data`` is not a valid managed records file.
     Raises (when run):
         ConflictError: ``expected_revision`` is not the store revision.
-        InvalidInputError: the copy drops a record or changes a record's metadata, or a new
-            record reuses a key or a tombstoned source message.
+        InvalidInputError: the copy drops a record or changes a record's metadata, a new
+            record reuses a key or a tombstoned source message, or changed or new text breaks
+            the content rules (a control character, only invisible characters).
         SecretError: changed or new text holds credential material.
     """
     imported = decode_snapshot(b"", data).records
@@ -56,7 +59,7 @@ def _check_history(
         if edited is None or dict(edited.meta) != dict(record.meta):
             raise InvalidInputError(Messages.IMPORT_CHANGES_HISTORY)
         if edited.content and edited.content != record.content:
-            secrets.check(edited.content)
+            secrets.check(validate_content(edited.content))
     keys = {record.operation_hash for record in current}
     tombstones = {record.source_key for record in current if record.status != "active"}
     for record in by_id.values():  # new records
@@ -65,4 +68,4 @@ def _check_history(
         ):
             raise InvalidInputError(Messages.IMPORT_CHANGES_HISTORY)
         if record.content:
-            secrets.check(record.content)
+            secrets.check(validate_content(record.content))
