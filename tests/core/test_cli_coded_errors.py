@@ -217,6 +217,8 @@ def test_a_fresh_default_workspace_answers_empty_and_stays_uncreated(
     assert (hits["hits"], hits["error"]) == ([], None)
     _failed(run_cli(env, "get", "memory.md"), "source", Messages.SOURCE_MISSING)
     assert run_cli(env, "list").returncode == 0
+    jobs = run_cli(env, "jobs", "--json")
+    assert jobs.returncode == 0 and json.loads(jobs.stdout)["jobs"] == []
     assert not default.exists()
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.sqlite3"))
 

@@ -156,7 +156,12 @@ def _read_transcript(source: TranscriptSource) -> list[SourceMessage]:
 
 
 def _jobs(args: argparse.Namespace, context: Context) -> int:
-    view = job_status(context.workspace, limit=max(0, args.limit))
+    # A default workspace not created yet has no jobs, like an unused one.
+    view = (
+        JobsView(())
+        if context.workspace_missing
+        else job_status(context.workspace, limit=max(0, args.limit))
+    )
     context.emit(_status_text(view), _status_json(view))
     return 0
 
