@@ -201,6 +201,13 @@ def test_usage_errors_are_coded_too(env: dict[str, str], workspace: Path) -> Non
     )
 
 
+def test_manage_refusals_are_coded_and_create_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    done = run_cli(env, "manage", "--port", "70000")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr == b"error[usage]: --port must be between 0 and 65535\n"
+    assert not (tmp_path / "data").exists()  # the default workspace was not created for it
+
+
 def test_a_fresh_default_workspace_answers_empty_and_stays_uncreated(
     env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memquill.cli.context import Context, add_common
+from memquill.controls import escape_controls
 from memquill.enhance import (
     SCENES,
     AuxiliaryRunner,
@@ -107,7 +108,7 @@ def _status(args: argparse.Namespace, context: Context) -> int:
     try:
         model = load_model(args.model) if args.model else None
     except (ImportError, AttributeError, ValueError) as error:
-        context.err.write(f"error[usage]: {error}\n")
+        context.err.write(escape_controls(f"error[usage]: {error}") + "\n")
         return 2
     runner = AuxiliaryRunner(state_dir=state_dir)
     statuses = [runner.status(scene, model) for scene in SCENES]

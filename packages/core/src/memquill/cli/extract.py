@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from memquill.cli.context import Context, add_common, counted
 from memquill.cli.enhance import load_model
+from memquill.controls import escape_controls
 from memquill.enhance import AuxiliaryRunner, TextModel, default_runner
 from memquill.errors import InvalidInputError, JobBusyError, Messages
 from memquill.lifecycle import (
@@ -191,7 +192,7 @@ def _load(args: argparse.Namespace, context: Context) -> TextModel | None:
     try:
         return load_model(args.model)
     except (ImportError, AttributeError, ValueError) as error:
-        context.err.write(f"error[usage]: {error}\n")
+        context.err.write(escape_controls(f"error[usage]: {error}") + "\n")
         return None
 
 

@@ -26,7 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.cli.context import Context, add_common
+from memquill.cli.context import Context, add_common, counted
+from memquill.controls import escape_controls
 from memquill.errors import (
     CapacityError,
     ConflictError,
@@ -76,7 +77,8 @@ def _export(args: argparse.Namespace, context: Context) -> int:
             revision = store_revision(store.backend.identity(), data)
             context.emit("", _export_json(revision, data, output=args.output))
         else:
-            context.err.write(f"exported {len(data):,} bytes to {args.output}\n")
+            shown = escape_controls(f"exported {counted(len(data), 'byte')} to {args.output}")
+            context.err.write(shown + "\n")
         return 0
     if context.as_json:
         context.emit("", _export_json(store_revision(store.backend.identity(), data), data))
