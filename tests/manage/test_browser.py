@@ -199,7 +199,10 @@ def test_errors_are_shown_in_words(browser: Browser, url: str, workspace: Path) 
     page.get_by_label("What should be remembered?").fill("api_key = sk-" + "a1B2c3D4" * 5)
     page.get_by_role("button", name="Remember").click()
     status = page.locator("#status")
-    expect(status).to_have_text("Remove credential material before saving memory. (secret)")
+    expect(status).to_have_text(
+        "Remove credential material before saving memory: it looks like an AI provider API key "
+        "and a password, token or key assigned a value. (secret)"
+    )
     expect(status).to_have_attribute("role", "alert")
     assert _active(workspace) == ["a fact"]
 

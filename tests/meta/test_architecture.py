@@ -26,7 +26,7 @@ ADAPTERS = ("memquill_langchain", "memquill_llamaindex", "memquill_mcp")
 ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"})
 
 FOUNDATION: Final = frozenset(
-    {"errors", "messages", "text", "paths", "private_paths", "keyfiles", "owner_only"}
+    {"errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles", "owner_only"}
 )
 LAYERS: Final = {
     "foundation": 0,

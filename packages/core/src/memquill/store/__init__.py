@@ -24,9 +24,10 @@ from memquill.store._codec import (
     JSONValue,
     Record,
     RecordStatus,
+    store_revision,
 )
 from memquill.store._diagnose import Diagnosis
-from memquill.store._doctor import DoctorReport, SecretFinding
+from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
 from memquill.store._edits import UNCHANGED, Target, Unchanged
 from memquill.store._fact_keys import (
     KEY_PATTERN,
@@ -39,6 +40,7 @@ from memquill.store._fact_keys import (
     validate_key,
 )
 from memquill.store._import import ImportPlan
+from memquill.store._postgres_location import PostgresLocation, parse_location
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
@@ -73,12 +75,14 @@ __all__ = [
     "UNCHANGED",
     "Candidate",
     "CandidateResult",
+    "ControlFinding",
     "Diagnosis",
     "DoctorReport",
     "FactKey",
     "FileBackend",
     "ImportPlan",
     "JSONValue",
+    "PostgresLocation",
     "Preflight",
     "ProjectedRecord",
     "Projection",
@@ -101,8 +105,10 @@ __all__ = [
     "looks_like_id",
     "normalize_for_detection",
     "open_backend",
+    "parse_location",
     "quote_key",
     "resolve_location",
+    "store_revision",
     "unquote_key",
     "validate_key",
 ]
