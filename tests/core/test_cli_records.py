@@ -166,7 +166,9 @@ def test_remember_list_update_forget_compact_doctor_in_text(
     again = memquill(env, "remember", secret_ish, status=ERRORS["blocked"].exit_status)
     assert again.stdout.startswith("blocked\nstore revision ")
     assert again.stderr == f"error[blocked]: {Messages.BLOCKED}\n"
-    assert memquill(env, "remember", secret_ish, "--idempotency-key", "new-key").stdout.startswith("saved")
+    assert memquill(env, "remember", secret_ish, "--idempotency-key", "new-key").stdout.startswith(
+        "saved"
+    )
 
     revision = RecordStore(workspace).snapshot().revision
     assert memquill(env, "compact", "--revision", revision).stdout == (

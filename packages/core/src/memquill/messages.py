@@ -127,7 +127,7 @@ class Messages:
         "write may not have been applied; read memory again before retrying."
     )
     IMPORT_MISSING: Final = "The file to import ({}) does not exist."
-    IMPORT_UNREADABLE: Final = "The file to import ({}) cannot be read: {}."
+    IMPORT_READ_FAILED: Final = "The file to import ({}) cannot be read: {}."
     IMPORT_NOT_REGULAR: Final = (
         "The file to import ({}) is not a regular file (a folder, a FIFO or a device is never "
         "read)."

@@ -144,7 +144,7 @@ def _read_import(path: str) -> bytes:
         raise InvalidInputError(Messages.IMPORT_MISSING.format(path)) from None
     except OSError as error:
         raise InvalidInputError(
-            Messages.IMPORT_UNREADABLE.format(path, os.strerror(error.errno or errno.EIO))
+            Messages.IMPORT_READ_FAILED.format(path, os.strerror(error.errno or errno.EIO))
         ) from None
 
 
