@@ -50,7 +50,9 @@ def store_problem(error: Mapping[str, object], doctor: Mapping[str, object], wor
 def _way_out(error: Mapping[str, object], repair: object, workspace: str, code: str) -> str:
     nothing = "Nothing is saved, corrected or forgotten until it reads again."
     plan = cast(Mapping[str, object], repair) if isinstance(repair, Mapping) else None
-    changes = cast(Sequence[object], plan.get("changes") or []) if plan is not None else []
+    changes: Sequence[object] = (
+        cast(Sequence[object], plan.get("changes") or ()) if plan is not None else ()
+    )
     if plan is None or plan.get("refused") is not None or not changes:
         refused = plan.get("refused") if plan is not None else None
         why = (
