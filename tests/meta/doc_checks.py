@@ -197,3 +197,17 @@ def recency_formula(text: str, tmp: Path) -> None:
 
     params = RankParams()
     assert f"w = {params.recency_weight:g}, h = {params.half_life_days:g} days" in text
+
+
+def partial_search(text: str, tmp: Path) -> None:
+    """search-index.md: the warning a search starts with when its budgets skip files."""
+    tools = _toolset(tmp)
+    notes = tmp / "notes"
+    for name in ("huge.md", "also-huge.md"):
+        (notes / name).write_text("deploy " * 80_000, "utf-8")  # over 512 KiB
+    deep = notes.joinpath(*(f"d{n}" for n in range(1, 10)))
+    deep.mkdir(parents=True)
+    (deep / "deep.md").write_text("deploy checklist", "utf-8")
+    (notes / "memory.md").write_text("Deploys are on Tuesdays.\n", "utf-8")
+    result = tools.call("memory_search", {"query": "deploy"})
+    assert result.text.startswith(text.strip() + "\n"), result.text[:300]

@@ -342,8 +342,8 @@ SPECS: dict[str, Spec] = {
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         expect=("Indexed 2 notes", "freshness: ", "healthy"),
     ),
-    "docs/search-index.md § Safety limits: Partial search: skipped 2 files larger than 512 KiB, 1 folde": Elsewhere(
-        ("tests/core/test_scan.py::test_oversized_files_and_deep_folders_are_counted_in_one_line",)
+    "docs/search-index.md § Safety limits: Partial search: skipped 2 files larger than 512 KiB, 1 folde": Check(
+        checks.partial_search
     ),
     "docs/search-index.md § Measurements: uv run python benchmarks/vault_scale.py --data ../shared/ben": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
