@@ -25,7 +25,9 @@ FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "llama_index", "mcp", 
 ADAPTERS = ("memquill_langchain", "memquill_llamaindex", "memquill_mcp")
 ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"})
 
-FOUNDATION: Final = frozenset({"errors", "messages", "text", "paths", "private_paths", "keyfiles"})
+FOUNDATION: Final = frozenset(
+    {"errors", "messages", "text", "paths", "private_paths", "keyfiles", "jsondoc"}
+)
 LAYERS: Final = {
     "foundation": 0,
     "store": 1,

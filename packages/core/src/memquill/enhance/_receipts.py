@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from memquill import jsondoc
 from memquill.errors import SourceError
 from memquill.paths import open_regular
 
@@ -146,7 +147,7 @@ class BlockReceipts:
 
 def _parse(raw: bytes) -> BlockReceipt:
     try:
-        document: Any = json.loads(raw.decode("utf-8"))
+        document: Any = jsondoc.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise PersistenceUnavailable() from None
     if (

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
+from memquill import jsondoc
 from memquill.errors import JobCorruptError, JobLimitError, Messages
 from memquill.lifecycle._model import (
     JOB_STATUSES,
@@ -63,8 +64,8 @@ def decode_ledger(data: bytes) -> Ledger:
         JobLimitError: more than 5,000 turns or jobs.
     """
     try:
-        document: object = json.loads(data.decode("utf-8"))
-    except ValueError:  # not UTF-8, or not JSON
+        document: object = jsondoc.loads(data.decode("utf-8"))
+    except ValueError:  # not UTF-8, not JSON, or nested too deeply (jsondoc)
         raise JobCorruptError(Messages.JOBS_CORRUPT) from None
     top = _object(document, _TOP, required=("version", "turns", "counters", "jobs"))
     version: object = top["version"]

@@ -17,12 +17,12 @@ sources into a job. Pending sources are in the ledger, so a restart loses none.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
+from memquill import jsondoc
 from memquill.errors import JobLimitError, Messages
 from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import SourceMessage, ToolCall, ToolOutput
@@ -128,7 +128,7 @@ def has_memory_write(calls: Iterable[ToolCall], outputs: Iterable[ToolOutput]) -
         if name is None or output.is_error or not _WRITE_TOOL.match(name):
             continue
         try:
-            receipt: object = json.loads(output.content)
+            receipt: object = jsondoc.loads(output.content)
         except ValueError:
             continue
         if not isinstance(receipt, dict):

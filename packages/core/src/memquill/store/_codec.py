@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal, TypeAlias, cast
 
+from memquill import jsondoc
 from memquill.errors import CorruptError, InvalidInputError, Messages
 from memquill.text import utf16_len, utf16_take
 
@@ -274,8 +275,8 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if end < 0:
         raise corrupt()
     try:
-        parsed: object = json.loads(text[start:end])
-    except (ValueError, RecursionError):  # deeply nested JSON exhausts the parser's stack
+        parsed: object = jsondoc.loads(text[start:end])
+    except ValueError:  # not JSON, or nested too deeply to read (jsondoc)
         raise corrupt() from None
     if not isinstance(parsed, dict):
         raise corrupt()

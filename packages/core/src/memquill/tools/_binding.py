@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, cast
 
+from memquill import jsondoc
 from memquill.errors import BindingError, MemquillError, Messages, SourceError, StorageError
 from memquill.paths import canonical_workspace, read_regular, user_data_dir
 from memquill.store._fileio import fsync_directory, write_synced
@@ -287,7 +288,7 @@ class BindingStore:
             # like a folder was before; an OSError, so resolving binds nothing.
             raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
         try:
-            document = _as_dict(json.loads(data))
+            document = _as_dict(jsondoc.loads(data))
         except ValueError:  # not JSON, or not text at all (UnicodeDecodeError)
             document = None
         if (
