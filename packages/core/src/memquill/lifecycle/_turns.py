@@ -26,8 +26,7 @@ from memquill import jsondoc
 from memquill.errors import JobLimitError, Messages
 from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import SourceMessage, ToolCall, ToolOutput
-from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef
-from memquill.store._codec import sha256_hex
+from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef, turn_id
 
 __all__ = [
     "CommittedTurn",
@@ -52,11 +51,6 @@ Refusal = Literal[
 
 _WRITE_TOOL: Final = re.compile(r"^(?:.*__)?memory_(?:remember|update|forget)$")
 _MAX_ID: Final = 200
-
-
-def turn_id(session_id: str, assistant_message_id: str) -> str:
-    """The id of the turn the assistant message ``assistant_message_id`` closed."""
-    return sha256_hex(f"{session_id}:{assistant_message_id}")
 
 
 @dataclass(frozen=True, slots=True)
