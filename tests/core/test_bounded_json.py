@@ -47,16 +47,16 @@ def _depth(value: object) -> int:
 
 
 def test_the_limit_is_counted_outside_strings_and_escapes() -> None:
-    assert jsondoc.loads("[" * 64 + "]" * 64) == _nested(64)
+    assert jsondoc.parse_json("[" * 64 + "]" * 64) == _nested(64)
     with pytest.raises(jsondoc.JSONDepthError):
-        jsondoc.loads("[" * 65 + "]" * 65)
+        jsondoc.parse_json("[" * 65 + "]" * 65)
     with pytest.raises(ValueError, match="deeper than 64"):
-        jsondoc.loads(DEEP)
+        jsondoc.parse_json(DEEP)
     brackets = '["' + "[" * 200 + '", "\\"[[[[", "\\\\", {"a": "{{{{\\n"}]'
-    assert jsondoc.loads(brackets)[1] == '"[[[['
-    assert jsondoc.loads(json.dumps(["é[" * 100]).encode("utf-16")) == ["é[" * 100]
+    assert jsondoc.parse_json(brackets)[1] == '"[[[['
+    assert jsondoc.parse_json(json.dumps(["é[" * 100]).encode("utf-16")) == ["é[" * 100]
     with pytest.raises(jsondoc.JSONDepthError):
-        jsondoc.loads(b"[" * 70 + b"]" * 70)
+        jsondoc.parse_json(b"[" * 70 + b"]" * 70)
 
 
 def _nested(depth: int) -> object:
@@ -83,9 +83,9 @@ def test_the_reader_agrees_with_the_parser_below_the_limit_and_refuses_above(
     text = json.dumps(value, ensure_ascii=False)
     if _depth(value) > limit:
         with pytest.raises(jsondoc.JSONDepthError):
-            jsondoc.loads(text, max_depth=limit)
+            jsondoc.parse_json(text, max_depth=limit)
     else:
-        assert jsondoc.loads(text, max_depth=limit) == value
+        assert jsondoc.parse_json(text, max_depth=limit) == value
 
 
 def test_no_module_parses_json_without_the_bound() -> None:

@@ -2,7 +2,7 @@
 
 Python's parser recurses once per level of nesting, so ``[`` repeated 100,000 times escapes it
 as ``RecursionError`` rather than as the ``ValueError`` every caller handles. Every JSON text
-memquill reads goes through :func:`loads`: its own files (the job ledger, block receipts,
+memquill reads goes through :func:`parse_json`: its own files (the job ledger, block receipts,
 session bindings, the writer lock's diagnostics, the record metadata in ``records.md``), the
 scan configuration, transcript lines, tool receipts inside a conversation, a model's answers
 and the management page's requests.
@@ -22,7 +22,7 @@ import re
 from itertools import accumulate
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "JSONDepthError", "loads", "nesting_exceeds"]
+__all__ = ["MAX_DEPTH", "JSONDepthError", "nesting_exceeds", "parse_json"]
 
 MAX_DEPTH: Final = 64
 """The deepest nesting of arrays and objects memquill reads (its own documents nest a few)."""
@@ -42,7 +42,7 @@ class JSONDepthError(ValueError):
         self.limit = limit
 
 
-def loads(data: str | bytes, *, max_depth: int = MAX_DEPTH, **options: Any) -> Any:
+def parse_json(data: str | bytes, *, max_depth: int = MAX_DEPTH, **options: Any) -> Any:
     """``json.loads(data, **options)``, refusing nesting deeper than ``max_depth``.
 
     ``bytes`` are decoded as ``json.loads`` decodes them (UTF-8, -16 or -32, by their start).

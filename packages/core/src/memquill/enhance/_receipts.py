@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from memquill import jsondoc
 from memquill.errors import SourceError
+from memquill.jsondoc import parse_json
 from memquill.paths import open_regular
 
 __all__ = ["MAX_RECEIPT_BYTES", "BlockReceipt", "BlockReceipts", "PersistenceUnavailable"]
@@ -147,7 +147,7 @@ class BlockReceipts:
 
 def _parse(raw: bytes) -> BlockReceipt:
     try:
-        document: Any = jsondoc.loads(raw.decode("utf-8"))
+        document: Any = parse_json(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise PersistenceUnavailable() from None
     if (

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from memquill import jsondoc
 from memquill.enhance._model import ModelDeferred, Prompt, TextModel
 from memquill.enhance._results import AuxiliaryRequest, AuxiliaryResult
 from memquill.enhance._runner import AuxiliaryRunner
+from memquill.jsondoc import parse_json
 from memquill.text import utf16_prefix
 
 __all__ = [
@@ -121,7 +121,7 @@ def parse_ranking(text: str | None, count: int) -> tuple[int, ...] | None:
     if fenced is not None:
         body = fenced.group(1).strip()
     try:
-        value: Any = jsondoc.loads(body)
+        value: Any = parse_json(body)
     except ValueError:
         return None
     if not isinstance(value, list):

@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
-from memquill import jsondoc
 from memquill.errors import JobCorruptError, JobLimitError, Messages
+from memquill.jsondoc import parse_json
 from memquill.lifecycle._model import (
     JOB_STATUSES,
     MAX_ATTEMPTS,
@@ -69,7 +69,7 @@ def decode_ledger(data: bytes) -> Ledger:
         JobLimitError: more than 5,000 turns or jobs.
     """
     try:
-        document: object = jsondoc.loads(data.decode("utf-8"))
+        document: object = parse_json(data.decode("utf-8"))
     except ValueError:  # not UTF-8, not JSON, or nested too deeply (jsondoc)
         raise JobCorruptError(Messages.JOBS_CORRUPT) from None
     top = _object(document, _TOP, required=("version", "turns", "counters", "jobs"))

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from memquill import jsondoc
 from memquill.enhance import Prompt
 from memquill.errors import ExtractionInvalidError, Messages
+from memquill.jsondoc import parse_json
 from memquill.text import utf16_prefix
 
 __all__ = [
@@ -117,7 +117,7 @@ def parse_facts(answer: str, turns: Sequence[PromptTurn]) -> list[Fact]:
     """
     text = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", answer.strip(), count=1), count=1).strip()
     try:
-        parsed: object = jsondoc.loads(text)
+        parsed: object = parse_json(text)
     except ValueError:
         raise ExtractionInvalidError(Messages.EXTRACTION_NOT_JSON) from None
     if not isinstance(parsed, list):

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
-from memquill import jsondoc
 from memquill.errors import JobLimitError, Messages
+from memquill.jsondoc import parse_json
 from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import SourceMessage, ToolCall, ToolOutput
 from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef, turn_id
@@ -122,7 +122,7 @@ def has_memory_write(calls: Iterable[ToolCall], outputs: Iterable[ToolOutput]) -
         if name is None or output.is_error or not _WRITE_TOOL.match(name):
             continue
         try:
-            receipt: object = jsondoc.loads(output.content)
+            receipt: object = parse_json(output.content)
         except ValueError:
             continue
         if not isinstance(receipt, dict):

@@ -16,8 +16,8 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
-from memquill import jsondoc
 from memquill.errors import ConflictError, CorruptError, InvalidInputError, JobLedgerError
+from memquill.jsondoc import parse_json
 from memquill.manage._state import Backend
 from memquill.store import ID_PATTERN, REVISION_PATTERN
 from memquill.tools import WriteOutcome, WriteSource, correct, forget, remember
@@ -109,7 +109,7 @@ def parse_action(body: bytes) -> Action:
             extra key, or a value of the wrong type or form.
     """
     try:
-        data: object = jsondoc.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
+        data: object = parse_json(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InvalidInputError("Invalid request.") from error
     try:

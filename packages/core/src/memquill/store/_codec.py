@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal, TypeAlias, cast
 
-from memquill import jsondoc
 from memquill.errors import CorruptError, InvalidInputError, Messages
+from memquill.jsondoc import parse_json
 from memquill.text import utf16_len, utf16_take
 
 __all__ = [
@@ -275,7 +275,7 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if end < 0:
         raise corrupt()
     try:
-        parsed: object = jsondoc.loads(text[start:end])
+        parsed: object = parse_json(text[start:end])
     except ValueError:  # not JSON, or nested too deeply to read (jsondoc)
         raise corrupt() from None
     if not isinstance(parsed, dict):

@@ -28,8 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, cast
 
-from memquill import jsondoc
 from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
+from memquill.jsondoc import parse_json
 from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
@@ -158,7 +158,7 @@ def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
     start = cursor + len(MARKER)
     end = text.find(MARKER_END, start)
     try:
-        parsed: object = jsondoc.loads(text[start:end]) if end >= 0 else None
+        parsed: object = parse_json(text[start:end]) if end >= 0 else None
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):

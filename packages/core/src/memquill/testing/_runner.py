@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
-from memquill import jsondoc
 from memquill.enhance import AuxiliaryRunner, ModelRanker
+from memquill.jsondoc import parse_json
 from memquill.plugins import AdapterHarness, HarnessResult
 from memquill.testing._cases import Case, Step, load_fixtures
 from memquill.testing._models import ScriptedTextModel
@@ -139,7 +139,7 @@ def _structured_of(result: HarnessResult) -> Mapping[str, Any]:
     if result.structured is not None:
         return result.structured
     try:
-        parsed = jsondoc.loads(result.text)
+        parsed = parse_json(result.text)
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}  # pyright: ignore[reportUnknownVariableType]
@@ -172,7 +172,7 @@ def _lookup(named: Mapping[str, Mapping[str, Any]], match: re.Match[str]) -> Any
 
 def _error_code(text: str) -> str | None:
     try:
-        parsed = jsondoc.loads(text)
+        parsed = parse_json(text)
     except ValueError:
         return None
     return parsed.get("code") if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

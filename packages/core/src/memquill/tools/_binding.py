@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, cast
 
-from memquill import jsondoc
 from memquill.errors import BindingError, MemquillError, Messages, SourceError, StorageError
+from memquill.jsondoc import parse_json
 from memquill.paths import canonical_workspace, read_regular, user_data_dir
 from memquill.store._fileio import fsync_directory, write_synced
 from memquill.store._lock import WriterLock
@@ -288,7 +288,7 @@ class BindingStore:
             # like a folder was before; an OSError, so resolving binds nothing.
             raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
         try:
-            document = _as_dict(jsondoc.loads(data))
+            document = _as_dict(parse_json(data))
         except ValueError:  # not JSON, or not text at all (UnicodeDecodeError)
             document = None
         if (
