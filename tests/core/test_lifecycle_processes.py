@@ -55,8 +55,8 @@ CHILD = textwrap.dedent(
     if mode == "die_after_save":
         real = job_module.save_candidates
 
-        def save_then_die(session, candidates):
-            result = real(session, candidates)
+        def save_then_die(session, candidates, **options):
+            result = real(session, candidates, **options)
             os.kill(os.getpid(), signal.SIGKILL)
             return result
 
