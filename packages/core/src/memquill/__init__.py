@@ -64,7 +64,13 @@ from memquill.lifecycle import (
     committed_turns,
     job_status,
 )
-from memquill.paths import WORKSPACE_ENV, WorkspaceChoice, choose_workspace, default_workspace
+from memquill.paths import (
+    WORKSPACE_ENV,
+    WorkspaceChoice,
+    choose_workspace,
+    default_workspace,
+    prepare_workspace,
+)
 from memquill.plugins import hookimpl, open_session
 from memquill.query import (
     FileType,
@@ -206,6 +212,7 @@ __all__ = [
     "job_status",
     "memory_context",
     "open_session",
+    "prepare_workspace",
     "retrieve",
     "write_authorizer",
 ]
