@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.packaging
+# Building and installing the distributions in fresh environments takes minutes of its own.
+pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = "/home/me/notes"
