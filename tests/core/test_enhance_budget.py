@@ -19,7 +19,13 @@ from tests.core.enhance_helpers import Signal, make_runner
 from tests.core.query_helpers import NOW, write
 
 from memquill import ModelIdentity, ModelRanker, Prompt
-from memquill.enhance import ProviderEvent, RerankCandidate, Telemetry, rerank
+from memquill.enhance import (
+    AuxiliaryRequest,
+    ProviderEvent,
+    RerankCandidate,
+    Telemetry,
+    rerank,
+)
 from memquill.enhance._calls import GRACE, MAX_STUCK, stuck_loops
 from memquill.tools import MemorySession, MemoryToolset
 
@@ -125,6 +131,40 @@ async def test_the_late_answer_is_dropped_and_counted_as_a_timeout(tmp_path: Pat
     assert (status.state, status.reason) == ("cooling_down", "timeout")
     later = await rerank(runner, model, scope="s", query="q", candidates=candidates, timeout=0.2)
     assert later.order is None and model.calls == 1  # the answer that came late never counted
+
+
+async def test_a_call_never_queues_behind_a_loop_another_call_blocks(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    class Holding(Blocking):
+        async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:
+            self.calls += 1
+            release.wait(60)  # blocks its call loop, well within its own (long) budget
+            return "[]"
+
+    class Instant(Blocking):
+        identity = ModelIdentity("custom", "instant", b"key")
+
+        async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:
+            return "[1, 0]"
+
+    runner = make_runner(tmp_path / "state")
+    holding = Holding()
+    long_call = asyncio.ensure_future(
+        runner.run(AuxiliaryRequest("memory_extract", "w", holding, Prompt("s", "u"), 10, 30.0))
+    )
+    try:
+        while not holding.calls:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(GRACE + 0.5)  # the blocked loop has missed its beats by now
+        candidates = (RerankCandidate("A", "alpha"), RerankCandidate("B", "beta"))
+        outcome = await rerank(
+            runner, Instant(), scope="s", query="q", candidates=candidates, timeout=2.0
+        )
+        assert outcome.order == (1, 0), outcome.notice  # answered on a fresh call loop
+    finally:
+        release.set()
+    assert (await long_call).completed  # and the long call, once let go, still answered
 
 
 async def test_abandoned_calls_hold_a_bounded_number_of_threads(tmp_path: Path) -> None:

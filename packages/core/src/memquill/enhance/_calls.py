@@ -9,9 +9,10 @@ stops waiting at once (:class:`CallOverdue`), the call is cancelled on its loop,
 answer, if it ever comes, is dropped.
 
 - One call loop serves every call, so a model's async client keeps seeing the same loop, until
-  it is **stuck**: a call on it outlived its budget and has not ended :data:`GRACE` seconds
-  later although it was cancelled (it blocks the loop). New calls then go to a new call loop,
-  and the stuck one's thread ends as soon as its last call does.
+  it is **stuck**: while it has calls it beats every :data:`BEAT` seconds, and it has not beaten
+  for :data:`GRACE` seconds (a model blocks it). New calls then go to a new call loop, and the
+  stuck one's thread ends as soon as its last call does. A call that ignores cancellation but
+  awaits leaves its loop free, and is simply kept until it ends.
 - At most :data:`MAX_STUCK` stuck loops are kept waiting for their calls; past that, new calls
   go to the newest loop even when it is stuck (their callers still stop waiting at their
   budgets). A model that never returns therefore costs at most ``MAX_STUCK + 1`` threads.
@@ -35,10 +36,12 @@ from collections.abc import Callable, Coroutine
 from contextlib import suppress
 from typing import Any, Final
 
-__all__ = ["GRACE", "MAX_STUCK", "CallOverdue", "is_loop_bound", "run_call", "stuck_loops"]
+__all__ = ["BEAT", "GRACE", "MAX_STUCK", "CallOverdue", "is_loop_bound", "run_call", "stuck_loops"]
 
+BEAT: Final = 0.1
+"""Seconds between a busy call loop's beats."""
 GRACE: Final = 1.0
-"""Seconds a cancelled, overdue call has to end before its loop counts as stuck."""
+"""Seconds a busy call loop may go without beating before it counts as stuck."""
 MAX_STUCK: Final = 4
 """Stuck call loops kept waiting for their calls to end (each holds one thread)."""
 
@@ -124,8 +127,6 @@ class _Call:
         self.answer: concurrent.futures.Future[str] = concurrent.futures.Future()
         self.ended = ended
         self.task: asyncio.Task[str] | None = None
-        self.abandoned_at: float | None = None
-        self.done = False
 
 
 class _Worker:
@@ -136,6 +137,8 @@ class _Worker:
         self.pid = os.getpid()
         self.calls: set[_Call] = set()
         self.retired = False
+        self.beating = False
+        self.beaten_at = time.monotonic()
         self.thread = threading.Thread(target=self._run, name="memquill-model-call", daemon=True)
         self.thread.start()
 
@@ -147,10 +150,7 @@ class _Worker:
             self.loop.close()
 
     def stuck(self, now: float) -> bool:
-        return any(
-            call.abandoned_at is not None and not call.done and now - call.abandoned_at > GRACE
-            for call in self.calls
-        )
+        return bool(self.calls) and now - self.beaten_at > GRACE
 
 
 class _Pool:
@@ -166,14 +166,17 @@ class _Pool:
             worker = self._worker()
             call = _Call(worker, ended)
             worker.calls.add(call)
+            beat = not worker.beating
+            if beat:
+                worker.beating, worker.beaten_at = True, time.monotonic()
         worker.loop.call_soon_threadsafe(self._begin, call, work, context)
+        if beat:
+            worker.loop.call_soon_threadsafe(self._beat, worker)
         return call
 
     def abandon(self, call: _Call) -> None:
         """The caller stopped waiting: cancel the call and drop whatever it answers."""
         call.answer.cancel()
-        with self._lock:
-            call.abandoned_at = time.monotonic()
         with suppress(RuntimeError):  # a closed loop: the call has ended already
             call.worker.loop.call_soon_threadsafe(self._cancel, call)
 
@@ -213,6 +216,13 @@ class _Pool:
         call.task = task
         task.add_done_callback(lambda finished: self._finish(call, finished))
 
+    def _beat(self, worker: _Worker) -> None:
+        with self._lock:
+            worker.beaten_at = time.monotonic()
+            worker.beating = bool(worker.calls)  # an idle loop rests; the next call wakes it
+        if worker.beating:
+            worker.loop.call_later(BEAT, self._beat, worker)
+
     def _cancel(self, call: _Call) -> None:
         if call.task is not None:
             call.task.cancel()
@@ -239,7 +249,6 @@ class _Pool:
             call.ended()
         finally:
             with self._lock:
-                call.done = True
                 worker = call.worker
                 worker.calls.discard(call)
                 if worker.retired and not worker.calls:
