@@ -242,3 +242,20 @@ async def test_a_deep_rerank_answer_keeps_keyword_order(tmp_path: Path) -> None:
         make_runner(tmp_path), model, scope="s", query="q", candidates=candidates
     )
     assert outcome.notice == "Memory ranking failed: invalid_response. Using keyword order."
+
+
+async def test_a_deep_block_receipt_is_persistence_unavailable_and_calls_no_model(
+    tmp_path: Path,
+) -> None:
+    from tests.core.enhance_helpers import FailingModel, ask, make_runner
+
+    from memquill.testing import ScriptedProviderError
+
+    model = FailingModel(ScriptedProviderError("denied", 401))
+    await ask(make_runner(tmp_path), model)  # a credential block writes its receipt
+    (receipt,) = tmp_path.glob("block-*.json")
+    receipt.write_text('{"format": ' + "[" * 500 + "]" * 500 + "}")  # within its 1 KiB limit
+    model.error = None
+    result = await ask(make_runner(tmp_path), model)
+    assert (result.status, result.reason) == ("unavailable", "persistence_unavailable")
+    assert model.calls == 1
