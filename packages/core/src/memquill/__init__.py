@@ -26,6 +26,7 @@ from memquill.errors import (
     ERRORS,
     AccessDeniedError,
     BindingError,
+    BlockedError,
     BusyError,
     CapacityError,
     ConflictError,
@@ -41,6 +42,7 @@ from memquill.errors import (
     JobUnsafePathError,
     MemoryRecordError,
     MemquillError,
+    Messages,
     NotFoundError,
     SecretError,
     SourceError,
@@ -64,7 +66,13 @@ from memquill.lifecycle import (
     committed_turns,
     job_status,
 )
-from memquill.paths import WORKSPACE_ENV, WorkspaceChoice, choose_workspace, default_workspace
+from memquill.paths import (
+    WORKSPACE_ENV,
+    WorkspaceChoice,
+    choose_workspace,
+    default_workspace,
+    prepare_workspace,
+)
 from memquill.plugins import hookimpl, open_session
 from memquill.query import (
     FileType,
@@ -140,6 +148,7 @@ __all__ = [
     "BindingBackend",
     "BindingError",
     "BindingStore",
+    "BlockedError",
     "BusyError",
     "Candidate",
     "CandidateResult",
@@ -176,6 +185,7 @@ __all__ = [
     "MemoryToolset",
     "MemquillError",
     "MessageSource",
+    "Messages",
     "ModelDeferred",
     "ModelIdentity",
     "ModelRanker",
@@ -226,6 +236,7 @@ __all__ = [
     "job_status",
     "memory_context",
     "open_session",
+    "prepare_workspace",
     "quote_key",
     "retrieve",
     "unquote_key",

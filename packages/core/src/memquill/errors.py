@@ -21,7 +21,8 @@
     │   ├── JobLimitError            job_limit        5,000 turns or 4 MiB: extraction stopped
     │   ├── JobUnsafePathError       job_unsafe_path  ``.assistant`` or a ledger file is unsafe
     │   └── JobBusyError             job_busy         another process holds the ledger lock
-    └── ExtractionInvalidError       extraction_invalid  a model's answer broke the contract
+    ├── ExtractionInvalidError       extraction_invalid  a model's answer broke the contract
+    └── BlockedError                 blocked      a write a tombstone refused (nothing saved)
 
 Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
 and ``docs/errors.md`` lists them. :data:`ERRORS` is the one registry of codes: class, meaning
@@ -40,6 +41,7 @@ __all__ = [
     "ERRORS",
     "AccessDeniedError",
     "BindingError",
+    "BlockedError",
     "BusyError",
     "CapacityError",
     "ConflictError",
@@ -274,6 +276,17 @@ class ExtractionInvalidError(MemquillError, ValueError):
     code = "extraction_invalid"
 
 
+class BlockedError(MemquillError):
+    """A write the store answered ``blocked``: the fact (or its idempotency key) was corrected
+    or forgotten before, so it is not saved again. Nothing was written.
+
+    The write tools answer ``blocked`` in their receipt instead (it is the spec's status, not
+    a failure); ``memquill remember`` raises this so a script sees its own exit status.
+    """
+
+    code = "blocked"
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     """One stable error code: its class, what it means, and the ``memquill`` exit status.
@@ -313,6 +326,7 @@ ERRORS: Final[Mapping[str, ErrorInfo]] = {
         ErrorInfo(
             "extraction_invalid", ExtractionInvalidError, "a model's answer broke the contract", 26
         ),
+        ErrorInfo("blocked", BlockedError, "corrected or forgotten before: not saved again", 27),
     )
 }
 """Every stable code, in documentation order (``docs/errors.md`` lists the same table)."""

@@ -21,6 +21,9 @@ class Messages:
     )
     BATCH_SIZE: Final = "Provide 1–40 memory candidates."
     CONTENT: Final = "Memory must contain 1–16000 characters."
+    CONTROL_CHARACTER: Final = (
+        "Memory must not contain control characters other than tab and newline (found {})."
+    )
     SOURCE_REQUIRED: Final = "A real source is required."
     TOOL_SOURCE: Final = "Tool memories need a trusted session ID."
     CONVERSATION_SOURCE: Final = "Conversation memories need session and message IDs."
@@ -32,10 +35,20 @@ class Messages:
         "A revision is 64 lowercase hexadecimal characters (the CLI also takes a unique prefix "
         "of at least 8)."
     )
+    STDIN_NOT_UTF8: Final = "The standard input is not UTF-8 text (check its encoding)."
+    BLOCKED: Final = (
+        "This fact was corrected or forgotten before, so it is not saved again (a forgotten "
+        "fact never comes back). To save it anew on purpose, give it another idempotency key."
+    )
     ID_AMBIGUOUS: Final = "That record id prefix matches more than one record; give more of it."
     SECRET: Final = "Remove credential material before saving memory."  # noqa: S105
+    SECRET_KIND: Final = "Remove credential material before saving memory: it looks like {}."  # noqa: S105
     ABSOLUTE_WORKSPACE: Final = "An absolute workspace is required."
     WORKSPACE_NOT_DIR: Final = "Workspace must be a directory."
+    WORKSPACE_EMPTY: Final = (
+        "The --workspace option is empty: name a folder, or leave the option out to use "
+        "$MEMQUILL_WORKSPACE or the default folder."
+    )
     MEMORY_PATH: Final = "Memory path is not a regular workspace file."
     LOCK_HELD: Final = "Memory writer lock is held or cannot be verified."
     LOCK_RACED: Final = "Another memory writer acquired the lock."
@@ -67,6 +80,10 @@ class Messages:
         "Memory storage is unavailable: the workspace folder does not exist. Create it, or "
         "choose an existing folder."
     )
+    WORKSPACE_NOT_CREATED: Final = (
+        "Memory storage is unavailable: the workspace folder could not be created. Check the "
+        "permissions of its parent folder and free disk space."
+    )
     READ_FAILED: Final = (
         "Memory could not be read. Check workspace and file permissions before retrying."
     )
@@ -85,6 +102,20 @@ class Messages:
     STORE_LOCATION: Final = (
         "Unknown memory store location: use file or a postgresql:// connection URL."
     )
+    STORE_OPTIONS: Final = (
+        "The store options after # are not name=value pairs joined by &: use "
+        "postgresql://…#workspace=NAME&mirror=1&idle_timeout=SECONDS."
+    )
+    STORE_OPTION_UNKNOWN: Final = (
+        "Unknown store option {}: the options after # are workspace, mirror and idle_timeout."
+    )
+    STORE_OPTION_WORKSPACE: Final = (
+        "The store option workspace must be 1–200 printable characters (the row's name)."
+    )
+    STORE_OPTION_MIRROR: Final = "The store option mirror is 1 or 0 (also true/false, yes/no)."
+    STORE_OPTION_IDLE: Final = (
+        "The store option idle_timeout is a number of seconds above 0 and at most 3600."
+    )
     DATABASE_DRIVER: Final = (
         "The PostgreSQL store needs the optional extra: install memquill[postgres]."
     )
@@ -99,6 +130,19 @@ class Messages:
         "Memory could not be saved: the database connection failed during the write. The "
         "write may not have been applied; read memory again before retrying."
     )
+    IMPORT_MISSING: Final = "The file to import ({}) does not exist."
+    IMPORT_READ_FAILED: Final = "The file to import ({}) cannot be read: {}."
+    IMPORT_NOT_REGULAR: Final = (
+        "The file to import ({}) is not a regular file (a folder, a FIFO or a device is never "
+        "read)."
+    )
+    IMPORT_TOO_LARGE: Final = (
+        "The file to import is larger than 3 MiB; a records file holds at most 2 MiB. Nothing "
+        "was read."
+    )
+    OUTPUT_IS_FOLDER: Final = "The output {} is a folder: name the file to write."
+    OUTPUT_NO_FOLDER: Final = "The output {} is in a folder that does not exist."
+    OUTPUT_FAILED: Final = "The output {} could not be written: {}."
     IMPORT_CHANGES_HISTORY: Final = (
         "An imported records file may edit the text of remembered facts and add new ones, but "
         "must keep every existing record's metadata and every tombstone."
@@ -194,6 +238,10 @@ class Messages:
         "Access denied: only notes (.md, .markdown, .txt or the extensions the scan settings "
         "add) are query content."
     )
+    HARD_LINK: Final = (
+        "Access denied: a note with more than one hard link may be a file from outside the "
+        "workspace."
+    )
     SOURCE_MISSING: Final = "Memory source not found."
     SOURCE_UNREADABLE: Final = "Memory source is not readable."
     SOURCE_READ_FAILED: Final = "Memory source could not be read."
@@ -226,6 +274,12 @@ class Messages:
         "ledger file is a symlink or the wrong kind of file)."
     )
     JOBS_BUSY: Final = "Another process holds the extraction job ledger lock; retry shortly."
+    JOBS_RUNNER_BUSY: Final = (
+        "Another process is running extraction for this workspace; it settles these jobs "
+        "(`memquill jobs` shows them). Retry when it is done."
+    )
+    TRANSCRIPT_MISSING: Final = "The transcript {} does not exist."
+    TRANSCRIPT_UNREADABLE: Final = "The transcript {} cannot be read: {}."
     JOBS_READ_FAILED: Final = (
         "The extraction job ledger could not be read. Check workspace permissions before retrying."
     )

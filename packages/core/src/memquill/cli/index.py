@@ -115,7 +115,7 @@ class _Bar:
 def _summary(report: SyncReport, status: IndexStatus, elapsed: float) -> str:
     rate = f" ({report.analysed / elapsed:,.0f} files/s)" if report.analysed and elapsed else ""
     lines = [
-        f"Indexed {report.notes:,} notes: {report.analysed:,} read, "
+        f"Indexed {_notes(report.notes)}: {report.analysed:,} read, "
         f"{report.removed:,} removed, in {_duration(elapsed)}{rate}.",
         f"Index: {_where(status)}, {_megabytes(status.size)}.",
     ]
@@ -157,7 +157,8 @@ def _status_text(status: IndexStatus) -> str:
         [
             f"Index: {_where(status)}",
             f"size: {_megabytes(status.size)}",
-            f"notes: {status.documents:,} ({status.segments} segments)",
+            f"notes: {status.documents:,} ({status.segments} segment"
+            f"{'' if status.segments == 1 else 's'})",
             f"last brought up to date: {synced}",
             f"freshness: {freshness}",
         ]

@@ -1,23 +1,27 @@
 """``search``, ``get`` and ``recent``: the read tools, from a shell.
 
-The plain output is exactly the text the tools return to a model; ``--json`` prints the
-structured result instead. A failure prints the tool's failure text and exits non-zero.
+The plain output is exactly the text the tools return to a model (control characters
+escaped: :mod:`memquill.controls`); ``--json`` prints the structured result instead. A failure
+prints ``error[<code>]: <message>`` on stderr and exits with the code's status; under
+``--json`` the structured result, with its ``error`` and ``error_code``, is printed first. A
+default workspace that does not exist yet answers as an empty one does.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
-from memquill.cli.context import Context, add_common, exit_status
-from memquill.errors import InvalidInputError, Messages, NotFoundError
-from memquill.tools import MemoryToolset
+from memquill.cli.context import Context, add_common, counted
+from memquill.errors import InvalidInputError, MemquillError, Messages, NotFoundError
 
 __all__ = ["register"]
 
 _LINES: Final = re.compile(r"(?P<start>[0-9]*)(?::(?P<end>[0-9]*))?")
 _GET_WHAT: Final = "Give a workspace-relative path, or --key with a fact's key (not both)."
+_EMPTY: Final = "(empty file)"
 
 
 def register(subparsers: Any) -> None:
@@ -101,7 +105,27 @@ def _get(args: argparse.Namespace, context: Context) -> int:
         "line_end": end,
         "char_start": args.char_start,
     }
-    return _call(context, "memory_get", arguments)
+    return _call(context, "memory_get", arguments, _past_the_end)
+
+
+def _past_the_end(text: str, structured: dict[str, Any]) -> str:
+    """The tool's text, saying so when an empty page lies past the end of a source.
+
+    The tool answers ``(empty file)`` for an empty file and for a range past its end alike,
+    as the spec words it (6.6); a person asking for lines 50–60 of a 12-line note is told.
+    """
+    count = structured.get("line_count")
+    if structured.get("content") or not isinstance(count, int) or not text.endswith(_EMPTY):
+        return text
+    path, first = structured.get("path"), int(structured.get("line_start") or 1)
+    lines = counted(count, "line")
+    if first > count > 0:
+        note = f"(line {first} is past the end: {path} has {lines})"
+    elif int(structured.get("char_start") or 0) > 0:
+        note = f"(char_start {structured.get('char_start')} is past the end of those lines)"
+    else:
+        return text
+    return text[: -len(_EMPTY)] + note
 
 
 def _fact_path(context: Context, key: str) -> str:
@@ -121,10 +145,24 @@ def _recent(args: argparse.Namespace, context: Context) -> int:
     return _call(context, "memory_recent", {"days": args.days})
 
 
-def _call(context: Context, tool: str, arguments: dict[str, Any]) -> int:
-    # The read tools themselves: the text printed is exactly what a model is shown.
-    result = MemoryToolset(context.session("read")).call(tool, arguments)
-    context.emit(result.text, result.structured)
+def _call(
+    context: Context,
+    tool: str,
+    arguments: dict[str, Any],
+    words: Callable[[str, dict[str, Any]], str] | None = None,
+) -> int:
+    # The read tools themselves: the text printed is what a model is shown (``words`` may
+    # say more to a person, where the tool's text is the spec's).
+    with context.read_tools() as tools:
+        result = tools.call(tool, arguments)
+    structured = result.structured or {}
     if not result.is_error:
+        context.emit(result.text if words is None else words(result.text, structured), structured)
         return 0
-    return exit_status((result.structured or {}).get("error_code"))
+    if context.as_json:
+        context.emit("", structured)
+    message = structured.get("error")
+    raise MemquillError.from_code(
+        str(structured.get("error_code") or ""),
+        message if isinstance(message, str) else result.text,
+    )

@@ -16,8 +16,8 @@ from collections.abc import Generator
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from memquill.cli.context import Context, add_common
-from memquill.errors import InvalidInputError, Messages, NotFoundError
+from memquill.cli.context import Context, add_common, counted, read_stdin_text
+from memquill.errors import BlockedError, InvalidInputError, Messages, NotFoundError
 from memquill.store import FactKey, Record, Snapshot, Target, looks_like_id
 from memquill.tools import MemorySession, WriteOutcome, WriteSource, compact, correct, forget
 from memquill.tools import remember as remember_fact
@@ -35,7 +35,7 @@ _REVISION_NEEDED: Final = (
 def register(subparsers: Any) -> None:
     """Add this module's subcommands to ``memquill``."""
     remember = subparsers.add_parser("remember", help="save a fact to memory/records.md")
-    remember.add_argument("text", help="the fact to remember")
+    remember.add_argument("text", help="the fact to remember (-: read it from standard input)")
     remember.add_argument(
         "--key", help="a name for the fact (prefs/coffee), kept when it is corrected"
     )
@@ -78,19 +78,17 @@ def register(subparsers: Any) -> None:
 
 def _remember(args: argparse.Namespace, context: Context) -> int:
     context.ensure_workspace()
+    text = read_stdin_text() if args.text == "-" else args.text
     outcome = remember_fact(
         context.session(),
-        args.text,
+        text,
         source=WriteSource.manual(),
         idempotency_key=args.idempotency_key,
         key=args.key,
     )
-    hint = (
-        "\nThis fact was corrected or forgotten before; pass --idempotency-key to save it anew."
-        if outcome.status == "blocked"
-        else ""
-    )
-    context.emit(_describe(outcome) + hint, _result_json(outcome))
+    context.emit(_describe(outcome), _result_json(outcome))
+    if outcome.status == "blocked":
+        raise BlockedError(Messages.BLOCKED)
     return 0
 
 
@@ -262,7 +260,8 @@ def _record_json(snapshot: Snapshot, record: Record) -> dict[str, object]:
 
 def _summary(snapshot: Snapshot) -> str:
     active = sum(1 for record in snapshot.records if record.status == "active")
-    return f"{active} active, {len(snapshot.records)} versions, {snapshot.size_bytes:,} bytes"
+    versions, size = counted(len(snapshot.records), "version"), counted(snapshot.size_bytes, "byte")
+    return f"{active} active, {versions}, {size}"
 
 
 def _age(record: Record, now: datetime) -> str:

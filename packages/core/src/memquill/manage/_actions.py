@@ -10,14 +10,14 @@ and the store compares it under its lock. Page writes are manual: source ``manua
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
-from memquill.errors import ConflictError, CorruptError, InvalidInputError
+from memquill.errors import ConflictError, CorruptError, InvalidInputError, JobLedgerError
+from memquill.jsondoc import parse_json
 from memquill.manage._state import Backend
 from memquill.store import ID_PATTERN, REVISION_PATTERN
 from memquill.tools import WriteOutcome, WriteSource, correct, forget, remember
@@ -109,7 +109,7 @@ def parse_action(body: bytes) -> Action:
             extra key, or a value of the wrong type or form.
     """
     try:
-        data: object = json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
+        data: object = parse_json(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InvalidInputError("Invalid request.") from error
     try:
@@ -195,5 +195,8 @@ def perform(backend: Backend, action: Action, now: datetime) -> Outcome:
                 "message": "Automatic extraction is not available for this workspace.",
             },
         )
-    backend.jobs.resume()
+    try:
+        backend.jobs.resume()
+    except JobLedgerError as error:  # a ledger that cannot be used: extraction is unavailable
+        return Outcome(503, {"error": error.code, "message": error.message})
     return Outcome(202, {"retryRequested": True, "revision": action.expected_revision})

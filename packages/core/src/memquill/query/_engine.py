@@ -185,6 +185,7 @@ class MemoryQuery:
             content=page,
             next_char_start=next_start,
             links=wiki_links(page),
+            line_count=content.count("\n") + (not content.endswith("\n") and bool(content)),
             source=record.provenance if record is not None else WORKSPACE_FILE,
             kind="record" if record is not None else "note",
             record_id=record.id if record is not None else None,

@@ -93,6 +93,9 @@ class GetResult(_Frozen):
         content: the page (at most 3000 units).
         next_char_start: where the next page starts, or ``None`` when this is the last one.
         links: wiki-link targets on this page (at most 20).
+        line_count: the lines of the whole source as an editor counts them (a final newline
+            ends the last line; ``None`` on failure), so a caller can tell an empty page past
+            the end from an empty file.
         source: ``workspace-file`` or the record's provenance line.
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.
@@ -109,6 +112,7 @@ class GetResult(_Frozen):
     content: str = ""
     next_char_start: int | None = None
     links: tuple[str, ...] = ()
+    line_count: int | None = None
     source: str | None = None
     kind: HitKind | None = None
     record_id: str | None = None

@@ -25,9 +25,10 @@ from memquill.store._codec import (
     JSONValue,
     Record,
     RecordStatus,
+    store_revision,
 )
 from memquill.store._diagnose import Diagnosis
-from memquill.store._doctor import DoctorReport, SecretFinding
+from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
 from memquill.store._edits import UNCHANGED, Target, Unchanged
 from memquill.store._fact_keys import (
     KEY_PATTERN,
@@ -40,7 +41,7 @@ from memquill.store._fact_keys import (
     validate_key,
 )
 from memquill.store._import import ImportPlan
-from memquill.store._postgres_location import with_workspace
+from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
@@ -75,12 +76,14 @@ __all__ = [
     "UNCHANGED",
     "Candidate",
     "CandidateResult",
+    "ControlFinding",
     "Diagnosis",
     "DoctorReport",
     "FactKey",
     "FileBackend",
     "ImportPlan",
     "JSONValue",
+    "PostgresLocation",
     "Preflight",
     "ProjectedRecord",
     "Projection",
@@ -104,8 +107,10 @@ __all__ = [
     "looks_like_id",
     "normalize_for_detection",
     "open_backend",
+    "parse_location",
     "quote_key",
     "resolve_location",
+    "store_revision",
     "unquote_key",
     "validate_key",
     "with_workspace",

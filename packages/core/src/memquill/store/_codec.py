@@ -24,7 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, cast
 
+from memquill.controls import first_control
 from memquill.errors import CorruptError, InvalidInputError, Messages
+from memquill.jsondoc import parse_json
 from memquill.store._fact_keys import is_key
 from memquill.store._record import (
     EXTRA_FIELD,
@@ -202,8 +204,8 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if end < 0:
         raise corrupt()
     try:
-        parsed: object = json.loads(text[start:end])
-    except (ValueError, RecursionError):  # deeply nested JSON exhausts the parser's stack
+        parsed: object = parse_json(text[start:end])
+    except ValueError:  # not JSON, or nested too deeply to read (jsondoc)
         raise corrupt() from None
     if not isinstance(parsed, dict):
         raise corrupt()
@@ -261,7 +263,8 @@ def _content_problem(content: object) -> str | None:
 
 def validate_content(content: object) -> str:
     """Return ``content`` if it is 1–16000 UTF-16 units, not blank (nor only zero-width
-    characters) and free of NUL.
+    characters), free of NUL and of the other control characters a terminal acts on
+    (:data:`memquill.controls.FORBIDDEN`: C0 but tab and newline, DEL, C1).
 
     (Credentials are checked separately, by :class:`~memquill.store.SecretScanner`.)
 
@@ -275,6 +278,10 @@ def validate_content(content: object) -> str:
         # Only zero-width and format characters: blank to a reader. Checked on writes only,
         # so a record saved before this rule still reads.
         problem = Messages.CONTENT
+    if problem is None and (control := first_control(cast(str, content))) is not None:
+        # Checked on writes only: a record saved before this rule still reads (and
+        # ``memquill doctor`` names it); the CLI shows such characters escaped.
+        problem = Messages.CONTROL_CHARACTER.format(control)
     if problem is not None:
         raise InvalidInputError(problem)
     return cast(str, content)

@@ -13,8 +13,10 @@ an edited copy back. The copy may only do what a person fixing text should:
 
 Every record of the store keeps its metadata, so a forgotten fact stays forgotten (its tombstone
 and empty text), a superseded version stays superseded, a key stays where it is, and no
-idempotency key or source message is unblocked. Changed and new text passes the secret scanner
-like any write. A write that changes anything first backs up the records it replaces.
+idempotency key or source message is unblocked. Changed and new text passes the content rules
+(no control characters, see :mod:`memquill.controls`) and the secret scanner like any write;
+unchanged text is kept as it is, so a record saved before a rule existed does not block an
+import. A write that changes anything first backs up the records it replaces.
 :func:`plan_import` works out the same change without writing (``import --dry-run``).
 """
 
@@ -105,8 +107,9 @@ def import_operation(
     Raises (when run):
         ConflictError: ``expected_revision`` is not the store revision.
         InvalidInputError: the copy drops a record, changes a record's metadata or the text
-            of a version that is not current, or a new record reuses a key or a tombstoned
-            source message.
+            of a version that is not current, a new record reuses a key or a tombstoned
+            source message, or changed or new text breaks the content rules (a control
+            character, only invisible characters).
         SecretError: changed or new text holds credential material.
     """
     copy = read_copy(data)
@@ -171,7 +174,7 @@ def _merged(
             if record.operation_hash in hashes or record.source_key in tombstones:
                 raise InvalidInputError(Messages.IMPORT_CHANGES_HISTORY)
             if record.content:
-                secrets.check(record.content)
+                secrets.check(validate_content(record.content))
             kept.append(record)
             changes.append(f"record {index + 1} (id {record.id[:8]}…): added as it is")
             continue

@@ -65,14 +65,19 @@ class RecordStore(StoreReader):
     # -- writes ----------------------------------------------------------------------------
 
     def save(
-        self, candidates: Sequence[Candidate], expected_revision: str | None = None
+        self,
+        candidates: Sequence[Candidate],
+        expected_revision: str | None = None,
+        *,
+        skip_known: bool = False,
     ) -> WriteResult:
         """Append 1–40 new facts, idempotently.
 
-        A candidate whose idempotency key already wrote the same fact is skipped; when every
-        candidate is skipped the result is ``duplicate``. A key or a source message that was
-        corrected or forgotten blocks the whole batch (``blocked``): forgotten facts never come
-        back. A candidate's fact key must not name an active fact already.
+        A candidate whose idempotency key already wrote the same fact is skipped, and with
+        ``skip_known`` so is one whose content equals an active record's (case and whitespace
+        aside); when every candidate is skipped the result is ``duplicate``. A key or a source
+        message that was corrected or forgotten blocks the whole batch (``blocked``): forgotten
+        facts never come back.
 
         Raises:
             InvalidInputError, SecretError: before anything is touched.
@@ -104,7 +109,13 @@ class RecordStore(StoreReader):
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
             return append_candidates(
-                batch, snapshot, draft, key, iso_timestamp(self._now()), lambda: str(uuid.uuid4())
+                batch,
+                snapshot,
+                draft,
+                key,
+                iso_timestamp(self._now()),
+                lambda: str(uuid.uuid4()),
+                skip_known=skip_known,
             )
 
         return self._backend.transact(operation, self._lock_timeout)

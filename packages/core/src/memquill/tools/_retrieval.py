@@ -16,7 +16,7 @@ from typing import Any, Final
 from memquill.query import FileType, MemoryQuery, SearchArgs, SearchHit, parse_args
 from memquill.tools._toolset import MemoryToolset
 
-__all__ = ["PRIVATE_METADATA", "RetrievedMemory", "memory_context", "retrieve"]
+__all__ = ["HITS_HEADING", "PRIVATE_METADATA", "RetrievedMemory", "memory_context", "retrieve"]
 
 PRIVATE_METADATA: Final = ("rank", "score", "provenance", "record_id", "record_revision")
 """Metadata no model needs to read: the ordering, the provenance line, a record's id and
@@ -25,6 +25,10 @@ revision (noise to a model, and they change on every edit)."""
 _CONTEXT_QUERY_CHARS: Final = 1000
 """The start of the user message searched for: search takes 1–2000 UTF-16 units, and 1000
 characters never exceed that (a character is one or two units)."""
+
+HITS_HEADING: Final = "## Memory matching the latest message"
+"""The heading over the search hits in a memory context, so a model reading the context
+tells the review of recent memory from what matched the user's message."""
 
 _log = logging.getLogger("memquill.retrieval")
 
@@ -82,8 +86,9 @@ def memory_context(
     """What an agent should read before answering ``question``: recent memory, then hits.
 
     The first text is the ``memory_recent`` tool's answer; the second, present only when a
-    search for the question's start succeeds with hits, is the ``memory_search`` tool's. Both
-    are the tools' own texts, so a memory block and a tool call show a model the same words.
+    search for the question's start succeeds with hits, is the ``memory_search`` tool's under
+    :data:`HITS_HEADING`. Both are the tools' own texts, so a memory block and a tool call show
+    a model the same words; the heading keeps the two apart however a framework joins them.
     """
     texts = [toolset.call("memory_recent", {"days": days}).text]
     question = question.strip()
@@ -93,7 +98,7 @@ def memory_context(
         )
         hits = (found.structured or {}).get("hits")
         if not found.is_error and hits:
-            texts.append(found.text)
+            texts.append(f"{HITS_HEADING}\n{found.text}")
     return texts
 
 
