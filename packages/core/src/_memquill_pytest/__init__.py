@@ -12,7 +12,6 @@ a reason. ``-p no:memquill`` turns it off.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Generator
 
 import pytest
@@ -20,29 +19,17 @@ import pytest
 __all__ = ["pytest_collection_modifyitems", "pytest_runtest_makereport"]
 
 MARKER = "memquill_parity"
-_SUITES = (
-    ("memquill.testing._suite", "ParitySuite"),
-    ("memquill.testing._store_suite", "StoreConformance"),
+_SUITES = frozenset(
+    {"memquill.testing._suite.ParitySuite", "memquill.testing._store_suite.StoreConformance"}
 )
-
-
-def _parity_suites() -> tuple[type, ...]:
-    """The suites some test module imported (never imports one)."""
-    found: list[type] = []
-    for module_name, name in _SUITES:
-        suite: object = getattr(sys.modules.get(module_name), name, None)
-        if isinstance(suite, type):
-            found.append(suite)
-    return tuple(found)
+"""The suites, by where they are defined: a class is theirs when one of them is in its MRO
+(compared by name, so nothing is imported, and a suite module imported again still counts)."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the collected parity tests; in a run without any, do nothing at all."""
-    suites = _parity_suites()
-    if not suites:
-        return
-    parity = [item for item in items if _is_subclass(getattr(item, "cls", None), suites)]
+    parity = [item for item in items if _is_suite_test(getattr(item, "cls", None))]
     if not parity:
         return
     config.addinivalue_line(
@@ -52,8 +39,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(MARKER)
 
 
-def _is_subclass(cls: object, suites: tuple[type, ...]) -> bool:
-    return isinstance(cls, type) and issubclass(cls, suites)
+def _is_suite_test(cls: object) -> bool:
+    if not isinstance(cls, type):
+        return False
+    return any(f"{base.__module__}.{base.__qualname__}" in _SUITES for base in cls.__mro__)
 
 
 @pytest.hookimpl(wrapper=True)
