@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Final, cast
 
 from memquill.errors import InvalidInputError, Messages
+from memquill.jsondoc import MAX_DEPTH, parse_json
 from memquill.store import MAX_CONTENT_UNITS, JSONValue
 from memquill.text import utf16_len
 
@@ -31,7 +32,7 @@ CONTENT: Final = "content"
 _FIELDS: Final = "fields"
 _TEXT: Final = "text"
 _JSON: Final = "json"
-_MAX_DEPTH: Final = 64
+_MAX_DEPTH: Final = MAX_DEPTH  # what a read parses: a value written deeper would not read back
 
 
 def plain_value(value: object) -> dict[str, JSONValue]:
@@ -70,8 +71,8 @@ def decode_value(content: str, extra: Mapping[str, JSONValue] | None) -> dict[st
     if extra is not None:
         if extra.get(_TEXT) == _JSON:
             try:
-                parsed: object = json.loads(content)
-            except ValueError:
+                parsed: object = parse_json(content)
+            except ValueError:  # not JSON any more (a person's prose), or nested too deeply
                 parsed = None
             if isinstance(parsed, dict):
                 return cast("dict[str, JSONValue]", parsed)
