@@ -111,6 +111,23 @@ class Messages:
         "The memory record key (record-key.v1 in the user data folder) is missing, unsafe or "
         "cannot be created. It must be a 32-byte file only its owner can read."
     )
+    # Merging two copies of records.md (docs/sync.md).
+    MERGE_OURS_CORRUPT: Final = (
+        "This copy of records.md is not a valid managed memory file, so nothing was merged. "
+        "Run `memquill doctor` on it first."
+    )
+    MERGE_THEIRS_CORRUPT: Final = (
+        "The other copy of records.md is not a valid managed memory file, so nothing was "
+        "merged. Check it with `memquill doctor` where it came from."
+    )
+    MERGE_BASE_CORRUPT: Final = (
+        "The common ancestor of the two copies of records.md is not a valid managed memory "
+        "file, so nothing was merged."
+    )
+    NOT_DIVERGED: Final = (
+        "That record is not part of a diverged fact; `memquill sync status` lists the ones "
+        "waiting for a choice."
+    )
     # Query-side (workspace file) messages.
     RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
     OUTSIDE: Final = "Access denied: path is outside workspace."

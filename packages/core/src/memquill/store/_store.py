@@ -34,6 +34,8 @@ from memquill.store._codec import (
 )
 from memquill.store._doctor import DoctorReport
 from memquill.store._import import import_operation
+from memquill.store._merge import MergeReport
+from memquill.store._merge_ops import MergeResult, keep_operation, merge_operation
 from memquill.store._record_key import KeySource, operation_hashes
 from memquill.store._results import (
     Candidate,
@@ -42,6 +44,7 @@ from memquill.store._results import (
     Projection,
     Snapshot,
     WriteResult,
+    check_revision,
 )
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Locations, Outcome, locate
@@ -259,7 +262,7 @@ class RecordStore:
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             target = snapshot.find(record_id, active_only=True)
-            _check_revision(snapshot, target, expected_revision)
+            check_revision(snapshot, target, expected_revision)
             if target is None:
                 raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
             now = iso_timestamp(self._now())
@@ -294,7 +297,7 @@ class RecordStore:
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             target = snapshot.find(record_id)
-            _check_revision(snapshot, target, expected_revision)
+            check_revision(snapshot, target, expected_revision)
             if target is None:
                 raise NotFoundError(Messages.NOT_FOUND)
             if target.status == "revoked":
@@ -349,6 +352,45 @@ class RecordStore:
         operation = import_operation(data, expected_revision, self._secrets)
         return self._backend.transact(operation, self._lock_timeout)
 
+    def merge(
+        self, theirs: bytes, base: bytes = b"", *, expected_revision: str | None = None
+    ) -> MergeResult:
+        """Merge another copy of ``records.md`` (and their common ancestor ``base``, empty when
+        unknown) into the store, record by record (``docs/sync.md``), in one locked write.
+
+        Raises:
+            CorruptError: ``theirs`` or ``base`` is not a valid records file (or the store's).
+            ConflictError: ``expected_revision`` is given and stale.
+            CapacityError, BusyError, UnsafePathError, StorageError.
+        """
+        reports: list[MergeReport] = []
+        operation = merge_operation(theirs, base, expected_revision, reports)
+        write = self._backend.transact(operation, self._lock_timeout)
+        return MergeResult(write, reports[-1] if reports else MergeReport())
+
+    def keep_version(
+        self, record_id: str, expected_revision: str, source: Mapping[str, JSONValue] = _MANUAL
+    ) -> WriteResult:
+        """Settle a diverged fact on version ``record_id`` (``memquill sync keep``): another
+        machine's version becomes a correction of the active one; every waiting version is
+        marked ``resolvedBy`` the version that stands.
+
+        Raises:
+            ConflictError, NotFoundError, InvalidInputError (not diverged), and the store's
+            errors, as :meth:`correct`.
+        """
+        validate_source(source)
+        key = self._record_key.load()
+        operation = keep_operation(
+            record_id,
+            expected_revision,
+            source=dict(source),
+            now=iso_timestamp(self._now()),
+            new_id=lambda: str(uuid.uuid4()),
+            hashed=lambda material: {"operationHash": operation_hashes(key, material)[0]},
+        )
+        return self._backend.transact(operation, self._lock_timeout)
+
     def doctor(self, fix: bool = False, *, expected_revision: str | None = None) -> DoctorReport:
         """Inspect the store; with ``fix``, remove staging files a crashed writer left and
         repair an unambiguous hand edit (after a backup).
@@ -377,10 +419,3 @@ class RecordStore:
     def _check_content(self, content: str) -> None:
         self._secrets.check(validate_content(content))
 
-
-def _check_revision(snapshot: Snapshot, target: Record | None, expected: str) -> None:
-    if expected == snapshot.revision:
-        return
-    if target is not None and expected == snapshot.record_revision(target):
-        return
-    raise ConflictError(Messages.STALE)

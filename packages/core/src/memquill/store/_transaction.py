@@ -64,11 +64,15 @@ class Outcome:
         status: ``saved`` publishes the draft; anything else writes nothing.
         ids: the records it targeted: per candidate for a save (``None``: blocked), else one.
         changed: which of ``ids`` this operation wrote (the rest were already so).
+        header: the header the new file gets (``None``: the one the file has, else
+            memquill's); a merge gives a file the original system's header when the other
+            copy had it.
     """
 
     status: WriteStatus
     ids: tuple[str | None, ...] = ()
     changed: frozenset[str] = frozenset()
+    header: str | None = None
 
 
 Operation = Callable[[Snapshot, list[Record]], Outcome]
@@ -236,7 +240,9 @@ def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
     outcome = operation(snapshot, draft)
     if outcome.status != "saved":
         return _result(snapshot, outcome)
-    encoded = current.encode(header_of(current.raw) or HEADER, draft)
+    encoded = current.encode(outcome.header or header_of(current.raw) or HEADER, draft)
+    if encoded.data == current.raw:  # a merge that brought nothing new: nothing to publish
+        return _result(snapshot, Outcome("duplicate", outcome.ids))
     if len(encoded.data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
     return _Change(encoded, outcome)
