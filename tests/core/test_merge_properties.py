@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from itertools import combinations
 from pathlib import Path
@@ -71,7 +72,7 @@ class World:
         self.acknowledged: dict[str, str] = {}  # text -> fact
         self.forgotten: set[str] = set()  # facts forgotten somewhere
 
-    def _clock(self, index: int):  # noqa: ANN202  (a closure over the world's tick)
+    def _clock(self, index: int) -> Callable[[], datetime]:
         def now() -> datetime:
             return START + timedelta(seconds=self.tick * 7 + SKEW[index])
 

@@ -124,6 +124,14 @@ class Messages:
         "The common ancestor of the two copies of records.md is not a valid managed memory "
         "file, so nothing was merged."
     )
+    CONFLICT_COPIES: Final = (
+        "Memory conflict copies wait: {copies}. Facts only they hold are not in memory until "
+        "`memquill sync resolve` merges them."
+    )
+    KEY_TEXT: Final = (
+        "That is not a record key as `memquill key export` writes it (one line starting "
+        "memquill-record-key:v1:), or it was damaged on the way."
+    )
     NOT_DIVERGED: Final = (
         "That record is not part of a diverged fact; `memquill sync status` lists the ones "
         "waiting for a choice."

@@ -24,6 +24,7 @@ from memquill.store._codec import (
     Record,
     RecordStatus,
 )
+from memquill.store._conflicts import conflict_notice
 from memquill.store._diagnose import Diagnosis
 from memquill.store._doctor import DoctorReport, SecretFinding
 from memquill.store._repair import RepairPlan
@@ -76,6 +77,7 @@ __all__ = [
     "Snapshot",
     "WriteResult",
     "WriteStatus",
+    "conflict_notice",
     "is_database",
     "normalize_for_detection",
     "open_backend",

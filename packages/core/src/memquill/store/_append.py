@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, source_key
-from memquill.store._record_key import operation_hashes
+from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate
 from memquill.store._transaction import Outcome
 
@@ -26,22 +26,25 @@ def append_candidates(
     key: bytes,
     now: str,
     new_id: Callable[[], str],
+    known: Iterable[bytes] = (),
 ) -> Outcome:
     """Append ``batch`` to ``draft`` (in place) and say what happened to each candidate.
 
     Args:
         batch: the candidates, already validated.
         draft: a copy of the store's records; new versions are appended to it.
-        key: the store's record key.
+        key: the store's record key (new records are hashed with it).
         now: the timestamp new records carry.
         new_id: draws a new record id.
+        known: other keys whose hashes count as the same operation (``_record_key``).
 
     Raises:
         ConflictError: a key was reused for other content or provenance.
     """
     tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
+    keys = (key, *known)
     prepared = [
-        (candidate, operation_hashes(key, candidate.idempotency_key)) for candidate in batch
+        (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
     ]
     if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
         return Outcome("blocked", tuple(None for _ in prepared))
@@ -51,7 +54,8 @@ def append_candidates(
         existing = next((r for r in draft if r.operation_hash in hashes), None)
         if existing is None:
             record_id = new_id()
-            draft.append(_new_record(record_id, candidate, now, hashes[0]))
+            fields = keyed_fields(key, candidate.idempotency_key)
+            draft.append(_new_record(record_id, candidate, now, fields))
             ids.append(record_id)
             created.add(record_id)
         elif existing.status != "active":
@@ -69,7 +73,9 @@ def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> 
     return all(a.get(key) == b.get(key) for key in ("kind", "sessionId", "messageId", "role"))
 
 
-def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: str) -> Record:
+def _new_record(
+    record_id: str, candidate: Candidate, now: str, hashed: Mapping[str, JSONValue]
+) -> Record:
     meta: dict[str, JSONValue] = {
         "id": record_id,
         "rootId": record_id,
@@ -77,6 +83,6 @@ def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: 
         "status": "active",
         "createdAt": now,
         "updatedAt": now,
-        "operationHash": operation_hash,
+        **hashed,
     }
     return Record(meta, candidate.content)

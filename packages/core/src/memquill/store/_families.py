@@ -135,8 +135,7 @@ def _one_active(root: str, members: list[Record]) -> tuple[list[Record], Diverge
     winner = max(active, key=lambda record: ranks[record.id])
     others = {record.id for record in active if record is not winner}
     demoted = [
-        record.evolve(status="superseded") if record.id in others else record
-        for record in members
+        record.evolve(status="superseded") if record.id in others else record for record in members
     ]
     return demoted, Divergence(root, winner.id, tuple(sorted(others)))
 
@@ -273,4 +272,3 @@ def family_of(records: Sequence[Record], record_id: str) -> tuple[Record, ...]:
     if target is None:
         return ()
     return tuple(record for record in records if record.root_id == target.root_id)
-

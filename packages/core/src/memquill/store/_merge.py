@@ -253,10 +253,8 @@ def _join_field(
     if key == RESOLVED_FIELD:  # a person's choice is never undone by a copy that missed it
         present = [v for v in (first, other) if isinstance(v, str)]
         return max(present) if present else first
-    if key == KEY_FIELD and isinstance(first, str) and isinstance(other, str):
-        if is_renamed_key(other, first):
-            return other
-    return first
+    renamed = isinstance(first, str) and isinstance(other, str) and is_renamed_key(other, first)
+    return other if key == KEY_FIELD and renamed else first
 
 
 def _join_content(base: Record | None, lead: Record, second: Record) -> tuple[str, bool]:

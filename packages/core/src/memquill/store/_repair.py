@@ -45,7 +45,7 @@ from memquill.store._codec import (
 from memquill.store._diagnose import MARKER, MARKER_END, SEPARATOR, diagnose, next_marker
 from memquill.store._fileio import fsync_directory, read_bounded, write_synced
 from memquill.store._lock import WriterLock
-from memquill.store._record_key import KeySource, RecordKey, operation_hashes
+from memquill.store._record_key import KeySource, RecordKey, keyed_fields
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
 from memquill.text import utf16_len, utf16_take
@@ -197,15 +197,15 @@ def _keep_edit(
     except MemquillError as error:
         raise _Refused(f"{where}: its edited text cannot be kept: {error.message}") from None
     stamp = iso_timestamp(now)
+    hashed = keyed_fields(key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}")
     version = record.evolve(
         id=str(uuid.uuid4()),
         source={"kind": "manual", "capturedAt": stamp},
         status="active",
         createdAt=stamp,
         updatedAt=stamp,
-        operationHash=operation_hashes(
-            key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}"
-        )[0],
+        operationHash=hashed["operationHash"],
+        keyId=hashed["keyId"],
         supersedes=record.meta.get("id"),
     )
     return record.evolve("", status="superseded", updatedAt=stamp), version

@@ -36,7 +36,7 @@ from memquill.store._doctor import DoctorReport
 from memquill.store._import import import_operation
 from memquill.store._merge import MergeReport
 from memquill.store._merge_ops import MergeResult, keep_operation, merge_operation
-from memquill.store._record_key import KeySource, operation_hashes
+from memquill.store._record_key import KeySource, keyed_fields, recognised_hashes
 from memquill.store._results import (
     Candidate,
     Preflight,
@@ -171,6 +171,11 @@ class RecordStore:
         self._projection = Projection(snapshot.revision, projected)
         return self._projection
 
+    def conflict_copies(self) -> tuple[str, ...]:
+        """Copies of ``records.md`` a file-sync tool left beside it (``memquill sync resolve``
+        merges them), workspace-relative; none for a database store."""
+        return self._backend.conflict_copies()
+
     def preflight(self, reserve_bytes: int = 1024) -> Preflight:
         """Check, without writing, that a write of ``reserve_bytes`` more could succeed now.
 
@@ -198,7 +203,8 @@ class RecordStore:
             UnsafePathError, CapacityError, CorruptError, StorageError (also when the record
             key cannot be used).
         """
-        hashes = operation_hashes(self._record_key.load(), idempotency_key)
+        keys = (self._record_key.load(), *self._record_key.known())
+        hashes = recognised_hashes(keys, idempotency_key)
         return next((r for r in self.snapshot().records if r.operation_hash in hashes), None)
 
     # -- writes ----------------------------------------------------------------------------
@@ -230,13 +236,13 @@ class RecordStore:
                 raise InvalidInputError(Messages.KEY_REQUIRED)
 
         key = self._record_key.load()
+        known = self._record_key.known()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
-            return append_candidates(
-                batch, draft, key, iso_timestamp(self._now()), lambda: str(uuid.uuid4())
-            )
+            stamp = iso_timestamp(self._now())
+            return append_candidates(batch, draft, key, stamp, lambda: str(uuid.uuid4()), known)
 
         return self._backend.transact(operation, self._lock_timeout)
 
@@ -267,9 +273,7 @@ class RecordStore:
                 raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
             now = iso_timestamp(self._now())
             draft[draft.index(target)] = target.evolve(status="superseded", updatedAt=now)
-            keyed, _ = operation_hashes(
-                key, f"correction:{record_id}:{expected_revision}:{content}"
-            )
+            hashed = keyed_fields(key, f"correction:{record_id}:{expected_revision}:{content}")
             version = target.evolve(
                 content,
                 id=str(uuid.uuid4()),
@@ -277,7 +281,8 @@ class RecordStore:
                 status="active",
                 createdAt=now,
                 updatedAt=now,
-                operationHash=keyed,
+                operationHash=hashed["operationHash"],
+                keyId=hashed["keyId"],
                 supersedes=record_id,
             )
             draft.append(version)
@@ -387,7 +392,7 @@ class RecordStore:
             source=dict(source),
             now=iso_timestamp(self._now()),
             new_id=lambda: str(uuid.uuid4()),
-            hashed=lambda material: {"operationHash": operation_hashes(key, material)[0]},
+            hashed=lambda material: keyed_fields(key, material),
         )
         return self._backend.transact(operation, self._lock_timeout)
 
@@ -418,4 +423,3 @@ class RecordStore:
 
     def _check_content(self, content: str) -> None:
         self._secrets.check(validate_content(content))
-
