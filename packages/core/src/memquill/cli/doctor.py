@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from memquill.cli.context import Context, add_common
+from memquill.cli.sync import waiting_lines
 from memquill.errors import CorruptError, MemoryRecordError
 from memquill.index import IndexSearcher
 from memquill.paths import canonical_workspace
@@ -93,6 +94,11 @@ def _text(report: DoctorReport, *, fix: bool) -> str:
             f"secret: record {finding.record_id} matches {', '.join(finding.kinds)}; "
             "forget it or update it without the credential"
         )
+    lines.extend(
+        waiting_lines(
+            report.conflict_copies, report.diverged, report.renamed_keys, report.other_keys
+        )
+    )
     lines.append("healthy" if report.ok else "problems found")
     return "\n".join(lines)
 
@@ -165,4 +171,13 @@ def _json(report: DoctorReport) -> dict[str, object]:
         "secret_findings": [
             {"record_id": f.record_id, "kinds": list(f.kinds)} for f in report.secret_findings
         ],
+        "conflict_copies": list(report.conflict_copies),
+        "diverged": [
+            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
+            for d in report.diverged
+        ],
+        "renamed_keys": [
+            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in report.renamed_keys
+        ],
+        "other_keys": dict(report.other_keys),
     }

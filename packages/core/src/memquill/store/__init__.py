@@ -27,6 +27,11 @@ from memquill.store._codec import (
 from memquill.store._conflicts import conflict_notice
 from memquill.store._diagnose import Diagnosis
 from memquill.store._doctor import DoctorReport, SecretFinding
+from memquill.store._families import Divergence, KeyRename
+from memquill.store._merge import MergeReport, merge_files
+from memquill.store._merge_file import merge_into_file, read_copy
+from memquill.store._merge_ops import MergeResult
+from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
@@ -46,6 +51,7 @@ from memquill.store._secrets import (
     normalize_for_detection,
 )
 from memquill.store._store import MAX_BATCH, RecordStore
+from memquill.store._store_sync import ResolvedCopy, ResolveReport
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -59,18 +65,25 @@ __all__ = [
     "Candidate",
     "CandidateResult",
     "Diagnosis",
+    "Divergence",
     "DoctorReport",
     "FileBackend",
     "JSONValue",
+    "KeyRename",
+    "MergeReport",
+    "MergeResult",
     "Preflight",
     "ProjectedRecord",
     "Projection",
     "Record",
+    "RecordKey",
     "RecordStatus",
     "RecordStore",
     "RecordsBackend",
     "RegexDetector",
     "RepairPlan",
+    "ResolveReport",
+    "ResolvedCopy",
     "SecretDetector",
     "SecretFinding",
     "SecretScanner",
@@ -79,7 +92,13 @@ __all__ = [
     "WriteStatus",
     "conflict_notice",
     "is_database",
+    "key_from_text",
+    "key_id",
+    "key_text",
+    "merge_files",
+    "merge_into_file",
     "normalize_for_detection",
     "open_backend",
+    "read_copy",
     "resolve_location",
 ]

@@ -41,7 +41,6 @@ __all__ = [
     "decode_blocks",
     "decode_store",
     "encode_block",
-    "encode_json",
     "encode_store",
     "identity_bytes",
     "iso_timestamp",
@@ -221,11 +220,6 @@ def encode_block(record: Record) -> str:
     meta = {**record.meta, "contentLength": utf16_len(record.content)}
     text = _ENCODER.encode(meta)
     return f"{_PREFIX}{text}{_META_END}{record.content}{_SEPARATOR}"
-
-
-def encode_json(value: JSONValue) -> str:
-    """``value`` as the file writes metadata: compact JSON, non-ASCII written as itself."""
-    return _ENCODER.encode(value)
 
 
 def encode_store(image: StoreImage) -> str:

@@ -35,6 +35,7 @@ same when the sides are swapped, and merging a result again changes nothing.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,7 +51,6 @@ from memquill.store._codec import (
     StoreImage,
     decode_store,
     encode_block,
-    encode_json,
     encode_store,
 )
 from memquill.store._families import (
@@ -73,6 +73,7 @@ __all__ = [
 
 _RANK: Final = {"active": 0, "superseded": 1, "revoked": 2}
 _OWN_FIELDS: Final = frozenset({"status", "updatedAt"})
+_COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # as the file
 
 
 class _Missing:
@@ -213,7 +214,7 @@ def merge_records(
 
 def join_record(base: Record | None, one: Record, other: Record) -> tuple[Record, bool]:
     """Two copies of one record as one (rule 2); whether both edited its text by hand."""
-    if one == other and list(one.meta) == list(other.meta):
+    if one is other or encode_block(one) == encode_block(other):  # JSON equality, key order
         return one, False
     lead, second = sorted((one, other), key=_standing)[::-1]
     before = base.meta if base is not None else None
@@ -283,7 +284,7 @@ def _same(first: _Value, other: _Value) -> bool:
 
 def _canonical(value: JSONValue) -> str:
     # JSON equality, not Python's (``True == 1``); key order counts, as it does in the file.
-    return encode_json(value)
+    return _COMPACT.encode(value)
 
 
 def _fold_duplicates(records: Iterable[Record]) -> tuple[list[Record], int]:

@@ -64,8 +64,9 @@ def merge_operation(
             raise ConflictError(Messages.STALE)
         merged = merge_records(base_image.records, snapshot.records, their_image.records)
         reports.append(merged.report)
-        creates = bool(theirs) and not snapshot.size_bytes  # the other copy is a file
-        if merged.records == snapshot.records and header is None and not creates:
+        # No records either side and no file to take from the other: do not create one (any
+        # other unchanged result is caught by the transaction, which compares the bytes).
+        if not merged.records and not snapshot.records and not theirs:
             return Outcome("duplicate")
         decode_store(encode_store(StoreImage(HEADER, merged.records)))  # a guard, never hit
         draft[:] = merged.records

@@ -50,7 +50,7 @@ from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
 from memquill.text import utf16_len, utf16_take
 
-__all__ = ["BACKUP_PREFIX", "RepairPlan", "apply_repair", "plan_repair"]
+__all__ = ["BACKUP_PREFIX", "RepairPlan", "apply_repair", "plan_repair", "write_backup"]
 
 BACKUP_PREFIX: Final = ".records-backup-"
 """Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
@@ -224,8 +224,7 @@ def apply_repair(
     with WriterLock(locations.lock, lock_timeout):
         if read_bounded(locations.file) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
-        backup = _backup_path(locations, now)
-        write_synced(backup, raw)
+        backup = write_backup(locations, raw, now)
         staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
         try:
             write_synced(staging, plan.data)
@@ -235,6 +234,18 @@ def apply_repair(
             with contextlib.suppress(FileNotFoundError):
                 staging.unlink()
     return backup.relative_to(locations.root).as_posix()
+
+
+def write_backup(locations: Locations, raw: bytes, now: datetime) -> Path:
+    """Keep ``raw`` (the file as it is) as ``memory/.records-backup-<UTC time>.md``, owner-only
+    and fsynced, before a repair or a merge replaces it; its path.
+
+    Raises:
+        OSError: it could not be written.
+    """
+    backup = _backup_path(locations, now)
+    write_synced(backup, raw)
+    return backup
 
 
 def _backup_path(locations: Locations, now: datetime) -> Path:

@@ -34,8 +34,6 @@ from memquill.store._codec import (
 )
 from memquill.store._doctor import DoctorReport
 from memquill.store._import import import_operation
-from memquill.store._merge import MergeReport
-from memquill.store._merge_ops import MergeResult, keep_operation, merge_operation
 from memquill.store._record_key import KeySource, keyed_fields, recognised_hashes
 from memquill.store._results import (
     Candidate,
@@ -47,6 +45,7 @@ from memquill.store._results import (
     check_revision,
 )
 from memquill.store._secrets import SecretScanner
+from memquill.store._store_sync import SyncOperations
 from memquill.store._transaction import Locations, Outcome, locate
 from memquill.text import utf16_len
 
@@ -59,7 +58,7 @@ _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-class RecordStore:
+class RecordStore(SyncOperations):
     """The records store of one workspace.
 
     Args:
@@ -170,11 +169,6 @@ class RecordStore:
         )
         self._projection = Projection(snapshot.revision, projected)
         return self._projection
-
-    def conflict_copies(self) -> tuple[str, ...]:
-        """Copies of ``records.md`` a file-sync tool left beside it (``memquill sync resolve``
-        merges them), workspace-relative; none for a database store."""
-        return self._backend.conflict_copies()
 
     def preflight(self, reserve_bytes: int = 1024) -> Preflight:
         """Check, without writing, that a write of ``reserve_bytes`` more could succeed now.
@@ -355,45 +349,6 @@ class RecordStore:
             SecretError, CapacityError, BusyError, UnsafePathError, StorageError.
         """
         operation = import_operation(data, expected_revision, self._secrets)
-        return self._backend.transact(operation, self._lock_timeout)
-
-    def merge(
-        self, theirs: bytes, base: bytes = b"", *, expected_revision: str | None = None
-    ) -> MergeResult:
-        """Merge another copy of ``records.md`` (and their common ancestor ``base``, empty when
-        unknown) into the store, record by record (``docs/sync.md``), in one locked write.
-
-        Raises:
-            CorruptError: ``theirs`` or ``base`` is not a valid records file (or the store's).
-            ConflictError: ``expected_revision`` is given and stale.
-            CapacityError, BusyError, UnsafePathError, StorageError.
-        """
-        reports: list[MergeReport] = []
-        operation = merge_operation(theirs, base, expected_revision, reports)
-        write = self._backend.transact(operation, self._lock_timeout)
-        return MergeResult(write, reports[-1] if reports else MergeReport())
-
-    def keep_version(
-        self, record_id: str, expected_revision: str, source: Mapping[str, JSONValue] = _MANUAL
-    ) -> WriteResult:
-        """Settle a diverged fact on version ``record_id`` (``memquill sync keep``): another
-        machine's version becomes a correction of the active one; every waiting version is
-        marked ``resolvedBy`` the version that stands.
-
-        Raises:
-            ConflictError, NotFoundError, InvalidInputError (not diverged), and the store's
-            errors, as :meth:`correct`.
-        """
-        validate_source(source)
-        key = self._record_key.load()
-        operation = keep_operation(
-            record_id,
-            expected_revision,
-            source=dict(source),
-            now=iso_timestamp(self._now()),
-            new_id=lambda: str(uuid.uuid4()),
-            hashed=lambda material: keyed_fields(key, material),
-        )
         return self._backend.transact(operation, self._lock_timeout)
 
     def doctor(self, fix: bool = False, *, expected_revision: str | None = None) -> DoctorReport:

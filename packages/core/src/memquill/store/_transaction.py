@@ -149,12 +149,18 @@ def read_snapshot(locations: Locations) -> Snapshot:
 
 
 def write_locked(
-    workspace: str, lock_timeout: float, operation: Operation, memo: RecordsMemo | None = None
+    workspace: str,
+    lock_timeout: float,
+    operation: Operation,
+    memo: RecordsMemo | None = None,
+    before_replace: Callable[[Locations, bytes], None] | None = None,
 ) -> WriteResult:
     """Run ``operation`` inside the locked transaction and publish its draft atomically.
 
     Nothing is written unless the operation reports ``saved``. ``memo`` (the store's) saves
     decoding bytes it has seen; it is only ever asked about bytes read under the lock.
+    ``before_replace`` is given the file's bytes, still under the lock, right before the new
+    file replaces them (a backup is written there).
 
     Raises:
         whatever ``operation`` raises; BusyError, CapacityError, ConflictError, CorruptError,
@@ -179,7 +185,7 @@ def write_locked(
     published = False
     try:
         with WriterLock(locations.lock, lock_timeout), _save_errors():
-            result, published = _transact(locations, operation, memo)
+            result, published = _transact(locations, operation, memo, before_replace)
     finally:
         if published:
             with _save_errors():
@@ -271,7 +277,10 @@ def remove_stale_staging(directory: Path) -> tuple[str, ...]:
 
 
 def _transact(
-    locations: Locations, operation: Operation, memo: RecordsMemo
+    locations: Locations,
+    operation: Operation,
+    memo: RecordsMemo,
+    before_replace: Callable[[Locations, bytes], None] | None = None,
 ) -> tuple[WriteResult, bool]:
     """The locked part of a write: its result, and whether a new file was renamed into place
     (the caller then fsyncs the directory)."""
@@ -289,6 +298,8 @@ def _transact(
         # Writers are serialised by the lock; this catches an editor or sync tool.
         if read_bounded(locations.file) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
+        if before_replace is not None:
+            before_replace(locations, raw)
         os.replace(staging, locations.file)
     finally:
         with contextlib.suppress(FileNotFoundError):

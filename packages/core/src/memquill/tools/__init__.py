@@ -34,7 +34,10 @@ from memquill.tools._writes import (
     correct,
     forget,
     import_records,
+    keep_version,
+    merge_copy,
     remember,
+    resolve_conflict_copies,
     save_candidates,
 )
 
@@ -73,8 +76,11 @@ __all__ = [
     "default_bindings_path",
     "forget",
     "import_records",
+    "keep_version",
     "memory_context",
+    "merge_copy",
     "remember",
+    "resolve_conflict_copies",
     "retrieve",
     "save_candidates",
     "system_prompt",
