@@ -287,3 +287,24 @@ def test_a_merge_over_2_mib_is_refused() -> None:
     theirs = file(*(record(f"{n:08x}-0000-4000-8000-000000000001", big) for n in range(70)))
     with pytest.raises(CapacityError):
         merge_files(b"", ours, theirs)
+
+
+def test_a_renamed_key_stays_within_200_characters_and_history_keeps_the_old_one() -> None:
+    long = "notes/" + "a" * 180 + "%2F" + "b" * 11  # 200 characters, an escape near the end
+    assert len(long) == 200
+    older = record(A, "one", created=T0, key=long)
+    history = record(B, "two, before", created=T1, status="superseded", updated=T2, key=long)
+    younger = record(C, "two", root=B, created=T2, supersedes=B, key=long)
+    result = by_id(merged(b"", file(older), file(history, younger)))
+    renamed = str(result[C].meta["key"])
+    assert len(renamed) <= 200 and renamed.endswith(f"~{B[:8]}")
+    assert "%" not in renamed[-12:]  # never cut inside an escape
+    assert result[B].meta["key"] == long  # a superseded version keeps the key it had
+
+
+def test_forgetting_erases_the_key_and_the_extra_metadata_of_every_version() -> None:
+    named = record(A, "dark roast", key="prefs/coffee", extra={"source": "langgraph"})
+    later = record(B, "light roast", root=A, created=T1, key="prefs/coffee", supersedes=A)
+    forgotten = record(A, status="revoked", updated=T2)
+    result = merged(file(named), file(named, later), file(forgotten))
+    assert all("key" not in r.meta and "extra" not in r.meta for r in result)

@@ -167,3 +167,24 @@ def test_without_the_driver_git_leaves_a_conflict(tmp_path: Path, origin: Path) 
     done = desktop.git("pull", "--no-rebase", check=False)
     assert done.returncode != 0 and "CONFLICT" in done.stdout
     assert b"<<<<<<<" in desktop.raw()
+
+
+def test_pull_with_rebase_uses_the_driver_too(tmp_path: Path, origin: Path) -> None:
+    laptop = first_machine(tmp_path, origin)
+    laptop.remember("shared")
+    laptop.sync()
+    desktop = other_machine(tmp_path, origin, "desktop", laptop)
+    desktop.pull()
+    laptop.remember("from the laptop")
+    laptop.sync()
+    desktop.remember("from the desktop, first")
+    desktop.commit("one")
+    desktop.remember("from the desktop, second")
+    desktop.commit("two")
+    done = desktop.git("pull", "--rebase", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    no_markers(desktop)
+    healthy(desktop)
+    assert {"shared", "from the laptop", "from the desktop, first", "from the desktop, second"} == (
+        desktop.active_texts()
+    )

@@ -7,8 +7,9 @@ break each of them, and :func:`normalise_families` restores them the same way wh
 machine merges (``docs/sync.md``):
 
 - **Forgotten anywhere, forgotten everywhere.** A family with a revoked version has all its
-  versions revoked, their text erased, their named key dropped, and ``updatedAt`` the latest
-  forget's (the merge has no clock of its own: it never invents a time).
+  versions revoked, their text, named key and extra metadata erased (as ``forget`` erases
+  them), and ``updatedAt`` the latest forget's (the merge has no clock of its own: it never
+  invents a time).
 - **Diverged.** Two machines that corrected the same fact leave two active versions. The one
   whose chain of corrections is newest stays active: each version's rank is the latest
   ``createdAt`` along its chain back to the first version, then the chain's length, then its
@@ -16,9 +17,10 @@ machine merges (``docs/sync.md``):
   superseded with no successor, are reported as *diverged* until a person chooses
   (``memquill sync keep``), which marks each with ``resolvedBy``.
 - **One key, one family.** Two families that took the same key on different machines: the
-  family whose first version has the smaller ``(createdAt, id)`` keeps it; the other keeps its
-  facts under ``<key>~<first 8 characters of its rootId>`` (longer if that is taken too), and
-  is reported until it is renamed or forgotten.
+  family whose first version has the smaller ``(createdAt, id)`` keeps it; the other's active
+  version is renamed ``<key>~<first 8 characters of its rootId>`` (longer if that is taken
+  too; the key shortened to stay within 200 characters; superseded versions keep the key they
+  had, as history does), and is reported until it is renamed again or forgotten.
 
 :func:`divergences` and :func:`renamed_keys` find what is still waiting for a person in any
 file, so ``doctor`` and the management page can show it.
@@ -51,6 +53,10 @@ __all__ = [
 
 KEY_FIELD: Final = "key"
 """The metadata key a named fact's versions carry (``docs/record-format.md``)."""
+EXTRA_FIELD: Final = "extra"
+"""A host's JSON beside a fact's text; forgetting erases it with the key."""
+_ERASED: Final = frozenset({KEY_FIELD, EXTRA_FIELD})
+_MAX_KEY: Final = 200
 RESOLVED_FIELD: Final = "resolvedBy"
 """On a diverged version a person has dealt with: the id of the version they kept."""
 _RENAMED: Final = re.compile(r"(?P<key>.+)~(?P<root>[0-9a-f-]{8,36})")
@@ -118,8 +124,8 @@ def _forgotten(members: Sequence[Record]) -> list[Record]:
 
 
 def forgotten_version(record: Record, stamp: str) -> Record:
-    """``record`` as a tombstone: revoked at ``stamp``, no text, no named key."""
-    meta: dict[str, JSONValue] = {k: v for k, v in record.meta.items() if k != KEY_FIELD}
+    """``record`` as a tombstone: revoked at ``stamp``, no text, no named key, no extra."""
+    meta: dict[str, JSONValue] = {k: v for k, v in record.meta.items() if k not in _ERASED}
     meta["status"] = "revoked"
     meta["updatedAt"] = stamp
     if meta == dict(record.meta) and not record.content and list(meta) == list(record.meta):
@@ -182,7 +188,7 @@ def _unique_keys(families: dict[str, list[Record]]) -> tuple[KeyRename, ...]:
             taken.add(new)
             families[root] = [
                 Record({**record.meta, KEY_FIELD: new}, record.content)
-                if record.meta.get(KEY_FIELD) == key
+                if record.status == "active" and record.meta.get(KEY_FIELD) == key
                 else record
                 for record in families[root]
             ]
@@ -207,12 +213,20 @@ def _first_version(members: Sequence[Record]) -> tuple[str, str]:
 
 
 def renamed_key(key: str, root_id: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
-    """The key a family that lost ``key`` to another carries: ``key~<rootId prefix>``."""
+    """The key a family that lost ``key`` to another carries: ``key~<rootId prefix>`` (the key
+    shortened when that would exceed 200 characters, never inside a ``%XX`` escape)."""
+    candidate = key
     for length in range(_SHORT, len(root_id) + 1):
-        candidate = f"{key}~{root_id[:length]}"
+        suffix = f"~{root_id[:length]}"
+        stem = key[: _MAX_KEY - len(suffix)]
+        if stem.endswith("%"):
+            stem = stem[:-1]
+        elif stem[-2:-1] == "%":
+            stem = stem[:-2]
+        candidate = stem + suffix
         if candidate not in taken:
             return candidate
-    return f"{key}~{root_id}"
+    return candidate
 
 
 def is_renamed_key(candidate: str, key: str) -> bool:
