@@ -119,7 +119,9 @@ def test_sync_setup_is_idempotent_and_shown_by_where(tmp_path: Path, env: dict[s
     assert "git config merge.memquill.driver" in first
     again = memquill(env, "sync", "setup").stdout
     assert again.startswith("already set up: nothing changed")
-    assert (workspace / ".gitattributes").read_text() == "memory/records.md merge=memquill\n"
+    assert (workspace / ".gitattributes").read_text() == (
+        "memory/records.md merge=memquill -text diff\n"
+    )
     assert (workspace / ".gitignore").read_text() == (
         "drafts/\nmemory/.records-*\n.assistant/memory-jobs.json*\n"
     )

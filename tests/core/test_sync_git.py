@@ -150,7 +150,9 @@ def test_three_clones_of_a_workspace_in_a_subfolder(tmp_path: Path, origin: Path
         healthy(machine)
     assert {"laptop fact", "desktop fact", "server fact"} <= laptop.active_texts()
     assert b"boiler" not in laptop.raw()
-    assert (laptop.workspace / ".gitattributes").read_text() == "memory/records.md merge=memquill\n"
+    assert (laptop.workspace / ".gitattributes").read_text() == (
+        "memory/records.md merge=memquill -text diff\n"
+    )
 
 
 def test_without_the_driver_git_leaves_a_conflict(tmp_path: Path, origin: Path) -> None:
@@ -188,3 +190,18 @@ def test_pull_with_rebase_uses_the_driver_too(tmp_path: Path, origin: Path) -> N
     assert {"shared", "from the laptop", "from the desktop, first", "from the desktop, second"} == (
         desktop.active_texts()
     )
+
+
+def test_line_endings_are_never_converted(tmp_path: Path, origin: Path) -> None:
+    # A repository that converts every text file to CRLF, and a fact with CRLF inside it.
+    laptop = Machine(tmp_path, "laptop", origin)
+    (laptop.workspace / ".gitattributes").write_text("* text=auto eol=crlf\n")
+    laptop.memquill("sync", "setup")
+    laptop.remember("line one\r\nline two\nline three")
+    laptop.commit()
+    laptop.git("push", "-q", "-u", "origin", "HEAD")
+    desktop = other_machine(tmp_path, origin, "desktop", laptop)
+    desktop.pull()
+    assert desktop.raw() == laptop.raw()
+    healthy(desktop)
+    assert "line one\r\nline two\nline three" in desktop.active_texts()

@@ -26,7 +26,7 @@ from memquill.store import (
     merge_into_file,
     read_copy,
 )
-from memquill.sync import SyncStatus, set_up_git, sync_status
+from memquill.sync import ATTRIBUTE_LINE, SyncStatus, set_up_git, sync_status
 from memquill.tools import WriteSource, keep_version, merge_copy, resolve_conflict_copies
 
 __all__ = ["register"]
@@ -134,7 +134,7 @@ def status_lines(status: SyncStatus, snapshot: Snapshot | None) -> list[str]:
     else:
         state = "set up" if git.ready else "NOT set up: run `memquill sync setup`"
         lines.append(f"git: {state} ({git.repository})")
-        lines.append(f"  .gitattributes merge=memquill: {'yes' if git.attribute else 'no'}")
+        lines.append(f"  .gitattributes {ATTRIBUTE_LINE}: {'yes' if git.attribute else 'no'}")
         driver = git.driver or "not set"
         runs = "" if git.driver is None or git.driver_runs else " (its program is missing)"
         lines.append(f"  merge driver: {driver}{runs}")

@@ -4,8 +4,10 @@
 by record (``docs/sync.md``). It writes, each only when missing, so running it again changes
 nothing:
 
-- ``.gitattributes`` in the workspace folder: ``memory/records.md merge=memquill`` (committed,
-  so every clone has it);
+- ``.gitattributes`` in the workspace folder: ``memory/records.md merge=memquill -text diff``
+  (committed, so every clone has it): merge with the driver; never convert line endings, which
+  would change a fact's text (content may hold ``\r\n``) and its ``contentLength``, whatever
+  ``core.autocrlf`` or a ``* text=auto`` line says; diff it as text all the same;
 - ``.gitignore`` in the workspace folder: memquill's per-machine files (``memory/.records-*``:
   the writer lock, staging files, backups holding forgotten text, a database mirror; and the
   extraction job ledger ``.assistant/memory-jobs.json*``), which would otherwise be committed
@@ -41,7 +43,7 @@ __all__ = [
 ]
 
 RECORDS: Final = "memory/records.md"
-ATTRIBUTE_LINE: Final = f"{RECORDS} merge=memquill"
+ATTRIBUTE_LINE: Final = f"{RECORDS} merge=memquill -text diff"
 IGNORE_LINES: Final = ("memory/.records-*", ".assistant/memory-jobs.json*")
 """Per-machine files git must not carry, as ``.gitignore`` lines (workspace-relative)."""
 _PROBES: Final = ("memory/.records-lock", ".assistant/memory-jobs.json")
@@ -55,7 +57,8 @@ class GitSetup:
 
     Attributes:
         repository: the work tree's top folder (``None``: the workspace is not in one).
-        attribute: git applies ``merge=memquill`` to ``memory/records.md``.
+        attribute: git applies ``merge=memquill`` and no line-ending conversion (``-text``) to
+            ``memory/records.md``.
         driver: the repository's ``merge.memquill.driver`` (``None``: not set).
         driver_runs: the driver's program exists (a moved or deleted environment breaks it).
         unignored: per-machine files git would carry (``IGNORE_LINES`` not in effect).
@@ -95,7 +98,7 @@ def git_setup(workspace: Path) -> GitSetup:
     top = _git(workspace, "rev-parse", "--show-toplevel", check=False)
     if top.returncode != 0:
         return GitSetup(None)
-    attribute = _git(workspace, "check-attr", "merge", "--", RECORDS).stdout
+    attributes = _git(workspace, "check-attr", "merge", "text", "--", RECORDS).stdout.splitlines()
     driver = _git(workspace, "config", "--local", "--get", "merge.memquill.driver", check=False)
     command = driver.stdout.strip() if driver.returncode == 0 else None
     unignored = tuple(
@@ -106,7 +109,7 @@ def git_setup(workspace: Path) -> GitSetup:
     tracked = _git(workspace, "ls-files", "-z", "--", *IGNORE_LINES).stdout
     return GitSetup(
         repository=Path(top.stdout.strip()),
-        attribute=attribute.strip().endswith(": merge: memquill"),
+        attribute=attributes == [f"{RECORDS}: merge: memquill", f"{RECORDS}: text: unset"],
         driver=command,
         driver_runs=command is not None and _runs(command),
         unignored=unignored,
