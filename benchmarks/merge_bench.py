@@ -14,7 +14,8 @@ median of ``--repeat`` runs:
 * ``RecordStore.merge``: the same merge as a store write into a workspace's ``records.md``
   (lock, read, merge, staged write, fsync, rename, directory fsync);
 * ``memquill merge %O %A %B``: the driver as git runs it, a new process each time (start-up
-  and imports included), writing into a copy of "ours";
+  and imports included), writing into a copy of "ours"; beside it, a process that only
+  imports ``memquill.cli`` (what every ``memquill`` command pays before it starts);
 * baselines in the same run: ``git merge-file`` of the same three files (a line merge: it
   leaves conflict markers here, which is why the driver exists) and ``git merge-file --union``
   (no markers, but a file memquill's decoder refuses).
@@ -188,6 +189,14 @@ def main() -> None:
             (
                 "memquill merge %O %A %B (new process)",
                 child_wall(args.repeat, driver, reset_ours),
+                None,
+            )
+        )
+        imports = [sys.executable, "-c", "import memquill.cli"]
+        rows.append(
+            (
+                "  of which: start-up and imports",
+                child_wall(args.repeat, imports, reset_ours),
                 None,
             )
         )

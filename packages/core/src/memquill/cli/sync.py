@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from memquill.cli.context import Context, add_common
+from memquill.errors import InvalidInputError, Messages
 from memquill.plugins import open_session
 from memquill.store import (
     Divergence,
@@ -31,7 +33,8 @@ from memquill.tools import WriteSource, keep_version, merge_copy, resolve_confli
 
 __all__ = ["register"]
 
-_SHORT = 8
+_SHORT: Final = 8
+_HEX: Final = re.compile(r"[0-9a-f]{8,64}")
 
 
 def register(subparsers: Any) -> None:  # argparse keeps its subparsers type private
@@ -258,6 +261,8 @@ def _resolve(args: argparse.Namespace, context: Context) -> int:
 
 
 def _keep(args: argparse.Namespace, context: Context) -> int:
+    if not _HEX.fullmatch(args.revision):  # as `update` and `forget` check it
+        raise InvalidInputError(Messages.REVISION_FORMAT)
     outcome = keep_version(context.session(), args.id, args.revision, source=WriteSource.manual())
     text = (
         f"{outcome.status}: {outcome.record_id} stands for the fact"
