@@ -40,19 +40,29 @@ def test_json_is_the_structured_result(tmp_path: Path, capsys: pytest.CaptureFix
     assert json.loads(out)["links"] == ["Lake"]
 
 
-def test_failures_print_the_failure_text_and_exit_non_zero(
+def test_failures_print_the_coded_error_on_stderr_and_exit_with_its_status(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ws = ("--workspace", str(tmp_path))
-    assert run(capsys, *ws, "get", "../x") == (
+
+    def failing(*argv: str) -> tuple[int, str, str]:
+        status = main([*ws, *argv])
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    assert failing("get", "../x") == (
         20,
-        "Memory read failed: Access denied: path is outside workspace.\n",
+        "",
+        "error[access_denied]: Access denied: path is outside workspace.\n",
     )
-    assert run(capsys, *ws, "get", "missing.md")[0] == 19
-    status, out = run(capsys, *ws, "search", "x", "--limit", "21")
-    assert status == 11 and out.startswith("Memory search failed: limit")
-    status, out = run(capsys, *ws, "get", "notes.md", "--lines", "0:2")
-    assert status == 11 and out.startswith("Memory read failed: line_start")
+    assert failing("get", "missing.md") == (19, "", "error[source]: Memory source not found.\n")
+    status, out, err = failing("search", "x", "--limit", "21")
+    assert (status, out) == (11, "") and err.startswith("error[invalid]: limit")
+    status, out, err = failing("get", "notes.md", "--lines", "0:2")
+    assert (status, out) == (11, "") and err.startswith("error[invalid]: line_start")
+    # Under --json the structured result comes first, with its code; the line still follows.
+    status, out, err = failing("get", "missing.md", "--json")
+    assert status == 19 and json.loads(out)["error_code"] == "source"
+    assert err == "error[source]: Memory source not found.\n"
     with pytest.raises(SystemExit):
         main(["--workspace", str(tmp_path), "get", "x.md", "--lines", "a:b"])
-    capsys.readouterr()

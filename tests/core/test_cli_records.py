@@ -22,6 +22,7 @@ from memquill.store._codec import (
     StoreImage,
     encode_store,
 )
+from memquill.store._secret_kinds import secret_message
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 
@@ -74,7 +75,7 @@ def fails(
 
 def test_exit_statuses_are_distinct_per_code() -> None:
     statuses = [info.exit_status for info in ERRORS.values()]
-    assert len(set(statuses)) == len(ERRORS) == 17
+    assert len(set(statuses)) == len(ERRORS) == 18
     assert not {0, 1, 2} & set(statuses)
 
 
@@ -133,7 +134,7 @@ def test_remember_list_update_forget_compact_doctor_in_text(
     listing = memquill(env, "list").stdout.splitlines()
     record_revision = snapshot.record_revision(snapshot.records[0])
     assert listing[0] == (
-        f"store revision {snapshot.revision}  (1 active, 1 versions, {snapshot.size_bytes:,} bytes)"
+        f"store revision {snapshot.revision}  (1 active, 1 version, {snapshot.size_bytes:,} bytes)"
     )
     assert listing[1].startswith(f"{record_id[:8]}  ")
     assert listing[1].endswith(f"rev {record_revision[:8]}  My locker code is 4711")
@@ -160,10 +161,14 @@ def test_remember_list_update_forget_compact_doctor_in_text(
     assert memquill(env, "list").stdout.endswith("(no remembered facts)\n")
     assert memquill(env, "list", "--all").stdout.count("[revoked]") == 2
 
-    # Forgotten facts stay forgotten, and the CLI says how to save them anew on purpose.
-    again = memquill(env, "remember", secret_ish).stdout
-    assert again.startswith("blocked") and "pass --key" in again
-    assert memquill(env, "remember", secret_ish, "--key", "new-key").stdout.startswith("saved")
+    # Forgotten facts stay forgotten, and the CLI says how to save them anew on purpose, with
+    # its own exit status (issue 23, item 3).
+    again = memquill(env, "remember", secret_ish, status=ERRORS["blocked"].exit_status)
+    assert again.stdout.startswith("blocked\nstore revision ")
+    assert again.stderr == f"error[blocked]: {Messages.BLOCKED}\n"
+    assert memquill(env, "remember", secret_ish, "--idempotency-key", "new-key").stdout.startswith(
+        "saved"
+    )
 
     revision = RecordStore(workspace).snapshot().revision
     assert memquill(env, "compact", "--revision", revision).stdout == (
@@ -175,8 +180,9 @@ def test_remember_list_update_forget_compact_doctor_in_text(
 
 
 def test_the_same_flow_in_json(workspace: Path, env: dict[str, str]) -> None:
-    saved = as_json(env, "remember", "prefers dark mode", "--key", "theme")
-    assert set(saved) == {"status", "record_id", "record_revision", "revision"}
+    saved = as_json(env, "remember", "prefers dark mode", "--idempotency-key", "theme")
+    assert set(saved) == {"status", "record_id", "key", "record_revision", "revision"}
+    assert saved["key"] is None
     assert saved["status"] == "saved"
     listing = as_json(env, "list")
     assert listing["revision"] == saved["revision"]
@@ -249,8 +255,15 @@ def test_doctor_reports_a_corrupt_store_without_touching_it(
         "manual, and the old version is marked superseded\n"
     )
     report = as_json_status(env, 1, "doctor")
-    assert report["error"] == {"code": "corrupt", "message": Messages.EDITED, "record_index": 0}
+    # The text's "record 1" is the JSON's "record" too (issue 23, item 6); the index is 0-based.
+    assert report["error"] == {
+        "code": "corrupt",
+        "message": Messages.EDITED,
+        "record": 1,
+        "record_index": 0,
+    }
     assert report["diagnosis"]["record_id"] == record_id
+    assert (report["diagnosis"]["record"], report["diagnosis"]["record_index"]) == (1, 0)
     assert report["repair"]["refused"] is None and len(report["repair"]["changes"]) == 1
     assert report["repaired"] is False and report["backup"] is None
     assert tree(workspace) == before
@@ -276,9 +289,18 @@ def test_every_failure_has_its_code_message_and_status(
     fails(env, "invalid", Messages.CONTENT, "remember", "   ")
     fails(env, "invalid", Messages.REVISION_FORMAT, "forget", record, "--revision", "abc")
     fails(env, "invalid", Messages.REVISION_FORMAT, "update", record, "x", "--revision", "Z" * 64)
-    fails(env, "secret", Messages.SECRET, "remember", "password = hunter2", "--json")
-    fails(env, "not_found", Messages.ACTIVE_NOT_FOUND, "update", "ffff", "x", "--revision", "0" * 8)
-    fails(env, "not_found", Messages.NOT_FOUND, "forget", "ffff", "--revision", "0" * 8)
+    fails(
+        env, "secret", secret_message(("assignment",)), "remember", "password = hunter2", "--json"
+    )
+    fails(
+        env, "not_found", Messages.ACTIVE_NOT_FOUND, "update", "f" * 8, "x", "--revision", "0" * 8
+    )
+    fails(env, "not_found", Messages.NOT_FOUND, "forget", "f" * 8, "--revision", "0" * 8)
+    # Shorter than an id prefix: a key, and the message says why it was taken for one.
+    short = "No active fact has the key ffff. (A record id prefix needs at least 8 characters.)"
+    fails(env, "not_found", short, "update", "ffff", "x", "--revision", "0" * 8)
+    fails(env, "not_found", short, "forget", "ffff")
+    fails(env, "invalid", Messages.KEY_FORMAT, "forget", "prefs//coffee")
     assert tree(workspace) == before
 
     lock = workspace / "memory" / ".records-lock"
@@ -321,7 +343,6 @@ def test_every_failure_has_its_code_message_and_status(
 
 def test_usage_errors_exit_2(workspace: Path, env: dict[str, str]) -> None:
     memquill(env, status=2)
-    memquill(env, "update", "abc", "text", status=2)  # --revision is required
     memquill(env, "frobnicate", status=2)
     assert tree(workspace) == {}
 

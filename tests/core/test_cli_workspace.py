@@ -112,8 +112,8 @@ def test_update_and_forget_on_an_old_version_name_the_current_one(
     revision = snapshot.record_revision(current)[:16]
     env["MEMQUILL_WORKSPACE"] = str(tmp_path)
     expected = (
-        f"error[not_found]: Record {old[:8]} was corrected; its current version is "
-        f"{current.id[:8]} (record revision {revision}). Run: memquill {{}} {current.id[:8]}"
+        f"error[not_found]: Record {old} was corrected; its current version is "
+        f"{current.id} (record revision {revision}). Run: memquill {{}} {current.id[:8]}"
         f"{{}} --revision {revision}\n"
     )
     updated = run(env, "update", old[:8], "The port is 25434.", "--revision", "0" * 8)

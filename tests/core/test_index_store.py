@@ -17,6 +17,7 @@ import pytest
 from tests.core.index_helpers import indexed, populate, queries, reference
 from tests.core.query_helpers import write
 
+from memquill.errors import Messages
 from memquill.index import DAMAGED_WARNING, IndexSearcher, SearchIndex, index_path
 from memquill.index import _search_index as search_index_module
 from memquill.query import SearchArgs
@@ -105,7 +106,7 @@ def test_an_unusable_index_folder_keeps_the_index_in_memory(tmp_path: Path) -> N
         again = indexed(tmp_path / "vault", searcher).search(query="pierogi")
     finally:
         searcher.close()
-    assert first.text.startswith("Search index kept in memory only (")
+    assert first.text.startswith(f"{Messages.INDEX_IN_MEMORY} {Messages.INDEX_NOT_A_FOLDER}\n")
     assert "1. [a.md:1]" in first.text
     assert again.text == reference(tmp_path / "vault").search(query="pierogi").text
 
@@ -170,13 +171,16 @@ print(json.dumps([(hit.path, hit.score, hit.snippet) for hit in result.hits]))
 """
 
 
-def test_several_processes_share_one_index_while_notes_change(tmp_path: Path) -> None:
+@pytest.mark.parametrize("watch", ["1", "0"], ids=["watcher", "walk"])
+def test_several_processes_share_one_index_while_notes_change(tmp_path: Path, watch: str) -> None:
     root, folder = tmp_path.resolve() / "vault", tmp_path / "index"
     rng = random.Random(8)
     populate(root, rng, 150)
+    environment = {**os.environ, "MEMQUILL_INDEX_WATCH": watch}
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", SHARER, str(root), str(folder), "25"],
+            env=environment,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -199,7 +203,10 @@ def test_several_processes_share_one_index_while_notes_change(tmp_path: Path) ->
     assert IndexSearcher(folder, notice=None).index(root).check() == []
 
 
-def test_the_watcher_sees_a_same_size_rewrite_at_once(tmp_path: Path) -> None:
+def test_the_watcher_sees_a_same_size_rewrite_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMQUILL_INDEX_WATCH", raising=False)  # this test is the watcher's
     write(tmp_path, "a.md", "alpha bravo")
     index = SearchIndex(tmp_path.resolve(), location=":memory:", notice=None, racy_seconds=0)
     searcher_root = tmp_path.resolve()

@@ -86,7 +86,7 @@ def test_the_cli_get_of_a_fifo_fails_with_source(tmp_path: Path) -> None:
     except subprocess.TimeoutExpired:
         pytest.fail("memquill get blocked on a FIFO")
     assert completed.returncode == 19  # source
-    assert completed.stdout == f"Memory read failed: {NOT_REGULAR}\n"
+    assert completed.stderr == f"error[source]: {NOT_REGULAR}\n"
 
 
 @pytest.mark.parametrize("fifo", ["memory.md", "memory/daily/{today}.md", "daily/{today}.md"])

@@ -15,11 +15,12 @@ from tests.core.query_helpers import assert_no_leak, engine, write
 
 from memquill.errors import Messages
 from memquill.private_paths import (
+    CREDENTIAL_EXTENSIONS,
     CREDENTIAL_FOLDERS,
     CREDENTIAL_NAMES,
     CREDENTIAL_NESTED_FOLDERS,
     CREDENTIAL_PREFIXES,
-    CREDENTIAL_SUFFIXES,
+    CREDENTIAL_STEMS,
     is_private,
     may_be_private,
     private_reason,
@@ -65,7 +66,16 @@ def _rule_examples() -> list[tuple[str, str]]:
     ]
     examples += [(f"name {name}", f"sub/{name}") for name in sorted(CREDENTIAL_NAMES)]
     examples += [(f"prefix {prefix}", f"{prefix}work.md") for prefix in CREDENTIAL_PREFIXES]
-    examples += [(f"suffix {suffix}", f"keys/deploy{suffix}") for suffix in CREDENTIAL_SUFFIXES]
+    examples += [
+        (f"extension {extension}", f"keys/deploy.{extension}")
+        for extension in sorted(CREDENTIAL_EXTENSIONS)
+    ]
+    examples += [
+        (f"extension {extension} inside", f"keys/deploy.{extension}.md")
+        for extension in sorted(CREDENTIAL_EXTENSIONS)
+    ]
+    examples += [(f"stem {stem}", f"{stem}.txt") for stem in sorted(CREDENTIAL_STEMS)]
+    examples += [(f"stem {stem} folder", f"{stem}/notes.md") for stem in sorted(CREDENTIAL_STEMS)]
     return examples
 
 
@@ -192,7 +202,69 @@ def test_every_rule_is_documented_in_one_place() -> None:
         *CREDENTIAL_NESTED_FOLDERS,
         *CREDENTIAL_NAMES,
         *CREDENTIAL_PREFIXES,
-        *CREDENTIAL_SUFFIXES,
+        *CREDENTIAL_EXTENSIONS,
+        *CREDENTIAL_STEMS,
     ]
     missing = [rule for rule in rules if f"`{rule}" not in text]
     assert not missing, f"docs/security.md does not list {missing}"
+
+
+# Issue 21, Why 10: the rules matched `.pem`/`.env` only at the end of a name.
+PRIVATE_BY_PART = [
+    "secrets.txt",
+    "key.pem.md",
+    "secrets.env.txt",
+    "prod.env.md",
+    "deploy.key.txt",
+    "notes/server.pem.txt",
+    "credentials.backup.md",
+    "id_rsa.pub.md",
+    "secrets/db.md",
+    "SECRETS.TXT",
+    "backup.tfstate.md",
+]
+ORDINARY_BY_PART = [
+    "keyboard.md",
+    "monkey.md",
+    "keynote.md",
+    "api-design.md",
+    "keys.md",
+    "turnkey.md",
+    "environment.md",
+    "envoy.txt",
+    "pemberton.md",
+    "secret-santa.md",
+    "passwords-policy.md",
+    "key-ideas/summary.md",
+]
+
+
+@pytest.mark.parametrize("path", PRIVATE_BY_PART)
+@pytest.mark.parametrize("indexed", [False, True], ids=["scan", "index"])
+def test_a_credential_part_anywhere_in_a_name_makes_it_private(
+    workspace: Path, path: str, indexed: bool
+) -> None:
+    assert private_reason(path) == Messages.CREDENTIAL_FILE
+    write(workspace, path, f"token {SECRET}\n")
+    query = engine(workspace, indexed=indexed)
+    response = query.get(path)
+    assert (response.text, response.result.error_code) == (CREDENTIAL_DENIED, "access_denied")
+    assert_no_leak(query.search(SECRET).text, workspace, SECRET)
+    assert_no_leak(query.search("token").text, workspace, SECRET)
+
+
+@pytest.mark.parametrize("path", ORDINARY_BY_PART)
+@pytest.mark.parametrize("indexed", [False, True], ids=["scan", "index"])
+def test_a_name_that_only_contains_a_stem_stays_a_note(
+    workspace: Path, path: str, indexed: bool
+) -> None:
+    assert private_reason(path) is None
+    write(workspace, path, "kumquat marmalade recipe\n")
+    query = engine(workspace, indexed=indexed)
+    assert query.get(path).ok
+    assert f"[{path}:1]" in query.search("kumquat").text
+
+
+def test_every_credential_part_is_tested_as_a_middle_part() -> None:
+    covered = {part for path in PRIVATE_BY_PART for part in path.lower().split("/")[-1].split(".")}
+    assert {"pem", "env", "key", "secrets", "credentials", "id_rsa", "tfstate"} <= covered

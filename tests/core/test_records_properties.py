@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tests.core.store_helpers import manual, raw
 
 from memquill import RecordStore
+from memquill.controls import FORBIDDEN
 from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
@@ -51,8 +52,9 @@ CONTENT = (
     .map("".join)
     .filter(lambda text: bool(text.strip()))
 )
-# What a write accepts: not only zero-width or format characters (blank to a reader).
-SAVABLE = CONTENT.filter(
+# What a write accepts: not only zero-width or format characters (blank to a reader), and no
+# control character but tab and newline (a file may hold them: CONTENT still decodes).
+SAVABLE = CONTENT.map(lambda text: FORBIDDEN.sub("", text)).filter(
     lambda text: any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
 )
 IDS = st.uuids(version=4).map(str)

@@ -14,8 +14,8 @@ from tests.core.secret_corpus import CREDENTIALS, PROSE
 from tests.core.store_helpers import CHILD_TIMEOUT, expect_unchanged, manual, raw
 
 from memquill import RecordStore, SecretScanner
-from memquill.errors import Messages
 from memquill.store import normalize_for_detection
+from memquill.store._secret_kinds import secret_message
 from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector
 
 SHAPES = [shape for shape, _ in CREDENTIALS]
@@ -31,7 +31,8 @@ def test_the_corpus_is_well_formed() -> None:
 def test_every_credential_shape_is_refused(tmp_path: Path, shape: str, text: str) -> None:
     assert SecretScanner().findings(text), shape
     store = RecordStore(tmp_path)
-    expect_unchanged(tmp_path, "secret", Messages.SECRET, store.save, [manual(text)])
+    message = secret_message(SecretScanner().findings(text))
+    expect_unchanged(tmp_path, "secret", message, store.save, [manual(text)])
     assert not (tmp_path / "memory").exists()
 
 

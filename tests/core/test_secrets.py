@@ -9,8 +9,8 @@ import pytest
 from tests.core.store_helpers import conversation, expect_unchanged, manual, raw, records_path
 
 from memquill import RecordStore, SecretError, SecretScanner
-from memquill.errors import Messages
 from memquill.store._codec import HEADER
+from memquill.store._secret_kinds import secret_message
 from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, is_placeholder
 
 # Shapes of real credentials (made up), per detector. Each must be refused.
@@ -193,17 +193,16 @@ def test_every_write_path_refuses_credentials_and_writes_nothing(
     workspace.mkdir()
     store = RecordStore(workspace)
     # Nothing is created in an empty workspace...
-    error = expect_unchanged(workspace, "secret", Messages.SECRET, store.save, [manual(text)])
+    message = secret_message(SecretScanner().findings(text))  # the kinds, never the text
+    error = expect_unchanged(workspace, "secret", message, store.save, [manual(text)])
     assert isinstance(error, SecretError) and kind in error.kinds
     assert not (workspace / "memory").exists()
     # ...and an existing store stays byte for byte the same, for save and correct alike.
     saved = store.save([manual("harmless fact", "h")])
     batch = [manual("fine", "fine"), conversation(text, "k")]
-    expect_unchanged(workspace, "secret", Messages.SECRET, store.save, batch)
+    expect_unchanged(workspace, "secret", message, store.save, batch)
     record = saved.record_id or ""
-    expect_unchanged(
-        workspace, "secret", Messages.SECRET, store.correct, record, text, saved.revision
-    )
+    expect_unchanged(workspace, "secret", message, store.correct, record, text, saved.revision)
     assert text.encode() not in raw(workspace)
 
 
@@ -218,7 +217,11 @@ def test_secret_errors_name_kinds_never_the_value() -> None:
         SecretScanner().check(text)
     assert info.value.kinds == ("provider_key", "assignment")
     assert "hunter2" not in str(info.value) and "sk-" not in repr(info.value.kinds)
-    assert info.value.code == "secret" and info.value.message == Messages.SECRET
+    assert info.value.code == "secret"
+    assert info.value.message == (
+        "Remove credential material before saving memory: it looks like an AI provider API key "
+        "and a password, token or key assigned a value."
+    )
 
 
 def test_placeholders_are_recognised() -> None:
@@ -235,7 +238,14 @@ def test_a_custom_scanner_adds_detectors(tmp_path: Path) -> None:
     scanner = SecretScanner([*BUILTIN_DETECTORS, internal])
     store = RecordStore(tmp_path, secrets=scanner)
     assert store.secrets is scanner
-    expect_unchanged(tmp_path, "secret", Messages.SECRET, store.save, [manual("INT-KEY-123456")])
+    named = "Remove credential material before saving memory: it looks like what the "
+    expect_unchanged(
+        tmp_path,
+        "secret",
+        named + "internal_ticket_key detector finds.",
+        store.save,
+        [manual("INT-KEY-123456")],
+    )
     assert RecordStore(tmp_path).save([manual("INT-KEY-123456")]).status == "saved"
 
 

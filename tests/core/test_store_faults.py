@@ -97,10 +97,10 @@ def test_an_unreadable_file_is_a_read_failure(
 def test_a_memory_folder_that_cannot_be_created_is_unavailable(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(self: Path, *args: object, **kwargs: object) -> None:
+    def refuse(path: object, *args: object, **kwargs: object) -> None:
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(Path, "mkdir", refuse)
+    monkeypatch.setattr(os, "mkdir", refuse)  # memory/ is made owner-only with os.mkdir
     store = RecordStore(workspace)
     expect_unchanged(workspace, "storage", Messages.UNAVAILABLE, store.save, [manual("x")])
     assert tree(workspace) == {}

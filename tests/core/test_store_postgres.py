@@ -270,17 +270,21 @@ def test_the_url_is_never_shown(db: Backing) -> None:
 
 
 @pytest.mark.parametrize(
-    "location",
+    ("location", "message"),
     [
-        "postgresql://h/d#colour=red",
-        "postgresql://h/d#workspace=",
-        "postgresql://h/d#idle_timeout=0",
+        ("postgresql://h/d#colour=red", Messages.STORE_OPTION_UNKNOWN.format("colour")),
+        ("postgresql://h/d#workspace=", Messages.STORE_OPTION_WORKSPACE),
+        ("postgresql://h/d#idle_timeout=0", Messages.STORE_OPTION_IDLE),
+        ("postgresql://h/d#idle_timeout=soon", Messages.STORE_OPTION_IDLE),
+        ("postgresql://h/d#mirror=2", Messages.STORE_OPTION_MIRROR),
+        ("postgresql://h/d#mirror", Messages.STORE_OPTIONS),
     ],
 )
-def test_unknown_or_bad_location_options_are_refused(location: str) -> None:
+def test_unknown_or_bad_location_options_are_refused_by_name(location: str, message: str) -> None:
+    # Issue 23, item 4: the message names the option to fix (never the URL or a value).
     with pytest.raises(MemoryRecordError) as info:
         parse_location(location)
-    assert info.value.message == Messages.STORE_LOCATION
+    assert (info.value.code, info.value.message) == ("invalid", message)
 
 
 def test_a_newer_schema_is_refused(db: Backing, postgres_server: Server) -> None:
@@ -313,7 +317,7 @@ def test_the_mirror_is_a_read_only_copy_that_queries_ignore(db: Backing) -> None
     store.save([manual("mirrored fact about lighthouses")])
     mirror = db.workspace / "memory" / MIRROR_NAME
     assert mirror.read_bytes() == store.export() == db.raw()
-    assert mirror.stat().st_mode & 0o777 == 0o444
+    assert mirror.stat().st_mode & 0o777 == 0o400  # read-only, and only its owner's
     store.save([manual("second fact")])
     assert mirror.read_bytes() == db.raw()
     found = memquill(db.workspace, "search", "lighthouses", "--json", store=location)
@@ -361,22 +365,23 @@ def test_hosts_with_different_user_keys_agree_on_duplicates_and_tombstones(
         workspace.mkdir()
         data.mkdir()
 
-    def run(host: str, *args: str) -> dict[str, object]:
+    def run(host: str, *args: str, status: int = 0) -> dict[str, object]:
         workspace, data = hosts[host]
         done = memquill(workspace, *args, "--json", store=db.location, data_home=data)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == status, done.stderr
         parsed: dict[str, object] = json.loads(done.stdout)
         return parsed
 
-    saved = run("a", "remember", "The team deploys on Tuesdays.", "--key", "deploys")
+    saved = run("a", "remember", "The team deploys on Tuesdays.", "--idempotency-key", "deploys")
     assert saved["status"] == "saved"
-    assert run("b", "remember", "The team deploys on Tuesdays.", "--key", "deploys")["status"] == (
-        "duplicate"
-    )
-    pin = run("a", "remember", "My bank PIN is 4821", "--key", "pin")
+    assert run("b", "remember", "The team deploys on Tuesdays.", "--idempotency-key", "deploys")[
+        "status"
+    ] == ("duplicate")
+    pin = run("a", "remember", "My bank PIN is 4821", "--idempotency-key", "pin")
     revision = str(pin["record_revision"])
     run("a", "forget", str(pin["record_id"]), "--revision", revision)
-    assert run("b", "remember", "My bank PIN is 4821", "--key", "pin")["status"] == "blocked"
+    blocked = run("b", "remember", "My bank PIN is 4821", "--idempotency-key", "pin", status=27)
+    assert blocked["status"] == "blocked"
     assert b"4821" not in db.raw()
 
 

@@ -26,7 +26,7 @@ from tests.core.store_helpers import (
     tool,
 )
 
-from memquill import Candidate, RecordStore
+from memquill import Candidate, MemoryRecordError, NotFoundError, RecordStore
 from memquill.errors import Messages
 from memquill.private_paths import is_managed_record_path
 from memquill.store._codec import HEADER, LEGACY_HEADER, decode_store, iso_timestamp
@@ -56,11 +56,12 @@ def store(backing: Backing, clock: Clock) -> RecordStore:
 
 def unchanged(
     backing: Backing, code: str, message: str, call: Callable[..., object], *args: Any
-) -> None:
+) -> MemoryRecordError:
     """``call`` fails with ``code`` and ``message`` and leaves the workspace and store as is."""
     before = backing.image()
-    expect_error(code, message, call, *args)
+    error = expect_error(code, message, call, *args)
     assert backing.image() == before
+    return error
 
 
 def test_reads_of_an_empty_workspace_create_nothing(backing: Backing, store: RecordStore) -> None:
@@ -217,17 +218,20 @@ def test_correction_keeps_history_but_exposes_only_the_current_version(
     assert [item.content for item in store.projection().records] == ["New choice"]
     # The superseded version's message is a tombstone: re-extraction with a new key is blocked.
     assert store.save([conversation("Old choice again", "k-new")]).status == "blocked"
-    # So is its key, and a second correction of the superseded version is refused.
+    # So is its key. The old id with the revision it was read at names the current version.
     assert store.save([conversation("Old choice", "k", role="user")]).status == "blocked"
-    unchanged(
+    current = store.snapshot().record_revision(new)
+    refused = unchanged(
         backing,
         "not_found",
-        Messages.ACTIVE_NOT_FOUND,
+        Messages.CORRECTED.format(old=old_id, current=corrected.record_id, revision=current[:16]),
         store.correct,
         old_id,
         "x",
-        corrected.revision,
+        saved.revision,
     )
+    assert isinstance(refused, NotFoundError)
+    assert (refused.current_id, refused.current_revision) == (corrected.record_id, current)
 
 
 def test_correction_accepts_the_record_revision_after_unrelated_writes(

@@ -16,6 +16,7 @@ from memquill.errors import ConflictError, Messages
 from memquill.store import SecretScanner
 from memquill.store._diagnose import diagnose
 from memquill.store._repair import apply_repair, plan_repair
+from memquill.store._secret_kinds import secret_message
 from memquill.store._transaction import locate
 
 NOW = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
@@ -115,7 +116,7 @@ def test_crlf_from_an_editor_turns_back_into_the_same_bytes(
         ),
         pytest.param(
             lambda d: d.replace(b"Ana.", b"Ana, password = hunter2-real."),
-            "record 3: its edited text cannot be kept: " + Messages.SECRET,
+            "record 3: its edited text cannot be kept: " + secret_message(("assignment",)),
             id="a-secret",
         ),
         pytest.param(

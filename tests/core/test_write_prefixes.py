@@ -68,11 +68,16 @@ def test_a_revision_prefix_starts_a_current_revision_or_conflicts(tmp_path: Path
     own = outcome.record_revision
     assert resolve_revision(snapshot, None, snapshot.revision[:16]) == snapshot.revision
     assert resolve_revision(snapshot, outcome.record_id, own[:16]) == own
-    with pytest.raises(ConflictError):
-        resolve_revision(snapshot, None, own[:16])  # not the store revision, and no record named
+    # A prefix of no current revision stays a prefix, which no full revision equals: the store
+    # refuses it under its lock as it refuses any stale revision.
+    assert resolve_revision(snapshot, None, own[:16]) == own[:16]  # no record named
     writes_module.remember(session, "Deploys on Tuesdays.", source=MANUAL)
-    with pytest.raises(ConflictError):  # a prefix of an old store revision is stale
-        resolve_revision(RecordStore(tmp_path).snapshot(), None, snapshot.revision[:16])
+    stale = snapshot.revision[:16]  # a prefix of an old store revision
+    assert resolve_revision(RecordStore(tmp_path).snapshot(), None, stale) == stale
+    with pytest.raises(ConflictError):
+        correct(session, outcome.record_id, "Tea, always.", stale, source=MANUAL)
+    with pytest.raises(ConflictError):
+        writes_module.compact(session, stale, source=MANUAL)
 
 
 def test_tools_update_and_forget_with_the_short_forms_search_shows(tmp_path: Path) -> None:
@@ -100,7 +105,7 @@ def test_tools_update_and_forget_with_the_short_forms_search_shows(tmp_path: Pat
     assert json.loads(gone.text)["recordId"] == receipt["recordId"]
 
 
-def test_a_prefix_resolved_before_a_concurrent_write_still_conflicts(
+def test_a_prefix_resolved_before_a_concurrent_write_is_still_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = MemorySession(tmp_path, "chat-1", "read_write")
@@ -117,7 +122,7 @@ def test_a_prefix_resolved_before_a_concurrent_write_still_conflicts(
 
     monkeypatch.setattr(writes_module, "resolve_target", then_someone_else_writes)
     before = records_path(tmp_path).read_bytes()
-    with pytest.raises(ConflictError):
+    with pytest.raises(NotFoundError) as info:  # the id names an old version now
         correct(
             session,
             outcome.record_id[:8],
@@ -127,6 +132,8 @@ def test_a_prefix_resolved_before_a_concurrent_write_still_conflicts(
         )
     after = records_path(tmp_path).read_bytes()
     assert after != before and b"Thursdays" not in after
+    current = RecordStore(tmp_path).snapshot().records[-1]
+    assert info.value.current_id == current.id
 
 
 def test_forget_reports_the_full_id_it_resolved(tmp_path: Path) -> None:

@@ -21,12 +21,14 @@ from tests.manage.browser_helpers import browser, open_tab, serving
 from tests.manage.manage_helpers import FakeJobs, record_revision, seed
 
 from memquill import RecordStore, open_session
+from memquill.lifecycle import turn_id
 from memquill.manage import Backend, JobView, ManageServer
 
 __all__ = ["browser"]
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 DOCS_IMAGE = Path(__file__).resolve().parents[2] / "docs" / "images" / "manage.png"
+PHONE_IMAGE = DOCS_IMAGE.with_name("manage-phone.png")
 
 
 @pytest.fixture
@@ -199,7 +201,10 @@ def test_errors_are_shown_in_words(browser: Browser, url: str, workspace: Path) 
     page.get_by_label("What should be remembered?").fill("api_key = sk-" + "a1B2c3D4" * 5)
     page.get_by_role("button", name="Remember").click()
     status = page.locator("#status")
-    expect(status).to_have_text("Remove credential material before saving memory. (secret)")
+    expect(status).to_have_text(
+        "Remove credential material before saving memory: it looks like an AI provider API key "
+        "and a password, token or key assigned a value. (secret)"
+    )
     expect(status).to_have_attribute("role", "alert")
     assert _active(workspace) == ["a fact"]
 
@@ -225,6 +230,38 @@ def test_a_hand_edited_store_names_the_record_and_blocks_changes(
     expect(page.get_by_role("button", name="Remember")).to_be_disabled()
 
 
+def test_a_repairable_hand_edit_gets_one_message_the_repair(
+    browser: Browser, url: str, workspace: Path
+) -> None:
+    seed(workspace, "first fact", "second fact")
+    path = workspace / "memory" / "records.md"
+    path.write_bytes(path.read_bytes().replace(b"second fact", b"second fact, edited by hand"))
+    problem = open_tab(browser, url).page.get_by_role("alert").filter(has_text="cannot be read")
+    expect(problem).to_contain_text("record 2 (counting from 1): its text was edited")
+    expect(problem).to_contain_text("memquill can repair that without guessing. (corrupt)")
+    expect(problem).to_contain_text(f"memquill doctor --fix --workspace {workspace}")
+    expect(problem).not_to_contain_text("restore")
+    expect(problem).not_to_contain_text("undo the hand edit")
+    expect(problem.get_by_role("button", name="Repair records.md")).to_be_enabled()
+
+
+def test_an_unrepairable_hand_edit_says_how_to_undo_it(
+    browser: Browser, url: str, workspace: Path
+) -> None:
+    seed(workspace, "first fact", "second fact")
+    path = workspace / "memory" / "records.md"
+    marker = b"<!-- memory-record {"
+    path.write_bytes(path.read_bytes().replace(marker, b"<!-- memory-recrd {", 1))
+    page = open_tab(browser, url).page
+    problem = page.get_by_role("alert").filter(has_text="cannot be read")
+    expect(problem).to_contain_text("record 1 (counting from 1)")
+    expect(problem).to_contain_text("memquill cannot repair it without guessing (record 1: its")
+    expect(problem).to_contain_text("undo the hand edit, or put back a copy of the file")
+    expect(problem).not_to_contain_text("can repair that")
+    expect(page.get_by_role("button", name="Repair records.md")).to_have_count(0)
+    expect(page.get_by_role("button", name="Remember")).to_be_disabled()
+
+
 def test_a_hand_edit_is_repaired_from_the_page_after_a_backup(
     browser: Browser, url: str, workspace: Path
 ) -> None:
@@ -246,14 +283,12 @@ def test_a_hand_edit_is_repaired_from_the_page_after_a_backup(
     assert backup.read_bytes() == edited
 
 
-def test_screenshot_for_the_docs(
-    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The docs' screenshot. ``MEMQUILL_UPDATE_SCREENSHOT=1`` writes docs/images/manage.png."""
-    monkeypatch.setenv("HOME", str(tmp_path))  # the page shows the workspace as ~/notes
+def _realistic(root: Path) -> Backend:
+    """A workspace as a person has it after a few days: facts from every source, a correction,
+    a forgotten fact, and extraction jobs with their real 64-hex ids."""
     start = datetime(2026, 11, 27, 9, 30, tzinfo=UTC)
     clock = iter(start + timedelta(hours=7 * n) for n in range(100))
-    workspace = tmp_path / "notes"
+    workspace = root / "notes"
     workspace.mkdir()
     store = RecordStore(workspace, now=lambda: next(clock))
     store.save([manual("The team's standup is at 9:30 on weekdays", key="a")])
@@ -268,28 +303,82 @@ def test_screenshot_for_the_docs(
     store.save([manual("Old office address: 1 Main St", key="e")])
     old = store.snapshot().records[-1]
     store.revoke(old.id, store.snapshot().revision)
+    store.save([tool("Release notes are written in CHANGELOG.md", "f", session="chat-42")])
     assert saved.status == "saved"
     jobs = FakeJobs(
         [
             JobView(
-                "chat-42:turn-9",
+                turn_id("chat-42", "a9"),
                 "failed",
                 "request_failed",
                 "2026-11-29T18:02:11.000Z",
                 retry_at=1_796_000_000_000,
             ),
-            JobView("chat-42:turn-6", "completed", None, "2026-11-29T17:40:03.000Z"),
+            JobView(turn_id("chat-42", "a6"), "completed", None, "2026-11-29T17:40:03.000Z"),
+            JobView(turn_id("chat-42", "a3"), "nothing", None, "2026-11-29T17:12:45.000Z"),
+            JobView(turn_id("chat-41", "a3"), "completed", None, "2026-11-28T16:05:30.000Z"),
         ],
         pending_turns=1,
     )
-    backend = Backend(
+    return Backend(
         open_session(workspace), jobs, now=lambda: datetime(2026, 11, 30, 12, tzinfo=UTC)
     )
+
+
+PHONE = {"width": 390, "height": 844}
+PHONE_HEIGHT_BOUND = 2_600
+"""px: the realistic workspace (five facts, a history, four jobs) at phone width (2,354 px
+now). It was 5,181 px while the jobs table wrapped 64-hex ids two characters a line."""
+
+
+def test_readable_on_a_phone(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    backend = _realistic(tmp_path)
     with ManageServer(backend).running() as url:
-        page = open_tab(browser, url, width=900, height=1100).page
-        image = page.screenshot(full_page=True)
-    assert image.startswith(b"\x89PNG")
-    if os.environ.get("MEMQUILL_UPDATE_SCREENSHOT") == "1":
-        DOCS_IMAGE.parent.mkdir(exist_ok=True)
-        DOCS_IMAGE.write_bytes(image)
-    assert re.search(rb"IHDR", image[:32])
+        tab = open_tab(browser, url, **PHONE)
+        page = tab.page
+        width, height = page.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+        )
+        assert width <= PHONE["width"], "no horizontal scrolling"
+        assert height <= PHONE_HEIGHT_BOUND, f"the page is {height} px tall"
+        # Job ids: eight characters shown, the whole id one tap away and selectable as one.
+        full = turn_id("chat-42", "a9")
+        job = page.locator("#jobs li.job").first
+        expect(job).to_contain_text("failed: the model request failed.")
+        expect(job).to_contain_text("Retry not before 2026-11-30 00:53 UTC.")
+        expect(job).to_contain_text("Updated 2026-11-29 18:02 UTC.")
+        expect(job.locator("summary")).to_have_text(f"job {full[:8]}")
+        expect(job.locator("code.full")).to_be_hidden()
+        job.locator("summary").click()
+        expect(job.locator("code.full")).to_be_visible()
+        expect(job.locator("code.full")).to_have_text(full)
+        assert job.locator("code.full").evaluate("e => getComputedStyle(e).userSelect") == "all"
+        # No column is left empty: a job without a reason says only what it has.
+        expect(page.locator("#jobs li.job p").nth(1)).to_have_text(
+            "saved facts. Updated 2026-11-29 17:40 UTC."
+        )
+        assert page.locator("#jobs table").count() == 0
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert tab.errors == []
+
+
+def test_screenshot_for_the_docs(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The docs' screenshots. ``MEMQUILL_UPDATE_SCREENSHOT=1`` writes docs/images/manage.png
+    (a desktop window) and docs/images/manage-phone.png (390 px wide)."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # the page shows the workspace as ~/notes
+    with ManageServer(_realistic(tmp_path)).running() as url:
+        images = {
+            DOCS_IMAGE: open_tab(browser, url, width=900, height=1100).page,
+            PHONE_IMAGE: open_tab(browser, url, **PHONE).page,
+        }
+        shots = {path: page.screenshot(full_page=True) for path, page in images.items()}
+    for path, image in shots.items():
+        assert image.startswith(b"\x89PNG") and re.search(rb"IHDR", image[:32])
+        if os.environ.get("MEMQUILL_UPDATE_SCREENSHOT") == "1":
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(image)

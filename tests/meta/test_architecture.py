@@ -1,10 +1,10 @@
 """Import direction, checked by parsing every module (no import needed).
 
 - Inside the core, layers depend downwards only, and subpackages form no cycle:
-  foundation (``errors``, ``text``, ``paths``, ``private_paths``) ← ``store`` ← ``query``
-  ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
-  ``plugins``, ``testing`` and ``cli`` sit on top
-  (with the ``memquill`` facade). Every import counts, inside functions too.
+  foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``) ← ``store``
+  ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
+  ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade). Every import
+  counts, inside functions too.
 - The core imports no framework (LangChain, LlamaIndex, MCP) and no adapter package.
 - An adapter imports memquill only through its public facades (``memquill``,
   ``memquill.plugins``, ``memquill.testing``), never a private module, never another adapter.
@@ -25,7 +25,9 @@ FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "llama_index", "mcp", 
 ADAPTERS = ("memquill_langchain", "memquill_llamaindex", "memquill_mcp")
 ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"})
 
-FOUNDATION: Final = frozenset({"errors", "messages", "text", "paths", "private_paths", "keyfiles"})
+FOUNDATION: Final = frozenset(
+    {"errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles", "owner_only"}
+)
 LAYERS: Final = {
     "foundation": 0,
     "store": 1,

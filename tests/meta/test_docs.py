@@ -57,3 +57,44 @@ def test_every_error_code_is_documented_with_its_exit_status(info: ErrorInfo) ->
     text = (DOCS / "errors.md").read_text("utf-8")
     row = re.search(rf"^\| `{info.code}` \|.*\| {info.exit_status} \|$", text, re.MULTILINE)
     assert row is not None, f"docs/errors.md has no row for `{info.code}` ending in its status"
+
+
+def key_transcript(workspace: Path) -> str:
+    """An agent naming a fact by its key, through the real tools: remember with a key, a second
+    remember under that key (a conflict naming the fact), two updates by key, a forget by key.
+    Each call passes the revision of the receipt before it, cut to 16 digits as read tools
+    show it."""
+    from memquill import MemorySession, MemoryToolset
+
+    toolset = MemoryToolset(MemorySession(workspace, "chat-42"))
+    lines: list[str] = []
+    revision = ""
+
+    def call(name: str, arguments: dict[str, str]) -> None:
+        nonlocal revision
+        result = toolset.call(name, arguments)
+        shown = json.dumps(arguments, ensure_ascii=False)
+        lines.extend([f"→ {name} {shown}", f"← {result.text}"])
+        if not result.is_error:
+            revision = str((result.structured or {})["recordRevision"])[:16]
+
+    key = "prefs/coffee"
+    call("memory_remember", {"content": "The user takes coffee black.", "key": key})
+    call("memory_remember", {"content": "The user takes coffee with milk.", "key": key})
+    for text in ("The user takes coffee with oat milk.", "The user takes oat milk, no sugar."):
+        call("memory_update", {"key": key, "content": text, "expected_revision": revision})
+    call("memory_forget", {"key": key, "expected_revision": revision})
+    return "\n".join(lines)
+
+
+def test_the_key_transcript_in_tools_md_is_what_the_tools_answer(tmp_path: Path) -> None:
+    from memquill.testing._normalize import Normalizer
+
+    section = _section((DOCS / "tools.md").read_text("utf-8"), "Ids, versions, keys and revisions")
+    block = re.search(r"```text\n(.*?)\n```", section, re.DOTALL)
+    assert block is not None, "docs/tools.md: no transcript block in the keys section"
+    actual = key_transcript(tmp_path)
+    # Ids and revisions differ from run to run: compare them as numbered placeholders.
+    assert Normalizer().text(block.group(1)) == Normalizer().text(actual), (
+        f"docs/tools.md: the transcript is out of date; it now reads:\n{actual}"
+    )

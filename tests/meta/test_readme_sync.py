@@ -85,3 +85,11 @@ def test_the_readme_sync_instructions_work_verbatim_on_two_clones(tmp_path: Path
     }
     for machine in (laptop, desktop):
         assert machine.memquill("doctor").stdout.rstrip().endswith("healthy")
+
+
+def test_docs_sync_shows_the_same_commands() -> None:
+    # docs/sync.md repeats the README's blocks; the test above runs them, so they must match.
+    text = (README.parent / "docs" / "sync.md").read_text("utf-8")
+    start = text.index("\n## Git\n")
+    section = text[start : text.index("\n### ", start)]
+    assert re.findall(r"```sh\n(.*?)```", section, re.DOTALL) == sync_blocks()

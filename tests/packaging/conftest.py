@@ -32,3 +32,30 @@ def dist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=600,
     )
     return out
+
+
+@pytest.fixture(scope="session")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of this repository as a clone has it: every tracked (or new, unignored) file as it
+    is in the working tree, and nothing else: no ``.venv``, no build output, no caches."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    target = tmp_path_factory.mktemp("clone") / "memquill"
+    for name in filter(None, listed.stdout.decode("utf-8").split("\0")):
+        source = ROOT / name
+        if source.is_file():  # a tracked file deleted in the working tree is not in a clone
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target
+
+
+def uv_command() -> str:
+    """The ``uv`` the tests run under (``uv run`` sets ``UV``), else the one on ``PATH``."""
+    uv = os.environ.get("UV") or shutil.which("uv")
+    assert uv, "run under `uv run` (which sets UV), or put uv on PATH"
+    return uv

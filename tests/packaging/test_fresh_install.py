@@ -1,9 +1,11 @@
-"""A user's first minutes: ``pip install memquill-langchain`` alone, then the README's example.
+"""A user's first minutes: ``memquill-langchain`` alone from the wheels, then the README's example.
 
 A fresh virtualenv (the standard library's ``venv``, its own pip) installs only
-``memquill-langchain`` from the built wheels (``--find-links``; everything else from the package
-index), and runs the LangChain example exactly as the repository README and the package's own
-README show it, with the workspace path swapped for a temporary folder.
+``memquill-langchain`` with the README's own ``pip install --find-links`` line, run in a shell
+with the virtualenv activated (its ``bin`` first on ``PATH``) and the wheels' folder swapped for
+the built files (everything else comes from the package index), and runs the LangChain example
+exactly as the repository README and the package's own README show it, with the workspace path
+swapped for a temporary folder.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.doc_blocks import find
 
 pytestmark = pytest.mark.packaging
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = "/home/me/notes"
+WHEELS = "/path/to/memquill/dist"
 FACT = "The user prefers tea over coffee."
 
 
@@ -38,15 +42,29 @@ def venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtualenv holding ``memquill-langchain`` and what pip pulled in for it, nothing else."""
     root = tmp_path_factory.mktemp("fresh") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=300)
-    python = root / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--find-links", str(dist_dir)]
+    line = install_line()
+    assert WHEELS in line
+    activated = {
+        **{k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
+        "VIRTUAL_ENV": str(root),
+        "PATH": os.pathsep.join([str(root / "bin"), os.environ.get("PATH", "")]),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
     subprocess.run(
-        [*pip, "memquill-langchain"],
+        ["bash", "-c", line.replace(WHEELS, str(dist_dir))],
         check=True,
         timeout=600,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        env=activated,
+        stdout=subprocess.DEVNULL,
     )
     return root
+
+
+def install_line() -> str:
+    """The README's ``pip install --find-links …`` line (section Install)."""
+    block = find("README.md", lambda b: b.heading == "Install" and b.lang == "sh", "the install")
+    (line,) = [line for line in block.text.splitlines() if line.startswith("pip install ")]
+    return line
 
 
 def run(venv: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -147,7 +147,8 @@ def test_a_stale_revision_comes_back_as_an_error_tool_message(tmp_path: Path) ->
     assert statuses == ["error", "success"]
     failed = next(m for m in updates.values() if m.status == "error")
     assert failed.content.startswith('{"type":"memory_write_error","operation":"update"')
-    assert '"code":"conflict"' in failed.content
+    # The loser's id is an old version now: the answer names the current one (no refresh loop).
+    assert '"code":"not_found"' in failed.content and "its current version is" in failed.content
     winner = next(call_id for call_id in ("a", "b") if updates[call_id].status == "success")
     active = [content for meta, content in _record_blocks(tmp_path) if meta["status"] == "active"]
     assert active == [{"a": "On Mondays.", "b": "On Fridays."}[winner]]

@@ -40,6 +40,7 @@ def _expected(hit: SearchHit) -> tuple[str | None, str, dict[str, Any]]:
             "provenance": hit.source,
             "record_id": hit.record_id,
             "record_revision": hit.record_revision,
+            "key": hit.key,
         },
     )
 

@@ -28,10 +28,14 @@ async def engine() -> AsyncIterator[AsyncEngine]:
     await engine.dispose()
 
 
+HITS = "## Memory matching the latest message\n"
+"""The heading that keeps the hits apart from the review of recent memory."""
+
+
 def _core_texts(session: MemorySession, query: str) -> tuple[str, str]:
     toolset = MemoryToolset(session)
     recent = toolset.call("memory_recent", {}).text
-    return recent, toolset.call("memory_search", {"query": query}).text
+    return recent, HITS + toolset.call("memory_search", {"query": query}).text
 
 
 @pytest.fixture
@@ -56,13 +60,30 @@ async def test_memory_injects_recent_memory_and_hits_for_the_question(
     assert messages[1].content == QUESTION
 
 
+async def test_the_system_message_tells_recent_memory_from_the_hits(
+    remembered: MemorySession, engine: AsyncEngine
+) -> None:
+    # Issue 23, item 6: one heading over the remembered facts, and the hits under their own.
+    toolset = MemoryToolset(remembered)
+    toolset.call("memory_remember", {"content": "The user's kettle is blue."})
+    memory = Memory.from_defaults(
+        memory_blocks=[MemquillMemoryBlock(session=remembered)], async_engine=engine
+    )
+    await memory.aput(ChatMessage(role=MessageRole.USER, content=QUESTION))
+    system = str((await memory.aget())[0].content)
+    assert system.count("## Active Memory") == 1
+    recent, _, hits = system.partition(HITS)
+    assert recent.count("Source: memory/records/") == 2 and "1. [" not in recent
+    assert hits.startswith("1. [memory/records/") and FACT in hits
+
+
 async def test_the_block_returns_the_core_texts_unchanged(remembered: MemorySession) -> None:
     block = MemquillMemoryBlock(session=remembered, days=1, search_limit=2)
     content = await block.aget([ChatMessage(role=MessageRole.USER, content=QUESTION)])
     toolset = MemoryToolset(remembered)
     assert content == [
         TextBlock(text=toolset.call("memory_recent", {"days": 1}).text),
-        TextBlock(text=toolset.call("memory_search", {"query": QUESTION, "limit": 2}).text),
+        TextBlock(text=HITS + toolset.call("memory_search", {"query": QUESTION, "limit": 2}).text),
     ]
 
 

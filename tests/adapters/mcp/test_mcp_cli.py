@@ -181,7 +181,6 @@ def _env() -> dict[str, str]:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--workspace", "{missing}"], "(from --workspace) does not exist. Create it first"),
         (["--write-only", "--access", "read"], "--write-only needs --access read_write"),
         (["--transport", "http", "--host", "0.0.0.0"], "--allow-remote"),
         (["--transport", "http", "--host", "192.0.2.1", "--allow-remote"], "bearer token"),
@@ -231,7 +230,7 @@ def test_without_a_workspace_the_default_one_is_served_and_created(
     assert _workspace("~/chosen") == chosen  # as a shell would expand it
 
 
-def test_the_console_script_reports_usage_errors_on_stderr(tmp_path: Path) -> None:
+def test_the_console_script_reports_a_missing_workspace_coded_on_stderr(tmp_path: Path) -> None:
     done = subprocess.run(
         [*server_command(), "--workspace", str(tmp_path / "missing")],
         capture_output=True,
@@ -239,9 +238,10 @@ def test_the_console_script_reports_usage_errors_on_stderr(tmp_path: Path) -> No
         check=False,
         env=_env(),
     )
-    assert done.returncode == 2
+    assert done.returncode == 11  # invalid, as for the memquill command
     assert done.stdout == b""
-    assert b"(from --workspace) does not exist" in done.stderr
+    assert done.stderr.startswith(b"error[invalid]: The workspace ")
+    assert b"(from --workspace) does not exist. Create it first" in done.stderr
 
 
 def test_the_plugin_registers_both_mcp_adapters() -> None:

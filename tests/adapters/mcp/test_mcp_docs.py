@@ -15,6 +15,10 @@ from memquill_mcp import server_command
 from memquill_mcp.cli import _parser  # pyright: ignore[reportPrivateUsage]
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "adapters" / "mcp.md").read_text("utf-8")
+FROM_CLONE = [
+    *("run", "--directory", "/path/to/memquill", "--package", "memquill-mcp", "--no-dev"),
+    "memquill-mcp",
+]
 HIDDEN = {"--help"}  # argparse's own; test-only switches are hidden from --help too
 
 
@@ -59,12 +63,17 @@ def test_every_host_configuration_in_the_doc_parses() -> None:
         for server in json.loads(config).get("mcpServers", {}).values()
         if "command" in server
     ]
-    assert any(server["command"] == "uvx" for server in commands), "the no-clone config"
+    # From a clone today (tests/packaging/test_from_a_clone.py starts it), from the index after
+    # a release, and an installed command.
+    assert {server["command"] for server in commands} >= {"uv", "uvx"}
     for server in commands:
         args = server["args"]
         if server["command"] == "uvx":  # uvx --from memquill-mcp memquill-mcp ARGS
             assert args[:3] == ["--from", "memquill-mcp", "memquill-mcp"]
             args = args[3:]
+        elif server["command"] == "uv":  # uv run --directory CLONE … memquill-mcp ARGS
+            assert args[: len(FROM_CLONE)] == FROM_CLONE
+            args = args[len(FROM_CLONE) :]
         else:
             assert server["command"].endswith("/memquill-mcp")
         _parser().parse_args(args)  # SystemExit on anything the command does not take

@@ -21,7 +21,8 @@
     │   ├── JobLimitError            job_limit        5,000 turns or 4 MiB: extraction stopped
     │   ├── JobUnsafePathError       job_unsafe_path  ``.assistant`` or a ledger file is unsafe
     │   └── JobBusyError             job_busy         another process holds the ledger lock
-    └── ExtractionInvalidError       extraction_invalid  a model's answer broke the contract
+    ├── ExtractionInvalidError       extraction_invalid  a model's answer broke the contract
+    └── BlockedError                 blocked      a write a tombstone refused (nothing saved)
 
 Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
 and ``docs/errors.md`` lists them. :data:`ERRORS` is the one registry of codes: class, meaning
@@ -40,6 +41,7 @@ __all__ = [
     "ERRORS",
     "AccessDeniedError",
     "BindingError",
+    "BlockedError",
     "BusyError",
     "CapacityError",
     "ConflictError",
@@ -155,9 +157,27 @@ class BusyError(MemoryRecordError):
 
 
 class NotFoundError(MemoryRecordError, LookupError):
-    """No record (or no active record) has that id."""
+    """No record (or no active record) has that id or key.
+
+    Attributes:
+        current_id: when the id names a corrected version, the fact's current version.
+        current_revision: that version's record revision.
+    """
 
     code = "not_found"
+
+    def __init__(
+        self,
+        message: str,
+        current_id: str | None = None,
+        current_revision: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.current_id = current_id
+        self.current_revision = current_revision
+
+    def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
+        return (type(self), (self.message, self.current_id, self.current_revision))
 
 
 class CapacityError(MemoryRecordError):
@@ -171,16 +191,21 @@ class CorruptError(MemoryRecordError):
 
     Attributes:
         record_index: 0-based index of the first bad record block, when one can be named.
+        imported: the file at fault is a copy given to import, not the store (so ``doctor``,
+            which checks the store, cannot help).
     """
 
     code = "corrupt"
 
-    def __init__(self, message: str, record_index: int | None = None) -> None:
+    def __init__(
+        self, message: str, record_index: int | None = None, imported: bool = False
+    ) -> None:
         super().__init__(message)
         self.record_index = record_index
+        self.imported = imported
 
     def __reduce__(self) -> tuple[type[MemquillError], tuple[object, ...]]:
-        return (type(self), (self.message, self.record_index))
+        return (type(self), (self.message, self.record_index, self.imported))
 
 
 class StorageError(MemoryRecordError, OSError):
@@ -251,6 +276,17 @@ class ExtractionInvalidError(MemquillError, ValueError):
     code = "extraction_invalid"
 
 
+class BlockedError(MemquillError):
+    """A write the store answered ``blocked``: the fact (or its idempotency key) was corrected
+    or forgotten before, so it is not saved again. Nothing was written.
+
+    The write tools answer ``blocked`` in their receipt instead (it is the spec's status, not
+    a failure); ``memquill remember`` raises this so a script sees its own exit status.
+    """
+
+    code = "blocked"
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
     """One stable error code: its class, what it means, and the ``memquill`` exit status.
@@ -290,6 +326,7 @@ ERRORS: Final[Mapping[str, ErrorInfo]] = {
         ErrorInfo(
             "extraction_invalid", ExtractionInvalidError, "a model's answer broke the contract", 26
         ),
+        ErrorInfo("blocked", BlockedError, "corrected or forgotten before: not saved again", 27),
     )
 }
 """Every stable code, in documentation order (``docs/errors.md`` lists the same table)."""

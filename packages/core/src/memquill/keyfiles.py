@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import SourceError
+from memquill.owner_only import private_folder
 from memquill.paths import open_regular
 
 __all__ = ["KEY_BYTES", "UnsafeKeyFile", "load_key_file", "read_key_file", "write_key_file"]
@@ -102,7 +103,7 @@ def _create(path: Path) -> None:
 
 def _publish(path: Path, key: bytes, *, replace: bool) -> None:
     folder = path.parent
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_folder(folder)
     temporary = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     try:

@@ -21,6 +21,9 @@ class Messages:
     )
     BATCH_SIZE: Final = "Provide 1–40 memory candidates."
     CONTENT: Final = "Memory must contain 1–16000 characters."
+    CONTROL_CHARACTER: Final = (
+        "Memory must not contain control characters other than tab and newline (found {})."
+    )
     SOURCE_REQUIRED: Final = "A real source is required."
     TOOL_SOURCE: Final = "Tool memories need a trusted session ID."
     CONVERSATION_SOURCE: Final = "Conversation memories need session and message IDs."
@@ -32,10 +35,20 @@ class Messages:
         "A revision is 64 lowercase hexadecimal characters (the CLI also takes a unique prefix "
         "of at least 8)."
     )
+    STDIN_NOT_UTF8: Final = "The standard input is not UTF-8 text (check its encoding)."
+    BLOCKED: Final = (
+        "This fact was corrected or forgotten before, so it is not saved again (a forgotten "
+        "fact never comes back). To save it anew on purpose, give it another idempotency key."
+    )
     ID_AMBIGUOUS: Final = "That record id prefix matches more than one record; give more of it."
     SECRET: Final = "Remove credential material before saving memory."  # noqa: S105
+    SECRET_KIND: Final = "Remove credential material before saving memory: it looks like {}."  # noqa: S105
     ABSOLUTE_WORKSPACE: Final = "An absolute workspace is required."
     WORKSPACE_NOT_DIR: Final = "Workspace must be a directory."
+    WORKSPACE_EMPTY: Final = (
+        "The --workspace option is empty: name a folder, or leave the option out to use "
+        "$MEMQUILL_WORKSPACE or the default folder."
+    )
     MEMORY_PATH: Final = "Memory path is not a regular workspace file."
     LOCK_HELD: Final = "Memory writer lock is held or cannot be verified."
     LOCK_RACED: Final = "Another memory writer acquired the lock."
@@ -85,6 +98,20 @@ class Messages:
     STORE_LOCATION: Final = (
         "Unknown memory store location: use file or a postgresql:// connection URL."
     )
+    STORE_OPTIONS: Final = (
+        "The store options after # are not name=value pairs joined by &: use "
+        "postgresql://…#workspace=NAME&mirror=1&idle_timeout=SECONDS."
+    )
+    STORE_OPTION_UNKNOWN: Final = (
+        "Unknown store option {}: the options after # are workspace, mirror and idle_timeout."
+    )
+    STORE_OPTION_WORKSPACE: Final = (
+        "The store option workspace must be 1–200 printable characters (the row's name)."
+    )
+    STORE_OPTION_MIRROR: Final = "The store option mirror is 1 or 0 (also true/false, yes/no)."
+    STORE_OPTION_IDLE: Final = (
+        "The store option idle_timeout is a number of seconds above 0 and at most 3600."
+    )
     DATABASE_DRIVER: Final = (
         "The PostgreSQL store needs the optional extra: install memquill[postgres]."
     )
@@ -99,9 +126,45 @@ class Messages:
         "Memory could not be saved: the database connection failed during the write. The "
         "write may not have been applied; read memory again before retrying."
     )
+    IMPORT_MISSING: Final = "The file to import ({}) does not exist."
+    IMPORT_READ_FAILED: Final = "The file to import ({}) cannot be read: {}."
+    IMPORT_NOT_REGULAR: Final = (
+        "The file to import ({}) is not a regular file (a folder, a FIFO or a device is never "
+        "read)."
+    )
+    IMPORT_TOO_LARGE: Final = (
+        "The file to import is larger than 3 MiB; a records file holds at most 2 MiB. Nothing "
+        "was read."
+    )
+    OUTPUT_IS_FOLDER: Final = "The output {} is a folder: name the file to write."
+    OUTPUT_NO_FOLDER: Final = "The output {} is in a folder that does not exist."
+    OUTPUT_FAILED: Final = "The output {} could not be written: {}."
     IMPORT_CHANGES_HISTORY: Final = (
         "An imported records file may edit the text of remembered facts and add new ones, but "
         "must keep every existing record's metadata and every tombstone."
+    )
+    IMPORT_UNREADABLE: Final = (
+        "The file to import cannot be read without guessing: {reason}. Undo that edit and "
+        "import again; nothing was written."
+    )
+    KEY_FORMAT: Final = (
+        "A key is 1–200 characters: names of A–Z, a–z, 0–9, '.', '_', '-', '~' and %XX escapes, "
+        "joined by single '/'; no name is '.' or '..', and a key never looks like a record id "
+        "(8–36 of 0–9, a–f and '-')."
+    )
+    KEY_IN_USE: Final = (
+        "The key {key} already names fact {id} (record revision {revision}); update that fact "
+        "instead, or forget it first."
+    )
+    KEY_NOT_FOUND: Final = "No active fact has the key {key}."
+    CORRECTED: Final = (
+        "Record {old} was corrected; its current version is {current} (record revision {revision})."
+    )
+    BATCH_KEYS: Final = "Two facts of one batch cannot have the same key."
+    NO_TARGETS: Final = "Name at least one fact to forget."
+    TARGET_REQUIRED: Final = "Give the fact's id or its key, not both."
+    EXTRA_INVALID: Final = (
+        "Extra metadata must be a JSON object of at most 16000 characters when written."
     )
     WRITE_UNAUTHORIZED: Final = (
         "Memory write permission or workspace scope is no longer authorized."
@@ -162,6 +225,24 @@ class Messages:
         "That record is not part of a diverged fact; `memquill sync status` lists the ones "
         "waiting for a choice."
     )
+    # The search index's folder (a search keeps the index in memory; `memquill index` fails).
+    INDEX_READ_ONLY: Final = (
+        "The search index cannot be saved: its folder is read-only or not writable "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_FULL: Final = (
+        "The search index cannot be saved: the disk of its folder is full "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_NOT_A_FOLDER: Final = (
+        "The search index cannot be saved: a file is where its folder should be "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_UNUSABLE: Final = (
+        "The search index cannot be saved: its folder or file cannot be used "
+        "(`memquill where` shows it; MEMQUILL_INDEX_DIR moves it)."
+    )
+    INDEX_IN_MEMORY: Final = "Search index kept in memory only."
     # Query-side (workspace file) messages.
     RELATIVE_PATH: Final = "Access denied: use a workspace-relative path."
     OUTSIDE: Final = "Access denied: path is outside workspace."
@@ -174,6 +255,10 @@ class Messages:
     NOT_A_NOTE: Final = (
         "Access denied: only notes (.md, .markdown, .txt or the extensions the scan settings "
         "add) are query content."
+    )
+    HARD_LINK: Final = (
+        "Access denied: a note with more than one hard link may be a file from outside the "
+        "workspace."
     )
     SOURCE_MISSING: Final = "Memory source not found."
     SOURCE_UNREADABLE: Final = "Memory source is not readable."
@@ -207,6 +292,12 @@ class Messages:
         "ledger file is a symlink or the wrong kind of file)."
     )
     JOBS_BUSY: Final = "Another process holds the extraction job ledger lock; retry shortly."
+    JOBS_RUNNER_BUSY: Final = (
+        "Another process is running extraction for this workspace; it settles these jobs "
+        "(`memquill jobs` shows them). Retry when it is done."
+    )
+    TRANSCRIPT_MISSING: Final = "The transcript {} does not exist."
+    TRANSCRIPT_UNREADABLE: Final = "The transcript {} cannot be read: {}."
     JOBS_READ_FAILED: Final = (
         "The extraction job ledger could not be read. Check workspace permissions before retrying."
     )

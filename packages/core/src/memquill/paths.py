@@ -3,7 +3,8 @@
 Every path a tool accepts is workspace-relative. It is normalised, checked against the workspace
 boundary both lexically and after resolving symlinks, and refused when it names memquill's own
 bookkeeping, a file that usually holds credentials (:mod:`memquill.private_paths`), or
-anything but a note. Every read opens without blocking and serves regular files only.
+anything but a note. Every read opens without blocking and serves regular files only, and a
+note with several hard links only when the user opts in (:func:`is_hard_linked`).
 Messages never contain an absolute path.
 """
 
@@ -23,12 +24,14 @@ from typing import Final, Literal
 
 from memquill.errors import (
     AccessDeniedError,
+    InvalidInputError,
     MemquillError,
     Messages,
     SourceError,
     StorageError,
     UnsafePathError,
 )
+from memquill.owner_only import private_folder
 from memquill.private_paths import (
     NOTE_EXTENSIONS,
     is_managed_record_path,
@@ -38,12 +41,16 @@ from memquill.private_paths import (
 )
 
 __all__ = [
+    "HARD_LINKS_ENV",
     "MAX_READ_BYTES",
     "WORKSPACE_ENV",
     "WorkspaceChoice",
     "canonical_workspace",
     "choose_workspace",
     "default_workspace",
+    "fallback_workspace",
+    "hard_links_allowed",
+    "is_hard_linked",
     "is_managed_record_path",  # re-exported: the rules live in memquill.private_paths
     "is_private",
     "normalize_relative",
@@ -63,6 +70,8 @@ WORKSPACE_ENV: Final = "MEMQUILL_WORKSPACE"
 """The environment variable naming the workspace when no ``--workspace`` is given."""
 MAX_READ_BYTES: Final = 512 * 1024
 """The largest workspace file a query will read (512 KiB)."""
+HARD_LINKS_ENV: Final = "MEMQUILL_ALLOW_HARD_LINKS"
+"""Set to ``1`` to let the read tools serve notes that have more than one hard link."""
 
 
 _WINDOWS_ABSOLUTE: Final = re.compile(r"^(?:[A-Za-z]:|[\\/]{2})")
@@ -124,6 +133,13 @@ def default_workspace() -> Path:
     return choose_workspace(None).path
 
 
+def fallback_workspace() -> Path:
+    """``memquill/workspace`` in the user's data directory: the folder used when neither
+    ``--workspace`` nor ``$MEMQUILL_WORKSPACE`` names one, the only one memquill creates (on
+    the first write). Nothing is created here."""
+    return user_data_dir() / "memquill" / "workspace"
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceChoice:
     """The workspace a command uses, and why: the same rules for ``memquill`` and
@@ -146,6 +162,14 @@ class WorkspaceChoice:
         if self.origin == "variable":
             return f"from ${WORKSPACE_ENV}"
         return f"the default: neither --workspace nor ${WORKSPACE_ENV} is set"
+
+    def create(self) -> None:
+        """Create the folder, owner-only (``0700``, and so each missing parent), if missing.
+
+        Raises:
+            OSError: it cannot be created.
+        """
+        private_folder(self.path)
 
     def problem(self) -> str | None:
         """Why the folder cannot be used as chosen (``None``: it can).
@@ -172,27 +196,43 @@ class WorkspaceChoice:
 
 
 def choose_workspace(flag: str | None) -> WorkspaceChoice:
-    """``--workspace``, else ``$MEMQUILL_WORKSPACE``, else the default (nothing is created)."""
-    if flag:
+    """``--workspace``, else ``$MEMQUILL_WORKSPACE``, else the default (nothing is created).
+
+    An empty ``$MEMQUILL_WORKSPACE`` counts as unset, as shells treat variables.
+
+    Raises:
+        InvalidInputError: ``flag`` is given but empty (``--workspace ""``): a script whose
+            variable came out empty must not silently use another folder.
+    """
+    if flag is not None:
+        if not flag:
+            raise InvalidInputError(Messages.WORKSPACE_EMPTY)
         return WorkspaceChoice(Path(flag).expanduser().absolute(), "flag")
     configured = os.environ.get(WORKSPACE_ENV)
     if configured:
         return WorkspaceChoice(Path(configured).expanduser().absolute(), "variable")
-    return WorkspaceChoice(user_data_dir() / "memquill" / "workspace", "default")
+    return WorkspaceChoice(fallback_workspace(), "default")
 
 
 def normalize_relative(path: str) -> str:
     """Normalise a requested workspace-relative path to POSIX form.
 
+    A path whose last part is empty or ``.`` (``memory.md/``, ``notes/.``) names a folder, as
+    the operating system reads it, so it never names the file ``normpath`` would leave.
+
     Raises:
         AccessDeniedError: the path is absolute (POSIX or Windows form), holds NUL, or climbs
             out of the workspace with ``..``.
+        SourceError: the path ends with a separator or ``.`` (it names a folder).
     """
     if "\0" in path or path.startswith(("/", "\\")) or _WINDOWS_ABSOLUTE.match(path):
         raise AccessDeniedError(Messages.RELATIVE_PATH)
-    normalized = posixpath.normpath(path.replace("\\", "/"))
+    slashed = path.replace("\\", "/")
+    normalized = posixpath.normpath(slashed)
     if normalized == ".." or normalized.startswith("../"):
         raise AccessDeniedError(Messages.OUTSIDE)
+    if slashed.rsplit("/", 1)[-1] in ("", ".") and normalized != ".":
+        raise SourceError(Messages.NOT_REGULAR)
     return normalized
 
 
@@ -221,7 +261,8 @@ def read_workspace_file(
 
     Raises:
         AccessDeniedError: absolute, escaping (lexically or through a symlink) or private path,
-            or not a note (by its name or, through a symlink, its target's).
+            not a note (by its name or, through a symlink, its target's), or a file with more
+            than one hard link (see :func:`is_hard_linked`).
         SourceError: missing, unreadable, not a regular file, or larger than ``limit``.
     """
     relative = normalize_relative(path)
@@ -237,7 +278,7 @@ def read_workspace_file(
     if real_relative is None:
         raise AccessDeniedError(Messages.SYMLINK_OUTSIDE)
     _refuse_private_or_not_note(real_relative, extensions)
-    return read_text_nofollow(Path(real), limit=limit)
+    return read_text_nofollow(Path(real), limit=limit, note=True)
 
 
 def _refuse_private_or_not_note(relative: str, extensions: Collection[str]) -> None:
@@ -296,10 +337,32 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     return _read_regular_stat(path, limit)[0]
 
 
-def _read_regular_stat(path: str | os.PathLike[str], limit: int) -> tuple[bytes, os.stat_result]:
+def hard_links_allowed() -> bool:
+    """Whether the user opted in to notes with several hard links (``$MEMQUILL_ALLOW_HARD_LINKS``
+    is ``1``). An environment variable, not a workspace setting: whoever can plant a link in
+    the workspace could also write its settings."""
+    return os.environ.get(HARD_LINKS_ENV) == "1"
+
+
+def is_hard_linked(info: os.stat_result) -> bool:
+    """Whether a note with this ``stat`` must be refused for its hard links.
+
+    A hard link is the same file under a second name, and nothing about the name inside the
+    workspace says where the other names are: ``ln ~/.ssh/config notes/x.md`` would otherwise
+    serve a file from outside the workspace, past every path check. So a note whose link
+    count is above one is refused, unless :func:`hard_links_allowed`.
+    """
+    return info.st_nlink > 1 and not hard_links_allowed()
+
+
+def _read_regular_stat(
+    path: str | os.PathLike[str], limit: int, *, note: bool = False
+) -> tuple[bytes, os.stat_result]:
     fd = open_regular(path)
     try:
         info = os.fstat(fd)
+        if note and is_hard_linked(info):
+            raise AccessDeniedError(Messages.HARD_LINK)
         if info.st_size > limit:
             raise SourceError(Messages.TOO_LARGE)
         chunks: list[bytes] = []
@@ -318,22 +381,28 @@ def _read_regular_stat(path: str | os.PathLike[str], limit: int) -> tuple[bytes,
     return data, info
 
 
-def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES) -> str:
+def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES, note: bool = False) -> str:
     """Read a regular file without following a final symlink, refusing more than ``limit`` bytes.
 
     Never blocks (:func:`open_regular`). Invalid UTF-8 is replaced (U+FFFD), as a browser or
-    editor would show it.
+    editor would show it. A ``note`` (query content) with several hard links is refused
+    (:func:`is_hard_linked`), checked on the open descriptor.
 
     Raises:
         SourceError: the file is missing, unreadable, not regular, or too large.
+        AccessDeniedError: a ``note`` with several hard links.
     """
-    return read_text_stat(path, limit=limit)[0]
+    return read_text_stat(path, limit=limit, note=note)[0]
 
 
-def read_text_stat(path: Path, *, limit: int = MAX_READ_BYTES) -> tuple[str, os.stat_result]:
+def read_text_stat(
+    path: Path, *, limit: int = MAX_READ_BYTES, note: bool = False
+) -> tuple[str, os.stat_result]:
     """:func:`read_text_nofollow`, with the ``fstat`` of the very file the text came from."""
     try:
-        data, info = _read_regular_stat(path, limit)
+        data, info = _read_regular_stat(path, limit, note=note)
+    except AccessDeniedError:
+        raise  # a PermissionError too, yet already the answer
     except OSError as error:
         raise source_error(error) from None
     return data.decode("utf-8", "replace"), info

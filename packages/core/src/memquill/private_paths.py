@@ -4,6 +4,12 @@ Private: memquill's own bookkeeping (any ``.assistant``, ``.git`` or ``.memquill
 records file, its lock, staging and backup files, the conflict copies file-sync tools leave
 beside it, and record projections) and the files and folders
 that usually hold credentials, whatever their extension and whatever the scan settings say.
+
+A name (of a file, or of a folder on the way) is judged by its dot-separated parts, not by how
+it ends: ``secrets.txt``, ``key.pem.md`` and ``secrets.env.txt`` are private because one of
+their parts is a credential extension (:data:`CREDENTIAL_EXTENSIONS`) or a credential stem
+(:data:`CREDENTIAL_STEMS`), and so is everything in a ``secrets/`` folder; a part must equal
+one, so ``keyboard.md``, ``monkey.md`` and ``api-design.md`` are notes.
 The credential lists below are the complete rule set; ``docs/security.md`` shows them as a
 table and ``tests/core/test_private_paths.py`` tests each entry.
 """
@@ -18,11 +24,13 @@ from typing import Final
 from memquill.errors import Messages
 
 __all__ = [
+    "CREDENTIAL_EXTENSIONS",
     "CREDENTIAL_FOLDERS",
     "CREDENTIAL_NAMES",
     "CREDENTIAL_NESTED_FOLDERS",
+    "CREDENTIAL_PARTS",
     "CREDENTIAL_PREFIXES",
-    "CREDENTIAL_SUFFIXES",
+    "CREDENTIAL_STEMS",
     "NOTE_EXTENSIONS",
     "is_managed_record_path",
     "is_note",
@@ -76,30 +84,51 @@ CREDENTIAL_NAMES: Final = frozenset(
 )
 """File names that usually hold credentials."""
 CREDENTIAL_PREFIXES: Final = (
-    ".env.",
     "id_dsa",
     "id_ecdsa",
     "id_ed25519",
     "id_rsa",
     "client_secret_",
 )
-"""File name starts: ``.env.local``, SSH private keys (``id_ed25519``, ``id_rsa_work``), Google
-OAuth client files."""
-CREDENTIAL_SUFFIXES: Final = (
-    ".env",  # prod.env
-    ".jks",
-    ".kdbx",  # KeePass
-    ".key",
-    ".keystore",
-    ".p12",
-    ".pem",
-    ".pfx",
-    ".ppk",  # PuTTY
-    ".tfstate",  # Terraform state holds every secret it manages
-    ".tfstate.backup",
-    ".tfvars",
+"""File name starts: SSH private keys (``id_ed25519``, ``id_rsa_work``), Google OAuth client
+files."""
+CREDENTIAL_EXTENSIONS: Final = frozenset(
+    {
+        "env",  # prod.env, .env.local, secrets.env.txt
+        "jks",
+        "kdbx",  # KeePass
+        "key",
+        "keystore",
+        "p12",
+        "pem",
+        "pfx",
+        "ppk",  # PuTTY
+        "tfstate",  # Terraform state holds every secret it manages (and .tfstate.backup)
+        "tfvars",
+    }
 )
-"""File name ends: keys, certificates with keys, key stores, Terraform state and variables."""
+"""Extensions of keys, certificates with keys, key stores, env files, Terraform state and
+variables: a name in the path with any of these among its dot-separated parts is private,
+wherever the part stands (``key.pem.md``, ``deploy.key``, ``prod.env.txt``)."""
+CREDENTIAL_STEMS: Final = frozenset(
+    {
+        "client_secret",
+        "credential",
+        "credentials",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_rsa",
+        "private_key",
+        "secret",
+        "secrets",
+    }
+)
+"""Names of files and folders that hold credentials: a name in the path with any of these among
+its dot-separated parts is private (``secrets.txt``, ``credentials.backup.md``,
+``id_rsa.pub.md``, ``secrets/db.md``)."""
+CREDENTIAL_PARTS: Final = CREDENTIAL_EXTENSIONS | CREDENTIAL_STEMS
+"""Every dot-separated part of a file name that makes it private."""
 
 
 # The names file-sync tools give the copy of ``records.md`` they could not reconcile: Syncthing
@@ -140,7 +169,8 @@ def is_private(path: str) -> bool:
     """Whether a workspace-relative path must never be served as query content.
 
     Private: any ``.assistant``, ``.git`` or ``.memquill`` segment, memquill's managed record
-    paths, and the files and folders that usually hold credentials (``CREDENTIAL_*``).
+    paths, and the files and folders that usually hold credentials (``CREDENTIAL_*``; a name
+    in the path with a credential part anywhere among its dot-separated parts).
     """
     return private_reason(path) is not None
 
@@ -160,7 +190,7 @@ def private_reason(path: str) -> str | None:
         or any(f"/{folder}/" in nested for folder in CREDENTIAL_NESTED_FOLDERS)
         or name in CREDENTIAL_NAMES
         or name.startswith(CREDENTIAL_PREFIXES)
-        or name.endswith(CREDENTIAL_SUFFIXES)
+        or any(not CREDENTIAL_PARTS.isdisjoint(segment.split(".")) for segment in segments)
     ):
         return Messages.CREDENTIAL_FILE
     return None
@@ -175,7 +205,7 @@ def may_be_private(path: str, name: str) -> bool:
     lowered = name.lower()
     return (
         lowered.startswith((".", "_", "id_", "client_secret"))
-        or lowered.endswith(CREDENTIAL_SUFFIXES)
+        or not CREDENTIAL_PARTS.isdisjoint(lowered.split("."))
         or lowered in CREDENTIAL_NAMES
         or lowered in _NESTED_LEAVES
         or path[:7].lower() == "memory/"

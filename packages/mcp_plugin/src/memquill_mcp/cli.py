@@ -7,7 +7,10 @@ Typical host configurations (``docs/adapters/mcp.md`` has complete snippets)::
     memquill-mcp --workspace ~/notes --write-only            # ... and the write tools apart
     memquill-mcp --workspace ~/notes --transport http --port 8765
 
-Logs go to stderr only: over stdio, stdout carries nothing but the protocol.
+Logs go to stderr only: over stdio, stdout carries nothing but the protocol. A failure to
+start prints one line, ``error[<code>]: <message>``, on stderr and exits with the code's status
+(the ``memquill`` command's table, ``memquill.ERRORS``); a bad option is ``error[usage]``
+(status 2).
 """
 
 from __future__ import annotations
@@ -21,12 +24,24 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, NoReturn
 
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
-from memquill import WORKSPACE_ENV, MemorySession, __version__, choose_workspace, open_session
+from memquill import (
+    ERRORS,
+    WORKSPACE_ENV,
+    InvalidInputError,
+    MemorySession,
+    MemquillError,
+    Messages,
+    StorageError,
+    UnsafePathError,
+    __version__,
+    choose_workspace,
+    open_session,
+)
 from memquill.plugins import connect_telemetry, get_plugin_manager
 from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
@@ -38,6 +53,19 @@ DEFAULT_PORT: Final = 8765
 
 TOKEN_ENV: Final = "MEMQUILL_MCP_TOKEN"  # noqa: S105 - the variable's name, not a secret
 """Environment variable holding the HTTP bearer token (kept off the command line)."""
+
+_DATABASE_DRIVER: Final = (
+    "The PostgreSQL store needs the optional extra: install memquill-mcp[postgres]."
+)
+"""The core's message for a missing database driver, naming this distribution's extra."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors in memquill's one format: the usage, then ``error[usage]``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error[usage]: {message}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # Failures of the client's model reach the plugins' telemetry hook.
                 connect_telemetry(get_plugin_manager())
             app = _http_app(server, args) if args.transport == "http" else None
+    except MemquillError as error:
+        return _report(error)
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -76,8 +106,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _report(error: MemquillError) -> int:
+    """Print ``error[<code>]: <message>`` on stderr; the code's exit status."""
+    message = error.message
+    if isinstance(error, StorageError) and message == Messages.DATABASE_DRIVER:
+        message = _DATABASE_DRIVER
+    print(f"error[{error.code}]: {message}", file=sys.stderr, flush=True)
+    info = ERRORS.get(error.code)
+    return info.exit_status if info is not None else 1
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memquill-mcp",
         description="Serve a memquill workspace's memory tools to MCP hosts.",
     )
@@ -213,10 +253,12 @@ def _workspace(given: str | None) -> Path:
     # first use, so a host configured without --workspace works out of the box.
     choice = choose_workspace(given)
     problem = choice.problem()
-    if problem is not None:
-        raise ValueError(problem)
+    if problem is not None:  # not a folder: the store's code for it; missing: a bad argument
+        raise (
+            UnsafePathError(problem) if os.path.lexists(choice.path) else InvalidInputError(problem)
+        )
     if choice.origin == "default":
-        choice.path.mkdir(parents=True, exist_ok=True)
+        choice.create()
     return choice.path
 
 

@@ -130,7 +130,7 @@ def _native_tool(
         if samples:
             toolset = _with_client_model(toolset, ctx, timeout)
         try:
-            result = await toolset[spec.name].ainvoke(arguments)
+            result = await toolset.acall(spec.name, arguments)
         except ModelDeferred as deferred:
             # The 2026-07-28 protocol: the client samples, then calls again with the answer.
             if isinstance(deferred.payload, InputRequiredResult):

@@ -10,7 +10,7 @@ import argparse
 import importlib.metadata
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from memquill.cli import (
     demo,
@@ -48,9 +48,17 @@ _COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors in the one format: the usage, then ``error[usage]: …``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error[usage]: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``memquill`` with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memquill",
         description="Agent memory a person can read: Markdown truth, safe writes, recall.",
     )

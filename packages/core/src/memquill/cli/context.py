@@ -1,4 +1,11 @@
-"""What every subcommand shares: the workspace, output (text or JSON), and error reporting."""
+"""What every subcommand shares: the workspace, output (text or JSON), and error reporting.
+
+Every failure is one line on stderr, ``error[<code>]: <message>``, and the code's exit status
+(:data:`memquill.errors.ERRORS`; ``usage`` exits 2). Every text printed, on stdout or stderr,
+has its control characters escaped (:func:`memquill.controls.escape_controls`), so a note or a
+fact can never drive the terminal; JSON escapes them as ``\\uXXXX``, which decodes to the same
+text.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,15 @@ import argparse
 import json
 import os
 import re
-from collections.abc import Callable
+import sys
+import tempfile
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO, cast
 
+from memquill.controls import escape_controls
 from memquill.errors import (
     ERRORS,
     CorruptError,
@@ -21,11 +32,31 @@ from memquill.errors import (
 )
 from memquill.paths import WorkspaceChoice, choose_workspace
 from memquill.plugins import open_session
-from memquill.tools import Access, MemorySession
+from memquill.query import MemoryQuery
+from memquill.store import MAX_CONTENT_UNITS
+from memquill.tools import Access, MemorySession, MemoryToolset
 
-__all__ = ["Context", "Handler", "add_common", "exit_status", "run"]
+__all__ = [
+    "Context",
+    "Handler",
+    "add_common",
+    "counted",
+    "exit_status",
+    "read_stdin_text",
+    "report",
+    "run",
+]
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+# What ``json.dumps(..., ensure_ascii=False)`` leaves raw although a terminal acts on it.
+_JSON_RAW_CONTROLS: Final = re.compile("[\x7f-\x9f]")
+# A fact is at most 16,000 UTF-16 units, at most 4 UTF-8 bytes each: more is never a fact.
+_STDIN_LIMIT: Final = MAX_CONTENT_UNITS * 4
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 version``, ``2 versions``, ``1,024 notes``: a count and its noun, agreeing."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def exit_status(code: str | None) -> int:
@@ -53,17 +84,37 @@ class Context:
     def ensure_workspace(self) -> None:
         """Create the default workspace on first write (an explicit one must already exist)."""
         if self.workspace_is_default:
-            self.workspace.mkdir(parents=True, exist_ok=True)
+            self.choice.create()
+
+    @property
+    def workspace_missing(self) -> bool:
+        """The default workspace, not created yet (the first ``remember`` creates it)."""
+        return self.workspace_is_default and not os.path.lexists(self.workspace)
 
     def session(self, access: Access = "read_write") -> MemorySession:
         """The session every command works in, opened through the plugin-aware factory."""
         return open_session(self.workspace, access=access, store=self.store)
 
+    @contextmanager
+    def read_tools(self) -> Generator[MemoryToolset]:
+        """The read tools of the workspace; for a default workspace not created yet, those of
+        an empty one (so ``search`` says nothing matches, exactly as an empty workspace
+        does), without creating it. The stand-in is scanned, never indexed, and removed."""
+        if not self.workspace_missing:
+            yield MemoryToolset(self.session("read"))
+            return
+        with tempfile.TemporaryDirectory(prefix="memquill-empty-") as empty:
+            session = open_session(empty, access="read", store=self.store)
+            yield MemoryToolset(session, query=MemoryQuery(empty, store=session.store))
+
     def emit(self, text: str, data: object) -> None:
-        """Print ``text``, or ``data`` as JSON under ``--json``."""
+        """Print ``text`` (control characters escaped), or ``data`` as JSON under ``--json``."""
         if self.as_json:
-            self.out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+            encoded = json.dumps(data, ensure_ascii=False, indent=2)
+            encoded = _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+            self.out.write(encoded + "\n")
         else:
+            text = escape_controls(text)
             self.out.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -79,18 +130,35 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
+def read_stdin_text() -> str:
+    """A text argument given as ``-``: standard input, as UTF-8, without its final newlines
+    (as the shell's ``$(...)`` drops them), read to the end but never past what a fact holds.
+
+    Raises:
+        InvalidInputError: the input is not UTF-8 text, or longer than any fact can be.
+    """
+    data = sys.stdin.buffer.read(_STDIN_LIMIT + 1)
+    if len(data) > _STDIN_LIMIT:
+        raise InvalidInputError(Messages.CONTENT)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(Messages.STDIN_NOT_UTF8) from None
+    return text.replace("\r\n", "\n").rstrip("\n")
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Resolve the context, run the chosen handler, and turn memquill errors into statuses.
 
     A workspace named by ``--workspace`` or ``$MEMQUILL_WORKSPACE`` must exist (only the
     default is created, on first write); ``memquill where`` runs regardless, to say why.
     """
-    choice = choose_workspace(args.workspace)
-    context = Context(
-        choice.path, choice.origin == "default", bool(args.json), out, err, choice, args.store
-    )
     handler: Handler = args.handler
     try:
+        choice = choose_workspace(args.workspace)
+        context = Context(
+            choice.path, choice.origin == "default", bool(args.json), out, err, choice, args.store
+        )
         _check_text_arguments(args)
         problem = choice.problem()
         if problem is not None and getattr(args, "needs_workspace", True):
@@ -99,10 +167,15 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UnsafePathError(problem) if exists else InvalidInputError(problem)
         return handler(args, context)
     except MemquillError as error:
-        err.write(f"error[{error.code}]: {error.message}\n")
-        if isinstance(error, CorruptError):
-            err.write(f"hint: {Messages.REPAIR_HINT}\n")
-        return exit_status(error.code)
+        return report(err, error)
+
+
+def report(err: TextIO, error: MemquillError) -> int:
+    """Print ``error[<code>]: <message>`` (and a ``corrupt`` store's hint); its exit status."""
+    err.write(escape_controls(f"error[{error.code}]: {error.message}") + "\n")
+    if isinstance(error, CorruptError) and not error.imported:  # doctor checks the store
+        err.write(f"hint: {Messages.REPAIR_HINT}\n")
+    return exit_status(error.code)
 
 
 def _check_text_arguments(args: argparse.Namespace) -> None:

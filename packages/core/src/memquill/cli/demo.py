@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from memquill.cli.context import Context, add_common
+from memquill.cli.context import Context, add_common, counted
 from memquill.errors import InvalidInputError
 from memquill.plugins import DISABLE_AUTOLOAD_ENV
 
@@ -131,7 +131,7 @@ def _as_text(
         lines.append(f"core failed: {core.error}")
     lines.append("Every adapter ran the same six calls in its own fresh workspace:")
     width = max(len(run.adapter) for run in runs)
-    lines.append(f"  {'core'.ljust(width)}  reference ({len(core.calls)} calls)")
+    lines.append(f"  {'core'.ljust(width)}  reference ({counted(len(core.calls), 'call')})")
     for run in runs[1:]:
         if run.error is not None:
             status = f"FAILED: {run.error}"

@@ -1,8 +1,11 @@
 """``memquill doctor``: check the store and the search index, say what is wrong, repair hand edits.
 
 Without ``--fix`` nothing changes: the report names the record at fault, the reason, and what
-``--fix`` would do (or why it cannot). With ``--fix`` it removes stale staging files and, when
-the repair is unambiguous, writes a backup of ``records.md`` and repairs it.
+``--fix`` would do (or why it cannot). Records are numbered from 1 in the text, as a person
+counts them in the file; the JSON gives the same number as ``record`` beside the 0-based
+``record_index`` of :class:`~memquill.errors.CorruptError`. With ``--fix`` it removes stale
+staging files and, when the repair is unambiguous, writes a backup of ``records.md`` and
+repairs it. A PostgreSQL store has no lock file: its report says so instead of a lock line.
 """
 
 from __future__ import annotations
@@ -10,10 +13,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memquill.cli.context import Context, add_common
+from memquill.cli.context import Context, add_common, counted
 from memquill.cli.sync import waiting_lines
-from memquill.errors import CorruptError, MemoryRecordError
-from memquill.index import IndexSearcher
+from memquill.errors import CorruptError, MemoryRecordError, StorageError
+from memquill.index import IndexSearcher, SearchIndex, index_errors
 from memquill.paths import canonical_workspace
 from memquill.store import DoctorReport
 
@@ -39,12 +42,17 @@ def _doctor(args: argparse.Namespace, context: Context) -> int:
         text = f"no workspace yet at {context.workspace}; the first `remember` creates it"
         context.emit(text, {"ok": True, "workspace": None})
         return 0
-    report = context.session().store.doctor(fix=args.fix)
+    store = context.session().store
+    report = store.doctor(fix=args.fix)
+    file_lock = store.backend.kind == "file"
     index = _index_health(context, fix=args.fix)
     ok = report.ok and (not index["problems"] or index["fixed"])
-    lines = _text(report, fix=args.fix).split("\n")[:-1]  # the verdict comes last, below
+    lines = _text(report, fix=args.fix, file_lock=file_lock).split("\n")[:-1]  # verdict: below
     lines += [index["line"], "healthy" if ok else "problems found"]
-    context.emit("\n".join(lines), {**_json(report), "ok": ok, "index": index})
+    data = {**_json(report), "ok": ok, "index": index, "store": store.backend.kind}
+    if not file_lock:
+        data.update(lock_held=None, lock_holder=None)
+    context.emit("\n".join(lines), data)
     return 0 if ok else 1
 
 
@@ -54,25 +62,36 @@ def _index_health(context: Context, *, fix: bool) -> dict[str, Any]:
     try:
         index = searcher.index(canonical_workspace(context.workspace))
         where = "in memory" if index.path is None else str(index.path)
-        problems = index.check()
-        fixed = False
-        if problems and fix:
-            index.discard()
-            fixed = True
-        if problems:
-            state = "discarded; the next search rebuilds it" if fixed else "; ".join(problems)
-            line = f"search index: {state} ({where})"
-        elif index.path is not None and not index.path.exists():
-            line = f"search index: not built yet ({where})"
-        else:
-            status = index.status(freshness=False)
-            line = f"search index: ok, {status.documents:,} notes ({where})"
-        return {"path": where, "problems": problems, "fixed": fixed, "line": line}
+        try:
+            with index_errors():
+                return _index_line(index, where, fix=fix)
+        except StorageError as error:
+            # Searches keep working (the index in memory); `memquill index` cannot save it.
+            line = f"search index: {error.message} ({where})"
+            return {"path": where, "problems": [error.message], "fixed": False, "line": line}
     finally:
         searcher.close()
 
 
-def _text(report: DoctorReport, *, fix: bool) -> str:
+def _index_line(index: SearchIndex, where: str, *, fix: bool) -> dict[str, Any]:
+    problems = index.check()
+    fixed = False
+    if problems and fix:
+        index.discard()
+        fixed = True
+    if problems:
+        state = "discarded; the next search rebuilds it" if fixed else "; ".join(problems)
+        line = f"search index: {state} ({where})"
+    else:
+        status = index.status(freshness=False)
+        if status.exists:
+            line = f"search index: ok, {counted(status.documents, 'note')} ({where})"
+        else:
+            line = f"search index: not built yet ({where})"
+    return {"path": where, "problems": problems, "fixed": fixed, "line": line}
+
+
+def _text(report: DoctorReport, *, fix: bool, file_lock: bool = True) -> str:
     lines: list[str] = []
     if report.repaired and report.repair is not None:
         lines.append(f"backup: the file as it was is in {report.backup}")
@@ -82,7 +101,9 @@ def _text(report: DoctorReport, *, fix: bool) -> str:
         lines.extend(_repair_lines(report, fix=fix))
     percent = 100 * report.used_bytes / report.max_bytes
     lines.append(f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes ({percent:.1f}%)")
-    if report.lock_held:
+    if not file_lock:
+        lines.append("lock: none (the database locks the row for each write)")
+    elif report.lock_held:
         lines.append(f"lock: held by {report.lock_holder or 'an unknown writer'}")
     else:
         lines.append("lock: free")
@@ -93,6 +114,11 @@ def _text(report: DoctorReport, *, fix: bool) -> str:
         lines.append(
             f"secret: record {finding.record_id} matches {', '.join(finding.kinds)}; "
             "forget it or update it without the credential"
+        )
+    for control in report.control_findings:
+        lines.append(
+            f"control: record {control.record_id} holds {control.character} (saved before "
+            "writes refused control characters); update it without them"
         )
     lines.extend(
         waiting_lines(
@@ -112,7 +138,7 @@ def _store_line(report: DoctorReport) -> str:
     if isinstance(error, CorruptError) and diagnosis is not None:
         return f"store: error[{error.code}] in {diagnosis.where()}: {diagnosis.reason}"
     index = _record_index(error)
-    where = f" (record index {index})" if index is not None else ""
+    where = f" in record {index + 1}" if index is not None else ""
     return f"store: error[{error.code}]{where}: {error.message}"
 
 
@@ -137,6 +163,11 @@ def _record_index(error: MemoryRecordError) -> int | None:
     return error.record_index if isinstance(error, CorruptError) else None
 
 
+def _number(index: int | None) -> int | None:
+    """The 1-based record number the text shows for a 0-based ``index``."""
+    return None if index is None else index + 1
+
+
 def _json(report: DoctorReport) -> dict[str, object]:
     error, diagnosis, plan = report.error, report.diagnosis, report.repair
     return {
@@ -146,11 +177,13 @@ def _json(report: DoctorReport) -> dict[str, object]:
         else {
             "code": error.code,
             "message": error.message,
+            "record": _number(_record_index(error)),
             "record_index": _record_index(error),
         },
         "diagnosis": None
         if diagnosis is None
         else {
+            "record": _number(diagnosis.record_index),
             "record_index": diagnosis.record_index,
             "record_id": diagnosis.record_id,
             "reason": diagnosis.reason,
@@ -170,6 +203,9 @@ def _json(report: DoctorReport) -> dict[str, object]:
         "lock_holder": report.lock_holder,
         "secret_findings": [
             {"record_id": f.record_id, "kinds": list(f.kinds)} for f in report.secret_findings
+        ],
+        "control_findings": [
+            {"record_id": f.record_id, "character": f.character} for f in report.control_findings
         ],
         "conflict_copies": list(report.conflict_copies),
         "diverged": [

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from memquill.cli.context import Context, add_common
+from memquill.controls import escape_controls
 from memquill.enhance import (
     SCENES,
     AuxiliaryRunner,
@@ -64,7 +67,9 @@ def load_model(spec: str) -> TextModel:
     """The text model ``module:attribute`` names (called first when it is a factory).
 
     A framework's own model (a LangChain chat model, a LlamaIndex LLM) is wrapped by the
-    installed adapter that knows it (the ``memquill_register_text_models`` hook).
+    installed adapter that knows it (the ``memquill_register_text_models`` hook). The module is
+    looked for in the current folder first, as ``uvicorn module:app`` does: an installed
+    ``memquill`` script does not otherwise see the folder it runs in.
 
     Raises:
         ValueError: the spec is malformed, or does not lead to a text model.
@@ -72,6 +77,7 @@ def load_model(spec: str) -> TextModel:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"--model takes MODULE:ATTRIBUTE, not {spec!r}")
+    _search_current_folder()
     value: object = importlib.import_module(module_name)
     for part in attribute.split("."):
         value = getattr(value, part)
@@ -90,12 +96,19 @@ def load_model(spec: str) -> TextModel:
     return model
 
 
+def _search_current_folder() -> None:
+    """Put the current folder first on the module search path (once)."""
+    here = os.getcwd()
+    if here not in sys.path:
+        sys.path.insert(0, here)
+
+
 def _status(args: argparse.Namespace, context: Context) -> int:
     state_dir: Path = args.state_dir or default_state_dir()
     try:
         model = load_model(args.model) if args.model else None
     except (ImportError, AttributeError, ValueError) as error:
-        context.err.write(f"error[usage]: {error}\n")
+        context.err.write(escape_controls(f"error[usage]: {error}") + "\n")
         return 2
     runner = AuxiliaryRunner(state_dir=state_dir)
     statuses = [runner.status(scene, model) for scene in SCENES]

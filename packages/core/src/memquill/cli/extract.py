@@ -7,24 +7,32 @@ open), and runs the extraction runner until no batch can move now. ``--model`` n
 adapter wraps, or a function returning one. ``memquill jobs`` shows the latest jobs with status,
 reason, attempts and retry time; ``memquill jobs retry`` clears their waits (never the attempt
 budget) and, given ``--transcript`` and ``--model``, runs the runner at once.
+
+Failures are coded like every command's: a transcript that is missing or cannot be read is
+``invalid``, and a second ``extract`` while another process runs this workspace's extraction
+is ``job_busy`` (the jobs are settled by the process that holds the runner).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.cli.context import Context, add_common
+from memquill.cli.context import Context, add_common, counted
 from memquill.cli.enhance import load_model
+from memquill.controls import escape_controls
 from memquill.enhance import AuxiliaryRunner, TextModel, default_runner
+from memquill.errors import InvalidInputError, JobBusyError, Messages
 from memquill.lifecycle import (
     Extraction,
     JobsView,
     JobView,
     PassReport,
+    SourceMessage,
     TranscriptSource,
     committed_turns,
     job_status,
@@ -92,22 +100,26 @@ def _model_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def _extract(args: argparse.Namespace, context: Context) -> int:
-    context.ensure_workspace()
     model = _load(args, context)
     if model is None:
         return 2
     source = TranscriptSource(args.transcript, args.session)
+    messages = _read_transcript(source)
+    context.ensure_workspace()
     extraction = _extraction(args, context, source, model)
-    turns = committed_turns(source.session_id, source.read())
+    turns = committed_turns(source.session_id, messages)
     closed = sum(extraction.enqueue(turn) for turn in turns)
     if not args.no_flush:
         closed += extraction.flush(source.session_id)
     report = asyncio.run(_drain(extraction))
     view = extraction.status(limit=1000)
     mine = [job for job in view.jobs if job.session_id == source.session_id]
+    if not report.ran and any(job.status == "pending" for job in mine):
+        # No pass could run although jobs wait: another process holds the runner.
+        raise JobBusyError(Messages.JOBS_RUNNER_BUSY)
     saved = _saved(context, source.session_id)
     lines = [
-        f"transcript: {len(turns)} finished turns, session {source.session_id}",
+        f"transcript: {counted(len(turns), 'finished turn')}, session {source.session_id}",
         f"batches closed now: {closed}; model calls: {report.calls}",
         *(_job_line(job) for job in mine),
         f"facts from this transcript in memory: {len(saved)}",
@@ -127,8 +139,30 @@ def _extract(args: argparse.Namespace, context: Context) -> int:
     return 0 if all(job.status in ("completed", "nothing", "skipped") for job in mine) else 1
 
 
+def _read_transcript(source: TranscriptSource) -> list[SourceMessage]:
+    """The transcript's messages; a file that cannot be read is a bad argument.
+
+    Raises:
+        InvalidInputError: the transcript is missing or unreadable (or not a transcript).
+    """
+    try:
+        return source.read()
+    except FileNotFoundError:
+        raise InvalidInputError(Messages.TRANSCRIPT_MISSING.format(source.path)) from None
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else "unreadable"
+        raise InvalidInputError(
+            Messages.TRANSCRIPT_UNREADABLE.format(source.path, reason)
+        ) from None
+
+
 def _jobs(args: argparse.Namespace, context: Context) -> int:
-    view = job_status(context.workspace, limit=max(0, args.limit))
+    # A default workspace not created yet has no jobs, like an unused one.
+    view = (
+        JobsView(())
+        if context.workspace_missing
+        else job_status(context.workspace, limit=max(0, args.limit))
+    )
     context.emit(_status_text(view), _status_json(view))
     return 0
 
@@ -158,7 +192,7 @@ def _load(args: argparse.Namespace, context: Context) -> TextModel | None:
     try:
         return load_model(args.model)
     except (ImportError, AttributeError, ValueError) as error:
-        context.err.write(f"error[usage]: {error}\n")
+        context.err.write(escape_controls(f"error[usage]: {error}") + "\n")
         return None
 
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
 from memquill.cli.context import Context, add_common
-from memquill.index import IndexSearcher, IndexStatus, SyncReport
+from memquill.index import IndexSearcher, IndexStatus, SearchIndex, SyncReport, index_errors
 from memquill.paths import canonical_workspace
 
 __all__ = ["register"]
@@ -38,25 +38,32 @@ def register(subparsers: Any) -> None:
 def _index(args: argparse.Namespace, context: Context) -> int:
     root = canonical_workspace(context.workspace)
     searcher = IndexSearcher(notice=None, watch=False)
-    index = searcher.index(root)
     try:
-        if args.status:
-            status = index.status()
-            context.emit(_status_text(status), _status_json(status))
-            return 0
-        if args.rebuild:
-            index.discard()
-        bar = None if args.quiet or context.as_json else _Bar.on(context.err)
-        started = time.perf_counter()
-        report = index.refresh(progress=None if bar is None else bar.update)
-        elapsed = time.perf_counter() - started
-        if bar is not None:
-            bar.finish()
-        status = index.status(freshness=False)
-        context.emit(_summary(report, status, elapsed), _summary_json(report, status, elapsed))
-        return 0
+        # A read-only, full or misplaced index folder: a search's words, as a storage error.
+        with index_errors():
+            return _run(args, context, searcher.index(root))
     finally:
         searcher.close()
+
+
+def _run(args: argparse.Namespace, context: Context, index: SearchIndex) -> int:
+    if args.status:
+        status = index.status()
+        context.emit(_status_text(status), _status_json(status))
+        return 0
+    if args.rebuild:
+        index.discard()
+    bar = None if args.quiet or context.as_json else _Bar.on(context.err)
+    started = time.perf_counter()
+    try:
+        report = index.refresh(progress=None if bar is None else bar.update)
+    finally:
+        if bar is not None:
+            bar.finish()
+    elapsed = time.perf_counter() - started
+    status = index.status(freshness=False)
+    context.emit(_summary(report, status, elapsed), _summary_json(report, status, elapsed))
+    return 0
 
 
 class _Bar:
@@ -108,7 +115,7 @@ class _Bar:
 def _summary(report: SyncReport, status: IndexStatus, elapsed: float) -> str:
     rate = f" ({report.analysed / elapsed:,.0f} files/s)" if report.analysed and elapsed else ""
     lines = [
-        f"Indexed {report.notes:,} notes: {report.analysed:,} read, "
+        f"Indexed {_notes(report.notes)}: {report.analysed:,} read, "
         f"{report.removed:,} removed, in {_duration(elapsed)}{rate}.",
         f"Index: {_where(status)}, {_megabytes(status.size)}.",
     ]
@@ -150,7 +157,8 @@ def _status_text(status: IndexStatus) -> str:
         [
             f"Index: {_where(status)}",
             f"size: {_megabytes(status.size)}",
-            f"notes: {status.documents:,} ({status.segments} segments)",
+            f"notes: {status.documents:,} ({status.segments} segment"
+            f"{'' if status.segments == 1 else 's'})",
             f"last brought up to date: {synced}",
             f"freshness: {freshness}",
         ]

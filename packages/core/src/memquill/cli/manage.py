@@ -11,7 +11,8 @@ from memquill.cli.context import Context, add_common
 __all__ = ["register"]
 
 _NEEDS_EXTRA = (
-    "memquill manage needs the web extra: pip install 'memquill[web]' (or uv add 'memquill[web]')\n"
+    "error[usage]: memquill manage needs the web extra: pip install 'memquill[web]' (or uv add "
+    "'memquill[web]')\n"
 )
 
 
@@ -34,16 +35,16 @@ def _manage(args: argparse.Namespace, context: Context) -> int:
     except ImportError:
         context.err.write(_NEEDS_EXTRA)
         return 2
-    context.ensure_workspace()
     port: int = args.port
     if not 0 <= port <= 65535:
-        context.err.write("error: --port must be between 0 and 65535\n")
+        context.err.write("error[usage]: --port must be between 0 and 65535\n")
         return 2
+    context.ensure_workspace()
     backend = Backend.open(context.session(), jobs=LedgerJobs(context.workspace))
     try:
         server = ManageServer(backend, port=port)
     except OSError as error:
-        context.err.write(f"error: cannot listen on 127.0.0.1:{port}: {error.strerror}\n")
+        context.err.write(f"error[usage]: cannot listen on 127.0.0.1:{port}: {error.strerror}\n")
         return 2
     context.emit(
         f"memquill manage: {server.url}\nworkspace {context.workspace}; Ctrl+C stops the page",

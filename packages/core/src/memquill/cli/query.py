@@ -1,21 +1,27 @@
 """``search``, ``get`` and ``recent``: the read tools, from a shell.
 
-The plain output is exactly the text the tools return to a model; ``--json`` prints the
-structured result instead. A failure prints the tool's failure text and exits non-zero.
+The plain output is exactly the text the tools return to a model (control characters
+escaped: :mod:`memquill.controls`); ``--json`` prints the structured result instead. A failure
+prints ``error[<code>]: <message>`` on stderr and exits with the code's status; under
+``--json`` the structured result, with its ``error`` and ``error_code``, is printed first. A
+default workspace that does not exist yet answers as an empty one does.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
-from memquill.cli.context import Context, add_common, exit_status
-from memquill.tools import MemoryToolset
+from memquill.cli.context import Context, add_common, counted
+from memquill.errors import InvalidInputError, MemquillError, Messages, NotFoundError
 
 __all__ = ["register"]
 
 _LINES: Final = re.compile(r"(?P<start>[0-9]*)(?::(?P<end>[0-9]*))?")
+_GET_WHAT: Final = "Give a workspace-relative path, or --key with a fact's key (not both)."
+_EMPTY: Final = "(empty file)"
 
 
 def register(subparsers: Any) -> None:
@@ -41,7 +47,8 @@ def register(subparsers: Any) -> None:
     search.set_defaults(handler=_search)
 
     get = subparsers.add_parser("get", help="read a note or a remembered fact, page by page")
-    get.add_argument("path", help="workspace-relative path, as search or recent show it")
+    get.add_argument("path", nargs="?", help="workspace-relative path, as search or recent show it")
+    get.add_argument("--key", help="read the remembered fact with this key instead (prefs/coffee)")
     get.add_argument(
         "--lines",
         type=_line_range,
@@ -88,24 +95,74 @@ def _search(args: argparse.Namespace, context: Context) -> int:
 
 
 def _get(args: argparse.Namespace, context: Context) -> int:
+    if (args.path is None) == (args.key is None):
+        raise InvalidInputError(_GET_WHAT)
+    path = args.path if args.key is None else _fact_path(context, args.key)
     start, end = args.lines if args.lines is not None else (None, None)
     arguments = {
-        "file_path": args.path,
+        "file_path": path,
         "line_start": start,
         "line_end": end,
         "char_start": args.char_start,
     }
-    return _call(context, "memory_get", arguments)
+    return _call(context, "memory_get", arguments, _past_the_end)
+
+
+def _past_the_end(text: str, structured: dict[str, Any]) -> str:
+    """The tool's text, saying so when an empty page lies past the end of a source.
+
+    The tool answers ``(empty file)`` for an empty file and for a range past its end alike,
+    as the spec words it (6.6); a person asking for lines 50–60 of a 12-line note is told.
+    """
+    count = structured.get("line_count")
+    if structured.get("content") or not isinstance(count, int) or not text.endswith(_EMPTY):
+        return text
+    path, first = structured.get("path"), int(structured.get("line_start") or 1)
+    lines = counted(count, "line")
+    if first > count > 0:
+        note = f"(line {first} is past the end: {path} has {lines})"
+    elif int(structured.get("char_start") or 0) > 0:
+        note = f"(char_start {structured.get('char_start')} is past the end of those lines)"
+    else:
+        return text
+    return text[: -len(_EMPTY)] + note
+
+
+def _fact_path(context: Context, key: str) -> str:
+    """The projection path of the fact named ``key`` (a key is never a note path: notes are
+    read by path, facts by ``--key``).
+
+    Raises:
+        InvalidInputError: not a valid key. NotFoundError: no active fact has it.
+    """
+    record = context.session("read").store.find_key(key)
+    if record is None:
+        raise NotFoundError(Messages.KEY_NOT_FOUND.format(key=key))
+    return record.projection_path
 
 
 def _recent(args: argparse.Namespace, context: Context) -> int:
     return _call(context, "memory_recent", {"days": args.days})
 
 
-def _call(context: Context, tool: str, arguments: dict[str, Any]) -> int:
-    # The read tools themselves: the text printed is exactly what a model is shown.
-    result = MemoryToolset(context.session("read")).call(tool, arguments)
-    context.emit(result.text, result.structured)
+def _call(
+    context: Context,
+    tool: str,
+    arguments: dict[str, Any],
+    words: Callable[[str, dict[str, Any]], str] | None = None,
+) -> int:
+    # The read tools themselves: the text printed is what a model is shown (``words`` may
+    # say more to a person, where the tool's text is the spec's).
+    with context.read_tools() as tools:
+        result = tools.call(tool, arguments)
+    structured = result.structured or {}
     if not result.is_error:
+        context.emit(result.text if words is None else words(result.text, structured), structured)
         return 0
-    return exit_status((result.structured or {}).get("error_code"))
+    if context.as_json:
+        context.emit("", structured)
+    message = structured.get("error")
+    raise MemquillError.from_code(
+        str(structured.get("error_code") or ""),
+        message if isinstance(message, str) else result.text,
+    )

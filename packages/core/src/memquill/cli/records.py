@@ -1,47 +1,69 @@
-"""``remember``, ``list``, ``update``, ``forget`` and ``compact`` (``doctor``: :mod:`.doctor`)."""
+"""``remember``, ``list``, ``update``, ``forget`` and ``compact`` (``doctor``: :mod:`.doctor`).
+
+``update`` and ``forget`` take one argument naming the fact: what looks like a record id or id
+prefix (8–36 of ``0-9 a-f -``) is an id, anything else is a key (no key can look like an id).
+By key, ``--revision`` may be left out: the command then reads the fact's current revision and
+the store still checks it under its lock, so a write made in between is answered ``conflict``,
+never overwritten. By id, ``--revision`` is required: an id names one version.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+from collections.abc import Generator
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from memquill.cli.context import Context, add_common
-from memquill.errors import InvalidInputError, Messages, NotFoundError
-from memquill.store import Record, Snapshot
-from memquill.tools import WriteOutcome, WriteSource, compact, correct, forget, remember
+from memquill.cli.context import Context, add_common, counted, read_stdin_text
+from memquill.errors import BlockedError, InvalidInputError, Messages, NotFoundError
+from memquill.store import FactKey, Record, Snapshot, Target, looks_like_id
+from memquill.tools import MemorySession, WriteOutcome, WriteSource, compact, correct, forget
+from memquill.tools import remember as remember_fact
 
 __all__ = ["register"]
 
 _HEX: Final = re.compile(r"[0-9a-f]{8,64}")
 _SHORT: Final = 8
+_REVISION_NEEDED: Final = (
+    "--revision is required when the fact is named by its id (the revision you read it at, "
+    "from list, search or get); a fact named by its key may leave it out."
+)
 
 
 def register(subparsers: Any) -> None:
     """Add this module's subcommands to ``memquill``."""
     remember = subparsers.add_parser("remember", help="save a fact to memory/records.md")
-    remember.add_argument("text", help="the fact to remember")
+    remember.add_argument("text", help="the fact to remember (-: read it from standard input)")
     remember.add_argument(
-        "--key", help="idempotency key (default: derived from the text, so a repeat is a no-op)"
+        "--key", help="a name for the fact (prefs/coffee), kept when it is corrected"
+    )
+    remember.add_argument(
+        "--idempotency-key",
+        help="idempotency key (default: derived from the text and key, so a repeat is a no-op)",
     )
     remember.set_defaults(handler=_remember)
 
-    listing = subparsers.add_parser("list", help="list remembered facts, newest last")
+    listing = subparsers.add_parser(
+        "list", help="list remembered facts (id, age, revision, key, first line), newest last"
+    )
     listing.add_argument(
         "--all", action="store_true", help="include superseded and forgotten versions"
     )
     listing.set_defaults(handler=_list)
 
+    target = "the fact's key, or a record id (a unique prefix of 8+ characters is enough)"
+    revision = "the record's or the store's revision (by key: default, the fact's current revision)"
     update = subparsers.add_parser("update", help="correct a fact (the old version is kept)")
-    update.add_argument("id", help="record id (a unique prefix is enough)")
+    update.add_argument("target", metavar="KEY_OR_ID", help=target)
     update.add_argument("text", help="the corrected fact")
-    update.add_argument("--revision", required=True, help="the record's or the store's revision")
+    update.add_argument("--revision", help=revision)
     update.set_defaults(handler=_update)
 
     forget = subparsers.add_parser("forget", help="forget a fact and all its versions")
-    forget.add_argument("id", help="record id (a unique prefix is enough)")
-    forget.add_argument("--revision", required=True, help="the record's or the store's revision")
+    forget.add_argument("target", metavar="KEY_OR_ID", help=target)
+    forget.add_argument("--revision", help=revision)
     forget.set_defaults(handler=_forget)
 
     compact = subparsers.add_parser(
@@ -56,15 +78,17 @@ def register(subparsers: Any) -> None:
 
 def _remember(args: argparse.Namespace, context: Context) -> int:
     context.ensure_workspace()
-    outcome = remember(
-        context.session(), args.text, source=WriteSource.manual(), idempotency_key=args.key
+    text = read_stdin_text() if args.text == "-" else args.text
+    outcome = remember_fact(
+        context.session(),
+        text,
+        source=WriteSource.manual(),
+        idempotency_key=args.idempotency_key,
+        key=args.key,
     )
-    hint = (
-        "\nThis fact (or its key) was corrected or forgotten before; pass --key to save it anew."
-        if outcome.status == "blocked"
-        else ""
-    )
-    context.emit(_describe(outcome) + hint, _result_json(outcome))
+    context.emit(_describe(outcome), _result_json(outcome))
+    if outcome.status == "blocked":
+        raise BlockedError(Messages.BLOCKED)
     return 0
 
 
@@ -76,12 +100,15 @@ def _list(args: argparse.Namespace, context: Context) -> int:
     shown = [r for r in snapshot.records if args.all or r.status == "active"]
     now = datetime.now(UTC)
     lines = [f"store revision {snapshot.revision}  ({_summary(snapshot)})"]
+    # A key column only when some fact shown has a key, as wide as the longest.
+    width = max((len(record.key) for record in shown if record.key), default=0)
     for record in shown:
         status = "" if record.status == "active" else f" [{record.status}]"
         first_line = record.content.split("\n", 1)[0]
+        key = f"{record.key or '-':<{width}}  " if width else ""
         lines.append(
             f"{record.id[:_SHORT]}  {_age(record, now):>4}  "
-            f"rev {snapshot.record_revision(record)[:_SHORT]}{status}  {first_line}"
+            f"rev {snapshot.record_revision(record)[:_SHORT]}{status}  {key}{first_line}"
         )
     if not shown:
         lines.append("(no remembered facts)")
@@ -95,18 +122,21 @@ def _list(args: argparse.Namespace, context: Context) -> int:
 
 def _update(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
-    revision = _revision_format(args.revision)
-    _refuse_old_version(session.store.snapshot(), args.id, command="update")
-    outcome = correct(session, args.id, args.text, revision, source=WriteSource.manual())
+    target = _target(args.target)
+    revision = _revision(session, target, args.revision)
+    _refuse_forgotten(session.store.snapshot(), target)
+    with _pointing("update", target):
+        outcome = correct(session, target, args.text, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
     return 0
 
 
 def _forget(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
-    revision = _revision_format(args.revision)
-    _refuse_old_version(session.store.snapshot(), args.id, command="forget")
-    outcome = forget(session, args.id, revision, source=WriteSource.manual())
+    target = _target(args.target)
+    revision = _revision(session, target, args.revision)
+    with _pointing("forget", target):
+        outcome = forget(session, target, revision, source=WriteSource.manual())
     context.emit(_describe(outcome), _result_json(outcome))
     return 0
 
@@ -118,34 +148,72 @@ def _compact(args: argparse.Namespace, context: Context) -> int:
     return 0
 
 
-def _refuse_old_version(snapshot: Snapshot, given: str, *, command: str) -> None:
-    """Refuse an id that names only an old version, saying which version is current.
+def _target(given: str) -> Target:
+    """A record id (prefix) when ``given`` has that shape, else a key.
 
-    An id (or prefix) that names an active record passes; the write path resolves it. One that
-    names only a corrected version points at the current one with the command to run; for
-    ``update``, one that names a forgotten fact says there is nothing to update.
+    Raises:
+        InvalidInputError: neither an id prefix nor a valid key.
+    """
+    return given if looks_like_id(given) else FactKey(given)
+
+
+def _revision(session: MemorySession, target: Target, given: str | None) -> str:
+    """The revision to write at: ``given`` (checked), or a key's current record revision.
+
+    Raises:
+        InvalidInputError: no revision for an id, or one that is not hexadecimal.
+        NotFoundError: no active fact has the key.
+    """
+    if given is not None:
+        return _revision_format(given)
+    if not isinstance(target, FactKey):
+        raise InvalidInputError(_REVISION_NEEDED)
+    snapshot = session.store.snapshot()
+    record = snapshot.by_key(target.value)
+    if record is None:
+        raise NotFoundError(_key_not_found(target.value))
+    return snapshot.record_revision(record)
+
+
+def _key_not_found(key: str) -> str:
+    message = Messages.KEY_NOT_FOUND.format(key=key)
+    if re.fullmatch(r"[0-9a-f-]+", key):  # meant as an id, surely: say why it was a key
+        message += " (A record id prefix needs at least 8 characters.)"
+    return message
+
+
+@contextlib.contextmanager
+def _pointing(command: str, target: Target) -> Generator[None]:
+    """Add the command to run to a ``not_found`` that names a fact's current version, and the
+    id-prefix hint to an unknown key that looks like a short id."""
+    try:
+        yield
+    except NotFoundError as error:
+        if error.current_id is not None and error.current_revision is not None:
+            text = " TEXT" if command == "update" else ""
+            raise NotFoundError(
+                f"{error.message} Run: memquill {command} {error.current_id[:_SHORT]}{text} "
+                f"--revision {error.current_revision[:16]}",
+                error.current_id,
+                error.current_revision,
+            ) from None
+        if isinstance(target, FactKey) and error.message != _key_not_found(target.value):
+            raise NotFoundError(_key_not_found(target.value)) from None
+        raise
+
+
+def _refuse_forgotten(snapshot: Snapshot, target: Target) -> None:
+    """Refuse, saying so, an update of an id (prefix) that names only a forgotten fact.
 
     Raises:
         NotFoundError: with that explanation.
     """
-    matches = [r for r in snapshot.records if given and r.id.startswith(given)]
-    if not matches or any(r.status == "active" for r in matches) or len(matches) > 1:
-        return  # the write path resolves it (or refuses it as ambiguous or unknown)
-    record = matches[0]
-    current = next(
-        (r for r in snapshot.records if r.root_id == record.root_id and r.status == "active"), None
-    )
-    if record.status == "superseded" and current is not None:
-        revision = snapshot.record_revision(current)[:16]
-        text = " TEXT" if command == "update" else ""
+    if isinstance(target, FactKey):
+        return
+    matches = [r for r in snapshot.records if r.id.startswith(target)]
+    if len(matches) == 1 and matches[0].status == "revoked":
         raise NotFoundError(
-            f"Record {record.id[:_SHORT]} was corrected; its current version is "
-            f"{current.id[:_SHORT]} (record revision {revision}). Run: memquill {command} "
-            f"{current.id[:_SHORT]}{text} --revision {revision}"
-        )
-    if command == "update":
-        raise NotFoundError(
-            f"Record {record.id[:_SHORT]} was forgotten; there is nothing to update."
+            f"Record {matches[0].id[:_SHORT]} was forgotten; there is nothing to update."
         )
 
 
@@ -162,14 +230,16 @@ def _revision_format(given: str) -> str:
 
 def _describe(outcome: WriteOutcome) -> str:
     target = f" {outcome.record_id}" if outcome.record_id else ""
+    key = f" key {outcome.key}" if outcome.key else ""
     record = f" (record revision {outcome.record_revision})" if outcome.record_revision else ""
-    return f"{outcome.status}{target}{record}\nstore revision {outcome.revision}"
+    return f"{outcome.status}{target}{key}{record}\nstore revision {outcome.revision}"
 
 
 def _result_json(outcome: WriteOutcome) -> dict[str, object]:
     return {
         "status": outcome.status,
         "record_id": outcome.record_id,
+        "key": outcome.key,
         "record_revision": outcome.record_revision,
         "revision": outcome.revision,
     }
@@ -178,6 +248,7 @@ def _result_json(outcome: WriteOutcome) -> dict[str, object]:
 def _record_json(snapshot: Snapshot, record: Record) -> dict[str, object]:
     return {
         "id": record.id,
+        "key": record.key,
         "status": record.status,
         "content": record.content,
         "source": dict(record.source),
@@ -189,7 +260,8 @@ def _record_json(snapshot: Snapshot, record: Record) -> dict[str, object]:
 
 def _summary(snapshot: Snapshot) -> str:
     active = sum(1 for record in snapshot.records if record.status == "active")
-    return f"{active} active, {len(snapshot.records)} versions, {snapshot.size_bytes:,} bytes"
+    versions, size = counted(len(snapshot.records), "version"), counted(snapshot.size_bytes, "byte")
+    return f"{active} active, {versions}, {size}"
 
 
 def _age(record: Record, now: datetime) -> str:

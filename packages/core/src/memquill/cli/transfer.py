@@ -3,24 +3,51 @@
 With a database store these are how a person reads and fixes memory as a file: ``export``
 writes byte-identical ``records.md``; ``import --revision R FILE`` puts an edited copy back as
 one validated compare-and-swap write (through the one write path, so the secret detectors
-apply), refusing a copy that would drop a record or unforget a fact.
+apply), refusing a copy that would drop a record or unforget a fact. Each edited fact becomes a
+new version with source ``manual`` (a ``contentLength`` the edit made wrong is read as
+``doctor --fix`` reads it), after a backup of the records replaced; ``--dry-run`` shows that
+plan and writes nothing.
+
+``import`` reads its file as every reader of memquill does (:func:`memquill.paths.read_regular`):
+a regular file only (a FIFO, a device or a folder is refused at once, never waited on), at
+most :data:`MAX_IMPORT_BYTES`, checked before a byte is read. The bound is the store's 2 MiB
+capacity plus 1 MiB, so a copy a little over the capacity still reaches the store and gets its
+``capacity`` answer, and nothing larger is ever read. Every refusal changes nothing.
+
+``export --json`` prints ``{"revision", "size_bytes", "text"}`` (the store revision the bytes
+have, their size, and the bytes as text); with ``--output`` the file gets the exact bytes and
+the JSON names it (``"output"``) instead of repeating the text.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.cli.context import Context, add_common
-from memquill.errors import ConflictError, InvalidInputError, Messages, StorageError
+from memquill.cli.context import Context, add_common, counted
+from memquill.controls import escape_controls
+from memquill.errors import (
+    CapacityError,
+    ConflictError,
+    InvalidInputError,
+    Messages,
+    SourceError,
+    StorageError,
+)
+from memquill.paths import read_regular
+from memquill.store import MAX_STORE_BYTES, store_revision
 from memquill.tools import WriteSource, import_records
 
-__all__ = ["register"]
+__all__ = ["MAX_IMPORT_BYTES", "register"]
 
 _HEX: Final = re.compile(r"[0-9a-f]{8,64}")
+MAX_IMPORT_BYTES: Final = MAX_STORE_BYTES + 1024 * 1024
+"""The largest file ``import`` reads (3 MiB): the store's capacity plus a margin."""
 
 
 def register(subparsers: Any) -> None:
@@ -36,6 +63,9 @@ def register(subparsers: Any) -> None:
     )
     restore.add_argument("file", metavar="FILE", help="the edited records.md")
     restore.add_argument("--revision", required=True, help="the store revision it was made from")
+    restore.add_argument(
+        "--dry-run", action="store_true", help="show what the import would change; write nothing"
+    )
     restore.set_defaults(handler=_import)
 
     for parser in (export, restore):
@@ -45,13 +75,19 @@ def register(subparsers: Any) -> None:
 def _export(args: argparse.Namespace, context: Context) -> int:
     if context.workspace_is_default and not context.workspace.exists():
         context.ensure_workspace()
-    data = context.session("read").store.export()
+    store = context.session("read").store
+    data = store.export()
     if args.output:
-        try:
-            Path(args.output).write_bytes(data)
-        except OSError as error:
-            raise StorageError(Messages.SAVE_FAILED) from error
-        context.err.write(f"exported {len(data):,} bytes to {args.output}\n")
+        _write_output(Path(args.output), data)
+        if context.as_json:
+            revision = store_revision(store.backend.identity(), data)
+            context.emit("", _export_json(revision, data, output=args.output))
+        else:
+            shown = escape_controls(f"exported {counted(len(data), 'byte')} to {args.output}")
+            context.err.write(shown + "\n")
+        return 0
+    if context.as_json:
+        context.emit("", _export_json(store_revision(store.backend.identity(), data), data))
         return 0
     context.out.flush()
     stream = getattr(context.out, "buffer", None) or sys.stdout.buffer
@@ -60,20 +96,91 @@ def _export(args: argparse.Namespace, context: Context) -> int:
     return 0
 
 
-def _import(args: argparse.Namespace, context: Context) -> int:
+def _export_json(revision: str, data: bytes, *, output: str | None = None) -> dict[str, object]:
+    shown: dict[str, object] = {"revision": revision, "size_bytes": len(data)}
+    if output is None:
+        shown["text"] = data.decode("utf-8", "replace")
+    else:
+        shown["output"] = output
+    return shown
+
+
+def _write_output(path: Path, data: bytes) -> None:
+    """Write the exported bytes to ``path``, saying what is wrong with it if that fails.
+
+    Raises:
+        InvalidInputError: ``path`` is a folder, or its folder does not exist.
+        StorageError: the file cannot be written (permissions, a full disk).
+    """
     try:
-        data = Path(args.file).read_bytes()
+        # A new file is its owner's only, as records.md is (an existing one keeps its mode).
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except IsADirectoryError:
+        raise InvalidInputError(Messages.OUTPUT_IS_FOLDER.format(path)) from None
+    except FileNotFoundError:
+        raise InvalidInputError(Messages.OUTPUT_NO_FOLDER.format(path)) from None
     except OSError as error:
-        raise StorageError(Messages.READ_FAILED) from error
-    session = context.session()
+        raise StorageError(
+            Messages.OUTPUT_FAILED.format(path, os.strerror(error.errno or errno.EIO))
+        ) from None
+
+
+def _read_import(path: str) -> bytes:
+    """The bytes of the file to import, read without blocking and within the bound.
+
+    Raises:
+        InvalidInputError: missing, unreadable, or not a regular file.
+        CapacityError: larger than :data:`MAX_IMPORT_BYTES` (nothing is read).
+    """
+    try:
+        return read_regular(os.path.realpath(path), MAX_IMPORT_BYTES)
+    except SourceError as error:
+        if error.message == Messages.TOO_LARGE:
+            raise CapacityError(Messages.IMPORT_TOO_LARGE) from None
+        raise InvalidInputError(Messages.IMPORT_NOT_REGULAR.format(path)) from None
+    except FileNotFoundError:
+        raise InvalidInputError(Messages.IMPORT_MISSING.format(path)) from None
+    except OSError as error:
+        raise InvalidInputError(
+            Messages.IMPORT_READ_FAILED.format(path, os.strerror(error.errno or errno.EIO))
+        ) from None
+
+
+def _import(args: argparse.Namespace, context: Context) -> int:
     if not _HEX.fullmatch(args.revision):
         raise InvalidInputError(Messages.REVISION_FORMAT)
+    data = _read_import(args.file)
+    session = context.session()
     current = session.store.snapshot().revision
     if not current.startswith(args.revision):
         raise ConflictError(Messages.STALE)
+    plan = session.store.plan_import(data, current)  # the same checks the import makes
+    changes = list(plan.changes)
+    if args.dry_run:
+        lines = (
+            ["import would write a backup of the records, then:"]
+            + [f"  - {change}" for change in changes]
+            if changes
+            else ["import would change nothing"]
+        )
+        lines.append(f"store revision {current}")
+        data_out = {"dry_run": True, "changes": changes, "revision": current}
+        context.emit("\n".join(lines), data_out)
+        return 0
     outcome = import_records(session, data, current, source=WriteSource.manual())
+    backup = outcome.result.backup
+    lines = [f"backup: the records as they were are in {backup}"] if backup else []
+    lines += [f"imported: {change}" for change in changes if outcome.status == "saved"]
+    lines.append(f"{outcome.status}: store revision {outcome.revision}")
     context.emit(
-        f"{outcome.status}: store revision {outcome.revision}",
-        {"status": outcome.status, "revision": outcome.revision},
+        "\n".join(lines),
+        {
+            "status": outcome.status,
+            "revision": outcome.revision,
+            "changes": changes if outcome.status == "saved" else [],
+            "backup": backup,
+        },
     )
     return 0

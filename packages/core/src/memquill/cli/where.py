@@ -3,6 +3,11 @@
 The same rules choose the workspace for ``memquill`` and ``memquill-mcp``: ``--workspace``,
 else ``$MEMQUILL_WORKSPACE``, else ``memquill/workspace`` in the user's data directory. When a
 command uses the wrong folder, this says which rule picked it.
+
+With a PostgreSQL store (``--store`` or ``$MEMQUILL_STORE``) there is no ``records.md`` and no
+writer lock file: ``where`` names the database (scheme, user, host, port and database name,
+never the password or the query string) and the row, and says whether the local mirror file
+is kept. Nothing is connected.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any, cast
 
 from memquill.cli.context import Context, add_common
 from memquill.errors import MemquillError
-from memquill.store import RecordKey
+from memquill.store import STORE_ENV, RecordKey, is_database, parse_location, resolve_location
 from memquill.sync import git_setup
 from memquill.tools import default_bindings_path
 
@@ -52,6 +57,7 @@ def _where(args: argparse.Namespace, context: Context) -> int:
         "why": choice.why,
         "exists": choice.path.is_dir(),
         "problem": problem,
+        "store": "file",
         "records": str(records),
         "lock": str(records.with_name(".records-lock")),
         "index": None if index is None else str(index),
@@ -65,6 +71,11 @@ def _where(args: argparse.Namespace, context: Context) -> int:
         f"  state:   {state}",
         f"records:   {records}",
         f"lock:      {data['lock']}",
+    ]
+    location = resolve_location(context.store)
+    if is_database(location):
+        data, lines = _database(location, context, data, lines[:3])
+    lines += [
         f"index:     {index if index is not None else 'none (every search reads the files)'}",
         f"bindings:  {data['bindings']}",
         f"sync:      {sync}",
@@ -72,6 +83,31 @@ def _where(args: argparse.Namespace, context: Context) -> int:
     ]
     context.emit("\n".join(lines), data)
     return 1 if problem is not None else 0
+
+
+def _database(
+    location: str, context: Context, data: dict[str, object], lines: list[str]
+) -> tuple[dict[str, object], list[str]]:
+    """The store lines for a database location: which database and row, and the mirror."""
+    parsed = parse_location(location)
+    origin = "from --store" if context.store else f"from ${STORE_ENV}"
+    mirror = context.choice.path / "memory" / ".records-mirror.md" if parsed.mirror else None
+    data = {
+        **data,
+        "store": "postgres",
+        "database": parsed.display,
+        "row": parsed.workspace,
+        "mirror": None if mirror is None else str(mirror),
+        "records": None,
+        "lock": None,
+    }
+    lines = [
+        *lines,
+        f"store:     PostgreSQL {parsed.display} ({origin})",
+        f"  row:     workspace {parsed.workspace!r}; writes lock the row, no lock file",
+        f"  mirror:  {mirror if mirror is not None else 'none (memquill export writes the file)'}",
+    ]
+    return data, lines
 
 
 def _sync_state(workspace: Path) -> str:

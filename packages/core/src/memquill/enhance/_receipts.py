@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from memquill.errors import SourceError
+from memquill.owner_only import private_folder
 from memquill.paths import open_regular
 
 __all__ = ["MAX_RECEIPT_BYTES", "BlockReceipt", "BlockReceipts", "PersistenceUnavailable"]
@@ -109,7 +110,7 @@ class BlockReceipts:
         target = self.path_for(digest)
         temporary = self.directory / f".{target.name}.{secrets.token_hex(8)}.tmp"
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(self.directory)
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
             descriptor = os.open(temporary, flags, 0o600)
             try:

@@ -28,6 +28,12 @@ __all__ = [
 
 Scene = Literal["memory_rerank", "memory_extract"]
 SCENES: Final[tuple[Scene, ...]] = ("memory_rerank", "memory_extract")
+_NOT_CONFIGURED: Final[dict[Scene, str]] = {
+    "memory_rerank": "no model configured (plain keyword order)",
+    "memory_extract": "no model configured (no automatic extraction; facts are saved only "
+    "when asked)",
+}
+"""What a scene does without a model, in words."""
 """Every scene the runner serves: re-ranking search candidates, extracting facts."""
 
 Status = Literal["completed", "unavailable", "cooldown", "failed"]
@@ -125,7 +131,7 @@ class SceneStatus:
         """One line a person can act on."""
         head = f"{self.scene}: "
         if self.state == "not_configured":
-            return head + "no model configured (plain keyword order)"
+            return head + _NOT_CONFIGURED[self.scene]
         model = f" [{self.model}]" if self.model else ""
         if self.state == "blocked":
             return (

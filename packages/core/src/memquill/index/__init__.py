@@ -16,6 +16,7 @@ from memquill.index._search_index import (
 )
 from memquill.index._searcher import IN_MEMORY, IndexSearcher
 from memquill.index._sync import SyncReport
+from memquill.index._unusable import index_errors
 
 __all__ = [
     "DAMAGED_WARNING",
@@ -27,6 +28,7 @@ __all__ = [
     "SearchIndex",
     "SyncReport",
     "index_dir",
+    "index_errors",
     "index_path",
     "stderr_notice",
 ]

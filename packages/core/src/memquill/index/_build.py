@@ -100,7 +100,7 @@ class Analyser:
             try:
                 # The identity stored is the one of the file the text came from: if the
                 # note changed since the walk, the next walk sees it as it was indexed.
-                text, info = read_text_stat(root / path)
+                text, info = read_text_stat(root / path, note=True)
             except SourceError as error:
                 errors.append((path, error.message))
                 continue

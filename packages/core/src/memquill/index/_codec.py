@@ -8,7 +8,8 @@ Postings of one term in one segment (little-endian, 4-byte unsigned)::
     n, nf | ids[n] | bodies[n] | columns[n] | field ids[nf] | field counts[5 * nf] | crc
 
 ``ids`` ascend; ``columns`` is the term's column in its note's chunk matrix (``NO_COLUMN`` when
-the body lacks the term). A chunk matrix is ``chunks, width, typecode`` then the rows.
+the body lacks the term). A chunk matrix is ``chunks, width, typecode`` then the rows. A note's
+terms (every term it has postings for) are its sorted terms, one a line, compressed.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ __all__ = [
     "SegmentBuilder",
     "decode_matrix",
     "decode_postings",
+    "decode_terms",
     "encode_matrix",
     "encode_postings",
+    "encode_terms",
     "seal",
     "unseal",
 ]
@@ -176,6 +179,27 @@ def decode_matrix(blob: bytes) -> tuple[int, array[int]]:
     if _SWAP:  # pragma: no cover - big-endian hosts
         cells.byteswap()
     return width, cells
+
+
+def encode_terms(figures: NoteFigures) -> bytes:
+    """The blob of the terms ``figures`` has postings for (body and metadata terms)."""
+    terms = sorted(figures.body.keys() | figures.fields.keys())
+    text = "\n".join(terms).encode("utf-8", "surrogatepass")
+    return seal(b"", zlib.compress(text, 1))
+
+
+def decode_terms(blob: bytes) -> list[str]:
+    """The terms of a note's terms blob.
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = unseal(blob)
+    try:
+        text = zlib.decompress(view).decode("utf-8", "surrogatepass")
+    except (zlib.error, UnicodeDecodeError):
+        raise CorruptBlob("terms") from None
+    return text.split("\n") if text else []
 
 
 def seal(header: bytes, *parts: array[int] | bytes) -> bytes:

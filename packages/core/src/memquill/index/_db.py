@@ -2,8 +2,16 @@
 
 Tables: ``meta`` (format, workspace, generation counters), ``docs`` (one row per indexed note:
 its path, file identity and segment, what writers look up), ``matrices`` (each note's chunk
-matrix), ``segs`` (per segment: its notes' figures as one blob) and ``postings`` (per segment,
-one blob per term), ``gone`` (ids of notes removed since their segment was written).
+matrix), ``terms`` (each note's terms, so that its postings can be found again when it goes),
+``segs`` (per segment: its notes' figures as one blob) and ``postings`` (per segment, one blob
+per term), ``gone`` (ids of notes removed since their segment was written).
+
+The file holds the notes' vocabulary, so it is private: the folder is ``0700`` and the database
+is created ``0600`` before SQLite opens it (SQLite gives its ``-wal`` and ``-shm`` files the
+database's mode). SQLite runs with ``secure_delete`` (removed content is overwritten with zeros,
+in the database and in the pages the write-ahead log receives), temporary data stays in memory,
+and after a change that removed notes the log is checkpointed and truncated
+(:meth:`IndexDatabase.wipe_log`), so a removed note's words are nowhere in the files.
 
 Every change is one transaction, so a crash leaves the old or the new index. A process reads
 one search's data inside one read transaction (a consistent snapshot). A file that SQLite
@@ -22,6 +30,8 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from memquill.errors import SourceError
+from memquill.owner_only import private_file, tighten_file
 from memquill.query._markdown import CHUNK_OVERLAP, CHUNK_SIZE
 from memquill.query._tokens import TOKENIZER_VERSION
 
@@ -34,7 +44,7 @@ __all__ = [
     "row_checksum",
 ]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 FORMAT: Final = (
     f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
@@ -50,6 +60,7 @@ CREATE TABLE docs(
     ctime INTEGER NOT NULL, dev INTEGER NOT NULL,
     seen INTEGER NOT NULL, seg INTEGER NOT NULL, crc INTEGER NOT NULL);
 CREATE TABLE matrices(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE terms(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE gone(id INTEGER PRIMARY KEY, seg INTEGER NOT NULL, gen INTEGER NOT NULL);
 CREATE INDEX gone_gen ON gone(gen);
 CREATE TABLE segs(
@@ -60,6 +71,9 @@ CREATE UNIQUE INDEX postings_term ON postings(term, seg);
 CREATE INDEX postings_seg ON postings(seg);
 """
 _BUSY_MS: Final = 60_000
+_WIPE_BUSY_MS: Final = 2_000
+"""How long truncating the log waits for readers of older snapshots (then: at the next one)."""
+_SIDE_FILES: Final = ("-wal", "-shm")
 _ROW: Final = struct.Struct("<qqqqqqqq")
 
 
@@ -91,7 +105,16 @@ class IndexDatabase:
     def __init__(self, path: Path | None, workspace: str) -> None:
         self.path = path
         self.workspace = workspace
+        self.wipe_pending = False
         target = ":memory:" if path is None else os.fspath(path)
+        if path is not None:
+            try:
+                # Before SQLite creates it 0644 (and its -wal and -shm files like it).
+                private_file(path)
+            except SourceError:
+                raise IndexDamaged("not a regular file") from None
+            for suffix in _SIDE_FILES:
+                tighten_file(Path(os.fspath(path) + suffix))
         try:
             self.connection = sqlite3.connect(
                 target, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
@@ -137,9 +160,30 @@ class IndexDatabase:
             try:
                 yield self.connection
             except BaseException:
-                self.connection.execute("ROLLBACK")
+                # SQLite rolls back by itself on some errors (a full disk): never mask those.
+                if self.connection.in_transaction:
+                    self.connection.execute("ROLLBACK")
                 raise
             self.connection.execute("COMMIT")
+
+    def wipe_log(self) -> None:
+        """Checkpoint the write-ahead log into the database and truncate it to nothing.
+
+        The log keeps every page a transaction wrote until it is overwritten, words of removed
+        notes included. Readers of an older snapshot hold it back for a moment; if they are
+        still there after :data:`_WIPE_BUSY_MS`, :attr:`wipe_pending` is set and the next
+        change tries again.
+        """
+        if self.path is None:
+            return
+        execute = self.connection.execute
+        with self._guard():
+            execute(f"PRAGMA busy_timeout = {_WIPE_BUSY_MS}")
+            try:
+                row = execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        self.wipe_pending = row is None or int(row[0]) != 0
 
     def meta(self, key: str, default: str = "") -> str:
         """A ``meta`` value."""
@@ -183,6 +227,8 @@ class IndexDatabase:
         if self.path is not None:
             execute("PRAGMA journal_mode = WAL")
         execute("PRAGMA synchronous = NORMAL")  # a cache: a lost last commit is re-derived
+        execute("PRAGMA secure_delete = ON")
+        execute("PRAGMA temp_store = MEMORY")  # no temporary files outside the private folder
         execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
         execute("PRAGMA cell_size_check = ON")
         execute("PRAGMA cache_size = -16384")
@@ -202,7 +248,8 @@ class IndexDatabase:
             elif self.meta("format") != FORMAT or self.meta("workspace") != self.workspace:
                 raise IndexOutdated(self.meta("format"))
         except BaseException:
-            execute("ROLLBACK")
+            if self.connection.in_transaction:
+                execute("ROLLBACK")
             raise
         execute("COMMIT")
 

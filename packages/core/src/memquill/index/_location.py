@@ -14,7 +14,7 @@ from typing import Final
 
 from memquill.paths import user_cache_dir
 
-__all__ = ["INDEX_DIR_ENV", "index_dir", "index_path"]
+__all__ = ["INDEX_DIR_ENV", "default_index_dir", "index_dir", "index_path"]
 
 INDEX_DIR_ENV: Final = "MEMQUILL_INDEX_DIR"
 
@@ -29,6 +29,11 @@ def index_dir() -> Path:
         return Path(configured)
     if configured:
         return Path(configured).expanduser()
+    return default_index_dir()
+
+
+def default_index_dir() -> Path:
+    """``memquill/index`` in the user cache folder: memquill's own (kept ``0700``)."""
     return user_cache_dir() / "memquill" / "index"
 
 

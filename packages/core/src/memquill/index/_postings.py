@@ -17,7 +17,7 @@ from memquill.index._codec import NO_COLUMN, Postings, decode_matrix, decode_pos
 from memquill.index._db import IndexDamaged
 from memquill.index._notes import NoteTable
 
-__all__ = ["EMPTY", "PostingsReader"]
+__all__ = ["EMPTY", "PostingsReader", "drop_ids"]
 
 EMPTY: Final = Postings(array("I"), array("I"), array("I"), {})
 _PART_MEMO: Final = 8192
@@ -64,7 +64,7 @@ class PostingsReader:
             self._parts.move_to_end((term, seg))
             if piece.ids:
                 dead = notes.dead.get(seg)
-                pieces.append(_without(piece, dead) if dead else piece)
+                pieces.append(drop_ids(piece, dead) if dead else piece)
         result = pieces[0] if len(pieces) == 1 else _concatenate(pieces)
         if len(self._terms) >= _TERM_MEMO:
             self._terms.clear()
@@ -146,7 +146,8 @@ def _decode(blob: object) -> Postings:
         raise IndexDamaged(str(error)) from None
 
 
-def _without(piece: Postings, dead: set[int]) -> Postings:
+def drop_ids(piece: Postings, dead: set[int]) -> Postings:
+    """``piece`` without the ids in ``dead`` (``piece`` itself when it holds none of them)."""
     ids = piece.ids
     drop: set[int] = set()
     for doc in dead:

@@ -15,7 +15,6 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Final
@@ -26,11 +25,13 @@ from memquill.index._corpus import IndexedCorpus, StaleNote
 from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated, file_inode
 from memquill.index._impacts import Impacts
 from memquill.index._live import Live
-from memquill.index._location import index_path
+from memquill.index._location import default_index_dir, index_path
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
+from memquill.index._status import IndexStatus, check_buildable, index_exists, on_disk
 from memquill.index._sync import Progress, SyncReport, stale_notes
 from memquill.index._verify import verify_blobs
+from memquill.owner_only import private_file, private_folder
 from memquill.query._documents import SearchDocument
 from memquill.query._rank import CANDIDATES, Corpus, FileType, RankedHit, RankParams, rank
 from memquill.query._scan import (
@@ -46,47 +47,6 @@ DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from
 NOTICE_FROM: Final = 2000
 """Analysing this many notes before an answer is announced (on stderr by default)."""
 _ATTEMPTS: Final = 3
-
-
-@dataclass(frozen=True, slots=True)
-class IndexStatus:
-    """What :meth:`SearchIndex.status` found.
-
-    Attributes:
-        path: the index file (``None``: kept in memory).
-        exists: whether it has been built.
-        size: bytes on disk (file and write-ahead log).
-        documents: notes indexed.
-        segments: postings segments.
-        synced_ns: when a search or refresh last brought it up to date (ns since the epoch).
-        stale: notes the next search would read (new, changed); ``None`` if not checked.
-        removed: notes the next search would drop; ``None`` if not checked.
-        format: what the stored figures depend on.
-    """
-
-    path: Path | None
-    exists: bool
-    size: int
-    documents: int
-    segments: int
-    synced_ns: int | None
-    stale: int | None
-    removed: int | None
-    format: str
-
-    @property
-    def fresh(self) -> bool | None:
-        """Whether the index matches the files (``None``: not checked)."""
-        if self.stale is None or self.removed is None:
-            return None
-        return self.exists and not self.stale and not self.removed
-
-
-def _size(path: Path, suffix: str) -> int:
-    try:
-        return os.stat(os.fspath(path) + suffix).st_size
-    except OSError:
-        return 0
 
 
 def stderr_notice(message: str) -> None:
@@ -223,12 +183,18 @@ class SearchIndex:
         """What the index holds and (with ``freshness``) how far the files have moved on.
 
         Nothing is written: a missing index stays missing.
+
+        Raises:
+            OSError: an index that is not built yet could not be (a file is where its folder
+                should be, or the folder cannot be written).
         """
         with self._lock:
             path = self.path
-            exists = path is None or path.exists()
-            size = sum(_size(path, suffix) for suffix in ("", "-wal")) if path else 0
+            exists = path is None or index_exists(path)
+            size = on_disk(path) if path else 0
             if not exists:
+                assert path is not None
+                check_buildable(path.parent)
                 return IndexStatus(path, False, 0, 0, 0, None, None, None, "")
             database = self._open()
             with database.reading() as connection:
@@ -325,7 +291,8 @@ class SearchIndex:
         for attempt in range(2):
             try:
                 if self.path is not None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    folder = self.path.parent
+                    private_folder(folder, tighten=folder == default_index_dir())
                 self._db = IndexDatabase(self.path, str(self.root))
                 return self._db
             except (IndexDamaged, IndexOutdated) as error:
@@ -355,8 +322,10 @@ class SearchIndex:
             if damaged:
                 self._warnings.append(DAMAGED_WARNING)
             return
+        lock = Path(os.fspath(path) + ".lock")
+        private_file(lock)  # portalocker would create it with the default mode
         with portalocker.Lock(
-            os.fspath(path) + ".lock",
+            lock,
             mode="a",
             timeout=60,
             flags=portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING,

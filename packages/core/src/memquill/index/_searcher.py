@@ -7,7 +7,6 @@ index is kept in this process's memory instead, and the first answer says so onc
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -16,9 +15,9 @@ from typing import Final
 
 from memquill.errors import MemquillError, Messages, SourceError
 from memquill.index._corpus import StaleNote
-from memquill.index._db import IndexDamaged, IndexOutdated
 from memquill.index._location import index_dir, index_path
 from memquill.index._search_index import SearchIndex, stderr_notice
+from memquill.index._unusable import UNUSABLE, unusable_message
 from memquill.query._args import FileType
 from memquill.query._documents import SearchDocument
 from memquill.query._rank import RankedHit, RankParams
@@ -99,7 +98,7 @@ class IndexSearcher:
         except StaleNote:
             # Notes kept changing under every attempt: say so rather than mix versions.
             raise SourceError(Messages.SOURCE_READ_FAILED) from None
-        except (OSError, sqlite3.OperationalError, IndexDamaged, IndexOutdated) as error:
+        except UNUSABLE as error:
             if index.path is None or isinstance(error, MemquillError):
                 raise
             # The file cannot be used (read-only folder, disk full): keep this workspace's
@@ -115,7 +114,7 @@ class IndexSearcher:
                 )
                 self._indexes[root] = memory
             hits, warnings = memory.search(query, **arguments)  # type: ignore[arg-type]
-            note = f"Search index kept in memory only ({index.path.parent}: {error})."
+            note = f"{Messages.INDEX_IN_MEMORY} {unusable_message(error)}"
             return hits, (note, *warnings)
 
     def close(self) -> None:

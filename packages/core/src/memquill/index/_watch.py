@@ -9,7 +9,8 @@ re-lists only folders that had events and re-reads only files that had events.
 Anything the watcher cannot vouch for means a full walk: the event queue overflowed, a
 watched folder moved, a watch could not be added (the per-user limit), the platform has no
 inotify, or the workspace is on a network file system (where other machines' writes raise no
-events).
+events). ``MEMQUILL_INDEX_WATCH=0`` turns the watcher off everywhere: every search then walks,
+as on macOS, which is how the tests run that path on Linux too.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-__all__ = ["Changes", "Watcher", "open_watcher"]
+__all__ = ["WATCH_ENV", "Changes", "Watcher", "open_watcher"]
+
+WATCH_ENV: Final = "MEMQUILL_INDEX_WATCH"
+"""Set to ``0`` (or ``false``, ``no``, ``off``) to never watch: a walk before every answer."""
 
 IN_MODIFY: Final = 0x00000002
 IN_ATTRIB: Final = 0x00000004
@@ -178,7 +182,10 @@ class Watcher:
 
 
 def open_watcher(root: Path) -> Watcher | None:
-    """A watcher for ``root``, or ``None`` where changes cannot be watched reliably."""
+    """A watcher for ``root``, or ``None`` where changes cannot be watched reliably (or
+    ``$MEMQUILL_INDEX_WATCH`` says not to)."""
+    if os.environ.get(WATCH_ENV, "").strip().lower() in ("0", "false", "no", "off"):
+        return None
     if not sys.platform.startswith("linux") or _network_file_system(root):
         return None
     name = ctypes.util.find_library("c") or "libc.so.6"

@@ -1,11 +1,14 @@
 """Writing the index: new segments of analysed notes, removals, and segment merges.
 
 Each call is one transaction. Notes analysed together become one *segment*: their rows in
-``docs`` (and chunk matrices), their figures as one blob (:mod:`._manifest`) and, per term,
-one postings blob. A changed note gets a new id in a new segment and
-its old id goes to ``gone``; its old postings stay in their segment, ignored, until the
-segment is merged. Segments are merged so that there are at most :data:`MAX_SEGMENTS` and
-none is mostly dead. Ids only grow, so a merge of adjacent segments is a concatenation.
+``docs`` (chunk matrices and terms), their figures as one blob (:mod:`._manifest`) and, per
+term, one postings blob. A changed note gets a new id in a new segment and its old id goes to
+``gone``; a removed or changed note leaves its old segment in the same transaction
+(:mod:`._purge`: its postings and figures are rewritten out of the segment's blobs), and a
+segment that is then mostly dead is rewritten whole. After a change that removed notes the
+write-ahead log is truncated (:meth:`._db.IndexDatabase.wipe_log`). Segments are merged so
+that there are at most :data:`MAX_SEGMENTS`. Ids only grow, so a merge of adjacent segments
+is a concatenation.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from memquill.index._codec import (
     decode_postings,
     encode_matrix,
     encode_postings,
+    encode_terms,
 )
 from memquill.index._db import IndexDatabase, row_checksum
 from memquill.index._manifest import NoteRow, decode_notes, encode_notes
+from memquill.index._purge import purge_segment
 
 __all__ = ["MAX_SEGMENTS", "EncodedSegment", "IndexWriter", "SegmentEncoder"]
 
@@ -43,12 +48,14 @@ class EncodedSegment:
     Attributes:
         notes: the notes' rows (``seg`` not yet given), by ascending id.
         matrices: each note's chunk matrix blob, aligned with ``notes``.
+        terms: each note's terms blob (:func:`._codec.encode_terms`), aligned with ``notes``.
         table: the notes' blob (:func:`._manifest.encode_notes`), used when every note is kept.
         postings: (term, blob) pairs.
     """
 
     notes: tuple[NoteRow, ...]
     matrices: tuple[bytes, ...]
+    terms: tuple[bytes, ...]
     table: bytes
     postings: tuple[tuple[str, bytes], ...]
 
@@ -60,6 +67,7 @@ class SegmentEncoder:
         self._builder = SegmentBuilder()
         self._rows: list[NoteRow] = []
         self._matrices: list[bytes] = []
+        self._terms: list[bytes] = []
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -81,12 +89,15 @@ class SegmentEncoder:
             )
         )
         self._matrices.append(encode_matrix(note.matrix, note.chunks, len(note.terms)))
+        self._terms.append(encode_terms(note))
 
     def encode(self) -> EncodedSegment:
         """The segment of every note added."""
         rows = self._rows
         postings = tuple(self._builder.encode())
-        return EncodedSegment(tuple(rows), tuple(self._matrices), encode_notes(rows), postings)
+        return EncodedSegment(
+            tuple(rows), tuple(self._matrices), tuple(self._terms), encode_notes(rows), postings
+        )
 
 
 class IndexWriter:
@@ -115,15 +126,34 @@ class IndexWriter:
         this segment's notes were read is kept (another process indexed it meanwhile).
         """
         db = self._db
+        removed: dict[int, set[int]] = {}
         with db.writing() as connection:
             generation = db.meta_int("generation") + 1
             for path in removals:
-                _remove(connection, path, generation)
+                _remove(connection, path, generation, removed)
             if segment is not None and segment.notes:
-                self._insert(connection, segment, generation)
+                self._insert(connection, segment, generation, removed)
+            for seg, ids in sorted(removed.items()):
+                self._purge(connection, seg, ids, generation)
             db.set_meta("generation", generation)
             if synced:
                 db.set_meta("synced_ns", time.time_ns())
+        if removed or db.wipe_pending:
+            db.wipe_log()
+
+    def _purge(
+        self, connection: sqlite3.Connection, seg: int, ids: set[int], generation: int
+    ) -> None:
+        """Take the removed notes ``ids`` out of segment ``seg``: rewrite the segment whole if
+        it is now mostly dead (as compaction would), else only what held them."""
+        docs = connection.execute("SELECT docs FROM segs WHERE seg = ?", (seg,)).fetchone()
+        dead = connection.execute("SELECT count(*) FROM gone WHERE seg = ?", (seg,)).fetchone()
+        if docs is not None and int(dead[0]) * 2 > int(docs[0]):
+            for doc_id in ids:
+                connection.execute("DELETE FROM terms WHERE id = ?", (doc_id,))
+            self._merge(connection, [seg], generation)
+        else:
+            purge_segment(connection, seg, ids)
 
     def compact(self) -> bool:
         """Merge segments as the policy asks (one transaction per merge); whether any was."""
@@ -133,12 +163,18 @@ class IndexWriter:
                 plan = _plan(connection)
                 if plan is None:
                     break
-                self._merge(connection, plan)
+                generation = self._db.meta_int("generation") + 1
+                self._merge(connection, plan, generation)
+                self._db.set_meta("generation", generation)
                 merged = True
         return merged
 
     def _insert(
-        self, connection: sqlite3.Connection, segment: EncodedSegment, generation: int
+        self,
+        connection: sqlite3.Connection,
+        segment: EncodedSegment,
+        generation: int,
+        removed: dict[int, set[int]],
     ) -> None:
         db = self._db
         seg = db.meta_int("next_seg")
@@ -147,14 +183,16 @@ class IndexWriter:
         current = _current(connection, [row.path for row in segment.notes])
         kept: list[NoteRow] = []
         matrices: list[tuple[int, bytes]] = []
-        for row, matrix in zip(segment.notes, segment.matrices, strict=True):
+        terms: list[tuple[int, bytes]] = []
+        for row, matrix, held in zip(segment.notes, segment.matrices, segment.terms, strict=True):
             found = current.get(row.path)
             if found is not None:
                 if found[:5] == row.identity and found[5] >= row.seen:
                     continue  # indexed meanwhile by another process from the same file
-                _remove(connection, row.path, generation)
+                _remove(connection, row.path, generation, removed)
             kept.append(row._replace(seg=seg))
             matrices.append((row.id, matrix))
+            terms.append((row.id, held))
             next_id = max(next_id, row.id + 1)
         db.set_meta("next_id", next_id)
         if not kept:
@@ -165,6 +203,7 @@ class IndexWriter:
             map(_docs_row, kept),
         )
         connection.executemany("INSERT INTO matrices(id, data) VALUES (?, ?)", matrices)
+        connection.executemany("INSERT INTO terms(id, data) VALUES (?, ?)", terms)
         postings = segment.postings
         whole = len(kept) == len(segment.notes)
         if not whole:
@@ -184,9 +223,8 @@ class IndexWriter:
             ),
         )
 
-    def _merge(self, connection: sqlite3.Connection, plan: list[int]) -> None:
+    def _merge(self, connection: sqlite3.Connection, plan: list[int], generation: int) -> None:
         db = self._db
-        generation = db.meta_int("generation") + 1
         seg = db.meta_int("next_seg")
         db.set_meta("next_seg", seg + 1)
         dead: set[int] = set()
@@ -228,7 +266,6 @@ class IndexWriter:
             # Ids of merged segments are gone for good; readers that missed them reload.
             connection.execute("DELETE FROM gone WHERE seg NOT IN (SELECT seg FROM segs)")
             db.set_meta("epoch", db.meta_int("epoch") + 1)
-        db.set_meta("generation", generation)
 
 
 def join_postings(pieces: Sequence[Postings], dead: set[int]) -> Postings:
@@ -275,16 +312,21 @@ def _plan(connection: sqlite3.Connection) -> list[int] | None:
     return [segs[best][0], segs[best + 1][0]]
 
 
-def _remove(connection: sqlite3.Connection, path: str, generation: int) -> None:
+def _remove(
+    connection: sqlite3.Connection, path: str, generation: int, removed: dict[int, set[int]]
+) -> None:
+    """Remove the note of ``path`` (its id goes to ``gone``; ``removed`` collects it by
+    segment, for :meth:`IndexWriter._purge`)."""
     row = connection.execute(
         "DELETE FROM docs WHERE path = ? RETURNING id, seg", (path,)
     ).fetchone()
     if row is not None:
-        connection.execute("DELETE FROM matrices WHERE id = ?", (int(row[0]),))
+        doc_id, seg = int(row[0]), int(row[1])
+        connection.execute("DELETE FROM matrices WHERE id = ?", (doc_id,))
         connection.execute(
-            "INSERT OR REPLACE INTO gone(id, seg, gen) VALUES (?, ?, ?)",
-            (int(row[0]), int(row[1]), generation),
+            "INSERT OR REPLACE INTO gone(id, seg, gen) VALUES (?, ?, ?)", (doc_id, seg, generation)
         )
+        removed.setdefault(seg, set()).add(doc_id)
 
 
 def _current(connection: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, ...]]:

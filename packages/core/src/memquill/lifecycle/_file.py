@@ -39,6 +39,7 @@ from memquill.errors import (
 )
 from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.lifecycle._model import MAX_LEDGER_BYTES, Ledger
+from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace, open_regular
 from memquill.store._fileio import fsync_directory, write_synced
 from memquill.store._waiting import wait_for_lock
@@ -147,7 +148,7 @@ class LedgerFile:
         """
         self._check_paths()
         try:
-            self.directory.mkdir(mode=0o700, exist_ok=True)
+            private_folder(self.directory, parents=False)
         except OSError as error:
             raise StorageError(Messages.JOBS_SAVE_FAILED) from error
         self._check_paths()

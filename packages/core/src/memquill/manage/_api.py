@@ -3,7 +3,9 @@
 Store errors keep their codes and messages and get clear HTTP statuses (spec 4.9: capacity 507,
 corrupt 422, conflict and busy 409, invalid and secret 400, not found 404, anything else 500).
 A conflict also carries what is there now (the store revision, and for an edit or a forget the
-current version of that fact), so the page can show both versions and retry on the latest.
+current version of that fact), so the page can show both versions and retry on the latest; an
+edit of a version that was corrected meanwhile (``not_found`` naming the current one) is such a
+conflict too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from memquill.errors import ConflictError, MemoryRecordError
+from memquill.errors import ConflictError, MemoryRecordError, Messages, NotFoundError
 from memquill.manage._actions import (
     Action,
     CorrectAction,
@@ -86,6 +88,12 @@ def _run(backend: Backend, action: Action) -> Outcome | JSONResponse:
         return perform(backend, action, backend.now())
     except ConflictError as error:
         return _failure(error, _conflict_details(backend, action))
+    except NotFoundError as error:
+        if error.current_id is None:
+            return _failure(error)
+        # The page showed an older version of that fact: for the page that is a conflict, and
+        # it shows the current version beside the edit.
+        return _failure(ConflictError(Messages.STALE), _conflict_details(backend, action))
     except MemoryRecordError as error:
         return _failure(error)
 

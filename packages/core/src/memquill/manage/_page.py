@@ -133,7 +133,9 @@ def render_page(
     error = state.get("error")
     if isinstance(error, Mapping):
         facts = store_problem(
-            cast(Mapping[str, object], error), cast(Mapping[str, object], state["doctor"])
+            cast(Mapping[str, object], error),
+            cast(Mapping[str, object], state["doctor"]),
+            workspace,
         )
     else:
         listing = (

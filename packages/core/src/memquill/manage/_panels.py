@@ -6,10 +6,11 @@ that cannot be filled says so in words instead of disappearing.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from html import escape
-from typing import cast
+from typing import Final, cast
 
 from memquill.manage._words import JOB_REASONS, JOB_STATUSES
 
@@ -20,49 +21,68 @@ def _bytes(count: int) -> str:
     return f"{count / 1024:,.1f} KiB" if count < 1024 * 1024 else f"{count / 1048576:,.2f} MiB"
 
 
-def store_problem(error: Mapping[str, object], doctor: Mapping[str, object]) -> str:
+def store_problem(error: Mapping[str, object], doctor: Mapping[str, object], workspace: str) -> str:
     """The notice shown instead of the facts when ``records.md`` cannot be read: which record
-    and why, and the repair ``memquill doctor --fix`` offers (or why there is none)."""
-    index = error.get("recordIndex")
+    and why, then one way out. When ``memquill doctor --fix`` can repair the file, the page
+    offers that repair (and names the command); when it cannot, the page says why and that the
+    hand edit must be undone or a copy put back. Nothing is written meanwhile."""
     diagnosis = doctor.get("diagnosis")
+    index = error.get("recordIndex")
     reason = (
         f": {escape(str(cast(Mapping[str, object], diagnosis)['reason']))}"
         if isinstance(diagnosis, Mapping)
-        else "."
+        else ""
     )
     where = (
-        f"<p>The first record that does not read is <strong>record {index + 1}"
-        f"</strong> (counting from 1) in <code>memory/records.md</code>{reason}</p>"
+        f"<p>The first record that does not read is <strong>record {index + 1}</strong> "
+        f"(counting from 1){reason}.</p>"
         if isinstance(index, int)
         else ""
     )
+    code = f' <span class="code">({escape(str(error.get("code", "")))})</span>'
     return (
         '<section class="problem" role="alert" aria-labelledby="problem-title">'
-        '<h2 id="problem-title">The records file cannot be read</h2>'
-        f"<p>{escape(str(error.get('message', '')))} "
-        f'<span class="code">({escape(str(error.get("code", "")))})</span></p>{where}'
-        f"{_repair_offer(doctor.get('repair'))}</section>"
+        '<h2 id="problem-title"><code>memory/records.md</code> cannot be read</h2>'
+        f"{where}{_way_out(error, doctor.get('repair'), workspace, code)}</section>"
     )
 
 
-def _repair_offer(repair: object) -> str:
-    undo = "undo the hand edit in an editor (or restore a backup), then reload this page.</p>"
-    if not isinstance(repair, Mapping):
-        return f"<p>Nothing is written while the file is in this state: {undo}"
-    plan = cast(Mapping[str, object], repair)
-    refused = plan.get("refused")
-    if isinstance(refused, str):
-        return f"<p>memquill cannot repair it without guessing ({escape(refused)}): {undo}"
-    changes = "".join(
-        f"<li>{escape(str(change))}</li>" for change in cast(Sequence[object], plan["changes"])
+def _way_out(error: Mapping[str, object], repair: object, workspace: str, code: str) -> str:
+    nothing = "Nothing is saved, corrected or forgotten until it reads again."
+    plan = cast(Mapping[str, object], repair) if isinstance(repair, Mapping) else None
+    changes: Sequence[object] = (
+        cast(Sequence[object], plan.get("changes") or ()) if plan is not None else ()
     )
+    if plan is None or plan.get("refused") is not None or not changes:
+        refused = plan.get("refused") if plan is not None else None
+        why = (
+            f"memquill cannot repair it without guessing ({escape(str(refused))})."
+            if isinstance(refused, str)
+            else escape(str(error.get("message", "")))
+        )
+        return (
+            f"<p>{why}{code} {nothing}</p><p>To fix it: open <code>memory/records.md</code> "
+            "in an editor and undo the hand edit, or put back a copy of the file from before "
+            "it (a backup, or a <code>memory/.records-backup-&lt;time&gt;.md</code> an earlier "
+            "repair kept), then reload this page.</p>"
+        )
+    items = "".join(f"<li>{escape(str(change))}</li>" for change in changes)
     return (
-        '<div class="repair"><p>memquill can repair this hand edit, as <code>memquill doctor '
-        "--fix</code> does. It first keeps a copy of the file as it is now "
-        "(<code>memory/.records-backup-&lt;time&gt;.md</code>), then:</p>"
-        f'<ul>{changes}</ul><button type="button" id="repair-store" '
+        f'<div class="repair"><p>It was edited by hand, and memquill can repair that '
+        f"without guessing.{code} {nothing}</p><p>Press <strong>Repair records.md</strong> "
+        "(or run <code>memquill doctor --fix --workspace "
+        f"{escape(_shell_path(workspace))}</code>): it first keeps a copy of the file as it is "
+        "now (<code>memory/.records-backup-&lt;time&gt;.md</code>), then:</p>"
+        f'<ul>{items}</ul><button type="button" id="repair-store" '
         f'data-revision="{escape(str(plan["revision"]))}">Repair records.md</button></div>'
     )
+
+
+def _shell_path(path: str) -> str:
+    """``path`` as it can be pasted into a shell (``~/`` kept so the shell expands it)."""
+    if path.startswith("~/"):
+        return "~/" + shlex.quote(path[2:])
+    return shlex.quote(path)
 
 
 def _lock(doctor: Mapping[str, object]) -> str:
@@ -151,11 +171,54 @@ def _sync_items(doctor: Mapping[str, object]) -> list[str]:
     return items
 
 
+_SHORT_ID: Final = 8
+"""Characters of a job id shown at first; the whole id is one tap away."""
+
+
+def _moment(value: datetime) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _retry_at(value: object) -> str:
     if not isinstance(value, int):
         return ""
     moment = datetime.fromtimestamp(value / 1000, UTC)
-    return f"not before {moment.strftime('%Y-%m-%d %H:%M:%S UTC')}"
+    return f"Retry not before {_moment(moment)}."
+
+
+def _updated(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        return ""
+    try:
+        shown = _moment(datetime.fromisoformat(value).astimezone(UTC))
+    except ValueError:
+        shown = value
+    return f'Updated <time datetime="{escape(value)}">{escape(shown)}</time>.'
+
+
+def _job(job: Mapping[str, object]) -> str:
+    """One job: its status in words, why, when it may run again, when it changed, its id.
+
+    Job ids are 64 hex digits: the first eight are shown, the whole id is in a fold, in one
+    ``code`` element a tap selects for copying."""
+    job_id = str(job["id"])
+    status = str(job["status"])
+    reason = job.get("reason")
+    why = f": {escape(JOB_REASONS.get(str(reason), str(reason)))}" if reason else ""
+    details = " ".join(
+        part for part in (_retry_at(job.get("retryAt")), _updated(job.get("updatedAt"))) if part
+    )
+    short = escape(job_id[:_SHORT_ID])
+    ident = (
+        f'<details class="job-id"><summary>job <code>{short}</code></summary>'
+        f'<code class="full">{escape(job_id)}</code></details>'
+        if len(job_id) > _SHORT_ID
+        else f'<p class="job-id">job <code>{short}</code></p>'
+    )
+    return (
+        f'<li class="job"><p><strong>{escape(JOB_STATUSES.get(status, status))}</strong>{why}.'
+        f'{" " if details else ""}<span class="meta">{details}</span></p>{ident}</li>'
+    )
 
 
 def jobs_panel(enhancement: Mapping[str, object]) -> str:
@@ -170,20 +233,9 @@ def jobs_panel(enhancement: Mapping[str, object]) -> str:
             "added, corrected and forgotten by hand.</p></section>"
         )
     jobs = cast(Sequence[Mapping[str, object]], enhancement.get("jobs") or [])
-    rows = "".join(
-        "<tr>"
-        f"<td><code>{escape(str(job['id']))}</code></td>"
-        f"<td>{escape(JOB_STATUSES.get(str(job['status']), str(job['status'])))}</td>"
-        f"<td>{escape(JOB_REASONS.get(str(job.get('reason')), str(job.get('reason') or '')))}</td>"
-        f"<td>{escape(str(job.get('updatedAt') or ''))}</td>"
-        f"<td>{_retry_at(job.get('retryAt'))}</td>"
-        "</tr>"
-        for job in jobs
-    )
-    table = (
-        '<div class="scroll"><table><caption>Last jobs</caption><thead><tr><th scope="col">Job'
-        '</th><th scope="col">Status</th><th scope="col">Why</th><th scope="col">Updated</th>'
-        f'<th scope="col">Retry</th></tr></thead><tbody>{rows}</tbody></table></div>'
+    listing = (
+        '<h3 id="jobs-list">Last jobs</h3><ol class="jobs" aria-labelledby="jobs-list">'
+        f"{''.join(_job(job) for job in jobs)}</ol>"
         if jobs
         else "<p>No extraction jobs yet.</p>"
     )
@@ -196,4 +248,4 @@ def jobs_panel(enhancement: Mapping[str, object]) -> str:
         if enhancement.get("canRetry")
         else ""
     )
-    return f"{head}{notes}{table}{button}</section>"
+    return f"{head}{notes}{listing}{button}</section>"

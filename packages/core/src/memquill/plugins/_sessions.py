@@ -7,6 +7,10 @@ opens its session here instead, so the detectors that installed plugins register
 is built once per call; sessions derived with :meth:`MemorySession.with_session_id` keep the
 scanner.
 
+The workspace is checked here, so a factory given a folder that does not exist (or is not a
+folder) fails when it is called, not at the first tool call; the default folder
+(``memquill/workspace`` in the user data directory) is the exception, created on first write.
+
 Given a ``model``, the session re-ranks search candidates with it (a
 :class:`~memquill.enhance.ModelRanker` on the process's auxiliary runner), and that runner's
 failures reach every plugin's ``memquill_report_event`` hook.
@@ -21,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memquill.enhance import AuxiliaryRunner, ModelRanker, ProviderEvent, TextModel, default_runner
+from memquill.paths import canonical_workspace, fallback_workspace
 from memquill.plugins._manager import (
     MemquillPluginManager,
     get_plugin_manager,
@@ -67,7 +72,14 @@ def open_session(
     A plugin that fails to load is logged on ``memquill.plugins`` and left out; the others
     still guard writes. A ``read`` session never writes, so it loads no plugins unless
     ``plugins`` is given, or a ``model`` whose failures plugins may want to hear of.
+
+    Raises:
+        StorageError: the workspace does not exist (unless it is the default folder).
+        UnsafePathError: it is relative, or not a folder.
     """
+    root = Path(workspace).expanduser()
+    if root != fallback_workspace() or os.path.lexists(root):
+        canonical_workspace(root)
     scanner = None
     manager = plugins
     if access == "read_write" or plugins is not None or model is not None:
@@ -81,7 +93,7 @@ def open_session(
         runner = connect_telemetry(manager, runner)
         ranker = ModelRanker(model, runner=runner)
     return MemorySession(
-        Path(workspace).expanduser(),
+        root,
         session_id,
         access,
         authorize_write,

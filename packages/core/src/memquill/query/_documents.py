@@ -49,6 +49,7 @@ class SearchDocument:
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.
         record_revision: the record revision, for a record.
+        key: the fact's key, for a record that has one.
         meta: title, tags, aliases and headings.
         folded: the folded body (see :func:`~memquill.query._tokens.fold`).
         plain: the folded body without camelCase marks, to rule a term out in one look-up.
@@ -71,6 +72,7 @@ class SearchDocument:
         "field_text",
         "fields",
         "folded",
+        "key",
         "kind",
         "length",
         "meta",
@@ -91,6 +93,7 @@ class SearchDocument:
         kind: DocumentKind = "note",
         record_id: str | None = None,
         record_revision: str | None = None,
+        key: str | None = None,
     ) -> None:
         self.path = path
         self.content = content
@@ -98,6 +101,7 @@ class SearchDocument:
         self.kind: DocumentKind = kind
         self.record_id = record_id
         self.record_revision = record_revision
+        self.key = key
         meta = note_meta(content, path)
         if kind == "record" and meta.title == path.rsplit("/", 1)[-1]:
             # A record's file name is its id, which names nothing: its title is its leading
@@ -180,4 +184,5 @@ def record_document(record: ProjectedRecord) -> SearchDocument:
         kind="record",
         record_id=record.id,
         record_revision=record.record_revision,
+        key=record.key,
     )

@@ -188,10 +188,12 @@ class MemoryQuery:
             content=page,
             next_char_start=next_start,
             links=wiki_links(page),
+            line_count=content.count("\n") + (not content.endswith("\n") and bool(content)),
             source=record.provenance if record is not None else WORKSPACE_FILE,
             kind="record" if record is not None else "note",
             record_id=record.id if record is not None else None,
             record_revision=record.record_revision if record is not None else None,
+            key=record.key if record is not None else None,
         )
 
     def recent(self, args: RecentArgs) -> RecentResult:
@@ -260,6 +262,7 @@ def _hit(position: int, ranked: RankedHit) -> SearchHit:
         kind=document.kind,
         record_id=document.record_id,
         record_revision=document.record_revision,
+        key=document.key,
     )
 
 

@@ -44,6 +44,7 @@ class SearchHit(_Frozen):
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.
         record_revision: the record revision (what ``update``/``forget`` take), for a record.
+        key: the fact's key, for a record that has one.
     """
 
     rank: int
@@ -56,6 +57,7 @@ class SearchHit(_Frozen):
     kind: HitKind
     record_id: str | None = None
     record_revision: str | None = None
+    key: str | None = None
 
 
 class SearchResult(_Frozen):
@@ -91,10 +93,14 @@ class GetResult(_Frozen):
         content: the page (at most 3000 units).
         next_char_start: where the next page starts, or ``None`` when this is the last one.
         links: wiki-link targets on this page (at most 20).
+        line_count: the lines of the whole source as an editor counts them (a final newline
+            ends the last line; ``None`` on failure), so a caller can tell an empty page past
+            the end from an empty file.
         source: ``workspace-file`` or the record's provenance line.
         kind: ``note`` or ``record``.
         record_id: the record's id, for a record.
         record_revision: the record revision, for a record.
+        key: the fact's key, for a record that has one.
         error: the failure message (``None`` on success).
         error_code: a stable code for the failure.
     """
@@ -106,10 +112,12 @@ class GetResult(_Frozen):
     content: str = ""
     next_char_start: int | None = None
     links: tuple[str, ...] = ()
+    line_count: int | None = None
     source: str | None = None
     kind: HitKind | None = None
     record_id: str | None = None
     record_revision: str | None = None
+    key: str | None = None
     error: str | None = None
     error_code: str | None = None
 
@@ -125,6 +133,7 @@ class RecentSection(_Frozen):
         source: ``workspace-file`` or the record's provenance line.
         record_id: the record's id, for a record.
         record_revision: the record revision, for a record.
+        key: the fact's key, for a record that has one.
     """
 
     kind: SectionKind
@@ -134,6 +143,7 @@ class RecentSection(_Frozen):
     source: str = "workspace-file"
     record_id: str | None = None
     record_revision: str | None = None
+    key: str | None = None
 
 
 class RecentResult(_Frozen):

@@ -83,6 +83,7 @@ def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
                     source=record.provenance,
                     record_id=record.id,
                     record_revision=record.record_revision,
+                    key=record.key,
                 )
             )
     return RecentResult(

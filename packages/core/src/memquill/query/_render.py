@@ -29,6 +29,8 @@ RESPONSE_UNITS: Final = 12_000
 TRUNCATED: Final = "\n[...truncated...]"
 NO_MATCHES: Final = "No matching memories found."
 NO_RECENT: Final = "No recent memories found."
+ACTIVE_HEADING: Final = "## Active Memory"
+"""The one heading over every remembered fact in ``recent``."""
 _CENTS: Final = Decimal("0.01")
 SHORT_REVISION: Final = 16
 """Hex digits of a record revision shown in text (the write tools accept that prefix)."""
@@ -104,10 +106,14 @@ def render_get(result: GetResult) -> str:
 
 
 def render_recent(result: RecentResult) -> str:
-    """Spec 6.7: one H2 section per source; cut at 12,000 units.
+    """Spec 6.7: one H2 section per source file; cut at 12,000 units.
 
     **(change)** Warnings come first, as in search: after the sections, the cut could drop
     the very line saying that ``memory.md`` or the remembered facts were skipped.
+
+    **(change)** The remembered facts share one ``## Active Memory`` heading, each fact its
+    own ``Source:`` line and text (the spec repeats the heading before every fact, which reads
+    as that many sections and costs a model tokens for nothing).
     """
     if result.error is not None:
         return f"Memory recent failed: {result.error}"
@@ -116,7 +122,12 @@ def render_recent(result: RecentResult) -> str:
         parts.append(f"Managed memory unavailable: {result.managed_unavailable}")
     if result.warnings:
         parts.append("Partial recent memory: " + "\n".join(result.warnings))
-    parts.extend(_section(section) for section in result.sections)
+    headed = False
+    for section in result.sections:
+        text = _section(section)
+        if section.kind == "record" and not headed:
+            text, headed = f"{ACTIVE_HEADING}\n{text}", True
+        parts.append(text)
     if not parts:
         return NO_RECENT
     return truncate("\n\n".join(parts), RESPONSE_UNITS)
@@ -130,4 +141,4 @@ def _section(section: RecentSection) -> str:
         name = section.path.rsplit("/", 1)[-1]
         return f"## Daily Memory: {name}\nSource: {section.path}\n{body}"
     source = shown_source(section.source, section.record_id, section.record_revision)
-    return f"## Active Memory\nSource: {section.path} ({source})\n{body}"
+    return f"Source: {section.path} ({source})\n{body}"

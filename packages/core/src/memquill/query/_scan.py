@@ -120,7 +120,7 @@ def scan_workspace(
         document = cache.get(path, identity) if cache is not None else None
         if document is None:
             try:
-                text = read_text_nofollow(root / path)
+                text = read_text_nofollow(root / path, note=True)
             except SourceError as error:
                 return error.message
             document = note_document(path, text)

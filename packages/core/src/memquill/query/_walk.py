@@ -2,8 +2,10 @@
 
 Entries are visited in sorted order (UTF-16 code units), so every machine walks a workspace
 alike. Memquill's own bookkeeping, private and credential files, ignored paths and symlinks
-are never listed as notes; folders deeper than ``max_depth`` are counted, not entered. No note
-is opened here: :mod:`memquill.query._scan` decides what is read.
+are never listed as notes; a note with several hard links is skipped with a warning (unless
+the user opts in, :func:`memquill.paths.hard_links_allowed`); folders deeper than
+``max_depth`` are counted, not entered. No note is opened here: :mod:`memquill.query._scan`
+decides what is read.
 
 :class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again;
 files are still checked one by one (editing a file changes only its own identity). A change
@@ -21,7 +23,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Final, NamedTuple
 
-from memquill.paths import source_error
+from memquill.errors import Messages
+from memquill.paths import is_hard_linked, source_error
 from memquill.private_paths import is_private, may_be_private
 from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import (
@@ -292,7 +295,7 @@ class _Walk:
         seen = self.seen
         for path, entry in zip(paths, notes, strict=True):
             try:
-                seen[path] = WalkedFile(path, file_identity(entry.stat(follow_symlinks=False)))
+                seen[path] = _walked(path, entry.stat(follow_symlinks=False))
             except OSError as error:
                 seen[path] = source_error(error).message
 
@@ -317,10 +320,18 @@ class _Walk:
         seen = self.seen.pop(path, None)
         if seen is None:
             try:
-                seen = WalkedFile(path, file_identity(os.lstat(f"{self.root_text}/{path}")))
+                seen = _walked(path, os.lstat(f"{self.root_text}/{path}"))
             except OSError as error:
                 seen = source_error(error).message
         self.steps.append(f"Skipped {path}: {seen}" if isinstance(seen, str) else seen)
+
+
+def _walked(path: str, info: os.stat_result) -> WalkedFile | str:
+    """The note at ``path`` with this ``lstat``, or why it is skipped (several hard links:
+    :func:`memquill.paths.is_hard_linked`; the reader checks again on the open file)."""
+    if is_hard_linked(info):
+        return Messages.HARD_LINK
+    return WalkedFile(path, file_identity(info))
 
 
 def _open_folder(location: str) -> int | None:

@@ -1,8 +1,9 @@
 """The records store: the only code that writes ``memory/records.md``.
 
-One :class:`RecordStore` per workspace saves, corrects, forgets and compacts facts through a
-locked, compare-and-swap, atomically replaced file (or, behind the same seam, one PostgreSQL
-row: :class:`RecordsBackend`); :meth:`RecordStore.doctor` inspects it.
+One :class:`RecordStore` per workspace saves, corrects, forgets and compacts facts (named by
+record id, or by key: :class:`FactKey`) through a locked, compare-and-swap, atomically replaced
+file (or, behind the same seam, one PostgreSQL row: :class:`RecordsBackend`);
+:meth:`RecordStore.doctor` inspects it.
 Everything here is below the query and tool layers and knows nothing about them.
 """
 
@@ -23,14 +24,28 @@ from memquill.store._codec import (
     JSONValue,
     Record,
     RecordStatus,
+    store_revision,
 )
 from memquill.store._conflicts import conflict_notice
 from memquill.store._diagnose import Diagnosis
-from memquill.store._doctor import DoctorReport, SecretFinding
+from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
+from memquill.store._edits import UNCHANGED, Target, Unchanged
+from memquill.store._fact_keys import (
+    KEY_PATTERN,
+    MAX_KEY_CHARS,
+    FactKey,
+    is_key,
+    looks_like_id,
+    quote_key,
+    unquote_key,
+    validate_key,
+)
 from memquill.store._families import Divergence, KeyRename
+from memquill.store._import import ImportPlan
 from memquill.store._merge import MergeReport, merge_files
 from memquill.store._merge_file import merge_into_file, read_copy
 from memquill.store._merge_ops import MergeResult
+from memquill.store._postgres_location import PostgresLocation, parse_location
 from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
@@ -57,21 +72,28 @@ __all__ = [
     "BUILTIN_DETECTORS",
     "FILE",
     "ID_PATTERN",
+    "KEY_PATTERN",
     "MAX_BATCH",
     "MAX_CONTENT_UNITS",
+    "MAX_KEY_CHARS",
     "MAX_STORE_BYTES",
     "REVISION_PATTERN",
     "STORE_ENV",
+    "UNCHANGED",
     "Candidate",
     "CandidateResult",
+    "ControlFinding",
     "Diagnosis",
     "Divergence",
     "DoctorReport",
+    "FactKey",
     "FileBackend",
+    "ImportPlan",
     "JSONValue",
     "KeyRename",
     "MergeReport",
     "MergeResult",
+    "PostgresLocation",
     "Preflight",
     "ProjectedRecord",
     "Projection",
@@ -88,17 +110,26 @@ __all__ = [
     "SecretFinding",
     "SecretScanner",
     "Snapshot",
+    "Target",
+    "Unchanged",
     "WriteResult",
     "WriteStatus",
     "conflict_notice",
     "is_database",
+    "is_key",
     "key_from_text",
     "key_id",
     "key_text",
+    "looks_like_id",
     "merge_files",
     "merge_into_file",
     "normalize_for_detection",
     "open_backend",
+    "parse_location",
+    "quote_key",
     "read_copy",
     "resolve_location",
+    "store_revision",
+    "unquote_key",
+    "validate_key",
 ]

@@ -22,9 +22,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, Literal, TypeAlias, cast
+from typing import Final, cast
 
+from memquill.controls import first_control
 from memquill.errors import CorruptError, InvalidInputError, Messages
+from memquill.store._fact_keys import is_key
+from memquill.store._record import (
+    EXTRA_FIELD,
+    KEY_FIELD,
+    JSONValue,
+    Record,
+    RecordStatus,
+    source_key,
+)
 from memquill.text import utf16_len, utf16_take
 
 __all__ = [
@@ -52,8 +62,6 @@ __all__ = [
     "validate_source",
 ]
 
-JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
-RecordStatus: TypeAlias = Literal["active", "superseded", "revoked"]
 
 HEADER: Final = "# Memory records\n\n<!-- memory-records:v1 -->\n\n"
 """The header of a records file memquill creates."""
@@ -87,77 +95,6 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
-class Record:
-    """One version of one remembered fact.
-
-    Attributes:
-        meta: the metadata exactly as stored, in key order, without ``contentLength``; unknown
-            keys are kept so they survive a rewrite.
-        content: the remembered text, verbatim (empty for a revoked record).
-    """
-
-    meta: Mapping[str, JSONValue]
-    content: str
-
-    @property
-    def id(self) -> str:
-        """This version's id (a lowercase UUID)."""
-        return cast(str, self.meta["id"])
-
-    @property
-    def root_id(self) -> str:
-        """The id of the fact's first version; every correction inherits it."""
-        return cast(str, self.meta["rootId"])
-
-    @property
-    def status(self) -> RecordStatus:
-        """``active`` (visible), ``superseded`` (corrected) or ``revoked`` (forgotten)."""
-        return cast(RecordStatus, self.meta["status"])
-
-    @property
-    def source(self) -> Mapping[str, JSONValue]:
-        """Provenance: ``kind`` plus optional ``sessionId``, ``messageId``, ``role``..."""
-        return cast("Mapping[str, JSONValue]", self.meta["source"])
-
-    @property
-    def created_at(self) -> str:
-        """When this version was written (ISO-8601 UTC, milliseconds)."""
-        return cast(str, self.meta["createdAt"])
-
-    @property
-    def updated_at(self) -> str:
-        """When this version last changed status."""
-        return cast(str, self.meta["updatedAt"])
-
-    @property
-    def operation_hash(self) -> str:
-        """sha256 of the idempotency (or correction) key that wrote this version."""
-        return cast(str, self.meta["operationHash"])
-
-    @property
-    def supersedes(self) -> str | None:
-        """For a correction, the id of the version it replaced."""
-        value = self.meta.get("supersedes")
-        return value if isinstance(value, str) else None
-
-    @property
-    def source_key(self) -> str | None:
-        """``sessionId NUL messageId`` when the source names both, else ``None``."""
-        return source_key(self.source)
-
-    @property
-    def projection_path(self) -> str:
-        """The virtual workspace path queries show for this record."""
-        return f"memory/records/{self.id}.md"
-
-    def evolve(self, content: str | None = None, **meta: JSONValue) -> Record:
-        """A copy with some metadata (JSON key names) and/or the content replaced."""
-        merged = dict(self.meta)
-        merged.update(meta)
-        return Record(merged, self.content if content is None else content)
-
-
-@dataclass(frozen=True, slots=True)
 class StoreImage:
     """A decoded records file.
 
@@ -168,18 +105,6 @@ class StoreImage:
 
     header: str = HEADER
     records: tuple[Record, ...] = field(default=())
-
-
-def source_key(source: Mapping[str, JSONValue]) -> str | None:
-    """``sessionId NUL messageId`` when ``source`` names both, else ``None``.
-
-    A corrected or forgotten version's source key is a tombstone: nothing more is saved from
-    that message.
-    """
-    session, message = source.get("sessionId"), source.get("messageId")
-    if isinstance(session, str) and isinstance(message, str):
-        return f"{session}\0{message}"
-    return None
 
 
 def sha256_hex(text: str) -> str:
@@ -253,12 +178,16 @@ def decode_blocks(text: str, cursor: int, before: tuple[Record, ...] = ()) -> tu
     """
     records = list(before)
     seen = {record.id for record in records}
+    keys = {record.key for record in records if record.status == "active"} - {None}
     while cursor < len(text):
         index = len(records)
         record, cursor = _decode_block(text, cursor, index)
-        if record.id in seen:
-            raise CorruptError(Messages.EDITED, index)
+        key = record.key if record.status == "active" else None
+        if record.id in seen or (key is not None and key in keys):
+            raise CorruptError(Messages.EDITED, index)  # ids are unique, keys among active facts
         seen.add(record.id)
+        if key is not None:
+            keys.add(key)
         records.append(record)
     return tuple(records)
 
@@ -306,6 +235,10 @@ def _valid_record(record: Record) -> bool:
     )
     if not (ids_valid and strings_valid and meta.get("status") in _STATUSES):
         return False
+    if (KEY_FIELD in meta and not is_key(meta[KEY_FIELD])) or not isinstance(
+        meta.get(EXTRA_FIELD, {}), dict
+    ):
+        return False
     try:
         validate_source(meta.get("source"))
     except InvalidInputError:
@@ -329,7 +262,8 @@ def _content_problem(content: object) -> str | None:
 
 def validate_content(content: object) -> str:
     """Return ``content`` if it is 1–16000 UTF-16 units, not blank (nor only zero-width
-    characters) and free of NUL.
+    characters), free of NUL and of the other control characters a terminal acts on
+    (:data:`memquill.controls.FORBIDDEN`: C0 but tab and newline, DEL, C1).
 
     (Credentials are checked separately, by :class:`~memquill.store.SecretScanner`.)
 
@@ -343,6 +277,10 @@ def validate_content(content: object) -> str:
         # Only zero-width and format characters: blank to a reader. Checked on writes only,
         # so a record saved before this rule still reads.
         problem = Messages.CONTENT
+    if problem is None and (control := first_control(cast(str, content))) is not None:
+        # Checked on writes only: a record saved before this rule still reads (and
+        # ``memquill doctor`` names it); the CLI shows such characters escaped.
+        problem = Messages.CONTROL_CHARACTER.format(control)
     if problem is not None:
         raise InvalidInputError(problem)
     return cast(str, content)

@@ -10,11 +10,12 @@ does and names the first problem. It never changes anything.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, cast
 
 from memquill.errors import CorruptError
 from memquill.store._codec import HEADER, LEGACY_HEADER, MAX_CONTENT_UNITS, decode_store
+from memquill.store._fact_keys import is_key
 from memquill.text import utf16_len, utf16_take
 
 __all__ = ["MARKER", "MARKER_END", "SEPARATOR", "Diagnosis", "diagnose", "next_marker"]
@@ -69,7 +70,7 @@ def diagnose(raw: bytes) -> Diagnosis | None:
         if crlf:
             return Diagnosis(None, None, "an editor changed the line endings to CRLF (\\r\\n)")
         return Diagnosis(None, None, "it does not start with memquill's records header")
-    cursor, index, seen = len(header), 0, set[str]()
+    cursor, index, seen = len(header), 0, _Seen()
     while cursor < len(text):
         found = _block_problem(text, cursor, index, seen)
         if isinstance(found, Diagnosis):
@@ -87,7 +88,15 @@ def _count_blocks(text: str) -> int:
     return max(text.count(SEPARATOR + MARKER) - 1, 0)
 
 
-def _block_problem(text: str, cursor: int, index: int, seen: set[str]) -> Diagnosis | int:
+@dataclass(slots=True)
+class _Seen:
+    """The ids, and the keys of active facts, of the blocks before the current one."""
+
+    ids: set[str] = field(default_factory=set[str])
+    keys: set[str] = field(default_factory=set[str])
+
+
+def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis | int:
     """The problem of the block at ``cursor``, or where the next block starts."""
 
     def problem(reason: str, record_id: str | None = None) -> Diagnosis:
@@ -129,15 +138,20 @@ def _block_problem(text: str, cursor: int, index: int, seen: set[str]) -> Diagno
                 record_id,
             )
         return problem("it is not followed by a blank line", record_id)
-    if record_id is not None and record_id in seen:
+    if record_id is not None and record_id in seen.ids:
         return problem(f"its id {record_id} is used by an earlier record too", record_id)
     block = text[cursor : body + points + 2]
     try:
         decode_store(HEADER + block)
     except CorruptError:
         return problem(_field_problem(meta, text[body : body + points]), record_id)
+    key = meta.get("key") if meta.get("status") == "active" else None
+    if isinstance(key, str) and key in seen.keys:
+        return problem(f"its key {key} names an earlier active fact too", record_id)
     if record_id is not None:
-        seen.add(record_id)
+        seen.ids.add(record_id)
+    if isinstance(key, str):
+        seen.keys.add(key)
     return body + points + 2
 
 
@@ -153,6 +167,10 @@ def _field_problem(meta: dict[str, object], content: str) -> str:
     status = meta.get("status")
     if status not in ("active", "superseded", "revoked"):
         return f"its status {status!r} is not active, superseded or revoked"
+    if "key" in meta and not is_key(meta["key"]):
+        return "its key is not a valid key (see docs/record-format.md)"
+    if not isinstance(meta.get("extra", {}), dict):
+        return "its extra metadata is not a JSON object"
     if status == "revoked" and content:
         return "it was forgotten, yet it holds text"
     if not isinstance(meta.get("source"), dict):

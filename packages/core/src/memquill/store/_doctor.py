@@ -2,7 +2,8 @@
 
 It verifies the file (naming the first bad record and why, :mod:`~memquill.store._diagnose`),
 lists staging files a crashed writer left behind, shows who holds the writer lock, how much of
-the 2 MiB is used, and which stored records a current secret detector flags. For a workspace
+the 2 MiB is used, which stored records a current secret detector flags, and which hold a
+control character (saved before writes refused them: they stay readable). For a workspace
 kept on several machines (``docs/sync.md``) it also names the conflict copies a file-sync tool
 left (their facts are missing until merged, so the store is not healthy), the facts that
 diverged and the named keys a merge renamed (both wait for a person's choice), and how many
@@ -21,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memquill.controls import first_control
 from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages, StorageError
 from memquill.store._codec import MAX_STORE_BYTES, store_revision
 from memquill.store._conflicts import conflict_copies
@@ -40,7 +42,15 @@ from memquill.store._transaction import (
     read_snapshot,
 )
 
-__all__ = ["Diagnosis", "DoctorReport", "RepairPlan", "SecretFinding", "report_for", "run_doctor"]
+__all__ = [
+    "ControlFinding",
+    "Diagnosis",
+    "DoctorReport",
+    "RepairPlan",
+    "SecretFinding",
+    "report_for",
+    "run_doctor",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +59,19 @@ class SecretFinding:
 
     record_id: str
     kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ControlFinding:
+    """A stored record whose text holds a control character writes now refuse.
+
+    Attributes:
+        record_id: the record.
+        character: the first such character, as ``U+XXXX``.
+    """
+
+    record_id: str
+    character: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +89,8 @@ class DoctorReport:
         lock_held: whether a writer holds the lock right now.
         lock_holder: the diagnostics the last holder wrote into the lock file.
         secret_findings: stored records a current detector flags (they stay readable).
+        control_findings: stored records holding a control character (saved before writes
+            refused them; they stay readable, and the CLI shows them escaped).
         diagnosis: for a corrupt file, which record is at fault and why.
         repair: for a corrupt file, what ``fix`` changes (or did), or why it cannot.
         repaired: ``fix`` repaired the file (``error`` and the rest describe the result).
@@ -88,6 +113,7 @@ class DoctorReport:
     lock_held: bool = False
     lock_holder: Mapping[str, object] | None = None
     secret_findings: tuple[SecretFinding, ...] = ()
+    control_findings: tuple[ControlFinding, ...] = ()
     diagnosis: Diagnosis | None = None
     repair: RepairPlan | None = None
     repaired: bool = False
@@ -99,15 +125,11 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        """No error, no secret finding, no staging file left behind and no conflict copy
-        waiting (diverged facts, renamed keys and other keys are notices, not faults)."""
+        """No error, no finding, no staging file left behind and no conflict copy waiting
+        (diverged facts, renamed keys and other keys are notices, not faults)."""
         leftover = set(self.temp_files) - set(self.removed)
-        return (
-            self.error is None
-            and not self.secret_findings
-            and not leftover
-            and not self.conflict_copies
-        )
+        findings = self.secret_findings or self.control_findings
+        return self.error is None and not findings and not leftover and not self.conflict_copies
 
 
 def run_doctor(
@@ -161,6 +183,7 @@ def run_doctor(
         lock_held=held,
         lock_holder=lock_holder(locations.lock) if held else None,
         secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
+        control_findings=_control_findings(snapshot) if snapshot else (),
         diagnosis=diagnosis,
         repair=plan,
         repaired=backup is not None,
@@ -193,6 +216,7 @@ def report_for(
         used_bytes=used_bytes,
         counts=_counts(snapshot) if snapshot else {},
         secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
+        control_findings=_control_findings(snapshot) if snapshot else (),
         **_sync_findings(snapshot, record_key),
     )
 
@@ -262,3 +286,8 @@ def _secret_findings(snapshot: Snapshot, secrets: SecretScanner) -> tuple[Secret
         if record.content
     )
     return tuple(finding for finding in findings if finding.kinds)
+
+
+def _control_findings(snapshot: Snapshot) -> tuple[ControlFinding, ...]:
+    found = ((record.id, first_control(record.content)) for record in snapshot.records)
+    return tuple(ControlFinding(record_id, char) for record_id, char in found if char)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from memquill.store._codec import JSONValue, Record
+from memquill.store._record import EXTRA_FIELD, KEY_FIELD
 
 __all__ = [
     "KEY_FIELD",
@@ -51,10 +52,6 @@ __all__ = [
     "renamed_keys",
 ]
 
-KEY_FIELD: Final = "key"
-"""The metadata key a named fact's versions carry (``docs/record-format.md``)."""
-EXTRA_FIELD: Final = "extra"
-"""A host's JSON beside a fact's text; forgetting erases it with the key."""
 _ERASED: Final = frozenset({KEY_FIELD, EXTRA_FIELD})
 _MAX_KEY: Final = 200
 RESOLVED_FIELD: Final = "resolvedBy"

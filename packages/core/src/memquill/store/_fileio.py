@@ -1,9 +1,12 @@
-"""Durable file primitives: a bounded no-follow read, a synced exclusive write, directory fsync."""
+"""Durable file primitives: a bounded no-follow read, a synced exclusive write, directory fsync,
+and the private backup of a records file about to be replaced."""
 
 from __future__ import annotations
 
 import errno
 import os
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
@@ -11,7 +14,10 @@ from memquill.errors import CapacityError, Messages, SourceError, UnsafePathErro
 from memquill.paths import open_regular
 from memquill.store._codec import MAX_STORE_BYTES
 
-__all__ = ["fsync_directory", "read_bounded", "write_synced"]
+__all__ = ["BACKUP_PREFIX", "fsync_directory", "read_bounded", "write_backup", "write_synced"]
+
+BACKUP_PREFIX: Final = ".records-backup-"
+"""Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
 
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 # Filesystems (and Windows) that cannot fsync a directory say so with these; nothing to do then.
@@ -70,3 +76,18 @@ def fsync_directory(directory: Path) -> None:
             raise
     finally:
         os.close(fd)
+
+
+def write_backup(directory: Path, raw: bytes, now: datetime) -> Path:
+    """Write ``raw`` (a records file about to be replaced) to a new backup file in
+    ``directory``, fsynced; its path."""
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for attempt in range(100):
+        suffix = f"-{attempt}" if attempt else ""
+        path = directory / f"{BACKUP_PREFIX}{stamp}{suffix}.md"
+        if not os.path.lexists(path):
+            break
+    else:
+        path = directory / f"{BACKUP_PREFIX}{stamp}-{uuid.uuid4()}.md"
+    write_synced(path, raw)
+    return path

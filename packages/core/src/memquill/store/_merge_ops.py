@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.store._codec import (
@@ -44,11 +45,16 @@ class MergeResult:
 
 
 def merge_operation(
-    theirs: bytes, base: bytes, expected_revision: str | None, reports: list[MergeReport]
+    theirs: bytes,
+    base: bytes,
+    expected_revision: str | None,
+    reports: list[MergeReport],
+    backup: datetime | None = None,
 ) -> Operation:
     """The operation that merges ``theirs`` (with common ancestor ``base``) into the store.
 
-    ``reports`` receives the merge's report when it runs.
+    ``reports`` receives the merge's report when it runs; with ``backup``, the file is backed
+    up first when the merge changes it (``memory/.records-backup-<backup>.md``).
 
     Raises (when built):
         CorruptError: ``theirs`` or ``base`` is not a valid managed records file.
@@ -70,7 +76,7 @@ def merge_operation(
             return Outcome("duplicate")
         decode_store(encode_store(StoreImage(HEADER, merged.records)))  # a guard, never hit
         draft[:] = merged.records
-        return Outcome("saved", header=header)
+        return Outcome("saved", header=header, backup=backup)
 
     return operation
 

@@ -26,7 +26,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal, TypeAlias, TypeVar, cast
 
@@ -34,6 +34,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
+from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for
 from memquill.store._memo import Decoded
@@ -41,7 +42,7 @@ from memquill.store._postgres_location import PostgresLocation, parse_location
 from memquill.store._record_key import KEY_BYTES, KeySource
 from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
-from memquill.store._transaction import Change, Operation, apply_operation, locate
+from memquill.store._transaction import Change, Operation, apply_operation, backup_of, locate
 
 __all__ = ["MIRROR_NAME", "SCHEMA_VERSION", "PostgresBackend", "PostgresLocation", "parse_location"]
 
@@ -153,6 +154,7 @@ class PostgresBackend(RecordsBackend):
                         change = apply_operation(current, operation)
                         if isinstance(change, WriteResult):
                             return change
+                        backup = self._backup(raw, change)
                         digest = self._store(connection, current, change)
                 except pg_errors.LockNotAvailable:
                     raise BusyError(Messages.LOCK_HELD) from None
@@ -164,7 +166,7 @@ class PostgresBackend(RecordsBackend):
                 except psycopg.Error:
                     self._drop()
                     raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
-                return self._published(change, digest)
+                return replace(self._published(change, digest), backup=backup)
         raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: attempt 2 raises
 
     def check_writable(self) -> None:
@@ -249,16 +251,33 @@ class PostgresBackend(RecordsBackend):
         self._mirror(written.raw)
         return change.result(written.snapshot)
 
+    def _backup(self, raw: bytes, change: Change) -> str | None:
+        """The backup a change asks for, written to the local workspace's ``memory/`` before
+        the change is committed (none without a local workspace).
+
+        Raises:
+            StorageError: it could not be written (the change is then rolled back).
+        """
+        if change.outcome.backup is None or self._workspace is None:
+            return None
+        try:
+            locations = locate(self._workspace)
+            locations.directory.mkdir(exist_ok=True)
+            return backup_of(locations, raw, change.outcome)
+        except OSError as error:
+            raise StorageError(Messages.SAVE_FAILED) from error
+
     def _mirror(self, data: bytes) -> None:
         """Best effort: the write is committed; a mirror that cannot be written stays stale."""
         if not self._location.mirror or self._workspace is None:
             return
         with contextlib.suppress(MemoryRecordError, OSError):
             locations = locate(self._workspace)
-            locations.directory.mkdir(exist_ok=True)
+            private_folder(locations.directory, parents=False)
             staging = locations.directory / f"{MIRROR_NAME}.{uuid.uuid4()}.new"
             try:
-                fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+                # Read-only, and only its owner's: it holds every active fact.
+                fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(data)
                 os.replace(staging, locations.directory / MIRROR_NAME)

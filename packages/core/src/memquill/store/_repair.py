@@ -25,9 +25,8 @@ import json
 import os
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Final, cast
+from datetime import datetime
+from typing import cast
 
 from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
 from memquill.store._codec import (
@@ -43,17 +42,29 @@ from memquill.store._codec import (
     validate_content,
 )
 from memquill.store._diagnose import MARKER, MARKER_END, SEPARATOR, diagnose, next_marker
-from memquill.store._fileio import fsync_directory, read_bounded, write_synced
+from memquill.store._fileio import (
+    BACKUP_PREFIX,
+    fsync_directory,
+    read_bounded,
+    write_backup,
+    write_synced,
+)
 from memquill.store._lock import WriterLock
 from memquill.store._record_key import KeySource, RecordKey, keyed_fields
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
 from memquill.text import utf16_len, utf16_take
 
-__all__ = ["BACKUP_PREFIX", "RepairPlan", "apply_repair", "plan_repair", "write_backup"]
-
-BACKUP_PREFIX: Final = ".records-backup-"
-"""Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
+__all__ = [
+    "BACKUP_PREFIX",
+    "EditedFile",
+    "RepairPlan",
+    "RepairRefused",
+    "apply_repair",
+    "edit_sentence",
+    "plan_repair",
+    "read_edited",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +85,57 @@ class RepairPlan:
     revision: str = ""
 
 
-class _Refused(Exception):
-    """A repair that would have to guess."""
+class RepairRefused(Exception):
+    """A repair that would have to guess; ``str()`` says why, naming the record."""
+
+
+@dataclass(frozen=True, slots=True)
+class EditedFile:
+    """A hand-edited records file, read as a person meant it.
+
+    Attributes:
+        header: its header (LF line endings).
+        blocks: each record with its text as found, and whether that text's length disagrees
+            with its ``contentLength`` (an edit).
+        crlf: its line endings were CRLF and were turned back into LF.
+    """
+
+    header: str
+    blocks: tuple[tuple[Record, bool], ...]
+    crlf: bool
+
+
+def read_edited(raw: bytes) -> EditedFile:
+    """Read ``raw`` the way a person edited it: an edited record's text runs to the next
+    marker line (or the end of the file), whatever its ``contentLength`` says.
+
+    Raises:
+        RepairRefused: the file cannot be read without guessing (not UTF-8, no header, a marker
+            line that is not JSON, edited text holding a marker line, CRLF line endings *and* a
+            length that still disagrees…).
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RepairRefused("the file holds bytes that are not UTF-8 text") from None
+    crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER))
+    if crlf:
+        text = text.replace("\r\n", "\n")
+    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    if header is None:
+        raise RepairRefused("it does not start with memquill's records header")
+    blocks: list[tuple[Record, bool]] = []
+    cursor, index = len(header), 0
+    while cursor < len(text):
+        record, cursor, edited = _block(text, cursor, index)
+        if edited and crlf:
+            raise RepairRefused(
+                f"record {index + 1}: line endings were changed and its length still "
+                "disagrees; which characters were typed by hand cannot be told"
+            )
+        blocks.append((record, edited))
+        index += 1
+    return EditedFile(header, tuple(blocks), crlf)
 
 
 def plan_repair(
@@ -88,19 +148,23 @@ def plan_repair(
     """
     changes: list[str] = []
     try:
-        text = raw.decode("utf-8")
-        crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER))
-        if crlf:
-            text = text.replace("\r\n", "\n")
+        edited = read_edited(raw)
+        if edited.crlf:
             changes.append("line endings: CRLF (\\r\\n) back to LF (\\n), as memquill writes them")
         key = record_key or RecordKey()
-        records = _records(text, changes, crlf=crlf, now=now, secrets=secrets, key=key)
-        header = HEADER if text.startswith(HEADER) else LEGACY_HEADER
-        data = encode_store(StoreImage(header, tuple(records))).encode()
+        kept: list[Record] = []
+        added: list[Record] = []
+        for index, (record, was_edited) in enumerate(edited.blocks):
+            if not was_edited:
+                kept.append(record)
+                continue
+            old, new = _keep_edit(record, index, now=now, secrets=secrets, key=key)
+            kept.append(old)
+            added.append(new)
+            changes.append(edit_sentence(index, record.id))
+        data = encode_store(StoreImage(edited.header, tuple(kept + added))).encode()
         decode_store(data.decode())  # the repair must give a file memquill reads
-    except UnicodeDecodeError:
-        return RepairPlan(refused="the file holds bytes that are not UTF-8 text")
-    except _Refused as refusal:
+    except RepairRefused as refusal:
         return RepairPlan(refused=str(refusal))
     except CorruptError:
         found = diagnose(raw)
@@ -113,48 +177,19 @@ def plan_repair(
     return RepairPlan(tuple(changes), None, data)
 
 
-def _records(
-    text: str,
-    changes: list[str],
-    *,
-    crlf: bool,
-    now: datetime,
-    secrets: SecretScanner,
-    key: KeySource,
-) -> list[Record]:
-    """The records of ``text``, edited facts kept as new versions (``changes`` says which)."""
-    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
-    if header is None:
-        raise _Refused("it does not start with memquill's records header")
-    kept: list[Record] = []
-    added: list[Record] = []
-    cursor, index = len(header), 0
-    while cursor < len(text):
-        record, cursor, edited = _block(text, cursor, index)
-        if edited:
-            if crlf:
-                raise _Refused(
-                    f"record {index + 1}: line endings were changed and its length still "
-                    "disagrees; which characters were typed by hand cannot be told"
-                )
-            old, new = _keep_edit(record, index, now=now, secrets=secrets, key=key)
-            kept.append(old)
-            added.append(new)
-            changes.append(
-                f"record {index + 1} (id {record.id[:8]}…): its edited text becomes a new "
-                "version with source manual, and the old version is marked superseded"
-            )
-        else:
-            kept.append(record)
-        index += 1
-    return kept + added
+def edit_sentence(index: int, record_id: str) -> str:
+    """What keeping the hand edit of record ``index`` (0-based) does, in one sentence."""
+    return (
+        f"record {index + 1} (id {record_id[:8]}…): its edited text becomes a new version with "
+        "source manual, and the old version is marked superseded"
+    )
 
 
 def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
     """The record at ``cursor``, where the next one starts, and whether its text was edited."""
     where = f"record {index + 1}"
     if not text.startswith(MARKER, cursor):
-        raise _Refused(f"{where}: its marker line is missing or changed")
+        raise RepairRefused(f"{where}: its marker line is missing or changed")
     start = cursor + len(MARKER)
     end = text.find(MARKER_END, start)
     try:
@@ -162,7 +197,7 @@ def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
     except (ValueError, RecursionError):
         parsed = None
     if not isinstance(parsed, dict):
-        raise _Refused(f"{where}: its marker line is not a JSON object memquill can read")
+        raise RepairRefused(f"{where}: its marker line is not a JSON object memquill can read")
     meta = cast(dict[str, JSONValue], parsed)
     length = meta.pop("contentLength", None)
     body = end + len(MARKER_END)
@@ -176,9 +211,9 @@ def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
         tail = text[body:]
         content, after = tail.removesuffix("\n").removesuffix("\n"), len(text)
     if "\n" + MARKER in content or content.startswith(MARKER):
-        raise _Refused(f"{where}: its edited text holds a record marker line")
+        raise RepairRefused(f"{where}: its edited text holds a record marker line")
     if type(length) is int and utf16_len(content) == length:
-        raise _Refused(f"{where}: it is not followed by a blank line")
+        raise RepairRefused(f"{where}: it is not followed by a blank line")
     return Record(meta, content), after, True
 
 
@@ -188,14 +223,14 @@ def _keep_edit(
     """The superseded old version and the new manual version holding the edited text."""
     where = f"record {index + 1}"
     if record.meta.get("status") != "active":
-        raise _Refused(
+        raise RepairRefused(
             f"{where}: only a remembered fact's current version can be kept; this one is "
             f"{record.meta.get('status')!r}"
         )
     try:
         secrets.check(validate_content(record.content))
     except MemquillError as error:
-        raise _Refused(f"{where}: its edited text cannot be kept: {error.message}") from None
+        raise RepairRefused(f"{where}: its edited text cannot be kept: {error.message}") from None
     stamp = iso_timestamp(now)
     hashed = keyed_fields(key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}")
     version = record.evolve(
@@ -224,7 +259,7 @@ def apply_repair(
     with WriterLock(locations.lock, lock_timeout):
         if read_bounded(locations.file) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
-        backup = write_backup(locations, raw, now)
+        backup = write_backup(locations.directory, raw, now)
         staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
         try:
             write_synced(staging, plan.data)
@@ -234,25 +269,3 @@ def apply_repair(
             with contextlib.suppress(FileNotFoundError):
                 staging.unlink()
     return backup.relative_to(locations.root).as_posix()
-
-
-def write_backup(locations: Locations, raw: bytes, now: datetime) -> Path:
-    """Keep ``raw`` (the file as it is) as ``memory/.records-backup-<UTC time>.md``, owner-only
-    and fsynced, before a repair or a merge replaces it; its path.
-
-    Raises:
-        OSError: it could not be written.
-    """
-    backup = _backup_path(locations, now)
-    write_synced(backup, raw)
-    return backup
-
-
-def _backup_path(locations: Locations, now: datetime) -> Path:
-    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    for attempt in range(100):
-        suffix = f"-{attempt}" if attempt else ""
-        path = locations.directory / f"{BACKUP_PREFIX}{stamp}{suffix}.md"
-        if not os.path.lexists(path):
-            return path
-    return locations.directory / f"{BACKUP_PREFIX}{stamp}-{uuid.uuid4()}.md"

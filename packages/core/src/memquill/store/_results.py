@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from memquill.errors import ConflictError, Messages
@@ -33,11 +33,15 @@ class Candidate:
         content: the text to remember (1–16000 UTF-16 units, no NUL, no credentials).
         source: provenance (``{"kind": "tool", "sessionId": ...}`` and so on).
         idempotency_key: a retry with the same key and data is a no-op (``duplicate``).
+        key: the fact's key (``prefs/coffee``), unique among active facts (``None``: none).
+        extra: extra JSON to keep beside the text (a host's own fields; ``None``: none).
     """
 
     content: str
     source: Mapping[str, JSONValue]
     idempotency_key: str
+    key: str | None = None
+    extra: Mapping[str, JSONValue] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,10 @@ class Snapshot:
     revision: str
     records: tuple[Record, ...]
     size_bytes: int
+    # The key index of the active versions, built on first use (a list: the dataclass is frozen).
+    _key_index_cache: list[dict[str, Record]] = field(
+        default_factory=list[dict[str, Record]], init=False, compare=False, repr=False
+    )
 
     def find(self, record_id: str, *, active_only: bool = False) -> Record | None:
         """The version with ``record_id`` (only if active, when asked)."""
@@ -66,6 +74,48 @@ class Snapshot:
     def record_revision(self, record: Record) -> str:
         """The record revision of ``record`` in this workspace."""
         return record_revision(self.identity, record)
+
+    def by_key(self, key: str) -> Record | None:
+        """The active version whose fact has ``key`` (indexed once per snapshot)."""
+        return self._key_index().get(key) if key else None
+
+    def keyed(self, prefix: str = "") -> tuple[Record, ...]:
+        """The active versions whose key is ``prefix`` or lies under it, in file order.
+
+        ``notes`` matches ``notes`` and ``notes/…``; ``notes/`` only ``notes/…``; ``""`` every
+        keyed active version.
+        """
+        under = prefix if not prefix or prefix.endswith("/") else prefix + "/"
+        return tuple(
+            record
+            for key, record in self._key_index().items()
+            if key == prefix or key.startswith(under)
+        )
+
+    def family(self, record: Record) -> tuple[Record, ...]:
+        """Every version of ``record``'s fact, in file order. The first version is the one
+        whose id is the root id (its ``created_at`` is when the fact was first saved)."""
+        root = record.root_id
+        return tuple(r for r in self.records if r.root_id == root)
+
+    def current(self, record: Record) -> Record | None:
+        """The active version of ``record``'s fact (itself when active; ``None``: forgotten)."""
+        if record.status == "active":
+            return record
+        root = record.root_id
+        return next((r for r in self.records if r.root_id == root and r.status == "active"), None)
+
+    def _key_index(self) -> dict[str, Record]:
+        cache = self._key_index_cache
+        if not cache:
+            cache.append(
+                {
+                    key: record
+                    for record in self.records
+                    if record.status == "active" and (key := record.key) is not None
+                }
+            )
+        return cache[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +130,16 @@ class ProjectedRecord:
     updated_at: str
     revision: str
     record_revision: str
+    key: str | None = None
 
     @property
     def provenance(self) -> str:
-        """``memory-record:<id>; source-kind:<kind>[; session:…][; message:…]; revision:…``."""
-        parts = [f"memory-record:{self.id}", f"source-kind:{self.source.get('kind')}"]
+        """``memory-record:<id>[; key:…]; source-kind:<kind>[; session:…][; message:…];
+        revision:…``."""
+        parts = [f"memory-record:{self.id}"]
+        if self.key is not None:
+            parts.append(f"key:{self.key}")
+        parts.append(f"source-kind:{self.source.get('kind')}")
         for key, label in (("sessionId", "session"), ("messageId", "message")):
             value = self.source.get(key)
             if isinstance(value, str):
@@ -130,6 +185,8 @@ class WriteResult:
         targets: per candidate (``save``) or for the one target, its record and what
             happened to it.
         record_revision: the record revision of the first target after the call.
+        backup: the workspace-relative path of the backup written first, if the write made
+            one (``import``).
     """
 
     status: WriteStatus
@@ -137,6 +194,7 @@ class WriteResult:
     records: tuple[Record, ...]
     targets: tuple[CandidateResult, ...]
     record_revision: str | None
+    backup: str | None = None
 
     @property
     def record_ids(self) -> tuple[str | None, ...]:

@@ -17,6 +17,7 @@ from typing import Final
 
 from memquill.errors import SecretError
 from memquill.store._secret_detectors import RegexDetector, SecretDetector
+from memquill.store._secret_kinds import secret_message
 from memquill.store._secret_rules import BUILTIN_DETECTORS
 from memquill.store._secret_values import is_placeholder
 
@@ -101,7 +102,8 @@ class SecretScanner:
         return tuple(found)
 
     def check(self, text: str) -> None:
-        """Raise :class:`~memquill.errors.SecretError` when ``text`` has any finding."""
+        """Raise :class:`~memquill.errors.SecretError` when ``text`` has any finding; its
+        message names the kinds found in words (never the text), ``kinds`` the detectors."""
         kinds = self.findings(text)
         if kinds:
-            raise SecretError(kinds=kinds)
+            raise SecretError(secret_message(kinds), kinds)

@@ -8,24 +8,15 @@ directory. A process killed at any point leaves either the old file or the new o
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Final
 
-from memquill.errors import (
-    CapacityError,
-    ConflictError,
-    InvalidInputError,
-    Messages,
-    NotFoundError,
-)
+from memquill.errors import ConflictError, InvalidInputError, Messages
 from memquill.store._append import append_candidates
-from memquill.store._backend import RecordsBackend, open_backend
 from memquill.store._codec import (
-    MAX_STORE_BYTES,
     JSONValue,
     Record,
     iso_timestamp,
@@ -33,23 +24,23 @@ from memquill.store._codec import (
     validate_source,
 )
 from memquill.store._doctor import DoctorReport
-from memquill.store._import import import_operation
-from memquill.store._record_key import KeySource, keyed_fields, recognised_hashes
-from memquill.store._results import (
-    Candidate,
-    Preflight,
-    ProjectedRecord,
-    Projection,
-    Snapshot,
-    WriteResult,
-    check_revision,
+from memquill.store._edits import (
+    UNCHANGED,
+    Target,
+    Unchanged,
+    check_extra,
+    correction,
+    revocation,
 )
-from memquill.store._secrets import SecretScanner
+from memquill.store._fact_keys import validate_key
+from memquill.store._import import ImportPlan, import_operation, plan_import
+from memquill.store._results import Candidate, Snapshot, WriteResult
+from memquill.store._store_reads import StoreReader
 from memquill.store._store_sync import SyncOperations
-from memquill.store._transaction import Locations, Outcome, locate
+from memquill.store._transaction import Outcome
 from memquill.text import utf16_len
 
-__all__ = ["MAX_BATCH", "RecordStore"]
+__all__ = ["MAX_BATCH", "RecordStore", "Target"]
 
 MAX_BATCH: Final = 40
 MAX_KEY_UNITS: Final = 1000
@@ -58,8 +49,9 @@ _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-class RecordStore(SyncOperations):
-    """The records store of one workspace.
+class RecordStore(StoreReader, SyncOperations):
+    """The records store of one workspace: :class:`StoreReader`'s reads, every write, and
+    :class:`SyncOperations`' merges (``docs/sync.md``).
 
     Args:
         workspace: absolute path of the workspace folder.
@@ -69,137 +61,8 @@ class RecordStore(SyncOperations):
         location: where the records live: ``None`` or ``"file"`` for the workspace's
             ``memory/records.md``, or a ``postgresql://`` URL (``docs/multi-host.md``). Read
             as given: the ``MEMQUILL_STORE`` variable is the sessions' business.
+        record_key: where operation hashes are keyed (default: the backend's).
     """
-
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str],
-        *,
-        lock_timeout: float = 5.0,
-        now: Callable[[], datetime] | None = None,
-        secrets: SecretScanner | None = None,
-        location: str | None = None,
-        record_key: KeySource | None = None,
-    ) -> None:
-        self._workspace = os.fspath(workspace)
-        self._lock_timeout = lock_timeout
-        self._now = now or (lambda: datetime.now(UTC))
-        self._secrets = secrets or SecretScanner()
-        self._projection: Projection | None = None
-        self._backend = open_backend(self._workspace, location)
-        self._record_key = record_key or self._backend.record_key()
-
-    def __repr__(self) -> str:
-        return f"RecordStore({self._workspace!r}, backend={self._backend.kind!r})"
-
-    @property
-    def workspace(self) -> str:
-        """The workspace path as given."""
-        return self._workspace
-
-    @property
-    def record_key(self) -> KeySource:
-        """Where this store's operation hashes are keyed (the user's key file, or the row of a
-        database store)."""
-        return self._record_key
-
-    @property
-    def secrets(self) -> SecretScanner:
-        """The credential scanner writes use (``doctor`` reports with it too)."""
-        return self._secrets
-
-    def close(self) -> None:
-        """Let go of the backend's connection, if it keeps one (the store stays usable)."""
-        self._backend.close()
-
-    @property
-    def backend(self) -> RecordsBackend:
-        """Where the records live (``backend.kind``: ``file`` or ``postgres``)."""
-        return self._backend
-
-    # -- reads -----------------------------------------------------------------------------
-
-    def snapshot(self) -> Snapshot:
-        """Read the store. Read only: nothing is created, locked or written.
-
-        Raises:
-            UnsafePathError, CapacityError, CorruptError, StorageError.
-        """
-        return self._backend.snapshot()
-
-    def export(self) -> bytes:
-        """The exact bytes of ``records.md`` (from the database, for a database store).
-
-        Raises:
-            UnsafePathError, CapacityError, StorageError.
-        """
-        return self._backend.read()
-
-    def locations(self) -> Locations:
-        """The canonical workspace and the store's paths, checked for safety.
-
-        Raises:
-            UnsafePathError, StorageError.
-        """
-        return locate(self._workspace)
-
-    def projection(self) -> Projection:
-        """The active records as virtual files, cached per store revision.
-
-        Reading the file and comparing bytes is cheap; decoding it is not, so an unchanged
-        store is never decoded twice.
-        """
-        snapshot = self.snapshot()
-        cached = self._projection
-        if cached is not None and cached.revision == snapshot.revision:
-            return cached
-        projected = tuple(
-            ProjectedRecord(
-                id=record.id,
-                path=record.projection_path,
-                content=record.content,
-                source=record.source,
-                created_at=record.created_at,
-                updated_at=record.updated_at,
-                revision=snapshot.revision,
-                record_revision=snapshot.record_revision(record),
-            )
-            for record in snapshot.records
-            if record.status == "active"
-        )
-        self._projection = Projection(snapshot.revision, projected)
-        return self._projection
-
-    def preflight(self, reserve_bytes: int = 1024) -> Preflight:
-        """Check, without writing, that a write of ``reserve_bytes`` more could succeed now.
-
-        Raises:
-            InvalidInputError: ``reserve_bytes`` is not a non-negative integer.
-            CapacityError: the store is (or would be) over 2 MiB.
-            BusyError: another writer holds the lock.
-            CorruptError, UnsafePathError, StorageError.
-        """
-        snapshot = self.snapshot()
-        if type(reserve_bytes) is not int or reserve_bytes < 0:
-            raise InvalidInputError(Messages.RESERVATION)
-        if snapshot.size_bytes + reserve_bytes > MAX_STORE_BYTES:
-            raise CapacityError(Messages.INSUFFICIENT)
-        self._backend.check_writable()
-        return Preflight(snapshot.revision, snapshot.size_bytes, MAX_STORE_BYTES)
-
-    def find_operation(self, idempotency_key: str) -> Record | None:
-        """The version (any status) that a save with ``idempotency_key`` wrote, if any.
-
-        Matches memquill's keyed hash and the original system's unkeyed one (extraction uses
-        it to recover a committed batch after a crash).
-
-        Raises:
-            UnsafePathError, CapacityError, CorruptError, StorageError (also when the record
-            key cannot be used).
-        """
-        keys = (self._record_key.load(), *self._record_key.known())
-        hashes = recognised_hashes(keys, idempotency_key)
-        return next((r for r in self.snapshot().records if r.operation_hash in hashes), None)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -211,23 +74,31 @@ class RecordStore(SyncOperations):
         A candidate whose idempotency key already wrote the same fact is skipped; when every
         candidate is skipped the result is ``duplicate``. A key or a source message that was
         corrected or forgotten blocks the whole batch (``blocked``): forgotten facts never come
-        back.
+        back. A candidate's fact key must not name an active fact already.
 
         Raises:
             InvalidInputError, SecretError: before anything is touched.
-            ConflictError: ``expected_revision`` is stale, or a key was reused for other data.
+            ConflictError: ``expected_revision`` is stale, an idempotency key was reused for
+                other data, or a fact key is taken (the message names that fact's id and
+                record revision).
             CapacityError, BusyError, CorruptError, UnsafePathError.
             StorageError: also when the record key cannot be used (see ``_record_key``).
         """
         batch = list(candidates)
         if not 1 <= len(batch) <= MAX_BATCH:
             raise InvalidInputError(Messages.BATCH_SIZE)
-        for candidate in batch:
+        for index, candidate in enumerate(batch):
             self._check_content(candidate.content)
             validate_source(candidate.source)
             key = candidate.idempotency_key
             if not key or utf16_len(key) > MAX_KEY_UNITS or _SURROGATE.search(key):
                 raise InvalidInputError(Messages.KEY_REQUIRED)
+            if candidate.key is not None:
+                validate_key(candidate.key)
+                if any(other.key == candidate.key for other in batch[:index]):
+                    raise InvalidInputError(Messages.BATCH_KEYS)
+            if candidate.extra is not None:
+                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self._secrets))
 
         key = self._record_key.load()
         known = self._record_key.known()
@@ -236,80 +107,83 @@ class RecordStore(SyncOperations):
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
             stamp = iso_timestamp(self._now())
-            return append_candidates(batch, draft, key, stamp, lambda: str(uuid.uuid4()), known)
+            return append_candidates(
+                batch, snapshot, draft, key, stamp, lambda: str(uuid.uuid4()), known
+            )
 
         return self._backend.transact(operation, self._lock_timeout)
 
     def correct(
         self,
-        record_id: str,
+        target: Target,
         content: str,
         expected_revision: str,
         source: Mapping[str, JSONValue] = _MANUAL,
+        *,
+        key: str | Unchanged | None = UNCHANGED,
+        extra: Mapping[str, JSONValue] | Unchanged | None = UNCHANGED,
     ) -> WriteResult:
-        """Replace an active fact with a new version; the old one is superseded.
+        """Replace a fact's current version with a new one; the old one is superseded.
 
-        ``expected_revision`` may be the store revision or the record's own revision.
+        ``target`` is a record id or a :class:`FactKey`, resolved under the lock: an id of a
+        corrected version stands for the current version when ``expected_revision`` is current
+        (``_edits``). ``expected_revision`` may be the store revision or the record's own
+        revision. The new version keeps the fact's key and extra metadata unless ``key``
+        (a new key renames the fact; ``None`` removes it) or ``extra`` say otherwise.
 
         Raises:
-            ConflictError: the revision is stale. NotFoundError: no active record has that id.
+            ConflictError: the revision is stale, or the new key names another active fact.
+            NotFoundError: no active fact is named (``current_id``/``current_revision`` are set
+                when the id names a corrected version).
             InvalidInputError, SecretError, CapacityError, BusyError, CorruptError,
             UnsafePathError, StorageError.
         """
         self._check_content(content)
         validate_source(source)
-        key = self._record_key.load()
-
-        def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
-            target = snapshot.find(record_id, active_only=True)
-            check_revision(snapshot, target, expected_revision)
-            if target is None:
-                raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
-            now = iso_timestamp(self._now())
-            draft[draft.index(target)] = target.evolve(status="superseded", updatedAt=now)
-            hashed = keyed_fields(key, f"correction:{record_id}:{expected_revision}:{content}")
-            version = target.evolve(
-                content,
-                id=str(uuid.uuid4()),
-                source=dict(source),
-                status="active",
-                createdAt=now,
-                updatedAt=now,
-                operationHash=hashed["operationHash"],
-                keyId=hashed["keyId"],
-                supersedes=record_id,
-            )
-            draft.append(version)
-            return Outcome("saved", (version.id,), frozenset({version.id}))
-
+        if key is not UNCHANGED and key is not None:
+            validate_key(key)
+        if extra is not UNCHANGED:
+            extra = check_extra(extra, self._secrets)
+        operation = correction(
+            target,
+            content,
+            expected_revision,
+            source,
+            key=key,
+            extra=extra,
+            record_key=self._record_key.load(),
+            now=self._stamp,
+            new_id=lambda: str(uuid.uuid4()),
+        )
         return self._backend.transact(operation, self._lock_timeout)
 
-    def revoke(self, record_id: str, expected_revision: str) -> WriteResult:
-        """Forget a fact and every earlier version of it; its metadata stays as a tombstone.
+    def revoke(self, target: Target, expected_revision: str) -> WriteResult:
+        """Forget a fact and every earlier version of it; its metadata stays as a tombstone
+        (without its text, key or extra metadata).
 
-        ``expected_revision`` may be the store revision or the record's own revision.
+        ``target`` and ``expected_revision`` are resolved as for :meth:`correct`. Forgetting a
+        fact that is forgotten already is ``duplicate``, whatever the revision.
 
         Raises:
-            ConflictError: the revision is stale. NotFoundError: no record has that id.
+            ConflictError: the revision is stale. NotFoundError: nothing has that id or key.
             CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
         """
+        return self.revoke_many([(target, expected_revision)])
 
-        def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
-            target = snapshot.find(record_id)
-            check_revision(snapshot, target, expected_revision)
-            if target is None:
-                raise NotFoundError(Messages.NOT_FOUND)
-            if target.status == "revoked":
-                return Outcome("duplicate", (record_id,))
-            now = iso_timestamp(self._now())
-            draft[:] = [
-                record.evolve("", status="revoked", updatedAt=now)
-                if record.root_id == target.root_id
-                else record
-                for record in draft
-            ]
-            return Outcome("saved", (record_id,), frozenset({record_id}))
+    def revoke_many(self, targets: Sequence[tuple[Target, str]]) -> WriteResult:
+        """Forget several facts in one write, all or none (a folder of keys, say).
 
+        Each target comes with the revision it was read at (the store revision, or that
+        record's revision), checked under the lock; one stale or unknown target refuses the
+        whole write. ``targets`` in the result follow the order given.
+
+        Raises:
+            InvalidInputError: no targets. Otherwise as :meth:`revoke`.
+        """
+        chosen = list(targets)
+        if not chosen:
+            raise InvalidInputError(Messages.NO_TARGETS)
+        operation = revocation(chosen, self._stamp)
         return self._backend.transact(operation, self._lock_timeout)
 
     def compact(self, expected_revision: str) -> WriteResult:
@@ -337,19 +211,43 @@ class RecordStore(SyncOperations):
 
     def replace(self, data: bytes, expected_revision: str) -> WriteResult:
         """Put an edited copy of ``records.md`` back (``memquill import``): one validated
-        compare-and-swap write of all its records.
+        compare-and-swap write, after a backup of the records it replaces.
 
-        The copy may edit the text of facts and add records; every existing record keeps its
+        The copy may edit the text of current facts (each edit becomes a new version with
+        source ``manual``, as ``doctor --fix`` keeps a hand edit; a ``contentLength`` the
+        edit made wrong is no obstacle) and add records; every existing record keeps its
         metadata (tombstones, versions, keys). ``duplicate`` when it changes nothing.
 
         Raises:
-            CorruptError: ``data`` is not a valid managed records file.
+            CorruptError: ``data`` cannot be read without guessing (``imported`` is set).
             ConflictError: ``expected_revision`` is not the store revision.
             InvalidInputError: the copy drops a record or changes its metadata.
             SecretError, CapacityError, BusyError, UnsafePathError, StorageError.
         """
-        operation = import_operation(data, expected_revision, self._secrets)
+        operation = import_operation(
+            data,
+            expected_revision,
+            self._secrets,
+            now=self._now,
+            record_key=self._record_key.load(),
+        )
         return self._backend.transact(operation, self._lock_timeout)
+
+    def plan_import(self, data: bytes, expected_revision: str | None = None) -> ImportPlan:
+        """What :meth:`replace` would do with ``data`` now, without writing (``import
+        --dry-run``): the same checks, and one sentence per change.
+
+        Raises:
+            as :meth:`replace` (``ConflictError`` only when ``expected_revision`` is given).
+        """
+        return plan_import(
+            data,
+            self.snapshot(),
+            expected_revision,
+            self._secrets,
+            now=self._now,
+            record_key=self._record_key.load(),
+        )
 
     def doctor(self, fix: bool = False, *, expected_revision: str | None = None) -> DoctorReport:
         """Inspect the store; with ``fix``, remove staging files a crashed writer left and
@@ -378,3 +276,6 @@ class RecordStore(SyncOperations):
 
     def _check_content(self, content: str) -> None:
         self._secrets.check(validate_content(content))
+
+    def _stamp(self) -> str:
+        return iso_timestamp(self._now())

@@ -6,7 +6,7 @@
 - :meth:`SyncOperations.resolve_conflict_copies`: every conflict copy a file-sync tool left
   beside ``records.md`` merged in and then removed. The first merge that changes the file
   writes a backup of it first (``memory/.records-backup-<time>.md``, as ``doctor --fix``
-  does), under the writer lock, right before the new file replaces it. A copy is removed only
+  does), under the writer lock, before the new file replaces it. A copy is removed only
   once the merged file is durable, so a crash in between merges it again next time (merging is
   idempotent); a copy that is not a records file is left where it is, with the reason.
 """
@@ -29,9 +29,8 @@ from memquill.store._fileio import fsync_directory, read_bounded
 from memquill.store._merge import MergeReport
 from memquill.store._merge_ops import MergeResult, keep_operation, merge_operation
 from memquill.store._record_key import KeySource, keyed_fields
-from memquill.store._repair import write_backup
 from memquill.store._results import WriteResult
-from memquill.store._transaction import Locations, locate, write_locked
+from memquill.store._transaction import locate
 
 __all__ = ["ResolveReport", "ResolvedCopy", "SyncOperations"]
 
@@ -124,32 +123,26 @@ class SyncOperations:
             BusyError, UnsafePathError, StorageError.
         """
         locations = locate(self._workspace)
-        backup: list[str] = []
-
-        def keep_backup(found: Locations, raw: bytes) -> None:
-            if not backup:
-                written = write_backup(found, raw, self._now())
-                backup.append(written.relative_to(found.root).as_posix())
-
+        backup: str | None = None
         done: list[ResolvedCopy] = []
         for path in self.conflict_copies() if self._backend.kind == "file" else ():
             copy = locations.root / path
+            reports: list[MergeReport] = []
+            first = self._now() if backup is None else None  # one backup, before any change
             try:
-                data = read_bounded(copy)
-                reports: list[MergeReport] = []
-                operation = merge_operation(data, b"", None, reports)
+                operation = merge_operation(read_bounded(copy), b"", None, reports, first)
             except MemoryRecordError as error:
                 done.append(ResolvedCopy(path, problem=error.message))
                 continue
             except OSError:
                 done.append(ResolvedCopy(path, problem=Messages.READ_FAILED))
                 continue
-            memo = self._backend.memo
-            write_locked(self._workspace, self._lock_timeout, operation, memo, keep_backup)
+            written = self._backend.transact(operation, self._lock_timeout)
+            backup = backup or written.backup
             _remove(copy)
             done.append(ResolvedCopy(path, reports[-1] if reports else MergeReport()))
         revision = self._backend.snapshot().revision
-        return ResolveReport(tuple(done), backup[0] if backup else None, revision)
+        return ResolveReport(tuple(done), backup, revision)
 
 
 def _remove(copy: Path) -> None:

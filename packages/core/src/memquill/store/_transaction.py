@@ -22,7 +22,8 @@ import os
 import stat
 import uuid
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Final
 
@@ -34,9 +35,10 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
+from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
-from memquill.store._fileio import fsync_directory, read_bounded, write_synced
+from memquill.store._fileio import fsync_directory, read_bounded, write_backup, write_synced
 from memquill.store._lock import LOCK_NAME, WriterLock
 from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot, header_of
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
@@ -47,6 +49,7 @@ __all__ = [
     "Operation",
     "Outcome",
     "apply_operation",
+    "backup_of",
     "decode_snapshot",
     "locate",
     "read_raw",
@@ -64,6 +67,8 @@ class Outcome:
         status: ``saved`` publishes the draft; anything else writes nothing.
         ids: the records it targeted: per candidate for a save (``None``: blocked), else one.
         changed: which of ``ids`` this operation wrote (the rest were already so).
+        backup: when set, the records being replaced are first written to a private backup
+            file named by this time (``memory/.records-backup-<time>.md``).
         header: the header the new file gets (``None``: the one the file has, else
             memquill's); a merge gives a file the original system's header when the other
             copy had it.
@@ -72,6 +77,7 @@ class Outcome:
     status: WriteStatus
     ids: tuple[str | None, ...] = ()
     changed: frozenset[str] = frozenset()
+    backup: datetime | None = None
     header: str | None = None
 
 
@@ -153,14 +159,11 @@ def write_locked(
     lock_timeout: float,
     operation: Operation,
     memo: RecordsMemo | None = None,
-    before_replace: Callable[[Locations, bytes], None] | None = None,
 ) -> WriteResult:
     """Run ``operation`` inside the locked transaction and publish its draft atomically.
 
     Nothing is written unless the operation reports ``saved``. ``memo`` (the store's) saves
     decoding bytes it has seen; it is only ever asked about bytes read under the lock.
-    ``before_replace`` is given the file's bytes, still under the lock, right before the new
-    file replaces them (a backup is written there).
 
     Raises:
         whatever ``operation`` raises; BusyError, CapacityError, ConflictError, CorruptError,
@@ -176,7 +179,7 @@ def write_locked(
         if isinstance(answer, WriteResult):
             return answer
     try:
-        found.directory.mkdir(exist_ok=True)
+        private_folder(found.directory, parents=False)
         locations = locate(workspace)
     except MemoryRecordError:
         raise
@@ -185,7 +188,7 @@ def write_locked(
     published = False
     try:
         with WriterLock(locations.lock, lock_timeout), _save_errors():
-            result, published = _transact(locations, operation, memo, before_replace)
+            result, published = _transact(locations, operation, memo)
     finally:
         if published:
             with _save_errors():
@@ -280,7 +283,6 @@ def _transact(
     locations: Locations,
     operation: Operation,
     memo: RecordsMemo,
-    before_replace: Callable[[Locations, bytes], None] | None = None,
 ) -> tuple[WriteResult, bool]:
     """The locked part of a write: its result, and whether a new file was renamed into place
     (the caller then fsyncs the directory)."""
@@ -292,21 +294,29 @@ def _transact(
     if isinstance(change, WriteResult):
         return change, False
     data = change.data
+    backup = backup_of(locations, raw, change.outcome)
     staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
     try:
         write_synced(staging, data)
         # Writers are serialised by the lock; this catches an editor or sync tool.
         if read_bounded(locations.file) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
-        if before_replace is not None:
-            before_replace(locations, raw)
         os.replace(staging, locations.file)
     finally:
         with contextlib.suppress(FileNotFoundError):
             staging.unlink()
     written = change.encoded.decoded()
     memo.remember(written)
-    return _result(written.snapshot, change.outcome), True
+    return replace(_result(written.snapshot, change.outcome), backup=backup), True
+
+
+def backup_of(locations: Locations, raw: bytes, outcome: Outcome) -> str | None:
+    """Write the backup ``outcome`` asks for of ``raw`` (the records about to be replaced);
+    its workspace-relative path (``None``: none asked for, or nothing to back up)."""
+    if outcome.backup is None or not raw:
+        return None
+    path = write_backup(locations.directory, raw, outcome.backup)
+    return path.relative_to(locations.root).as_posix()
 
 
 def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Final, Protocol, cast
 
 from memquill.errors import BindingError, MemquillError, Messages, SourceError, StorageError
+from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace, read_regular, user_data_dir
 from memquill.store._fileio import fsync_directory, write_synced
 from memquill.store._lock import WriterLock
@@ -301,7 +302,7 @@ class BindingStore:
     def _mutate(self, change: Callable[[_Document], bool]) -> bool:
         """Apply ``change`` to the current document under the lock; write if it says so."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.path.parent)
         except OSError as error:
             raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
         with WriterLock(self.path.with_name(self.path.name + ".lock"), self._lock_timeout):

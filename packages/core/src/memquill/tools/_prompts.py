@@ -19,12 +19,14 @@ SEARCH_PROMPT: Final = (
 
 WRITE_PROMPT: Final = (
     "When the user asks you to remember, correct or forget something, use memory_remember, "
-    "memory_update or memory_forget. Before updating or forgetting, search and read the "
-    "record's current id and revision. On a conflict, read it again; never overwrite a newer "
-    "version you have not seen. Say something is saved only when a memory_write_receipt has "
-    'status "saved" (or "duplicate" for an existing active record); errors, "blocked" and '
-    "cancellations are not success. Attribution comes from the session, not from you. Never "
-    "save passwords, API keys or speculation."
+    "memory_update or memory_forget. Give a fact you may need to change later a short key "
+    "(prefs/coffee) and update or forget it by that key; its id changes at every correction. "
+    "Before updating or forgetting, read the fact's current revision (and its id or key). On a "
+    "conflict, read it again; never overwrite a newer version you have not seen. Say "
+    'something is saved only when a memory_write_receipt has status "saved" (or "duplicate" '
+    'for an existing active record); errors, "blocked" and cancellations are not success. '
+    "Attribution comes from the session, not from you. Never save passwords, API keys or "
+    "speculation."
 )
 """Added only when the write tools are actually mounted."""
 

@@ -16,9 +16,9 @@ WriteOperation = Literal["remember", "update", "forget"]
 class WriteReceipt(BaseModel):
     """A durable write receipt: the only evidence that memory was saved.
 
-    Serialised with camelCase keys in this order: ``type, operation, status, recordId,
-    revision, recordRevision, sourceSessionId`` (``recordId``/``recordRevision`` omitted when
-    unknown).
+    Serialised with camelCase keys in this order: ``type, operation, status, recordId, key,
+    revision, recordRevision, sourceSessionId`` (``recordId``, ``key`` and ``recordRevision``
+    omitted when unknown or absent).
     """
 
     model_config = ConfigDict(frozen=True, populate_by_name=True)
@@ -27,6 +27,7 @@ class WriteReceipt(BaseModel):
     operation: WriteOperation
     status: Literal["saved", "duplicate", "blocked"]
     record_id: Annotated[str | None, Field(alias="recordId")] = None
+    key: Annotated[str | None, Field(description="The fact's key, when it has one.")] = None
     revision: Annotated[str, Field(description="The store revision after the write.")]
     record_revision: Annotated[
         str | None,

@@ -16,7 +16,7 @@ from typing import Any, Final
 from memquill.query import FileType, MemoryQuery, SearchArgs, SearchHit, parse_args
 from memquill.tools._toolset import MemoryToolset
 
-__all__ = ["PRIVATE_METADATA", "RetrievedMemory", "memory_context", "retrieve"]
+__all__ = ["HITS_HEADING", "PRIVATE_METADATA", "RetrievedMemory", "memory_context", "retrieve"]
 
 PRIVATE_METADATA: Final = ("rank", "score", "provenance", "record_id", "record_revision")
 """Metadata no model needs to read: the ordering, the provenance line, a record's id and
@@ -25,6 +25,10 @@ revision (noise to a model, and they change on every edit)."""
 _CONTEXT_QUERY_CHARS: Final = 1000
 """The start of the user message searched for: search takes 1–2000 UTF-16 units, and 1000
 characters never exceed that (a character is one or two units)."""
+
+HITS_HEADING: Final = "## Memory matching the latest message"
+"""The heading over the search hits in a memory context, so a model reading the context
+tells the review of recent memory from what matched the user's message."""
 
 _log = logging.getLogger("memquill.retrieval")
 
@@ -38,8 +42,8 @@ class RetrievedMemory:
         text: the hit's excerpt (read the whole source with ``memory_get``).
         score: the hit's score.
         metadata: ``source`` (workspace path), ``line``, ``rank``, ``score``, ``heading``,
-            ``kind`` (``note``/``record``), ``provenance``, ``record_id`` and
-            ``record_revision`` (``None`` for notes).
+            ``kind`` (``note``/``record``), ``provenance``, ``record_id``, ``record_revision``
+            and ``key`` (``None`` for notes, and for a fact without a key).
         private_keys: metadata keys to keep out of what a model or an embedding reads.
     """
 
@@ -82,8 +86,9 @@ def memory_context(
     """What an agent should read before answering ``question``: recent memory, then hits.
 
     The first text is the ``memory_recent`` tool's answer; the second, present only when a
-    search for the question's start succeeds with hits, is the ``memory_search`` tool's. Both
-    are the tools' own texts, so a memory block and a tool call show a model the same words.
+    search for the question's start succeeds with hits, is the ``memory_search`` tool's under
+    :data:`HITS_HEADING`. Both are the tools' own texts, so a memory block and a tool call show
+    a model the same words; the heading keeps the two apart however a framework joins them.
     """
     texts = [toolset.call("memory_recent", {"days": days}).text]
     question = question.strip()
@@ -93,13 +98,15 @@ def memory_context(
         )
         hits = (found.structured or {}).get("hits")
         if not found.is_error and hits:
-            texts.append(found.text)
+            texts.append(f"{HITS_HEADING}\n{found.text}")
     return texts
 
 
 def _retrieved(hit: SearchHit) -> RetrievedMemory:
     record = hit.kind == "record"
     private = PRIVATE_METADATA + (("source",) if record else ())  # a record's path is its id
+    if hit.key is None:
+        private += ("key",)  # shown to a model only when there is one: the name it can use
     return RetrievedMemory(
         id=hit.record_id if hit.record_id is not None else f"{hit.path}#{hit.line}",
         text=hit.snippet,
@@ -114,6 +121,7 @@ def _retrieved(hit: SearchHit) -> RetrievedMemory:
             "provenance": hit.source,
             "record_id": hit.record_id,
             "record_revision": hit.record_revision,
+            "key": hit.key,
         },
         private_keys=private,
     )

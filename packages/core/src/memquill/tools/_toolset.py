@@ -32,6 +32,7 @@ from memquill.query import (
     render_search,
     validation_message,
 )
+from memquill.store import FactKey, Target
 from memquill.tools import _writes as writes
 from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
 from memquill.tools._catalogue import CATALOGUE, ToolSpec
@@ -154,6 +155,16 @@ class MemoryToolset:
         """
         return self[name].invoke(arguments)
 
+    async def acall(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """:meth:`call` for async hosts: the event loop never waits on the store's lock or the
+        disk (that work runs on a worker thread); a model the session ranks with is awaited
+        on the loop.
+
+        Raises:
+            KeyError: no such tool is mounted.
+        """
+        return await self[name].ainvoke(arguments)
+
     def system_prompt(self, *, read: bool = True) -> str:
         """The prompt fragments for exactly the tools mounted here.
 
@@ -196,13 +207,14 @@ class MemoryToolset:
             args.content,
             source=self._tool_source(),
             idempotency_key=args.idempotency_key,
+            key=args.key,
         )
         return self._receipt(outcome)
 
     def _update(self, args: UpdateArgs) -> ToolResult:
         outcome = writes.correct(
             self.session,
-            args.id,
+            _target(args.id, args.key),
             args.content,
             args.expected_revision,
             source=self._tool_source(),
@@ -211,7 +223,10 @@ class MemoryToolset:
 
     def _forget(self, args: ForgetArgs) -> ToolResult:
         outcome = writes.forget(
-            self.session, args.id, args.expected_revision, source=self._tool_source()
+            self.session,
+            _target(args.id, args.key),
+            args.expected_revision,
+            source=self._tool_source(),
         )
         return self._receipt(outcome)
 
@@ -224,11 +239,17 @@ class MemoryToolset:
             operation=outcome.operation,
             status=outcome.status,
             record_id=outcome.record_id,
+            key=outcome.key,
             revision=outcome.revision,
             record_revision=outcome.record_revision,
             source_session_id=self.session.session_id or "",
         )
         return _json_result(receipt, is_error=False)
+
+
+def _target(record_id: str | None, key: str | None) -> Target:
+    """What an update or forget names (its arguments give exactly one of the two)."""
+    return FactKey(key) if key is not None else str(record_id)
 
 
 def _widened(args: SearchArgs) -> SearchArgs:

@@ -12,22 +12,33 @@ Failures are raised as :class:`~memquill.errors.MemquillError`; the tool boundar
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Literal
 
 from memquill.errors import InvalidInputError, Messages
 from memquill.store import (
+    UNCHANGED,
     Candidate,
+    FactKey,
     JSONValue,
     MergeResult,
     ResolveReport,
+    Target,
+    Unchanged,
     WriteResult,
     WriteStatus,
+    validate_key,
 )
 from memquill.store._codec import iso_timestamp, sha256_hex, validate_content
-from memquill.tools._resolve import FULL_REVISION, resolve_revision, resolve_target
+from memquill.tools._resolve import (
+    FULL_ID,
+    FULL_REVISION,
+    resolve_record,
+    resolve_revision,
+    resolve_target,
+)
 from memquill.tools._session import MemorySession
 
 __all__ = [
@@ -38,6 +49,7 @@ __all__ = [
     "compact",
     "correct",
     "forget",
+    "forget_many",
     "import_records",
     "keep_version",
     "merge_copy",
@@ -105,6 +117,7 @@ class WriteOutcome:
         revision: the store revision after the call.
         record_revision: that record's revision after the call, when it is known.
         result: everything the store returned.
+        key: the fact's key, when it has one (for a forget: the key it was named by).
     """
 
     operation: Operation
@@ -113,6 +126,7 @@ class WriteOutcome:
     revision: str
     record_revision: str | None
     result: WriteResult
+    key: str | None = None
 
 
 def remember(
@@ -122,22 +136,31 @@ def remember(
     source: WriteSource,
     idempotency_key: str | None = None,
     expected_revision: str | None = None,
+    key: str | None = None,
+    extra: Mapping[str, JSONValue] | None = None,
 ) -> WriteOutcome:
-    """Save one fact. Repeating the same key (by default: the content) saves nothing new.
+    """Save one fact. Repeating the same idempotency key (by default: made from the content
+    and the fact key) saves nothing new.
 
-    Keys are namespaced by source, so a person's key never collides with a tool's. With
+    Idempotency keys are namespaced by source, so a person's never collides with a tool's.
+    ``key`` names the fact (``prefs/coffee``): a key another active fact has is a
+    ``conflict`` naming that fact. ``extra`` is JSON kept beside the text. With
     ``expected_revision`` (the store revision the caller saw, as the management page sends)
     the store refuses with ``conflict`` if anything changed since, checked under its lock.
 
     Raises:
-        InvalidInputError: the session may not write now, or a tool source has no session.
+        InvalidInputError: the session may not write now, a tool source has no session, or the
+            key breaks the rules.
         SecretError, ConflictError, CapacityError, BusyError, CorruptError, UnsafePathError,
         StorageError: from the store.
     """
     _authorize(session, source)
     validate_content(content)  # before the key hashes it: text that is not UTF-8 is ``invalid``
-    key = _namespaced_key(source, content, idempotency_key)
-    result = session.store.save([Candidate(content, source.metadata(), key)], expected_revision)
+    if key is not None:
+        validate_key(key)
+    operation_key = _namespaced_key(source, content, idempotency_key, key)
+    candidate = Candidate(content, source.metadata(), operation_key, key, extra)
+    result = session.store.save([candidate], expected_revision)
     target = result.targets[0]
     return _outcome("remember", result, target.record_id, target.status)
 
@@ -159,45 +182,72 @@ def save_candidates(session: MemorySession, candidates: Sequence[Candidate]) -> 
 
 def correct(
     session: MemorySession,
-    record_id: str,
+    target: Target,
     content: str,
     expected_revision: str,
     *,
     source: WriteSource,
+    key: str | Unchanged | None = UNCHANGED,
+    extra: Mapping[str, JSONValue] | Unchanged | None = UNCHANGED,
 ) -> WriteOutcome:
-    """Replace an active fact with a new version (the outcome names the new version).
+    """Replace a fact's current version with a new one (the outcome names the new version).
 
-    ``expected_revision`` may be the store revision or the record's own revision; either may
-    be given by a unique prefix (see :mod:`memquill.tools._resolve`), as may ``record_id``.
+    ``target`` is a record id or a :class:`~memquill.store.FactKey`. ``expected_revision`` may
+    be the store revision or the record's own revision; either may be given by a unique prefix
+    (see :mod:`memquill.tools._resolve`), as may an id. The id of a corrected version stands
+    for the current one when the revision is current; otherwise ``not_found`` names the
+    current id and revision. ``key`` renames the fact (``None`` drops its key) and ``extra``
+    replaces its extra JSON; by default both stay.
 
     Raises:
         InvalidInputError, ConflictError, NotFoundError, SecretError, and the store's errors.
     """
     _authorize(session, source)
-    record_id, expected_revision = resolve_target(
-        session.store, record_id, expected_revision, active_only=True
+    target, expected_revision = resolve_target(
+        session.store, target, expected_revision, forgetting=False
     )
-    result = session.store.correct(record_id, content, expected_revision, source.metadata())
+    result = session.store.correct(
+        target, content, expected_revision, source.metadata(), key=key, extra=extra
+    )
     return _outcome("update", result, result.record_id, result.status)
 
 
 def forget(
-    session: MemorySession, record_id: str, expected_revision: str, *, source: WriteSource
+    session: MemorySession, target: Target, expected_revision: str, *, source: WriteSource
 ) -> WriteOutcome:
-    """Forget a fact and every version of it; its metadata stays behind as a tombstone.
+    """Forget a fact and every version of it; its metadata stays behind as a tombstone, without
+    its text, key or extra JSON.
 
-    ``source`` says who asks; the tombstone keeps the fact's original provenance. The id and
-    revision may be unique prefixes, as for :func:`correct`; the outcome names the full id.
+    ``source`` says who asks; the tombstone keeps the fact's original provenance. ``target``
+    and the revision are resolved as for :func:`correct`; the outcome names the full id.
+    Forgetting a forgotten fact is ``duplicate``.
 
     Raises:
         InvalidInputError, ConflictError, NotFoundError, and the store's errors.
     """
+    return forget_many(session, [(target, expected_revision)], source=source)
+
+
+def forget_many(
+    session: MemorySession, targets: Sequence[tuple[Target, str]], *, source: WriteSource
+) -> WriteOutcome:
+    """Forget several facts in one write, all or none (each with the revision it was read at).
+
+    The outcome names the first target; ``outcome.result.targets`` has each one, in order.
+
+    Raises:
+        as :func:`forget`; InvalidInputError also for no targets.
+    """
     _authorize(session, source)
-    record_id, expected_revision = resolve_target(
-        session.store, record_id, expected_revision, active_only=False
-    )
-    result = session.store.revoke(record_id, expected_revision)
-    return _outcome("forget", result, record_id, result.status)
+    resolved = [
+        resolve_target(session.store, target, revision, forgetting=True)
+        for target, revision in targets
+    ]
+    result = session.store.revoke_many(resolved)
+    first = resolved[0][0] if resolved else None
+    outcome = _outcome("forget", result, result.record_id, result.status)
+    named = first.value if isinstance(first, FactKey) else None
+    return replace(outcome, key=named)
 
 
 def compact(session: MemorySession, expected_revision: str, *, source: WriteSource) -> WriteOutcome:
@@ -262,9 +312,11 @@ def keep_version(
         store's errors.
     """
     _authorize(session, source)
-    record_id, expected_revision = resolve_target(
-        session.store, record_id, expected_revision, active_only=False
-    )
+    snapshot = session.store.snapshot()
+    if len(record_id) != FULL_ID:
+        record_id = resolve_record(snapshot, record_id, active_only=False)
+    if len(expected_revision) != FULL_REVISION:
+        expected_revision = resolve_revision(snapshot, record_id, expected_revision)
     result = session.store.keep_version(record_id, expected_revision, source.metadata())
     return _outcome("keep", result, result.record_id, result.status)
 
@@ -288,13 +340,18 @@ def _authorize(session: MemorySession, source: WriteSource) -> None:
         raise InvalidInputError(Messages.NO_SESSION)
 
 
-def _namespaced_key(source: WriteSource, content: str, given: str | None) -> str:
+def _namespaced_key(
+    source: WriteSource, content: str, given: str | None, fact_key: str | None
+) -> str:
+    # A named fact's default fingerprint covers its key too: the same text under another key
+    # (or under none) is another fact.
+    text = content if fact_key is None else f"{fact_key}\0{content}"
     if source.kind == "tool":
         # A content fingerprint, as the tool receipt contract defines it.
-        fingerprint = given or hashlib.md5(content.encode()).hexdigest()  # noqa: S324
+        fingerprint = given or hashlib.md5(text.encode()).hexdigest()  # noqa: S324
         return f"{_TOOL_KEY_PREFIX}{source.session_id}:{fingerprint}"
     if source.kind == "manual":
-        return given or _MANUAL_KEY_PREFIX + sha256_hex(content)
+        return given or _MANUAL_KEY_PREFIX + sha256_hex(text)
     if given is None:
         raise InvalidInputError(Messages.KEY_REQUIRED)
     return given
@@ -306,4 +363,6 @@ def _outcome(
     # The store reports the record revision of its first target only.
     known = record_id is not None and record_id == result.record_id
     revision = result.record_revision if known else None
-    return WriteOutcome(operation, status, record_id, result.revision, revision, result)
+    record = next((r for r in result.records if r.id == record_id), None) if record_id else None
+    key = record.key if record is not None else None
+    return WriteOutcome(operation, status, record_id, result.revision, revision, result, key)

@@ -1,0 +1,73 @@
+"""What ``memquill index --status`` and ``doctor`` read of an index, without writing anything."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["IndexStatus", "check_buildable", "index_exists", "on_disk"]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """What :meth:`SearchIndex.status` found.
+
+    Attributes:
+        path: the index file (``None``: kept in memory).
+        exists: whether it has been built.
+        size: bytes on disk (file and write-ahead log).
+        documents: notes indexed.
+        segments: postings segments.
+        synced_ns: when a search or refresh last brought it up to date (ns since the epoch).
+        stale: notes the next search would read (new, changed); ``None`` if not checked.
+        removed: notes the next search would drop; ``None`` if not checked.
+        format: what the stored figures depend on.
+    """
+
+    path: Path | None
+    exists: bool
+    size: int
+    documents: int
+    segments: int
+    synced_ns: int | None
+    stale: int | None
+    removed: int | None
+    format: str
+
+    @property
+    def fresh(self) -> bool | None:
+        """Whether the index matches the files (``None``: not checked)."""
+        if self.stale is None or self.removed is None:
+            return None
+        return self.exists and not self.stale and not self.removed
+
+
+def on_disk(path: Path) -> int:
+    """Bytes the index file at ``path`` takes, with its write-ahead log."""
+    total = 0
+    for suffix in ("", "-wal"):
+        with contextlib.suppress(OSError):
+            total += os.stat(os.fspath(path) + suffix).st_size
+    return total
+
+
+def index_exists(path: Path) -> bool:
+    """Whether ``path`` exists; a file where a folder on its way should be is raised."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def check_buildable(folder: Path) -> None:
+    """Raise what making an index in ``folder`` would raise, found without writing."""
+    while not os.path.lexists(folder) and folder.parent != folder:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))

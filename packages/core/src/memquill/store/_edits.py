@@ -1,0 +1,216 @@
+"""Corrections and forgets as pure operations: which version a write applies to, and the change.
+
+A write names its fact by record id or by key (:class:`~memquill.store.FactKey`), and the
+target is resolved under the writer lock, on the records the transaction read:
+
+- a key: the active version that has it; none → ``not_found`` (whatever the revision: there
+  is nothing to read again);
+- an unknown id: ``conflict`` unless the revision is the store's, then ``not_found``;
+- the id of the active version: that version;
+- the id of a corrected version whose fact is still active: the current version, when the
+  revision given is current (the store's, or the current version's record revision); else
+  ``not_found`` naming the current id and revision. A bare ``conflict`` would send the caller
+  round a refresh loop: reading the old id again can never help;
+- the id of a forgotten version: ``forget`` answers ``duplicate`` (the fact is gone already,
+  whatever revision was given); ``update`` answers ``not_found``.
+
+Then the revision must be the store revision or the target's record revision, else
+``conflict``. Forgetting empties every version of each fact and erases its key and extra
+metadata: a forgotten ``health/diagnosis`` leaves no trace of its name, while the tombstones
+keep blocking the fact's idempotency keys and source messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
+from typing import Final, TypeAlias, cast
+
+from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
+from memquill.store._fact_keys import FactKey
+from memquill.store._record_key import keyed_fields
+from memquill.store._results import Snapshot
+from memquill.store._secrets import SecretScanner
+from memquill.store._transaction import Operation, Outcome
+from memquill.text import utf16_len
+
+__all__ = [
+    "UNCHANGED",
+    "Target",
+    "Unchanged",
+    "check_extra",
+    "correction",
+    "resolve_target",
+    "revocation",
+]
+
+Target: TypeAlias = "str | FactKey"
+"""What a write names: a record id (36 characters) or a fact key."""
+
+
+class Unchanged(Enum):
+    """The type of :data:`UNCHANGED`."""
+
+    UNCHANGED = "unchanged"
+
+
+UNCHANGED: Final = Unchanged.UNCHANGED
+"""For ``correct``'s ``key`` and ``extra``: keep what the current version has."""
+
+
+def resolve_target(
+    snapshot: Snapshot, target: Target, expected: str, *, forgetting: bool
+) -> Record | None:
+    """The version a correction (``forgetting=False``) or forget applies to (module docstring);
+    ``None`` when forgetting a fact that is forgotten already.
+
+    Raises:
+        NotFoundError: no such fact (or, for an old version, naming the current one).
+        ConflictError: ``expected`` is neither the store's nor the target's revision.
+    """
+    if isinstance(target, FactKey):
+        record = snapshot.by_key(target.value)
+        if record is None:
+            raise NotFoundError(Messages.KEY_NOT_FOUND.format(key=target.value))
+        return _checked(snapshot, record, expected)
+    record = snapshot.find(target)
+    if record is None:
+        if expected != snapshot.revision:  # as before there were keys: the revision first
+            raise ConflictError(Messages.STALE)
+        raise NotFoundError(Messages.NOT_FOUND if forgetting else Messages.ACTIVE_NOT_FOUND)
+    if record.status == "revoked":
+        if forgetting:
+            return None
+        raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
+    if record.status == "active":
+        return _checked(snapshot, record, expected)
+    current = snapshot.current(record)
+    if current is None:  # a fact with no current version (only a hand edit leaves one)
+        if forgetting:
+            return _checked(snapshot, record, expected)
+        raise NotFoundError(Messages.ACTIVE_NOT_FOUND)
+    revision = snapshot.record_revision(current)
+    if expected not in (snapshot.revision, revision):
+        message = Messages.CORRECTED.format(
+            old=record.id, current=current.id, revision=revision[:16]
+        )
+        raise NotFoundError(message, current.id, revision)
+    return current
+
+
+def _checked(snapshot: Snapshot, record: Record, expected: str) -> Record:
+    if expected not in (snapshot.revision, snapshot.record_revision(record)):
+        raise ConflictError(Messages.STALE)
+    return record
+
+
+def correction(
+    target: Target,
+    content: str,
+    expected: str,
+    source: Mapping[str, JSONValue],
+    *,
+    key: str | Unchanged | None,
+    extra: Mapping[str, JSONValue] | Unchanged | None,
+    record_key: bytes,
+    now: Callable[[], str],
+    new_id: Callable[[], str],
+) -> Operation:
+    """The operation that supersedes the target's current version with ``content``.
+
+    ``key`` renames the fact (``None`` removes its key) and ``extra`` replaces its extra
+    metadata; :data:`UNCHANGED` keeps them. The arguments are validated already.
+    """
+
+    def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+        current = resolve_target(snapshot, target, expected, forgetting=False)
+        assert current is not None  # only a forget resolves to nothing
+        new_key = current.key if key is UNCHANGED else key
+        holder = snapshot.by_key(new_key) if new_key is not None else None
+        if holder is not None and holder.root_id != current.root_id:
+            revision = snapshot.record_revision(holder)[:16]
+            message = Messages.KEY_IN_USE.format(key=new_key, id=holder.id, revision=revision)
+            raise ConflictError(message)
+        stamp = now()
+        draft[draft.index(current)] = current.evolve(status="superseded", updatedAt=stamp)
+        hashed = keyed_fields(record_key, f"correction:{current.id}:{expected}:{content}")
+        version = current.evolve(
+            content,
+            id=new_id(),
+            source=dict(source),
+            status="active",
+            createdAt=stamp,
+            updatedAt=stamp,
+            operationHash=hashed["operationHash"],
+            keyId=hashed["keyId"],
+            supersedes=current.id,
+        )
+        if key is not UNCHANGED or extra is not UNCHANGED:
+            version = version.with_fact_fields(
+                new_key, current.extra if extra is UNCHANGED else extra
+            )
+        draft.append(version)
+        return Outcome("saved", (version.id,), frozenset({version.id}))
+
+    return operation
+
+
+def revocation(targets: Sequence[tuple[Target, str]], now: Callable[[], str]) -> Operation:
+    """The operation that forgets every target's fact in one write (each target with the
+    revision it was read at); ``duplicate`` when all of them were forgotten already."""
+
+    def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+        roots: set[str] = set()
+        ids: list[str] = []
+        changed: set[str] = set()
+        for target, expected in targets:
+            record = resolve_target(snapshot, target, expected, forgetting=True)
+            if record is None:
+                assert isinstance(target, str)  # a key never names a forgotten fact
+                ids.append(target)
+                continue
+            roots.add(record.root_id)
+            ids.append(record.id)
+            changed.add(record.id)
+        if not roots:
+            return Outcome("duplicate", tuple(ids))
+        stamp = now()
+        draft[:] = [_erased(r, stamp) if r.root_id in roots else r for r in draft]
+        return Outcome("saved", tuple(ids), frozenset(changed))
+
+    return operation
+
+
+def _erased(record: Record, stamp: str) -> Record:
+    """The tombstone of ``record``: no text, no key, no extra metadata."""
+    if record.key is not None or record.extra is not None:
+        record = record.with_fact_fields(None, None)
+    return record.evolve("", status="revoked", updatedAt=stamp)
+
+
+def check_extra(
+    extra: Mapping[str, JSONValue] | None, secrets: SecretScanner
+) -> dict[str, JSONValue] | None:
+    """A plain JSON copy of ``extra``, checked like content: at most 16000 UTF-16 units of
+    compact JSON, and no credential material in it.
+
+    Raises:
+        InvalidInputError: not a JSON object, not encodable, or too long.
+        SecretError: it holds credential material.
+    """
+    if extra is None:
+        return None
+    if not isinstance(cast(object, extra), Mapping):  # callers outside the type checker
+        raise InvalidInputError(Messages.EXTRA_INVALID)
+    try:
+        text = json.dumps(dict(extra), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text.encode()
+    except (TypeError, ValueError, RecursionError):
+        raise InvalidInputError(Messages.EXTRA_INVALID) from None
+    if utf16_len(text) > MAX_CONTENT_UNITS:
+        raise InvalidInputError(Messages.EXTRA_INVALID)
+    secrets.check(text)
+    copied: dict[str, JSONValue] = json.loads(text)
+    return copied
