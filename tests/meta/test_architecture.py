@@ -26,7 +26,17 @@ ADAPTERS = ("memquill_langchain", "memquill_llamaindex", "memquill_mcp")
 ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"})
 
 FOUNDATION: Final = frozenset(
-    {"errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles", "owner_only"}
+    {
+        "errors",
+        "messages",
+        "text",
+        "controls",
+        "paths",
+        "private_paths",
+        "keyfiles",
+        "owner_only",
+        "jsondoc",
+    }
 )
 LAYERS: Final = {
     "foundation": 0,

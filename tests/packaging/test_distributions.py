@@ -12,7 +12,8 @@ import pytest
 
 import memquill
 
-pytestmark = pytest.mark.packaging
+# Building and installing the distributions in fresh environments takes minutes of its own.
+pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = memquill.__version__

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from tests.doc_blocks import find
 
-pytestmark = pytest.mark.packaging
+# Building and installing the distributions in fresh environments takes minutes of its own.
+pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = "/home/me/notes"

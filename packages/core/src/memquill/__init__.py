@@ -66,7 +66,13 @@ from memquill.lifecycle import (
     committed_turns,
     job_status,
 )
-from memquill.paths import WORKSPACE_ENV, WorkspaceChoice, choose_workspace, default_workspace
+from memquill.paths import (
+    WORKSPACE_ENV,
+    WorkspaceChoice,
+    choose_workspace,
+    default_workspace,
+    prepare_workspace,
+)
 from memquill.plugins import hookimpl, open_session
 from memquill.query import (
     FileType,
@@ -224,6 +230,7 @@ __all__ = [
     "job_status",
     "memory_context",
     "open_session",
+    "prepare_workspace",
     "quote_key",
     "retrieve",
     "unquote_key",

@@ -80,6 +80,10 @@ class Messages:
         "Memory storage is unavailable: the workspace folder does not exist. Create it, or "
         "choose an existing folder."
     )
+    WORKSPACE_NOT_CREATED: Final = (
+        "Memory storage is unavailable: the workspace folder could not be created. Check the "
+        "permissions of its parent folder and free disk space."
+    )
     READ_FAILED: Final = (
         "Memory could not be read. Check workspace and file permissions before retrying."
     )

@@ -12,14 +12,14 @@ A ``keep`` settles a diverged fact on one of its versions, as ``memquill sync ke
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
-from memquill.errors import ConflictError, CorruptError, InvalidInputError
+from memquill.errors import ConflictError, CorruptError, InvalidInputError, JobLedgerError
+from memquill.jsondoc import parse_json
 from memquill.manage._state import Backend
 from memquill.store import ID_PATTERN, REVISION_PATTERN
 from memquill.tools import WriteOutcome, WriteSource, correct, forget, keep_version, remember
@@ -118,7 +118,7 @@ def parse_action(body: bytes) -> Action:
             extra key, or a value of the wrong type or form.
     """
     try:
-        data: object = json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
+        data: object = parse_json(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InvalidInputError("Invalid request.") from error
     try:
@@ -206,5 +206,8 @@ def perform(backend: Backend, action: Action, now: datetime) -> Outcome:
                 "message": "Automatic extraction is not available for this workspace.",
             },
         )
-    backend.jobs.resume()
+    try:
+        backend.jobs.resume()
+    except JobLedgerError as error:  # a ledger that cannot be used: extraction is unavailable
+        return Outcome(503, {"error": error.code, "message": error.message})
     return Outcome(202, {"retryRequested": True, "revision": action.expected_revision})

@@ -28,6 +28,7 @@ from enum import Enum
 from typing import Final, TypeAlias, cast
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
 from memquill.store._fact_keys import FactKey
 from memquill.store._record_key import keyed_fields
@@ -211,6 +212,10 @@ def check_extra(
         raise InvalidInputError(Messages.EXTRA_INVALID) from None
     if utf16_len(text) > MAX_CONTENT_UNITS:
         raise InvalidInputError(Messages.EXTRA_INVALID)
+    try:
+        # Read back as records.md is read: nesting deeper than the codec takes is refused now.
+        copied: dict[str, JSONValue] = parse_json(text)
+    except ValueError:
+        raise InvalidInputError(Messages.EXTRA_INVALID) from None
     secrets.check(text)
-    copied: dict[str, JSONValue] = json.loads(text)
     return copied

@@ -21,7 +21,6 @@ the one that was planned.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from datetime import datetime
 from typing import cast
 
 from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
+from memquill.jsondoc import parse_json
 from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
@@ -193,8 +193,8 @@ def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
     start = cursor + len(MARKER)
     end = text.find(MARKER_END, start)
     try:
-        parsed: object = json.loads(text[start:end]) if end >= 0 else None
-    except (ValueError, RecursionError):
+        parsed: object = parse_json(text[start:end]) if end >= 0 else None
+    except ValueError:
         parsed = None
     if not isinstance(parsed, dict):
         raise RepairRefused(f"{where}: its marker line is not a JSON object memquill can read")

@@ -67,14 +67,19 @@ class RecordStore(StoreReader, SyncOperations):
     # -- writes ----------------------------------------------------------------------------
 
     def save(
-        self, candidates: Sequence[Candidate], expected_revision: str | None = None
+        self,
+        candidates: Sequence[Candidate],
+        expected_revision: str | None = None,
+        *,
+        skip_known: bool = False,
     ) -> WriteResult:
         """Append 1–40 new facts, idempotently.
 
-        A candidate whose idempotency key already wrote the same fact is skipped; when every
-        candidate is skipped the result is ``duplicate``. A key or a source message that was
-        corrected or forgotten blocks the whole batch (``blocked``): forgotten facts never come
-        back. A candidate's fact key must not name an active fact already.
+        A candidate whose idempotency key already wrote the same fact is skipped, and with
+        ``skip_known`` so is one whose content equals an active record's (case and whitespace
+        aside); when every candidate is skipped the result is ``duplicate``. A key or a source
+        message that was corrected or forgotten blocks the whole batch (``blocked``): forgotten
+        facts never come back.
 
         Raises:
             InvalidInputError, SecretError: before anything is touched.
@@ -108,7 +113,14 @@ class RecordStore(StoreReader, SyncOperations):
                 raise ConflictError(Messages.STALE)
             stamp = iso_timestamp(self._now())
             return append_candidates(
-                batch, snapshot, draft, key, stamp, lambda: str(uuid.uuid4()), known
+                batch,
+                snapshot,
+                draft,
+                key,
+                stamp,
+                lambda: str(uuid.uuid4()),
+                known,
+                skip_known=skip_known,
             )
 
         return self._backend.transact(operation, self._lock_timeout)

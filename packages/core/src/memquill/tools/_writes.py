@@ -165,11 +165,15 @@ def remember(
     return _outcome("remember", result, target.record_id, target.status)
 
 
-def save_candidates(session: MemorySession, candidates: Sequence[Candidate]) -> WriteResult:
+def save_candidates(
+    session: MemorySession, candidates: Sequence[Candidate], *, skip_known: bool = False
+) -> WriteResult:
     """Save a batch of already-keyed candidates in one transaction (1–40; all or nothing).
 
     For callers that build their own idempotency keys (extraction: ``job-id:index``), so a
-    forgotten fact's tombstone blocks its re-extraction.
+    forgotten fact's tombstone blocks its re-extraction. With ``skip_known`` a candidate whose
+    content equals an active record's (case and whitespace aside) is not saved again; the
+    check runs under the store's lock, with the write.
 
     Raises:
         InvalidInputError: the session may not write now, or a candidate's source is not valid.
@@ -177,7 +181,7 @@ def save_candidates(session: MemorySession, candidates: Sequence[Candidate]) -> 
     """
     if not session.write_allowed():
         raise InvalidInputError(Messages.WRITE_UNAUTHORIZED)
-    return session.store.save(candidates)
+    return session.store.save(candidates, skip_known=skip_known)
 
 
 def correct(
