@@ -1,14 +1,15 @@
 """Property tests of the record-level merge over random histories on two and three machines.
 
 Each machine is a real workspace with its own store and a clock of its own (skewed, so the
-machines disagree about time). A history interleaves remember, update, forget and extraction
-on each machine with syncs between two of them: the one merges the other's file (with their
-last common file as the base, as git gives it, or with none, as a file-sync tool leaves a
-conflict copy) and the other takes the result, as a pull and a push do. Checked at every sync:
-both merge orders give the same bytes, merging a result again changes nothing, the store's
-locked merge writes exactly those bytes, and every invariant of the format holds. At the end,
-after every pair synced, every machine holds the same bytes, no acknowledged fact is lost, no
-forgotten text is anywhere in the file, and ``doctor`` finds the store healthy.
+machines disagree about time). A history interleaves remember (with and without a named key),
+update, forget and extraction on each machine with syncs between two of them: the one merges
+the other's file (with their last common file as the base, as git gives it, or with none, as a
+file-sync tool leaves a conflict copy) and the other takes the result, as a pull and a push do.
+Checked at every sync: both merge orders give the same bytes, merging a result again changes
+nothing, the store's locked merge writes exactly those bytes, and every invariant of the format
+holds (keys unique among active facts included). At the end, after every pair synced, every
+machine holds the same bytes, no acknowledged fact is lost, no forgotten text is anywhere in
+the file, and ``doctor`` finds the store healthy.
 """
 
 from __future__ import annotations
@@ -20,19 +21,21 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from itertools import combinations
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memquill import Candidate, RecordStore
+from memquill.errors import ConflictError
 from memquill.store._codec import decode_store, encode_store, record_revision
 from memquill.store._merge import merge_files
 from memquill.store._record_key import RecordKey
 from memquill.text import utf16_len
 
 TEXTS = ("tea over coffee", "deploys on Tuesday", "the cat is Miso", "port 5434")
+NAMED = (("prefs/coffee", "dark roast"), ("prefs/coffee", "light roast"), ("deploy/day", "Friday"))
 MESSAGES = ("m1", "m2", "m3")
 SKEW = (0, 317, -211)  # seconds each machine's clock is off by
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -45,6 +48,7 @@ def operations(machines: int) -> st.SearchStrategy[list[tuple[str, int, object]]
         st.one_of(
             st.tuples(st.just("remember"), machine, st.sampled_from(TEXTS)),
             st.tuples(st.just("extract"), machine, st.sampled_from(MESSAGES)),
+            st.tuples(st.just("name"), machine, st.sampled_from(NAMED)),
             st.tuples(st.just("update"), machine, st.integers(0, 30)),
             st.tuples(st.just("forget"), machine, st.integers(0, 30)),
             st.tuples(st.just("sync"), machine, machine),
@@ -88,6 +92,15 @@ class World:
         if operation == "remember":
             text = str(argument)
             result = store.save([Candidate(text, {"kind": "manual"}, f"manual:{text}")])
+            self._acknowledge(result.targets[0].status, result.record_id, text, f"fact:{text}")
+        elif operation == "name":
+            key, value = cast(tuple[str, str], argument)
+            text = f"{key}: {value}"
+            candidate = Candidate(text, {"kind": "manual"}, f"manual:{text}", key)
+            try:
+                result = store.save([candidate])
+            except ConflictError:
+                return  # the key names another fact here: refused, nothing acknowledged
             self._acknowledge(result.targets[0].status, result.record_id, text, f"fact:{text}")
         elif operation == "extract":
             message = str(argument)
