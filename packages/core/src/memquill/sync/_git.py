@@ -5,9 +5,10 @@ by record (``docs/sync.md``). It writes, each only when missing, so running it a
 nothing:
 
 - ``.gitattributes`` in the workspace folder: ``memory/records.md merge=memquill -text diff``
-  (committed, so every clone has it): merge with the driver; never convert line endings, which
-  would change a fact's text (content may hold ``\r\n``) and its ``contentLength``, whatever
-  ``core.autocrlf`` or a ``* text=auto`` line says; diff it as text all the same;
+  (committed, so every clone has it): merge with the driver; never convert line endings
+  (``core.autocrlf`` or a ``* text=auto eol=crlf`` line would check every block out with CRLF,
+  which the decoder refuses, and a fact saved before control characters were refused may hold
+  a ``\r`` of its own); diff it as text all the same;
 - ``.gitignore`` in the workspace folder: memquill's per-machine files (``memory/.records-*``:
   the writer lock, staging files, backups holding forgotten text, a database mirror; and the
   extraction job ledger ``.assistant/memory-jobs.json*``), which would otherwise be committed
