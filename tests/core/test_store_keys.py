@@ -247,7 +247,7 @@ def test_extra_metadata_is_kept_by_corrections_checked_like_content_and_erased_b
     record = store.find_key("habits/coffee")
     assert record is not None and record.extra == extra
     (meta,) = metas(backing)
-    assert list(meta)[-1] == "extra"
+    assert list(meta)[-2:] == ["extra", "keyId"]  # the key id follows the hash and extra
     corrected = store.correct(FactKey("habits/coffee"), "Coffee at 8.", saved.revision)
     current = store.find_key("habits/coffee")
     assert current is not None and current.extra == extra
@@ -343,6 +343,7 @@ def test_the_key_order_is_deterministic_and_json_stays_compact(backing: Backing)
         "updatedAt",
         "operationHash",
         "extra",
+        "keyId",
         "contentLength",
     ]
     assert '"extra":{"z":1,"a":[1,2]}' in line

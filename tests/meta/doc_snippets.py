@@ -32,6 +32,10 @@ CLONE_TESTS = (
     "tests/packaging/test_fresh_install.py::test_the_readme_langchain_example_runs",
 )
 HOST_TEST = "tests/packaging/test_from_a_clone.py::test_a_host_starts_the_server_from_the_clone"
+README_SYNC_TEST = (
+    "tests/meta/test_readme_sync.py::test_the_readme_sync_instructions_work_verbatim_on_two_clones"
+)
+KEY_PIPE_TEST = "tests/core/test_cli_sync.py::test_key_import_installs_adds_and_switches"
 ENGINE = (
     "needs a container engine: tests/packaging/test_container.py builds and runs it where "
     "`docker info` answers; tests/meta/test_dockerfile.py checks its arguments everywhere"
@@ -86,6 +90,15 @@ SPECS: dict[str, Spec] = {
     ),
     'README.md § MCP hosts (`memquill-mcp`): { "mcpServers": { "memquill": { "command": "uv", "args": ["r': Elsewhere(
         (HOST_TEST,)
+    ),
+    'README.md § Sync across machines: cd "$MEMQUILL_WORKSPACE" # a clone of the repository your wo': Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    "README.md § Sync across machines: memquill key export --stdout | ssh desktop memquill key impo": Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    'README.md § Sync across machines: cd "$MEMQUILL_WORKSPACE" git add -A git diff --cached --quie': Elsewhere(
+        (README_SYNC_TEST,)
     ),
     "README.md § Development: uv sync --locked # the four packages (editable) and the dev ": NotRun(
         "the developer's loop: syncs this checkout's own .venv, runs the whole suite and CI "
@@ -348,8 +361,36 @@ SPECS: dict[str, Spec] = {
     "docs/search-index.md § Measurements: uv run python benchmarks/vault_scale.py --data ../shared/ben": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),
-    "docs/security.md § Forgotten means gone: # on the old machine scp ~/.local/share/memquill/record-key.": NotRun(
-        "copies the record key to another machine over ssh"
+    "docs/security.md § Forgotten means gone: memquill key export --stdout | ssh new-machine memquill key ": Elsewhere(
+        (KEY_PIPE_TEST,)
+    ),
+    # -- docs/sync.md (the README's blocks, run verbatim on two clones, and the key's) -------
+    'docs/sync.md § Git: cd "$MEMQUILL_WORKSPACE" # a clone of the repository your wo': Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    "docs/sync.md § Git: memquill key export --stdout | ssh desktop memquill key impo": Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    'docs/sync.md § Git: cd "$MEMQUILL_WORKSPACE" git add -A git diff --cached --quie': Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    "docs/sync.md § Diverged facts: diverged: fact 7c1e9a02 was corrected on two machines (kept ": NotRun(
+        "output of `memquill sync status` for a fact corrected on two machines; "
+        "tests/core/test_sync_git.py and tests/core/test_cli_sync.py check its lines"
+    ),
+    "docs/sync.md § Diverged facts: memquill sync keep 3b52d8e1 --revision 5d7e28a90c3f1b64": Elsewhere(
+        ("tests/core/test_cli_sync.py::test_sync_keep_settles_a_diverged_fact",)
+    ),
+    "docs/sync.md § The record key: # from the laptop, straight into the desktop: the key never ": Elsewhere(
+        (KEY_PIPE_TEST, README_SYNC_TEST)
+    ),
+    "docs/sync.md § The record key: memquill key export --output /media/usb/memquill-key.txt # a": Elsewhere(
+        ("tests/core/test_cli_sync.py::test_key_export_to_a_new_private_file_only",)
+    ),
+    "docs/sync.md § The record key: record key: 12 record(s) were written under key 9f2c41d07a6b": Elsewhere(
+        (
+            "tests/core/test_cli_sync.py::test_doctor_names_records_written_under_a_key_this_machine_lacks",
+        )
     ),
     'docs/tools.md § Results: {"type":"memory_write_receipt","operation":"update","status"': Check(
         checks.write_results

@@ -2,9 +2,9 @@
 
 - Inside the core, layers depend downwards only, and subpackages form no cycle:
   foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``) ← ``store``
-  ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` ← ``lifecycle`` ← ``manage``; ``plugins``,
-  ``testing`` and ``cli`` sit on top (with the ``memquill`` facade). Every import counts,
-  inside functions too.
+  ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
+  ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade). Every import
+  counts, inside functions too.
 - The core imports no framework (LangChain, LlamaIndex, MCP) and no adapter package.
 - An adapter imports memquill only through its public facades (``memquill``,
   ``memquill.plugins``, ``memquill.testing``), never a private module, never another adapter.
@@ -45,6 +45,7 @@ LAYERS: Final = {
     "index": 3,
     "tools": 4,
     "enhance": 5,
+    "sync": 5,
     "lifecycle": 6,
     "manage": 7,
     "plugins": 8,

@@ -31,7 +31,7 @@ from memquill.errors import ConflictError, InvalidInputError, Messages, NotFound
 from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
 from memquill.store._fact_keys import FactKey
-from memquill.store._record_key import operation_hashes
+from memquill.store._record_key import keyed_fields
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Operation, Outcome
@@ -136,7 +136,7 @@ def correction(
             raise ConflictError(message)
         stamp = now()
         draft[draft.index(current)] = current.evolve(status="superseded", updatedAt=stamp)
-        hashed, _ = operation_hashes(record_key, f"correction:{current.id}:{expected}:{content}")
+        hashed = keyed_fields(record_key, f"correction:{current.id}:{expected}:{content}")
         version = current.evolve(
             content,
             id=new_id(),
@@ -144,7 +144,8 @@ def correction(
             status="active",
             createdAt=stamp,
             updatedAt=stamp,
-            operationHash=hashed,
+            operationHash=hashed["operationHash"],
+            keyId=hashed["keyId"],
             supersedes=current.id,
         )
         if key is not UNCHANGED or extra is not UNCHANGED:

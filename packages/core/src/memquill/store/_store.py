@@ -36,6 +36,7 @@ from memquill.store._fact_keys import validate_key
 from memquill.store._import import ImportPlan, import_operation, plan_import
 from memquill.store._results import Candidate, Snapshot, WriteResult
 from memquill.store._store_reads import StoreReader
+from memquill.store._store_sync import SyncOperations
 from memquill.store._transaction import Outcome
 from memquill.text import utf16_len
 
@@ -48,8 +49,9 @@ _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-class RecordStore(StoreReader):
-    """The records store of one workspace: :class:`StoreReader`'s reads, and every write.
+class RecordStore(StoreReader, SyncOperations):
+    """The records store of one workspace: :class:`StoreReader`'s reads, every write, and
+    :class:`SyncOperations`' merges (``docs/sync.md``).
 
     Args:
         workspace: absolute path of the workspace folder.
@@ -104,17 +106,20 @@ class RecordStore(StoreReader):
                 batch[index] = replace(candidate, extra=check_extra(candidate.extra, self._secrets))
 
         key = self._record_key.load()
+        known = self._record_key.known()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
+            stamp = iso_timestamp(self._now())
             return append_candidates(
                 batch,
                 snapshot,
                 draft,
                 key,
-                iso_timestamp(self._now()),
+                stamp,
                 lambda: str(uuid.uuid4()),
+                known,
                 skip_known=skip_known,
             )
 

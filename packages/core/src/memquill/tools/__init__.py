@@ -35,7 +35,10 @@ from memquill.tools._writes import (
     forget,
     forget_many,
     import_records,
+    keep_version,
+    merge_copy,
     remember,
+    resolve_conflict_copies,
     save_candidates,
 )
 
@@ -75,8 +78,11 @@ __all__ = [
     "forget",
     "forget_many",
     "import_records",
+    "keep_version",
     "memory_context",
+    "merge_copy",
     "remember",
+    "resolve_conflict_copies",
     "retrieve",
     "save_candidates",
     "system_prompt",

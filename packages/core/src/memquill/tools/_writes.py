@@ -23,6 +23,8 @@ from memquill.store import (
     Candidate,
     FactKey,
     JSONValue,
+    MergeResult,
+    ResolveReport,
     Target,
     Unchanged,
     WriteResult,
@@ -30,7 +32,13 @@ from memquill.store import (
     validate_key,
 )
 from memquill.store._codec import iso_timestamp, sha256_hex, validate_content
-from memquill.tools._resolve import FULL_REVISION, resolve_revision, resolve_target
+from memquill.tools._resolve import (
+    FULL_ID,
+    FULL_REVISION,
+    resolve_record,
+    resolve_revision,
+    resolve_target,
+)
 from memquill.tools._session import MemorySession
 
 __all__ = [
@@ -43,15 +51,19 @@ __all__ = [
     "forget",
     "forget_many",
     "import_records",
+    "keep_version",
+    "merge_copy",
     "remember",
+    "resolve_conflict_copies",
     "save_candidates",
 ]
 
 SourceKind = Literal["manual", "tool", "conversation"]
 """Who a write comes from: a person (CLI, page), a model's tool call, or a conversation."""
 
-Operation = Literal["remember", "update", "forget", "compact", "import"]
-"""What a write did: the three tools' operations, compaction, and an imported file."""
+Operation = Literal["remember", "update", "forget", "compact", "import", "keep"]
+"""What a write did: the three tools' operations, compaction, an imported file, and a choice
+among a diverged fact's versions."""
 
 _TOOL_KEY_PREFIX: Final = "tool:"
 _MANUAL_KEY_PREFIX: Final = "manual:"
@@ -272,6 +284,57 @@ def import_records(
     _authorize(session, source)
     result = session.store.replace(data, expected_revision)
     return _outcome("import", result, None, result.status)
+
+
+def merge_copy(
+    session: MemorySession,
+    theirs: bytes,
+    base: bytes = b"",
+    *,
+    source: WriteSource,
+    expected_revision: str | None = None,
+) -> MergeResult:
+    """Merge another machine's copy of ``records.md`` (with their common ancestor ``base``,
+    empty when unknown) into the session's store, record by record (``docs/sync.md``).
+
+    Raises:
+        InvalidInputError: the session may not write now.
+        CorruptError, ConflictError, and the store's errors.
+    """
+    _authorize(session, source)
+    return session.store.merge(theirs, base, expected_revision=expected_revision)
+
+
+def keep_version(
+    session: MemorySession, record_id: str, expected_revision: str, *, source: WriteSource
+) -> WriteOutcome:
+    """Settle a diverged fact on the version ``record_id`` (a unique prefix will do): the
+    outcome names the version that now stands.
+
+    Raises:
+        InvalidInputError (also: not a diverged fact), ConflictError, NotFoundError, and the
+        store's errors.
+    """
+    _authorize(session, source)
+    snapshot = session.store.snapshot()
+    if len(record_id) != FULL_ID:
+        record_id = resolve_record(snapshot, record_id, active_only=False)
+    if len(expected_revision) != FULL_REVISION:
+        expected_revision = resolve_revision(snapshot, record_id, expected_revision)
+    result = session.store.keep_version(record_id, expected_revision, source.metadata())
+    return _outcome("keep", result, result.record_id, result.status)
+
+
+def resolve_conflict_copies(session: MemorySession, *, source: WriteSource) -> ResolveReport:
+    """Merge every conflict copy a file-sync tool left beside ``records.md`` and remove it
+    (a backup of ``records.md`` is written before the first change).
+
+    Raises:
+        InvalidInputError: the session may not write now. CorruptError, BusyError and the
+        store's errors.
+    """
+    _authorize(session, source)
+    return session.store.resolve_conflict_copies()
 
 
 def _authorize(session: MemorySession, source: WriteSource) -> None:
