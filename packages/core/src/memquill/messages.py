@@ -165,7 +165,9 @@ class Messages:
         "Record {old} was corrected; its current version is {current} (record revision {revision})."
     )
     BATCH_KEYS: Final = "Two facts of one batch cannot have the same key."
+    BATCH_FACTS: Final = "One batch cannot rename the same fact twice."
     NO_TARGETS: Final = "Name at least one fact to forget."
+    NO_MOVES: Final = "Name at least one fact to rename."
     TARGET_REQUIRED: Final = "Give the fact's id or its key, not both."
     EXTRA_INVALID: Final = (
         "Extra metadata must be a JSON object of at most 16000 characters when written."

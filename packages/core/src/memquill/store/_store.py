@@ -30,6 +30,7 @@ from memquill.store._edits import (
     Unchanged,
     check_extra,
     correction,
+    renaming,
     revocation,
 )
 from memquill.store._fact_keys import validate_key
@@ -163,6 +164,41 @@ class RecordStore(StoreReader, SyncOperations):
             source,
             key=key,
             extra=extra,
+            record_key=self._record_key.load(),
+            now=self._stamp,
+            new_id=lambda: str(uuid.uuid4()),
+        )
+        return self._backend.transact(operation, self._lock_timeout)
+
+    def rename_many(
+        self,
+        moves: Sequence[tuple[Target, str, str]],
+        source: Mapping[str, JSONValue] = _MANUAL,
+    ) -> WriteResult:
+        """Give several facts new keys in one write, all or none (a folder of keys moved).
+
+        Each move is ``(target, new key, expected revision)``; the target is resolved and the
+        revision checked under the lock as for :meth:`correct`, and the fact gets a new version
+        with the same text under the new key (``source`` says who renamed it). A new key may be
+        one that another fact of the batch gives up, but no other active fact's. ``targets`` in
+        the result follow the order given.
+
+        Raises:
+            InvalidInputError: no moves, a key that breaks the rules, the same fact or the same
+                new key twice.
+            ConflictError: a stale revision, or a new key that names another active fact.
+            NotFoundError, CapacityError, BusyError, CorruptError, UnsafePathError,
+            StorageError: as :meth:`correct`.
+        """
+        chosen = list(moves)
+        if not chosen:
+            raise InvalidInputError(Messages.NO_MOVES)
+        validate_source(source)
+        for _, new_key, _ in chosen:
+            validate_key(new_key)
+        operation = renaming(
+            chosen,
+            source,
             record_key=self._record_key.load(),
             now=self._stamp,
             new_id=lambda: str(uuid.uuid4()),

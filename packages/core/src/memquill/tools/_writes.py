@@ -25,6 +25,7 @@ from memquill.store import (
     JSONValue,
     MergeResult,
     ResolveReport,
+    Record,
     Target,
     Unchanged,
     WriteResult,
@@ -48,12 +49,14 @@ __all__ = [
     "WriteSource",
     "compact",
     "correct",
+    "find_operation",
     "forget",
     "forget_many",
     "import_records",
     "keep_version",
     "merge_copy",
     "remember",
+    "rename_many",
     "resolve_conflict_copies",
     "save_candidates",
 ]
@@ -214,6 +217,41 @@ def correct(
         target, content, expected_revision, source.metadata(), key=key, extra=extra
     )
     return _outcome("update", result, result.record_id, result.status)
+
+
+def rename_many(
+    session: MemorySession, moves: Sequence[tuple[Target, str, str]], *, source: WriteSource
+) -> WriteOutcome:
+    """Give several facts new keys in one write, all or none (a folder of keys moved).
+
+    Each move is ``(target, new key, expected revision)``, resolved as for :func:`correct`; each
+    fact gets a new version with the same text under its new key. The outcome names the first
+    new version; ``outcome.result.targets`` has each one, in order.
+
+    Raises:
+        InvalidInputError (also for no moves, the same fact or new key twice), ConflictError,
+        NotFoundError, and the store's errors.
+    """
+    _authorize(session, source)
+    resolved: list[tuple[Target, str, str]] = []
+    for target, new_key, revision in moves:
+        full, full_revision = resolve_target(session.store, target, revision, forgetting=False)
+        resolved.append((full, new_key, full_revision))
+    result = session.store.rename_many(resolved, source.metadata())
+    return _outcome("update", result, result.record_id, result.status)
+
+
+def find_operation(
+    session: MemorySession, idempotency_key: str, *, source: WriteSource
+) -> Record | None:
+    """The version (any status) that :func:`remember` wrote for ``source`` with this
+    ``idempotency_key``, if any: whether an operation already ran, and what became of it
+    (``snapshot().current(record)`` is ``None`` when its fact was forgotten).
+
+    Raises:
+        the store's read errors.
+    """
+    return session.store.find_operation(_namespaced_key(source, "", idempotency_key, None))
 
 
 def forget(
