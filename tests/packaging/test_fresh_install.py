@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.doc_blocks import find
 from tests.adapters.anthropic.anthropic_helpers import (
     EXAMPLE_PLACEHOLDER,
     EXAMPLES,
@@ -32,6 +31,7 @@ from tests.adapters.anthropic.anthropic_helpers import (
     example_replies,
 )
 from tests.adapters.anthropic.scripted_api import ScriptedMessagesAPI
+from tests.doc_blocks import find
 
 # Building and installing the distributions in fresh environments takes minutes of its own.
 pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
