@@ -36,12 +36,10 @@ ENGINE = (
     "needs a container engine: tests/packaging/test_container.py builds and runs it where "
     "`docker info` answers; tests/meta/test_dockerfile.py checks its arguments everywhere"
 )
-# The README's command-line tour: the ids and revisions it shows are the reader's own.
+# The README's second command-line block: the id and revisions it shows are the reader's own.
 CLI_LOOKUPS = {
-    "3f2a9c1e": '$(_mq id "Deploys happen on Tuesdays")',
-    "1a2b3c4d": '$(_mq rev "Deploys happen on Tuesdays")',
-    "7b41d0e2": '$(_mq id "Deploys happen on Wednesdays")',
-    "9e8d7c6b": '$(_mq rev "Deploys happen on Wednesdays")',
+    "3f2a9c1e": '$(_mq id "Standup moved to 9:30")',
+    "1a2b3c4d": '$(_mq rev "Standup moved to 9:30")',
     "5d6e7f80": "$(_mq store)",
 }
 MIDDLEWARE = (
@@ -59,10 +57,20 @@ SPECS: dict[str, Spec] = {
     "README.md § Install: uv build --all-packages --out-dir dist # in the clone: the f": Elsewhere(
         CLONE_TESTS
     ),
-    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Shell(
+    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Elsewhere(
+        ("tests/meta/test_readme_commands.py::test_the_readme_command_block_runs_in_order",)
+    ),
+    'README.md § The command line: echo "Standup moved to 9:30" | memquill remember - # the fac': Shell(
+        # Where the first block leaves the reader: its workspace exported.
+        env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         swaps=CLI_LOOKUPS,
         servers={"memquill manage": "manage"},
-        expect=("saved ", "healthy", "duplicate: store revision", "plugins (", "extraction jobs"),
+        expect=(
+            "saved ",
+            "import would change nothing",
+            "duplicate: store revision",
+            "extraction jobs",
+        ),
     ),
     "README.md § In Python: from memquill import MemoryToolset, open_session session = o": Python(
         expect=('"status":"saved"', "The user prefers tea over coffee.")
