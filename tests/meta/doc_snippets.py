@@ -287,9 +287,10 @@ SPECS: dict[str, Spec] = {
             "tests/core/test_enhance_telemetry_recipes.py::test_sentry_recipe_through_a_real_client_transport",
         )
     ),
-    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (until a releas": NotRun(
+    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (the MCP server": NotRun(
         "needs a PostgreSQL server at that URL; tests/core/test_store_postgres.py runs the store "
-        "and these commands against a throwaway cluster"
+        "and these commands against a throwaway cluster, and tests/core/test_cli_habits.py "
+        "checks what `memquill where` shows of the URL (never its password)"
     ),
     "docs/multi-host.md § People can still read and fix it: memquill export > records.md # byte-identical records.md # e": Shell(
         # The same commands on the file store: the store URL is the reader's own.
@@ -350,6 +351,9 @@ SPECS: dict[str, Spec] = {
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         expect=("Indexed 2 notes", "freshness: ", "healthy"),
     ),
+    "docs/search-index.md § Where it lives: Search index kept in memory only. The search index cannot be": Check(
+        checks.index_on_a_full_disk
+    ),
     "docs/search-index.md § Safety limits: Partial search: skipped 2 files larger than 512 KiB, 1 folde": Check(
         checks.partial_search
     ),
@@ -361,6 +365,12 @@ SPECS: dict[str, Spec] = {
     ),
     'docs/tools.md § Results: {"type":"memory_write_receipt","operation":"update","status"': Check(
         checks.write_results
+    ),
+    'docs/tools.md § Ids, versions, keys and revisions: → memory_remember {"content": "The user takes coffee black."': Elsewhere(
+        ("tests/meta/test_docs.py::test_the_key_transcript_in_tools_md_is_what_the_tools_answer",)
+    ),
+    "docs/tools.md § memory_recent: ## Active Memory Source: memory/records/<id>.md (memory-reco": Check(
+        checks.recent_facts
     ),
     **{
         f"docs/tools.md § {name}: {opening}": Elsewhere(
