@@ -40,12 +40,10 @@ ENGINE = (
     "needs a container engine: tests/packaging/test_container.py builds and runs it where "
     "`docker info` answers; tests/meta/test_dockerfile.py checks its arguments everywhere"
 )
-# The README's command-line tour: the ids and revisions it shows are the reader's own.
+# The README's second command-line block: the id and revisions it shows are the reader's own.
 CLI_LOOKUPS = {
-    "3f2a9c1e": '$(_mq id "Deploys happen on Tuesdays")',
-    "1a2b3c4d": '$(_mq rev "Deploys happen on Tuesdays")',
-    "7b41d0e2": '$(_mq id "Deploys happen on Wednesdays")',
-    "9e8d7c6b": '$(_mq rev "Deploys happen on Wednesdays")',
+    "3f2a9c1e": '$(_mq id "Standup moved to 9:30")',
+    "1a2b3c4d": '$(_mq rev "Standup moved to 9:30")',
     "5d6e7f80": "$(_mq store)",
 }
 MIDDLEWARE = (
@@ -63,10 +61,20 @@ SPECS: dict[str, Spec] = {
     "README.md § Install: uv build --all-packages --out-dir dist # in the clone: the f": Elsewhere(
         CLONE_TESTS
     ),
-    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Shell(
+    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Elsewhere(
+        ("tests/meta/test_readme_commands.py::test_the_readme_command_block_runs_in_order",)
+    ),
+    'README.md § The command line: echo "Standup moved to 9:30" | memquill remember - # the fac': Shell(
+        # Where the first block leaves the reader: its workspace exported.
+        env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         swaps=CLI_LOOKUPS,
         servers={"memquill manage": "manage"},
-        expect=("saved ", "healthy", "duplicate: store revision", "plugins (", "extraction jobs"),
+        expect=(
+            "saved ",
+            "import would change nothing",
+            "duplicate: store revision",
+            "extraction jobs",
+        ),
     ),
     "README.md § In Python: from memquill import MemoryToolset, open_session session = o": Python(
         expect=('"status":"saved"', "The user prefers tea over coffee.")
@@ -292,9 +300,10 @@ SPECS: dict[str, Spec] = {
             "tests/core/test_enhance_telemetry_recipes.py::test_sentry_recipe_through_a_real_client_transport",
         )
     ),
-    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (until a releas": NotRun(
+    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (the MCP server": NotRun(
         "needs a PostgreSQL server at that URL; tests/core/test_store_postgres.py runs the store "
-        "and these commands against a throwaway cluster"
+        "and these commands against a throwaway cluster, and tests/core/test_cli_habits.py "
+        "checks what `memquill where` shows of the URL (never its password)"
     ),
     "docs/multi-host.md § People can still read and fix it: memquill export > records.md # byte-identical records.md # e": Shell(
         # The same commands on the file store: the store URL is the reader's own.
@@ -355,6 +364,9 @@ SPECS: dict[str, Spec] = {
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         expect=("Indexed 2 notes", "freshness: ", "healthy"),
     ),
+    "docs/search-index.md § Where it lives: Search index kept in memory only. The search index cannot be": Check(
+        checks.index_on_a_full_disk
+    ),
     "docs/search-index.md § Safety limits: Partial search: skipped 2 files larger than 512 KiB, 1 folde": Check(
         checks.partial_search
     ),
@@ -394,6 +406,12 @@ SPECS: dict[str, Spec] = {
     ),
     'docs/tools.md § Results: {"type":"memory_write_receipt","operation":"update","status"': Check(
         checks.write_results
+    ),
+    'docs/tools.md § Ids, versions, keys and revisions: → memory_remember {"content": "The user takes coffee black."': Elsewhere(
+        ("tests/meta/test_docs.py::test_the_key_transcript_in_tools_md_is_what_the_tools_answer",)
+    ),
+    "docs/tools.md § memory_recent: ## Active Memory Source: memory/records/<id>.md (memory-reco": Check(
+        checks.recent_facts
     ),
     **{
         f"docs/tools.md § {name}: {opening}": Elsewhere(
