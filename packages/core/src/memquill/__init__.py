@@ -4,8 +4,10 @@ Markdown is the truth (``memory/records.md`` beside the user's own notes), write
 compare-and-swap store that never loses, tears or resurrects a fact, and reads are deterministic
 keyword retrieval that needs no model.
 
-This facade holds what an application needs: sessions and their tools, the store, the result
-models, the errors, and the optional model assistance a host plugs its model into
+This facade holds what an application needs: sessions and their tools, the store, the one write
+path (:func:`remember`, :func:`correct`, :func:`forget`, :func:`forget_many`,
+:func:`rename_many`, each with a :class:`WriteSource`), the result models, the errors, and the
+optional model assistance a host plugs its model into
 (:class:`TextModel`, :class:`ModelRanker`; the rest is in :mod:`memquill.enhance`), and
 automatic extraction from conversations (:class:`Extraction`, the turns and message sources it
 reads; the rest is in :mod:`memquill.lifecycle`). Plugin
@@ -127,8 +129,16 @@ from memquill.tools import (
     ToolSpec,
     UpdateArgs,
     WriteError,
+    WriteOutcome,
     WriteReceipt,
+    WriteSource,
+    correct,
+    find_operation,
+    forget,
+    forget_many,
     memory_context,
+    remember,
+    rename_many,
     retrieve,
     write_authorizer,
 )
@@ -224,13 +234,19 @@ __all__ = [
     "UpdateArgs",
     "WorkspaceChoice",
     "WriteError",
+    "WriteOutcome",
     "WriteReceipt",
     "WriteResult",
+    "WriteSource",
     "WriteStatus",
     "__version__",
     "choose_workspace",
     "committed_turns",
+    "correct",
     "default_workspace",
+    "find_operation",
+    "forget",
+    "forget_many",
     "hookimpl",
     "is_key",
     "job_status",
@@ -238,6 +254,8 @@ __all__ = [
     "open_session",
     "prepare_workspace",
     "quote_key",
+    "remember",
+    "rename_many",
     "retrieve",
     "unquote_key",
     "write_authorizer",

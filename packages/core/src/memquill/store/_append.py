@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, source_key
-from memquill.store._record_key import operation_hashes
+from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate, Snapshot
 from memquill.store._transaction import Outcome
 
@@ -33,6 +33,7 @@ def append_candidates(
     key: bytes,
     now: str,
     new_id: Callable[[], str],
+    other_keys: Iterable[bytes] = (),
     *,
     skip_known: bool = False,
 ) -> Outcome:
@@ -42,9 +43,10 @@ def append_candidates(
         batch: the candidates, already validated.
         snapshot: the store the draft was copied from (whose active facts hold their keys).
         draft: a copy of the store's records; new versions are appended to it.
-        key: the store's record key.
+        key: the store's record key (new records are hashed with it).
         now: the timestamp new records carry.
         new_id: draws a new record id.
+        other_keys: other keys whose hashes count as the same operation (``_record_key``).
         skip_known: a candidate whose content has the same words as an active record's (or an
             earlier candidate's) is a duplicate of it.
 
@@ -52,8 +54,9 @@ def append_candidates(
         ConflictError: an idempotency key was reused for other data, or a fact key is taken.
     """
     tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
+    keys = (key, *other_keys)
     prepared = [
-        (candidate, operation_hashes(key, candidate.idempotency_key)) for candidate in batch
+        (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
     ]
     if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
         return Outcome("blocked", tuple(None for _ in prepared))
@@ -71,7 +74,8 @@ def append_candidates(
                 continue
             _check_key_free(candidate.key, snapshot)
             record_id = new_id()
-            draft.append(_new_record(record_id, candidate, now, hashes[0]))
+            fields = keyed_fields(key, candidate.idempotency_key)
+            draft.append(_new_record(record_id, candidate, now, fields))
             ids.append(record_id)
             created.add(record_id)
             if skip_known:
@@ -110,7 +114,9 @@ def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> 
     return all(a.get(key) == b.get(key) for key in ("kind", "sessionId", "messageId", "role"))
 
 
-def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: str) -> Record:
+def _new_record(
+    record_id: str, candidate: Candidate, now: str, hashed: Mapping[str, JSONValue]
+) -> Record:
     meta: dict[str, JSONValue] = {
         "id": record_id,
         "rootId": record_id,
@@ -118,7 +124,7 @@ def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: 
         "status": "active",
         "createdAt": now,
         "updatedAt": now,
-        "operationHash": operation_hash,
+        **hashed,
     }
     record = Record(meta, candidate.content)
     if candidate.key is None and candidate.extra is None:

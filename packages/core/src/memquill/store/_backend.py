@@ -22,7 +22,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from memquill.errors import BusyError, InvalidInputError, Messages, StorageError
+from memquill.errors import BusyError, InvalidInputError, MemquillError, Messages, StorageError
+from memquill.store._conflicts import conflict_copies
 from memquill.store._doctor import DoctorReport, run_doctor
 from memquill.store._lock import lock_is_held
 from memquill.store._memo import RecordsMemo
@@ -110,6 +111,10 @@ class RecordsBackend(ABC):
     def record_key(self) -> KeySource:
         """Where this store's record key comes from (see :mod:`memquill.store._record_key`)."""
 
+    def conflict_copies(self) -> tuple[str, ...]:
+        """Copies of ``records.md`` a file-sync tool left beside it (a database has none)."""
+        return ()
+
 
 class FileBackend(RecordsBackend):
     """``memory/records.md`` in the workspace: today's store, unchanged in behaviour."""
@@ -167,6 +172,13 @@ class FileBackend(RecordsBackend):
     def record_key(self) -> KeySource:
         # The user's key, outside every workspace (docs/security.md says how to move it).
         return RecordKey()
+
+    def conflict_copies(self) -> tuple[str, ...]:
+        try:
+            directory = locate(self._workspace).directory
+        except MemquillError:  # an unusable memory/ is reported by the read itself
+            return ()
+        return conflict_copies(directory)
 
 
 def resolve_location(given: str | None) -> str:

@@ -196,7 +196,9 @@ class PostgresBackend(RecordsBackend):
             snapshot = self.memo.decode(self.identity(), raw).snapshot
         except MemoryRecordError as failure:
             return report_for(None, failure, secrets=secrets, used_bytes=len(raw))
-        return report_for(snapshot, None, secrets=secrets, used_bytes=len(raw))
+        return report_for(
+            snapshot, None, secrets=secrets, used_bytes=len(raw), record_key=record_key
+        )
 
     def record_key(self) -> KeySource:
         # In the row, so every host sharing the store keys hashes alike; never exported.
@@ -372,6 +374,9 @@ class _RowKey:
 
     def load(self) -> bytes:
         return self.backend.key_bytes()
+
+    def known(self) -> tuple[bytes, ...]:
+        return (self.backend.key_bytes(),)  # one key per row, shared by every host
 
 
 def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:

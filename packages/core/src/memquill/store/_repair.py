@@ -50,7 +50,7 @@ from memquill.store._fileio import (
     write_synced,
 )
 from memquill.store._lock import WriterLock
-from memquill.store._record_key import KeySource, RecordKey, operation_hashes
+from memquill.store._record_key import KeySource, RecordKey, keyed_fields
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
 from memquill.text import utf16_len, utf16_take
@@ -232,15 +232,15 @@ def _keep_edit(
     except MemquillError as error:
         raise RepairRefused(f"{where}: its edited text cannot be kept: {error.message}") from None
     stamp = iso_timestamp(now)
+    hashed = keyed_fields(key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}")
     version = record.evolve(
         id=str(uuid.uuid4()),
         source={"kind": "manual", "capturedAt": stamp},
         status="active",
         createdAt=stamp,
         updatedAt=stamp,
-        operationHash=operation_hashes(
-            key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}"
-        )[0],
+        operationHash=hashed["operationHash"],
+        keyId=hashed["keyId"],
         supersedes=record.meta.get("id"),
     )
     return record.evolve("", status="superseded", updatedAt=stamp), version
