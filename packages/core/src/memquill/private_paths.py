@@ -3,7 +3,8 @@
 Private: memquill's own bookkeeping (any ``.assistant``, ``.git`` or ``.memquill`` segment, the
 records file, its lock, staging and backup files, the conflict copies file-sync tools leave
 beside it, and record projections, and the same files of a workspace nested inside this one)
-and the files and folders that usually hold credentials, whatever their extension and whatever the scan settings say.
+and the files and folders that usually hold credentials, whatever their extension and whatever
+the scan settings say.
 
 A name (of a file, or of a folder on the way) is judged by its dot-separated parts, not by how
 it ends: ``secrets.txt``, ``key.pem.md`` and ``secrets.env.txt`` are private because one of
