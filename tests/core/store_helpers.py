@@ -20,7 +20,7 @@ import pytest
 from memquill import Candidate, MemoryRecordError
 from memquill.store._codec import JSONValue
 
-CHILD_TIMEOUT = 60.0
+CHILD_TIMEOUT = 120.0
 """A ceiling that only stops a hung child from hanging the suite; never a speed assertion."""
 
 

@@ -146,7 +146,8 @@ def test_writers_killed_at_random_moments_lose_no_acknowledged_write(db: Backing
 def test_a_frozen_holder_is_cut_off_by_the_server_and_never_acknowledged(
     db: Backing, postgres_server: Server
 ) -> None:
-    location = f"{db.location}&idle_timeout=1"
+    # Three seconds: a loaded machine can stall a live writer between its statements for one.
+    location = f"{db.location}&idle_timeout=3"
     args = (str(db.workspace), location, "after-update", "frozen writer")
     with children((PAUSED_WRITER, args)) as (child,):
         child.expect("paused")
