@@ -36,6 +36,8 @@ __all__ = ["RACY_NS", "Progress", "SyncReport", "analyse", "stale_notes", "synch
 RACY_NS: Final = 2_000_000_000
 """A row indexed less than this after its file's last change is read again."""
 
+_SETTLE_LOG_FROM: Final = 256
+"""Notes analysed at once after which the write-ahead log is folded into the file."""
 Progress = Callable[[int, int], None]
 """Called as ``(done, total)`` while notes are analysed."""
 
@@ -97,7 +99,7 @@ def synchronise(
         notes.refresh(connection)
     pending = stale_notes(walk, notes, racy_ns, force)
     errors: dict[str, str] = {}
-    analysed = analyse(root, database, pending, errors, progress, announce, workers)
+    analysed = analyse(root, database, notes, pending, errors, progress, announce, workers)
     if analysed:
         with database.reading() as connection:
             notes.refresh(connection)
@@ -114,10 +116,8 @@ def synchronise(
     admitted = admit(walk, resolve, budget)
     keep = set(admitted.paths)
     removals = [path for path in notes.by_path if path not in keep]
-    writer = IndexWriter(database)
     if removals or analysed or not database.meta_int("synced_ns"):
-        writer.store(None, removals, synced=True)
-        writer.compact()
+        IndexWriter(database, notes).store(None, removals, synced=True)
         with database.reading() as connection:
             notes.refresh(connection)
     limit = walk.config.max_file_bytes
@@ -161,21 +161,20 @@ def _current(row: NoteRow, identity: Identity, racy_ns: int) -> bool:
 def analyse(
     root: Path,
     database: IndexDatabase,
+    notes: NoteTable,
     pending: list[WalkedFile],
     errors: dict[str, str],
     progress: Progress | None,
     announce: Callable[[int], None] | None,
     workers: int | None,
 ) -> int:
-    """Read and analyse ``pending`` into the index (segments stored as they come)."""
+    """Read and analyse ``pending`` into the index (batches stored as they come)."""
     if not pending:
         return 0
     if announce is not None:
         announce(len(pending))
-    writer = IndexWriter(database)
+    writer = IndexWriter(database, notes)
     count = analysers(len(pending), worker_count() if workers is None else workers)
-    # Each analyser numbers its notes from its own range (see ``run_units``).
-    first = writer.reserve(count * len(pending))
     done = 0
 
     def advance(unit: UnitDone) -> None:
@@ -186,5 +185,7 @@ def analyse(
             progress(done, len(pending))
 
     items = [(step.path, step.identity) for step in pending]
-    run_units(root, items, first_id=first, workers=count, done=advance, store=writer.store)
+    run_units(root, items, workers=count, done=advance, store=writer.store)
+    if len(pending) >= _SETTLE_LOG_FROM:
+        database.wipe_log()  # a large analysis leaves a long log: fold it in and drop it
     return len(pending)

@@ -9,7 +9,7 @@ decides what is read.
 
 :class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again;
 files are still checked one by one (editing a file changes only its own identity). A change
-watcher can vouch for more (:class:`~memquill.query._walk_cache.Vouched`).
+watcher can vouch for more (:class:`~memquill.query._walk_cache.PreviousWalk`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from memquill.query._walk_cache import (
     DocumentCache,
     FolderListing,
     Identity,
+    PreviousWalk,
     Step,
-    Vouched,
     file_identity,
 )
 from memquill.text import path_key
@@ -92,7 +92,7 @@ def walk_folders(
     cache: DocumentCache | None,
     entry_limit: int,
     *,
-    vouched: Vouched | None = None,
+    previous: PreviousWalk | None = None,
     before_listing: Callable[[str], None] | None = None,
 ) -> Walk:
     """List the workspace's candidate notes with their identities (no note is opened).
@@ -102,21 +102,21 @@ def walk_folders(
         config: the scan settings.
         cache: reuse folder listings while a folder's identity is unchanged.
         entry_limit: the most directory entries listed.
-        vouched: a previous walk and what changed since (with the same settings).
+        previous: a previous walk and what changed since (with the same settings).
         before_listing: called with each folder about to be listed (a watcher watches it).
 
     Raises:
         SourceError: the workspace folder itself cannot be listed.
     """
-    if vouched is not None and vouched.config != config:
-        vouched = None
+    if previous is not None and previous.config != config:
+        previous = None
     walk = _Walk(
         root,
         os.fspath(root),
         config,
         cache,
         entry_limit,
-        vouched,
+        previous,
         before_listing,
     )
     walk.folder("", 0)
@@ -206,7 +206,7 @@ class _Walk:
     config: ScanConfig
     cache: DocumentCache | None
     entry_limit: int
-    vouched: Vouched | None
+    previous: PreviousWalk | None
     before_listing: Callable[[str], None] | None
     steps: list[WalkedFile | str] = field(default_factory=list[WalkedFile | str])
     listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
@@ -236,9 +236,9 @@ class _Walk:
     def _listing(self, relative: str, depth: int) -> FolderListing | None:
         """The folder's listing (cached while the folder is unchanged), within the budget."""
         remaining = self.entry_limit - self.entries
-        vouched = self.vouched
-        if vouched is not None and relative not in vouched.folders:
-            known = vouched.listings.get(relative)
+        previous = self.previous
+        if previous is not None and relative not in previous.folders:
+            known = previous.listings.get(relative)
             if known is not None:
                 self.listings[relative] = known
                 return self._count(relative, known.entries, remaining, known)
@@ -311,9 +311,9 @@ class _Walk:
         return listing
 
     def _file(self, path: str) -> None:
-        vouched = self.vouched
-        if vouched is not None and path not in vouched.files:
-            known = vouched.identities.get(path)
+        previous = self.previous
+        if previous is not None and path not in previous.files:
+            known = previous.identities.get(path)
             if known is not None:
                 self.steps.append(WalkedFile(path, known))
                 return
