@@ -18,9 +18,9 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, repeat
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, cast
 
 from memquill.index._codec import CorruptBlob, seal, unseal
 from memquill.query._scan import Identity
@@ -66,6 +66,12 @@ class NoteRow(NamedTuple):
     def kind(self) -> Literal["note"]:
         """Always ``note`` (records are served from the store)."""
         return "note"
+
+
+_NEW_ROW = cast(
+    "Callable[[type[NoteRow], Iterable[object]], NoteRow]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
 
 
 def encode_page(rows: Sequence[NoteRow]) -> bytes:
@@ -132,4 +138,5 @@ def decode_page(blob: bytes) -> list[NoteRow]:
     paths = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
     tags = list(map(text.__getitem__, map(slice, tag_ends[:-1], tag_ends[1:])))
     columns = (ids, paths, sizes, mtimes, inos, ctimes, devs, seen, sizes_utf8, lengths, tags)
-    return list(map(NoteRow._make, zip(*columns, days, strict=True)))
+    # tuple.__new__ makes each row in C (NoteRow's own constructor is a Python function).
+    return list(map(_NEW_ROW, repeat(NoteRow), zip(*columns, days, strict=True)))

@@ -22,7 +22,6 @@ from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._writer import IndexWriter
 from memquill.query._scan import (
     DocumentCache,
-    Identity,
     ScanBudget,
     Walk,
     WalkedFile,
@@ -140,22 +139,24 @@ def stale_notes(
     """The walked notes the index must read (again): new, changed, unsettled or forced."""
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
-    by_path = notes.by_path
+    get = notes.by_path.get
     for step in walk.steps:
-        if isinstance(step, WalkedFile) and step.size <= limit:
-            row = by_path.get(step.path)
-            if row is None or not _current(row, step.identity, racy_ns) or step.path in force:
-                pending.append(step)
+        if not isinstance(step, WalkedFile):
+            continue  # a warning
+        path, identity = step
+        if identity[0] > limit:
+            continue
+        row = get(path)
+        # Read after the file had settled: later edits change the identity. Otherwise read
+        # again once it has settled (a second edit inside the window could keep the identity).
+        if (
+            row is None
+            or row[2:7] != identity
+            or row.seen - max(identity[1], identity[3]) < racy_ns
+            or path in force
+        ):
+            pending.append(step)
     return pending
-
-
-def _current(row: NoteRow, identity: Identity, racy_ns: int) -> bool:
-    if row.identity != identity:
-        return False
-    changed = max(identity[1], identity[3])
-    # Read after the file had settled: later edits change the identity. Otherwise read again
-    # once it has settled (a second edit inside the window could keep the identity).
-    return row.seen - changed >= racy_ns
 
 
 def analyse(

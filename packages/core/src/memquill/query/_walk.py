@@ -21,11 +21,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 from memquill.errors import Messages
-from memquill.paths import is_hard_linked, source_error
-from memquill.private_paths import is_private, may_be_private
+from memquill.paths import hard_links_allowed, is_hard_linked, source_error
+from memquill.private_paths import (
+    CREDENTIAL_PARTS,
+    SUSPECT_NAMES,
+    SUSPECT_STARTS,
+    is_private,
+    may_be_private,
+)
 from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import (
     DocumentCache,
@@ -46,6 +52,8 @@ __all__ = [
 ]
 
 _NAME: Final = attrgetter("name")
+_SIGN: Final = 1 << 63
+_WRAP: Final = 1 << 64
 
 
 class WalkedFile(NamedTuple):
@@ -59,6 +67,14 @@ class WalkedFile(NamedTuple):
     def size(self) -> int:
         """Its size in bytes, as ``lstat`` saw it."""
         return self.identity[0]
+
+
+_NEW_WALKED = cast(
+    "Callable[[type[WalkedFile], tuple[str, Identity]], WalkedFile]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+"""A :class:`WalkedFile` made in C (its own constructor is a Python function; a walk makes one
+per note)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +165,27 @@ def _classify(
     cacheable = True
     extensions = config.extensions
     prefix = f"{relative}/" if relative else ""
+    # The checks every entry gets, with their constants at hand (a walk lists every note).
+    suspect_folder = may_be_private(prefix, "")
+    pattern = config.pattern
+    starts, ends, always = config.literal_ends
     for entry in listed:
         name = entry.name
         path = prefix + name
         lowered = name.lower()
-        if (may_be_private(path, name) and is_private(path)) or config.ignores(path):
+        if (
+            suspect_folder
+            or lowered.startswith(SUSPECT_STARTS)
+            or "\\" in name
+            or lowered in SUSPECT_NAMES
+            or not CREDENTIAL_PARTS.isdisjoint(lowered.split("."))
+        ) and is_private(path):
+            continue
+        if (
+            pattern is not None
+            and (always or path.startswith(starts) or path.endswith(ends))
+            and pattern.fullmatch(path) is not None
+        ):
             continue
         try:
             if entry.is_symlink():
@@ -293,11 +325,25 @@ class _Walk:
         looks up one name, not the whole path), for :meth:`_file` to take."""
         paths = (path for kind, path in listing.steps if kind == "file")
         seen = self.seen
+        links = hard_links_allowed()
         for path, entry in zip(paths, notes, strict=True):
             try:
-                seen[path] = _walked(path, entry.stat(follow_symlinks=False))
+                info = entry.stat(follow_symlinks=False)
             except OSError as error:
                 seen[path] = source_error(error).message
+                continue
+            if info.st_nlink > 1 and not links:
+                seen[path] = Messages.HARD_LINK
+                continue
+            ino, dev = info.st_ino, info.st_dev
+            identity = (
+                info.st_size,
+                info.st_mtime_ns,
+                ino if ino < _SIGN else ino - _WRAP,
+                info.st_ctime_ns,
+                dev if dev < _SIGN else dev - _WRAP,
+            )
+            seen[path] = _NEW_WALKED(WalkedFile, (path, identity))
 
     def _count(
         self, relative: str, entries: int, remaining: int, listing: FolderListing | None
