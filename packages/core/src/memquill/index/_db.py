@@ -33,7 +33,7 @@ from typing import Final
 from memquill.errors import SourceError
 from memquill.owner_only import private_file, tighten_file
 from memquill.query._markdown import CHUNK_OVERLAP, CHUNK_SIZE
-from memquill.query._tokens import TOKENIZER_VERSION
+from memquill.query._tokens import STEMMER_VERSION, TOKENIZER_VERSION
 
 __all__ = [
     "FORMAT",
@@ -45,7 +45,7 @@ __all__ = [
 
 SCHEMA_VERSION: Final = 4
 FORMAT: Final = (
-    f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}; "
+    f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
 )
 """What the stored figures depend on: any change makes an existing index outdated."""

@@ -10,8 +10,9 @@ Exact counting (:func:`~memquill.query._tokens.count_term`) relies on one proper
 property tests: apart from the irregular forms (and the few words Snowball itself stems
 irregularly, :data:`SNOWBALL_EXCEPTIONS`), every word whose stem is ``t`` starts with
 ``search_prefix(t)``. Snowball rewrites at most the last letter of what it keeps (``y`` to
-``i``, an added ``e``, ``enci`` to ``ence``), or the last two of ``ble`` (``biliti`` to
-``ble``), so the prefix drops those letters when they may have been rewritten.
+``i``, an added ``e``, ``enci`` to ``ence``), the last two of ``ble`` (``biliti`` to
+``ble``), or the ``y`` of a consonant and ``ying`` (``dying`` is ``die``), so the prefix drops
+those letters when they may have been rewritten.
 """
 
 from __future__ import annotations
@@ -58,13 +59,13 @@ IRREGULAR: Final[dict[str, str]] = {
     for form in group.split(" ")[1:]
 }
 """Irregular form -> the base form it is stemmed as."""
-SNOWBALL_EXCEPTIONS: Final[frozenset[str]] = frozenset({"skies", "dying", "lying", "tying"})
-"""Words Snowball's own exception list stems to a term they do not start with (``dying``
-is ``die``): exact counting looks for them as it does for irregular forms."""
+SNOWBALL_EXCEPTIONS: Final[frozenset[str]] = frozenset({"skies"})
+"""Words Snowball's own exception list stems to a term they do not start with (``skies`` is
+``sky``): exact counting looks for them as it does for irregular forms."""
 
 _ENGLISH: Final = Stemmer.Stemmer("english", 0)  # no cache of its own: stem() keeps one
 _LOCK: Final = threading.Lock()  # a Snowball stemmer object is not safe across threads
-STEMMER_VERSION: Final = f"snowball-english {Stemmer.__version__}"  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
+STEMMER_VERSION: Final = f"snowball-english {Stemmer.version()}"
 """The stemmer, as an index records it (another one may stem words otherwise)."""
 
 
@@ -82,6 +83,8 @@ def search_prefix(term: str) -> str:
     """A string every word whose stem is ``term`` starts with (irregular forms aside)."""
     if term.endswith("ble"):
         return term[:-2]
+    if len(term) == 3 and term.endswith("ie"):
+        return term[:1]
     return term[:-1] if len(term) > 1 and term[-1] in "eil" else term
 
 
