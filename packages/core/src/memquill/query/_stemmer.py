@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Final
+from typing import Final, Protocol, cast
 
 import Stemmer
 
@@ -63,9 +63,19 @@ SNOWBALL_EXCEPTIONS: Final[frozenset[str]] = frozenset({"skies"})
 """Words Snowball's own exception list stems to a term they do not start with (``skies`` is
 ``sky``): exact counting looks for them as it does for irregular forms."""
 
-_ENGLISH: Final = Stemmer.Stemmer("english", 0)  # no cache of its own: stem() keeps one
+
+class _Snowball(Protocol):
+    """What memquill uses of a PyStemmer stemmer (the package ships no type information)."""
+
+    def stemWord(self, word: str) -> str: ...  # PyStemmer's name
+
+
+_ENGLISH: Final = cast(
+    "_Snowball",
+    Stemmer.Stemmer("english", 0),  # pyright: ignore[reportUnknownMemberType]
+)  # no cache of its own: stem() keeps one
 _LOCK: Final = threading.Lock()  # a Snowball stemmer object is not safe across threads
-STEMMER_VERSION: Final = f"snowball-english {Stemmer.version()}"
+STEMMER_VERSION: Final = f"snowball-english {cast('str', Stemmer.version())}"  # pyright: ignore[reportUnknownMemberType]
 """The stemmer, as an index records it (another one may stem words otherwise)."""
 
 
@@ -76,7 +86,7 @@ def stem(word: str) -> str:
     if not (word.isascii() and word.isalpha()):
         return word
     with _LOCK:
-        return str(_ENGLISH.stemWord(word))
+        return _ENGLISH.stemWord(word)
 
 
 def search_prefix(term: str) -> str:
