@@ -20,7 +20,12 @@ from memquill.index._codec import BLOCK, decode_block
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
-from memquill.index._term_lists import TermList, decode_term_list, relabel
+from memquill.index._term_lists import (
+    TermList,
+    decode_chunk_matrix,
+    decode_term_list,
+    relabel,
+)
 
 TERMS = (11, 12, 13, 14, 15)
 
@@ -138,8 +143,9 @@ def test_a_batch_numbers_its_terms_and_notes_from_zero() -> None:
     assert list(batch.vocabulary) == sorted(batch.vocabulary)
     number = batch.vocabulary.index
     mapping = [100 + index for index in range(len(batch.vocabulary))]
-    first = decode_term_list(relabel(batch.notes[0].terms, mapping))
-    assert first.chunk_counts(100 + number("bravo")) == (1, 2)
-    assert first.chunk_counts(100 + number("delta")) == (0, 0)
+    blob = relabel(batch.notes[0].terms, mapping)
+    for first in (decode_term_list(blob), decode_chunk_matrix(blob)):
+        assert first.chunk_counts(100 + number("bravo")) == (1, 2)
+        assert first.chunk_counts(100 + number("delta")) == (0, 0)
     alpha = decode_block(batch.postings[number("alpha")][0])
     assert list(alpha.ids) == [0, 1] and list(alpha.bodies) == [1, 1]

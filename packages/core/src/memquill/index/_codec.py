@@ -50,8 +50,9 @@ __all__ = [
 FieldCounts = tuple[int, int, int, int, int]
 """A term's counts in a note's title, tags, aliases, headings and path."""
 
-BLOCK: Final = 128
-"""Most notes in one postings block: small enough that removing a note rewrites little."""
+BLOCK: Final = 512
+"""Most notes in one postings block: few blocks to read for a common term, and little to
+rewrite when a note changes."""
 _PACK_FROM: Final = 24
 """Blocks of this many notes or more are compressed (below, zlib's header costs more)."""
 _BLOCK_HEAD: Final = struct.Struct("<IHHcccB")
@@ -138,7 +139,7 @@ def decode_block(blob: bytes) -> Postings:
     fields: dict[int, FieldCounts] = {}
     if nf:
         try:
-            keys = [ids[row] for row in rows]
+            keys = list(map(ids.__getitem__, rows))
         except IndexError:
             raise CorruptBlob("postings block rows") from None
         fields = dict(zip(keys, fives(counts), strict=True))

@@ -20,7 +20,7 @@ from memquill.index._codec import Postings, decode_block
 from memquill.index._db import IndexDamaged
 from memquill.index._lexicon import term_id
 from memquill.index._notes import NoteTable
-from memquill.index._term_lists import TermList, decode_term_list
+from memquill.index._term_lists import ChunkMatrix, decode_chunk_matrix
 
 __all__ = ["EMPTY", "PostingsReader", "find"]
 
@@ -51,7 +51,7 @@ class PostingsReader:
         self._notes = notes
         self._terms: OrderedDict[str, _Term] = OrderedDict()
         self._held = 0
-        self._lists: OrderedDict[tuple[int, int], TermList] = OrderedDict()
+        self._lists: OrderedDict[tuple[int, int], ChunkMatrix] = OrderedDict()
 
     def postings(self, connection: sqlite3.Connection, term: str) -> Postings:
         """The postings of ``term`` over every indexed note, ids ascending."""
@@ -103,8 +103,8 @@ class PostingsReader:
         terms = self.term_list(connection, doc_id)
         return (0,) * max(1, terms.chunks) if number is None else terms.chunk_counts(number)
 
-    def term_list(self, connection: sqlite3.Connection, doc_id: int) -> TermList:
-        """Note ``doc_id``'s term list."""
+    def term_list(self, connection: sqlite3.Connection, doc_id: int) -> ChunkMatrix:
+        """Note ``doc_id``'s term ids and chunk matrix."""
         key = (doc_id, self._notes.by_id[doc_id].seen)
         cached = self._lists.get(key)
         if cached is not None:
@@ -132,9 +132,9 @@ class PostingsReader:
         self._held = 0
         self._lists.clear()
 
-    def _keep(self, key: tuple[int, int], blob: object) -> TermList:
+    def _keep(self, key: tuple[int, int], blob: object) -> ChunkMatrix:
         try:
-            terms = decode_term_list(bytes(blob))  # type: ignore[arg-type]
+            terms = decode_chunk_matrix(bytes(blob))  # type: ignore[arg-type]
         except Exception as error:  # noqa: BLE001 - any parse failure is damage
             raise IndexDamaged(str(error)) from None
         if len(self._lists) >= _LIST_MEMO:

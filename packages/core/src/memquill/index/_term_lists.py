@@ -39,9 +39,17 @@ from memquill.index._codec import (
     zip_numbers,
 )
 
-__all__ = ["TermList", "decode_term_list", "encode_term_list", "relabel"]
+__all__ = [
+    "ChunkMatrix",
+    "TermList",
+    "decode_chunk_matrix",
+    "decode_term_list",
+    "encode_term_list",
+    "relabel",
+]
 
 _HEAD: Final = struct.Struct("<IIIccccI")
+_WIDTHS: Final = {b"B": 1, b"H": 2, b"I": 4}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,26 @@ class TermList:
         try:
             column = self.ids.index(term)
         except ValueError:
+            return (0,) * max(1, self.chunks)
+        return tuple(self.matrix[column :: len(self.ids)])
+
+
+class ChunkMatrix:
+    """What re-scoring reads of a term list: the term ids and the chunk matrix."""
+
+    __slots__ = ("_columns", "chunks", "ids", "matrix")
+
+    def __init__(self, ids: array[int], chunks: int, matrix: array[int]) -> None:
+        self.ids, self.chunks, self.matrix = ids, chunks, matrix
+        self._columns: dict[int, int] | None = None
+
+    def chunk_counts(self, term: int) -> tuple[int, ...]:
+        """How often term ``term`` occurs in each chunk (zeros when the note lacks it)."""
+        columns = self._columns
+        if columns is None:
+            columns = self._columns = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        column = columns.get(term)
+        if column is None:
             return (0,) * max(1, self.chunks)
         return tuple(self.matrix[column :: len(self.ids)])
 
@@ -136,6 +164,27 @@ def decode_term_list(blob: bytes) -> TermList:
         raise CorruptBlob("term list length")
     fields = dict(zip(rows, fives(counts), strict=True))
     return TermList(array("I", ids), bodies, fields, chunks, matrix)
+
+
+def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
+    """The term ids and chunk matrix of a term list (its counts are not parsed).
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = unseal(blob)
+    try:
+        n, nf, chunks, id_code, body_code, count_code, matrix_code, size = _HEAD.unpack_from(view)
+        ids, rest = _ids(view, id_code, n, size)
+        numbers = memoryview(zlib.decompress(rest))
+        # The matrix comes last, after the counts: its offset follows from the header.
+        skip = _WIDTHS[body_code] * n + 4 * nf + _WIDTHS[count_code] * 5 * nf
+        matrix, at = take(numbers, skip, matrix_code, chunks * n)
+    except (struct.error, zlib.error, KeyError, ValueError):
+        raise CorruptBlob("term list") from None
+    if at != len(numbers):
+        raise CorruptBlob("term list length")
+    return ChunkMatrix(ids, chunks, matrix)
 
 
 def _ids(view: memoryview, code: bytes, count: int, size: int) -> tuple[array[int], memoryview]:
