@@ -12,9 +12,10 @@ What it does:
   warm-up (the document cache is warm, as in a long-lived server);
 * enhanced: the same searches with an instant model (it answers a valid permutation of the 20
   candidates at once), so the figure is memquill's own overhead: identity and install-key
-  read, receipt check, the prompt, the 3-second race, validation, reordering. Measured for the
-  synchronous path (the blocking bridge a LangChain ``tool.invoke`` takes) and the async path
-  (``ainvoke`` on the caller's loop);
+  read, receipt check, the prompt, the hop to the call loop and back, the 3-second budget,
+  validation, reordering. Measured for the synchronous path (the blocking bridge a LangChain
+  ``tool.invoke`` takes) and the async path (``ainvoke`` on the caller's loop; the model call
+  runs on memquill's call loop either way);
 * timeout path: a model that never answers, ``--timeouts`` times with the real 3-second
   timeout; the worst wall time is the figure (the search must answer right after 3 s).
 
@@ -146,7 +147,7 @@ def main() -> int:
     )
     report("sync: tool.invoke (the blocking bridge for the model call)", sync)
     asynchronous = paired_async(plain, ranked, args.runs)
-    report("async: ainvoke (the model call on the caller's loop)", asynchronous)
+    report("async: ainvoke (the caller's loop; the model on the call loop)", asynchronous)
 
     hanging = MemoryToolset(plain_session.with_ranker(ModelRanker(HangingModel(), runner=runner)))
     walls: list[float] = []

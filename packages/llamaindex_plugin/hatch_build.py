@@ -1,11 +1,11 @@
 """Build-time metadata: the adapter's dependencies, with ``memquill`` pinned to this version.
 
-memquill and its three adapters are released together under one version, written once as
+memquill and its adapters are released together under one version, written once as
 ``memquill.__version__`` (``[tool.hatch.version]`` reads it). This hook adds the dependency
 ``memquill==<that version>`` to the ones listed under ``[tool.hatch.metadata.hooks.custom]``, so
 an adapter always runs on the core it was built and tested with. A wheel built from the sdist
 takes its version and dependencies from the sdist's ``PKG-INFO`` instead; the hook is not needed
-then. The three adapters carry identical copies of this file (a test checks it).
+then. The adapters carry identical copies of this file (a test checks it).
 """
 
 from __future__ import annotations

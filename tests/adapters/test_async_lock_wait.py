@@ -1,7 +1,8 @@
 """Async hosts never wait on the store's lock with their event loop.
 
 Another process really holds the writer lock; a write called through each async surface
-(``MemoryToolset.acall``, LangChain's ``ainvoke``, LlamaIndex's ``acall``, an MCP tool call)
+(``MemoryToolset.acall``, LangChain's ``ainvoke``, LlamaIndex's ``acall``, an MCP tool call, the
+Anthropic SDK's async function tool and Claude's async memory tool)
 waits for it on a worker thread, while a coroutine on the same loop keeps ticking. When the
 holder lets go, the write completes. A surface that blocked the loop would stop the ticker (and
 the test could not release the holder until the write timed out).
@@ -21,6 +22,7 @@ from mcp.types import TextContent
 from tests.core.store_helpers import HOLD_LOCK, children
 
 from memquill import MemorySession, MemoryToolset, RecordStore
+from memquill_anthropic import MemquillAsyncMemoryTool, async_memory_tools
 from memquill_langchain import MemquillToolkit
 from memquill_llamaindex import MemquillToolSpec
 from memquill_mcp import build_server
@@ -64,7 +66,34 @@ def _mcp(session: MemorySession) -> Call:
     return call
 
 
-SURFACES = {"core": _core, "langchain": _langchain, "llamaindex": _llamaindex, "mcp": _mcp}
+def _anthropic(session: MemorySession) -> Call:
+    tools = {tool.name: tool for tool in async_memory_tools(session)}
+
+    async def call(arguments: dict[str, Any]) -> str:
+        return str(await tools["memory_remember"].call(arguments))
+
+    return call
+
+
+def _claude_memory(session: MemorySession) -> Call:
+    tool = MemquillAsyncMemoryTool(session)
+
+    async def call(arguments: dict[str, Any]) -> str:
+        text = arguments["content"]
+        command = {"command": "create", "path": "/memories/note.md", "file_text": text}
+        return str(await tool.call(command))
+
+    return call
+
+
+SURFACES = {
+    "core": _core,
+    "langchain": _langchain,
+    "llamaindex": _llamaindex,
+    "mcp": _mcp,
+    "anthropic": _anthropic,
+    "claude-memory": _claude_memory,
+}
 
 
 @pytest.mark.parametrize("surface", SURFACES)
@@ -100,7 +129,10 @@ async def test_a_write_waiting_for_the_lock_leaves_the_loop_running(
         finally:
             ticking.cancel()
             write.cancel()
-    receipt = json.loads(text)
-    assert receipt["type"] == "memory_write_receipt" and receipt["status"] == "saved"
+    if surface == "claude-memory":
+        assert text == "File created successfully at: /memories/note.md"
+    else:
+        receipt = json.loads(text)
+        assert receipt["type"] == "memory_write_receipt" and receipt["status"] == "saved"
     contents = [record.content for record in RecordStore(tmp_path).snapshot().records]
     assert contents == [f"Written through {surface}."]

@@ -149,8 +149,8 @@ CHILD = textwrap.dedent(
     workspace, transcript, state, kind, answer = sys.argv[1:6]
     real = job_module.save_candidates
 
-    def save_then_die(session, candidates):
-        real(session, candidates)
+    def save_then_die(session, candidates, **options):
+        real(session, candidates, **options)
         os.kill(os.getpid(), signal.SIGKILL)
 
     job_module.save_candidates = save_then_die

@@ -1,4 +1,5 @@
-"""A plugin's secret detector guards every write path: CLI, toolset, LangChain, LlamaIndex, MCP.
+"""A plugin's secret detector guards every write path: CLI, toolset, LangChain, LlamaIndex, MCP,
+and the Anthropic adapter (its function tools and Claude's memory tool).
 
 A throwaway distribution registers a detector for ``hunter2-canary`` through the
 ``memquill_register_secret_detectors`` hook. Each surface opens its session the way a user's
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from anthropic.lib.tools import ToolError
 from langchain_core.messages import ToolCall, ToolMessage
 from mcp import StdioServerParameters
 from mcp.client import Client
@@ -24,6 +26,7 @@ from mcp.client.stdio import stdio_client
 from tests.core.plugin_helpers import write_distribution
 
 from memquill import MemoryToolset, open_session
+from memquill_anthropic import MemquillMemoryTool, memory_tools
 from memquill_langchain import MemquillToolkit
 from memquill_llamaindex import MemquillToolSpec
 from memquill_mcp import server_command
@@ -124,6 +127,27 @@ def test_the_llamaindex_tool_refuses(workspace: Path) -> None:
     output = tools["memory_remember"].call(content=CANARY)
     assert output.is_error
     _refused(output.content)
+    assert _records(workspace) == before
+
+
+def test_the_anthropic_function_tool_refuses(workspace: Path) -> None:
+    before = _records(workspace)
+    tool = MemquillMemoryTool.from_workspace(workspace, "chat-1")
+    remember = {t.name: t for t in memory_tools(tool.session)}["memory_remember"]
+    with pytest.raises(ToolError) as raised:
+        remember.call({"content": CANARY})
+    _refused(str(raised.value.content))
+    assert _records(workspace) == before
+
+
+def test_claudes_memory_tool_refuses(workspace: Path) -> None:
+    before = _records(workspace)
+    tool = MemquillMemoryTool.from_workspace(workspace, "chat-1")
+    with pytest.raises(ToolError) as raised:
+        tool.call({"command": "create", "path": "/memories/vault.md", "file_text": CANARY})
+    assert str(raised.value.content).startswith(
+        "memquill refused to write /memories/vault.md: the text holds credential material (canary)."
+    )
     assert _records(workspace) == before
 
 

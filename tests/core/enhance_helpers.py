@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +18,28 @@ from memquill.enhance import (
     Telemetry,
     TextModel,
 )
+
+
+class Signal:
+    """A flag one side sets and the other awaits, from any thread: a model runs on memquill's
+    call loop (its own thread), not on the test's loop, so an ``asyncio.Event`` cannot be
+    shared between them."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._event.is_set():
+            if time.monotonic() > deadline:
+                raise TimeoutError("the signal never came")
+            await asyncio.sleep(0.005)
 
 
 @dataclass

@@ -3,6 +3,7 @@ and ``doctor``'s line about the index."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import random
@@ -16,7 +17,7 @@ from tests.core.query_helpers import write
 
 from memquill.cli import index as index_command
 from memquill.cli import main
-from memquill.index import index_dir, index_path
+from memquill.index import IndexSearcher, index_dir, index_path
 
 
 class Terminal(io.StringIO):
@@ -30,11 +31,17 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return status, captured.out, captured.err
 
 
+RACY = 0.25  # the racy window (2 s by default), short here so the test need not wait long
+
+
 def test_index_builds_quietly_and_summarises(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(
+        index_command, "IndexSearcher", functools.partial(IndexSearcher, racy_seconds=RACY)
+    )
     populate(tmp_path, random.Random(1), 40)
-    time.sleep(2.1)  # settled: a note changed in the last 2 s is read again by every search
+    time.sleep(RACY + 0.05)  # settled: a note changed within the window is read again later
     ws = ("--workspace", str(tmp_path))
     status, out, _ = run(capsys, *ws, "index", "--status")
     assert status == 0 and "not built yet" in out
@@ -52,8 +59,8 @@ def test_index_builds_quietly_and_summarises(
     assert "freshness: 1 note to read, 1 to remove at the next search" in out
     status, out, _ = run(capsys, *ws, "index", "--json")
     assert json.loads(out)["removed"] == 1
-    # A note read within 2 s of its last change is read once more after it settles.
-    time.sleep(2.1)
+    # A note read within the racy window of its last change is read once more after it settles.
+    time.sleep(RACY + 0.05)
     status, out, _ = run(capsys, *ws, "index", "--json")
     assert json.loads(out)["read"] == 1
     status, out, _ = run(capsys, *ws, "index", "--status")

@@ -72,7 +72,7 @@ def test_where_names_the_workspace_and_the_rule_that_chose_it(
         "  state:   exists",
     ]
     assert text[3] == f"records:   {chosen / 'memory' / 'records.md'}"
-    assert [line.split(":")[0] for line in text[4:]] == ["lock", "index", "bindings"]
+    assert [line.split(":")[0] for line in text[4:]] == ["lock", "index", "bindings", "sync", "key"]
 
 
 def test_version(env: dict[str, str]) -> None:

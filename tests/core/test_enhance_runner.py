@@ -20,7 +20,7 @@ import httpx
 import openai
 import pytest
 from mcp.shared.exceptions import MCPError
-from tests.core.enhance_helpers import Clock, FailingModel, ask, make_runner
+from tests.core.enhance_helpers import Clock, FailingModel, Signal, ask, make_runner
 
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
 from memquill.testing import FAKE_SECRET, ScriptedProviderError, scripted_failure
@@ -92,7 +92,7 @@ async def test_cooldown_doubles_to_a_300_second_cap(tmp_path: Path) -> None:
 
 async def test_does_not_coalesce_concurrent_requests(tmp_path: Path) -> None:
     runner = make_runner(tmp_path)
-    release = asyncio.Event()
+    release = Signal()
 
     class Slow(FailingModel):
         async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:
@@ -194,7 +194,7 @@ async def test_user_cancellation_is_not_a_cooldown(tmp_path: Path) -> None:
 
 async def test_a_cancelled_caller_propagates_and_frees_the_scope(tmp_path: Path) -> None:
     runner = make_runner(tmp_path)
-    release = asyncio.Event()
+    release = Signal()
 
     class Hangs(FailingModel):
         async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:

@@ -187,7 +187,9 @@ async def test_the_async_path_answers_exactly_as_the_sync_one(tmp_path: Path) ->
         assert (result.text, result.structured) == (sync.text, sync.structured)
 
 
-async def test_the_async_path_runs_the_model_on_the_callers_loop(tmp_path: Path) -> None:
+async def test_a_loop_bound_model_runs_on_the_callers_loop_any_other_on_a_call_loop(
+    tmp_path: Path,
+) -> None:
     loops: list[asyncio.AbstractEventLoop] = []
 
     class Recording(ScriptedTextModel):
@@ -195,7 +197,14 @@ async def test_the_async_path_runs_the_model_on_the_callers_loop(tmp_path: Path)
             loops.append(asyncio.get_running_loop())
             return await super().generate(prompt, max_tokens=max_tokens)
 
+    class Bound(Recording):
+        loop_bound = True
+
     root = _workspace(tmp_path / "ws")
-    tools = _tools(root, Recording(parse_script(["[0, 1, 2]"])), tmp_path / "state")
-    await tools["memory_search"].ainvoke({"query": "paella saffron"})
-    assert loops == [asyncio.get_running_loop()]
+    for model, state in ((Bound, "a"), (Recording, "b"), (Recording, "c")):
+        tools = _tools(root, model(parse_script(["[0, 1, 2]"])), tmp_path / state)
+        await tools["memory_search"].ainvoke({"query": "paella saffron"})
+    _search(_tools(root, Recording(parse_script(["[0, 1, 2]"])), tmp_path / "d"))  # sync
+    here = asyncio.get_running_loop()
+    assert loops[0] is here
+    assert loops[1] is not here and loops[1] is loops[2] is loops[3]  # one call loop for all

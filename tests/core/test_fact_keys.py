@@ -21,7 +21,15 @@ from memquill import (
 )
 from memquill.errors import Messages
 from memquill.store import MAX_KEY_CHARS, looks_like_id, validate_key
-from memquill.tools import WriteSource, correct, forget_many, remember
+from memquill.tools import (
+    WriteSource,
+    correct,
+    find_operation,
+    forget,
+    forget_many,
+    remember,
+    rename_many,
+)
 
 VALID = [
     "prefs/coffee",
@@ -172,6 +180,44 @@ def test_the_write_path_renames_attaches_extra_and_forgets_a_folder_at_once(
     with pytest.raises(InvalidInputError) as info:
         forget_many(
             reader, [(FactKey("other.md"), session.store.snapshot().revision)], source=source
+        )
+    assert info.value.message == Messages.WRITE_UNAUTHORIZED
+
+
+def test_the_write_path_moves_a_folder_in_one_write_and_finds_what_an_operation_wrote(
+    tmp_path: Path,
+) -> None:
+    session = MemorySession(tmp_path, "host-session")
+    source = WriteSource("tool", session_id="host-session")
+    first = remember(
+        session, "Ship in May.", source=source, key="notes/a.md", idempotency_key="create-a"
+    )
+    remember(session, "Buy milk.", source=source, key="notes/b.md")
+    snapshot = session.store.snapshot()
+    moves = [
+        (FactKey(r.key or ""), f"archive/{r.key}", snapshot.record_revision(r)[:16])
+        for r in snapshot.keyed("notes/")
+    ]
+    moved = rename_many(session, moves, source=source)  # revision prefixes are resolved
+    assert (moved.operation, moved.status, moved.key) == ("update", "saved", "archive/notes/a.md")
+    after = session.store.snapshot()
+    assert [r.key for r in after.keyed()] == ["archive/notes/a.md", "archive/notes/b.md"]
+    assert after.revision == moved.revision
+    # What the first save wrote, found by its idempotency key: superseded by the move, its fact
+    # alive under the new key; once forgotten, the fact has no current version.
+    written = find_operation(session, "create-a", source=source)
+    assert written is not None and written.id == first.record_id
+    assert written.status == "superseded"
+    current = after.current(written)
+    assert current is not None and current.key == "archive/notes/a.md"
+    assert find_operation(session, "create-a", source=WriteSource("manual")) is None
+    forget(session, FactKey("archive/notes/a.md"), after.record_revision(current), source=source)
+    gone = find_operation(session, "create-a", source=source)
+    assert gone is not None and session.store.snapshot().current(gone) is None
+    reader = MemorySession(tmp_path, "host-session", access="read")
+    with pytest.raises(InvalidInputError) as info:
+        rename_many(
+            reader, [(FactKey("archive/notes/b.md"), "b.md", after.revision)], source=source
         )
     assert info.value.message == Messages.WRITE_UNAUTHORIZED
 

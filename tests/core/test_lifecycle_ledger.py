@@ -25,6 +25,7 @@ from memquill.lifecycle import (
     LedgerFile,
     SourceRef,
     job_status,
+    turn_id,
 )
 from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.store._lock import WriterLock
@@ -50,12 +51,12 @@ def test_a_missing_ledger_reads_empty_and_viewing_creates_nothing(tmp_path) -> N
 
 def test_the_ledger_round_trips_exactly() -> None:
     job = Job(
-        "j" * 64, "s1", "u3", "a3", "custom:x", "failed", "2026-01-01T00:00:00.000Z",
+        turn_id("s1", "a3"), "s1", "u3", "a3", "custom:x", "failed", "2026-01-01T00:00:00.000Z",
         reason="request_failed", route_fingerprint="hmac-v1:" + "0" * 64, retry_at=123,
         sources=(SourceRef("u1", "a1"), SourceRef("u3", "a3")),
         requires_configuration_change=True, storage_blocked_revision='[1,2,3]', attempts=2,
     )  # fmt: skip
-    ledger = Ledger(["t" * 64], {"s1": 3}, [job], {"s2": [SourceRef("u9", "a9")]})
+    ledger = Ledger(["0f" * 32], {"s1": 3}, [job], {"s2": [SourceRef("u9", "a9")]})
     data = encode_ledger(ledger)
     assert decode_ledger(data) == ledger
     assert encode_ledger(decode_ledger(data)) == data
@@ -72,13 +73,14 @@ CORRUPT = {
     "counter out of range": {"version": 1, "turns": [], "counters": {"s": 5001}, "jobs": []},
     "text in an id": {"version": 1, "turns": ["line one\nline two"], "counters": {}, "jobs": []},
     "id too long": {"version": 1, "turns": ["x" * 201], "counters": {}, "jobs": []},
+    "turn id not a sha256": {"version": 1, "turns": ["A" * 64], "counters": {}, "jobs": []},
     "four pending sources": {
         "version": 1, "turns": [], "counters": {}, "jobs": [],
         "pendingSources": {"s": [{"userMessageId": "u", "assistantMessageId": "a"}] * 4},
     },
 }  # fmt: skip
 _JOB = {
-    "id": "j",
+    "id": turn_id("s", "a"),
     "sessionId": "s",
     "userMessageId": "u",
     "assistantMessageId": "a",
@@ -94,6 +96,8 @@ CORRUPT_JOBS = {
     "flag not a bool": {**_JOB, "requiresConfigurationChange": 1},
     "empty sources": {**_JOB, "sources": []},
     "missing session": {key: value for key, value in _JOB.items() if key != "sessionId"},
+    "id rewritten": {**_JOB, "id": turn_id("s", "a9")},
+    "id of another session": {**_JOB, "sessionId": "s2"},
 }
 
 
@@ -107,6 +111,12 @@ def test_anything_else_is_corrupt(tmp_path, document: object) -> None:
         ledger.read()
     with pytest.raises(JobCorruptError):
         job_status(tmp_path)
+
+
+def test_the_valid_job_the_corrupt_ones_are_made_from_reads(tmp_path) -> None:
+    ledger = LedgerFile.of(tmp_path)
+    _write(ledger, {"version": 1, "turns": [], "counters": {}, "jobs": [_JOB]})
+    assert [job.id for job in ledger.read().jobs] == [_JOB["id"]]
 
 
 @pytest.mark.parametrize("job", CORRUPT_JOBS.values(), ids=CORRUPT_JOBS.keys())

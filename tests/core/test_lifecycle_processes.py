@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
-from memquill.lifecycle import job_status
+from memquill.lifecycle import job_status, turn_id
 
 CHILD = textwrap.dedent(
     """
@@ -44,16 +44,19 @@ CHILD = textwrap.dedent(
                 await asyncio.sleep(3600)
             await asyncio.sleep(0.2)
             return json.dumps([
-                {"messageId": t["messageId"], "content": "Said: " + t["user"][:12],
-                 "evidence": t["user"][:12]}
+                {"messageId": t["messageId"], "content": "Said: " + quote(t["user"]),
+                 "evidence": quote(t["user"])}
                 for t in turns
             ])
+
+    def quote(text):
+        return " ".join(text.split()[:4])
 
     if mode == "die_after_save":
         real = job_module.save_candidates
 
-        def save_then_die(session, candidates):
-            result = real(session, candidates)
+        def save_then_die(session, candidates, **options):
+            result = real(session, candidates, **options)
             os.kill(os.getpid(), signal.SIGKILL)
             return result
 
@@ -109,6 +112,31 @@ async def test_kill_9_after_the_save_settles_completed_without_a_second_call(tmp
     assert model.calls == 0 and report.calls == 0
     assert (setup.job().status, setup.job().attempts) == ("completed", 1)
     assert [r.id for r in setup.records(active=False)] == [r.id for r in saved]
+
+
+async def test_a_rewritten_job_id_is_corrupt_so_a_saved_batch_is_never_asked_for_again(
+    tmp_path,
+) -> None:
+    """A batch saved just before a crash is recognised by its first record's key, which is
+    ``<job id>:0``: with its id rewritten the next pass would ask again and save it twice."""
+    setup = new_setup(tmp_path)
+    log = tmp_path / "calls.log"
+    assert _child(setup, "die_after_save", log).wait(120) == -signal.SIGKILL
+    (job,) = setup.jobs()
+    assert job.status == "running"
+    saved = setup.records(active=False)
+    ledger = setup.ledger().path
+    forged = turn_id("s1", "a-forged")
+    ledger.write_bytes(ledger.read_bytes().replace(job.id.encode(), forged.encode()))
+    before = ledger.read_bytes()
+
+    model = ExtractModel([GOOD])
+    report = await setup.extraction(model).aresume()
+
+    assert model.calls == 0 and report.calls == 0
+    assert getattr(report.error, "code", None) == "job_corrupt"
+    assert setup.records(active=False) == saved
+    assert ledger.read_bytes() == before  # a corrupt ledger is never overwritten
 
 
 async def test_kill_9_during_the_model_call_keeps_the_paid_attempt_and_recovers(tmp_path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tests.core.enhance_helpers import Signal
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
 from memquill.enhance import KEY_FILE, Prompt
@@ -272,7 +273,7 @@ async def test_a_pass_makes_three_calls_at_most_and_rotates_old_failures(tmp_pat
 
 async def test_a_request_during_a_pass_reruns_it_and_shares_its_future(tmp_path) -> None:
     setup = new_setup(tmp_path)
-    started = asyncio.Event()
+    started = Signal()
 
     async def slow(prompt: Prompt) -> str:
         started.set()

@@ -15,6 +15,8 @@ import pytest
 from tests.core.store_helpers import manual, records_path
 
 from memquill import RecordStore, WriteResult
+from memquill.lifecycle import CommittedTurn, LedgerFile
+from memquill.lifecycle._turns import record_turn
 
 Event = tuple[str, str]
 
@@ -104,3 +106,27 @@ def test_a_refused_write_syncs_and_renames_nothing(tmp_path: Path, events: list[
     events.clear()
     assert store.save([manual("Deploys happen on Tuesdays.", "k")]).status == "duplicate"
     assert durable_sequence(events, tmp_path) == []
+
+
+def test_a_ledger_change_syncs_the_staged_file_then_renames_then_syncs_its_folder(
+    tmp_path: Path, events: list[Event]
+) -> None:
+    """The extraction job ledger is published the same way (``lifecycle/_file.py``)."""
+    ledger = LedgerFile.of(tmp_path)
+    for number in (1, 2):  # the first change creates ``.assistant``, the second rewrites
+        events.clear()
+        turn = CommittedTurn("s1", f"u{number}", f"a{number}", user_text="hello")
+        assert not record_turn(ledger, turn, provider_id="none", now="2026-01-01T00:00:00.000Z")
+        directory = os.path.realpath(ledger.directory)
+        target = os.path.realpath(ledger.path)
+        sequence = [
+            (call, path)
+            for call, path in events
+            if (call == "fsync" and (path == directory or Path(path).name.endswith(".tmp")))
+            or (call == "replace" and path.endswith(f" -> {target}"))
+        ]
+        (rename,) = [path for call, path in sequence if call == "replace"]
+        staged = rename.split(" -> ")[0]
+        assert Path(staged).parent == Path(directory)
+        assert sequence == [("fsync", staged), ("replace", rename), ("fsync", directory)], events
+    assert len(ledger.read().turns) == 2

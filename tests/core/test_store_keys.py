@@ -17,6 +17,7 @@ from tests.core.store_helpers import children, expect_error, manual
 from memquill import Candidate, FactKey, NotFoundError, RecordStore
 from memquill.errors import Messages
 from memquill.store._codec import decode_store
+from memquill.store._secret_kinds import secret_message
 
 
 class Clock:
@@ -237,6 +238,65 @@ def test_several_facts_are_forgotten_in_one_write_or_none(
     assert result.revision == now.revision
 
 
+def test_several_facts_are_renamed_in_one_write_or_none(
+    backing: Backing, store: RecordStore
+) -> None:
+    store.save(
+        [
+            Candidate("Project notes.", {"kind": "manual"}, "op:p", "notes/project.md", {"n": 1}),
+            keyed("Todo list.", "notes/todo/list.md"),
+            keyed("Elsewhere.", "other.md"),
+        ]
+    )
+    snapshot = store.snapshot()
+    project, todo = snapshot.keyed("notes/")
+    moves = [
+        (FactKey("notes/project.md"), "archive/project.md", snapshot.record_revision(project)),
+        (todo.id, "archive/todo/list.md", snapshot.revision),
+    ]
+    before = backing.image()
+    # All or none: one stale revision, a key another fact has, the same fact or new key twice.
+    stale = [moves[0], (todo.id, "archive/todo/list.md", "0" * 64)]
+    expect_error("conflict", Messages.STALE, store.rename_many, stale)
+    other = snapshot.by_key("other.md")
+    assert other is not None
+    taken = [moves[0], (todo.id, "other.md", snapshot.revision)]
+    revision = snapshot.record_revision(other)[:16]
+    message = Messages.KEY_IN_USE.format(key="other.md", id=other.id, revision=revision)
+    expect_error("conflict", message, store.rename_many, taken)
+    expect_error("invalid", Messages.BATCH_FACTS, store.rename_many, [moves[0], moves[0]])
+    twice = [moves[0], (todo.id, "archive/project.md", snapshot.revision)]
+    expect_error("invalid", Messages.BATCH_KEYS, store.rename_many, twice)
+    expect_error("invalid", Messages.KEY_FORMAT, store.rename_many, [(todo.id, "a//b", "x")])
+    expect_error("invalid", Messages.NO_MOVES, store.rename_many, [])
+    assert backing.image() == before
+    result = store.rename_many(moves, {"kind": "tool", "sessionId": "s1"})
+    assert result.status == "saved"
+    now = store.snapshot()
+    assert result.revision == now.revision  # one write
+    assert [r.key for r in now.keyed()] == [
+        "other.md",
+        "archive/project.md",
+        "archive/todo/list.md",
+    ]
+    moved = now.by_key("archive/project.md")
+    assert moved is not None and result.targets[0].record_id == moved.id
+    assert (moved.content, moved.extra, moved.root_id) == ("Project notes.", {"n": 1}, project.id)
+    assert moved.source == {"kind": "tool", "sessionId": "s1"}
+    assert [r.status for r in now.family(moved)] == ["superseded", "active"]
+    assert now.keyed("notes") == ()
+    # Keys swapped in one batch: each new key is one the other fact gives up.
+    first, second = now.by_key("archive/project.md"), now.by_key("archive/todo/list.md")
+    assert first is not None and second is not None
+    swap = [
+        (FactKey("archive/project.md"), "archive/todo/list.md", now.record_revision(first)),
+        (FactKey("archive/todo/list.md"), "archive/project.md", now.record_revision(second)),
+    ]
+    store.rename_many(swap)
+    swapped = store.snapshot().by_key("archive/project.md")
+    assert swapped is not None and swapped.content == "Todo list."
+
+
 def test_extra_metadata_is_kept_by_corrections_checked_like_content_and_erased_by_forget(
     backing: Backing, store: RecordStore
 ) -> None:
@@ -247,7 +307,7 @@ def test_extra_metadata_is_kept_by_corrections_checked_like_content_and_erased_b
     record = store.find_key("habits/coffee")
     assert record is not None and record.extra == extra
     (meta,) = metas(backing)
-    assert list(meta)[-1] == "extra"
+    assert list(meta)[-2:] == ["extra", "keyId"]  # the key id follows the hash and extra
     corrected = store.correct(FactKey("habits/coffee"), "Coffee at 8.", saved.revision)
     current = store.find_key("habits/coffee")
     assert current is not None and current.extra == extra
@@ -256,9 +316,9 @@ def test_extra_metadata_is_kept_by_corrections_checked_like_content_and_erased_b
     assert current is not None and current.extra == {"tags": []}
     before = backing.image()
     secret = {"note": "token = ghp_abcdefghijklmnopqrstuvwxyz0123456789"}
-    expect_error(
-        "secret", Messages.SECRET, store.correct, current.id, "x", replaced.revision, extra=secret
-    )
+    # Named in words like content's findings, never quoted.
+    message = secret_message(("github_token", "assignment"))
+    expect_error("secret", message, store.correct, current.id, "x", replaced.revision, extra=secret)
     big = {"text": "x" * 16_001}
     expect_error(
         "invalid",
@@ -343,6 +403,7 @@ def test_the_key_order_is_deterministic_and_json_stays_compact(backing: Backing)
         "updatedAt",
         "operationHash",
         "extra",
+        "keyId",
         "contentLength",
     ]
     assert '"extra":{"z":1,"a":[1,2]}' in line

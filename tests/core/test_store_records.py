@@ -30,7 +30,7 @@ from memquill import Candidate, MemoryRecordError, NotFoundError, RecordStore
 from memquill.errors import Messages
 from memquill.private_paths import is_managed_record_path
 from memquill.store._codec import HEADER, LEGACY_HEADER, decode_store, iso_timestamp
-from memquill.store._record_key import operation_hashes
+from memquill.store._record_key import key_id, operation_hashes
 
 
 class Clock:
@@ -123,7 +123,9 @@ def test_new_records_have_the_spec_metadata(
         "createdAt",
         "updatedAt",
         "operationHash",
+        "keyId",  # memquill's extension: which record key made the hash (docs/sync.md)
     ]
+    assert record.meta["keyId"] == key_id(store.record_key.load())
     assert record.id == record.root_id == result.record_id
     assert record.status == "active"
     # The injected clock's reading inside the write, in JavaScript's toISOString form.

@@ -32,16 +32,18 @@ CLONE_TESTS = (
     "tests/packaging/test_fresh_install.py::test_the_readme_langchain_example_runs",
 )
 HOST_TEST = "tests/packaging/test_from_a_clone.py::test_a_host_starts_the_server_from_the_clone"
+README_SYNC_TEST = (
+    "tests/meta/test_readme_sync.py::test_the_readme_sync_instructions_work_verbatim_on_two_clones"
+)
+KEY_PIPE_TEST = "tests/core/test_cli_sync.py::test_key_import_installs_adds_and_switches"
 ENGINE = (
     "needs a container engine: tests/packaging/test_container.py builds and runs it where "
     "`docker info` answers; tests/meta/test_dockerfile.py checks its arguments everywhere"
 )
-# The README's command-line tour: the ids and revisions it shows are the reader's own.
+# The README's second command-line block: the id and revisions it shows are the reader's own.
 CLI_LOOKUPS = {
-    "3f2a9c1e": '$(_mq id "Deploys happen on Tuesdays")',
-    "1a2b3c4d": '$(_mq rev "Deploys happen on Tuesdays")',
-    "7b41d0e2": '$(_mq id "Deploys happen on Wednesdays")',
-    "9e8d7c6b": '$(_mq rev "Deploys happen on Wednesdays")',
+    "3f2a9c1e": '$(_mq id "Standup moved to 9:30")',
+    "1a2b3c4d": '$(_mq rev "Standup moved to 9:30")',
     "5d6e7f80": "$(_mq store)",
 }
 MIDDLEWARE = (
@@ -59,10 +61,20 @@ SPECS: dict[str, Spec] = {
     "README.md § Install: uv build --all-packages --out-dir dist # in the clone: the f": Elsewhere(
         CLONE_TESTS
     ),
-    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Shell(
+    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Elsewhere(
+        ("tests/meta/test_readme_commands.py::test_the_readme_command_block_runs_in_order",)
+    ),
+    'README.md § The command line: echo "Standup moved to 9:30" | memquill remember - # the fac': Shell(
+        # Where the first block leaves the reader: its workspace exported.
+        env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         swaps=CLI_LOOKUPS,
         servers={"memquill manage": "manage"},
-        expect=("saved ", "healthy", "duplicate: store revision", "plugins (", "extraction jobs"),
+        expect=(
+            "saved ",
+            "import would change nothing",
+            "duplicate: store revision",
+            "extraction jobs",
+        ),
     ),
     "README.md § In Python: from memquill import MemoryToolset, open_session session = o": Python(
         expect=('"status":"saved"', "The user prefers tea over coffee.")
@@ -73,6 +85,11 @@ SPECS: dict[str, Spec] = {
     "README.md § LangChain (`memquill-langchain`): from langchain.agents import create_agent agent = create_age": Python(
         continues=True,
         prelude=f"{FAKES}OfflineAgent\nmodel = OfflineAgent()\n",
+        after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
+        "assert reply['messages'][-1].content == 'Noted.'\n",
+    ),
+    "README.md § LangGraph store (`memquill-langchain[langgraph]`): # pip install 'memquill-langchain[langgraph]' from pathlib i": Python(
+        prelude=f"{FAKES}OfflineAgent\nmodel, tools = OfflineAgent(), []\n",
         after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
         "assert reply['messages'][-1].content == 'Noted.'\n",
     ),
@@ -87,9 +104,40 @@ SPECS: dict[str, Spec] = {
     'README.md § MCP hosts (`memquill-mcp`): { "mcpServers": { "memquill": { "command": "uv", "args": ["r': Elsewhere(
         (HOST_TEST,)
     ),
+    'README.md § Sync across machines: cd "$MEMQUILL_WORKSPACE" # a clone of the repository your wo': Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    "README.md § Sync across machines: memquill key export --stdout | ssh desktop memquill key impo": Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    'README.md § Sync across machines: cd "$MEMQUILL_WORKSPACE" git add -A git diff --cached --quie': Elsewhere(
+        (README_SYNC_TEST,)
+    ),
     "README.md § Development: uv sync --locked # the four packages (editable) and the dev ": NotRun(
         "the developer's loop: syncs this checkout's own .venv, runs the whole suite and CI "
         "(.ci/run), benchmarks, and the regeneration that rewrites the parity cases"
+    ),
+    # -- docs/adapters/langgraph.md -------------------------------------------------------
+    "docs/adapters/langgraph.md § LangGraph store: from pathlib import Path from memquill_langchain.store impor": Python(
+        expect=(
+            "('memories', 'ana') drink 2.9 {'content': 'Ana drinks oat flat whites.', 'since': 2026}",
+        )
+    ),
+    "docs/adapters/langgraph.md § LangGraph store: # Memory records <!-- memory-records:v1 --> <!-- memory-reco": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_docs.py::test_the_store_and_agent_examples_run_as_written",
+        )
+    ),
+    "docs/adapters/langgraph.md § With an agent, and LangMem: from langchain.agents import create_agent from langmem impor": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_docs.py::test_the_store_and_agent_examples_run_as_written",
+        )
+    ),
+    'docs/adapters/langgraph.md § Options: MemquillStore(root, *, store=None, session_id="langgraph", l': Signature(
+        "memquill_langchain.store"
+    ),
+    "docs/adapters/langgraph.md § Conformance: import pytest from langgraph.store.memory import InMemorySto": Elsewhere(
+        ("tests/adapters/langgraph/test_langgraph_docs.py::test_the_conformance_example_passes",)
     ),
     # -- docs/adapters/langchain.md -------------------------------------------------------
     "docs/adapters/langchain.md § An agent with memory: from langchain.agents import create_agent from memquill_lang": NotRun(
@@ -279,9 +327,10 @@ SPECS: dict[str, Spec] = {
             "tests/core/test_enhance_telemetry_recipes.py::test_sentry_recipe_through_a_real_client_transport",
         )
     ),
-    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (until a releas": NotRun(
+    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (the MCP server": NotRun(
         "needs a PostgreSQL server at that URL; tests/core/test_store_postgres.py runs the store "
-        "and these commands against a throwaway cluster"
+        "and these commands against a throwaway cluster, and tests/core/test_cli_habits.py "
+        "checks what `memquill where` shows of the URL (never its password)"
     ),
     "docs/multi-host.md § People can still read and fix it: memquill export > records.md # byte-identical records.md # e": Shell(
         # The same commands on the file store: the store URL is the reader's own.
@@ -290,6 +339,16 @@ SPECS: dict[str, Spec] = {
     ),
     "docs/multi-host.md § Forgetting, honestly: VACUUM (FULL, VERBOSE) memquill.records; -- rewrites the tab": NotRun(
         "PostgreSQL maintenance: needs a server"
+    ),
+    "docs/plugins.md § memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None: from memquill.plugins import IntegrationSpec, hookimpl STORE": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_plugin.py::test_the_hook_example_in_the_plugin_docs_is_the_plugins_own",
+        )
+    ),
+    "docs/plugins.md § memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None: integrations (1): langgraph-store LangGraph BaseStore memqui": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_plugin.py::test_the_hook_example_in_the_plugin_docs_is_the_plugins_own",
+        )
     ),
     "docs/plugins.md § Writing a plugin: # src/memquill_acme/plugin.py import re from memquill.plugin": Python(
         after="import types\n"
@@ -342,17 +401,54 @@ SPECS: dict[str, Spec] = {
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         expect=("Indexed 2 notes", "freshness: ", "healthy"),
     ),
+    "docs/search-index.md § Where it lives: Search index kept in memory only. The search index cannot be": Check(
+        checks.index_on_a_full_disk
+    ),
     "docs/search-index.md § Safety limits: Partial search: skipped 2 files larger than 512 KiB, 1 folde": Check(
         checks.partial_search
     ),
     "docs/search-index.md § Measurements: uv run python benchmarks/vault_scale.py --data ../shared/ben": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),
-    "docs/security.md § Forgotten means gone: # on the old machine scp ~/.local/share/memquill/record-key.": NotRun(
-        "copies the record key to another machine over ssh"
+    "docs/security.md § Forgotten means gone: memquill key export --stdout | ssh new-machine memquill key ": Elsewhere(
+        (KEY_PIPE_TEST,)
+    ),
+    # -- docs/sync.md (the README's blocks, run verbatim on two clones, and the key's) -------
+    'docs/sync.md § Git: cd "$MEMQUILL_WORKSPACE" # a clone of the repository your wo': Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    "docs/sync.md § Git: memquill key export --stdout | ssh desktop memquill key impo": Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    'docs/sync.md § Git: cd "$MEMQUILL_WORKSPACE" git add -A git diff --cached --quie': Elsewhere(
+        (README_SYNC_TEST,)
+    ),
+    "docs/sync.md § Diverged facts: diverged: fact 7c1e9a02 was corrected on two machines (kept ": NotRun(
+        "output of `memquill sync status` for a fact corrected on two machines; "
+        "tests/core/test_sync_git.py and tests/core/test_cli_sync.py check its lines"
+    ),
+    "docs/sync.md § Diverged facts: memquill sync keep 3b52d8e1 --revision 5d7e28a90c3f1b64": Elsewhere(
+        ("tests/core/test_cli_sync.py::test_sync_keep_settles_a_diverged_fact",)
+    ),
+    "docs/sync.md § The record key: # from the laptop, straight into the desktop: the key never ": Elsewhere(
+        (KEY_PIPE_TEST, README_SYNC_TEST)
+    ),
+    "docs/sync.md § The record key: memquill key export --output /media/usb/memquill-key.txt # a": Elsewhere(
+        ("tests/core/test_cli_sync.py::test_key_export_to_a_new_private_file_only",)
+    ),
+    "docs/sync.md § The record key: record key: 12 record(s) were written under key 9f2c41d07a6b": Elsewhere(
+        (
+            "tests/core/test_cli_sync.py::test_doctor_names_records_written_under_a_key_this_machine_lacks",
+        )
     ),
     'docs/tools.md § Results: {"type":"memory_write_receipt","operation":"update","status"': Check(
         checks.write_results
+    ),
+    'docs/tools.md § Ids, versions, keys and revisions: → memory_remember {"content": "The user takes coffee black."': Elsewhere(
+        ("tests/meta/test_docs.py::test_the_key_transcript_in_tools_md_is_what_the_tools_answer",)
+    ),
+    "docs/tools.md § memory_recent: ## Active Memory Source: memory/records/<id>.md (memory-reco": Check(
+        checks.recent_facts
     ),
     **{
         f"docs/tools.md § {name}: {opening}": Elsewhere(

@@ -2,11 +2,12 @@
 
 - Inside the core, layers depend downwards only, and subpackages form no cycle:
   foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``) ← ``store``
-  ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` ← ``lifecycle`` ← ``manage``; ``plugins``,
-  ``testing`` and ``cli`` sit on top (with the ``memquill`` facade, whose ``__version__`` any
-  part may read: the facade imports nothing until a name is used). Every import counts,
-  inside functions too.
-- The core imports no framework (LangChain, LlamaIndex, MCP) and no adapter package.
+  ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
+  ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade, whose
+  ``__version__`` any part may read: the facade imports nothing until a name is used). Every
+  import counts, inside functions too.
+- The core imports no framework (Anthropic's SDK, LangChain, LlamaIndex, MCP) and no adapter
+  package.
 - An adapter imports memquill only through its public facades (``memquill``,
   ``memquill.plugins``, ``memquill.testing``), never a private module, never another adapter.
 """
@@ -22,14 +23,22 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "packages"
 CORE = ROOT / "core" / "src"
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "llama_index", "mcp", "pydantic_ai")
-ADAPTERS = ("memquill_langchain", "memquill_llamaindex", "memquill_mcp")
+FRAMEWORKS = (
+    "anthropic",
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "llama_index",
+    "mcp",
+    "pydantic_ai",
+)
+ADAPTERS = ("memquill_anthropic", "memquill_langchain", "memquill_llamaindex", "memquill_mcp")
 ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"})
 
 FOUNDATION: Final = frozenset(
     {
         *("errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles"),
-        *("owner_only", "lazy"),
+        *("owner_only", "jsondoc", "lazy"),
     }
 )
 LAYERS: Final = {
@@ -39,6 +48,7 @@ LAYERS: Final = {
     "index": 3,
     "tools": 4,
     "enhance": 5,
+    "sync": 5,
     "lifecycle": 6,
     "manage": 7,
     "plugins": 8,
@@ -160,9 +170,12 @@ def test_core_imports_no_framework_or_adapter() -> None:
     assert not offenders
 
 
-@pytest.mark.parametrize("package", ["langchain_plugin", "llamaindex_plugin", "mcp_plugin"])
+@pytest.mark.parametrize(
+    "package", ["anthropic_plugin", "langchain_plugin", "llamaindex_plugin", "mcp_plugin"]
+)
 def test_adapters_use_only_the_public_core(package: str) -> None:
     own = {
+        "anthropic_plugin": "memquill_anthropic",
         "langchain_plugin": "memquill_langchain",
         "llamaindex_plugin": "memquill_llamaindex",
         "mcp_plugin": "memquill_mcp",

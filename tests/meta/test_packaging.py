@@ -1,4 +1,4 @@
-"""The four distributions are releasable: license, metadata, one version, honest floors.
+"""The five distributions are releasable: license, metadata, one version, honest floors.
 
 What the built wheels and sdists contain is checked in ``tests/packaging`` (run by CI on the
 built files); this module checks the sources they are built from, in every test run.
@@ -6,6 +6,7 @@ built files); this module checks the sources they are built from, in every test 
 
 from __future__ import annotations
 
+import importlib
 import re
 import tomllib
 from pathlib import Path
@@ -18,12 +19,14 @@ import memquill
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
     "memquill": "core",
+    "memquill-anthropic": "anthropic_plugin",
     "memquill-langchain": "langchain_plugin",
     "memquill-llamaindex": "llamaindex_plugin",
     "memquill-mcp": "mcp_plugin",
 }
 ADAPTERS = {name: folder for name, folder in PACKAGES.items() if name != "memquill"}
 DOC_PAGES = {
+    "memquill-anthropic": "anthropic",
     "memquill-langchain": "langchain",
     "memquill-llamaindex": "llamaindex",
     "memquill-mcp": "mcp",
@@ -75,7 +78,7 @@ def test_every_distribution_has_a_readme_of_its_own(name: str) -> None:
     assert relative == [], f"relative links break on the package index: {relative}"
 
 
-def test_one_version_written_once_for_all_four() -> None:
+def test_one_version_written_once_for_every_distribution() -> None:
     literals = [
         path.relative_to(ROOT).as_posix()
         for path in (ROOT / "packages").rglob("*.py")
@@ -89,12 +92,8 @@ def test_one_version_written_once_for_all_four() -> None:
         config = pyproject(folder)
         assert set(config["project"]["dynamic"]) == {"version", "dependencies"}
         assert config["tool"]["hatch"]["version"]["path"] == "../core/src/memquill/__init__.py"
-    import memquill_langchain
-    import memquill_llamaindex
-    import memquill_mcp
-
-    versions = {m.__version__ for m in (memquill_langchain, memquill_llamaindex, memquill_mcp)}
-    assert versions == {memquill.__version__}
+    adapters = [importlib.import_module(name.replace("-", "_")) for name in ADAPTERS]
+    assert {module.__version__ for module in adapters} == {memquill.__version__}
 
 
 def test_the_adapters_pin_the_core_through_one_identical_build_hook() -> None:
@@ -128,3 +127,13 @@ def test_every_floor_is_proven_by_the_lowest_versions_job(name: str) -> None:
     assert f"packages/{PACKAGES[name]}" in script
     for requirement in dependencies(name):
         assert re.search(r">=\d", requirement), f"{name}: {requirement} has no floor"
+
+
+def test_the_langgraph_extra_has_a_floor_its_page_states_and_the_lowest_job_proves() -> None:
+    extras = pyproject("langchain_plugin")["project"]["optional-dependencies"]
+    (requirement,) = extras["langgraph"]
+    assert re.search(r">=\d", requirement), requirement
+    page = (ROOT / "docs" / "adapters" / "langgraph.md").read_text("utf-8")
+    assert f"Requires `{requirement}`" in page
+    script = (ROOT / ".ci" / "lowest").read_text("utf-8")
+    assert '"packages/langchain_plugin[langgraph]"' in script

@@ -11,6 +11,7 @@ FACADES = [
     "memquill",
     "memquill.enhance",
     "memquill.testing",
+    "memquill_anthropic",
     "memquill_langchain",
     "memquill_llamaindex",
     "memquill_mcp",

@@ -1,11 +1,15 @@
-"""A user's first minutes: ``memquill-langchain`` alone from the wheels, then the README's example.
+"""A user's first minutes: ``memquill-langchain`` (or ``memquill-anthropic``) alone from the
+wheels, then the README's example.
 
 A fresh virtualenv (the standard library's ``venv``, its own pip) installs only
 ``memquill-langchain`` with the README's own ``pip install --find-links`` line, run in a shell
 with the virtualenv activated (its ``bin`` first on ``PATH``) and the wheels' folder swapped for
 the built files (everything else comes from the package index), and runs the LangChain example
 exactly as the repository README and the package's own README show it, with the workspace path
-swapped for a temporary folder.
+swapped for a temporary folder. Another installs only ``memquill-anthropic`` by the same line
+(its distribution named instead) and runs the memory-tool example of the docs page and both
+READMEs, with ``ANTHROPIC_BASE_URL`` pointing at a scripted Messages API on 127.0.0.1 (no
+network).
 """
 
 from __future__ import annotations
@@ -18,9 +22,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.adapters.anthropic.anthropic_helpers import (
+    EXAMPLE_PLACEHOLDER,
+    EXAMPLES,
+    check_example_run,
+    example_code,
+    example_env,
+    example_replies,
+)
+from tests.adapters.anthropic.scripted_api import ScriptedMessagesAPI
 from tests.doc_blocks import find
 
-pytestmark = pytest.mark.packaging
+# Building and installing the distributions in fresh environments takes minutes of its own.
+pytestmark = [pytest.mark.packaging, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = "/home/me/notes"
@@ -37,10 +51,8 @@ def langchain_example(readme: Path, section: str) -> str:
     return match.group(1)
 
 
-@pytest.fixture(scope="module")
-def venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtualenv holding ``memquill-langchain`` and what pip pulled in for it, nothing else."""
-    root = tmp_path_factory.mktemp("fresh") / "venv"
+def fresh_venv(dist_dir: Path, root: Path, distribution: str) -> Path:
+    """A virtualenv at ``root`` holding ``distribution`` and what pip pulled in for it."""
     subprocess.run([sys.executable, "-m", "venv", str(root)], check=True, timeout=300)
     line = install_line()
     assert WHEELS in line
@@ -51,7 +63,11 @@ def venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
     subprocess.run(
-        ["bash", "-c", line.replace(WHEELS, str(dist_dir))],
+        [
+            "bash",
+            "-c",
+            line.replace(WHEELS, str(dist_dir)).replace(" memquill-langchain", f" {distribution}"),
+        ],
         check=True,
         timeout=600,
         env=activated,
@@ -67,28 +83,58 @@ def install_line() -> str:
     return line
 
 
-def run(venv: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMQUILL_", "VIRTUAL_ENV"))}
+@pytest.fixture(scope="module")
+def venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv holding ``memquill-langchain`` and what pip pulled in for it, nothing else."""
+    return fresh_venv(dist_dir, tmp_path_factory.mktemp("fresh") / "venv", "memquill-langchain")
+
+
+@pytest.fixture(scope="module")
+def anthropic_venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv holding ``memquill-anthropic`` and what pip pulled in for it, nothing else."""
+    root = tmp_path_factory.mktemp("fresh-anthropic") / "venv"
+    return fresh_venv(dist_dir, root, "memquill-anthropic")
+
+
+def run(
+    venv: Path, *argv: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("MEMQUILL_", "VIRTUAL_ENV"))}
     return subprocess.run(
         [str(venv / "bin" / argv[0]), *argv[1:]],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
-        env={**env, "HOME": str(cwd)},
+        env=env or {**kept, "HOME": str(cwd)},
         check=False,
     )
 
 
+def installed_names(venv: Path, cwd: Path) -> set[str]:
+    listed = run(venv, "python", "-m", "pip", "list", "--format", "json", cwd=cwd)
+    return {entry["name"].lower() for entry in json.loads(listed.stdout)}
+
+
+def installed_core(venv: Path, cwd: Path) -> bytes:
+    found = run(venv, "python", "-c", "import memquill; print(memquill.__file__)", cwd=cwd)
+    return Path(found.stdout.strip()).read_bytes()
+
+
 def test_only_the_langchain_adapter_and_its_needs_are_installed(venv: Path, tmp_path: Path) -> None:
-    listed = run(venv, "python", "-m", "pip", "list", "--format", "json", cwd=tmp_path)
-    names = {entry["name"].lower() for entry in json.loads(listed.stdout)}
+    names = installed_names(venv, tmp_path)
     assert {"memquill", "memquill-langchain", "langchain-core"} <= names
-    assert not names & {"langchain", "memquill-mcp", "memquill-llamaindex", "mcp", "pytest"}
+    assert not names & {
+        "langchain",
+        "memquill-mcp",
+        "memquill-llamaindex",
+        "memquill-anthropic",
+        "mcp",
+        "pytest",
+    }
     # The installed core is the one just built from this tree, not a namesake from an index.
-    found = run(venv, "python", "-c", "import memquill; print(memquill.__file__)", cwd=tmp_path)
-    installed = Path(found.stdout.strip()).read_bytes()
-    assert installed == (ROOT / "packages/core/src/memquill/__init__.py").read_bytes()
+    core = (ROOT / "packages/core/src/memquill/__init__.py").read_bytes()
+    assert installed_core(venv, tmp_path) == core
 
 
 @pytest.mark.parametrize(
@@ -125,3 +171,38 @@ def test_the_demo_runs_the_installed_adapter_and_names_the_missing_ones(
         "error[invalid]: adapter 'mcp' is not installed (installed: langchain). "
         "Install with: pip install memquill-mcp\n"
     )
+
+
+def test_only_the_anthropic_adapter_and_its_needs_are_installed(
+    anthropic_venv: Path, tmp_path: Path
+) -> None:
+    names = installed_names(anthropic_venv, tmp_path)
+    assert {"memquill", "memquill-anthropic", "anthropic"} <= names
+    assert not names & {"langchain-core", "memquill-mcp", "memquill-langchain", "mcp", "pytest"}
+    core = (ROOT / "packages/core/src/memquill/__init__.py").read_bytes()
+    assert installed_core(anthropic_venv, tmp_path) == core
+
+
+@pytest.mark.parametrize(("file", "heading"), EXAMPLES)
+def test_the_memory_tool_example_runs_in_the_fresh_install(
+    anthropic_venv: Path, tmp_path: Path, file: str, heading: str
+) -> None:
+    workspace = tmp_path / "notes"
+    workspace.mkdir()
+    code = example_code(ROOT, file, heading)
+    script = tmp_path / "example.py"
+    script.write_text(code.replace(EXAMPLE_PLACEHOLDER, str(workspace)), "utf-8")
+    with ScriptedMessagesAPI(example_replies()) as api:
+        done = run(
+            anthropic_venv, "python", str(script), cwd=tmp_path, env=example_env(tmp_path, api.url)
+        )
+    assert done.returncode == 0, done.stderr
+    check_example_run(api, done.stdout, workspace)
+
+
+def test_the_demo_runs_the_installed_anthropic_adapter(
+    anthropic_venv: Path, tmp_path: Path
+) -> None:
+    done = run(anthropic_venv, "memquill", "demo", "--adapter", "anthropic", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  anthropic  identical to the core" in done.stdout

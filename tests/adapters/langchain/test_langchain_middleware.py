@@ -7,6 +7,8 @@ model is another one answering from a script. The agent keeps its thread in Lang
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from pydantic import Field
 from tests.adapters.extraction_models import ScriptedExtractorChat
 from tests.core.lifecycle_helpers import GOOD, REPLIES, USERS
 
-from memquill import MemorySession, job_status
+from memquill import MemorySession, MemquillError, job_status
 from memquill.tools import WriteSource, remember
 from memquill_langchain import MemoryScope, MemquillMiddleware, MemquillToolkit, RunScope
 
@@ -250,3 +252,46 @@ async def test_an_async_agent_extracts_on_its_own_loop(tmp_path: Path) -> None:
 @pytest.fixture(autouse=True)
 def _no_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMQUILL_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def test_a_new_users_workspace_is_created_private_and_remembers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The documented resolver, for a user whose folder (and its parent) does not exist yet."""
+    root = tmp_path / "srv" / "memory"
+    saver = InMemorySaver()
+    extractor = ScriptedExtractorChat(messages=iter([]), replies=[GOOD])
+    memory = MemquillMiddleware(
+        lambda run: MemoryScope(f"{root}/{run.user_id}"), model=extractor, checkpointer=saver
+    )
+    agent = create_agent(_agent_model(*REPLIES), [], middleware=[memory], checkpointer=saver)
+    previous = os.umask(0)  # whatever the umask, the folders are private
+    try:
+        for number, text in enumerate(USERS, start=1):
+            _say(agent, text, f"u{number}", "t1", "ana")
+    finally:
+        os.umask(previous)
+    assert memory.wait(60)
+
+    assert "MEMORY_JOB_ENQUEUE_FAILED" not in caplog.text
+    assert len(_records(root / "ana")) == 3
+    for folder in (root.parent, root, root / "ana"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def test_a_scope_that_cannot_be_used_fails_the_run_loudly(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    cases = {
+        "missing, not to be created": (MemoryScope(tmp_path / "nobody", create=False), "storage"),
+        "a file": (MemoryScope(tmp_path / "a-file"), "unsafe_path"),
+        "under a file": (MemoryScope(tmp_path / "a-file" / "ana"), "storage"),
+        "relative": (MemoryScope("relative/ana"), "unsafe_path"),
+    }
+    for name, (scope, code) in cases.items():
+        model = _agent_model("Hello.")
+        agent = create_agent(model, [], middleware=[MemquillMiddleware(lambda run, s=scope: s)])
+        with pytest.raises(MemquillError) as failed:
+            _say(agent, "Hi.", "u1", "t1", "ana")
+        assert failed.value.code == code, name
+        assert model.seen == [], name  # the agent never answered without its memory
+    assert not (tmp_path / "nobody").exists()

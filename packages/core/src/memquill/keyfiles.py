@@ -19,7 +19,7 @@ from memquill.errors import SourceError
 from memquill.owner_only import private_folder
 from memquill.paths import open_regular
 
-__all__ = ["KEY_BYTES", "UnsafeKeyFile", "load_key_file"]
+__all__ = ["KEY_BYTES", "UnsafeKeyFile", "load_key_file", "read_key_file", "write_key_file"]
 
 KEY_BYTES: Final = 32
 """The size of every key memquill keeps."""
@@ -50,6 +50,38 @@ def load_key_file(path: Path) -> bytes:
         raise UnsafeKeyFile() from None
 
 
+def read_key_file(path: Path) -> bytes | None:
+    """The key at ``path`` if there is one (``None`` when missing); nothing is created.
+
+    Raises:
+        UnsafeKeyFile: it exists but cannot be read, or is not what a key file must be.
+    """
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, SourceError):
+        raise UnsafeKeyFile() from None
+
+
+def write_key_file(path: Path, key: bytes, *, replace: bool = False) -> None:
+    """Store ``key`` at ``path`` (owner-only, fsynced, in an owner-only folder).
+
+    Without ``replace`` an existing file is left as it is (a racing writer of another key
+    wins, as :func:`load_key_file`'s creation does); with it, the new key replaces the file
+    in one rename.
+
+    Raises:
+        UnsafeKeyFile: ``key`` is not :data:`KEY_BYTES` long, or it cannot be written.
+    """
+    if len(key) != KEY_BYTES:
+        raise UnsafeKeyFile()
+    try:
+        _publish(path, key, replace=replace)
+    except OSError:
+        raise UnsafeKeyFile() from None
+
+
 def _read(path: Path) -> bytes:
     descriptor = open_regular(path)  # no symlink, no FIFO, never blocks
     try:
@@ -66,19 +98,40 @@ def _read(path: Path) -> bytes:
 
 
 def _create(path: Path) -> None:
+    _publish(path, secrets.token_bytes(KEY_BYTES), replace=False)
+
+
+def _publish(path: Path, key: bytes, *, replace: bool) -> None:
     folder = path.parent
     private_folder(folder)
     temporary = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
     try:
-        os.write(descriptor, secrets.token_bytes(KEY_BYTES))
+        os.write(descriptor, key)
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
     try:
-        # A racing process that published first wins, and both then read the same file.
-        os.link(temporary, path)
+        if replace:
+            os.replace(temporary, path)
+        else:
+            # A racing process that published first wins, and both then read the same file.
+            os.link(temporary, path)
     except FileExistsError:
         pass
     finally:
         temporary.unlink(missing_ok=True)
+    _sync_folder(folder)
+
+
+def _sync_folder(folder: Path) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return  # a platform that cannot open folders (Windows): nothing to sync
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

@@ -80,6 +80,10 @@ class Messages:
         "Memory storage is unavailable: the workspace folder does not exist. Create it, or "
         "choose an existing folder."
     )
+    WORKSPACE_NOT_CREATED: Final = (
+        "Memory storage is unavailable: the workspace folder could not be created. Check the "
+        "permissions of its parent folder and free disk space."
+    )
     READ_FAILED: Final = (
         "Memory could not be read. Check workspace and file permissions before retrying."
     )
@@ -161,7 +165,9 @@ class Messages:
         "Record {old} was corrected; its current version is {current} (record revision {revision})."
     )
     BATCH_KEYS: Final = "Two facts of one batch cannot have the same key."
+    BATCH_FACTS: Final = "One batch cannot rename the same fact twice."
     NO_TARGETS: Final = "Name at least one fact to forget."
+    NO_MOVES: Final = "Name at least one fact to rename."
     TARGET_REQUIRED: Final = "Give the fact's id or its key, not both."
     EXTRA_INVALID: Final = (
         "Extra metadata must be a JSON object of at most 16000 characters when written."
@@ -169,10 +175,90 @@ class Messages:
     WRITE_UNAUTHORIZED: Final = (
         "Memory write permission or workspace scope is no longer authorized."
     )
+    # Items in namespaces (a LangGraph store): memquill.ItemStore.
+    ITEM_ROOT: Final = (
+        "The item store's root must be an existing folder (memquill never creates a folder "
+        "you named): create it first."
+    )
+    ITEM_NAMESPACE: Final = (
+        "A namespace is 1 or more non-empty text labels, each at most 255 characters once "
+        "escaped as a folder name (a character outside a-z, 0-9, '_', '-', '~' takes 3 per "
+        "byte of its UTF-8)."
+    )
+    ITEM_ROW: Final = (
+        "The namespace is too long for a database store: its row name (the store's workspace, "
+        "'/', and the escaped labels joined by '/') must be at most 200 characters."
+    )
+    ITEM_KEY: Final = (
+        "An item key is non-empty text of at most 200 characters once escaped as a fact key "
+        "(a character outside A-Z, a-z, 0-9, '.', '_', '-', '~' and '/' takes 3 per byte of "
+        "its UTF-8)."
+    )
+    ITEM_VALUE: Final = (
+        "An item value is a JSON object: text keys, and values that are text, finite numbers, "
+        "true, false, null, lists or objects."
+    )
+    ITEM_INDEX: Final = (
+        "This store has no semantic index yet: leave index unset (search ranks by keywords)."
+    )
+    ITEM_PATH: Final = (
+        "A namespace folder under the item store's root is a symbolic link or not a folder."
+    )
     NO_SESSION: Final = "Memory writes require a trusted source session."
     RECORD_KEY_UNAVAILABLE: Final = (
         "The memory record key (record-key.v1 in the user data folder) is missing, unsafe or "
         "cannot be created. It must be a 32-byte file only its owner can read."
+    )
+    # Merging two copies of records.md (docs/sync.md).
+    MERGE_OURS_CORRUPT: Final = (
+        "This copy of records.md is not a valid managed memory file, so nothing was merged. "
+        "Run `memquill doctor` on it first."
+    )
+    MERGE_THEIRS_CORRUPT: Final = (
+        "The other copy of records.md is not a valid managed memory file, so nothing was "
+        "merged. Check it with `memquill doctor` where it came from."
+    )
+    MERGE_BASE_CORRUPT: Final = (
+        "The common ancestor of the two copies of records.md is not a valid managed memory "
+        "file, so nothing was merged."
+    )
+    CONFLICT_COPIES: Final = (
+        "Memory conflict copies wait: {copies}. Facts only they hold are not in memory until "
+        "`memquill sync resolve` merges them."
+    )
+    KEY_TEXT: Final = (
+        "That is not a record key as `memquill key export` writes it (one line starting "
+        "memquill-record-key:v1:), or it was damaged on the way."
+    )
+    NOT_A_GIT_WORKSPACE: Final = (
+        "The workspace is not in a git work tree: `git init` it (or clone your repository) "
+        "first, then run `memquill sync setup` again."
+    )
+    GIT_MISSING: Final = "The git program is not installed or did not answer."
+    GIT_FAILED: Final = "git {command} failed; run it yourself to see why."
+    COPY_UNREADABLE: Final = (
+        "That copy of records.md cannot be read (missing, not a regular file, or over 2 MiB)."
+    )
+    KEY_IN_REPOSITORY: Final = (
+        "The record key must never be committed: write it outside the workspace and outside "
+        "any git work tree."
+    )
+    KEY_TO_TERMINAL: Final = (
+        "The record key is not printed on a terminal. Pipe it to the other machine: "
+        "memquill key export --stdout | ssh OTHER-HOST memquill key import -"
+    )
+    KEY_DESTINATION: Final = (
+        "Say where the key goes: --output FILE (a new file only you can read) or --stdout "
+        "(into a pipe)."
+    )
+    KEY_FILE_EXISTS: Final = "That file exists already; the key is written only to a new file."
+    KEY_OF_DATABASE: Final = (
+        "A database store keeps its record key in its own row, shared by every host: there "
+        "is nothing to carry."
+    )
+    NOT_DIVERGED: Final = (
+        "That record is not part of a diverged fact; `memquill sync status` lists the ones "
+        "waiting for a choice."
     )
     # The search index's folder (a search keeps the index in memory; `memquill index` fails).
     INDEX_READ_ONLY: Final = (

@@ -56,6 +56,7 @@ __all__ = [
     "normalize_relative",
     "open_regular",
     "os_errors_as_source",
+    "prepare_workspace",
     "read_regular",
     "read_text_nofollow",
     "read_text_stat",
@@ -98,6 +99,39 @@ def canonical_workspace(workspace: str | os.PathLike[str]) -> Path:
     if not is_dir:
         raise UnsafePathError(Messages.WORKSPACE_NOT_DIR)
     return root
+
+
+def prepare_workspace(workspace: str | os.PathLike[str], *, create: bool = True) -> Path:
+    """:func:`canonical_workspace`, after creating the folder when it does not exist.
+
+    With ``create``, a missing workspace is made, with every missing parent folder, each
+    private (``0700`` whatever the umask); a folder that exists is left exactly as it is.
+
+    Raises:
+        UnsafePathError: the path is relative, or it is not a directory.
+        StorageError: it does not exist (and ``create`` is false), or it cannot be created.
+    """
+    raw: str = os.path.expanduser(os.fspath(workspace))
+    if create and raw and os.path.isabs(raw) and "\0" not in raw:
+        _make_private_folders(Path(raw))
+    return canonical_workspace(workspace)
+
+
+def _make_private_folders(path: Path) -> None:
+    missing: list[Path] = []
+    current = path
+    try:
+        while not os.path.lexists(current) and current.parent != current:
+            missing.append(current)
+            current = current.parent
+        for folder in reversed(missing):
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                continue  # made meanwhile by someone else: theirs, as it is
+            os.chmod(folder, 0o700)  # exactly 0700, whatever the umask let mkdir keep
+    except (OSError, ValueError) as error:
+        raise StorageError(Messages.WORKSPACE_NOT_CREATED) from error
 
 
 def user_data_dir() -> Path:

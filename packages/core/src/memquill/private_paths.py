@@ -1,8 +1,10 @@
 """Private paths: what a query never serves, and what a note is.
 
 Private: memquill's own bookkeeping (any ``.assistant``, ``.git`` or ``.memquill`` segment, the
-records file, its lock and staging files, and record projections) and the files and folders
-that usually hold credentials, whatever their extension and whatever the scan settings say.
+records file, its lock, staging and backup files, the conflict copies file-sync tools leave
+beside it, and record projections, and the same files of a workspace nested inside this one)
+and the files and folders that usually hold credentials, whatever their extension and whatever
+the scan settings say.
 
 A name (of a file, or of a folder on the way) is judged by its dot-separated parts, not by how
 it ends: ``secrets.txt``, ``key.pem.md`` and ``secrets.env.txt`` are private because one of
@@ -16,6 +18,7 @@ table and ``tests/core/test_private_paths.py`` tests each entry.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Collection
 from typing import Final
 
@@ -35,6 +38,7 @@ __all__ = [
     "is_managed_record_path",
     "is_note",
     "is_private",
+    "is_records_conflict_copy",
     "may_be_private",
     "private_reason",
 ]
@@ -130,10 +134,35 @@ CREDENTIAL_PARTS: Final = CREDENTIAL_EXTENSIONS | CREDENTIAL_STEMS
 """Every dot-separated part of a file name that makes it private."""
 
 
+# The names file-sync tools give the copy of ``records.md`` they could not reconcile: Syncthing
+# (``records.sync-conflict-20260301-120000-ABCDEFG.md``), Dropbox (``records (laptop's
+# conflicted copy 2026-03-01).md``), Nextcloud and ownCloud (``records (conflicted copy
+# 2026-03-01 120000).md``; older ownCloud ``records_conflict-20260301-120000.md``) and OneDrive
+# (``records-LAPTOP.md``). Compared in lower case.
+_CONFLICT_COPY: Final = re.compile(
+    r"records(?:"
+    r"\.sync-conflict-[0-9]{8}-[0-9]{6}-[a-z0-9]+"
+    r"| \([^/]*conflicted copy[^/]*\)"
+    r"|_conflict-[0-9]{8}-[0-9]{6}"
+    r"|-[a-z0-9][a-z0-9_-]{0,62}"
+    r")\.md"
+)
+
+
+def is_records_conflict_copy(name: str) -> bool:
+    """Whether the file name ``name`` is one a file-sync tool gives a conflict copy of
+    ``records.md`` (it lies beside it in ``memory/``; ``docs/sync.md`` lists the tools)."""
+    return _CONFLICT_COPY.fullmatch(name.lower()) is not None
+
+
 def is_managed_record_path(path: str) -> bool:
-    """Whether ``path`` names the records file, its lock or temp files, or a projection."""
+    """Whether ``path`` names the records file, its lock, temp or backup files, a conflict copy
+    a file-sync tool left beside it, or a projection."""
     lowered = path.lower().replace("\\", "/")
     lowered = lowered.removeprefix("./")
+    beside = lowered.startswith("memory/") and lowered.count("/") == 1
+    if beside and is_records_conflict_copy(lowered[len("memory/") :]):
+        return True
     return lowered == "memory/records.md" or lowered.startswith(
         ("memory/records/", "memory/.records-")
     )
@@ -155,7 +184,7 @@ def private_reason(path: str) -> str | None:
     segments = lowered.split("/")
     if any(segment in _PRIVATE_SEGMENTS for segment in segments):
         return Messages.PRIVATE
-    if is_managed_record_path(lowered):
+    if is_managed_record_path(lowered) or _nested_records(lowered):
         return Messages.PRIVATE
     name = segments[-1]
     nested = "/" + lowered + "/"
@@ -170,12 +199,27 @@ def private_reason(path: str) -> str | None:
     return None
 
 
+def _nested_records(lowered: str) -> bool:
+    """Whether ``lowered`` is one of the managed record paths of a workspace inside this one
+    (its records file, lock, staging, backup or conflict copies): an item store keeps a
+    namespace's children in its folder."""
+    segments = lowered.split("/")
+    return any(
+        segment == "memory" and is_managed_record_path("/".join(segments[index:]))
+        for index, segment in enumerate(segments)
+        if index > 0
+    )
+
+
 SUSPECT_STARTS: Final = (".", "_", "id_", "client_secret")
 """Lowercased names starting so may be private (see :func:`may_be_private`)."""
-SUSPECT_NAMES: Final = CREDENTIAL_NAMES | frozenset(
-    folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS
+SUSPECT_NAMES: Final = (
+    CREDENTIAL_NAMES
+    | frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
+    | {"records.md"}
 )
-"""Lowercased names that may be private (see :func:`may_be_private`)."""
+"""Lowercased names that may be private (see :func:`may_be_private`): credentials, and the
+records file of a workspace nested in this one."""
 
 
 def may_be_private(path: str, name: str) -> bool:

@@ -34,7 +34,6 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -56,6 +55,7 @@ from memquill import (
     committed_turns,
     memory_context,
     open_session,
+    prepare_workspace,
 )
 from memquill_langchain.history import CheckpointerSource, to_source_messages
 from memquill_langchain.model import ChatModelTextModel
@@ -171,7 +171,11 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # -- for hosts -------------------------------------------------------------------------
 
     def extraction(self, workspace: str | os.PathLike[str]) -> Extraction:
-        """The :class:`~memquill.Extraction` of ``workspace`` (its status, retry, flush)."""
+        """The :class:`~memquill.Extraction` of ``workspace`` (its status, retry, flush).
+
+        Raises:
+            StorageError, UnsafePathError: ``workspace`` is not an existing absolute folder.
+        """
         return self._bind(workspace).extraction
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -210,8 +214,9 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _session_id(scope: MemoryScope) -> str | None:
         return scope.session_id or run_scope(None).thread_id
 
-    def _bind(self, workspace: str | os.PathLike[str]) -> _Bound:
-        key = os.path.realpath(Path(workspace).expanduser())
+    def _bind(self, workspace: str | os.PathLike[str], *, create: bool = False) -> _Bound:
+        # Checked at every run: a scope that cannot be used fails the run, loudly.
+        key = str(prepare_workspace(workspace, create=create))
         with self._lock:
             bound = self._bound.get(key)
             if bound is None:
@@ -227,7 +232,7 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         scope = self._scope(request.runtime)
         if scope is None:
             return None
-        toolset = self._bind(scope.workspace).toolset
+        toolset = self._bind(scope.workspace, create=scope.create).toolset
         question = next(
             (m.text for m in reversed(request.messages) if isinstance(m, HumanMessage)), ""
         )
@@ -261,7 +266,7 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         turns = committed_turns(session_id, messages)
         if not turns or not messages or turns[-1].assistant_message_id != messages[-1].id:
             return None  # the run did not end with a finished reply
-        bound = self._bind(scope.workspace)
+        bound = self._bind(scope.workspace, create=scope.create)
         if isinstance(self.source, RecordedMessages):
             self.source.record(session_id, messages)
         try:

@@ -34,11 +34,19 @@ _NAME_FIELDS: Final = ("model_name", "model", "model_id", "deployment_name")
 class ChatModelTextModel:
     """A LangChain ``BaseChatModel`` as a memquill text model.
 
+    It is loop-bound (``loop_bound = True``): memquill calls it on the caller's event loop, where
+    the chat model's async client (often the agent's own) belongs, rather than on memquill's
+    call loop. LangChain runs a model without native async support in an executor, so it does
+    not block that loop.
+
     Args:
         model: the chat model (any provider, or a fake one in tests).
         max_tokens_param: the keyword the model takes its output budget under (``max_tokens``
             for OpenAI, Anthropic, Mistral and most others); ``None`` to pass no budget.
     """
+
+    loop_bound = True
+    """Called on the caller's event loop (see the class doc)."""
 
     def __init__(
         self, model: BaseChatModel, *, max_tokens_param: str | None = "max_tokens"

@@ -40,17 +40,27 @@ class RunScope:
 class MemoryScope:
     """Whose memory a run uses.
 
+    A scope that cannot be used fails the run: the middleware raises memquill's
+    ``StorageError`` (code ``storage``: the folder is missing and may not be created, or
+    cannot be created) or ``UnsafePathError`` (code ``unsafe_path``: not an absolute path to a
+    folder) from the agent's ``invoke``, never answering without memory in silence.
+
     Attributes:
-        workspace: the workspace folder (it must exist).
+        workspace: the workspace folder, an absolute path (``~`` is expanded). The application
+            maps its users to folders: memquill does not check that a user id is a safe name.
         session_id: the conversation's id in memquill (default: the thread id; with a
             checkpointer it must be the thread id, which is where the messages are read).
         record: record this run's turn for extraction (``False`` for automatic runs:
             heartbeats, scheduled tasks).
+        create: create the workspace (and its missing parent folders, each ``0700``) when it
+            does not exist yet, as a new user's first run needs; ``False`` requires it to
+            exist.
     """
 
     workspace: str | os.PathLike[str]
     session_id: str | None = None
     record: bool = True
+    create: bool = True
 
 
 ScopeResolver = Callable[[RunScope], MemoryScope | None]

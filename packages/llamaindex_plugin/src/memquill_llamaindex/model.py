@@ -31,11 +31,17 @@ __all__ = ["LLMTextModel"]
 class LLMTextModel:
     """A LlamaIndex ``LLM`` as a memquill text model.
 
+    It is loop-bound (``loop_bound = True``): memquill calls it on the caller's event loop, where
+    the LLM's async client (often the agent's own) belongs, rather than on memquill's call loop.
+
     Args:
         llm: the LLM (any provider, or ``MockLLM`` in tests).
         pass_max_tokens: pass the output budget as ``max_tokens`` to ``achat`` (OpenAI,
             Anthropic and most LLMs take it); turn off for one that refuses the keyword.
     """
+
+    loop_bound = True
+    """Called on the caller's event loop (see the class doc)."""
 
     def __init__(self, llm: LLM, *, pass_max_tokens: bool = True) -> None:
         self.llm = llm

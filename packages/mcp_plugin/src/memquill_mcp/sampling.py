@@ -55,9 +55,15 @@ def sampling_model(ctx: Context[Any, Any]) -> SamplingTextModel | None:
 class SamplingTextModel:
     """The model of the client that sent the current request.
 
+    It is loop-bound (``loop_bound = True``): a sampling request travels on the server's session,
+    so memquill calls it on the server's event loop, never on a call loop of its own.
+
     Args:
         ctx: the tool call's context (the request the sampling request belongs to).
     """
+
+    loop_bound = True
+    """Called on the caller's event loop (see the class doc)."""
 
     def __init__(self, ctx: Context[Any, Any]) -> None:
         self._ctx = ctx

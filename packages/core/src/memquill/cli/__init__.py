@@ -23,6 +23,8 @@ _COMMAND_MODULES = (
     "query",
     "index",
     "where",
+    "sync",
+    "key",
     "extract",
     "manage",
     "plugins",

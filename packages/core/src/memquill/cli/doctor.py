@@ -14,6 +14,7 @@ import argparse
 from typing import Any
 
 from memquill.cli.context import Context, add_common, counted
+from memquill.cli.sync import waiting_lines
 from memquill.errors import CorruptError, MemoryRecordError, StorageError
 from memquill.index import IndexSearcher, SearchIndex, index_errors
 from memquill.paths import canonical_workspace
@@ -119,6 +120,11 @@ def _text(report: DoctorReport, *, fix: bool, file_lock: bool = True) -> str:
             f"control: record {control.record_id} holds {control.character} (saved before "
             "writes refused control characters); update it without them"
         )
+    lines.extend(
+        waiting_lines(
+            report.conflict_copies, report.diverged, report.renamed_keys, report.other_keys
+        )
+    )
     lines.append("healthy" if report.ok else "problems found")
     return "\n".join(lines)
 
@@ -201,4 +207,13 @@ def _json(report: DoctorReport) -> dict[str, object]:
         "control_findings": [
             {"record_id": f.record_id, "character": f.character} for f in report.control_findings
         ],
+        "conflict_copies": list(report.conflict_copies),
+        "diverged": [
+            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
+            for d in report.diverged
+        ],
+        "renamed_keys": [
+            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in report.renamed_keys
+        ],
+        "other_keys": dict(report.other_keys),
     }

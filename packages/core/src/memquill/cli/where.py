@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from memquill.cli.context import Context, add_common
-from memquill.store import STORE_ENV, is_database, parse_location, resolve_location
+from memquill.errors import MemquillError
+from memquill.store import STORE_ENV, RecordKey, is_database, parse_location, resolve_location
+from memquill.sync import git_setup
 from memquill.tools import default_bindings_path
 
 __all__ = ["register"]
@@ -47,6 +49,8 @@ def _where(args: argparse.Namespace, context: Context) -> int:
         state = "does not exist yet (the first `memquill remember` creates it)"
     records = choice.path / "memory" / "records.md"
     index = _index_path(choice.path)
+    sync = _sync_state(choice.path) if choice.path.is_dir() else "no workspace yet"
+    key = RecordKey()
     data: dict[str, object] = {
         "workspace": str(choice.path),
         "origin": choice.origin,
@@ -58,6 +62,8 @@ def _where(args: argparse.Namespace, context: Context) -> int:
         "lock": str(records.with_name(".records-lock")),
         "index": None if index is None else str(index),
         "bindings": str(default_bindings_path()),
+        "sync": sync,
+        "record_key": str(key.path),
     }
     lines = [
         f"workspace: {choice.path}",
@@ -72,6 +78,8 @@ def _where(args: argparse.Namespace, context: Context) -> int:
     lines += [
         f"index:     {index if index is not None else 'none (every search reads the files)'}",
         f"bindings:  {data['bindings']}",
+        f"sync:      {sync}",
+        f"key:       {key.path} (never in the workspace; `memquill key show`)",
     ]
     context.emit("\n".join(lines), data)
     return 1 if problem is not None else 0
@@ -100,6 +108,19 @@ def _database(
         f"  mirror:  {mirror if mirror is not None else 'none (memquill export writes the file)'}",
     ]
     return data, lines
+
+
+def _sync_state(workspace: Path) -> str:
+    """Whether git merges this workspace's ``records.md`` record by record."""
+    try:
+        setup = git_setup(workspace)
+    except MemquillError as error:
+        return error.message
+    if setup.repository is None:
+        return "not in a git repository (docs/sync.md: git or a file-sync tool)"
+    if setup.ready:
+        return f"git merges memory/records.md record by record ({setup.driver})"
+    return "git is NOT set up to merge memory/records.md: run `memquill sync setup`"
 
 
 def _index_path(workspace: Path) -> Path | None:

@@ -3,7 +3,10 @@
 A text model takes a :class:`Prompt` (system and user text) and returns text, within a token
 budget. It is asynchronous, and cancellation is asyncio's own: memquill cancels the task that
 awaits :meth:`TextModel.generate` (a timed-out rerank, a host shutting down), and an
-implementation lets ``asyncio.CancelledError`` propagate.
+implementation lets ``asyncio.CancelledError`` propagate. memquill runs the call on a call loop
+of its own (:mod:`memquill.enhance._calls`), so its budget holds even if the model blocks; a
+model whose calls belong to the caller's event loop sets the class attribute
+``loop_bound = True`` and is called there instead.
 
 Its :class:`ModelIdentity` says who it is without saying anything secret: a family and a name a
 person can read (``langchain`` / ``ChatOpenAI/gpt-4o-mini``), plus the configuration

@@ -29,7 +29,9 @@ from memquill.tools import RankDecision
 __all__ = ["ModelRanker", "model_loop", "run_blocking"]
 
 T = TypeVar("T")
-_WAIT_MARGIN: Final = 30.0  # seconds beyond the rerank timeout a blocking caller waits at most
+# Seconds beyond the rerank budget a synchronous caller waits at most: the budget holds on the
+# model-call loop, and this only guards that loop itself (a loop-bound model that blocks it).
+_WAIT_MARGIN: Final = 1.0
 
 
 class ModelRanker:

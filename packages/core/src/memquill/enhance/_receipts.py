@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from memquill.errors import SourceError
+from memquill.jsondoc import parse_json
 from memquill.owner_only import private_folder
 from memquill.paths import open_regular
 
@@ -147,7 +148,7 @@ class BlockReceipts:
 
 def _parse(raw: bytes) -> BlockReceipt:
     try:
-        document: Any = json.loads(raw.decode("utf-8"))
+        document: Any = parse_json(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise PersistenceUnavailable() from None
     if (

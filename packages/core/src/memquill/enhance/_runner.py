@@ -12,8 +12,12 @@ Per request (:meth:`AuxiliaryRunner.run`), before any model call:
    call is out (no coalescing: another prompt never receives this one's answer) and ``cooldown:
    request_failed`` until its retry time.
 
-Then the model is called (120 s limit by default). An empty answer is ``failed:
-empty_response`` with a cooldown; an exception is classified
+Then the model is called (120 s limit by default) on a call loop of its own
+(:mod:`memquill.enhance._calls`), so the limit holds even for a model that blocks its thread:
+past it the caller stops waiting, the late answer is dropped, and the call is ``failed:
+timeout`` with a cooldown (reported as a ``timeout``); the scope stays ``in_flight`` until the
+abandoned call has really ended. An empty answer is ``failed: empty_response`` with a
+cooldown; an exception is classified
 (:func:`~memquill.enhance.classify`): credentials → a persistent block; a cancellation →
 ``failed: cancelled`` without cooldown; an unsupported model → ``unavailable:
 model_unsupported``; anything else → ``failed: request_failed`` with a cooldown of 60 s doubling
@@ -31,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from memquill.enhance._classify import classify
+from memquill.enhance._calls import CallOverdue, is_loop_bound, run_call
+from memquill.enhance._classify import Failure, classify
 from memquill.enhance._entries import Entries, Entry
 from memquill.enhance._identity import IdentityUnavailable, InstallKey, fingerprint, label_digest
 from memquill.enhance._model import ModelDeferred, ModelIdentity, TextModel
@@ -53,6 +58,7 @@ from memquill.paths import user_data_dir
 __all__ = ["MAX_COOLDOWN", "AuxiliaryRunner", "default_runner", "default_state_dir"]
 
 MAX_COOLDOWN: Final = 300.0
+_TIMEOUT: Final = Failure("timeout", "transient_upstream")
 _LOG: Final = logging.getLogger("memquill.enhance")
 
 
@@ -120,16 +126,17 @@ class AuxiliaryRunner:
         if isinstance(entry, AuxiliaryResult):
             return entry
         try:
-            text = await self._call(request)
+            text = await self._call(request, entry)
+        except CallOverdue:
+            return self._overdue(request, route, entry)
         except asyncio.CancelledError:
+            entry.pending = False  # the caller gave up: the scope is free again
             entry.last = AuxiliaryResult("failed", "cancelled")
             raise
         except ModelDeferred:
             raise
         except Exception as error:  # noqa: BLE001 - every model failure is classified
             return self._failed(request, route, entry, error)
-        finally:
-            entry.pending = False
         if not text.strip():
             return self._settle(entry, self._cooled(entry, "failed", "empty_response"))
         entry.failures, entry.retry_at = 0, None
@@ -214,11 +221,22 @@ class AuxiliaryRunner:
             request.scene, request.scope, route.fingerprint, route.digest, self._clock()
         )
 
-    async def _call(self, request: AuxiliaryRequest) -> str:
-        call = request.model.generate(request.prompt, max_tokens=request.max_tokens)
-        if request.timeout is None:
-            return await call
-        return await asyncio.wait_for(call, request.timeout)
+    async def _call(self, request: AuxiliaryRequest, entry: Entry) -> str:
+        model, prompt, budget = request.model, request.prompt, request.max_tokens
+
+        def ended() -> None:
+            entry.pending = False  # the call is over: the scope may call again
+
+        return await run_call(
+            lambda: model.generate(prompt, max_tokens=budget),
+            request.timeout,
+            here=is_loop_bound(model),
+            ended=ended,
+        )
+
+    def _overdue(self, request: AuxiliaryRequest, route: _Route, entry: Entry) -> AuxiliaryResult:
+        self.telemetry.report(request.scene, _TIMEOUT, route.identity.family)
+        return self._settle(entry, self._cooled(entry, "failed", "timeout"))
 
     def _failed(
         self, request: AuxiliaryRequest, route: _Route, entry: Entry, error: Exception

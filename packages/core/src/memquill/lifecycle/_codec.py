@@ -1,7 +1,10 @@
 """Reading and writing the ledger's JSON, strictly.
 
-Every field is checked on read: a wrong type, an unknown key, an out-of-range number or a
-string that could carry text (longer than an id, with control characters) makes the whole file
+Every field is checked on read: a wrong type, an unknown key, an out-of-range number, a
+string that could carry text (longer than an id, with control characters), a turn id that is
+not a sha256 (64 lowercase hex digits), or a job whose id is not the id of its own closing turn
+(``sha256(session id + ":" + assistant message id)``, which also keys its records, so a
+rewritten id would ask the model again and save the batch twice) makes the whole file
 ``job_corrupt``; more than 5,000 turns or jobs, or a file over 4 MiB, is ``job_limit``. Unknown
 keys are refused rather than kept, so nothing but references can ever sit in the file.
 """
@@ -14,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from memquill.errors import JobCorruptError, JobLimitError, Messages
+from memquill.jsondoc import parse_json
 from memquill.lifecycle._model import (
     JOB_STATUSES,
     MAX_ATTEMPTS,
@@ -24,6 +28,7 @@ from memquill.lifecycle._model import (
     JobStatus,
     Ledger,
     SourceRef,
+    turn_id,
 )
 
 __all__ = ["decode_ledger", "encode_ledger", "valid_reference"]
@@ -32,6 +37,7 @@ _VERSION: Final = 1
 _MAX_ID_CHARS: Final = 200
 _MAX_LABEL_CHARS: Final = 300
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_TURN_ID: Final = re.compile(r"[0-9a-f]{64}")
 _TOP: Final = frozenset({"version", "turns", "counters", "jobs", "pendingSources"})
 _REF: Final = frozenset({"userMessageId", "assistantMessageId"})
 _JOB_REQUIRED: Final = (
@@ -63,8 +69,8 @@ def decode_ledger(data: bytes) -> Ledger:
         JobLimitError: more than 5,000 turns or jobs.
     """
     try:
-        document: object = json.loads(data.decode("utf-8"))
-    except ValueError:  # not UTF-8, or not JSON
+        document: object = parse_json(data.decode("utf-8"))
+    except ValueError:  # not UTF-8, not JSON, or nested too deeply (jsondoc)
         raise JobCorruptError(Messages.JOBS_CORRUPT) from None
     top = _object(document, _TOP, required=("version", "turns", "counters", "jobs"))
     version: object = top["version"]
@@ -76,7 +82,9 @@ def decode_ledger(data: bytes) -> Ledger:
         raise JobLimitError(Messages.JOBS_LIMIT)
     ledger = Ledger()
     for turn in turns:
-        ledger.turns.append(_reference(turn))
+        if not isinstance(turn, str) or not _TURN_ID.fullmatch(turn):
+            raise JobCorruptError(Messages.JOBS_CORRUPT)
+        ledger.turns.append(turn)
     for session, count in _mapping(top["counters"]).items():
         ledger.counters[_reference(session)] = _integer(count, 0, MAX_TURNS)
     for session, refs in _mapping(top.get("pendingSources", {})).items():
@@ -138,7 +146,7 @@ def _job(value: object) -> Job:
         raise JobCorruptError(Messages.JOBS_CORRUPT)
     retry_at = item.get("retryAt")
     sources = item.get("sources")
-    return Job(
+    job = Job(
         id=_reference(item["id"]),
         session_id=_reference(item["sessionId"]),
         user_message_id=_reference(item["userMessageId"]),
@@ -154,6 +162,9 @@ def _job(value: object) -> Job:
         storage_blocked_revision=_optional_reference(item.get("storageBlockedRevision"), 2000),
         attempts=_integer(item.get("attempts", 0), 0, MAX_ATTEMPTS),
     )
+    if job.id != turn_id(job.session_id, job.assistant_message_id):
+        raise JobCorruptError(Messages.JOBS_CORRUPT)
+    return job
 
 
 def _job_json(job: Job) -> dict[str, object]:

@@ -6,7 +6,7 @@ In order (``docs/extraction.md`` has the table of statuses and reasons):
    ``unavailable: policy_blocked``. A session the message source does not know is left alone;
 2. the sources that still stand; none → ``skipped: source_unavailable``;
 3. storage that failed before and has not changed since → left alone (no timer);
-4. **crash recovery**: a record whose operation hash is the job's first key (``<job id>:0``)
+4. **crash recovery**: a record whose operation hash is one of the job's keys (``<job id>:<i>``)
    means the batch was saved before a crash: ``completed`` (or ``skipped: source_revoked`` if
    it was forgotten since) without calling the model again;
 5. three paid attempts spent → ``unavailable: retry_exhausted``;
@@ -19,8 +19,10 @@ In order (``docs/extraction.md`` has the table of statuses and reasons):
    refunded; the answer is validated strictly; the gate and every source are checked again
    (an edit → ``skipped: source_changed``, nothing saved); the facts are saved in one batch
    through the one write path with keys ``<job id>:<i>`` (a tombstone → ``skipped:
-   source_revoked``). Storage failures wait for the storage to change; anything else is
-   ``failed`` for 60 s, or ``retry_exhausted`` once the third paid attempt is gone.
+   source_revoked``), except those whose content an active record already has (case and
+   whitespace aside), which are not saved again. Storage failures wait for the storage to
+   change; anything else is ``failed`` for 60 s, or ``retry_exhausted`` once the third paid
+   attempt is gone.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from memquill.lifecycle._host import MessageSource, SessionGate
 from memquill.lifecycle._model import MAX_ATTEMPTS, Job, JobStatus
 from memquill.lifecycle._prompt import (
     EXTRACTION_MAX_TOKENS,
+    MAX_FACTS,
     Fact,
     cut_turns,
     extraction_prompt,
@@ -138,8 +141,17 @@ class _JobRun:
         if job.storage_blocked_revision == signature:
             return self._leave()
         store = config.session.store
-        # The first candidate of a committed batch has the key ``<job id>:0``.
-        recovered = store.find_operation(f"{job.id}:0")
+        # A committed batch holds at least one of its keys (a fact already in memory is skipped,
+        # so not always ``<job id>:0``); a batch of known facts only left none, and is asked
+        # again, to be skipped again.
+        recovered = next(
+            (
+                record
+                for index in range(MAX_FACTS)
+                if (record := store.find_operation(f"{job.id}:{index}")) is not None
+            ),
+            None,
+        )
         if recovered is not None:
             if recovered.status == "active":
                 return self._settle("completed", None)
@@ -201,7 +213,7 @@ class _JobRun:
                 captured_at=captured if valid_reference(captured) else None,
             )
             candidates.append(Candidate(fact.content, source.metadata(), f"{job.id}:{index}"))
-        result = save_candidates(self._job_session(), candidates)
+        result = save_candidates(self._job_session(), candidates, skip_known=True)
         if result.status == "blocked":
             self._settle("skipped", "source_revoked")
         else:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
+from memquill.store._codec import sha256_hex
+
 __all__ = [
     "BATCH_TURNS",
     "ELIGIBLE",
@@ -31,6 +33,7 @@ __all__ = [
     "JobStatus",
     "Ledger",
     "SourceRef",
+    "turn_id",
 ]
 
 MAX_TURNS: Final = 5000
@@ -56,6 +59,12 @@ ELIGIBLE: Final[frozenset[str]] = frozenset(
     {"pending", "running", "unavailable", "failed", "cooldown"}
 )
 """Statuses a pass picks up again; ``completed``, ``nothing`` and ``skipped`` are final."""
+
+
+def turn_id(session_id: str, assistant_message_id: str) -> str:
+    """The id of the turn the assistant message ``assistant_message_id`` closed: the sha256 of
+    ``session id + ":" + assistant message id`` (also the id of the job that turn closed)."""
+    return sha256_hex(f"{session_id}:{assistant_message_id}")
 
 
 @dataclass(frozen=True, slots=True)

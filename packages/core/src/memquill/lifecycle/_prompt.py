@@ -4,9 +4,12 @@ The model sees the batch's turns as JSON data (each user message cut to
 ``floor(6000 / refs)`` UTF-16 units, each assistant reply to ``floor(3000 / usable)``) and must
 answer with a JSON array of at most 8 facts, each ``{"messageId", "content", "evidence"}``:
 ``messageId`` one of the batch's user messages, ``content`` the fact, and ``evidence`` a quote
-found **verbatim** (case-sensitive) in that user message's text as the model saw it. One item
-that breaks a rule rejects the whole answer (``extraction_invalid``), so a model that paraphrases,
-invents or attributes an assistant's words to the user saves nothing.
+found **verbatim** (case-sensitive) in that user message's text as the model saw it. The quote
+must be substantial and the content grounded in it (:mod:`memquill.lifecycle._grounding`: at
+least 3 words and 12 characters, not only stop words; at least half of the content's
+significant terms in the message, one of them in the quote). One item that breaks a rule
+rejects the whole answer (``extraction_invalid``), so a model that paraphrases a quote, invents,
+or attributes an assistant's words to the user saves nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any, Final, cast
 
 from memquill.enhance import Prompt
 from memquill.errors import ExtractionInvalidError, Messages
+from memquill.jsondoc import parse_json
+from memquill.lifecycle._grounding import content_problem, quote_problem
 from memquill.text import utf16_prefix
 
 __all__ = [
@@ -52,8 +57,9 @@ one-off requests, the current task's steps).
 {"messageId": "<the messageId of the user message the fact comes from>", "content": "<the fact, \
 one self-contained sentence>", "evidence": "<an exact quote, copied character for character, \
 from that user message>"}.
-- The evidence must appear verbatim in that user message. If you cannot quote it, leave the \
-fact out.
+- The evidence must appear verbatim in that user message, be at least three words long, and \
+hold the words the fact rests on; write the content with the user's own words. If you cannot \
+quote it, leave the fact out.
 - Answer [] when there is nothing durable to remember."""
 
 
@@ -111,12 +117,13 @@ def parse_facts(answer: str, turns: Sequence[PromptTurn]) -> list[Fact]:
     Raises:
         ExtractionInvalidError: not a JSON array (a fence around it is allowed), more than 8
             items, or an item without a batch ``messageId``, a non-blank ``content`` and a
-            non-blank ``evidence`` found verbatim in that user message. The message says which
-            rule and which item, never the text.
+            non-blank ``evidence`` found verbatim in that user message, or whose evidence is
+            not a substantial quote or whose content is not grounded in it (see the module
+            doc). The message says which rule and which item, never the text.
     """
     text = _FENCE_CLOSE.sub("", _FENCE_OPEN.sub("", answer.strip(), count=1), count=1).strip()
     try:
-        parsed: object = json.loads(text)
+        parsed: object = parse_json(text)
     except ValueError:
         raise ExtractionInvalidError(Messages.EXTRACTION_NOT_JSON) from None
     if not isinstance(parsed, list):
@@ -147,4 +154,7 @@ def _fact(item: object, number: int, users: dict[str, str]) -> Fact:
         raise invalid("evidence is missing or blank")
     if evidence not in users[message_id]:
         raise invalid("evidence is not a verbatim quote of that user message")
+    problem = quote_problem(evidence) or content_problem(content, evidence, users[message_id])
+    if problem is not None:
+        raise invalid(problem)
     return Fact(message_id, content, evidence)

@@ -26,13 +26,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
 from memquill.errors import InvalidInputError, Messages, SourceError
+from memquill.jsondoc import parse_json
 from memquill.lifecycle._host import MessageRole, SourceMessage, ToolCall, ToolOutput
 from memquill.paths import read_regular
 
@@ -95,7 +95,7 @@ def read_transcript(path: Path) -> tuple[str | None, list[SourceMessage]]:
             if not line.strip():
                 continue
             try:
-                item: object = json.loads(line)
+                item: object = parse_json(line)
                 message = _message(item, number)
             except (ValueError, TypeError, KeyError):
                 raise InvalidInputError(f"Transcript line {number} is not a message.") from None

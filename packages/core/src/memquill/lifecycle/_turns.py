@@ -17,17 +17,16 @@ sources into a job. Pending sources are in the ledger, so a restart loses none.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 from memquill.errors import JobLimitError, Messages
+from memquill.jsondoc import parse_json
 from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import SourceMessage, ToolCall, ToolOutput
-from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef
-from memquill.store._codec import sha256_hex
+from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef, turn_id
 
 __all__ = [
     "CommittedTurn",
@@ -52,11 +51,6 @@ Refusal = Literal[
 
 _WRITE_TOOL: Final = re.compile(r"^(?:.*__)?memory_(?:remember|update|forget)$")
 _MAX_ID: Final = 200
-
-
-def turn_id(session_id: str, assistant_message_id: str) -> str:
-    """The id of the turn the assistant message ``assistant_message_id`` closed."""
-    return sha256_hex(f"{session_id}:{assistant_message_id}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +122,7 @@ def has_memory_write(calls: Iterable[ToolCall], outputs: Iterable[ToolOutput]) -
         if name is None or output.is_error or not _WRITE_TOOL.match(name):
             continue
         try:
-            receipt: object = json.loads(output.content)
+            receipt: object = parse_json(output.content)
         except ValueError:
             continue
         if not isinstance(receipt, dict):

@@ -1,4 +1,5 @@
-"""The changes a person can ask for: ``remember``, ``correct``, ``forget``, ``retry``, ``repair``.
+"""The changes a person can ask for: ``remember``, ``correct``, ``forget``, ``retry``, ``repair``,
+``keep``.
 
 A request body is a JSON object with exactly the keys its action takes; anything else is
 refused before the store is touched, so a client can never choose the workspace, the source or
@@ -6,21 +7,22 @@ the key space. Every action carries the 64-hex revision the person saw (``expect
 and the store compares it under its lock. Page writes are manual: source ``manual``. A
 ``repair`` names the revision of the repair plan the page showed for an unreadable
 ``records.md``: only that file is repaired, after a backup, as ``memquill doctor --fix`` does.
+A ``keep`` settles a diverged fact on one of its versions, as ``memquill sync keep`` does.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
-from memquill.errors import ConflictError, CorruptError, InvalidInputError
+from memquill.errors import ConflictError, CorruptError, InvalidInputError, JobLedgerError
+from memquill.jsondoc import parse_json
 from memquill.manage._state import Backend
 from memquill.store import ID_PATTERN, REVISION_PATTERN
-from memquill.tools import WriteOutcome, WriteSource, correct, forget, remember
+from memquill.tools import WriteOutcome, WriteSource, correct, forget, keep_version, remember
 
 __all__ = ["Action", "Outcome", "parse_action", "perform"]
 
@@ -63,6 +65,13 @@ class ForgetAction(_Body):
     id: RecordId
 
 
+class KeepAction(_Body):
+    """Settle a diverged fact on this version (``expectedRevision``: its record revision)."""
+
+    action: Literal["keep"]
+    id: RecordId
+
+
 class RetryAction(_Body):
     """Ask the extraction lifecycle to run its retryable jobs now."""
 
@@ -76,7 +85,7 @@ class RepairAction(_Body):
 
 
 Action = Annotated[
-    RememberAction | CorrectAction | ForgetAction | RetryAction | RepairAction,
+    RememberAction | CorrectAction | ForgetAction | KeepAction | RetryAction | RepairAction,
     Field(discriminator="action"),
 ]
 _ACTION: Final[TypeAdapter[Action]] = TypeAdapter(Action)
@@ -109,7 +118,7 @@ def parse_action(body: bytes) -> Action:
             extra key, or a value of the wrong type or form.
     """
     try:
-        data: object = json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
+        data: object = parse_json(body.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InvalidInputError("Invalid request.") from error
     try:
@@ -183,6 +192,8 @@ def perform(backend: Backend, action: Action, now: datetime) -> Outcome:
         return _written(outcome)
     if isinstance(action, ForgetAction):
         return _written(forget(session, action.id, action.expected_revision, source=source))
+    if isinstance(action, KeepAction):
+        return _written(keep_version(session, action.id, action.expected_revision, source=source))
     if isinstance(action, RepairAction):
         return _repaired(backend, action.expected_revision)
     if session.store.snapshot().revision != action.expected_revision:
@@ -195,5 +206,8 @@ def perform(backend: Backend, action: Action, now: datetime) -> Outcome:
                 "message": "Automatic extraction is not available for this workspace.",
             },
         )
-    backend.jobs.resume()
+    try:
+        backend.jobs.resume()
+    except JobLedgerError as error:  # a ledger that cannot be used: extraction is unavailable
+        return Outcome(503, {"error": error.code, "message": error.message})
     return Outcome(202, {"retryRequested": True, "revision": action.expected_revision})

@@ -121,6 +121,7 @@ def doctor_panel(doctor: Mapping[str, object]) -> str:
             f"<li>Record <code>{escape(str(finding['recordId']))}</code> looks like it holds a "
             f"credential ({kinds}): forget it, or edit it without the credential.</li>"
         )
+    items.extend(_sync_items(doctor))
     error = doctor.get("error")
     if isinstance(error, Mapping):
         items.append(
@@ -131,6 +132,43 @@ def doctor_panel(doctor: Mapping[str, object]) -> str:
         '<section aria-labelledby="doctor-title" id="doctor">'
         f'<h2 id="doctor-title">Health</h2><p>{verdict}</p><ul>{"".join(items)}</ul></section>'
     )
+
+
+def _sync_items(doctor: Mapping[str, object]) -> list[str]:
+    """Conflict copies, diverged facts (with a Keep button per version), renamed keys and
+    records under another record key: what a workspace on several machines waits for."""
+    items = [
+        f"<li>A file-sync tool left <code>{escape(str(path))}</code> beside records.md: the "
+        "facts only it holds are not in memory until <code>memquill sync resolve</code> "
+        "merges it.</li>"
+        for path in cast(Sequence[object], doctor.get("conflictCopies") or [])
+    ]
+    for found in cast(Sequence[Mapping[str, object]], doctor.get("diverged") or []):
+        active = str(found["activeId"])
+        choices = "".join(
+            f"<li><q>{escape(str(version['content']))}</q> "
+            f"({'kept for now' if version['id'] == active else 'from another machine'}) "
+            f'<button type="button" class="keep-version" data-id="{escape(str(version["id"]))}" '
+            f'data-revision="{escape(str(version["recordRevision"]))}">Keep this one</button>'
+            "</li>"
+            for version in cast(Sequence[Mapping[str, object]], found["versions"])
+        )
+        items.append(
+            '<li class="diverged">This fact was corrected differently on two machines; the '
+            f"newest correction is shown. Choose the one to keep:<ul>{choices}</ul></li>"
+        )
+    items.extend(
+        f"<li>The key <code>{escape(str(item['key']))}</code> was taken on two machines: the "
+        f"younger fact now has <code>{escape(str(item['renamed']))}</code>.</li>"
+        for item in cast(Sequence[Mapping[str, object]], doctor.get("renamedKeys") or [])
+    )
+    items.extend(
+        f"<li>{escape(str(count))} record(s) were written under record key "
+        f"<code>{escape(str(key))}</code>, which this machine does not hold: import it with "
+        "<code>memquill key import</code> so duplicates and tombstones are recognised.</li>"
+        for key, count in cast(Mapping[str, object], doctor.get("otherKeys") or {}).items()
+    )
+    return items
 
 
 _SHORT_ID: Final = 8

@@ -93,9 +93,11 @@ def latest_version(snapshot: Snapshot, record_id: str) -> Record | None:
     return (active or family)[-1]
 
 
-def doctor_json(report: DoctorReport) -> dict[str, object]:
-    """The doctor panel's data: errors, capacity, lock, staging files, secret findings, and for
-    an unreadable file which record is at fault and the repair ``doctor --fix`` offers."""
+def doctor_json(report: DoctorReport, snapshot: Snapshot | None = None) -> dict[str, object]:
+    """The doctor panel's data: errors, capacity, lock, staging files, secret findings, for
+    an unreadable file which record is at fault and the repair ``doctor --fix`` offers, and what
+    a workspace kept on several machines waits for (conflict copies, diverged facts with each
+    version's text and record revision from ``snapshot``, renamed keys, other record keys)."""
     return {
         "ok": report.ok,
         "error": error_json(report.error) if report.error is not None else None,
@@ -111,7 +113,38 @@ def doctor_json(report: DoctorReport) -> dict[str, object]:
         ],
         "diagnosis": _diagnosis_json(report.diagnosis),
         "repair": _repair_json(report.repair),
+        "conflictCopies": list(report.conflict_copies),
+        "diverged": [
+            {
+                "rootId": found.root_id,
+                "activeId": found.active_id,
+                "versions": _versions_json(snapshot, (found.active_id, *found.other_ids)),
+            }
+            for found in report.diverged
+        ],
+        "renamedKeys": [
+            {"key": item.key, "rootId": item.root_id, "renamed": item.renamed}
+            for item in report.renamed_keys
+        ],
+        "otherKeys": dict(report.other_keys),
     }
+
+
+def _versions_json(snapshot: Snapshot | None, ids: tuple[str, ...]) -> list[dict[str, object]]:
+    """Each version of a diverged fact: id, text and record revision (what a choice names)."""
+    found: list[dict[str, object]] = []
+    for record_id in ids:
+        record = snapshot.find(record_id) if snapshot is not None else None
+        if snapshot is not None and record is not None:
+            found.append(
+                {
+                    "id": record.id,
+                    "content": record.content,
+                    "createdAt": record.created_at,
+                    "recordRevision": snapshot.record_revision(record),
+                }
+            )
+    return found
 
 
 def _diagnosis_json(diagnosis: Diagnosis | None) -> dict[str, object] | None:
@@ -180,6 +213,6 @@ class State:
             "revision": self.revision,
             "records": records,
             "error": error_json(self.error) if self.error is not None else None,
-            "doctor": doctor_json(self.doctor),
+            "doctor": doctor_json(self.doctor, snapshot),
             "enhancement": self.enhancement,
         }

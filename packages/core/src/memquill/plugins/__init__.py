@@ -1,8 +1,9 @@
 """The plugin system: hooks, the manager, the adapter contract, and the plugin-aware session.
 
 Plugin authors use :data:`hookimpl` with the hooks of :mod:`memquill.plugins.hookspecs`
-(contribute adapters and secret detectors, receive model-assistance telemetry as
-:class:`ProviderEvent`), describe an adapter with :class:`AdapterSpec`, and give their package
+(contribute adapters, other framework integrations and secret detectors, receive
+model-assistance telemetry as :class:`ProviderEvent`), describe an adapter with
+:class:`AdapterSpec` and an integration with :class:`IntegrationSpec`, and give their package
 lazy exports with :func:`lazy_exports`. Hosts open sessions with
 :func:`open_session`, so every plugin detector guards every write.
 
@@ -24,6 +25,7 @@ if typing.TYPE_CHECKING:
         HarnessResult,
         ToolDescriptor,
     )
+    from memquill.plugins._integrations import IntegrationSpec
     from memquill.plugins._manager import (
         DISABLE_AUTOLOAD_ENV,
         ENTRY_POINT_GROUP,
@@ -33,6 +35,7 @@ if typing.TYPE_CHECKING:
         PluginReport,
         RegisteredAdapter,
         RegisteredDetector,
+        RegisteredIntegration,
         get_plugin_manager,
         plugin_report,
         registered_adapters,
@@ -49,6 +52,7 @@ __all__ = [
     "AdapterHarness",
     "AdapterSpec",
     "HarnessResult",
+    "IntegrationSpec",
     "MemquillPluginManager",
     "PluginFailure",
     "PluginInfo",
@@ -57,6 +61,7 @@ __all__ = [
     "RegexDetector",
     "RegisteredAdapter",
     "RegisteredDetector",
+    "RegisteredIntegration",
     "SecretDetector",
     "ToolDescriptor",
     "connect_telemetry",
@@ -78,6 +83,7 @@ __getattr__, __dir__ = lazy_exports(
         "AdapterHarness": "memquill.plugins._adapters",
         "AdapterSpec": "memquill.plugins._adapters",
         "HarnessResult": "memquill.plugins._adapters",
+        "IntegrationSpec": "memquill.plugins._integrations",
         "MemquillPluginManager": "memquill.plugins._manager",
         "PluginFailure": "memquill.plugins._manager",
         "PluginInfo": "memquill.plugins._manager",
@@ -86,6 +92,7 @@ __getattr__, __dir__ = lazy_exports(
         "RegexDetector": "memquill.store",
         "RegisteredAdapter": "memquill.plugins._manager",
         "RegisteredDetector": "memquill.plugins._manager",
+        "RegisteredIntegration": "memquill.plugins._manager",
         "SecretDetector": "memquill.store",
         "ToolDescriptor": "memquill.plugins._adapters",
         "connect_telemetry": "memquill.plugins._sessions",

@@ -28,7 +28,7 @@ from memquill.query._models import (
 from memquill.query._rank import RankParams
 from memquill.query._render import render_get, render_recent, render_search
 from memquill.query._scan import DocumentCache
-from memquill.query._tokens import TOKENIZER_VERSION
+from memquill.query._tokens import TOKENIZER_VERSION, is_cjk, query_terms, tokenize, words
 
 __all__ = [
     "PAGE_UNITS",
@@ -50,9 +50,13 @@ __all__ = [
     "SearchResult",
     "Searcher",
     "SectionKind",
+    "is_cjk",
     "parse_args",
+    "query_terms",
     "render_get",
     "render_recent",
     "render_search",
+    "tokenize",
     "validation_message",
+    "words",
 ]

@@ -34,7 +34,7 @@ from memquill.query._recent import collect_recent, records_unavailable
 from memquill.query._render import score_value
 from memquill.query._scan import DocumentCache, scan_workspace
 from memquill.query._scanconfig import load_scan_config
-from memquill.store import ProjectedRecord, RecordStore
+from memquill.store import ProjectedRecord, RecordStore, conflict_notice
 from memquill.text import utf16_len, utf16_slice
 
 __all__ = ["PAGE_UNITS", "SNIPPET_UNITS", "MemoryQuery", "Searcher"]
@@ -147,6 +147,9 @@ class MemoryQuery:
                 found = scan.warnings
         # Missing remembered facts come first: the answer without them is not the whole truth.
         warnings = [f"Managed memory unavailable: {unavailable}"] if unavailable else []
+        waiting = conflict_notice(self._store.conflict_copies())
+        if waiting is not None:
+            warnings.append(waiting)
         warnings.extend(found)
         hits = tuple(_hit(rank_, hit) for rank_, hit in enumerate(ranked[: args.limit], 1))
         return SearchResult(hits=hits, warnings=tuple(dict.fromkeys(warnings)))

@@ -15,7 +15,6 @@ anything, ``*`` anything but ``/``, ``?`` one character but ``/``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import MemquillError
+from memquill.jsondoc import parse_json
 from memquill.paths import MAX_READ_BYTES, read_text_nofollow
 from memquill.private_paths import NOTE_EXTENSIONS
 
@@ -179,7 +179,7 @@ def _read_config(root: Path) -> dict[str, object] | None:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             return None
         text = read_text_nofollow(folder / "config.json", limit=_CONFIG_LIMIT)
-        parsed: object = json.loads(text)
+        parsed: object = parse_json(text)
     except (OSError, ValueError, MemquillError):
         return None
     if not isinstance(parsed, dict):

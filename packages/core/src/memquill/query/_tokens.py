@@ -51,6 +51,7 @@ __all__ = [
     "term_of_word",
     "term_spans",
     "tokenize",
+    "words",
 ]
 
 TOKENIZER_VERSION: Final = 3
@@ -159,6 +160,19 @@ def is_cjk(char: str) -> bool:
 def tokenize(text: str) -> list[str]:
     """Every term of ``text`` in order, stop words included (documents keep them)."""
     return folded_terms(fold(text))
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as search reads them, folded and not stemmed: a word or an
+    identifier is one word (``get_user_id``, ``getUserId``), a CJK character is one word."""
+    found: list[str] = []
+    for match in _TOKEN_RE.finditer(fold(text)):
+        run = match.group("cjk")
+        if run is None:
+            found.append(match.group().replace(CAMEL_MARK, ""))
+        else:
+            found.extend(run)
+    return found
 
 
 def folded_terms(folded: str) -> list[str]:

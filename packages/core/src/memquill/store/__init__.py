@@ -12,6 +12,7 @@ from memquill.store._backend import (
     STORE_ENV,
     FileBackend,
     RecordsBackend,
+    database_workspaces,
     is_database,
     open_backend,
     resolve_location,
@@ -26,6 +27,7 @@ from memquill.store._codec import (
     RecordStatus,
     store_revision,
 )
+from memquill.store._conflicts import conflict_notice
 from memquill.store._diagnose import Diagnosis
 from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
 from memquill.store._edits import UNCHANGED, Target, Unchanged
@@ -39,8 +41,13 @@ from memquill.store._fact_keys import (
     unquote_key,
     validate_key,
 )
+from memquill.store._families import Divergence, KeyRename
 from memquill.store._import import ImportPlan
-from memquill.store._postgres_location import PostgresLocation, parse_location
+from memquill.store._merge import MergeReport, merge_files
+from memquill.store._merge_file import merge_into_file, read_copy
+from memquill.store._merge_ops import MergeResult
+from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
+from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
     Candidate,
@@ -60,6 +67,7 @@ from memquill.store._secrets import (
     normalize_for_detection,
 )
 from memquill.store._store import MAX_BATCH, RecordStore
+from memquill.store._store_sync import ResolvedCopy, ResolveReport
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -77,21 +85,28 @@ __all__ = [
     "CandidateResult",
     "ControlFinding",
     "Diagnosis",
+    "Divergence",
     "DoctorReport",
     "FactKey",
     "FileBackend",
     "ImportPlan",
     "JSONValue",
+    "KeyRename",
+    "MergeReport",
+    "MergeResult",
     "PostgresLocation",
     "Preflight",
     "ProjectedRecord",
     "Projection",
     "Record",
+    "RecordKey",
     "RecordStatus",
     "RecordStore",
     "RecordsBackend",
     "RegexDetector",
     "RepairPlan",
+    "ResolveReport",
+    "ResolvedCopy",
     "SecretDetector",
     "SecretFinding",
     "SecretScanner",
@@ -100,15 +115,24 @@ __all__ = [
     "Unchanged",
     "WriteResult",
     "WriteStatus",
+    "conflict_notice",
+    "database_workspaces",
     "is_database",
     "is_key",
+    "key_from_text",
+    "key_id",
+    "key_text",
     "looks_like_id",
+    "merge_files",
+    "merge_into_file",
     "normalize_for_detection",
     "open_backend",
     "parse_location",
     "quote_key",
+    "read_copy",
     "resolve_location",
     "store_revision",
     "unquote_key",
     "validate_key",
+    "with_workspace",
 ]

@@ -4,22 +4,26 @@ A candidate whose idempotency key already wrote the same fact is a ``duplicate``
 source message, whose fact was corrected or forgotten blocks the whole batch (``blocked``): a
 forgotten fact never comes back. An idempotency key reused for other content, provenance or
 fact key is a conflict, and so is a fact key that already names an active fact (the error names
-that fact's current id and record revision, so the caller can correct it instead). Both hashes
-of an idempotency key count as the same operation: the keyed one memquill writes and the
-unkeyed one the original system wrote.
+that fact's current id and record revision, so the caller can correct it instead).
+When asked (``skip_known``: extraction asks), a candidate whose content equals an active
+record's, case and whitespace aside (:func:`same_words`), is a ``duplicate`` of that record
+too: nothing is written for it, so the same fact learnt again from a later batch is kept once.
+Both hashes of an idempotency key count as the same operation: the keyed one memquill writes
+and the unkeyed one the original system wrote.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, source_key
-from memquill.store._record_key import operation_hashes
+from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate, Snapshot
 from memquill.store._transaction import Outcome
 
-__all__ = ["append_candidates"]
+__all__ = ["append_candidates", "same_words"]
 
 
 def append_candidates(
@@ -29,6 +33,9 @@ def append_candidates(
     key: bytes,
     now: str,
     new_id: Callable[[], str],
+    other_keys: Iterable[bytes] = (),
+    *,
+    skip_known: bool = False,
 ) -> Outcome:
     """Append ``batch`` to ``draft`` (in place) and say what happened to each candidate.
 
@@ -36,29 +43,43 @@ def append_candidates(
         batch: the candidates, already validated.
         snapshot: the store the draft was copied from (whose active facts hold their keys).
         draft: a copy of the store's records; new versions are appended to it.
-        key: the store's record key.
+        key: the store's record key (new records are hashed with it).
         now: the timestamp new records carry.
         new_id: draws a new record id.
+        other_keys: other keys whose hashes count as the same operation (``_record_key``).
+        skip_known: a candidate whose content has the same words as an active record's (or an
+            earlier candidate's) is a duplicate of it.
 
     Raises:
         ConflictError: an idempotency key was reused for other data, or a fact key is taken.
     """
     tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
+    keys = (key, *other_keys)
     prepared = [
-        (candidate, operation_hashes(key, candidate.idempotency_key)) for candidate in batch
+        (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
     ]
     if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
         return Outcome("blocked", tuple(None for _ in prepared))
     ids: list[str | None] = []
     created: set[str] = set()
+    known = (
+        {same_words(r.content): r.id for r in draft if r.status == "active"} if skip_known else {}
+    )
     for candidate, hashes in prepared:
         existing = next((r for r in draft if r.operation_hash in hashes), None)
         if existing is None:
+            words = same_words(candidate.content) if skip_known else ""
+            if words in known:
+                ids.append(known[words])
+                continue
             _check_key_free(candidate.key, snapshot)
             record_id = new_id()
-            draft.append(_new_record(record_id, candidate, now, hashes[0]))
+            fields = keyed_fields(key, candidate.idempotency_key)
+            draft.append(_new_record(record_id, candidate, now, fields))
             ids.append(record_id)
             created.add(record_id)
+            if skip_known:
+                known[words] = record_id
         elif existing.status != "active":
             return Outcome("blocked", tuple(None for _ in prepared))
         elif (
@@ -84,11 +105,18 @@ def _check_key_free(key: str | None, snapshot: Snapshot) -> None:
         raise ConflictError(Messages.KEY_IN_USE.format(key=key, id=holder.id, revision=revision))
 
 
+def same_words(content: str) -> str:
+    """``content`` as duplicates are compared: NFKC, case-folded, whitespace runs as one space."""
+    return " ".join(unicodedata.normalize("NFKC", content).casefold().split())
+
+
 def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> bool:
     return all(a.get(key) == b.get(key) for key in ("kind", "sessionId", "messageId", "role"))
 
 
-def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: str) -> Record:
+def _new_record(
+    record_id: str, candidate: Candidate, now: str, hashed: Mapping[str, JSONValue]
+) -> Record:
     meta: dict[str, JSONValue] = {
         "id": record_id,
         "rootId": record_id,
@@ -96,7 +124,7 @@ def _new_record(record_id: str, candidate: Candidate, now: str, operation_hash: 
         "status": "active",
         "createdAt": now,
         "updatedAt": now,
-        "operationHash": operation_hash,
+        **hashed,
     }
     record = Record(meta, candidate.content)
     if candidate.key is None and candidate.extra is None:

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from memquill.errors import BusyError, InvalidInputError, Messages, StorageError
+from memquill.errors import BusyError, InvalidInputError, MemquillError, Messages, StorageError
+from memquill.store._conflicts import conflict_copies
 from memquill.store._doctor import DoctorReport, run_doctor
 from memquill.store._lock import lock_is_held
 from memquill.store._memo import RecordsMemo
@@ -36,6 +37,7 @@ __all__ = [
     "STORE_ENV",
     "FileBackend",
     "RecordsBackend",
+    "database_workspaces",
     "is_database",
     "open_backend",
     "resolve_location",
@@ -109,6 +111,10 @@ class RecordsBackend(ABC):
     def record_key(self) -> KeySource:
         """Where this store's record key comes from (see :mod:`memquill.store._record_key`)."""
 
+    def conflict_copies(self) -> tuple[str, ...]:
+        """Copies of ``records.md`` a file-sync tool left beside it (a database has none)."""
+        return ()
+
 
 class FileBackend(RecordsBackend):
     """``memory/records.md`` in the workspace: today's store, unchanged in behaviour."""
@@ -167,6 +173,13 @@ class FileBackend(RecordsBackend):
         # The user's key, outside every workspace (docs/security.md says how to move it).
         return RecordKey()
 
+    def conflict_copies(self) -> tuple[str, ...]:
+        try:
+            directory = locate(self._workspace).directory
+        except MemquillError:  # an unusable memory/ is reported by the read itself
+            return ()
+        return conflict_copies(directory)
+
 
 def resolve_location(given: str | None) -> str:
     """The store location to use: ``given``, else ``$MEMQUILL_STORE``, else ``file``."""
@@ -176,6 +189,24 @@ def resolve_location(given: str | None) -> str:
 def is_database(location: str | None) -> bool:
     """Whether ``location`` names a database (a ``postgresql://`` URL)."""
     return bool(location) and str(location).startswith(_DATABASE_SCHEMES)
+
+
+def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
+    """The workspace rows of the database store at ``location`` whose names start with
+    ``prefix``, sorted byte-wise (the ``workspace=`` option of ``location`` is not used).
+
+    Raises:
+        InvalidInputError: ``location`` is not a ``postgresql://`` URL.
+        StorageError: the database cannot be reached, or the ``memquill[postgres]`` extra is
+            missing.
+    """
+    if not is_database(location):
+        raise InvalidInputError(Messages.STORE_LOCATION)
+    try:
+        from memquill.store._postgres import list_workspaces, parse_location
+    except ImportError:
+        raise StorageError(Messages.DATABASE_DRIVER) from None
+    return list_workspaces(parse_location(location), prefix)
 
 
 def open_backend(workspace: str, location: str | None = None) -> RecordsBackend:

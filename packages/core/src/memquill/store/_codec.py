@@ -26,6 +26,7 @@ from typing import Final, cast
 
 from memquill.controls import first_control
 from memquill.errors import CorruptError, InvalidInputError, Messages
+from memquill.jsondoc import parse_json
 from memquill.store._fact_keys import is_key
 from memquill.store._record import (
     EXTRA_FIELD,
@@ -203,8 +204,8 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if end < 0:
         raise corrupt()
     try:
-        parsed: object = json.loads(text[start:end])
-    except (ValueError, RecursionError):  # deeply nested JSON exhausts the parser's stack
+        parsed: object = parse_json(text[start:end])
+    except ValueError:  # not JSON, or nested too deeply to read (jsondoc)
         raise corrupt() from None
     if not isinstance(parsed, dict):
         raise corrupt()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final, cast
 
 from memquill.errors import CorruptError
+from memquill.jsondoc import JSONDepthError, parse_json
 from memquill.store._codec import HEADER, LEGACY_HEADER, MAX_CONTENT_UNITS, decode_store
 from memquill.store._fact_keys import is_key
 from memquill.text import utf16_len, utf16_take
@@ -110,8 +111,8 @@ def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis
     if end < 0 or "\n" in text[start:end]:
         return problem("its marker line does not end with ' -->'")
     try:
-        parsed: object = json.loads(text[start:end])
-    except RecursionError:
+        parsed: object = parse_json(text[start:end])
+    except JSONDepthError:
         return problem("its metadata is nested too deeply to read")
     except json.JSONDecodeError as error:
         return problem(f"its metadata is not valid JSON ({error.msg})")

@@ -3,7 +3,11 @@
 It verifies the file (naming the first bad record and why, :mod:`~memquill.store._diagnose`),
 lists staging files a crashed writer left behind, shows who holds the writer lock, how much of
 the 2 MiB is used, which stored records a current secret detector flags, and which hold a
-control character (saved before writes refused them: they stay readable). It changes
+control character (saved before writes refused them: they stay readable). For a workspace
+kept on several machines (``docs/sync.md``) it also names the conflict copies a file-sync tool
+left (their facts are missing until merged, so the store is not healthy), the facts that
+diverged and the named keys a merge renamed (both wait for a person's choice), and how many
+records were written under a record key this machine does not hold. It changes
 nothing, except that ``fix=True`` removes stale staging files while holding the writer lock (so
 none can belong to a live writer) and repairs a hand edit when that is unambiguous, after a
 backup (:mod:`~memquill.store._repair`).
@@ -16,13 +20,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from memquill.controls import first_control
-from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages
+from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages, StorageError
 from memquill.store._codec import MAX_STORE_BYTES, store_revision
+from memquill.store._conflicts import conflict_copies
 from memquill.store._diagnose import Diagnosis, diagnose
+from memquill.store._families import Divergence, KeyRename, divergences, renamed_keys
 from memquill.store._lock import WriterLock, lock_holder, lock_is_held
-from memquill.store._record_key import KeySource
+from memquill.store._record_key import KEY_ID_FIELD, KeySource, RecordKey, key_id
 from memquill.store._repair import RepairPlan, apply_repair, plan_repair
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
@@ -88,6 +95,12 @@ class DoctorReport:
         repair: for a corrupt file, what ``fix`` changes (or did), or why it cannot.
         repaired: ``fix`` repaired the file (``error`` and the rest describe the result).
         backup: the copy of the file as it was before the repair (workspace-relative).
+        conflict_copies: copies of ``records.md`` a file-sync tool left beside it, whose facts
+            are not in memory until ``memquill sync resolve`` merges them.
+        diverged: facts corrected differently on two machines, waiting for a choice.
+        renamed_keys: named keys two families took on two machines; the younger one renamed.
+        other_keys: records per record key id this machine does not hold (their duplicates
+            and tombstones are recognised only where that key is: ``memquill key import``).
     """
 
     error: MemoryRecordError | None
@@ -105,13 +118,18 @@ class DoctorReport:
     repair: RepairPlan | None = None
     repaired: bool = False
     backup: str | None = None
+    conflict_copies: tuple[str, ...] = ()
+    diverged: tuple[Divergence, ...] = ()
+    renamed_keys: tuple[KeyRename, ...] = ()
+    other_keys: Mapping[str, int] = field(default_factory=dict[str, int])
 
     @property
     def ok(self) -> bool:
-        """No error, no finding, and no staging file left behind."""
+        """No error, no finding, no staging file left behind and no conflict copy waiting
+        (diverged facts, renamed keys and other keys are notices, not faults)."""
         leftover = set(self.temp_files) - set(self.removed)
         findings = self.secret_findings or self.control_findings
-        return self.error is None and not findings and not leftover
+        return self.error is None and not findings and not leftover and not self.conflict_copies
 
 
 def run_doctor(
@@ -170,6 +188,8 @@ def run_doctor(
         repair=plan,
         repaired=backup is not None,
         backup=backup,
+        conflict_copies=conflict_copies(locations.directory),
+        **_sync_findings(snapshot, record_key or RecordKey()),
     )
 
 
@@ -186,6 +206,7 @@ def report_for(
     *,
     secrets: SecretScanner,
     used_bytes: int,
+    record_key: KeySource | None = None,
 ) -> DoctorReport:
     """The report of a store that has no files, locks or staging files of its own (a
     database): the records' health, size, counts and secret findings."""
@@ -196,7 +217,30 @@ def report_for(
         counts=_counts(snapshot) if snapshot else {},
         secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
         control_findings=_control_findings(snapshot) if snapshot else (),
+        **_sync_findings(snapshot, record_key),
     )
+
+
+def _sync_findings(snapshot: Snapshot | None, record_key: KeySource | None) -> dict[str, Any]:
+    """Diverged facts, renamed keys, and records under keys this machine does not hold."""
+    if snapshot is None:
+        return {}
+    found: dict[str, Any] = {
+        "diverged": divergences(snapshot.records),
+        "renamed_keys": renamed_keys(snapshot.records),
+    }
+    if record_key is not None:
+        try:
+            held = {key_id(key) for key in record_key.known()}
+        except StorageError:
+            held = set[str]()  # an unusable key recognises nothing (writes say why)
+        other = Counter(
+            value
+            for record in snapshot.records
+            if isinstance(value := record.meta.get(KEY_ID_FIELD), str) and value not in held
+        )
+        found["other_keys"] = dict(sorted(other.items()))
+    return found
 
 
 def _counts(snapshot: Snapshot) -> dict[str, int]:

@@ -28,9 +28,10 @@ from enum import Enum
 from typing import Final, TypeAlias, cast
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
 from memquill.store._fact_keys import FactKey
-from memquill.store._record_key import operation_hashes
+from memquill.store._record_key import keyed_fields
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Operation, Outcome
@@ -42,6 +43,7 @@ __all__ = [
     "Unchanged",
     "check_extra",
     "correction",
+    "renaming",
     "resolve_target",
     "revocation",
 ]
@@ -128,32 +130,122 @@ def correction(
         current = resolve_target(snapshot, target, expected, forgetting=False)
         assert current is not None  # only a forget resolves to nothing
         new_key = current.key if key is UNCHANGED else key
-        holder = snapshot.by_key(new_key) if new_key is not None else None
-        if holder is not None and holder.root_id != current.root_id:
-            revision = snapshot.record_revision(holder)[:16]
-            message = Messages.KEY_IN_USE.format(key=new_key, id=holder.id, revision=revision)
-            raise ConflictError(message)
+        _check_key_free(snapshot, new_key, {current.root_id})
         stamp = now()
-        draft[draft.index(current)] = current.evolve(status="superseded", updatedAt=stamp)
-        hashed, _ = operation_hashes(record_key, f"correction:{current.id}:{expected}:{content}")
-        version = current.evolve(
+        version = _supersede(
+            draft,
+            current,
             content,
-            id=new_id(),
-            source=dict(source),
-            status="active",
-            createdAt=stamp,
-            updatedAt=stamp,
-            operationHash=hashed,
-            supersedes=current.id,
+            expected,
+            source,
+            key=key,
+            extra=extra,
+            record_key=record_key,
+            stamp=stamp,
+            new_id=new_id,
         )
-        if key is not UNCHANGED or extra is not UNCHANGED:
-            version = version.with_fact_fields(
-                new_key, current.extra if extra is UNCHANGED else extra
-            )
-        draft.append(version)
         return Outcome("saved", (version.id,), frozenset({version.id}))
 
     return operation
+
+
+def renaming(
+    moves: Sequence[tuple[Target, str, str]],
+    source: Mapping[str, JSONValue],
+    *,
+    record_key: bytes,
+    now: Callable[[], str],
+    new_id: Callable[[], str],
+) -> Operation:
+    """The operation that gives several facts new keys in one write, all or none (a folder of
+    keys moved, say): each ``(target, new key, revision)`` gets a new version with the same
+    text and extra metadata under the new key, as a correction with ``key`` does.
+
+    Each target is resolved and its revision checked as for a correction. A new key may be one
+    that a fact of the same batch gives up; it may not name any other active fact, and no two
+    moves may name the same fact or the same new key. The keys are validated already.
+    """
+
+    def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+        chosen: list[tuple[Record, str, str]] = []
+        for target, new_key, expected in moves:
+            current = resolve_target(snapshot, target, expected, forgetting=False)
+            assert current is not None  # only a forget resolves to nothing
+            chosen.append((current, new_key, expected))
+        roots = {current.root_id for current, _, _ in chosen}
+        if len(roots) != len(chosen):
+            raise InvalidInputError(Messages.BATCH_FACTS)
+        if len({new_key for _, new_key, _ in chosen}) != len(chosen):
+            raise InvalidInputError(Messages.BATCH_KEYS)
+        for _, new_key, _ in chosen:
+            _check_key_free(snapshot, new_key, roots)
+        stamp = now()
+        ids = tuple(
+            _supersede(
+                draft,
+                current,
+                current.content,
+                expected,
+                source,
+                key=new_key,
+                extra=UNCHANGED,
+                record_key=record_key,
+                stamp=stamp,
+                new_id=new_id,
+            ).id
+            for current, new_key, expected in chosen
+        )
+        return Outcome("saved", ids, frozenset(ids))
+
+    return operation
+
+
+def _check_key_free(snapshot: Snapshot, key: str | None, moving: set[str]) -> None:
+    """Refuse ``key`` when an active fact other than those of ``moving`` (root ids) has it.
+
+    Raises:
+        ConflictError: naming the fact that has it, its current id and record revision.
+    """
+    holder = snapshot.by_key(key) if key is not None else None
+    if holder is not None and holder.root_id not in moving:
+        revision = snapshot.record_revision(holder)[:16]
+        raise ConflictError(Messages.KEY_IN_USE.format(key=key, id=holder.id, revision=revision))
+
+
+def _supersede(
+    draft: list[Record],
+    current: Record,
+    content: str,
+    expected: str,
+    source: Mapping[str, JSONValue],
+    *,
+    key: str | Unchanged | None,
+    extra: Mapping[str, JSONValue] | Unchanged | None,
+    record_key: bytes,
+    stamp: str,
+    new_id: Callable[[], str],
+) -> Record:
+    """Mark ``current`` superseded in ``draft`` and append its new version (returned)."""
+    draft[draft.index(current)] = current.evolve(status="superseded", updatedAt=stamp)
+    hashed = keyed_fields(record_key, f"correction:{current.id}:{expected}:{content}")
+    version = current.evolve(
+        content,
+        id=new_id(),
+        source=dict(source),
+        status="active",
+        createdAt=stamp,
+        updatedAt=stamp,
+        operationHash=hashed["operationHash"],
+        keyId=hashed["keyId"],
+        supersedes=current.id,
+    )
+    if key is not UNCHANGED or extra is not UNCHANGED:
+        version = version.with_fact_fields(
+            current.key if key is UNCHANGED else key,
+            current.extra if extra is UNCHANGED else extra,
+        )
+    draft.append(version)
+    return version
 
 
 def revocation(targets: Sequence[tuple[Target, str]], now: Callable[[], str]) -> Operation:
@@ -210,6 +302,10 @@ def check_extra(
         raise InvalidInputError(Messages.EXTRA_INVALID) from None
     if utf16_len(text) > MAX_CONTENT_UNITS:
         raise InvalidInputError(Messages.EXTRA_INVALID)
+    try:
+        # Read back as records.md is read: nesting deeper than the codec takes is refused now.
+        copied: dict[str, JSONValue] = parse_json(text)
+    except ValueError:
+        raise InvalidInputError(Messages.EXTRA_INVALID) from None
     secrets.check(text)
-    copied: dict[str, JSONValue] = json.loads(text)
     return copied

@@ -38,7 +38,7 @@ from memquill.store._codec import (
 )
 from memquill.store._diagnose import diagnose
 from memquill.store._memo import decode_snapshot
-from memquill.store._record_key import operation_hashes
+from memquill.store._record_key import keyed_fields
 from memquill.store._repair import RepairRefused, edit_sentence, read_edited
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
@@ -194,7 +194,7 @@ def _merged(
 
 def _hand_edit(stored: Record, content: str, stamp: str, record_key: bytes) -> Record:
     """The new version holding a person's edit of ``stored`` (as ``doctor --fix`` keeps one)."""
-    hashed, _ = operation_hashes(record_key, f"hand-edit:{stored.id}:{content}")
+    hashed = keyed_fields(record_key, f"hand-edit:{stored.id}:{content}")
     return stored.evolve(
         content,
         id=str(uuid.uuid4()),
@@ -202,6 +202,7 @@ def _hand_edit(stored: Record, content: str, stamp: str, record_key: bytes) -> R
         status="active",
         createdAt=stamp,
         updatedAt=stamp,
-        operationHash=hashed,
+        operationHash=hashed["operationHash"],
+        keyId=hashed["keyId"],
         supersedes=stored.id,
     )

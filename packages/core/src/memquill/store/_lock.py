@@ -26,6 +26,7 @@ from typing import Final, Self
 import portalocker
 
 from memquill.errors import BusyError, MemquillError, Messages, SourceError, StorageError
+from memquill.jsondoc import parse_json
 from memquill.paths import open_regular
 from memquill.store._waiting import probe, wait_for_lock
 
@@ -155,7 +156,7 @@ def lock_holder(path: Path) -> dict[str, object] | None:
             data = os.read(fd, _MAX_HOLDER_BYTES)
         finally:
             os.close(fd)
-        parsed: object = json.loads(data)
+        parsed: object = parse_json(data)
     except (OSError, ValueError, SourceError):
         return None
     return dict(parsed) if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownArgumentType]

@@ -17,29 +17,68 @@ fails the write with ``storage`` rather than fall back to hashes that confirm gu
 A store kept in PostgreSQL keeps its key in its own row instead (never in the exported bytes),
 so every host sharing it writes and recognises the same hashes.
 
-A workspace moved to a machine without this key still reads and writes, and its tombstones still
-block re-extraction from the same message (source keys are not hashed), but a retried save of a
-forgotten fact under the same idempotency key is no longer recognised. Copy the key file along
-(``docs/security.md`` says how) to keep that guarantee.
+Every record memquill writes with a keyed hash also carries ``keyId``: a fingerprint of the key
+(16 hex digits of an HMAC under it, which tells nothing about the key), so ``doctor`` can say
+when records were written under a key this machine does not hold. A workspace moved or synced
+to a machine without the key still reads and writes, and its tombstones still block
+re-extraction from the same message (source keys are not hashed), but a retried save of a
+forgotten fact under the same idempotency key is no longer recognised there, and two machines
+saving the same fact are not recognised as one write. ``memquill key export`` / ``key import``
+carry the key (``docs/sync.md``). A machine may also hold other keys, in ``record-keys.v1/``
+beside it: their hashes are recognised (duplicates, tombstones), new records use the current
+one.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
+import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final, Literal, Protocol
 
-from memquill.errors import Messages, StorageError
-from memquill.keyfiles import KEY_BYTES, UnsafeKeyFile, load_key_file
+from memquill.errors import InvalidInputError, Messages, StorageError
+from memquill.keyfiles import KEY_BYTES, UnsafeKeyFile, load_key_file, read_key_file, write_key_file
 from memquill.paths import user_data_dir
+from memquill.store._codec import JSONValue
 
-__all__ = ["KEYED_PREFIX", "KEY_BYTES", "KEY_FILE", "KeySource", "RecordKey", "operation_hashes"]
+__all__ = [
+    "KEYED_PREFIX",
+    "KEY_BYTES",
+    "KEY_FILE",
+    "KEY_ID_FIELD",
+    "KNOWN_FOLDER",
+    "Installed",
+    "KeySource",
+    "RecordKey",
+    "key_from_text",
+    "key_id",
+    "key_text",
+    "keyed_fields",
+    "operation_hashes",
+    "recognised_hashes",
+]
 
 KEY_FILE: Final = "record-key.v1"
+KNOWN_FOLDER: Final = "record-keys.v1"
+"""Beside the key: other keys whose hashes this machine recognises (one file per key id)."""
 KEYED_PREFIX: Final = "hmac-v1:"
 """How a keyed ``operationHash`` starts (an unkeyed one is 64 hex digits)."""
+KEY_ID_FIELD: Final = "keyId"
+"""The metadata key naming the key a record's ``operationHash`` was made with."""
 _DOMAIN: Final = b"memquill:operation-hash:v1\0"
+_ID_DOMAIN: Final = b"memquill:key-id:v1"
+_TEXT_PREFIX: Final = "memquill-record-key:v1:"
+_KEY_ID: Final = re.compile(r"[0-9a-f]{16}")
+_MAX_KNOWN: Final = 64
+
+Installed = Literal["installed", "current", "known", "added", "switched"]
+"""What importing a key did: the machine had none and now uses it (``installed``); it already
+used it (``current``) or recognised it (``known``); it now recognises it too (``added``); it
+now writes with it and still recognises its old key (``switched``)."""
 
 
 class KeySource(Protocol):
@@ -51,6 +90,15 @@ class KeySource(Protocol):
 
         Raises:
             StorageError: it cannot be created or read safely.
+        """
+        ...
+
+    def known(self) -> tuple[bytes, ...]:
+        """Every key whose hashes this store recognises, the current one first (if there is
+        one yet); nothing is created.
+
+        Raises:
+            StorageError: a key file is unsafe or cannot be read.
         """
         ...
 
@@ -66,6 +114,11 @@ class RecordKey:
         """Where the key lives."""
         return (self._directory or user_data_dir() / "memquill") / KEY_FILE
 
+    @property
+    def folder(self) -> Path:
+        """Where the other keys this machine recognises live."""
+        return self.path.with_name(KNOWN_FOLDER)
+
     def load(self) -> bytes:
         """The key, created when missing.
 
@@ -78,6 +131,63 @@ class RecordKey:
         except UnsafeKeyFile:
             raise StorageError(Messages.RECORD_KEY_UNAVAILABLE) from None
 
+    def current(self) -> bytes | None:
+        """The key if this machine has one yet (nothing is created).
+
+        Raises:
+            StorageError: it is unsafe or cannot be read.
+        """
+        try:
+            return read_key_file(self.path)
+        except UnsafeKeyFile:
+            raise StorageError(Messages.RECORD_KEY_UNAVAILABLE) from None
+
+    def known(self) -> tuple[bytes, ...]:
+        current = self.current()
+        found = [current] if current is not None else []
+        try:
+            names = sorted(p.name for p in self.folder.iterdir() if _KEY_ID.fullmatch(p.name))
+        except FileNotFoundError:
+            names = []
+        except OSError:
+            raise StorageError(Messages.RECORD_KEY_UNAVAILABLE) from None
+        for name in names[:_MAX_KNOWN]:
+            try:
+                key = read_key_file(self.folder / name)
+            except UnsafeKeyFile:
+                raise StorageError(Messages.RECORD_KEY_UNAVAILABLE) from None
+            if key is not None and key not in found:
+                found.append(key)
+        return tuple(found)
+
+    def install(self, key: bytes, *, use: bool = False) -> Installed:
+        """Make this machine recognise ``key``; write with it when it has no key yet, or with
+        ``use`` (its own key is then kept, and still recognised).
+
+        Raises:
+            StorageError: a key file cannot be read or written safely.
+        """
+        try:
+            current = read_key_file(self.path)
+            if current is None:
+                write_key_file(self.path, key)
+                if read_key_file(self.path) == key:
+                    return "installed"
+                current = self.current()  # another process made one meanwhile
+            if current == key:
+                return "current"
+            if not use:
+                if key in self.known():
+                    return "known"
+                write_key_file(self.folder / key_id(key), key)
+                return "added"
+            assert current is not None
+            write_key_file(self.folder / key_id(current), current)
+            write_key_file(self.path, key, replace=True)
+            return "switched"
+        except UnsafeKeyFile:
+            raise StorageError(Messages.RECORD_KEY_UNAVAILABLE) from None
+
 
 def operation_hashes(key: bytes, material: str) -> tuple[str, str]:
     """``(keyed, unkeyed)`` hashes of an idempotency or correction key.
@@ -87,3 +197,49 @@ def operation_hashes(key: bytes, material: str) -> tuple[str, str]:
     data = material.encode("utf-8")
     keyed = KEYED_PREFIX + hmac.new(key, _DOMAIN + data, hashlib.sha256).hexdigest()
     return keyed, hashlib.sha256(data).hexdigest()
+
+
+def recognised_hashes(keys: Iterable[bytes], material: str) -> frozenset[str]:
+    """Every hash a record of the operation ``material`` may carry: keyed under each of
+    ``keys``, and the original system's unkeyed one."""
+    found: set[str] = set()
+    for key in keys:
+        found.update(operation_hashes(key, material))
+    found.add(hashlib.sha256(material.encode("utf-8")).hexdigest())
+    return frozenset(found)
+
+
+def key_id(key: bytes) -> str:
+    """The key's fingerprint: 16 hex digits of an HMAC under it (it tells nothing about it)."""
+    return hmac.new(key, _ID_DOMAIN, hashlib.sha256).hexdigest()[:16]
+
+
+def keyed_fields(key: bytes, material: str) -> dict[str, JSONValue]:
+    """The metadata a record written by the operation ``material`` carries for its hash."""
+    return {"operationHash": operation_hashes(key, material)[0], KEY_ID_FIELD: key_id(key)}
+
+
+def key_text(key: bytes) -> str:
+    """The key as one line of text to carry to another machine (``memquill key export``)."""
+    encoded = base64.urlsafe_b64encode(key).decode().rstrip("=")
+    return f"{_TEXT_PREFIX}{encoded}:{key_id(key)}\n"
+
+
+def key_from_text(text: str) -> bytes:
+    """The key a line written by :func:`key_text` carries.
+
+    Raises:
+        InvalidInputError: the text is not such a line, or it was damaged (its fingerprint
+            does not match).
+    """
+    line = text.strip()
+    if not line.startswith(_TEXT_PREFIX) or line.count(":") != 3:
+        raise InvalidInputError(Messages.KEY_TEXT)
+    encoded, fingerprint = line[len(_TEXT_PREFIX) :].split(":")
+    try:
+        key = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except (binascii.Error, ValueError):
+        raise InvalidInputError(Messages.KEY_TEXT) from None
+    if len(key) != KEY_BYTES or key_id(key) != fingerprint:
+        raise InvalidInputError(Messages.KEY_TEXT)
+    return key

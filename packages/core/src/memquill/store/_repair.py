@@ -21,7 +21,6 @@ the one that was planned.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from datetime import datetime
 from typing import cast
 
 from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
+from memquill.jsondoc import parse_json
 from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
@@ -50,7 +50,7 @@ from memquill.store._fileio import (
     write_synced,
 )
 from memquill.store._lock import WriterLock
-from memquill.store._record_key import KeySource, RecordKey, operation_hashes
+from memquill.store._record_key import KeySource, RecordKey, keyed_fields
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
 from memquill.text import utf16_len, utf16_take
@@ -193,8 +193,8 @@ def _block(text: str, cursor: int, index: int) -> tuple[Record, int, bool]:
     start = cursor + len(MARKER)
     end = text.find(MARKER_END, start)
     try:
-        parsed: object = json.loads(text[start:end]) if end >= 0 else None
-    except (ValueError, RecursionError):
+        parsed: object = parse_json(text[start:end]) if end >= 0 else None
+    except ValueError:
         parsed = None
     if not isinstance(parsed, dict):
         raise RepairRefused(f"{where}: its marker line is not a JSON object memquill can read")
@@ -232,15 +232,15 @@ def _keep_edit(
     except MemquillError as error:
         raise RepairRefused(f"{where}: its edited text cannot be kept: {error.message}") from None
     stamp = iso_timestamp(now)
+    hashed = keyed_fields(key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}")
     version = record.evolve(
         id=str(uuid.uuid4()),
         source={"kind": "manual", "capturedAt": stamp},
         status="active",
         createdAt=stamp,
         updatedAt=stamp,
-        operationHash=operation_hashes(
-            key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}"
-        )[0],
+        operationHash=hashed["operationHash"],
+        keyId=hashed["keyId"],
         supersedes=record.meta.get("id"),
     )
     return record.evolve("", status="superseded", updatedAt=stamp), version

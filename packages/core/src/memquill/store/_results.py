@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, record_revision
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "Snapshot",
     "WriteResult",
     "WriteStatus",
+    "check_revision",
 ]
 
 WriteStatus = Literal["saved", "duplicate", "blocked"]
@@ -212,3 +214,16 @@ class Preflight:
     revision: str
     used_bytes: int
     max_bytes: int
+
+
+def check_revision(snapshot: Snapshot, target: Record | None, expected: str) -> None:
+    """Accept ``expected`` when it is the store revision or ``target``'s record revision.
+
+    Raises:
+        ConflictError: it is neither (a stale view).
+    """
+    if expected == snapshot.revision:
+        return
+    if target is not None and expected == snapshot.record_revision(target):
+        return
+    raise ConflictError(Messages.STALE)

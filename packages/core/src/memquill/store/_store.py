@@ -30,12 +30,14 @@ from memquill.store._edits import (
     Unchanged,
     check_extra,
     correction,
+    renaming,
     revocation,
 )
 from memquill.store._fact_keys import validate_key
 from memquill.store._import import ImportPlan, import_operation, plan_import
 from memquill.store._results import Candidate, Snapshot, WriteResult
 from memquill.store._store_reads import StoreReader
+from memquill.store._store_sync import SyncOperations
 from memquill.store._transaction import Outcome
 from memquill.text import utf16_len
 
@@ -48,8 +50,9 @@ _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-class RecordStore(StoreReader):
-    """The records store of one workspace: :class:`StoreReader`'s reads, and every write.
+class RecordStore(StoreReader, SyncOperations):
+    """The records store of one workspace: :class:`StoreReader`'s reads, every write, and
+    :class:`SyncOperations`' merges (``docs/sync.md``).
 
     Args:
         workspace: absolute path of the workspace folder.
@@ -65,14 +68,19 @@ class RecordStore(StoreReader):
     # -- writes ----------------------------------------------------------------------------
 
     def save(
-        self, candidates: Sequence[Candidate], expected_revision: str | None = None
+        self,
+        candidates: Sequence[Candidate],
+        expected_revision: str | None = None,
+        *,
+        skip_known: bool = False,
     ) -> WriteResult:
         """Append 1–40 new facts, idempotently.
 
-        A candidate whose idempotency key already wrote the same fact is skipped; when every
-        candidate is skipped the result is ``duplicate``. A key or a source message that was
-        corrected or forgotten blocks the whole batch (``blocked``): forgotten facts never come
-        back. A candidate's fact key must not name an active fact already.
+        A candidate whose idempotency key already wrote the same fact is skipped, and with
+        ``skip_known`` so is one whose content equals an active record's (case and whitespace
+        aside); when every candidate is skipped the result is ``duplicate``. A key or a source
+        message that was corrected or forgotten blocks the whole batch (``blocked``): forgotten
+        facts never come back.
 
         Raises:
             InvalidInputError, SecretError: before anything is touched.
@@ -99,12 +107,21 @@ class RecordStore(StoreReader):
                 batch[index] = replace(candidate, extra=check_extra(candidate.extra, self._secrets))
 
         key = self._record_key.load()
+        known = self._record_key.known()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
+            stamp = iso_timestamp(self._now())
             return append_candidates(
-                batch, snapshot, draft, key, iso_timestamp(self._now()), lambda: str(uuid.uuid4())
+                batch,
+                snapshot,
+                draft,
+                key,
+                stamp,
+                lambda: str(uuid.uuid4()),
+                known,
+                skip_known=skip_known,
             )
 
         return self._backend.transact(operation, self._lock_timeout)
@@ -147,6 +164,41 @@ class RecordStore(StoreReader):
             source,
             key=key,
             extra=extra,
+            record_key=self._record_key.load(),
+            now=self._stamp,
+            new_id=lambda: str(uuid.uuid4()),
+        )
+        return self._backend.transact(operation, self._lock_timeout)
+
+    def rename_many(
+        self,
+        moves: Sequence[tuple[Target, str, str]],
+        source: Mapping[str, JSONValue] = _MANUAL,
+    ) -> WriteResult:
+        """Give several facts new keys in one write, all or none (a folder of keys moved).
+
+        Each move is ``(target, new key, expected revision)``; the target is resolved and the
+        revision checked under the lock as for :meth:`correct`, and the fact gets a new version
+        with the same text under the new key (``source`` says who renamed it). A new key may be
+        one that another fact of the batch gives up, but no other active fact's. ``targets`` in
+        the result follow the order given.
+
+        Raises:
+            InvalidInputError: no moves, a key that breaks the rules, the same fact or the same
+                new key twice.
+            ConflictError: a stale revision, or a new key that names another active fact.
+            NotFoundError, CapacityError, BusyError, CorruptError, UnsafePathError,
+            StorageError: as :meth:`correct`.
+        """
+        chosen = list(moves)
+        if not chosen:
+            raise InvalidInputError(Messages.NO_MOVES)
+        validate_source(source)
+        for _, new_key, _ in chosen:
+            validate_key(new_key)
+        operation = renaming(
+            chosen,
+            source,
             record_key=self._record_key.load(),
             now=self._stamp,
             new_id=lambda: str(uuid.uuid4()),

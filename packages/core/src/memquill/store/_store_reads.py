@@ -14,7 +14,7 @@ from memquill.errors import CapacityError, InvalidInputError, Messages
 from memquill.store._backend import RecordsBackend, open_backend
 from memquill.store._codec import MAX_STORE_BYTES, Record
 from memquill.store._fact_keys import validate_key
-from memquill.store._record_key import KeySource, operation_hashes
+from memquill.store._record_key import KeySource, recognised_hashes
 from memquill.store._results import Preflight, ProjectedRecord, Projection, Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Locations, locate
@@ -164,7 +164,8 @@ class StoreReader:
             UnsafePathError, CapacityError, CorruptError, StorageError (also when the record
             key cannot be used).
         """
-        hashes = operation_hashes(self._record_key.load(), idempotency_key)
+        keys = (self._record_key.load(), *self._record_key.known())
+        hashes = recognised_hashes(keys, idempotency_key)
         return next((r for r in self.snapshot().records if r.operation_hash in hashes), None)
 
     def find_key(self, key: str) -> Record | None:

@@ -69,12 +69,16 @@ class Outcome:
         changed: which of ``ids`` this operation wrote (the rest were already so).
         backup: when set, the records being replaced are first written to a private backup
             file named by this time (``memory/.records-backup-<time>.md``).
+        header: the header the new file gets (``None``: the one the file has, else
+            memquill's); a merge gives a file the original system's header when the other
+            copy had it.
     """
 
     status: WriteStatus
     ids: tuple[str | None, ...] = ()
     changed: frozenset[str] = frozenset()
     backup: datetime | None = None
+    header: str | None = None
 
 
 Operation = Callable[[Snapshot, list[Record]], Outcome]
@@ -151,7 +155,10 @@ def read_snapshot(locations: Locations) -> Snapshot:
 
 
 def write_locked(
-    workspace: str, lock_timeout: float, operation: Operation, memo: RecordsMemo | None = None
+    workspace: str,
+    lock_timeout: float,
+    operation: Operation,
+    memo: RecordsMemo | None = None,
 ) -> WriteResult:
     """Run ``operation`` inside the locked transaction and publish its draft atomically.
 
@@ -242,7 +249,9 @@ def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
     outcome = operation(snapshot, draft)
     if outcome.status != "saved":
         return _result(snapshot, outcome)
-    encoded = current.encode(header_of(current.raw) or HEADER, draft)
+    encoded = current.encode(outcome.header or header_of(current.raw) or HEADER, draft)
+    if encoded.data == current.raw:  # a merge that brought nothing new: nothing to publish
+        return _result(snapshot, Outcome("duplicate", outcome.ids))
     if len(encoded.data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
     return _Change(encoded, outcome)
@@ -271,7 +280,9 @@ def remove_stale_staging(directory: Path) -> tuple[str, ...]:
 
 
 def _transact(
-    locations: Locations, operation: Operation, memo: RecordsMemo
+    locations: Locations,
+    operation: Operation,
+    memo: RecordsMemo,
 ) -> tuple[WriteResult, bool]:
     """The locked part of a write: its result, and whether a new file was renamed into place
     (the caller then fsyncs the directory)."""

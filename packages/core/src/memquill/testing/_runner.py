@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from memquill.enhance import AuxiliaryRunner, ModelRanker
+from memquill.jsondoc import parse_json
 from memquill.plugins import AdapterHarness, HarnessResult
 from memquill.testing._cases import Case, Step, load_fixtures
 from memquill.testing._models import ScriptedTextModel
@@ -138,7 +139,7 @@ def _structured_of(result: HarnessResult) -> Mapping[str, Any]:
     if result.structured is not None:
         return result.structured
     try:
-        parsed = json.loads(result.text)
+        parsed = parse_json(result.text)
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}  # pyright: ignore[reportUnknownVariableType]
@@ -171,7 +172,7 @@ def _lookup(named: Mapping[str, Mapping[str, Any]], match: re.Match[str]) -> Any
 
 def _error_code(text: str) -> str | None:
     try:
-        parsed = json.loads(text)
+        parsed = parse_json(text)
     except ValueError:
         return None
     return parsed.get("code") if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

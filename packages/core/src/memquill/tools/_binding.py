@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Final, Protocol, cast
 
 from memquill.errors import BindingError, MemquillError, Messages, SourceError, StorageError
+from memquill.jsondoc import parse_json
 from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace, read_regular, user_data_dir
 from memquill.store._fileio import fsync_directory, write_synced
@@ -288,7 +289,7 @@ class BindingStore:
             # like a folder was before; an OSError, so resolving binds nothing.
             raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
         try:
-            document = _as_dict(json.loads(data))
+            document = _as_dict(parse_json(data))
         except ValueError:  # not JSON, or not text at all (UnicodeDecodeError)
             document = None
         if (

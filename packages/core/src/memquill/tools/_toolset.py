@@ -234,7 +234,7 @@ class MemoryToolset:
         return writes.WriteSource("tool", session_id=self.session.session_id)
 
     def _receipt(self, outcome: writes.WriteOutcome) -> ToolResult:
-        assert outcome.operation not in ("compact", "import")  # no tool compacts or imports
+        assert outcome.operation not in ("compact", "import", "keep")  # no tool does these
         receipt = WriteReceipt(
             operation=outcome.operation,
             status=outcome.status,

@@ -23,6 +23,9 @@ from memquill.store import (
     Candidate,
     FactKey,
     JSONValue,
+    MergeResult,
+    Record,
+    ResolveReport,
     Target,
     Unchanged,
     WriteResult,
@@ -30,7 +33,13 @@ from memquill.store import (
     validate_key,
 )
 from memquill.store._codec import iso_timestamp, sha256_hex, validate_content
-from memquill.tools._resolve import FULL_REVISION, resolve_revision, resolve_target
+from memquill.tools._resolve import (
+    FULL_ID,
+    FULL_REVISION,
+    resolve_record,
+    resolve_revision,
+    resolve_target,
+)
 from memquill.tools._session import MemorySession
 
 __all__ = [
@@ -40,18 +49,24 @@ __all__ = [
     "WriteSource",
     "compact",
     "correct",
+    "find_operation",
     "forget",
     "forget_many",
     "import_records",
+    "keep_version",
+    "merge_copy",
     "remember",
+    "rename_many",
+    "resolve_conflict_copies",
     "save_candidates",
 ]
 
 SourceKind = Literal["manual", "tool", "conversation"]
 """Who a write comes from: a person (CLI, page), a model's tool call, or a conversation."""
 
-Operation = Literal["remember", "update", "forget", "compact", "import"]
-"""What a write did: the three tools' operations, compaction, and an imported file."""
+Operation = Literal["remember", "update", "forget", "compact", "import", "keep"]
+"""What a write did: the three tools' operations, compaction, an imported file, and a choice
+among a diverged fact's versions."""
 
 _TOOL_KEY_PREFIX: Final = "tool:"
 _MANUAL_KEY_PREFIX: Final = "manual:"
@@ -153,11 +168,15 @@ def remember(
     return _outcome("remember", result, target.record_id, target.status)
 
 
-def save_candidates(session: MemorySession, candidates: Sequence[Candidate]) -> WriteResult:
+def save_candidates(
+    session: MemorySession, candidates: Sequence[Candidate], *, skip_known: bool = False
+) -> WriteResult:
     """Save a batch of already-keyed candidates in one transaction (1–40; all or nothing).
 
     For callers that build their own idempotency keys (extraction: ``job-id:index``), so a
-    forgotten fact's tombstone blocks its re-extraction.
+    forgotten fact's tombstone blocks its re-extraction. With ``skip_known`` a candidate whose
+    content equals an active record's (case and whitespace aside) is not saved again; the
+    check runs under the store's lock, with the write.
 
     Raises:
         InvalidInputError: the session may not write now, or a candidate's source is not valid.
@@ -165,7 +184,7 @@ def save_candidates(session: MemorySession, candidates: Sequence[Candidate]) -> 
     """
     if not session.write_allowed():
         raise InvalidInputError(Messages.WRITE_UNAUTHORIZED)
-    return session.store.save(candidates)
+    return session.store.save(candidates, skip_known=skip_known)
 
 
 def correct(
@@ -198,6 +217,41 @@ def correct(
         target, content, expected_revision, source.metadata(), key=key, extra=extra
     )
     return _outcome("update", result, result.record_id, result.status)
+
+
+def rename_many(
+    session: MemorySession, moves: Sequence[tuple[Target, str, str]], *, source: WriteSource
+) -> WriteOutcome:
+    """Give several facts new keys in one write, all or none (a folder of keys moved).
+
+    Each move is ``(target, new key, expected revision)``, resolved as for :func:`correct`; each
+    fact gets a new version with the same text under its new key. The outcome names the first
+    new version; ``outcome.result.targets`` has each one, in order.
+
+    Raises:
+        InvalidInputError (also for no moves, the same fact or new key twice), ConflictError,
+        NotFoundError, and the store's errors.
+    """
+    _authorize(session, source)
+    resolved: list[tuple[Target, str, str]] = []
+    for target, new_key, revision in moves:
+        full, full_revision = resolve_target(session.store, target, revision, forgetting=False)
+        resolved.append((full, new_key, full_revision))
+    result = session.store.rename_many(resolved, source.metadata())
+    return _outcome("update", result, result.record_id, result.status)
+
+
+def find_operation(
+    session: MemorySession, idempotency_key: str, *, source: WriteSource
+) -> Record | None:
+    """The version (any status) that :func:`remember` wrote for ``source`` with this
+    ``idempotency_key``, if any: whether an operation already ran, and what became of it
+    (``snapshot().current(record)`` is ``None`` when its fact was forgotten).
+
+    Raises:
+        the store's read errors.
+    """
+    return session.store.find_operation(_namespaced_key(source, "", idempotency_key, None))
 
 
 def forget(
@@ -268,6 +322,57 @@ def import_records(
     _authorize(session, source)
     result = session.store.replace(data, expected_revision)
     return _outcome("import", result, None, result.status)
+
+
+def merge_copy(
+    session: MemorySession,
+    theirs: bytes,
+    base: bytes = b"",
+    *,
+    source: WriteSource,
+    expected_revision: str | None = None,
+) -> MergeResult:
+    """Merge another machine's copy of ``records.md`` (with their common ancestor ``base``,
+    empty when unknown) into the session's store, record by record (``docs/sync.md``).
+
+    Raises:
+        InvalidInputError: the session may not write now.
+        CorruptError, ConflictError, and the store's errors.
+    """
+    _authorize(session, source)
+    return session.store.merge(theirs, base, expected_revision=expected_revision)
+
+
+def keep_version(
+    session: MemorySession, record_id: str, expected_revision: str, *, source: WriteSource
+) -> WriteOutcome:
+    """Settle a diverged fact on the version ``record_id`` (a unique prefix will do): the
+    outcome names the version that now stands.
+
+    Raises:
+        InvalidInputError (also: not a diverged fact), ConflictError, NotFoundError, and the
+        store's errors.
+    """
+    _authorize(session, source)
+    snapshot = session.store.snapshot()
+    if len(record_id) != FULL_ID:
+        record_id = resolve_record(snapshot, record_id, active_only=False)
+    if len(expected_revision) != FULL_REVISION:
+        expected_revision = resolve_revision(snapshot, record_id, expected_revision)
+    result = session.store.keep_version(record_id, expected_revision, source.metadata())
+    return _outcome("keep", result, result.record_id, result.status)
+
+
+def resolve_conflict_copies(session: MemorySession, *, source: WriteSource) -> ResolveReport:
+    """Merge every conflict copy a file-sync tool left beside ``records.md`` and remove it
+    (a backup of ``records.md`` is written before the first change).
+
+    Raises:
+        InvalidInputError: the session may not write now. CorruptError, BusyError and the
+        store's errors.
+    """
+    _authorize(session, source)
+    return session.store.resolve_conflict_copies()
 
 
 def _authorize(session: MemorySession, source: WriteSource) -> None:

@@ -209,4 +209,21 @@
     repair.disabled = false;
     say(describe(result.data), "error");
   });
+
+  // Settle a diverged fact on the version the person chose (as memquill sync keep does).
+  for (const keep of document.querySelectorAll("button.keep-version")) {
+    keep.addEventListener("click", async () => {
+      keep.disabled = true;
+      const result = await post({
+        action: "keep", id: keep.dataset.id, expectedRevision: keep.dataset.revision,
+      });
+      if (result.ok) return done("Kept. The other machines take this choice at their next sync.");
+      if (result.data.error === "conflict") {
+        return done("This fact changed after the page was loaded, so nothing was chosen. " +
+          "The page now shows its latest versions.", "error");
+      }
+      keep.disabled = false;
+      say(describe(result.data), "error");
+    });
+  }
 })();

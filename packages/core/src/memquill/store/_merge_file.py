@@ -1,0 +1,63 @@
+"""Merging into a plain file: what ``memquill merge`` does with the file git hands its driver.
+
+Git gives a merge driver three temporary files (``%O %A %B``: the common ancestor, this side,
+the other side) and reads the result back from the second. That file is git's own, not a
+workspace's ``records.md``, so it is merged without the writer lock, but with the rest of the
+store's care: both sides and the base are read bounded and without following a symlink, the
+result is written to a staging file beside it and fsynced, the file is compared again (a
+compare-and-swap on the bytes the merge read) and only then replaced, in one rename.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from pathlib import Path
+
+from memquill.errors import ConflictError, MemoryRecordError, Messages, StorageError
+from memquill.store._fileio import fsync_directory, read_bounded, write_synced
+from memquill.store._merge import MergeReport, merge_files
+
+__all__ = ["merge_into_file", "read_copy"]
+
+
+def read_copy(path: Path) -> bytes:
+    """The bytes of a copy of ``records.md`` at ``path`` (an empty file: none).
+
+    Raises:
+        StorageError: it is missing, not a regular file, a symlink, unreadable or over 2 MiB.
+    """
+    if not path.exists() and not path.is_symlink():
+        raise StorageError(Messages.COPY_UNREADABLE)
+    try:
+        return read_bounded(path)
+    except (MemoryRecordError, OSError):
+        raise StorageError(Messages.COPY_UNREADABLE) from None
+
+
+def merge_into_file(path: Path, base: bytes, theirs: bytes) -> tuple[MergeReport, bool]:
+    """Merge ``theirs`` (with ancestor ``base``) into the file ``path``: the report, and
+    whether the file changed.
+
+    Raises:
+        CorruptError: a side is not a valid records file. CapacityError: the result would
+        exceed 2 MiB. ConflictError: the file changed while merging. StorageError.
+    """
+    ours = read_copy(path)
+    data, report = merge_files(base, ours, theirs)
+    if data == ours:
+        return report, False
+    staging = path.with_name(f".{path.name}.{uuid.uuid4()}.tmp")
+    try:
+        write_synced(staging, data)
+        if read_bounded(path) != ours:
+            raise ConflictError(Messages.CHANGED_WHILE_SAVING)
+        os.replace(staging, path)
+        fsync_directory(path.parent)
+    except OSError as error:
+        raise StorageError(Messages.SAVE_FAILED) from error
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            staging.unlink()
+    return report, True
