@@ -172,7 +172,7 @@ def _jobs(args: argparse.Namespace, context: Context) -> int:
 
 
 def _retry(args: argparse.Namespace, context: Context) -> int:
-    from memquill.lifecycle import TranscriptSource, job_status, retry_jobs
+    from memquill.lifecycle import PassReport, TranscriptSource, job_status, retry_jobs
 
     changed = retry_jobs(context.workspace)
     report = PassReport()
@@ -214,6 +214,8 @@ def _extraction(
 
 async def _drain(extraction: Extraction) -> PassReport:
     """Passes until one changes nothing (jobs waiting for a retry time stay waiting)."""
+    from memquill.lifecycle import PassReport
+
     total = PassReport()
     for _ in range(_MAX_PASSES):
         report = await extraction.aresume()
