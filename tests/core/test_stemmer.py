@@ -82,6 +82,14 @@ def test_irregular_forms_share_their_base_term() -> None:
     assert search_prefixes("die") == ("d",)  # "dying": a consonant and "ying" is "Cie"
 
 
+def test_plurals_of_words_without_a_vowel_lose_their_s() -> None:
+    # Snowball keeps them ("pdfs"): memquill's own rule, so "PDF" finds "PDFs".
+    assert stem("pdfs") == stem("pdf") == "pdf"
+    assert stem("prs") == "pr" and stem("llms") == "llm"
+    assert stem("css") == "css" and stem("gyms") == "gym" and stem("yrs") == "yrs"
+    assert query_terms("Which PDF?") == tuple(tokenize("PDFs")) == ("pdf",)
+
+
 def test_singular_and_plural_of_us_words_agree() -> None:
     assert stem("bonus") == stem("bonuses") == "bonus"
 

@@ -1,10 +1,16 @@
 """An English stemmer for search terms: Snowball's, plus common irregular forms.
 
 :func:`stem` is the Snowball English stemmer (Porter2, through PyStemmer's C implementation),
-with one rule of memquill's own on top, which ``docs/ranking.md`` gives: :data:`IRREGULAR`
-maps common irregular verb and noun forms to their base first (``went`` is ``go``,
-``children`` is ``child``), since a question asks "go" where the note says "went".
-:data:`STEMMER_VERSION` names the stemmer, for indexes built with it.
+with two rules of memquill's own on top, which ``docs/ranking.md`` gives:
+
+- :data:`IRREGULAR` maps common irregular verb and noun forms to their base first (``went``
+  is ``go``, ``children`` is ``child``), since a question asks "go" where the note says
+  "went";
+- the plural of a word without a vowel loses its ``s`` (``PDFs`` is ``pdf``, ``PRs`` is
+  ``pr``): Snowball keeps the ``s`` of a word with no vowel before it, and notes are full of
+  acronyms a question names in the singular.
+
+:data:`STEMMER_VERSION` names the stemmer and these rules, for indexes built with them.
 
 Exact counting (:func:`~memquill.query._tokens.count_term`) relies on one property, checked by
 property tests: apart from the irregular forms (and the few words Snowball itself stems
@@ -75,8 +81,9 @@ _ENGLISH: Final = cast(
     Stemmer.Stemmer("english", 0),  # pyright: ignore[reportUnknownMemberType]
 )  # no cache of its own: stem() keeps one
 _LOCK: Final = threading.Lock()  # a Snowball stemmer object is not safe across threads
-STEMMER_VERSION: Final = f"snowball-english {cast('str', Stemmer.version())}"  # pyright: ignore[reportUnknownMemberType]
-"""The stemmer, as an index records it (another one may stem words otherwise)."""
+STEMMER_VERSION: Final = f"snowball-english {cast('str', Stemmer.version())} memquill 2"  # pyright: ignore[reportUnknownMemberType]
+"""The stemmer and memquill's rules, as an index records them (others may stem otherwise)."""
+_VOWELS: Final = frozenset("aeiouy")  # Snowball's English vowels
 
 
 @lru_cache(maxsize=1 << 16)
@@ -85,6 +92,8 @@ def stem(word: str) -> str:
     word = IRREGULAR.get(word, word)
     if not (word.isascii() and word.isalpha()):
         return word
+    if len(word) > 2 and word[-1] == "s" and word[-2] != "s" and _VOWELS.isdisjoint(word):
+        return word[:-1]  # an acronym's plural: Snowball would keep the "s"
     with _LOCK:
         return _ENGLISH.stemWord(word)
 
