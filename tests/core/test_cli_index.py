@@ -102,7 +102,9 @@ def test_rebuild_and_doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert status == 0 and "search index: ok, " in out and out.endswith("healthy\n")
     path = index_path(tmp_path.resolve(), index_dir())
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE docs SET size = size + 1")
+        page, blob = connection.execute("SELECT page, data FROM pages LIMIT 1").fetchone()
+        damaged = bytes(blob[:-1]) + bytes([blob[-1] ^ 1])  # its checksum no longer matches
+        connection.execute("UPDATE pages SET data = ? WHERE page = ?", (damaged, page))
     status, out, _ = run(capsys, *ws, "doctor")
     assert status == 1 and "search index: " in out and "checksum" in out
     assert out.endswith("problems found\n")

@@ -1,8 +1,8 @@
 """What the index stores of a note equals what the reference computes, term by term.
 
-The index counts terms its own way, at C speed: each note is folded and split into pieces once,
-cut at safe places into cells, and every chunk's counts come from its cells plus its two cut
-ends (:mod:`memquill.index._cells`). The reference folds and counts every chunk on its own
+The index counts terms its own way, at C speed: each note is folded and split into words once,
+cut at safe places into parts, and every chunk's counts come from its parts plus its two cut
+ends (:mod:`memquill.index._parts`). The reference folds and counts every chunk on its own
 (:class:`memquill.query._documents.SearchDocument`). These properties hold for generated notes
 with headings, windows that cut words anywhere, camelCase, identifiers, CJK, combining marks,
 astral characters and every kind of space and punctuation.
@@ -17,9 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memquill.index._analysis import analyse_note
-from memquill.index._cells import chunk_spans, note_cells
-from memquill.index._manifest import NoteRow, decode_notes, encode_notes
-from memquill.query._counts import count_pieces, pieces, term_counts
+from memquill.index._batch import BatchBuilder
+from memquill.index._pages import NoteRow, decode_page, encode_page
+from memquill.index._parts import chunk_spans, note_words
+from memquill.index._term_lists import decode_term_list
+from memquill.query._counts import count_words, split_words, term_counts
 from memquill.query._documents import note_document
 from memquill.query._markdown import CHUNK_SIZE, chunk_markdown
 from memquill.query._tokens import count_term, fold, tokenize
@@ -47,10 +49,10 @@ def texts(max_parts: int) -> st.SearchStrategy[str]:
 
 @settings(max_examples=300, deadline=None)
 @given(texts(40))
-def test_pieces_count_what_the_tokenizer_yields(text: str) -> None:
+def test_words_count_what_the_tokenizer_yields(text: str) -> None:
     expected = Counter(tokenize(text))
     assert term_counts(text) == expected
-    assert count_pieces(pieces(fold(text))) == expected
+    assert count_words(split_words(fold(text))) == expected
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,15 +73,15 @@ def test_chunk_spans_are_the_reference_chunks(content: str) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(texts(400))
-def test_cells_count_every_chunk_and_the_body_as_the_reference(content: str) -> None:
+def test_parts_count_every_chunk_and_the_body_as_the_reference(content: str) -> None:
     document = note_document("n.md", content)
-    cells = note_cells(content)
-    assert cells.length == document.length
-    assert count_pieces(cells.body) == Counter(tokenize(content))
-    assert len(cells.chunks) == len(document.chunks())
-    for (heading, found), (chunk, folded, _) in zip(cells.chunks, document.chunks(), strict=True):
+    words = note_words(content)
+    assert words.length == document.length
+    assert count_words(words.body) == Counter(tokenize(content))
+    assert len(words.chunks) == len(document.chunks())
+    for (heading, found), (chunk, folded, _) in zip(words.chunks, document.chunks(), strict=True):
         assert heading == chunk.heading
-        assert count_pieces(found) == Counter(tokenize(chunk.text)), folded
+        assert count_words(found) == Counter(tokenize(chunk.text)), folded
 
 
 @settings(max_examples=100, deadline=None)
@@ -91,12 +93,21 @@ def test_a_note_s_figures_are_the_reference_s(content: str) -> None:
     assert figures.length == document.length
     assert figures.chunks == len(document.chunks())
     width = len(figures.terms)
+    assert list(figures.terms) == sorted(figures.body.keys() | figures.fields.keys())
+    builder = BatchBuilder()
+    builder.add(figures, 0)
+    batch = builder.build()
+    stored = decode_term_list(batch.notes[0].terms)
+    assert list(batch.vocabulary) == list(figures.terms)  # the batch numbers them in order
+    assert list(stored.ids) == list(range(width)) and stored.chunks == figures.chunks
     for column, term in enumerate(figures.terms):
-        assert figures.body[term] == count_term(document.folded, term) > 0
+        assert figures.body.get(term, 0) == count_term(document.folded, term)
+        assert stored.bodies[column] == figures.body.get(term, 0)
         rows = tuple(figures.matrix[row * width + column] for row in range(figures.chunks))
-        assert rows == document.chunk_counts(term), term
+        assert rows == document.chunk_counts(term) == stored.chunk_counts(column), term
     for term, counts in figures.fields.items():
         assert counts == tuple(count_term(field, term) for field in document.fields), term
+        assert stored.fields[figures.terms.index(term)] == counts
 
 
 def test_a_word_cut_by_two_windows_counts_in_each_as_cut() -> None:
@@ -119,19 +130,23 @@ def test_points_of_utf16_offsets_without_a_table(text: str) -> None:
         assert point(unit) == point_at(starts, unit)
 
 
-def test_a_segment_s_note_table_reads_back_and_detects_damage() -> None:
+def test_a_page_of_notes_reads_back_and_detects_damage() -> None:
     rows = [
-        NoteRow(7, "a/b.md", 10, 11, -12, 13, 14, 15, 16, 17, "x\ny", 738000, 3),
-        NoteRow(9, "日本/\udcff.md", 1, 2, 3, 4, 5, 6, 7, 8, "", 0, 3),
+        NoteRow(7, "a/b.md", 10, 11, -12, 13, 14, 15, 16, 17, "x\ny", 738000),
+        NoteRow(9, "日本/\udcff.md", 1, 2, 3, 4, 5, 6, 7, 8, "", 0),
     ]
-    blob = encode_notes(rows)
-    assert decode_notes(blob, 3) == rows
-    assert decode_notes(encode_notes([]), 3) == []
-    damaged = bytearray(blob)
-    damaged[5] ^= 1
-    try:
-        decode_notes(bytes(damaged), 3)
-    except Exception as error:
-        assert "checksum" in str(error)
-    else:
-        raise AssertionError("damage was not detected")
+    blob = encode_page(rows)
+    assert decode_page(blob) == rows
+    assert decode_page(encode_page([])) == []
+    builder = BatchBuilder()
+    builder.add(analyse_note("a.md", "alpha bravo", (1, 2, 3, 4, 5)), 0)
+    term_list = builder.build().notes[0].terms
+    for sound in (blob, term_list):
+        damaged = bytearray(sound)
+        damaged[5] ^= 1
+        try:
+            decode_page(bytes(damaged)) if sound is blob else decode_term_list(bytes(damaged))
+        except Exception as error:
+            assert "checksum" in str(error)
+        else:
+            raise AssertionError("damage was not detected")

@@ -17,8 +17,8 @@ from tests.core.index_helpers import indexed
 from tests.core.query_helpers import write
 
 from memquill.index import IndexSearcher, index_path
-from memquill.index._codec import decode_terms
-from memquill.index._manifest import decode_notes
+from memquill.index._pages import decode_page
+from memquill.index._term_lists import decode_term_list
 from memquill.query._tokens import fold, folded_terms
 
 WORD = "zorblaxquinting"
@@ -30,16 +30,26 @@ NOTES = {
 
 
 def index_forms(folder: Path, root: Path) -> set[str]:
-    """Every term, note term, path and tag the index holds, decoded through its own codecs."""
+    """Every term, path and tag the index holds, decoded through its own codecs (pages are
+    compressed: their raw bytes never show a word). Terms are text in the lexicon only;
+    postings and term lists name them by id, so each id they use must be in the lexicon."""
     found: set[str] = set()
     with sqlite3.connect(f"file:{index_path(root, folder)}?mode=ro", uri=True) as connection:
-        found.update(str(term) for (term,) in connection.execute("SELECT term FROM postings"))
+        tables = {str(name) for (name,) in connection.execute("SELECT name FROM sqlite_master")}
+        assert tables == {
+            *("meta", "sqlite_autoindex_meta_1", "pages", "terms", "postings"),
+            *("lexicon", "sqlite_autoindex_lexicon_1"),
+        }
+        lexicon = dict(connection.execute("SELECT id, term FROM lexicon").fetchall())
+        found.update(str(term) for term in lexicon.values())
+        used = {int(term) for (term,) in connection.execute("SELECT term FROM postings")}
         for (blob,) in connection.execute("SELECT data FROM terms"):
-            found.update(decode_terms(bytes(blob)))
-        for seg, blob in connection.execute("SELECT seg, notes FROM segs"):
-            for row in decode_notes(bytes(blob), int(seg)):
+            used.update(decode_term_list(bytes(blob)).ids)
+        assert used == set(lexicon), "postings or term lists name a term the lexicon lacks"
+        for (blob,) in connection.execute("SELECT data FROM pages"):
+            for row in decode_page(bytes(blob)):
                 found.update((row.path, *row.tags.split("\n")))
-        found.update(str(path) for (path,) in connection.execute("SELECT path FROM docs"))
+        found.update(str(value) for (value,) in connection.execute("SELECT value FROM meta"))
     return found
 
 
@@ -69,8 +79,6 @@ def test_a_removed_notes_words_are_nowhere_under_the_index_folder(
     root, folder = (tmp_path / "vault").resolve(), tmp_path / "index"
     for name, text in NOTES.items():
         write(root, name, text)
-    # One segment of three notes: removing one leaves the segment mostly alive, so its
-    # blobs are not rewritten by compaction anyway.
     name = "keep/charlie.md" if change == "edited" else f"{WORD}-plans.md"
     secret = write(
         root,

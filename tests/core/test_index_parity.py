@@ -89,17 +89,3 @@ def test_an_unreadable_note_is_skipped_alike(
         assert got.text.startswith("Skipped a.md: Memory source is not readable.\n\n1. [b.md:1]")
     finally:
         searcher.close()
-
-
-def test_dropping_dead_ids_keeps_every_live_posting() -> None:
-    from array import array
-
-    from memquill.index._codec import Postings
-    from memquill.index._postings import drop_ids
-
-    piece = Postings(
-        array("I", [3, 7, 9]), array("I", [1, 2, 3]), array("I", [0, 1, 2]), {9: (1, 0, 0, 0, 0)}
-    )
-    kept = drop_ids(piece, {5, 7, 11})
-    assert list(kept.ids) == [3, 9] and list(kept.bodies) == [1, 3]
-    assert kept.fields == {9: (1, 0, 0, 0, 0)}

@@ -71,14 +71,19 @@ def test_a_damaged_index_is_rebuilt_with_a_warning_and_never_served(
             handle.truncate(path.stat().st_size // 3)
     else:
         with sqlite3.connect(path) as connection:
-            # A postings blob, or a segment's note table (every note's figures).
-            table, column = ("postings", "data") if damage == "blob" else ("segs", "notes")
-            blob = connection.execute(f"SELECT rowid, {column} FROM {table} LIMIT 1").fetchone()
-            flipped = bytearray(blob[1])
-            flipped[10] ^= 0xFF
-            connection.execute(
-                f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (bytes(flipped), blob[0])
+            # Every postings block (whichever terms the first search reads), or one page of
+            # notes (their figures: every search reads them all).
+            table, key = (
+                ("postings", "term || ' ' || lo") if damage == "blob" else ("pages", "page")
             )
+            limit = -1 if damage == "blob" else 1
+            found = connection.execute(f"SELECT {key}, data FROM {table} LIMIT {limit}")
+            for row_key, blob in found.fetchall():
+                flipped = bytearray(blob)
+                flipped[10] ^= 0xFF
+                connection.execute(
+                    f"UPDATE {table} SET data = ? WHERE {key} = ?", (bytes(flipped), row_key)
+                )
     assert IndexSearcher(folder, notice=None).index(root).check() != []
     texts = answers_match(root, folder)
     assert texts[0].startswith(DAMAGED_WARNING)
@@ -125,7 +130,7 @@ def test_kill_9_during_memquill_index_leaves_a_usable_index(tmp_path: Path) -> N
     path = index_path(root, folder)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and _segments(path) >= 1:
+        if path.exists() and _pages(path) >= 1:
             break
         time.sleep(0.05)
     assert process.poll() is None, "the build finished before it could be killed"
@@ -145,10 +150,10 @@ def test_kill_9_during_memquill_index_leaves_a_usable_index(tmp_path: Path) -> N
     assert settled.status().fresh
 
 
-def _segments(path: Path) -> int:
+def _pages(path: Path) -> int:
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as connection:
-            return int(connection.execute("SELECT count(*) FROM segs").fetchone()[0])
+            return int(connection.execute("SELECT count(*) FROM pages").fetchone()[0])
     except sqlite3.Error:
         return 0
 

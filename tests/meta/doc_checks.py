@@ -233,7 +233,9 @@ def index_on_a_full_disk(text: str, tmp: Path) -> None:
     notes = tmp / "notes"
     notes.mkdir()
     for number in range(40):
-        (notes / f"n{number}.md").write_text(f"note {number} about tides " * 200)
+        # Words of its own in each note: the index must outgrow the pages SQLite starts with.
+        own = " ".join(f"w{number}x{word}" for word in range(200))
+        (notes / f"n{number}.md").write_text(f"note {number} about tides " * 200 + own)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MEMQUILL_INDEX_DIR", str(tmp / "index"))
         patch.setattr(_db.IndexDatabase, "_prepare", full_disk)

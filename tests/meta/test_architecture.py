@@ -3,8 +3,9 @@
 - Inside the core, layers depend downwards only, and subpackages form no cycle:
   foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``) ← ``store``
   ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
-  ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade). Every import
-  counts, inside functions too.
+  ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade, whose
+  ``__version__`` any part may read: the facade imports nothing until a name is used). Every
+  import counts, inside functions too.
 - The core imports no framework (Anthropic's SDK, LangChain, LlamaIndex, MCP) and no adapter
   package.
 - An adapter imports memquill only through its public facades (``memquill``,
@@ -36,15 +37,8 @@ ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"}
 
 FOUNDATION: Final = frozenset(
     {
-        "errors",
-        "messages",
-        "text",
-        "controls",
-        "paths",
-        "private_paths",
-        "keyfiles",
-        "owner_only",
-        "jsondoc",
+        *("errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles"),
+        *("owner_only", "jsondoc", "lazy"),
     }
 )
 LAYERS: Final = {
@@ -73,6 +67,9 @@ def _imports(path: Path) -> list[str]:
         if isinstance(node, ast.Import):
             found.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "memquill" and all(a.name == "__version__" for a in node.names):
+                # The version is a constant of the facade, which loads nothing else (lazy).
+                continue
             found.append(node.module)
             # ``from memquill import errors`` names a module of the package.
             found.extend(f"{node.module}.{alias.name}" for alias in node.names)

@@ -33,6 +33,8 @@ __all__ = [
     "CREDENTIAL_PREFIXES",
     "CREDENTIAL_STEMS",
     "NOTE_EXTENSIONS",
+    "SUSPECT_NAMES",
+    "SUSPECT_STARTS",
     "is_managed_record_path",
     "is_note",
     "is_private",
@@ -209,7 +211,15 @@ def _nested_records(lowered: str) -> bool:
     )
 
 
-_NESTED_LEAVES: Final = frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
+SUSPECT_STARTS: Final = (".", "_", "id_", "client_secret")
+"""Lowercased names starting so may be private (see :func:`may_be_private`)."""
+SUSPECT_NAMES: Final = (
+    CREDENTIAL_NAMES
+    | frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
+    | {"records.md"}
+)
+"""Lowercased names that may be private (see :func:`may_be_private`): credentials, and the
+records file of a workspace nested in this one."""
 
 
 def may_be_private(path: str, name: str) -> bool:
@@ -217,12 +227,10 @@ def may_be_private(path: str, name: str) -> bool:
     whose parent folders are not private: a scan asks it of every entry it lists."""
     lowered = name.lower()
     return (
-        lowered.startswith((".", "_", "id_", "client_secret"))
+        lowered.startswith(SUSPECT_STARTS)
         or not CREDENTIAL_PARTS.isdisjoint(lowered.split("."))
-        or lowered in CREDENTIAL_NAMES
-        or lowered in _NESTED_LEAVES
+        or lowered in SUSPECT_NAMES
         or path[:7].lower() == "memory/"
-        or lowered == "records.md"
         or "\\" in path
     )
 

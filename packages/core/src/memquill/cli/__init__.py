@@ -7,45 +7,31 @@ Every subcommand prints text a person can read, or JSON with ``--json``. Failure
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from memquill.cli import (
-    demo,
-    doctor,
-    enhance,
-    extract,
-    index,
-    key,
-    manage,
-    plugins,
-    query,
-    records,
-    sync,
-    transfer,
-    where,
-)
-from memquill.cli.context import run
+from memquill import __version__
 
 __all__ = ["build_parser", "main"]
 
 _COMMAND_MODULES = (
-    records,
-    transfer,
-    doctor,
-    query,
-    index,
-    where,
-    sync,
-    key,
-    extract,
-    manage,
-    plugins,
-    enhance,
-    demo,
+    "records",
+    "transfer",
+    "doctor",
+    "query",
+    "index",
+    "where",
+    "sync",
+    "key",
+    "extract",
+    "manage",
+    "plugins",
+    "enhance",
+    "demo",
 )
+"""The subcommands' modules, imported when the parser is built (``--version`` needs none)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="workspace folder (default: $MEMQUILL_WORKSPACE, else memquill/workspace in the "
         "user data directory)",
     )
-    parser.add_argument("--version", action="version", version=f"memquill {_version()}")
+    parser.add_argument("--version", action="version", version=f"memquill {__version__}")
     parser.add_argument(
         "--store",
         metavar="URL",
@@ -76,21 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
         "postgresql:// URL (default: $MEMQUILL_STORE, else file); never printed",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in _COMMAND_MODULES:
-        module.register(subparsers)
+    for name in _COMMAND_MODULES:
+        importlib.import_module(f"memquill.cli.{name}").register(subparsers)
     return parser
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("memquill")
-    except importlib.metadata.PackageNotFoundError:  # running from a source tree
-        return "(not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``memquill`` with ``argv`` (default: the process arguments); return the exit status."""
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:
+        # Answered before any subcommand (and what it imports) is loaded.
+        print(f"memquill {__version__}")
+        return 0
+    from memquill.cli.context import run
+
+    args = build_parser().parse_args(arguments)
     out: TextIO = sys.stdout
     reconfigure = getattr(out, "reconfigure", None)
     if callable(reconfigure):

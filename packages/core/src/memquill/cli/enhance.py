@@ -15,20 +15,14 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memquill.cli.context import Context, add_common
 from memquill.controls import escape_controls
-from memquill.enhance import (
-    SCENES,
-    AuxiliaryRunner,
-    BlockReceipt,
-    BlockReceipts,
-    SceneStatus,
-    TextModel,
-    default_state_dir,
-)
 from memquill.plugins import text_model
+
+if TYPE_CHECKING:
+    from memquill.enhance import BlockReceipt, SceneStatus, TextModel
 
 __all__ = ["load_model", "register"]
 
@@ -104,6 +98,9 @@ def _search_current_folder() -> None:
 
 
 def _status(args: argparse.Namespace, context: Context) -> int:
+    # Model assistance is loaded by the commands that use it, not by every command.
+    from memquill.enhance import SCENES, AuxiliaryRunner, BlockReceipts, default_state_dir
+
     state_dir: Path = args.state_dir or default_state_dir()
     try:
         model = load_model(args.model) if args.model else None

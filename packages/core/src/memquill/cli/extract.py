@@ -20,24 +20,23 @@ import asyncio
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from memquill.cli.context import Context, add_common, counted
 from memquill.cli.enhance import load_model
 from memquill.controls import escape_controls
-from memquill.enhance import AuxiliaryRunner, TextModel, default_runner
 from memquill.errors import InvalidInputError, JobBusyError, Messages
-from memquill.lifecycle import (
-    Extraction,
-    JobsView,
-    JobView,
-    PassReport,
-    SourceMessage,
-    TranscriptSource,
-    committed_turns,
-    job_status,
-    retry_jobs,
-)
+
+if TYPE_CHECKING:
+    from memquill.enhance import TextModel
+    from memquill.lifecycle import (
+        Extraction,
+        JobsView,
+        JobView,
+        PassReport,
+        SourceMessage,
+        TranscriptSource,
+    )
 
 __all__ = ["register"]
 
@@ -100,6 +99,9 @@ def _model_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def _extract(args: argparse.Namespace, context: Context) -> int:
+    # Extraction is loaded by the commands that use it, not by every command.
+    from memquill.lifecycle import TranscriptSource, committed_turns
+
     model = _load(args, context)
     if model is None:
         return 2
@@ -157,6 +159,8 @@ def _read_transcript(source: TranscriptSource) -> list[SourceMessage]:
 
 
 def _jobs(args: argparse.Namespace, context: Context) -> int:
+    from memquill.lifecycle import JobsView, job_status
+
     # A default workspace not created yet has no jobs, like an unused one.
     view = (
         JobsView(())
@@ -168,6 +172,8 @@ def _jobs(args: argparse.Namespace, context: Context) -> int:
 
 
 def _retry(args: argparse.Namespace, context: Context) -> int:
+    from memquill.lifecycle import PassReport, TranscriptSource, job_status, retry_jobs
+
     changed = retry_jobs(context.workspace)
     report = PassReport()
     if args.transcript is not None or args.model is not None:
@@ -199,12 +205,17 @@ def _load(args: argparse.Namespace, context: Context) -> TextModel | None:
 def _extraction(
     args: argparse.Namespace, context: Context, source: TranscriptSource, model: TextModel
 ) -> Extraction:
+    from memquill.enhance import AuxiliaryRunner, default_runner
+    from memquill.lifecycle import Extraction
+
     runner = AuxiliaryRunner(state_dir=args.state_dir) if args.state_dir else default_runner()
     return Extraction(context.session(), source, model=model, runner=runner)
 
 
 async def _drain(extraction: Extraction) -> PassReport:
     """Passes until one changes nothing (jobs waiting for a retry time stay waiting)."""
+    from memquill.lifecycle import PassReport
+
     total = PassReport()
     for _ in range(_MAX_PASSES):
         report = await extraction.aresume()

@@ -157,8 +157,7 @@ def _status_text(status: IndexStatus) -> str:
         [
             f"Index: {_where(status)}",
             f"size: {_megabytes(status.size)}",
-            f"notes: {status.documents:,} ({status.segments} segment"
-            f"{'' if status.segments == 1 else 's'})",
+            f"notes: {status.documents:,} ({status.pages} page{'' if status.pages == 1 else 's'})",
             f"last brought up to date: {synced}",
             f"freshness: {freshness}",
         ]
@@ -171,7 +170,7 @@ def _status_json(status: IndexStatus) -> dict[str, Any]:
         "exists": status.exists,
         "bytes": status.size,
         "notes": status.documents,
-        "segments": status.segments,
+        "pages": status.pages,
         "synced_ns": status.synced_ns,
         "stale": status.stale,
         "removed": status.removed,

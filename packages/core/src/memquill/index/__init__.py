@@ -4,6 +4,30 @@
 ``$MEMQUILL_INDEX_DIR`` says) with each note's figures and per-term postings, brings it up to
 date with the files before every answer, and ranks with the query layer's own
 :func:`~memquill.query._rank.rank`, so an indexed search returns exactly what a full scan would.
+:class:`IndexSearcher` is how the query engine uses it (one index per workspace).
+
+Reading the package, top down:
+
+- Answering: ``_searcher`` (:class:`IndexSearcher`, the in-memory fallback), ``_search_index``
+  (:class:`SearchIndex`: refresh, rank, rebuild what is damaged), ``_corpus`` (the indexed
+  notes and the store's records as one corpus for ``rank``), ``_prune`` and ``_gains``
+  (exact candidate pruning: which notes can still reach the re-scored set).
+- Keeping current: ``_tracker`` (in a long-lived process: the change watcher's events,
+  handled in proportion), ``_watch`` (inotify), ``_sync`` (the walk compared with what the
+  index holds: what to read, what to remove).
+- Analysing notes: ``_build`` and ``_worker`` (analysis in worker processes), ``_analysis``
+  (one note's figures, with the query layer's tokenizer), ``_parts`` (a note's chunks and
+  their words, from one pass), ``_batch`` (analysed notes as the writer takes them).
+- Storing: ``_writer`` (one transaction per change), ``_blocks`` (postings blocks changed in
+  place), ``_lexicon`` (each term's text, once), ``_term_lists`` (per note: its terms, counts
+  and chunk matrix), ``_pages`` (the notes' figures, 128 to a blob), ``_codec`` (blocks,
+  checksums, narrow numbers), ``_db`` (the SQLite file, its schema and format).
+- Reading back: ``_notes`` (every note, kept current page by page), ``_postings`` (a term's
+  blocks, re-read only where changed; term lists).
+- Around it: ``_location`` (where the file is), ``_status`` (``memquill index --status``),
+  ``_verify`` (``doctor``'s read-back), ``_unusable`` (a folder that cannot be used).
+
+``docs/search-index.md`` explains the design and its guarantees.
 """
 
 from memquill.index._location import INDEX_DIR_ENV, index_dir, index_path

@@ -3,8 +3,8 @@
 :func:`analyse_note` computes, with the query layer's own tokenizer and Markdown rules, exactly
 what :class:`~memquill.query.Corpus` would compute for the same text: the body count and the
 five field counts of every term (title, tags, aliases, headings, path), and how often each term
-of the body occurs in each chunk (text plus heading). Only the figures are kept; the text stays
-in the note.
+occurs in each chunk (text plus heading). Only the figures are kept; the text stays in the
+note (:mod:`._batch` gathers them for the writer).
 """
 
 from __future__ import annotations
@@ -15,16 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
-from memquill.index._cells import note_cells
-from memquill.query._counts import count_pieces, pieces
+from memquill.index._codec import FieldCounts
+from memquill.index._parts import note_words
+from memquill.query._counts import count_words, split_words
 from memquill.query._dates import path_day
 from memquill.query._markdown import note_meta
 from memquill.query._scan import Identity
 from memquill.query._tokens import fold
 
 __all__ = ["NoteFigures", "analyse_note", "chunk_matrix"]
-
-FieldCounts = tuple[int, int, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +39,7 @@ class NoteFigures:
         day: the day the path names, as a proleptic ordinal, or 0.
         body: per term, its count in the body (terms the body holds).
         fields: per term that a metadata field holds, its five field counts.
-        terms: the body's terms in matrix column order.
+        terms: every term of the body or a field, sorted (the matrix's columns).
         chunks: how many chunks the note has.
         matrix: per chunk (row), per column of ``terms``: the term's count in that chunk.
     """
@@ -61,35 +60,35 @@ class NoteFigures:
 def analyse_note(path: str, content: str, identity: Identity) -> NoteFigures:
     """Analyse the note ``path`` whose text (read at ``identity``) is ``content``."""
     meta = note_meta(content, path)
-    cells = note_cells(content)
-    body = count_pieces(cells.body)
+    words = note_words(content)
+    body = count_words(words.body)
     headings: dict[str, Counter[str]] = {}
     rows: list[Counter[str]] = []
-    for heading, found in cells.chunks:
-        counts = count_pieces(found)
+    for heading, found in words.chunks:
+        counts = count_words(found)
         if heading:
             # A chunk counts its heading's terms too (windows of one section share it).
             extra = headings.get(heading)
             if extra is None:
-                extra = headings[heading] = count_pieces(pieces(fold(heading)))
+                extra = headings[heading] = count_words(split_words(fold(heading)))
             counts.update(extra)
         rows.append(counts)
-    terms = tuple(body)
     fields: dict[str, FieldCounts] = {}
     for position, value in enumerate(
         (meta.title, "\n".join(meta.tags), "\n".join(meta.aliases), "\n".join(meta.headings), path)
     ):
-        for term, count in count_pieces(pieces(fold(value))).items():
+        for term, count in count_words(split_words(fold(value))).items():
             current = fields.get(term)
             values = list(current) if current is not None else [0, 0, 0, 0, 0]
             values[position] = count
             fields[term] = (values[0], values[1], values[2], values[3], values[4])
     day = path_day(path)
+    terms = tuple(sorted(body.keys() | fields.keys()))
     return NoteFigures(
         path=path,
         identity=identity,
         byte_size=len(content.encode("utf-8", "surrogatepass")),
-        length=cells.length,
+        length=words.length,
         tags=tuple(sorted({tag.lower() for tag in meta.tags})),
         day=0 if day is None else day.toordinal(),
         body=body,
@@ -106,7 +105,7 @@ def chunk_matrix(terms: tuple[str, ...], rows: Sequence[Mapping[str, int]]) -> a
     top = max((max(row.values(), default=0) for row in rows), default=0)
     if top < 1 << 8:  # nearly always: bytes are built fastest
         return array("B", b"".join(bytes(map(row.get, terms, repeat(0, width))) for row in rows))
-    cells = array("H" if top < 1 << 16 else "I")
+    values = array("H" if top < 1 << 16 else "I")
     for row in rows:
-        cells.extend(map(row.get, terms, repeat(0, width)))
-    return cells
+        values.extend(map(row.get, terms, repeat(0, width)))
+    return values

@@ -2,13 +2,12 @@
 
 Notes are handed out in small *units* to whichever analyser is free, so every worker stays
 busy to the end and progress is told as each unit is done. An analyser (:class:`Analyser`, in a
-worker or in this process) numbers its notes from its own range of ids and gathers them into
-segments of up to ``segment_size`` notes, sent back encoded when full and at the end: few
-segments (a search reads every segment's blob of a term), each with ascending ids, and no two
-segments' ranges overlap whichever analyser runs faster. Only encoded segments and counts
-cross back. Workers are fresh interpreters running :mod:`._worker`: forking a process that
-may hold threads and locks is never safe, and ``multiprocessing`` would run the host program's
-main module again in each worker.
+worker or in this process) gathers analysed notes into batches of up to ``batch_size`` notes,
+sent back when full and at the end; this process stores each batch in one transaction as it
+arrives (new notes take the next ids, so a batch extends each term's last postings block).
+Only analysed batches (:mod:`._batch`) and counts cross back. Workers are fresh interpreters
+running :mod:`._worker`: forking a process that may hold threads and locks is never safe, and
+``multiprocessing`` would run the host program's main module again in each worker.
 """
 
 from __future__ import annotations
@@ -26,12 +25,12 @@ from typing import Final
 
 from memquill.errors import SourceError
 from memquill.index._analysis import analyse_note
-from memquill.index._writer import EncodedSegment, SegmentEncoder
+from memquill.index._batch import AnalysedBatch, BatchBuilder
 from memquill.paths import read_text_stat
 from memquill.query._scan import Identity, file_identity
 
 __all__ = [
-    "MAX_SEGMENT",
+    "MAX_BATCH",
     "PARALLEL_FROM",
     "UNIT",
     "Analyser",
@@ -46,18 +45,17 @@ __all__ = [
 
 UNIT: Final = 256
 """Notes handed out at a time."""
-MAX_SEGMENT: Final = 8192
-"""Most notes per segment."""
+MAX_BATCH: Final = 8192
+"""Most notes per batch (one transaction)."""
 PARALLEL_FROM: Final = 1024
 """Fewer notes than this are analysed in this process (starting workers costs more)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Start:
-    """Tells an analyser its first id and how many notes make a segment."""
+    """Tells an analyser how many notes make a batch."""
 
-    first_id: int
-    segment_size: int
+    batch_size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +80,14 @@ class Finish:
 
 
 class Analyser:
-    """Reads, analyses and gathers notes into segments (in a worker or in this process)."""
+    """Reads, analyses and gathers notes into batches (in a worker or in this process)."""
 
     def __init__(self, start: Start) -> None:
-        self._next = start.first_id
-        self._size = start.segment_size
-        self._encoder = SegmentEncoder()
+        self._size = start.batch_size
+        self._batch = BatchBuilder()
 
-    def analyse(self, unit: Unit) -> tuple[UnitDone, EncodedSegment | None]:
-        """Analyse ``unit``; a segment too, if it filled one."""
+    def analyse(self, unit: Unit) -> tuple[UnitDone, AnalysedBatch | None]:
+        """Analyse ``unit``; a batch too, if it filled one."""
         root = Path(unit.root)
         errors: list[tuple[str, str]] = []
         for path, _ in unit.items:
@@ -104,53 +101,48 @@ class Analyser:
             except SourceError as error:
                 errors.append((path, error.message))
                 continue
-            self._encoder.add(self._next, analyse_note(path, text, file_identity(info)), seen)
-            self._next += 1
-        full = len(self._encoder) >= self._size
+            self._batch.add(analyse_note(path, text, file_identity(info)), seen)
+        full = len(self._batch) >= self._size
         return UnitDone(len(unit.items), tuple(errors)), self.flush() if full else None
 
-    def flush(self) -> EncodedSegment | None:
-        """The segment of the notes gathered since the last one (``None``: none)."""
-        if not len(self._encoder):
+    def flush(self) -> AnalysedBatch | None:
+        """The notes gathered since the last batch (``None``: none)."""
+        if not len(self._batch):
             return None
-        segment = self._encoder.encode()
-        self._encoder = SegmentEncoder()
-        return segment
+        batch, self._batch = self._batch.build(), BatchBuilder()
+        return batch
 
 
 def run_units(
     root: Path,
     items: Sequence[tuple[str, Identity]],
     *,
-    first_id: int,
     workers: int,
     done: Callable[[UnitDone], None],
-    store: Callable[[EncodedSegment], None],
+    store: Callable[[AnalysedBatch], None],
 ) -> int:
-    """Analyse ``items``, telling ``done`` of each unit and ``store`` of each segment (both
-    in this thread). Returns how many analysers ran: analyser ``i`` numbers its notes from
-    ``first_id + i * len(items)``, so that many times ``len(items)`` ids must be reserved."""
+    """Analyse ``items``, telling ``done`` of each unit and ``store`` of each batch (both
+    in this thread). Returns how many analysers ran."""
     count = analysers(len(items), workers)
-    # About two segments per analyser: few blobs per term, and a build killed midway has
-    # stored some of its work.
-    size = min(MAX_SEGMENT, max(UNIT, -(-len(items) // (2 * count))))
+    # About two batches per analyser: few transactions, and a build killed midway has stored
+    # some of its work.
+    size = min(MAX_BATCH, max(UNIT, -(-len(items) // (2 * count))))
     units = [
         Unit(os.fspath(root), tuple(items[start : start + UNIT]))
         for start in range(0, len(items), UNIT)
     ]
     if count == 1:
-        analyser = Analyser(Start(first_id, size))
+        analyser = Analyser(Start(size))
         for unit in units:
-            finished, segment = analyser.analyse(unit)
-            if segment is not None:
-                store(segment)
+            finished, batch = analyser.analyse(unit)
+            if batch is not None:
+                store(batch)
             done(finished)
         last = analyser.flush()
         if last is not None:
             store(last)
         return 1
-    starts = [Start(first_id + index * len(items), size) for index in range(count)]
-    for message in _parallel(starts, units):
+    for message in _parallel([Start(size)] * count, units):
         if isinstance(message, UnitDone):
             done(message)
         else:
@@ -174,7 +166,7 @@ def worker_count() -> int:
     return max(1, cores)
 
 
-def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | EncodedSegment]:
+def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | AnalysedBatch]:
     """Analyse ``units`` in one child process per start, yielding what they send back.
 
     Children are fresh interpreters running :data:`._worker.BOOTSTRAP` (never forks of
@@ -186,7 +178,7 @@ def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | Enc
     todo: queue.SimpleQueue[Unit] = queue.SimpleQueue()
     for unit in units:
         todo.put(unit)
-    results: queue.SimpleQueue[UnitDone | EncodedSegment | Finish | BaseException] = (
+    results: queue.SimpleQueue[UnitDone | AnalysedBatch | Finish | BaseException] = (
         queue.SimpleQueue()
     )
     children: list[subprocess.Popen[bytes]] = []
@@ -201,12 +193,12 @@ def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | Enc
                 except queue.Empty:
                     unit = Finish()
                 write_message(child.stdin, unit)
-                while True:  # a segment may come before the unit's count
+                while True:  # a batch may come before the unit's count
                     answer = read_message(child.stdout)
-                    if not isinstance(answer, UnitDone | EncodedSegment | Finish):
+                    if not isinstance(answer, UnitDone | AnalysedBatch | Finish):
                         raise RuntimeError("index worker failed")
                     results.put(answer)
-                    if not isinstance(answer, EncodedSegment):
+                    if not isinstance(answer, AnalysedBatch):
                         break
                 if isinstance(answer, Finish):
                     return

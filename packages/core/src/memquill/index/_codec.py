@@ -1,15 +1,17 @@
-"""The index's binary forms: a segment's postings per term, and a note's chunk matrix.
+"""The index's binary forms: their checksums and numbers, and a block of one term's postings.
 
 Every blob ends with a CRC-32 of what precedes it, checked on every read: SQLite guards its
-pages, not the bytes inside a value, and a damaged index must never answer.
+pages, not the bytes inside a value, and a damaged index must never answer. Numbers are
+little-endian arrays of the narrowest width that holds them (``B``, ``H`` or ``I``), and the
+larger parts are zlib-compressed: ids and counts are small and repetitive.
 
-Postings of one term in one segment (little-endian, 4-byte unsigned)::
+A postings *block* holds up to :data:`BLOCK` notes of one term, ids ascending::
 
-    n, nf | ids[n] | bodies[n] | columns[n] | field ids[nf] | field counts[5 * nf] | crc
+    first, n, nf, codes(3), packed | (zlib if packed) id gaps[n - 1] | bodies[n]
+                                   | field rows[nf] | counts[5 nf] | crc
 
-``ids`` ascend; ``columns`` is the term's column in its note's chunk matrix (``NO_COLUMN`` when
-the body lacks the term). A chunk matrix is ``chunks, width, typecode`` then the rows. A note's
-terms (every term it has postings for) are its sorted terms, one a line, compressed.
+``first`` is the block's first id (also its key; :func:`shift_block` renumbers a block built
+with ids counted from 0); the gaps lead from it to the next ids.
 """
 
 from __future__ import annotations
@@ -18,41 +20,45 @@ import struct
 import sys
 import zlib
 from array import array
-from collections import defaultdict, deque
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import accumulate, islice
+from operator import sub
 from typing import Final
 
-from memquill.index._analysis import FieldCounts, NoteFigures
 from memquill.index._db import IndexDamaged
 
 __all__ = [
-    "NO_COLUMN",
+    "BLOCK",
     "CorruptBlob",
+    "FieldCounts",
     "Postings",
-    "SegmentBuilder",
-    "decode_matrix",
-    "decode_postings",
-    "decode_terms",
-    "encode_matrix",
-    "encode_postings",
-    "encode_terms",
+    "block_size",
+    "decode_block",
+    "encode_block",
+    "fives",
+    "narrow",
+    "narrow_signed",
     "seal",
+    "shift_block",
+    "take",
     "unseal",
+    "zip_numbers",
 ]
 
-NO_COLUMN: Final = 0xFFFFFFFF
-_HEADER: Final = struct.Struct("<II")
-_MATRIX: Final = struct.Struct("<IIc")
+FieldCounts = tuple[int, int, int, int, int]
+"""A term's counts in a note's title, tags, aliases, headings and path."""
+
+BLOCK: Final = 512
+"""Most notes in one postings block: few blocks to read for a common term, and little to
+rewrite when a note changes."""
+_PACK_FROM: Final = 24
+"""Blocks of this many notes or more are compressed (below, zlib's header costs more)."""
+_BLOCK_HEAD: Final = struct.Struct("<IHHcccB")
 _CRC: Final = struct.Struct("<I")
 _SWAP: Final = sys.byteorder != "little"
-_EXTEND: Final = list[int].extend
-_ARRAYS: Final[dict[bytes, Callable[[], array[int]]]] = {
-    b"B": lambda: array("B"),
-    b"H": lambda: array("H"),
-    b"I": lambda: array("I"),
-}
+_WIDTH: Final = {b"B": 1, b"H": 2, b"I": 4, b"b": 1, b"h": 2, b"i": 4, b"q": 8}
 
 
 class CorruptBlob(IndexDamaged):
@@ -61,159 +67,104 @@ class CorruptBlob(IndexDamaged):
 
 @dataclass(slots=True)
 class Postings:
-    """One term's postings (one segment, or several merged).
+    """One term's postings (one block, or several joined).
 
     Attributes:
-        ids: document ids, ascending.
+        ids: note ids, ascending.
         bodies: body counts, aligned with ``ids``.
-        columns: chunk-matrix columns, aligned with ``ids``.
-        fields: field counts of the documents whose metadata holds the term.
+        fields: field counts of the notes whose metadata holds the term.
     """
 
     ids: array[int]
     bodies: array[int]
-    columns: array[int]
     fields: dict[int, FieldCounts]
 
 
-class SegmentBuilder:
-    """Collects the postings of a batch of notes whose ids ascend, then encodes them."""
-
-    def __init__(self) -> None:
-        # Per term, its postings as flat (id, body count, column) triples.
-        self._terms: defaultdict[str, list[int]] = defaultdict(list)
-        self._fields: dict[str, list[tuple[int, FieldCounts]]] = {}
-        self.documents = 0
-
-    def add(self, doc_id: int, figures: NoteFigures) -> None:
-        """Add one note (ids must ascend across calls)."""
-        self.documents += 1
-        terms = self._terms
-        body = figures.body
-        width = len(figures.terms)
-        # One triple per body term, appended in C: a note holds hundreds of terms.
-        deque(
-            map(
-                _EXTEND,
-                map(terms.__getitem__, figures.terms),
-                zip(repeat(doc_id, width), body.values(), range(width), strict=True),
-            ),
-            maxlen=0,
-        )
-        for term, counts in figures.fields.items():
-            if term not in body:
-                terms[term].extend((doc_id, 0, NO_COLUMN))
-            self._fields.setdefault(term, []).append((doc_id, counts))
-
-    def encode(self) -> list[tuple[str, bytes]]:
-        """Every term's postings blob, sorted by term."""
-        fields = self._fields
-        out: list[tuple[str, bytes]] = []
-        for term in sorted(self._terms):
-            flat = array("I", self._terms[term])
-            postings = Postings(flat[0::3], flat[1::3], flat[2::3], dict(fields.get(term, ())))
-            out.append((term, encode_postings(postings)))
-        return out
+def narrow(values: Sequence[int]) -> array[int]:
+    """``values`` as an array of the narrowest unsigned type that holds them."""
+    top = max(values, default=0)
+    return array("B" if top < 1 << 8 else "H" if top < 1 << 16 else "I", values)
 
 
-def encode_postings(postings: Postings) -> bytes:
-    """The blob of one term's postings."""
+def narrow_signed(values: Sequence[int]) -> array[int]:
+    """``values`` as an array of the narrowest signed type that holds them."""
+    top = max((abs(value) for value in values), default=0)
+    code = "b" if top < 1 << 7 else "h" if top < 1 << 15 else "i" if top < 1 << 31 else "q"
+    return array(code, values)
+
+
+def encode_block(postings: Postings) -> bytes:
+    """The blob of a block (``postings`` holds at least one note)."""
+    ids = postings.ids
     held = postings.fields
-    field_ids = array("I", sorted(held))
-    field_counts = array("I", (count for doc in field_ids for count in held[doc]))
-    return seal(
-        _HEADER.pack(len(postings.ids), len(held)),
-        postings.ids,
-        postings.bodies,
-        postings.columns,
-        field_ids,
-        field_counts,
+    gaps = narrow(list(map(sub, islice(ids, 1, None), ids)))
+    bodies = narrow(postings.bodies)
+    rows = sorted(bisect_left(ids, doc) for doc in held)
+    counts = narrow([count for row in rows for count in held[ids[row]]])
+    parts = zip_numbers(gaps, bodies, array("B" if len(ids) <= 256 else "H", rows), counts)
+    packed = len(ids) >= _PACK_FROM
+    head = _BLOCK_HEAD.pack(
+        ids[0],
+        len(ids),
+        len(held),
+        gaps.typecode.encode(),
+        bodies.typecode.encode(),
+        counts.typecode.encode(),
+        packed,
     )
+    return seal(head + (zlib.compress(parts, 6) if packed else parts))
 
 
-def decode_postings(blob: bytes) -> Postings:
-    """Parse a postings blob.
-
-    Raises:
-        CorruptBlob: it fails its checksum or does not parse.
-    """
-    view = unseal(blob)
-    try:
-        n, nf = _HEADER.unpack_from(view, 0)
-    except struct.error:
-        raise CorruptBlob("short postings") from None
-    offset = _HEADER.size
-    ids, offset = _take(view, offset, n)
-    bodies, offset = _take(view, offset, n)
-    columns, offset = _take(view, offset, n)
-    field_ids, offset = _take(view, offset, nf)
-    field_counts, offset = _take(view, offset, 5 * nf)
-    if offset != len(view):
-        raise CorruptBlob("postings length")
-    counts = (field_counts[index::5] for index in range(5))
-    fields: dict[int, FieldCounts] = dict(zip(field_ids, zip(*counts, strict=True), strict=True))
-    return Postings(ids, bodies, columns, fields)
-
-
-def encode_matrix(cells: array[int], rows: int, width: int) -> bytes:
-    """A note's chunk matrix: ``rows`` rows of ``width`` cells, row after row."""
-    return seal(_MATRIX.pack(rows, width, cells.typecode.encode()), cells)
-
-
-def decode_matrix(blob: bytes) -> tuple[int, array[int]]:
-    """``(width, cells)`` of a chunk matrix: row ``r``, column ``c`` is ``cells[r * width + c]``.
+def decode_block(blob: bytes) -> Postings:
+    """Parse a block.
 
     Raises:
         CorruptBlob: it fails its checksum or does not parse.
     """
     view = unseal(blob)
     try:
-        rows, width, code = _MATRIX.unpack_from(view, 0)
-        cells = _ARRAYS[code]()
-    except (struct.error, KeyError):
-        raise CorruptBlob("matrix header") from None
-    body = view[_MATRIX.size :]
-    if cells.itemsize * rows * width != len(body):
-        raise CorruptBlob("matrix length")
-    cells.frombytes(body)
+        first, n, nf, gap_code, body_code, count_code, packed = _BLOCK_HEAD.unpack_from(view)
+        data = view[_BLOCK_HEAD.size :]
+        if packed:
+            data = memoryview(zlib.decompress(data))
+        gaps, at = take(data, 0, gap_code, n - 1)
+        bodies, at = take(data, at, body_code, n)
+        rows, at = take(data, at, b"B" if n <= 256 else b"H", nf)
+        counts, at = take(data, at, count_code, 5 * nf)
+    except (struct.error, zlib.error, KeyError, ValueError):
+        raise CorruptBlob("postings block") from None
+    if at != len(data) or not n:
+        raise CorruptBlob("postings block length")
+    ids = array("I", accumulate(gaps, initial=first))
+    fields: dict[int, FieldCounts] = {}
+    if nf:
+        try:
+            keys = list(map(ids.__getitem__, rows))
+        except IndexError:
+            raise CorruptBlob("postings block rows") from None
+        fields = dict(zip(keys, fives(counts), strict=True))
+    return Postings(ids, array("I", bodies), fields)
+
+
+def take(view: memoryview, at: int, code: bytes, count: int) -> tuple[array[int], int]:
+    """``count`` numbers of type ``code`` at ``view[at:]``, and the offset after them.
+
+    Raises:
+        ValueError: ``view`` is too short (or ``count`` negative).
+        KeyError: ``code`` is not a number type of the index.
+    """
+    end = at + _WIDTH[code] * count
+    if count < 0 or end > len(view):
+        raise ValueError("short")
+    values: array[int] = array(code.decode())
+    values.frombytes(view[at:end])
     if _SWAP:  # pragma: no cover - big-endian hosts
-        cells.byteswap()
-    return width, cells
+        values.byteswap()
+    return values, end
 
 
-def encode_terms(figures: NoteFigures) -> bytes:
-    """The blob of the terms ``figures`` has postings for (body and metadata terms)."""
-    terms = sorted(figures.body.keys() | figures.fields.keys())
-    text = "\n".join(terms).encode("utf-8", "surrogatepass")
-    return seal(b"", zlib.compress(text, 1))
-
-
-def decode_terms(blob: bytes) -> list[str]:
-    """The terms of a note's terms blob.
-
-    Raises:
-        CorruptBlob: it fails its checksum or does not parse.
-    """
-    view = unseal(blob)
-    try:
-        text = zlib.decompress(view).decode("utf-8", "surrogatepass")
-    except (zlib.error, UnicodeDecodeError):
-        raise CorruptBlob("terms") from None
-    return text.split("\n") if text else []
-
-
-def seal(header: bytes, *parts: array[int] | bytes) -> bytes:
-    """``header`` and ``parts`` (arrays little-endian) as one blob ending in its CRC-32."""
-    chunks = [header]
-    for part in parts:
-        if isinstance(part, bytes):
-            chunks.append(part)
-            continue
-        if _SWAP:  # pragma: no cover - big-endian hosts
-            part = array(part.typecode, part)
-            part.byteswap()
-        chunks.append(part.tobytes())
-    data = b"".join(chunks)
+def seal(data: bytes) -> bytes:
+    """``data`` followed by its CRC-32."""
     return data + _CRC.pack(zlib.crc32(data))
 
 
@@ -233,12 +184,39 @@ def unseal(blob: bytes) -> memoryview:
     return data
 
 
-def _take(view: memoryview, offset: int, count: int) -> tuple[array[int], int]:
-    end = offset + 4 * count
-    if end > len(view):
-        raise CorruptBlob("postings length")
-    values = array("I")
-    values.frombytes(view[offset:end])
+def shift_block(blob: bytes, by: int) -> tuple[int, bytes]:
+    """The first id and blob of ``blob`` with every id ``by`` higher (a block built from 0).
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = unseal(blob)
+    try:
+        head = list(_BLOCK_HEAD.unpack_from(view))
+    except struct.error:
+        raise CorruptBlob("postings block") from None
+    head[0] += by
+    return head[0], seal(_BLOCK_HEAD.pack(*head) + bytes(view[_BLOCK_HEAD.size :]))
+
+
+def block_size(blob: bytes) -> int:
+    """How many notes a block holds (its checksum unchecked: the block is decoded later)."""
+    return int(_BLOCK_HEAD.unpack_from(blob)[1])
+
+
+def zip_numbers(*parts: array[int]) -> bytes:
+    """The arrays' bytes, little-endian, one after the other."""
     if _SWAP:  # pragma: no cover - big-endian hosts
-        values.byteswap()
-    return values, end
+        swapped: list[array[int]] = []
+        for part in parts:
+            copy = array(part.typecode, part)
+            copy.byteswap()
+            swapped.append(copy)
+        parts = tuple(swapped)
+    return b"".join(part.tobytes() for part in parts)
+
+
+def fives(counts: array[int]) -> list[FieldCounts]:
+    """Consecutive runs of five counts, as tuples."""
+    it = iter(counts)
+    return list(zip(it, it, it, it, it, strict=True))

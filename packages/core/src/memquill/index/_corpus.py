@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import SourceError
-from memquill.index._codec import NO_COLUMN
-from memquill.index._impacts import Impacts, Norms, month_term, note_term
+from memquill.index._gains import GainFactors, Norms, month_term, note_term
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import Term, select
@@ -47,7 +46,7 @@ __all__ = ["IndexedCorpus", "StaleNote"]
 
 _NO_POSTINGS: Final[tuple[Posting, ...]] = ()
 DOCUMENT_MEMO: Final = 256
-"""Hit documents kept per index (by note id: one id is one version of a note)."""
+"""Hit documents kept per index (by note id and read time: one version of a note)."""
 
 
 class StaleNote(Exception):
@@ -64,11 +63,11 @@ class IndexedCorpus:
         notes: NoteTable,
         reader: PostingsReader,
         records: Corpus,
-        documents: OrderedDict[int, SearchDocument] | None = None,
-        impacts: Impacts | None = None,
+        documents: OrderedDict[tuple[int, int], SearchDocument] | None = None,
+        factors: GainFactors | None = None,
     ) -> None:
         self._root = root
-        self._impacts = Impacts() if impacts is None else impacts
+        self._factors = GainFactors() if factors is None else factors
         self._connection = connection
         self._notes = notes
         self._reader = reader
@@ -77,7 +76,7 @@ class IndexedCorpus:
         self._days = notes.days
         self._day_of = notes.day_of
         self._candidates: set[int] | None = None
-        self._materialised: OrderedDict[int, SearchDocument] = (
+        self._materialised: OrderedDict[tuple[int, int], SearchDocument] = (
             OrderedDict() if documents is None else documents
         )
         record_average = records.average_length["record"]
@@ -128,8 +127,8 @@ class IndexedCorpus:
         terms: list[Term] = []
         size = self.size
         norms = self._norms(params)
-        impacts = self._impacts
-        impacts.prepare(self._notes, norms, params)
+        factors = self._factors
+        factors.prepare(self._notes, norms, params)
         for term in query_terms(query):
             notes = self._reader.postings(self._connection, term)
             records = self._records.postings(term)
@@ -137,7 +136,7 @@ class IndexedCorpus:
             if held:
                 weight = idf(size, held)
                 terms.append(
-                    note_term(term, notes, impacts, records, weight, params, norms, allowed)
+                    note_term(term, notes, factors, records, weight, params, norms, allowed)
                 )
         if params.date_weight:
             for key in query_months(query):
@@ -213,32 +212,30 @@ class IndexedCorpus:
         return holding, slots
 
     def rescoring(self, indexes: Sequence[int]) -> None:
-        """Fetch the chunk matrices of the notes about to be re-scored, in one statement."""
+        """Fetch the term lists of the notes about to be re-scored, in one statement."""
         self._reader.prefetch(self._connection, [index for index in indexes if index >= 0])
 
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
-        """Per chunk, the count of ``term`` (from the note's stored matrix)."""
+        """Per chunk, the count of ``term`` (from the note's stored term list)."""
         if index < 0:
             return self._records.chunk_counts(-1 - index, term)
-        notes = self._reader.postings(self._connection, term)
-        position = find(notes, index)
-        column = notes.columns[position] if position >= 0 else NO_COLUMN
-        return self._reader.chunk_counts(self._connection, index, column)
+        return self._reader.chunk_counts(self._connection, index, term)
 
     def document(self, index: int) -> SearchDocument:
         """The note read from its file (it must still be what was indexed), or the record."""
         if index < 0:
             return self._records.documents[-1 - index]
-        # A note id names one version of the note: its document can be kept across searches.
-        cached = self._materialised.get(index)
+        # A note id and read time name one version of the note: its document can be kept.
+        row = self._notes.by_id[index]
+        key = (index, row.seen)
+        cached = self._materialised.get(key)
         if cached is None:
-            row = self._notes.by_id[index]
             cached = note_document(row.path, read_indexed(self._root, row))
             if len(self._materialised) >= DOCUMENT_MEMO:
                 self._materialised.popitem(last=False)
-            self._materialised[index] = cached
+            self._materialised[key] = cached
         else:
-            self._materialised.move_to_end(index)
+            self._materialised.move_to_end(key)
         return cached
 
     def _norms(self, params: RankParams) -> Norms:

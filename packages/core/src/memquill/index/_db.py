@@ -1,10 +1,12 @@
 """The index file: one SQLite database per workspace, in WAL mode, safe across processes.
 
-Tables: ``meta`` (format, workspace, generation counters), ``docs`` (one row per indexed note:
-its path, file identity and segment, what writers look up), ``matrices`` (each note's chunk
-matrix), ``terms`` (each note's terms, so that its postings can be found again when it goes),
-``segs`` (per segment: its notes' figures as one blob) and ``postings`` (per segment, one blob
-per term), ``gone`` (ids of notes removed since their segment was written).
+Tables: ``meta`` (format, workspace, the generation of the last change, the next note and
+term ids), ``pages`` (the notes' figures, :data:`._pages.PAGE` notes a blob, each with the
+generation of its last change), ``lexicon`` (each term's text and id: :mod:`._lexicon`),
+``terms`` (per note, its term list: every term it holds with its counts, and its chunk matrix:
+:mod:`._term_lists`) and ``postings`` (per term, blocks of at most :data:`._codec.BLOCK` notes,
+keyed by the term's id and the block's first note id, each with the generation of its last
+change: :mod:`._blocks`).
 
 The file holds the notes' vocabulary, so it is private: the folder is ``0700`` and the database
 is created ``0600`` before SQLite opens it (SQLite gives its ``-wal`` and ``-shm`` files the
@@ -15,8 +17,8 @@ and after a change that removed notes the log is checkpointed and truncated
 
 Every change is one transaction, so a crash leaves the old or the new index. A process reads
 one search's data inside one read transaction (a consistent snapshot). A file that SQLite
-cannot read, a blob that fails its checksum or a row that fails its own is *damage*:
-:class:`IndexDamaged` is raised and the caller rebuilds; it is never served.
+cannot read or a blob that fails its checksum is *damage*: :class:`IndexDamaged` is raised and
+the caller rebuilds; it is never served.
 """
 
 from __future__ import annotations
@@ -24,16 +26,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import struct
-import zlib
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from memquill.errors import SourceError
 from memquill.owner_only import private_file, tighten_file
 from memquill.query._markdown import CHUNK_OVERLAP, CHUNK_SIZE
-from memquill.query._tokens import TOKENIZER_VERSION
+from memquill.query._tokens import STEMMER_VERSION, TOKENIZER_VERSION
 
 __all__ = [
     "FORMAT",
@@ -41,40 +41,29 @@ __all__ = [
     "IndexDatabase",
     "IndexOutdated",
     "file_inode",
-    "row_checksum",
 ]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 FORMAT: Final = (
-    f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}; "
+    f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
 )
 """What the stored figures depend on: any change makes an existing index outdated."""
 
 _SCHEMA: Final = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE docs(
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    size INTEGER NOT NULL, mtime INTEGER NOT NULL, ino INTEGER NOT NULL,
-    ctime INTEGER NOT NULL, dev INTEGER NOT NULL,
-    seen INTEGER NOT NULL, seg INTEGER NOT NULL, crc INTEGER NOT NULL);
-CREATE TABLE matrices(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE pages(page INTEGER PRIMARY KEY, gen INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE lexicon(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
 CREATE TABLE terms(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE gone(id INTEGER PRIMARY KEY, seg INTEGER NOT NULL, gen INTEGER NOT NULL);
-CREATE INDEX gone_gen ON gone(gen);
-CREATE TABLE segs(
-    seg INTEGER PRIMARY KEY, docs INTEGER NOT NULL, gen INTEGER NOT NULL, lo INTEGER NOT NULL,
-    notes BLOB NOT NULL);
-CREATE TABLE postings(term TEXT NOT NULL, seg INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE UNIQUE INDEX postings_term ON postings(term, seg);
-CREATE INDEX postings_seg ON postings(seg);
+CREATE TABLE postings(
+    term INTEGER NOT NULL, lo INTEGER NOT NULL, gen INTEGER NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (term, lo)) WITHOUT ROWID;
 """
 _BUSY_MS: Final = 60_000
 _WIPE_BUSY_MS: Final = 2_000
 """How long truncating the log waits for readers of older snapshots (then: at the next one)."""
+_LOG_BYTES: Final = 1 << 20
 _SIDE_FILES: Final = ("-wal", "-shm")
-_ROW: Final = struct.Struct("<qqqqqqqq")
 
 
 class IndexDamaged(Exception):
@@ -83,15 +72,6 @@ class IndexDamaged(Exception):
 
 class IndexOutdated(Exception):
     """The index was written by another format or for another workspace."""
-
-
-def row_checksum(row: Sequence[Any]) -> int:
-    """The checksum a ``docs`` row carries over its other values (``crc`` last, ignored).
-
-    Columns: id, path, size, mtime, ino, ctime, dev, seen, seg.
-    """
-    numbers = _ROW.pack(row[0], *row[2:9])
-    return zlib.crc32(numbers, zlib.crc32(str(row[1]).encode("utf-8", "surrogatepass")))
 
 
 class IndexDatabase:
@@ -230,6 +210,8 @@ class IndexDatabase:
         execute("PRAGMA secure_delete = ON")
         execute("PRAGMA temp_store = MEMORY")  # no temporary files outside the private folder
         execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        # A checkpoint leaves the log at most this long (a build would leave it tens of MB).
+        execute(f"PRAGMA journal_size_limit = {_LOG_BYTES}")
         execute("PRAGMA cell_size_check = ON")
         execute("PRAGMA cache_size = -16384")
         execute("BEGIN IMMEDIATE")
@@ -243,7 +225,7 @@ class IndexDatabase:
                         execute(statement)
                 self.set_meta("format", FORMAT)
                 self.set_meta("workspace", self.workspace)
-                for key in ("generation", "epoch", "next_id", "next_seg", "synced_ns"):
+                for key in ("generation", "next_id", "next_term", "synced_ns"):
                     self.set_meta(key, 0)
             elif self.meta("format") != FORMAT or self.meta("workspace") != self.workspace:
                 raise IndexOutdated(self.meta("format"))

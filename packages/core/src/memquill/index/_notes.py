@@ -1,20 +1,21 @@
-"""The indexed notes as one process sees them: every live note of every segment, kept current.
+"""The indexed notes as one process sees them: every note of every page, kept current.
 
-A segment's notes are one blob (:mod:`._manifest`); loading every segment's once and then only
-what changed (segments of a later generation, ids gone since) keeps a long-lived process's view
-current for the cost of the change. A process that missed a compaction (``epoch`` moved) loads
-everything again.
+Notes are stored a page at a time (:mod:`._pages`), each page with the generation of its last
+change; loading every page once and then only those of a later generation keeps a long-lived
+process's view current for the cost of the change.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from datetime import date
 from itertools import compress
 from operator import itemgetter
 
+from memquill.index._codec import CorruptBlob
 from memquill.index._db import IndexDamaged
-from memquill.index._manifest import NoteRow, decode_notes
+from memquill.index._pages import NoteRow, decode_page
 
 __all__ = ["NoteRow", "NoteTable"]
 
@@ -31,14 +32,9 @@ class NoteTable:
     by_id: dict[int, NoteRow]
     by_path: dict[str, NoteRow]
     generation: int
-    epoch: int
     length_total: int
     bytes_total: int
     """UTF-8 size of every indexed note's text, together."""
-    dead: dict[int, set[int]]
-    """Per segment, the ids removed from it (their postings are still in its blobs)."""
-    segments: dict[int, int]
-    """Every segment, with its lowest id (segments hold disjoint, ascending id ranges)."""
     lengths: dict[int, int]
     """Each note's folded body length (what length normalisation divides)."""
     day_of: dict[int, int]
@@ -47,6 +43,8 @@ class NoteTable:
     """Dated notes by (year, month)."""
     days: dict[int, int]
     """How many notes each day present names."""
+    pages: dict[int, list[int]]
+    """The ids on each page."""
 
     def __init__(self) -> None:
         self._clear()
@@ -55,70 +53,72 @@ class NoteTable:
         self.by_id = {}
         self.by_path = {}
         self.generation = -1
-        self.epoch = -1
         self.length_total = 0
         self.bytes_total = 0
-        self.dead = {}
-        self.segments = {}
         self.lengths = {}
         self.day_of = {}
         self.months = {}
         self.days = {}
+        self.pages = {}
 
     def refresh(self, connection: sqlite3.Connection) -> bool:
-        """Catch up with the index (inside a read transaction); whether anything changed."""
+        """Catch up with the index (inside a transaction); whether anything changed."""
         meta = dict(connection.execute("SELECT key, value FROM meta").fetchall())
         try:
-            generation, epoch = int(meta["generation"]), int(meta["epoch"])
+            generation = int(meta["generation"])
         except (KeyError, ValueError):
             raise IndexDamaged("meta") from None
-        if generation == self.generation and epoch == self.epoch:
+        if generation == self.generation:
             return False
-        full = epoch != self.epoch or generation < self.generation
+        full = generation < self.generation or self.generation < 0
         since = -1 if full else self.generation
-        segments = connection.execute(
-            "SELECT seg, notes FROM segs WHERE gen > ?", (since,)
+        changed = connection.execute(
+            "SELECT page, data FROM pages WHERE gen > ?", (since,)
         ).fetchall()
-        gone = connection.execute("SELECT id, seg FROM gone WHERE gen > ?", (since,)).fetchall()
-        rows: list[NoteRow] = []
-        for seg, blob in segments:
-            rows.extend(_decode(blob, int(seg)))
         if full:
             self._clear()
-            dead = {int(doc_id) for doc_id, _ in gone}
-            self._load([row for row in rows if row.id not in dead] if dead else rows)
+            rows: list[NoteRow] = []
+            for page, blob in changed:
+                found = _decode(blob)
+                self.pages[int(page)] = list(map(_ID, found))
+                rows.extend(found)
+            self._load(rows)
         else:
-            for row in rows:
-                self._put(row)
-        for doc_id, seg in gone:
-            self._drop(int(doc_id))
-            self.dead.setdefault(int(seg), set()).add(int(doc_id))
-        self.segments = {
-            int(seg): int(lo) for seg, lo in connection.execute("SELECT seg, lo FROM segs")
-        }
-        for seg in [seg for seg in self.dead if seg not in self.segments]:
-            del self.dead[seg]
-        self.generation, self.epoch = generation, epoch
+            for page, blob in changed:
+                found = _decode(blob)
+                for doc_id in self.pages.get(int(page), ()):
+                    self._drop(doc_id)
+                self.pages[int(page)] = list(map(_ID, found))
+                for row in found:
+                    self._put(row)
+        self.generation = generation
         return True
 
-    def _load(self, rows: list[NoteRow]) -> None:
-        """Take every live note at once (a fresh process, tens of thousands of them)."""
-        ids = list(map(_ID, rows))
-        self.by_id = dict(zip(ids, rows, strict=True))
-        self.by_path = dict(zip(map(_PATH, rows), rows, strict=True))
-        self.lengths = dict(zip(ids, map(_LENGTH, rows), strict=True))
-        self.length_total = sum(self.lengths.values())
-        self.bytes_total = sum(map(_BYTES, rows))
-        for row in compress(rows, map(_DAY, rows)):
-            self._date(row)
+    def page(self, page: int) -> Iterable[NoteRow]:
+        """The notes on ``page``."""
+        by_id = self.by_id
+        return [by_id[doc_id] for doc_id in self.pages.get(page, ())]
 
     @property
     def average_length(self) -> float:
         """Mean folded body length of the indexed notes."""
         return self.length_total / len(self.by_id) if self.by_id else 0.0
 
+    def _load(self, rows: list[NoteRow]) -> None:
+        """Take every note at once (a fresh process, tens of thousands of them)."""
+        ids = list(map(_ID, rows))
+        self.by_id = dict(zip(ids, rows, strict=True))
+        self.by_path = dict(zip(map(_PATH, rows), rows, strict=True))
+        if len(self.by_id) != len(rows) or len(self.by_path) != len(rows):
+            raise IndexDamaged("a note is on two pages")
+        self.lengths = dict(zip(ids, map(_LENGTH, rows), strict=True))
+        self.length_total = sum(self.lengths.values())
+        self.bytes_total = sum(map(_BYTES, rows))
+        for row in compress(rows, map(_DAY, rows)):
+            self._date(row)
+
     def _put(self, row: NoteRow) -> None:
-        if row.id in self.by_id:
+        if row.id in self.by_id:  # pragma: no cover - pages hold disjoint ids
             self._drop(row.id)
         self.by_id[row.id] = row
         self.by_path[row.path] = row
@@ -155,13 +155,15 @@ class NoteTable:
                 del self.months[_month(old.day)]
 
 
+def _decode(blob: object) -> list[NoteRow]:
+    try:
+        return decode_page(bytes(blob))  # type: ignore[arg-type]
+    except CorruptBlob:
+        raise
+    except Exception as error:  # noqa: BLE001 - any parse failure is damage
+        raise IndexDamaged(str(error)) from None
+
+
 def _month(day: int) -> tuple[int, int]:
     moment = date.fromordinal(day)
     return (moment.year, moment.month)
-
-
-def _decode(blob: object, seg: int) -> list[NoteRow]:
-    try:
-        return decode_notes(bytes(blob), seg)  # type: ignore[arg-type]
-    except Exception as error:  # noqa: BLE001 - any parse failure is damage
-        raise IndexDamaged(f"notes of segment {seg}: {error}") from None

@@ -1,8 +1,10 @@
-"""Reading postings and chunk matrices, with per-process caches.
+"""Reading postings and term lists, with per-process caches.
 
-Segments never change once written, so a term's decoded postings in a segment are kept for as
-long as the segment exists; what a generation changes is only which ids are dead. A term's
-live postings (every segment, dead ids dropped) are kept for the current generation.
+A term's postings are its blocks joined (:mod:`._blocks`). They are kept per term with the
+generation they were read at; when the index has changed since, the term's id and block list
+are read again and only blocks written since are decoded (each block carries its generation),
+so a search after a small change re-reads little. A note's term list (its terms and chunk
+matrix) is kept by note id and the time it was read, which name one version of the note.
 """
 
 from __future__ import annotations
@@ -11,124 +13,134 @@ import sqlite3
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Final
 
-from memquill.index._codec import NO_COLUMN, Postings, decode_matrix, decode_postings
+from memquill.index._codec import Postings, decode_block
 from memquill.index._db import IndexDamaged
+from memquill.index._lexicon import term_id
 from memquill.index._notes import NoteTable
+from memquill.index._term_lists import ChunkMatrix, decode_chunk_matrix
 
-__all__ = ["EMPTY", "PostingsReader", "drop_ids"]
+__all__ = ["EMPTY", "PostingsReader", "find"]
 
-EMPTY: Final = Postings(array("I"), array("I"), array("I"), {})
-_PART_MEMO: Final = 8192
-_TERM_MEMO: Final = 2048
-_MATRIX_MEMO: Final = 4096
+EMPTY: Final = Postings(array("I"), array("I"), {})
+_HELD: Final = 1 << 22
+"""Postings entries kept, over every term (about 8 bytes each, twice)."""
+_LIST_MEMO: Final = 4096
+_BLOCKS: Final = (
+    "SELECT lo, gen, CASE WHEN gen > ? THEN data END FROM postings WHERE term = ? ORDER BY lo"
+)
+
+
+@dataclass(slots=True)
+class _Term:
+    """A term's postings as read: its id, its blocks (first note id -> generation, postings),
+    joined."""
+
+    checked: int
+    id: int | None
+    blocks: dict[int, tuple[int, Postings]]
+    joined: Postings
 
 
 class PostingsReader:
-    """Postings and chunk matrices of one index, cached for one process."""
+    """Postings and term lists of one index, cached for one process."""
 
     def __init__(self, notes: NoteTable) -> None:
         self._notes = notes
-        self._parts: OrderedDict[tuple[str, int], Postings] = OrderedDict()
-        self._terms: dict[str, Postings] = {}
-        self._generation = -1
-        self._matrices: OrderedDict[int, tuple[int, array[int]]] = OrderedDict()
+        self._terms: OrderedDict[str, _Term] = OrderedDict()
+        self._held = 0
+        self._lists: OrderedDict[tuple[int, int], ChunkMatrix] = OrderedDict()
 
     def postings(self, connection: sqlite3.Connection, term: str) -> Postings:
-        """The live postings of ``term`` over every indexed note, ids ascending."""
-        notes = self._notes
-        if notes.generation != self._generation:
-            self._terms.clear()
-            self._generation = notes.generation
-            live = notes.segments
-            for key in [key for key in self._parts if key[1] not in live]:
-                del self._parts[key]
+        """The postings of ``term`` over every indexed note, ids ascending."""
+        generation = self._notes.generation
         cached = self._terms.get(term)
         if cached is not None:
-            return cached
-        segments = notes.segments
-        missing = [seg for seg in segments if (term, seg) not in self._parts]
-        if missing:
-            found: dict[int, Postings] = {}
-            for seg, blob in connection.execute(
-                "SELECT seg, data FROM postings WHERE term = ?", (term,)
-            ):
-                if int(seg) in segments:
-                    found[int(seg)] = _decode(blob)
-            for seg in missing:
-                self._remember((term, seg), found.get(seg, EMPTY))
-        pieces: list[Postings] = []
-        for seg in sorted(segments, key=segments.__getitem__):
-            piece = self._parts[(term, seg)]
-            self._parts.move_to_end((term, seg))
-            if piece.ids:
-                dead = notes.dead.get(seg)
-                pieces.append(drop_ids(piece, dead) if dead else piece)
-        result = pieces[0] if len(pieces) == 1 else _concatenate(pieces)
-        if len(self._terms) >= _TERM_MEMO:
-            self._terms.clear()
-        self._terms[term] = result
-        return result
+            self._terms.move_to_end(term)
+            if cached.checked == generation:
+                return cached.joined
+        number = term_id(connection, term)
+        if cached is not None and cached.id != number:
+            self._held -= len(cached.joined.ids)
+            del self._terms[term]
+            cached = None
+        since = -1 if cached is None else cached.checked
+        old = {} if cached is None else cached.blocks
+        blocks: dict[int, tuple[int, Postings]] = {}
+        fresh = False
+        rows = () if number is None else connection.execute(_BLOCKS, (since, number))
+        for lo, gen, blob in rows:
+            if blob is None:
+                kept = old.get(int(lo))
+                if kept is None or kept[0] != int(gen):
+                    raise IndexDamaged(f"block {lo} of {term!r} changed unseen")
+                blocks[int(lo)] = kept
+            else:
+                blocks[int(lo)] = (int(gen), _decode(blob))
+                fresh = True
+        if cached is not None and not fresh and blocks.keys() == old.keys():
+            cached.checked = generation
+            return cached.joined
+        joined = _join([part for _, part in blocks.values()])
+        if cached is not None:
+            self._held -= len(cached.joined.ids)
+        entry = _Term(generation, number, blocks, joined)
+        self._terms[term] = entry
+        self._held += len(joined.ids)
+        while self._held > _HELD and len(self._terms) > 1:
+            _, dropped = self._terms.popitem(last=False)
+            self._held -= len(dropped.joined.ids)
+        return joined
 
     def chunk_counts(
-        self, connection: sqlite3.Connection, doc_id: int, column: int
+        self, connection: sqlite3.Connection, doc_id: int, term: str
     ) -> tuple[int, ...]:
-        """How often the term in ``column`` of note ``doc_id``'s matrix occurs per chunk."""
-        width, cells = self.matrix(connection, doc_id)
-        if column == NO_COLUMN:
-            return (0,) * (len(cells) // width if width else 1)
-        return tuple(cells[column::width])
+        """How often ``term`` occurs in each chunk of note ``doc_id``."""
+        self.postings(connection, term)
+        number = self._terms[term].id
+        terms = self.term_list(connection, doc_id)
+        return (0,) * max(1, terms.chunks) if number is None else terms.chunk_counts(number)
 
-    def matrix(self, connection: sqlite3.Connection, doc_id: int) -> tuple[int, array[int]]:
-        """Note ``doc_id``'s chunk matrix."""
-        cached = self._matrices.get(doc_id)
+    def term_list(self, connection: sqlite3.Connection, doc_id: int) -> ChunkMatrix:
+        """Note ``doc_id``'s term ids and chunk matrix."""
+        key = (doc_id, self._notes.by_id[doc_id].seen)
+        cached = self._lists.get(key)
         if cached is not None:
             return cached
-        row = connection.execute("SELECT data FROM matrices WHERE id = ?", (doc_id,)).fetchone()
+        row = connection.execute("SELECT data FROM terms WHERE id = ?", (doc_id,)).fetchone()
         if row is None:
-            raise IndexDamaged(f"no matrix for {doc_id}")
-        return self._keep(doc_id, row[0])
+            raise IndexDamaged(f"no term list for {doc_id}")
+        return self._keep(key, row[0])
 
     def prefetch(self, connection: sqlite3.Connection, doc_ids: list[int]) -> None:
-        """Read the chunk matrices of ``doc_ids`` not yet cached, in one statement."""
-        missing = [doc_id for doc_id in doc_ids if doc_id not in self._matrices]
+        """Read the term lists of ``doc_ids`` not yet cached, in one statement."""
+        by_id = self._notes.by_id
+        keys = {doc_id: (doc_id, by_id[doc_id].seen) for doc_id in doc_ids}
+        missing = [doc_id for doc_id, key in keys.items() if key not in self._lists]
         if len(missing) < 2:
             return
         marks = ",".join("?" * len(missing))
-        query = f"SELECT id, data FROM matrices WHERE id IN ({marks})"  # noqa: S608 - placeholders
+        query = f"SELECT id, data FROM terms WHERE id IN ({marks})"  # noqa: S608 - placeholders
         for doc_id, blob in connection.execute(query, missing):
-            self._keep(int(doc_id), blob)
+            self._keep(keys[int(doc_id)], blob)
 
-    def _keep(self, doc_id: int, blob: object) -> tuple[int, array[int]]:
+    def forget(self) -> None:
+        """Drop everything cached (the index file was replaced)."""
+        self._terms.clear()
+        self._held = 0
+        self._lists.clear()
+
+    def _keep(self, key: tuple[int, int], blob: object) -> ChunkMatrix:
         try:
-            matrix = decode_matrix(bytes(blob))  # type: ignore[arg-type]
+            terms = decode_chunk_matrix(bytes(blob))  # type: ignore[arg-type]
         except Exception as error:  # noqa: BLE001 - any parse failure is damage
             raise IndexDamaged(str(error)) from None
-        if len(self._matrices) >= _MATRIX_MEMO:
-            self._matrices.popitem(last=False)
-        self._matrices[doc_id] = matrix
-        return matrix
-
-    def forget_matrices(self) -> None:
-        """Drop cached matrices (their ids may have been reused by a rebuilt index)."""
-        self._matrices.clear()
-        self._parts.clear()
-        self._terms.clear()
-        self._generation = -1
-
-    def _remember(self, key: tuple[str, int], postings: Postings) -> None:
-        if len(self._parts) >= _PART_MEMO:
-            self._parts.popitem(last=False)
-        self._parts[key] = postings
-
-
-def column_of(postings: Postings, doc_id: int) -> int | None:
-    """The matrix column of ``doc_id`` in ``postings`` (``None``: not there)."""
-    position = bisect_left(postings.ids, doc_id)
-    if position < len(postings.ids) and postings.ids[position] == doc_id:
-        return postings.columns[position]
-    return None
+        if len(self._lists) >= _LIST_MEMO:
+            self._lists.popitem(last=False)
+        self._lists[key] = terms
+        return terms
 
 
 def find(postings: Postings, doc_id: int) -> int:
@@ -141,38 +153,22 @@ def find(postings: Postings, doc_id: int) -> int:
 
 def _decode(blob: object) -> Postings:
     try:
-        return decode_postings(bytes(blob))  # type: ignore[arg-type]
+        return decode_block(bytes(blob))  # type: ignore[arg-type]
     except Exception as error:  # noqa: BLE001 - any parse failure is damage
         raise IndexDamaged(str(error)) from None
 
 
-def drop_ids(piece: Postings, dead: set[int]) -> Postings:
-    """``piece`` without the ids in ``dead`` (``piece`` itself when it holds none of them)."""
-    ids = piece.ids
-    drop: set[int] = set()
-    for doc in dead:
-        position = bisect_left(ids, doc)
-        if position < len(ids) and ids[position] == doc:
-            drop.add(position)
-    if not drop:
-        return piece
-    ids, bodies, columns = array("I", ids), array("I", piece.bodies), array("I", piece.columns)
-    for position in sorted(drop, reverse=True):
-        del ids[position]
-        del bodies[position]
-        del columns[position]
-    fields = piece.fields
-    if any(doc in fields for doc in dead):
-        fields = {doc: counts for doc, counts in fields.items() if doc not in dead}
-    return Postings(ids, bodies, columns, fields)
-
-
-def _concatenate(pieces: list[Postings]) -> Postings:
-    ids, bodies, columns = array("I"), array("I"), array("I")
+def _join(parts: list[Postings]) -> Postings:
+    """Blocks of ascending id ranges as one postings list."""
+    if not parts:
+        return EMPTY
+    if len(parts) == 1:
+        return parts[0]
+    ids, bodies = array("I"), array("I")
     fields: dict[int, tuple[int, int, int, int, int]] = {}
-    for piece in pieces:
-        ids.extend(piece.ids)
-        bodies.extend(piece.bodies)
-        columns.extend(piece.columns)
-        fields.update(piece.fields)
-    return Postings(ids, bodies, columns, fields)
+    for part in parts:
+        ids.extend(part.ids)
+        bodies.extend(part.bodies)
+        if part.fields:
+            fields.update(part.fields)
+    return Postings(ids, bodies, fields)

@@ -93,11 +93,11 @@ def select(
                 theta = max(theta, completed)
                 closed = remaining * ceiling * (1.0 + MARGIN) < theta * (1.0 - MARGIN)
             if closed:
-                acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
+                acc = _reachable(acc, remaining, theta, factor, ceiling, scale is None)
         if closed:
             if len(acc) > _REPRUNE * depth:
                 theta = max(theta, _threshold(acc, depth, scale))
-                acc = _hopeful(acc, remaining, theta, factor, ceiling, scale is None)
+                acc = _reachable(acc, remaining, theta, factor, ceiling, scale is None)
             term.accumulate_known(acc)
         else:
             term.accumulate(acc)
@@ -105,7 +105,7 @@ def select(
     if len(acc) <= depth:
         return set(acc)
     theta = max(theta, _threshold(acc, depth, scale))
-    return set(_hopeful(acc, 0.0, theta, factor, ceiling, scale is None))
+    return set(_reachable(acc, 0.0, theta, factor, ceiling, scale is None))
 
 
 def _completed(
@@ -132,7 +132,7 @@ def _completed(
     return heapq.nlargest(depth, decayed)[-1] * (1.0 - MARGIN)
 
 
-def _hopeful(
+def _reachable(
     acc: dict[int, float],
     remaining: float,
     theta: float,

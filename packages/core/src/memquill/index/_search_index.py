@@ -23,13 +23,13 @@ import portalocker
 
 from memquill.index._corpus import IndexedCorpus, StaleNote
 from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated, file_inode
-from memquill.index._impacts import Impacts
-from memquill.index._live import Live
+from memquill.index._gains import GainFactors
 from memquill.index._location import default_index_dir, index_path
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
 from memquill.index._status import IndexStatus, check_buildable, index_exists, on_disk
 from memquill.index._sync import Progress, SyncReport, stale_notes
+from memquill.index._tracker import ChangeTracker
 from memquill.index._verify import verify_blobs
 from memquill.owner_only import private_file, private_folder
 from memquill.query._documents import SearchDocument
@@ -89,12 +89,12 @@ class SearchIndex:
         self._db: IndexDatabase | None = None
         self._notes = NoteTable()
         self._reader = PostingsReader(self._notes)
-        self._impacts = Impacts()
+        self._factors = GainFactors()
         self._lock = threading.RLock()
         self._warnings: list[str] = []
         self._records: tuple[tuple[SearchDocument, ...], Corpus] | None = None
-        self._documents = OrderedDict[int, SearchDocument]()
-        self._live = Live(root, watch=watch, racy_ns=self._racy_ns)
+        self._documents = OrderedDict[tuple[int, int], SearchDocument]()
+        self._tracker = ChangeTracker(root, watch=watch, racy_ns=self._racy_ns)
 
     # -- public ----------------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ class SearchIndex:
                             self._reader,
                             self._record_corpus(tuple(records)),
                             self._documents,
-                            self._impacts,
+                            self._factors,
                         )
                         corpus.narrow(
                             query,
@@ -165,7 +165,7 @@ class SearchIndex:
             for attempt in range(2):
                 database = self._open()
                 try:
-                    return self._live.synchronise(
+                    return self._tracker.synchronise(
                         database,
                         self._notes,
                         budget=budget or ScanBudget.default(),
@@ -199,11 +199,13 @@ class SearchIndex:
             database = self._open()
             with database.reading() as connection:
                 self._notes.refresh(connection)
-                segments = len(self._notes.segments)
+                pages = len(self._notes.pages)
                 synced = database.meta_int("synced_ns") or None
             stale = removed = None
             if freshness:
-                walk = walk_workspace(self.root, load_scan_config(self.root), self._live.listings)
+                walk = walk_workspace(
+                    self.root, load_scan_config(self.root), self._tracker.listings
+                )
                 stale = len(stale_notes(walk, self._notes, self._racy_ns))
                 walked = {step.path for step in walk.steps if isinstance(step, WalkedFile)}
                 removed = sum(1 for known in self._notes.by_path if known not in walked)
@@ -212,7 +214,7 @@ class SearchIndex:
                 True,
                 size,
                 len(self._notes.by_id),
-                segments,
+                pages,
                 synced,
                 stale,
                 removed,
@@ -258,7 +260,7 @@ class SearchIndex:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-            self._live.close()
+            self._tracker.close()
 
     # -- internals -------------------------------------------------------------------------
 
@@ -348,11 +350,11 @@ class SearchIndex:
             self._warnings.append(DAMAGED_WARNING)
 
     def _reset(self) -> None:
-        self._documents = OrderedDict[int, SearchDocument]()
-        self._live.forget()
+        self._documents = OrderedDict[tuple[int, int], SearchDocument]()
+        self._tracker.forget()
         self._notes = NoteTable()
         self._reader = PostingsReader(self._notes)
-        self._impacts = Impacts()
+        self._factors = GainFactors()
 
     def _record_corpus(self, records: tuple[SearchDocument, ...]) -> Corpus:
         cached = self._records

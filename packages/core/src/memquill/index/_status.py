@@ -20,7 +20,7 @@ class IndexStatus:
         exists: whether it has been built.
         size: bytes on disk (file and write-ahead log).
         documents: notes indexed.
-        segments: postings segments.
+        pages: pages of notes (:mod:`._pages`).
         synced_ns: when a search or refresh last brought it up to date (ns since the epoch).
         stale: notes the next search would read (new, changed); ``None`` if not checked.
         removed: notes the next search would drop; ``None`` if not checked.
@@ -31,7 +31,7 @@ class IndexStatus:
     exists: bool
     size: int
     documents: int
-    segments: int
+    pages: int
     synced_ns: int | None
     stale: int | None
     removed: int | None

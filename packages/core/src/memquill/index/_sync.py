@@ -22,7 +22,6 @@ from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._writer import IndexWriter
 from memquill.query._scan import (
     DocumentCache,
-    Identity,
     ScanBudget,
     Walk,
     WalkedFile,
@@ -36,6 +35,8 @@ __all__ = ["RACY_NS", "Progress", "SyncReport", "analyse", "stale_notes", "synch
 RACY_NS: Final = 2_000_000_000
 """A row indexed less than this after its file's last change is read again."""
 
+_SETTLE_LOG_FROM: Final = 256
+"""Notes analysed at once after which the write-ahead log is folded into the file."""
 Progress = Callable[[int, int], None]
 """Called as ``(done, total)`` while notes are analysed."""
 
@@ -97,7 +98,7 @@ def synchronise(
         notes.refresh(connection)
     pending = stale_notes(walk, notes, racy_ns, force)
     errors: dict[str, str] = {}
-    analysed = analyse(root, database, pending, errors, progress, announce, workers)
+    analysed = analyse(root, database, notes, pending, errors, progress, announce, workers)
     if analysed:
         with database.reading() as connection:
             notes.refresh(connection)
@@ -114,10 +115,8 @@ def synchronise(
     admitted = admit(walk, resolve, budget)
     keep = set(admitted.paths)
     removals = [path for path in notes.by_path if path not in keep]
-    writer = IndexWriter(database)
     if removals or analysed or not database.meta_int("synced_ns"):
-        writer.store(None, removals, synced=True)
-        writer.compact()
+        IndexWriter(database, notes).store(None, removals, synced=True)
         with database.reading() as connection:
             notes.refresh(connection)
     limit = walk.config.max_file_bytes
@@ -140,42 +139,43 @@ def stale_notes(
     """The walked notes the index must read (again): new, changed, unsettled or forced."""
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
-    by_path = notes.by_path
+    get = notes.by_path.get
     for step in walk.steps:
-        if isinstance(step, WalkedFile) and step.size <= limit:
-            row = by_path.get(step.path)
-            if row is None or not _current(row, step.identity, racy_ns) or step.path in force:
-                pending.append(step)
+        if not isinstance(step, WalkedFile):
+            continue  # a warning
+        path, identity = step
+        if identity[0] > limit:
+            continue
+        row = get(path)
+        # Read after the file had settled: later edits change the identity. Otherwise read
+        # again once it has settled (a second edit inside the window could keep the identity).
+        if (
+            row is None
+            or row[2:7] != identity
+            or row.seen - max(identity[1], identity[3]) < racy_ns
+            or path in force
+        ):
+            pending.append(step)
     return pending
-
-
-def _current(row: NoteRow, identity: Identity, racy_ns: int) -> bool:
-    if row.identity != identity:
-        return False
-    changed = max(identity[1], identity[3])
-    # Read after the file had settled: later edits change the identity. Otherwise read again
-    # once it has settled (a second edit inside the window could keep the identity).
-    return row.seen - changed >= racy_ns
 
 
 def analyse(
     root: Path,
     database: IndexDatabase,
+    notes: NoteTable,
     pending: list[WalkedFile],
     errors: dict[str, str],
     progress: Progress | None,
     announce: Callable[[int], None] | None,
     workers: int | None,
 ) -> int:
-    """Read and analyse ``pending`` into the index (segments stored as they come)."""
+    """Read and analyse ``pending`` into the index (batches stored as they come)."""
     if not pending:
         return 0
     if announce is not None:
         announce(len(pending))
-    writer = IndexWriter(database)
+    writer = IndexWriter(database, notes)
     count = analysers(len(pending), worker_count() if workers is None else workers)
-    # Each analyser numbers its notes from its own range (see ``run_units``).
-    first = writer.reserve(count * len(pending))
     done = 0
 
     def advance(unit: UnitDone) -> None:
@@ -186,5 +186,7 @@ def analyse(
             progress(done, len(pending))
 
     items = [(step.path, step.identity) for step in pending]
-    run_units(root, items, first_id=first, workers=count, done=advance, store=writer.store)
+    run_units(root, items, workers=count, done=advance, store=writer.store)
+    if len(pending) >= _SETTLE_LOG_FROM:
+        database.wipe_log()  # a large analysis leaves a long log: fold it in and drop it
     return len(pending)

@@ -2,56 +2,54 @@
 
 from __future__ import annotations
 
-from memquill.index._codec import CorruptBlob, decode_matrix, decode_postings
-from memquill.index._db import IndexDatabase, row_checksum
-from memquill.index._manifest import NoteRow, decode_notes
+from memquill.index._codec import CorruptBlob, decode_block
+from memquill.index._db import IndexDatabase
+from memquill.index._pages import PAGE, decode_page
+from memquill.index._term_lists import decode_term_list
 
 __all__ = ["verify_blobs"]
 
 
 def verify_blobs(database: IndexDatabase) -> list[str]:
-    """Problems with any postings blob, chunk matrix, note table or row (empty: all sound).
+    """Problems with any postings block, term list or page (empty: all sound).
 
-    Every live note of a segment's table must have its ``docs`` row, with the same values.
+    Every note on a page must have its term list, on the page its id names, and no note may
+    have a term list without being on a page; every term with postings must be in the
+    lexicon, and every term of the lexicon must have postings.
     """
     problems: list[str] = []
     with database.reading() as connection:
-        for term, seg, blob in connection.execute("SELECT term, seg, data FROM postings"):
+        held: set[int] = set()
+        for term, lo, blob in connection.execute("SELECT term, lo, data FROM postings"):
+            held.add(int(term))
             try:
-                decode_postings(bytes(blob))
+                block = decode_block(bytes(blob))
             except CorruptBlob as error:
-                problems.append(f"postings of {term!r} in segment {seg}: {error}")
-        for doc_id, blob in connection.execute("SELECT id, data FROM matrices"):
-            try:
-                decode_matrix(bytes(blob))
-            except CorruptBlob as error:
-                problems.append(f"chunk matrix of note {doc_id}: {error}")
-        rows: dict[int, tuple[object, ...]] = {}
-        for row in connection.execute(
-            "SELECT id, path, size, mtime, ino, ctime, dev, seen, seg, crc FROM docs"
-        ):
-            if row_checksum(row) != row[9]:
-                problems.append(f"row of note {row[1]!r}: checksum")
-            rows[int(row[0])] = tuple(row[:9])
-        gone = {int(doc_id) for (doc_id,) in connection.execute("SELECT id FROM gone")}
-        for seg, blob in connection.execute("SELECT seg, notes FROM segs"):
-            try:
-                notes = decode_notes(bytes(blob), int(seg))
-            except CorruptBlob as error:
-                problems.append(f"notes of segment {seg}: {error}")
+                problems.append(f"postings of term {term} from note {lo}: {error}")
                 continue
-            problems.extend(_disagreements(notes, rows, gone))
+            if block.ids[0] != lo:
+                problems.append(f"postings of term {term} from note {lo}: start elsewhere")
+        known = {int(term) for (term,) in connection.execute("SELECT id FROM lexicon")}
+        problems.extend(f"term {term}: not in the lexicon" for term in sorted(held - known))
+        problems.extend(f"term {term}: held by no note" for term in sorted(known - held))
+        listed: set[int] = set()
+        for doc_id, blob in connection.execute("SELECT id, data FROM terms"):
+            try:
+                decode_term_list(bytes(blob))
+            except CorruptBlob as error:
+                problems.append(f"term list of note {doc_id}: {error}")
+            listed.add(int(doc_id))
+        paged: set[int] = set()
+        for page, blob in connection.execute("SELECT page, data FROM pages"):
+            try:
+                rows = decode_page(bytes(blob))
+            except CorruptBlob as error:
+                problems.append(f"page {page}: {error}")
+                continue
+            for row in rows:
+                if row.id // PAGE != page:
+                    problems.append(f"note {row.path!r}: on page {page}")
+                paged.add(row.id)
+        problems.extend(f"note {doc_id}: no term list" for doc_id in sorted(paged - listed))
+        problems.extend(f"note {doc_id}: on no page" for doc_id in sorted(listed - paged))
     return problems[:20]
-
-
-def _disagreements(
-    notes: list[NoteRow], rows: dict[int, tuple[object, ...]], gone: set[int]
-) -> list[str]:
-    found: list[str] = []
-    for note in notes:
-        if note.id in gone:
-            continue
-        expected = (note.id, note.path, *note.identity, note.seen, note.seg)
-        if rows.get(note.id) != expected:
-            found.append(f"row of note {note.path!r}: disagrees with its segment")
-    return found

@@ -188,9 +188,8 @@ def open_watcher(root: Path) -> Watcher | None:
         return None
     if not sys.platform.startswith("linux") or _network_file_system(root):
         return None
-    name = ctypes.util.find_library("c") or "libc.so.6"
     try:
-        libc = ctypes.CDLL(name, use_errno=True)
+        libc = _libc()
         init = libc.inotify_init1
     except (OSError, AttributeError):
         return None
@@ -201,6 +200,15 @@ def open_watcher(root: Path) -> Watcher | None:
     if fd < 0:
         return None
     return Watcher(root, libc, fd)
+
+
+def _libc() -> ctypes.CDLL:
+    """The C library: by its usual name first (``find_library`` runs ``ldconfig`` in a
+    subprocess, which a first search should not wait for)."""
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
 def _network_file_system(root: Path) -> bool:

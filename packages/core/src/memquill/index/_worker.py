@@ -1,9 +1,9 @@
 """A worker process of a large index build, started as ``python -c BOOTSTRAP``.
 
 It reads a :class:`._build.Start`, then units to analyse, from stdin, and answers each unit with
-its count (after a segment, when one filled up); told to finish, it sends what it gathered and
-exits. Every message is an 8-byte length and a pickle. Only the index's own parent process
-talks to it.
+its count (after a batch of analysed notes, when one filled up); told to finish, it sends what
+it gathered and exits. Every message is an 8-byte length and a pickle. Only the index's own
+parent process talks to it.
 """
 
 from __future__ import annotations
@@ -67,14 +67,14 @@ def main() -> int:
     while True:
         message = read_message(source)
         if isinstance(message, Unit):
-            done, segment = analyser.analyse(message)
-            if segment is not None:
-                write_message(sink, segment)
+            done, batch = analyser.analyse(message)
+            if batch is not None:
+                write_message(sink, batch)
             write_message(sink, done)
         elif isinstance(message, Finish):
-            segment = analyser.flush()
-            if segment is not None:
-                write_message(sink, segment)
+            batch = analyser.flush()
+            if batch is not None:
+                write_message(sink, batch)
             write_message(sink, Finish())
             return 0
         else:

@@ -6,31 +6,45 @@ model-assistance telemetry as :class:`ProviderEvent`), describe an adapter with
 :class:`AdapterSpec` and an integration with :class:`IntegrationSpec`, and give their package
 lazy exports with :func:`lazy_exports`. Hosts open sessions with
 :func:`open_session`, so every plugin detector guards every write.
+
+Names are imported on first use (:func:`lazy_exports`), so an adapter that only needs
+:func:`lazy_exports` or :data:`hookimpl` loads nothing else.
 """
 
-from memquill.enhance import ProviderEvent
-from memquill.plugins._adapters import AdapterHarness, AdapterSpec, HarnessResult, ToolDescriptor
-from memquill.plugins._integrations import IntegrationSpec
-from memquill.plugins._lazy import lazy_exports
-from memquill.plugins._manager import (
-    DISABLE_AUTOLOAD_ENV,
-    ENTRY_POINT_GROUP,
-    MemquillPluginManager,
-    PluginFailure,
-    PluginInfo,
-    PluginReport,
-    RegisteredAdapter,
-    RegisteredDetector,
-    RegisteredIntegration,
-    get_plugin_manager,
-    plugin_report,
-    registered_adapters,
-    secret_scanner,
-    text_model,
-)
-from memquill.plugins._sessions import connect_telemetry, open_session
-from memquill.plugins.hookspecs import hookimpl
-from memquill.store import RegexDetector, SecretDetector
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.enhance import ProviderEvent
+    from memquill.plugins._adapters import (
+        AdapterHarness,
+        AdapterSpec,
+        HarnessResult,
+        ToolDescriptor,
+    )
+    from memquill.plugins._integrations import IntegrationSpec
+    from memquill.plugins._manager import (
+        DISABLE_AUTOLOAD_ENV,
+        ENTRY_POINT_GROUP,
+        MemquillPluginManager,
+        PluginFailure,
+        PluginInfo,
+        PluginReport,
+        RegisteredAdapter,
+        RegisteredDetector,
+        RegisteredIntegration,
+        get_plugin_manager,
+        plugin_report,
+        registered_adapters,
+        secret_scanner,
+        text_model,
+    )
+    from memquill.plugins._sessions import connect_telemetry, open_session
+    from memquill.plugins.hookspecs import hookimpl
+    from memquill.store import RegexDetector, SecretDetector
 
 __all__ = [
     "DISABLE_AUTOLOAD_ENV",
@@ -60,3 +74,34 @@ __all__ = [
     "secret_scanner",
     "text_model",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DISABLE_AUTOLOAD_ENV": "memquill.plugins._manager",
+        "ENTRY_POINT_GROUP": "memquill.plugins._manager",
+        "AdapterHarness": "memquill.plugins._adapters",
+        "AdapterSpec": "memquill.plugins._adapters",
+        "HarnessResult": "memquill.plugins._adapters",
+        "IntegrationSpec": "memquill.plugins._integrations",
+        "MemquillPluginManager": "memquill.plugins._manager",
+        "PluginFailure": "memquill.plugins._manager",
+        "PluginInfo": "memquill.plugins._manager",
+        "PluginReport": "memquill.plugins._manager",
+        "ProviderEvent": "memquill.enhance",
+        "RegexDetector": "memquill.store",
+        "RegisteredAdapter": "memquill.plugins._manager",
+        "RegisteredDetector": "memquill.plugins._manager",
+        "RegisteredIntegration": "memquill.plugins._manager",
+        "SecretDetector": "memquill.store",
+        "ToolDescriptor": "memquill.plugins._adapters",
+        "connect_telemetry": "memquill.plugins._sessions",
+        "get_plugin_manager": "memquill.plugins._manager",
+        "hookimpl": "memquill.plugins.hookspecs",
+        "open_session": "memquill.plugins._sessions",
+        "plugin_report": "memquill.plugins._manager",
+        "registered_adapters": "memquill.plugins._manager",
+        "secret_scanner": "memquill.plugins._manager",
+        "text_model": "memquill.plugins._manager",
+    },
+)

@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, cast
 
 import pluggy
 
-from memquill.enhance import TextModel
 from memquill.plugins import _builtin as builtin
 from memquill.plugins import hookspecs
 from memquill.plugins._adapters import AdapterSpec
 from memquill.plugins._integrations import IntegrationSpec
 from memquill.plugins.hookspecs import PROJECT_NAME
 from memquill.store import SecretDetector, SecretScanner
+
+if typing.TYPE_CHECKING:
+    from memquill.enhance import TextModel
 
 __all__ = [
     "DISABLE_AUTOLOAD_ENV",
@@ -251,6 +254,8 @@ def text_model(model: object, pm: MemquillPluginManager | None = None) -> TextMo
     """``model`` as a :class:`~memquill.TextModel`: itself, or what the first plugin converter
     that knows its framework makes of it (``None``: nothing does). A converter that raises is
     skipped, as a failing plugin is."""
+    from memquill.enhance import TextModel  # model assistance loads only when a model is given
+
     if isinstance(model, TextModel):
         return model
     manager = pm if pm is not None else get_plugin_manager()

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import logging
 import os
+import typing
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from memquill.enhance import AuxiliaryRunner, ModelRanker, ProviderEvent, TextModel, default_runner
 from memquill.paths import canonical_workspace, fallback_workspace
 from memquill.plugins._manager import (
     MemquillPluginManager,
@@ -33,6 +33,9 @@ from memquill.plugins._manager import (
     secret_scanner,
 )
 from memquill.tools import Access, MemorySession
+
+if typing.TYPE_CHECKING:
+    from memquill.enhance import AuxiliaryRunner, ProviderEvent, TextModel
 
 __all__ = ["connect_telemetry", "open_session"]
 
@@ -90,6 +93,8 @@ def open_session(
     ranker = None
     if model is not None:
         assert manager is not None
+        from memquill.enhance import ModelRanker  # model assistance loads only when used
+
         runner = connect_telemetry(manager, runner)
         ranker = ModelRanker(model, runner=runner)
     return MemorySession(
@@ -113,6 +118,8 @@ def connect_telemetry(
     ``runner`` defaults to the process's; it is returned. Connecting again replaces the
     previous manager, so events are never delivered twice.
     """
+    from memquill.enhance import default_runner
+
     runner = runner or default_runner()
     runner.telemetry.connect("plugins", _reporter(manager))
     return runner

@@ -35,7 +35,7 @@ from memquill.query._walk_cache import (
     DocumentCache,
     FolderListing,
     Identity,
-    Vouched,
+    PreviousWalk,
     file_identity,
 )
 
@@ -47,9 +47,9 @@ __all__ = [
     "DocumentCache",
     "FolderListing",
     "Identity",
+    "PreviousWalk",
     "ScanBudget",
     "ScanResult",
-    "Vouched",
     "Walk",
     "WalkedFile",
     "admit",
@@ -140,7 +140,7 @@ def walk_workspace(
     cache: DocumentCache | None = None,
     budget: ScanBudget | None = None,
     *,
-    vouched: Vouched | None = None,
+    previous: PreviousWalk | None = None,
     before_listing: Callable[[str], None] | None = None,
 ) -> Walk:
     """List the workspace's candidate notes with their identities (no note is opened).
@@ -152,7 +152,7 @@ def walk_workspace(
     """
     entries = (budget or ScanBudget.default()).entries
     return walk_folders(
-        root, config, cache, entries, vouched=vouched, before_listing=before_listing
+        root, config, cache, entries, previous=previous, before_listing=before_listing
     )
 
 

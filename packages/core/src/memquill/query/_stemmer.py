@@ -1,28 +1,42 @@
-"""An English stemmer for search terms: Porter's algorithm, plus a few irregular forms.
+"""An English stemmer for search terms: Snowball's, plus common irregular forms.
 
-:func:`stem` follows M. F. Porter's 1980 algorithm (with the ``bli`` and ``logi`` rules of his
-later reference code), with three deliberate differences:
+:func:`stem` is the Snowball English stemmer (Porter2, through PyStemmer's C implementation),
+with two rules of memquill's own on top, which ``docs/ranking.md`` gives:
 
-- a final ``s`` stays after ``u`` and ``i`` (``bonus``, ``analysis``), so such words keep one
-  form in the singular and the plural;
-- a stem ending in ``i`` ends in ``y`` instead (``studies`` and ``study`` give ``study``,
-  ``happiness`` gives ``happy``), which reads better and changes no conflation;
-- :data:`IRREGULAR` maps common irregular verb and noun forms to their base first (``went`` is
-  ``go``, ``children`` is ``child``): a question asks "go", the note says "went".
+- :data:`IRREGULAR` maps common irregular verb and noun forms to their base first (``went``
+  is ``go``, ``children`` is ``child``), since a question asks "go" where the note says
+  "went";
+- the plural of a word without a vowel loses its ``s`` (``PDFs`` is ``pdf``, ``PRs`` is
+  ``pr``): Snowball keeps the ``s`` of a word with no vowel before it, and notes are full of
+  acronyms a question names in the singular.
+
+:data:`STEMMER_VERSION` names the stemmer and these rules, for indexes built with them.
 
 Exact counting (:func:`~memquill.query._tokens.count_term`) relies on one property, checked by
-property tests: apart from the irregular forms, every word whose stem is ``t`` starts with
-``search_prefix(t)``. Porter only ever rewrites the last letter of what it keeps (``y`` to
-``i``, an added ``e``, ``biliti`` to ``bl``), so the prefix drops that letter when it may have
-been rewritten.
+property tests: apart from the irregular forms (and the few words Snowball itself stems
+irregularly, :data:`SNOWBALL_EXCEPTIONS`), every word whose stem is ``t`` starts with
+``search_prefix(t)``. Snowball rewrites at most the last letter of what it keeps (``y`` to
+``i``, an added ``e``, ``enci`` to ``ence``), the last two of ``ble`` (``biliti`` to
+``ble``), or the ``y`` of a consonant and ``ying`` (``dying`` is ``die``), so the prefix drops
+those letters when they may have been rewritten.
 """
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
-from typing import Final
+from typing import Final, Protocol, cast
 
-__all__ = ["IRREGULAR", "irregular_forms", "search_prefix", "stem"]
+import Stemmer
+
+__all__ = [
+    "IRREGULAR",
+    "SNOWBALL_EXCEPTIONS",
+    "STEMMER_VERSION",
+    "irregular_forms",
+    "search_prefix",
+    "stem",
+]
 
 # Forms that are more often an unrelated word are left out ("bit", "left", "saw", "rose",
 # "felt", "lay", "found", "bore"), as are stop words, which a query never searches for. A
@@ -51,169 +65,52 @@ IRREGULAR: Final[dict[str, str]] = {
     for form in group.split(" ")[1:]
 }
 """Irregular form -> the base form it is stemmed as."""
+SNOWBALL_EXCEPTIONS: Final[frozenset[str]] = frozenset({"skies"})
+"""Words Snowball's own exception list stems to a term they do not start with (``skies`` is
+``sky``): exact counting looks for them as it does for irregular forms."""
 
-_STEP2: Final = {
-    "ational": "ate",
-    "tional": "tion",
-    "enci": "ence",
-    "anci": "ance",
-    "izer": "ize",
-    "bli": "ble",
-    "alli": "al",
-    "entli": "ent",
-    "eli": "e",
-    "ousli": "ous",
-    "ization": "ize",
-    "ation": "ate",
-    "ator": "ate",
-    "alism": "al",
-    "iveness": "ive",
-    "fulness": "ful",
-    "ousness": "ous",
-    "aliti": "al",
-    "iviti": "ive",
-    "biliti": "ble",
-    "logi": "log",
-}
-_STEP3: Final = {
-    "icate": "ic",
-    "ative": "",
-    "alize": "al",
-    "iciti": "ic",
-    "ical": "ic",
-    "ful": "",
-    "ness": "",
-}
-_STEP4: Final = (
-    *("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent"),
-    *("ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize"),
-)
-# Longest suffix first: Porter applies the longest match and, if its condition fails, none.
-_STEP2_ORDER: Final = sorted(_STEP2, key=len, reverse=True)
-_STEP3_ORDER: Final = sorted(_STEP3, key=len, reverse=True)
-_STEP4_ORDER: Final = sorted(_STEP4, key=len, reverse=True)
-_REWRITTEN_LAST: Final = frozenset("eily")
-"""Letters a stem may end in that its word need not hold at that place."""
+
+class _Snowball(Protocol):
+    """What memquill uses of a PyStemmer stemmer (the package ships no type information)."""
+
+    def stemWord(self, word: str) -> str: ...  # PyStemmer's name
+
+
+_ENGLISH: Final = cast(
+    "_Snowball",
+    Stemmer.Stemmer("english", 0),  # pyright: ignore[reportUnknownMemberType]
+)  # no cache of its own: stem() keeps one
+_LOCK: Final = threading.Lock()  # a Snowball stemmer object is not safe across threads
+STEMMER_VERSION: Final = f"snowball-english {cast('str', Stemmer.version())} memquill 2"  # pyright: ignore[reportUnknownMemberType]
+"""The stemmer and memquill's rules, as an index records them (others may stem otherwise)."""
+_VOWELS: Final = frozenset("aeiouy")  # Snowball's English vowels
 
 
 @lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """The stem of a folded ASCII word (irregular forms first mapped to their base)."""
     word = IRREGULAR.get(word, word)
-    if len(word) < 4 or not (word.isascii() and word.isalpha()):
+    if not (word.isascii() and word.isalpha()):
         return word
-    word = _step1(word)
-    word = _replace(word, _STEP2_ORDER, _STEP2, 0)
-    word = _replace(word, _STEP3_ORDER, _STEP3, 0)
-    word = _step4(word)
-    word = _step5(word)
-    return word[:-1] + "y" if word.endswith("i") and len(word) > 1 else word
+    if len(word) > 2 and word[-1] == "s" and word[-2] != "s" and _VOWELS.isdisjoint(word):
+        return word[:-1]  # an acronym's plural: Snowball would keep the "s"
+    with _LOCK:
+        return _ENGLISH.stemWord(word)
 
 
 def search_prefix(term: str) -> str:
     """A string every word whose stem is ``term`` starts with (irregular forms aside)."""
-    return term[:-1] if len(term) > 1 and term[-1] in _REWRITTEN_LAST else term
+    if term.endswith("ble"):
+        return term[:-2]
+    if len(term) == 3 and term.endswith("ie"):
+        return term[:1]
+    return term[:-1] if len(term) > 1 and term[-1] in "eil" else term
 
 
 @lru_cache(maxsize=4096)
 def irregular_forms(term: str) -> tuple[str, ...]:
-    """The irregular forms whose stem is ``term`` (sorted), which need not share its prefix."""
-    return tuple(sorted(form for form, base in IRREGULAR.items() if stem(base) == term))
-
-
-def _consonant(word: str, index: int) -> bool:
-    letter = word[index]
-    if letter in "aeiou":
-        return False
-    if letter == "y":
-        return index == 0 or not _consonant(word, index - 1)
-    return True
-
-
-def _measure(word: str) -> int:
-    """Porter's *m*: how many vowel-consonant sequences ``word`` holds."""
-    count = 0
-    previous_vowel = False
-    for index in range(len(word)):
-        vowel = not _consonant(word, index)
-        if previous_vowel and not vowel:
-            count += 1
-        previous_vowel = vowel
-    return count
-
-
-def _has_vowel(word: str) -> bool:
-    return any(not _consonant(word, index) for index in range(len(word)))
-
-
-def _double_consonant(word: str) -> bool:
-    return len(word) >= 2 and word[-1] == word[-2] and _consonant(word, len(word) - 1)
-
-
-def _cvc(word: str) -> bool:
-    """Consonant-vowel-consonant ending, the last not ``w``, ``x`` or ``y`` (``hop``)."""
-    return (
-        len(word) >= 3
-        and _consonant(word, len(word) - 3)
-        and not _consonant(word, len(word) - 2)
-        and _consonant(word, len(word) - 1)
-        and word[-1] not in "wxy"
-    )
-
-
-def _step1(word: str) -> str:
-    if word.endswith(("sses", "ies")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("eed"):
-        if _measure(word[:-3]) > 0:
-            word = word[:-1]
-    else:
-        for suffix in ("ed", "ing"):
-            if word.endswith(suffix) and _has_vowel(word[: -len(suffix)]):
-                word = _restore(word[: -len(suffix)])
-                break
-    if word.endswith("y") and _has_vowel(word[:-1]):
-        word = word[:-1] + "i"
-    return word
-
-
-def _restore(word: str) -> str:
-    """Porter's tidying after ``-ed``/``-ing``: ``hopp`` to ``hop``, ``hop`` to ``hope``."""
-    if word.endswith(("at", "bl", "iz")):
-        return word + "e"
-    if _double_consonant(word) and word[-1] not in "lsz":
-        return word[:-1]
-    if _measure(word) == 1 and _cvc(word):
-        return word + "e"
-    return word
-
-
-def _replace(word: str, order: list[str], table: dict[str, str], minimum: int) -> str:
-    for suffix in order:
-        if word.endswith(suffix):
-            base = word[: -len(suffix)]
-            return base + table[suffix] if _measure(base) > minimum else word
-    return word
-
-
-def _step4(word: str) -> str:
-    for suffix in _STEP4_ORDER:
-        if word.endswith(suffix):
-            base = word[: -len(suffix)]
-            if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
-                return base
-            return word
-    return word
-
-
-def _step5(word: str) -> str:
-    if word.endswith("e"):
-        base = word[:-1]
-        measure = _measure(base)
-        if measure > 1 or (measure == 1 and not _cvc(base)):
-            word = base
-    if word.endswith("ll") and _measure(word) > 1:
-        word = word[:-1]
-    return word
+    """The words whose stem is ``term`` that need not start with its prefix (sorted): its
+    irregular forms, and Snowball's own exceptions."""
+    forms = {form for form, base in IRREGULAR.items() if stem(base) == term}
+    forms.update(word for word in SNOWBALL_EXCEPTIONS if stem(word) == term)
+    return tuple(sorted(forms))

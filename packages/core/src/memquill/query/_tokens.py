@@ -5,8 +5,8 @@ boundary between ASCII letters is kept as an invisible mark, see below), then re
 
 - *words*: runs of letters and digits (apostrophes inside a word join it: ``don't``); a
   possessive ``'s`` is dropped and plain ASCII words are stemmed (:mod:`memquill.query._stemmer`:
-  Porter's rules and common irregular forms), so ``painting``, ``paints`` and ``painted`` share
-  the term ``paint``, and ``went`` counts as ``go``;
+  Snowball's English stemmer and common irregular forms), so ``painting``, ``paints`` and
+  ``painted`` share the term ``paint``, and ``went`` counts as ``go``;
 - *identifiers*: words joined by ``_``, ``-``, ``.`` or ``/`` (``get_user_id``, ``kebab-case``,
   ``os.path``, ``src/app``), or written in camelCase (``getUserId``, ``HTTPServer``: a boundary
   falls between a lower-case and an upper-case ASCII letter, and before the last capital of an
@@ -32,11 +32,12 @@ import unicodedata
 from functools import lru_cache
 from typing import Final
 
-from memquill.query._stemmer import irregular_forms, search_prefix, stem
+from memquill.query._stemmer import STEMMER_VERSION, irregular_forms, search_prefix, stem
 
 __all__ = [
     "CAMEL_MARK",
     "QUESTION_WORDS",
+    "STEMMER_VERSION",
     "STOP_WORDS",
     "TOKENIZER_VERSION",
     "camel_free",
@@ -53,9 +54,10 @@ __all__ = [
     "words",
 ]
 
-TOKENIZER_VERSION: Final = 2
-"""Bumped whenever the terms a text or a query yields change (2: identifier parts); an index
-built with another version must be rebuilt."""
+TOKENIZER_VERSION: Final = 3
+"""Bumped whenever the terms a text or a query yields change (2: identifier parts; 3: the
+Snowball stemmer); an index built with another version must be rebuilt (the stemmer's own
+version is recorded too: :data:`~memquill.query._stemmer.STEMMER_VERSION`)."""
 CAMEL_MARK: Final = "\u2063"
 """Marks a camelCase boundary in folded text (INVISIBLE SEPARATOR; removed from the input)."""
 

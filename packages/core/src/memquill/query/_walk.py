@@ -9,7 +9,7 @@ decides what is read.
 
 :class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again;
 files are still checked one by one (editing a file changes only its own identity). A change
-watcher can vouch for more (:class:`~memquill.query._walk_cache.Vouched`).
+watcher can vouch for more (:class:`~memquill.query._walk_cache.PreviousWalk`).
 """
 
 from __future__ import annotations
@@ -21,18 +21,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 from memquill.errors import Messages
-from memquill.paths import is_hard_linked, source_error
-from memquill.private_paths import is_private, may_be_private
+from memquill.paths import hard_links_allowed, is_hard_linked, source_error
+from memquill.private_paths import (
+    CREDENTIAL_PARTS,
+    SUSPECT_NAMES,
+    SUSPECT_STARTS,
+    is_private,
+    may_be_private,
+)
 from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import (
     DocumentCache,
     FolderListing,
     Identity,
+    PreviousWalk,
     Step,
-    Vouched,
     file_identity,
 )
 from memquill.text import path_key
@@ -46,6 +52,8 @@ __all__ = [
 ]
 
 _NAME: Final = attrgetter("name")
+_SIGN: Final = 1 << 63
+_WRAP: Final = 1 << 64
 
 
 class WalkedFile(NamedTuple):
@@ -59,6 +67,14 @@ class WalkedFile(NamedTuple):
     def size(self) -> int:
         """Its size in bytes, as ``lstat`` saw it."""
         return self.identity[0]
+
+
+_NEW_WALKED = cast(
+    "Callable[[type[WalkedFile], tuple[str, Identity]], WalkedFile]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+"""A :class:`WalkedFile` made in C (its own constructor is a Python function; a walk makes one
+per note)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +108,7 @@ def walk_folders(
     cache: DocumentCache | None,
     entry_limit: int,
     *,
-    vouched: Vouched | None = None,
+    previous: PreviousWalk | None = None,
     before_listing: Callable[[str], None] | None = None,
 ) -> Walk:
     """List the workspace's candidate notes with their identities (no note is opened).
@@ -102,21 +118,21 @@ def walk_folders(
         config: the scan settings.
         cache: reuse folder listings while a folder's identity is unchanged.
         entry_limit: the most directory entries listed.
-        vouched: a previous walk and what changed since (with the same settings).
+        previous: a previous walk and what changed since (with the same settings).
         before_listing: called with each folder about to be listed (a watcher watches it).
 
     Raises:
         SourceError: the workspace folder itself cannot be listed.
     """
-    if vouched is not None and vouched.config != config:
-        vouched = None
+    if previous is not None and previous.config != config:
+        previous = None
     walk = _Walk(
         root,
         os.fspath(root),
         config,
         cache,
         entry_limit,
-        vouched,
+        previous,
         before_listing,
     )
     walk.folder("", 0)
@@ -149,11 +165,27 @@ def _classify(
     cacheable = True
     extensions = config.extensions
     prefix = f"{relative}/" if relative else ""
+    # The checks every entry gets, with their constants at hand (a walk lists every note).
+    suspect_folder = may_be_private(prefix, "")
+    pattern = config.pattern
+    starts, ends, always = config.literal_ends
     for entry in listed:
         name = entry.name
         path = prefix + name
         lowered = name.lower()
-        if (may_be_private(path, name) and is_private(path)) or config.ignores(path):
+        if (
+            suspect_folder
+            or lowered.startswith(SUSPECT_STARTS)
+            or "\\" in name
+            or lowered in SUSPECT_NAMES
+            or not CREDENTIAL_PARTS.isdisjoint(lowered.split("."))
+        ) and is_private(path):
+            continue
+        if (
+            pattern is not None
+            and (always or path.startswith(starts) or path.endswith(ends))
+            and pattern.fullmatch(path) is not None
+        ):
             continue
         try:
             if entry.is_symlink():
@@ -206,7 +238,7 @@ class _Walk:
     config: ScanConfig
     cache: DocumentCache | None
     entry_limit: int
-    vouched: Vouched | None
+    previous: PreviousWalk | None
     before_listing: Callable[[str], None] | None
     steps: list[WalkedFile | str] = field(default_factory=list[WalkedFile | str])
     listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
@@ -236,9 +268,9 @@ class _Walk:
     def _listing(self, relative: str, depth: int) -> FolderListing | None:
         """The folder's listing (cached while the folder is unchanged), within the budget."""
         remaining = self.entry_limit - self.entries
-        vouched = self.vouched
-        if vouched is not None and relative not in vouched.folders:
-            known = vouched.listings.get(relative)
+        previous = self.previous
+        if previous is not None and relative not in previous.folders:
+            known = previous.listings.get(relative)
             if known is not None:
                 self.listings[relative] = known
                 return self._count(relative, known.entries, remaining, known)
@@ -293,11 +325,25 @@ class _Walk:
         looks up one name, not the whole path), for :meth:`_file` to take."""
         paths = (path for kind, path in listing.steps if kind == "file")
         seen = self.seen
+        links = hard_links_allowed()
         for path, entry in zip(paths, notes, strict=True):
             try:
-                seen[path] = _walked(path, entry.stat(follow_symlinks=False))
+                info = entry.stat(follow_symlinks=False)
             except OSError as error:
                 seen[path] = source_error(error).message
+                continue
+            if info.st_nlink > 1 and not links:
+                seen[path] = Messages.HARD_LINK
+                continue
+            ino, dev = info.st_ino, info.st_dev
+            identity = (
+                info.st_size,
+                info.st_mtime_ns,
+                ino if ino < _SIGN else ino - _WRAP,
+                info.st_ctime_ns,
+                dev if dev < _SIGN else dev - _WRAP,
+            )
+            seen[path] = _NEW_WALKED(WalkedFile, (path, identity))
 
     def _count(
         self, relative: str, entries: int, remaining: int, listing: FolderListing | None
@@ -311,9 +357,9 @@ class _Walk:
         return listing
 
     def _file(self, path: str) -> None:
-        vouched = self.vouched
-        if vouched is not None and path not in vouched.files:
-            known = vouched.identities.get(path)
+        previous = self.previous
+        if previous is not None and path not in previous.files:
+            known = previous.identities.get(path)
             if known is not None:
                 self.steps.append(WalkedFile(path, known))
                 return

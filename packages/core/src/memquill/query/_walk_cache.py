@@ -18,8 +18,8 @@ __all__ = [
     "DocumentCache",
     "FolderListing",
     "Identity",
+    "PreviousWalk",
     "Step",
-    "Vouched",
     "file_identity",
 ]
 
@@ -58,7 +58,7 @@ def file_identity(info: os.stat_result) -> Identity:
 
 
 @dataclass(frozen=True, slots=True)
-class Vouched:
+class PreviousWalk:
     r"""What a previous walk saw, and what changed since (as a change watcher saw it).
 
     Folders not in ``folders`` keep their listing and files not in ``files`` their identity,

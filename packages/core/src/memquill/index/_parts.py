@@ -1,18 +1,18 @@
-"""A note's chunks and the pieces of each, from one pass over the note.
+"""A note's chunks and the words of each, from one pass over the note.
 
 The reference (:class:`memquill.query._documents.SearchDocument`) folds and tokenizes the whole
 body, and every chunk again on its own; the windows of a long section overlap by 150 units and
-may cut a word anywhere. Here each section is cut once into *cells* at safe places, each cell is
-folded and split into pieces (:mod:`memquill.query._counts`) once, and a chunk's pieces are
-its cells' pieces plus those of its two cut ends (the few characters between a window's edge
+may cut a word anywhere. Here each section is cut once into *parts* at safe places, each part
+is folded and split into words (:mod:`memquill.query._counts`) once, and a chunk's words are
+its parts' words plus those of its two cut ends (the few characters between a window's edge
 and the nearest safe place), which are folded and split on their own, as the chunk's own
-tokenization sees them. The body's pieces are every cell's.
+tokenization sees them. The body's words are every part's.
 
 A place is *safe* next to a space or a line break (and at a section's bounds): no term spans
 one, and folding commutes with cutting there (a space or line break is never changed,
 reordered or composed by normalisation or case folding, and ends every camelCase context).
-So the pieces of a text cut at safe places are the pieces of its parts, in order; a property
-test checks every chunk's pieces and the body's against the reference's own folding.
+So the words of a text cut at safe places are the words of its parts, in order; a property
+test checks every chunk's words and the body's against the reference's own folding.
 
 :func:`chunk_spans` gives the chunks of :func:`memquill.query._markdown.chunk_markdown` as
 offsets into the note (the same chunks, a tested invariant).
@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
-from memquill.query._counts import pieces
+from memquill.query._counts import split_words
 from memquill.query._markdown import CHUNK_SIZE, heading_text, window_bounds
 from memquill.query._tokens import camel_free, fold
 from memquill.text import utf16_len
 
-__all__ = ["ChunkSpan", "NoteCells", "chunk_spans", "note_cells"]
+__all__ = ["ChunkSpan", "NoteWords", "chunk_spans", "note_words"]
 
 _SPACE: Final = (" ", "\n")
 _HEADING_START: Final = re.compile(r"^#{1,6}[^\S\n]", re.MULTILINE)
@@ -49,13 +49,13 @@ class ChunkSpan:
 
 
 @dataclass(frozen=True, slots=True)
-class NoteCells:
-    """A note's pieces: the body's, and each chunk's (with the chunk's heading).
+class NoteWords:
+    """A note's words: the body's, and each chunk's (with the chunk's heading).
 
     Attributes:
-        body: the pieces of the folded note, in order.
+        body: the words of the folded note, in order.
         length: the length of the folded note.
-        chunks: per chunk, its heading and its pieces.
+        chunks: per chunk, its heading and its words.
     """
 
     body: list[bytes]
@@ -68,8 +68,8 @@ def chunk_spans(content: str) -> list[ChunkSpan]:
     return [span for section in _sections(content) for span in _section_chunks(content, section)]
 
 
-def note_cells(content: str) -> NoteCells:
-    """The pieces of ``content`` and of each of its chunks (see the module)."""
+def note_words(content: str) -> NoteWords:
+    """The words of ``content`` and of each of its chunks (see the module)."""
     body: list[bytes] = []
     length = -1  # sections are joined by line breaks: one fewer than there are sections
     chunks: list[tuple[str, list[bytes]]] = []
@@ -81,19 +81,19 @@ def note_cells(content: str) -> NoteCells:
         group = _section_chunks(content, section)
         if len(group) == 1:
             text = folding(content[bounds[0] : bounds[1]])
-            found = pieces(text)
+            found = split_words(text)
             length += len(text) + 1
             body.extend(found)
             chunks.append((group[0].heading, found))
             continue
         inners = [_inner(content, span, bounds) for span in group]
-        cells, folded = _cells(content, inners, bounds, folding)
+        parts, folded = _parts(content, inners, bounds, folding)
         length += folded + 1
-        for _, cell in cells.values():
-            body.extend(cell)
+        for _, words in parts.values():
+            body.extend(words)
         for span, inner in zip(group, inners, strict=True):
-            chunks.append((span.heading, _chunk_pieces(content, span, inner, cells, folding)))
-    return NoteCells(body, length, chunks)
+            chunks.append((span.heading, _chunk_words(content, span, inner, parts, folding)))
+    return NoteWords(body, length, chunks)
 
 
 def _section_chunks(content: str, section: tuple[str, int, int, int]) -> list[ChunkSpan]:
@@ -130,46 +130,46 @@ def _inner(content: str, span: ChunkSpan, section: tuple[int, int]) -> tuple[int
     return (first, last) if first < last else None
 
 
-def _cells(
+def _parts(
     content: str,
     inners: list[tuple[int, int] | None],
     section: tuple[int, int],
     folding: Callable[[str], str],
 ) -> tuple[dict[int, tuple[int, list[bytes]]], int]:
-    """The section's cells by start (each with its end and pieces), and its folded length."""
+    """The section's parts by start (each with its end and words), and its folded length."""
     cuts = {section[0], section[1]}
     for inner in inners:
         if inner is not None:
             cuts.update(inner)
     ordered = sorted(cuts)
-    cells: dict[int, tuple[int, list[bytes]]] = {}
+    parts: dict[int, tuple[int, list[bytes]]] = {}
     folded = 0
     for start, stop in pairwise(ordered):
         text = folding(content[start:stop])
         folded += len(text)
-        cells[start] = (stop, pieces(text))
-    return cells, folded
+        parts[start] = (stop, split_words(text))
+    return parts, folded
 
 
-def _chunk_pieces(
+def _chunk_words(
     content: str,
     span: ChunkSpan,
     inner: tuple[int, int] | None,
-    cells: dict[int, tuple[int, list[bytes]]],
+    parts: dict[int, tuple[int, list[bytes]]],
     folding: Callable[[str], str],
 ) -> list[bytes]:
-    """A window's pieces: its cut ends' own, and those of the cells between them."""
+    """A window's words: its cut ends' own, and those of the parts between them."""
     if inner is None:
-        return pieces(folding(content[span.begin : span.end]))
+        return split_words(folding(content[span.begin : span.end]))
     first, last = inner
-    found = pieces(folding(content[span.begin : first])) if first > span.begin else []
+    found = split_words(folding(content[span.begin : first])) if first > span.begin else []
     at = first
     while at < last:
-        stop, cell = cells[at]
-        found.extend(cell)
+        stop, words = parts[at]
+        found.extend(words)
         at = stop
     if last < span.end:
-        found.extend(pieces(folding(content[last : span.end])))
+        found.extend(split_words(folding(content[last : span.end])))
     return found
 
 

@@ -1,12 +1,13 @@
 """Keeping the index current in a long-lived process: watched changes, handled in proportion.
 
-:class:`Live` holds what the last synchronisation saw (folder listings, file identities, the
-report) and the change watcher. A search then costs nothing when nothing changed, and only
-the changed folders and notes when something did (:func:`_quick`): their folders are listed
-again, their notes ``lstat``\\ ed and read, and the rows of vanished notes removed. Whatever
-the quick path cannot vouch for — a new or removed folder, a note at a limit, an unreadable
-note, a write by another process, a missed event — falls back to one walk (vouched by the
-watcher for what did not change) and a full comparison (:func:`memquill.index._sync.synchronise`).
+:class:`ChangeTracker` holds what the last synchronisation saw (folder listings, file
+identities, the report) and the change watcher. A search then costs nothing when nothing
+changed, and only the changed folders and notes when something did (:func:`_quick`): their
+folders are listed again, their notes ``lstat``\\ ed and read, and the rows of vanished notes
+removed. Whatever the quick path cannot vouch for — a new or removed folder, a note at a
+limit, an unreadable note, a write by another process, a missed event — falls back to one walk
+(taking from the previous walk what the watcher saw unchanged) and a full comparison
+(:func:`memquill.index._sync.synchronise`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from memquill.query._scan import (
     DocumentCache,
     FolderListing,
     Identity,
+    PreviousWalk,
     ScanBudget,
-    Vouched,
     WalkedFile,
     file_identity,
     list_folder,
@@ -35,14 +36,14 @@ from memquill.query._scan import (
 )
 from memquill.query._scanconfig import ScanConfig, load_scan_config
 
-__all__ = ["QUICK_MOST", "Live"]
+__all__ = ["QUICK_MOST", "ChangeTracker"]
 
 QUICK_MOST: Final = 256
 """More changed notes than this go the full way (with progress and notices)."""
 
 
 @dataclass(slots=True)
-class _Seen:
+class _LastSync:
     """What the last synchronisation saw."""
 
     budget: ScanBudget
@@ -56,14 +57,14 @@ class _Seen:
     skipped: set[str] = field(default_factory=set[str])
 
 
-class Live:
+class ChangeTracker:
     """Synchronisation for one index in one process (with a watcher where there can be one)."""
 
     def __init__(self, root: Path, *, watch: bool, racy_ns: int) -> None:
         self._root = root
         self._watch = watch
         self._watcher: Watcher | None = None
-        self._seen: _Seen | None = None
+        self._seen: _LastSync | None = None
         self._racy_ns = racy_ns
         self.listings = DocumentCache()
 
@@ -94,7 +95,7 @@ class Live:
         if watcher is None and self._watch:
             watcher = self._watcher = open_watcher(self._root)
             self._watch = watcher is not None
-        seen, vouched, force = self._seen, None, set[str]()
+        seen, previous, force = self._seen, None, set[str]()
         if watcher is not None and seen is not None and seen.budget == budget:
             changes = watcher.drain()
             if changes.complete and seen.config == config:
@@ -108,7 +109,7 @@ class Live:
                     if report is not None:
                         seen.report, seen.generation = report, notes.generation
                         return report
-                vouched = Vouched(
+                previous = PreviousWalk(
                     config, seen.listings, seen.identities, changes.folders, changes.files
                 )
                 force = changes.files
@@ -117,7 +118,7 @@ class Live:
             config,
             self.listings,
             budget,
-            vouched=vouched,
+            previous=previous,
             before_listing=None if watcher is None else watcher.watch,
         )
         report = synchronise(
@@ -132,7 +133,7 @@ class Live:
             workers=workers,
             # With every change watched, a second edit inside one timestamp tick still raises
             # an event (forcing a re-read), so a recently changed note needs no second read.
-            racy_ns=0 if vouched is not None else self._racy_ns,
+            racy_ns=0 if previous is not None else self._racy_ns,
             force=force,
         )
         if watcher is None:
@@ -142,7 +143,7 @@ class Live:
         limited = any(
             "-file limit" in w or " text limit" in w or "-entry limit" in w for w in report.warnings
         )
-        self._seen = _Seen(
+        self._seen = _LastSync(
             budget,
             config,
             report,
@@ -157,7 +158,7 @@ class Live:
 
 
 def _quick(
-    root: Path, database: IndexDatabase, notes: NoteTable, seen: _Seen, changes: Changes
+    root: Path, database: IndexDatabase, notes: NoteTable, seen: _LastSync, changes: Changes
 ) -> SyncReport | None:
     """Apply watched changes in proportion to them; ``None`` when the full way is needed."""
     config, listings, identities = seen.config, seen.listings, seen.identities
@@ -195,13 +196,12 @@ def _quick(
             return None
         pending.append(WalkedFile(path, identity))
     errors: dict[str, str] = {}
-    analyse(root, database, pending, errors, None, None, 1)
+    analyse(root, database, notes, pending, errors, None, None, 1)
     for path in removed:
         identities.pop(path, None)
     removals = [path for path in removed if path in notes.by_path]
-    writer = IndexWriter(database)
-    writer.store(None, removals)
-    writer.compact()
+    if removals:
+        IndexWriter(database, notes).store(None, removals)
     with database.reading() as connection:
         notes.refresh(connection)
     for walked in pending:

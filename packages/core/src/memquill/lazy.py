@@ -1,9 +1,12 @@
-"""Lazy package facades for adapter distributions.
+"""Lazy package facades: a public name's module is imported when the name is first used.
 
-An adapter's package is imported whenever memquill loads plugins (``memquill plugins``, an MCP
-server collecting secret detectors), but its framework (LangChain, LlamaIndex, MCP) is only
-needed once a tool is built. :func:`lazy_exports` gives a package ``__getattr__`` and
-``__dir__`` (PEP 562) that import each public name from its module on first use.
+``import memquill`` must not load model assistance, extraction and the management page for an
+application that only searches, and an adapter's package is imported whenever memquill loads
+plugins (``memquill plugins``, an MCP server collecting secret detectors) though its framework
+(LangChain, LlamaIndex, MCP) is only needed once a tool is built. :func:`lazy_exports` gives a
+package ``__getattr__`` and ``__dir__`` (PEP 562) that import each public name from its module
+on first use. (Foundation: it imports nothing of memquill; adapters reach it as
+:func:`memquill.plugins.lazy_exports`.)
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Query terms for candidate pruning (:mod:`._prune`): their gains, worked out in C.
 
 A note's gain from a term is ``idf * t`` with ``t = f (k1 + 1) / (f + k1)``, ``f`` its body
-count over its length norm plus its weighted field counts. ``t`` depends on the term's
-postings, the notes' lengths and the ranking constants, not on the query, so it is kept per
-term for as long as the index is unchanged (:class:`Impacts`): a term searched again costs a
-few passes in C over its postings, not a Python loop. Pruning only needs bounds: sums here may
+count over its length norm plus its weighted field counts: ``t`` is the note's *gain factor*
+for the term. It depends on the term's postings, the notes' lengths and the ranking constants,
+not on the query, so it is kept per term for as long as the index is unchanged
+(:class:`GainFactors`): a term searched again costs a few passes in C over its postings, not a
+Python loop. Pruning only needs bounds: sums here may
 round differently from ranking's own in the last bits, far inside :data:`._prune.MARGIN`;
 :func:`memquill.query._rank.rank` then scores the kept documents exactly.
 """
@@ -25,7 +26,7 @@ from memquill.index._notes import NoteTable
 from memquill.index._prune import Term
 from memquill.query._rank import Posting, RankParams
 
-__all__ = ["Impacts", "Norms", "month_term", "note_term"]
+__all__ = ["GainFactors", "Norms", "month_term", "note_term"]
 
 _MEMO: Final = 1 << 21
 """Gains kept, over every term (8 bytes each)."""
@@ -49,8 +50,9 @@ class Norms:
         return self.base + self.scale * self.lengths[slot] if slot >= 0 else self.records[slot]
 
 
-class Impacts:
-    """Each term's ``t`` per note (aligned with its postings), for one state of the index."""
+class GainFactors:
+    """Each term's gain factor ``t`` per note (aligned with its postings), for one state of the
+    index."""
 
     def __init__(self) -> None:
         self._key: tuple[object, ...] = ()
@@ -61,7 +63,7 @@ class Impacts:
 
     def prepare(self, notes: NoteTable, norms: Norms, params: RankParams) -> None:
         """Use the index as it is now, with these constants (forgetting older figures)."""
-        key = (notes.generation, notes.epoch, norms.base, norms.scale, params)
+        key = (notes.generation, norms.base, norms.scale, params)
         if key == self._key:
             return
         self._key = key
@@ -118,7 +120,7 @@ class Impacts:
 def note_term(
     term: str,
     notes: Postings,
-    impacts: Impacts,
+    factors: GainFactors,
     records: Sequence[Posting],
     weight: float,
     params: RankParams,
@@ -142,15 +144,15 @@ def note_term(
 
     def accumulate(acc: dict[int, float]) -> None:
         if allowed is None:
-            gains = map(mul, impacts.of(term, notes, params), scaled)
+            gains = map(mul, factors.of(term, notes, params), scaled)
             if acc:
                 gains = map(add, map(acc.get, ids, repeat(0.0)), gains)
             acc.update(zip(ids, gains, strict=True))
         else:
             get = acc.get
-            for doc, impact in zip(ids, impacts.of(term, notes, params), strict=True):
+            for doc, factor in zip(ids, factors.of(term, notes, params), strict=True):
                 if allowed(doc):
-                    acc[doc] = get(doc, 0.0) + weight * impact
+                    acc[doc] = get(doc, 0.0) + weight * factor
         for index, body, counts in records:
             slot = -1 - index
             if allowed is None or allowed(slot):
@@ -159,12 +161,12 @@ def note_term(
     record_map = {-1 - index: (body, counts) for index, body, counts in records}
 
     def accumulate_known(acc: dict[int, float]) -> None:
-        cached = impacts.cached(term)
+        cached = factors.cached(term)
         if len(ids) < _SCAN_OVER_SEARCH * len(acc):
             # One pass over the postings, keeping the notes in play.
             held = list(map(acc.__contains__, ids))
             known = list(compress(ids, held))
-            found = impacts.of(term, notes, params) if cached is None else cached
+            found = factors.of(term, notes, params) if cached is None else cached
             values = compress(found, held)
         elif ids:
             # A binary search per note in play (records' slots are negative: never found).
@@ -175,7 +177,7 @@ def note_term(
             known = list(compress(keys, hits))
             at = list(compress(positions, hits))
             if cached is None:
-                values = impacts.at(notes, at, known, params)
+                values = factors.at(notes, at, known, params)
             else:
                 values = map(cached.__getitem__, at)
         else:
@@ -193,9 +195,9 @@ def note_term(
             last = len(ids) - 1
             hits = list(map(eq, map(ids.__getitem__, map(min, positions, repeat(last))), slots))
             at = list(compress(positions, hits))
-            cached = impacts.cached(term)
+            cached = factors.cached(term)
             if cached is None:
-                found = iter(impacts.at(notes, at, list(compress(slots, hits)), params))
+                found = iter(factors.at(notes, at, list(compress(slots, hits)), params))
             else:
                 found = map(cached.__getitem__, at)
             gains = [weight * next(found) if hit else 0.0 for hit in hits]

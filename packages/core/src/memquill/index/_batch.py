@@ -1,0 +1,144 @@
+"""A batch of analysed notes, as an analyser hands it to the writer.
+
+Analysis runs in worker processes (:mod:`._build`), which know nothing of the index: a batch
+numbers its terms by its own sorted vocabulary and its notes from 0. It carries each note's
+figures and term list, and, already cut into blocks, every term's postings over the batch;
+the writer gives terms the index's ids (:func:`._term_lists.relabel`) and, when every note of
+the batch is new, notes the next ids (:func:`._codec.shift_block`), so a large build does no
+per-posting work in the writing process.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+from dataclasses import dataclass
+from itertools import repeat
+from typing import NamedTuple
+
+from memquill.index._analysis import NoteFigures
+from memquill.index._codec import BLOCK, FieldCounts, Postings, encode_block
+from memquill.index._pages import NoteRow
+from memquill.index._term_lists import encode_term_list
+from memquill.query._scan import Identity
+
+__all__ = ["AnalysedBatch", "AnalysedNote", "BatchBuilder"]
+
+_EXTEND = list[int].extend
+
+
+class AnalysedNote(NamedTuple):
+    """One note of a batch (a tuple: many cross from workers).
+
+    Attributes:
+        path: the workspace path.
+        identity: the file identity the text was read at.
+        seen: when the text was read (ns since the epoch; see :mod:`._sync`).
+        byte_size: UTF-8 size of the text.
+        length: length of the folded body.
+        tags: the lowercased tags, sorted, one a line.
+        day: the day the path names (proleptic ordinal), or 0.
+        terms: its term list, terms numbered by the batch's vocabulary.
+    """
+
+    path: str
+    identity: Identity
+    seen: int
+    byte_size: int
+    length: int
+    tags: str
+    day: int
+    terms: bytes
+
+    def row(self, doc_id: int) -> NoteRow:
+        """Its row in the note table, under ``doc_id``."""
+        return NoteRow(
+            doc_id,
+            self.path,
+            *self.identity,
+            self.seen,
+            self.byte_size,
+            self.length,
+            self.tags,
+            self.day,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysedBatch:
+    """Notes analysed together.
+
+    Attributes:
+        vocabulary: every term of the batch, sorted (a term's number is its position).
+        notes: the notes, in the order they were analysed.
+        postings: per term number, its postings over the batch as blocks, notes numbered
+            from 0 in ``notes`` order.
+    """
+
+    vocabulary: tuple[str, ...]
+    notes: tuple[AnalysedNote, ...]
+    postings: tuple[tuple[bytes, ...], ...]
+
+
+class BatchBuilder:
+    """Gathers analysed notes into a batch."""
+
+    def __init__(self) -> None:
+        self._notes: list[tuple[NoteFigures, int]] = []
+
+    def __len__(self) -> int:
+        return len(self._notes)
+
+    def add(self, figures: NoteFigures, seen: int) -> None:
+        """Add a note whose text was read after ``seen`` (ns since the epoch)."""
+        self._notes.append((figures, seen))
+
+    def build(self) -> AnalysedBatch:
+        """The batch of every note added."""
+        vocabulary = sorted({term for figures, _ in self._notes for term in figures.terms})
+        number = {term: index for index, term in enumerate(vocabulary)}
+        flat: list[list[int]] = [[] for _ in vocabulary]
+        held: dict[int, list[tuple[int, FieldCounts]]] = {}
+        notes: list[AnalysedNote] = []
+        for doc, (figures, seen) in enumerate(self._notes):
+            columns = list(map(number.__getitem__, figures.terms))
+            bodies = [figures.body.get(term, 0) for term in figures.terms]
+            # One (note, body count) pair per term, appended in C: a note holds hundreds.
+            deque(
+                map(_EXTEND, map(flat.__getitem__, columns), zip(repeat(doc), bodies)),
+                maxlen=0,
+            )
+            fields: dict[int, FieldCounts] = {}
+            for column, term in enumerate(figures.terms):
+                counts = figures.fields.get(term)
+                if counts is not None:
+                    fields[column] = counts
+                    held.setdefault(columns[column], []).append((doc, counts))
+            blob = encode_term_list(columns, bodies, fields, figures.chunks, figures.matrix)
+            notes.append(
+                AnalysedNote(
+                    figures.path,
+                    figures.identity,
+                    seen,
+                    figures.byte_size,
+                    figures.length,
+                    "\n".join(figures.tags),
+                    figures.day,
+                    blob,
+                )
+            )
+        postings = tuple(
+            _blocks(entries, dict(held.get(term, ()))) for term, entries in enumerate(flat)
+        )
+        return AnalysedBatch(tuple(vocabulary), tuple(notes), postings)
+
+
+def _blocks(entries: list[int], fields: dict[int, FieldCounts]) -> tuple[bytes, ...]:
+    """A term's (note, body count) pairs and field counts, as blocks."""
+    ids, bodies = array("I", entries[0::2]), array("I", entries[1::2])
+    found: list[bytes] = []
+    for start in range(0, len(ids), BLOCK):
+        part = ids[start : start + BLOCK]
+        held = {doc: fields[doc] for doc in part if doc in fields} if fields else {}
+        found.append(encode_block(Postings(part, bodies[start : start + BLOCK], held)))
+    return tuple(found)

@@ -1,0 +1,151 @@
+"""Postings blocks edited in place hold exactly what the notes hold, through any changes.
+
+A term's postings are split into small blocks (:mod:`memquill.index._blocks`) that a change
+rewrites, splits or deletes one by one; whatever sequence of notes added, edited and removed,
+reading the blocks back must give every (note, body count, field counts) of every term, and a
+term no note holds any more must leave no block behind.
+"""
+
+from __future__ import annotations
+
+import random
+from array import array
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memquill.index._batch import BatchBuilder
+from memquill.index._blocks import BlockEditor
+from memquill.index._codec import BLOCK, decode_block
+from memquill.index._db import IndexDatabase
+from memquill.index._notes import NoteTable
+from memquill.index._postings import PostingsReader
+from memquill.index._term_lists import (
+    TermList,
+    decode_chunk_matrix,
+    decode_term_list,
+    relabel,
+)
+
+TERMS = (11, 12, 13, 14, 15)
+
+
+def term_list(rng: random.Random) -> TermList:
+    terms = rng.sample(TERMS, rng.randint(1, len(TERMS)))
+    bodies = array("I", [rng.choice([0, 1, 1, 2, 300]) for _ in terms])
+    fields = {i: (1, 0, 0, 0, rng.randint(0, 2)) for i in range(len(terms)) if rng.random() < 0.2}
+    return TermList(array("I", terms), bodies, fields, 1, array("B", [0] * len(terms)))
+
+
+def stored(database: IndexDatabase) -> dict[int, dict[int, tuple[int, object]]]:
+    found: dict[int, dict[int, tuple[int, object]]] = {}
+    with database.reading() as connection:
+        rows = connection.execute("SELECT term, lo, data FROM postings ORDER BY term, lo")
+        for term, lo, blob in rows:
+            block = decode_block(bytes(blob))
+            assert block.ids[0] == lo and 0 < len(block.ids) <= BLOCK
+            held = found.setdefault(int(term), {})
+            for doc, body in zip(block.ids, block.bodies, strict=True):
+                assert doc not in held
+                held[doc] = (body, block.fields.get(doc))
+    return found
+
+
+def expected(notes: dict[int, TermList]) -> dict[int, dict[int, tuple[int, object]]]:
+    found: dict[int, dict[int, tuple[int, object]]] = {}
+    for doc, terms in notes.items():
+        for position, (term, body) in enumerate(zip(terms.ids, terms.bodies, strict=True)):
+            found.setdefault(term, {})[doc] = (body, terms.fields.get(position))
+    return found
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_edited_blocks_hold_exactly_the_notes_postings(seed: int) -> None:
+    rng = random.Random(seed)
+    database = IndexDatabase(None, "/w")
+    notes: dict[int, TermList] = {}
+    next_id = 0
+    try:
+        for generation in range(1, 12):
+            with database.writing() as connection:
+                editor = BlockEditor(connection, generation)
+                touched: set[int] = set()  # an editor takes each note once (as the writer does)
+                for _ in range(rng.choice([1, 3, 40, 300])):
+                    choice = rng.random()
+                    if not notes or choice < 0.5:
+                        # Mostly new notes at the end; now and then an id below others.
+                        doc = next_id if rng.random() < 0.9 else rng.randrange(next_id + 1)
+                        if doc in notes or doc in touched:
+                            continue
+                        touched.add(doc)
+                        next_id = max(next_id, doc + 1)
+                        notes[doc] = term_list(rng)
+                        editor.add(doc, notes[doc])
+                        continue
+                    doc = rng.choice(sorted(notes))
+                    if doc in touched:
+                        continue
+                    touched.add(doc)
+                    if choice < 0.8:
+                        new = term_list(rng)
+                        editor.replace(doc, notes[doc], new)
+                        notes[doc] = new
+                    else:
+                        editor.remove(doc, notes.pop(doc))
+                editor.apply()
+            assert stored(database) == expected(notes)
+    finally:
+        database.close()
+
+
+def test_a_reader_sees_each_change() -> None:
+    database = IndexDatabase(None, "/w")
+    table = NoteTable()
+    reader = PostingsReader(table)
+    only = TermList(array("I", [1]), array("I", [1]), {}, 1, array("B", [1]))
+    try:
+        with database.writing() as connection:
+            connection.execute("INSERT INTO lexicon(id, term) VALUES (1, 'alpha')")
+            editor = BlockEditor(connection, 1)
+            for doc in range(3 * BLOCK):
+                editor.add(doc, only)
+            editor.apply()
+            database.set_meta("generation", 1)
+        with database.reading() as connection:
+            table.refresh(connection)
+            assert list(reader.postings(connection, "alpha").ids) == list(range(3 * BLOCK))
+        with database.writing() as connection:
+            editor = BlockEditor(connection, 2)
+            editor.remove(5, only)
+            changed = TermList(array("I", [1]), array("I", [4]), {}, 1, array("B", [4]))
+            editor.replace(7, only, changed)
+            editor.apply()
+            database.set_meta("generation", 2)
+        with database.reading() as connection:
+            table.refresh(connection)
+            postings = reader.postings(connection, "alpha")
+            assert 5 not in postings.ids and len(postings.ids) == 3 * BLOCK - 1
+            assert postings.bodies[list(postings.ids).index(7)] == 4
+            assert reader.postings(connection, "bravo").ids == array("I")
+    finally:
+        database.close()
+
+
+def test_a_batch_numbers_its_terms_and_notes_from_zero() -> None:
+    from memquill.index._analysis import analyse_note
+
+    builder = BatchBuilder()
+    texts = ("# Title\n\nalpha bravo\n\n## Part\n\nbravo charlie bravo\n", "alpha delta")
+    for index, text in enumerate(texts):
+        builder.add(analyse_note(f"n{index}.md", text, (1, 2, 3, 4, 5)), 0)
+    batch = builder.build()
+    assert list(batch.vocabulary) == sorted(batch.vocabulary)
+    number = batch.vocabulary.index
+    mapping = [100 + index for index in range(len(batch.vocabulary))]
+    blob = relabel(batch.notes[0].terms, mapping)
+    for first in (decode_term_list(blob), decode_chunk_matrix(blob)):
+        assert first.chunk_counts(100 + number("bravo")) == (1, 2)
+        assert first.chunk_counts(100 + number("delta")) == (0, 0)
+    alpha = decode_block(batch.postings[number("alpha")][0])
+    assert list(alpha.ids) == [0, 1] and list(alpha.bodies) == [1, 1]
