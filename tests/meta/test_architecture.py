@@ -1,7 +1,8 @@
 """Import direction, checked by parsing every module (no import needed).
 
 - Inside the core, layers depend downwards only, and subpackages form no cycle:
-  foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``) ← ``store``
+  foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``, ``atomic``,
+  ``kernel_lock``, ``json_file``, …) ← ``store``
   ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
   ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade). Every import
   counts, inside functions too.
@@ -45,6 +46,9 @@ FOUNDATION: Final = frozenset(
         "keyfiles",
         "owner_only",
         "jsondoc",
+        "atomic",
+        "kernel_lock",
+        "json_file",
     }
 )
 LAYERS: Final = {
