@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memquill.errors import ERRORS
+
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 MEMQUILL_MCP = str(Path(sys.executable).parent / "memquill-mcp")
 ADDRESS_SPACE = 1 << 30
@@ -62,3 +64,27 @@ def tree(root: Path) -> dict[str, bytes | None]:
         relative = path.relative_to(root).as_posix()
         found[relative] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
     return found
+
+
+def coded_failure(
+    done: subprocess.CompletedProcess[bytes], code: str, message: str | None = None
+) -> str:
+    """``done`` failed in the one format: nothing on stdout, ``error[<code>]: <message>`` on
+    stderr (exactly ``message`` when given), the code's exit status, no traceback; its stderr."""
+    err = done.stderr.decode()
+    assert done.returncode == ERRORS[code].exit_status, err
+    assert err.startswith(f"error[{code}]: "), err
+    assert "Traceback" not in err
+    if message is not None:
+        assert err == f"error[{code}]: {message}\n"
+    assert done.stdout == b""
+    return err
+
+
+def without_driver(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """``env`` for a host without psycopg: whether or not it is installed, a startup hook makes
+    importing it fail, as on a host without the ``postgres`` extra."""
+    hook = tmp_path / "no_driver"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text("import sys\nsys.modules['psycopg'] = None\n")
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")]))}

@@ -1,10 +1,7 @@
 """Both records backends for the store suites: the workspace file and PostgreSQL.
 
-``backing`` runs a test once per backend. The PostgreSQL server comes from
-``$MEMQUILL_TEST_POSTGRES`` (``.ci/run`` starts one and sets it; a test fails, never skips,
-when it is set but the server cannot be reached), else from a throwaway cluster started here
-when the server binaries are installed; only without both, and outside CI, are the database
-runs skipped.
+``backing`` runs a test once per backend; the PostgreSQL server is ``tests/conftest.py``'s
+``postgres_server``.
 """
 
 from __future__ import annotations
@@ -12,59 +9,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 import uuid
-from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from tests import postgres_cluster
+from tests.conftest import Server
 from tests.core.store_helpers import raw, records_path, tree
 
 from memquill import MemoryRecordError, RecordStore
-
-
-@dataclass(frozen=True)
-class Server:
-    """A reachable test server and, when known, how to restart it."""
-
-    url: str
-    data: Path | None
-    bindir: Path | None
-
-
-def _reachable(url: str) -> bool:
-    try:
-        with psycopg.connect(url, connect_timeout=10) as connection:
-            connection.execute("SELECT 1")
-    except psycopg.Error:
-        return False
-    return True
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Generator[Server]:
-    url = os.environ.get(postgres_cluster.URL_ENV)
-    if url:
-        if not _reachable(url):
-            pytest.fail(f"${postgres_cluster.URL_ENV} is set but the server cannot be reached")
-        data = os.environ.get(postgres_cluster.DATA_ENV)
-        bindir = os.environ.get(postgres_cluster.BIN_ENV)
-        yield Server(url, Path(data) if data else None, Path(bindir) if bindir else None)
-        return
-    if postgres_cluster.bindir() is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide PostgreSQL (.ci/run installs and starts it)")
-        pytest.skip("no PostgreSQL server here: set MEMQUILL_TEST_POSTGRES or install postgresql")
-    directory = Path(tempfile.mkdtemp(prefix="memquill-pg-"))
-    cluster = postgres_cluster.start(directory)
-    try:
-        yield Server(cluster.url, cluster.data, cluster.bindir)
-    finally:
-        postgres_cluster.stop(cluster.data, cluster.bindir)
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,11 @@ status, and nothing changed on disk.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
-from tests.core.cli_helpers import MEMQUILL_MCP, cli_env, run_cli, tree
+from tests.core.cli_helpers import cli_env, coded_failure, run_cli, tree, without_driver
 from tests.core.lifecycle_helpers import write_transcript
 from tests.core.store_helpers import manual
 
@@ -55,17 +53,6 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def _failed(done: subprocess.CompletedProcess[bytes], code: str, message: str | None = None) -> str:
-    err = done.stderr.decode()
-    assert done.returncode == ERRORS[code].exit_status, err
-    assert err.startswith(f"error[{code}]: "), err
-    assert "Traceback" not in err
-    if message is not None:
-        assert err == f"error[{code}]: {message}\n"
-    assert done.stdout == b""
-    return err
-
-
 # -- issue 21, Why 11 -------------------------------------------------------------------------
 
 
@@ -77,7 +64,7 @@ def test_extract_of_a_missing_transcript_is_invalid(
         env, "--workspace", str(workspace), "extract", str(missing), "--model",
         "coded_models:Quoting", "--state-dir", str(tmp_path / "state"),
     )  # fmt: skip
-    _failed(done, "invalid", Messages.TRANSCRIPT_MISSING.format(missing))
+    coded_failure(done, "invalid", Messages.TRANSCRIPT_MISSING.format(missing))
     assert tree(workspace) == {}
 
 
@@ -88,7 +75,7 @@ def test_extract_on_the_default_workspace_creates_nothing_when_the_transcript_is
         env, "extract", str(tmp_path / "missing.jsonl"), "--model", "coded_models:Quoting",
         "--state-dir", str(tmp_path / "state"),
     )  # fmt: skip
-    _failed(done, "invalid")
+    coded_failure(done, "invalid")
     assert not (tmp_path / "data" / "memquill" / "workspace").exists()
 
 
@@ -117,13 +104,10 @@ def test_a_second_extract_while_another_runs_is_job_busy(
     assert len(RecordStore(workspace).snapshot().records) == 3
 
 
-def test_an_empty_workspace_option_is_invalid_on_both_commands(
-    tmp_path: Path, env: dict[str, str]
-) -> None:
-    for program in (None, MEMQUILL_MCP):
-        extra = {"program": program} if program else {}
-        done = run_cli(env, "--workspace", "", *([] if program else ["list"]), **extra)
-        _failed(done, "invalid", Messages.WORKSPACE_EMPTY)
+def test_an_empty_workspace_option_is_invalid(tmp_path: Path, env: dict[str, str]) -> None:
+    # memquill-mcp too: tests/adapters/mcp/test_mcp_coded_errors.py
+    done = run_cli(env, "--workspace", "", "list")
+    coded_failure(done, "invalid", Messages.WORKSPACE_EMPTY)
     assert not (tmp_path / "data").exists(), "the default workspace was not used"
 
 
@@ -133,7 +117,7 @@ def test_get_of_a_file_path_named_as_a_folder_is_refused(
     (workspace / "memory.md").write_text("# Long-term memory\n\n- tea over coffee\n")
     for path in ("memory.md/", "memory.md/.", "memory.md\\"):
         done = run_cli(env, "--workspace", str(workspace), "get", path)
-        _failed(done, "source", Messages.NOT_REGULAR)
+        coded_failure(done, "source", Messages.NOT_REGULAR)
 
 
 def test_export_to_a_folder_names_the_folder(
@@ -143,41 +127,22 @@ def test_export_to_a_folder_names_the_folder(
     folder = tmp_path / "out"
     folder.mkdir()
     done = run_cli(env, "--workspace", str(workspace), "export", "--output", str(folder))
-    _failed(done, "invalid", Messages.OUTPUT_IS_FOLDER.format(folder))
+    coded_failure(done, "invalid", Messages.OUTPUT_IS_FOLDER.format(folder))
     assert list(folder.iterdir()) == []
     nowhere = tmp_path / "no" / "such" / "records.md"
     done = run_cli(env, "--workspace", str(workspace), "export", "--output", str(nowhere))
-    _failed(done, "invalid", Messages.OUTPUT_NO_FOLDER.format(nowhere))
+    coded_failure(done, "invalid", Messages.OUTPUT_NO_FOLDER.format(nowhere))
 
 
-def test_the_mcp_server_without_the_driver_names_its_postgres_extra(
+def test_without_the_driver_a_postgres_store_names_the_extra(
     env: dict[str, str], tmp_path: Path, workspace: Path
 ) -> None:
-    # psycopg is installed here: a startup hook makes importing it fail, as on a host
-    # without the extra.
-    hook = tmp_path / "no_driver"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text("import sys\nsys.modules['psycopg'] = None\n")
-    without = {**env, "PYTHONPATH": f"{hook}{os.pathsep}{env['PYTHONPATH']}"}
+    # memquill-mcp names its own extra: tests/adapters/mcp/test_mcp_coded_errors.py
     url = "postgresql://memquill:s3cret-pw@127.0.0.1:9/memquill"
-    done = run_cli(without, "--workspace", str(workspace), "--store", url, program=MEMQUILL_MCP)
-    err = _failed(
-        done,
-        "storage",
-        "The PostgreSQL store needs the optional extra: install memquill-mcp[postgres].",
-    )
-    assert "s3cret-pw" not in err
+    without = without_driver(env, tmp_path)
     done = run_cli(without, "--workspace", str(workspace), "--store", url, "list")
-    _failed(done, "storage", Messages.DATABASE_DRIVER)  # the core's own extra for `memquill`
-
-
-def test_the_mcp_distribution_declares_the_postgres_extra() -> None:
-    import importlib.metadata
-
-    metadata = importlib.metadata.metadata("memquill-mcp")
-    assert "postgres" in (metadata.get_all("Provides-Extra") or [])
-    requires = metadata.get_all("Requires-Dist") or []
-    assert any(r.startswith("memquill[postgres]") and "extra == 'postgres'" in r for r in requires)
+    err = coded_failure(done, "storage", Messages.DATABASE_DRIVER)
+    assert "s3cret-pw" not in err
 
 
 # -- issue 23, item 3 -------------------------------------------------------------------------
@@ -185,9 +150,9 @@ def test_the_mcp_distribution_declares_the_postgres_extra() -> None:
 
 def test_read_failures_print_the_coded_line_on_stderr(env: dict[str, str], workspace: Path) -> None:
     ws = ("--workspace", str(workspace))
-    _failed(run_cli(env, *ws, "get", "missing.md"), "source", Messages.SOURCE_MISSING)
-    _failed(run_cli(env, *ws, "get", "../x.md"), "access_denied", Messages.OUTSIDE)
-    _failed(run_cli(env, *ws, "search", "x", "--limit", "99"), "invalid")
+    coded_failure(run_cli(env, *ws, "get", "missing.md"), "source", Messages.SOURCE_MISSING)
+    coded_failure(run_cli(env, *ws, "get", "../x.md"), "access_denied", Messages.OUTSIDE)
+    coded_failure(run_cli(env, *ws, "search", "x", "--limit", "99"), "invalid")
     done = run_cli(env, *ws, "get", "missing.md", "--json")
     assert done.returncode == 19 and json.loads(done.stdout)["error_code"] == "source"
     assert done.stderr == f"error[source]: {Messages.SOURCE_MISSING}\n".encode()
@@ -222,7 +187,7 @@ def test_a_fresh_default_workspace_answers_empty_and_stays_uncreated(
     assert (recent.returncode, recent.stdout) == (0, b"No recent memories found.\n")
     hits = json.loads(run_cli(env, "search", "anything", "--json").stdout)
     assert (hits["hits"], hits["error"]) == ([], None)
-    _failed(run_cli(env, "get", "memory.md"), "source", Messages.SOURCE_MISSING)
+    coded_failure(run_cli(env, "get", "memory.md"), "source", Messages.SOURCE_MISSING)
     assert run_cli(env, "list").returncode == 0
     jobs = run_cli(env, "jobs", "--json")
     assert jobs.returncode == 0 and json.loads(jobs.stdout)["jobs"] == []

@@ -137,6 +137,8 @@ def test_a_regular_copy_still_imports(tmp_path: Path, workspace: Path) -> None:
         str(copy),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert [r.content for r in RecordStore(workspace).snapshot().records] == [
-        "The office moved to Nice."
+    # The edit is a new version; the old one stays, superseded, as after a correction.
+    assert [(r.status, r.content) for r in RecordStore(workspace).snapshot().records] == [
+        ("superseded", "The office moved to Lyon."),
+        ("active", "The office moved to Nice."),
     ]

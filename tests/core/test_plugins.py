@@ -35,6 +35,7 @@ from memquill.tools._session import MemorySession
 
 HOOKS = (
     "memquill_register_adapters",
+    "memquill_register_integrations",
     "memquill_register_secret_detectors",
     "memquill_register_text_models",
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import assert_no_leak, engine, write
 
+from memquill import Candidate, RecordStore
 from memquill.errors import Messages
 from memquill.private_paths import (
     CREDENTIAL_EXTENSIONS,
@@ -164,6 +165,23 @@ def test_ordinary_notes_are_not_private(workspace: Path, path: str) -> None:
 def test_internal_paths_keep_their_message() -> None:
     for path in (".assistant/x.md", ".git/HEAD", ".memquill/x.md", "memory/records.md"):
         assert private_reason(path) == Messages.PRIVATE
+
+
+def test_a_nested_workspaces_records_are_private_to_the_one_around_it(tmp_path: Path) -> None:
+    # An item store keeps ("memories", "ana") in memories/ana/, inside the workspace of
+    # ("memories",): a session on the outer folder must not read the inner one's records.
+    outer = tmp_path / "memories"
+    inner = outer / "ana"
+    inner.mkdir(parents=True)
+    RecordStore(inner).save([Candidate(f"ana's fact {SECRET}", {"kind": "manual"}, "k1")])
+    for path in ("ana/memory/records.md", "ana/memory/.records-lock", "a/b/memory/records.md"):
+        assert private_reason(path) == Messages.PRIVATE, path
+        assert may_be_private(path, path.rsplit("/", 1)[1]), path
+    assert private_reason("ana/records.md") is None
+    query = engine(outer)
+    assert query.get("ana/memory/records.md").result.error_code == "access_denied"
+    assert_no_leak(query.search(SECRET).text, outer, SECRET)
+    assert_no_leak(query.search("fact").text, outer, SECRET)
 
 
 @pytest.mark.parametrize("path", ["config.json", "script.py", "data.csv", "Makefile", "a.md.bak"])

@@ -17,6 +17,7 @@ from tests.core.store_helpers import children, expect_error, manual
 from memquill import Candidate, FactKey, NotFoundError, RecordStore
 from memquill.errors import Messages
 from memquill.store._codec import decode_store
+from memquill.store._secret_kinds import secret_message
 
 
 class Clock:
@@ -315,9 +316,9 @@ def test_extra_metadata_is_kept_by_corrections_checked_like_content_and_erased_b
     assert current is not None and current.extra == {"tags": []}
     before = backing.image()
     secret = {"note": "token = ghp_abcdefghijklmnopqrstuvwxyz0123456789"}
-    expect_error(
-        "secret", Messages.SECRET, store.correct, current.id, "x", replaced.revision, extra=secret
-    )
+    # Named in words like content's findings, never quoted.
+    message = secret_message(("github_token", "assignment"))
+    expect_error("secret", message, store.correct, current.id, "x", replaced.revision, extra=secret)
     big = {"text": "x" * 16_001}
     expect_error(
         "invalid",

@@ -58,12 +58,14 @@ def _toolset(tmp: Path) -> MemoryToolset:
 
 
 def write_results(text: str, tmp: Path) -> None:
-    """tools.md: an ``update`` receipt and an ``update`` refused for a stale revision."""
+    """tools.md: an ``update`` receipt and an ``update`` refused for a stale revision (by key:
+    an old id with a stale revision is ``not_found`` naming the current version instead)."""
     tools = _toolset(tmp)
-    saved = json.loads(tools.call("memory_remember", {"content": "Deploys are on Tuesdays."}).text)
-    update = {"id": saved["recordId"], "expected_revision": saved["recordRevision"]}
-    receipt = tools.call("memory_update", {**update, "content": "Deploys are on Wednesdays."})
-    stale = tools.call("memory_update", {**update, "content": "Deploys are on Fridays."})
+    fact = {"content": "The user takes coffee black.", "key": "prefs/coffee"}
+    saved = json.loads(tools.call("memory_remember", fact).text)
+    update = {"key": "prefs/coffee", "expected_revision": saved["recordRevision"]}
+    receipt = tools.call("memory_update", {**update, "content": "The user takes oat milk."})
+    stale = tools.call("memory_update", {**update, "content": "The user takes tea."})
     assert stale.is_error
     shown_receipt, shown_error = text.strip().splitlines()
     assert _wildcard(shown_receipt).fullmatch(receipt.text), receipt.text
@@ -211,3 +213,43 @@ def partial_search(text: str, tmp: Path) -> None:
     (notes / "memory.md").write_text("Deploys are on Tuesdays.\n", "utf-8")
     result = tools.call("memory_search", {"query": "deploy"})
     assert result.text.startswith(text.strip() + "\n"), result.text[:300]
+
+
+def index_on_a_full_disk(text: str, tmp: Path) -> None:
+    """search-index.md: a search's first line when the index folder's disk is full (SQLite's
+    own "database or disk is full", made as tests/core/test_cli_index_faults.py makes it)."""
+    import pytest
+
+    from memquill.index import _db
+
+    prepare = _db.IndexDatabase._prepare  # pyright: ignore[reportPrivateUsage]
+
+    def full_disk(self: _db.IndexDatabase) -> None:
+        prepare(self)
+        if self.path is not None:
+            pages = self.connection.execute("PRAGMA page_count").fetchone()[0]
+            self.connection.execute(f"PRAGMA max_page_count = {int(pages) + 1}")
+
+    notes = tmp / "notes"
+    notes.mkdir()
+    for number in range(40):
+        (notes / f"n{number}.md").write_text(f"note {number} about tides " * 200)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEMQUILL_INDEX_DIR", str(tmp / "index"))
+        patch.setattr(_db.IndexDatabase, "_prepare", full_disk)
+        result = _toolset(tmp).call("memory_search", {"query": "tides"})
+    assert result.text.startswith(text.strip() + "\n"), result.text[:300]
+
+
+def recent_facts(text: str, tmp: Path) -> None:
+    """tools.md: the ``## Active Memory`` part of ``memory_recent``, a fact from a tool and an
+    older one from the command line (``<id>`` and ``<16 hex>`` stand for the ids and revisions)."""
+    from memquill.cli import main
+
+    tools = _toolset(tmp)
+    assert main(["--workspace", str(tmp / "notes"), "remember", "Deploys happen on Tuesdays."]) == 0
+    tools.call("memory_remember", {"content": "The user prefers tea over coffee."})
+    real = tools.call("memory_recent", {}).text
+    real = re.sub(r"memory/records/[0-9a-f-]{36}\.md", "memory/records/<id>.md", real)
+    real = re.sub(r"revision:[0-9a-f]{16}\)", "revision:<16 hex>)", real)
+    assert real == text.rstrip("\n"), real

@@ -35,17 +35,18 @@ HOST_TEST = "tests/packaging/test_from_a_clone.py::test_a_host_starts_the_server
 README_SYNC_TEST = (
     "tests/meta/test_readme_sync.py::test_the_readme_sync_instructions_work_verbatim_on_two_clones"
 )
+ANTHROPIC_EXAMPLE_TEST = (
+    "tests/adapters/anthropic/test_anthropic_docs.py::test_the_example_runs_against_a_scripted_api"
+)
 KEY_PIPE_TEST = "tests/core/test_cli_sync.py::test_key_import_installs_adds_and_switches"
 ENGINE = (
     "needs a container engine: tests/packaging/test_container.py builds and runs it where "
     "`docker info` answers; tests/meta/test_dockerfile.py checks its arguments everywhere"
 )
-# The README's command-line tour: the ids and revisions it shows are the reader's own.
+# The README's second command-line block: the id and revisions it shows are the reader's own.
 CLI_LOOKUPS = {
-    "3f2a9c1e": '$(_mq id "Deploys happen on Tuesdays")',
-    "1a2b3c4d": '$(_mq rev "Deploys happen on Tuesdays")',
-    "7b41d0e2": '$(_mq id "Deploys happen on Wednesdays")',
-    "9e8d7c6b": '$(_mq rev "Deploys happen on Wednesdays")',
+    "3f2a9c1e": '$(_mq id "Standup moved to 9:30")',
+    "1a2b3c4d": '$(_mq rev "Standup moved to 9:30")',
     "5d6e7f80": "$(_mq store)",
 }
 MIDDLEWARE = (
@@ -63,10 +64,20 @@ SPECS: dict[str, Spec] = {
     "README.md § Install: uv build --all-packages --out-dir dist # in the clone: the f": Elsewhere(
         CLONE_TESTS
     ),
-    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Shell(
+    "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Elsewhere(
+        ("tests/meta/test_readme_commands.py::test_the_readme_command_block_runs_in_order",)
+    ),
+    'README.md § The command line: echo "Standup moved to 9:30" | memquill remember - # the fac': Shell(
+        # Where the first block leaves the reader: its workspace exported.
+        env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         swaps=CLI_LOOKUPS,
         servers={"memquill manage": "manage"},
-        expect=("saved ", "healthy", "duplicate: store revision", "plugins (", "extraction jobs"),
+        expect=(
+            "saved ",
+            "import would change nothing",
+            "duplicate: store revision",
+            "extraction jobs",
+        ),
     ),
     "README.md § In Python: from memquill import MemoryToolset, open_session session = o": Python(
         expect=('"status":"saved"', "The user prefers tea over coffee.")
@@ -77,6 +88,11 @@ SPECS: dict[str, Spec] = {
     "README.md § LangChain (`memquill-langchain`): from langchain.agents import create_agent agent = create_age": Python(
         continues=True,
         prelude=f"{FAKES}OfflineAgent\nmodel = OfflineAgent()\n",
+        after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
+        "assert reply['messages'][-1].content == 'Noted.'\n",
+    ),
+    "README.md § LangGraph store (`memquill-langchain[langgraph]`): # pip install 'memquill-langchain[langgraph]' from pathlib i": Python(
+        prelude=f"{FAKES}OfflineAgent\nmodel, tools = OfflineAgent(), []\n",
         after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
         "assert reply['messages'][-1].content == 'Noted.'\n",
     ),
@@ -100,9 +116,38 @@ SPECS: dict[str, Spec] = {
     'README.md § Sync across machines: cd "$MEMQUILL_WORKSPACE" git add -A git diff --cached --quie': Elsewhere(
         (README_SYNC_TEST,)
     ),
-    "README.md § Development: uv sync --locked # the four packages (editable) and the dev ": NotRun(
+    "README.md § Development: uv sync --locked # the five packages (editable) and the dev ": NotRun(
         "the developer's loop: syncs this checkout's own .venv, runs the whole suite and CI "
         "(.ci/run), benchmarks, and the regeneration that rewrites the parity cases"
+    ),
+    "README.md § Claude's memory tool (`memquill-anthropic`): import anthropic from memquill_anthropic import MemquillMemo": Elsewhere(
+        (ANTHROPIC_EXAMPLE_TEST,)
+    ),
+    # -- docs/adapters/langgraph.md -------------------------------------------------------
+    "docs/adapters/langgraph.md § LangGraph store: from pathlib import Path from memquill_langchain.store impor": Python(
+        expect=(
+            "('memories', 'ana') drink 2.9 {'content': 'Ana drinks oat flat whites.', 'since': 2026}",
+        )
+    ),
+    "docs/adapters/langgraph.md § LangGraph store: # Memory records <!-- memory-records:v1 --> <!-- memory-reco": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_docs.py::test_the_store_and_agent_examples_run_as_written",
+        )
+    ),
+    "docs/adapters/langgraph.md § With an agent, and LangMem: from langchain.agents import create_agent from langmem impor": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_docs.py::test_the_store_and_agent_examples_run_as_written",
+        )
+    ),
+    'docs/adapters/langgraph.md § Options: MemquillStore(root, *, store=None, session_id="langgraph", l': Signature(
+        "memquill_langchain.store"
+    ),
+    "docs/adapters/langgraph.md § Conformance: import pytest from langgraph.store.memory import InMemorySto": Elsewhere(
+        ("tests/adapters/langgraph/test_langgraph_docs.py::test_the_conformance_example_passes",)
+    ),
+    # -- docs/adapters/anthropic.md ------------------------------------------------------
+    "docs/adapters/anthropic.md § Claude's memory on memquill: import anthropic from memquill_anthropic import MemquillMemo": Elsewhere(
+        (ANTHROPIC_EXAMPLE_TEST,)
     ),
     # -- docs/adapters/langchain.md -------------------------------------------------------
     "docs/adapters/langchain.md § An agent with memory: from langchain.agents import create_agent from memquill_lang": NotRun(
@@ -292,9 +337,10 @@ SPECS: dict[str, Spec] = {
             "tests/core/test_enhance_telemetry_recipes.py::test_sentry_recipe_through_a_real_client_transport",
         )
     ),
-    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (until a releas": NotRun(
+    "docs/multi-host.md § Setting it up: pip install 'memquill[postgres]' # psycopg 3 (the MCP server": NotRun(
         "needs a PostgreSQL server at that URL; tests/core/test_store_postgres.py runs the store "
-        "and these commands against a throwaway cluster"
+        "and these commands against a throwaway cluster, and tests/core/test_cli_habits.py "
+        "checks what `memquill where` shows of the URL (never its password)"
     ),
     "docs/multi-host.md § People can still read and fix it: memquill export > records.md # byte-identical records.md # e": Shell(
         # The same commands on the file store: the store URL is the reader's own.
@@ -303,6 +349,16 @@ SPECS: dict[str, Spec] = {
     ),
     "docs/multi-host.md § Forgetting, honestly: VACUUM (FULL, VERBOSE) memquill.records; -- rewrites the tab": NotRun(
         "PostgreSQL maintenance: needs a server"
+    ),
+    "docs/plugins.md § memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None: from memquill.plugins import IntegrationSpec, hookimpl STORE": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_plugin.py::test_the_hook_example_in_the_plugin_docs_is_the_plugins_own",
+        )
+    ),
+    "docs/plugins.md § memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None: integrations (1): langgraph-store LangGraph BaseStore memqui": Elsewhere(
+        (
+            "tests/adapters/langgraph/test_langgraph_plugin.py::test_the_hook_example_in_the_plugin_docs_is_the_plugins_own",
+        )
     ),
     "docs/plugins.md § Writing a plugin: # src/memquill_acme/plugin.py import re from memquill.plugin": Python(
         after="import types\n"
@@ -355,6 +411,9 @@ SPECS: dict[str, Spec] = {
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         expect=("Indexed 2 notes", "freshness: ", "healthy"),
     ),
+    "docs/search-index.md § Where it lives: Search index kept in memory only. The search index cannot be": Check(
+        checks.index_on_a_full_disk
+    ),
     "docs/search-index.md § Safety limits: Partial search: skipped 2 files larger than 512 KiB, 1 folde": Check(
         checks.partial_search
     ),
@@ -394,6 +453,12 @@ SPECS: dict[str, Spec] = {
     ),
     'docs/tools.md § Results: {"type":"memory_write_receipt","operation":"update","status"': Check(
         checks.write_results
+    ),
+    'docs/tools.md § Ids, versions, keys and revisions: → memory_remember {"content": "The user takes coffee black."': Elsewhere(
+        ("tests/meta/test_docs.py::test_the_key_transcript_in_tools_md_is_what_the_tools_answer",)
+    ),
+    "docs/tools.md § memory_recent: ## Active Memory Source: memory/records/<id>.md (memory-reco": Check(
+        checks.recent_facts
     ),
     **{
         f"docs/tools.md § {name}: {opening}": Elsewhere(

@@ -26,6 +26,7 @@ def _section(text: str, heading: str) -> str:
 def test_there_are_hooks_to_document() -> None:
     assert HOOKS == [
         "memquill_register_adapters",
+        "memquill_register_integrations",
         "memquill_register_secret_detectors",
         "memquill_register_text_models",
         "memquill_report_event",

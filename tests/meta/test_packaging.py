@@ -127,3 +127,13 @@ def test_every_floor_is_proven_by_the_lowest_versions_job(name: str) -> None:
     assert f"packages/{PACKAGES[name]}" in script
     for requirement in dependencies(name):
         assert re.search(r">=\d", requirement), f"{name}: {requirement} has no floor"
+
+
+def test_the_langgraph_extra_has_a_floor_its_page_states_and_the_lowest_job_proves() -> None:
+    extras = pyproject("langchain_plugin")["project"]["optional-dependencies"]
+    (requirement,) = extras["langgraph"]
+    assert re.search(r">=\d", requirement), requirement
+    page = (ROOT / "docs" / "adapters" / "langgraph.md").read_text("utf-8")
+    assert f"Requires `{requirement}`" in page
+    script = (ROOT / ".ci" / "lowest").read_text("utf-8")
+    assert '"packages/langchain_plugin[langgraph]"' in script

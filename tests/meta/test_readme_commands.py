@@ -70,3 +70,4 @@ def test_the_readme_command_block_runs_in_order(tmp_path: Path) -> None:
     assert (cwd / "records.md").read_bytes() == store.export()
     assert "Deploys happen on Tuesdays" in done.stdout  # search and get found it
     assert "healthy" in done.stdout
+    assert "saved " in done.stdout and "plugins (" in done.stdout  # remember and plugins spoke

@@ -4,14 +4,14 @@ pytest loads it in every project of an environment where memquill is installed, 
 inert unless the run uses :mod:`memquill.testing`: it imports nothing of memquill (a separate
 top-level package, so that loading it never runs ``memquill/__init__``), registers no marker
 and changes no report. Only when a collected test belongs to a
-:class:`memquill.testing.ParitySuite` subclass does it mark that test ``memquill_parity`` and
-turn a skip of it into a failure: an adapter may excuse a case only through
-``ParitySuite.expected_failures`` with a reason. ``-p no:memquill`` turns it off.
+:class:`memquill.testing.ParitySuite` (or :class:`memquill.testing.StoreConformance`) subclass
+does it mark that test ``memquill_parity`` and turn a skip of it into a failure: an adapter
+may excuse a case only through ``ParitySuite.expected_failures`` (a store test: an xfail) with
+a reason. ``-p no:memquill`` turns it off.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Generator
 
 import pytest
@@ -19,23 +19,17 @@ import pytest
 __all__ = ["pytest_collection_modifyitems", "pytest_runtest_makereport"]
 
 MARKER = "memquill_parity"
-_SUITE_MODULE = "memquill.testing._suite"
-
-
-def _parity_suite() -> type | None:
-    """``ParitySuite`` if some test module imported it, else ``None`` (never imports it)."""
-    module = sys.modules.get(_SUITE_MODULE)
-    suite: object = getattr(module, "ParitySuite", None)
-    return suite if isinstance(suite, type) else None
+_SUITES = frozenset(
+    {"memquill.testing._suite.ParitySuite", "memquill.testing._store_suite.StoreConformance"}
+)
+"""The suites, by where they are defined: a class is theirs when one of them is in its MRO
+(compared by name, so nothing is imported, and a suite module imported again still counts)."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the collected parity tests; in a run without any, do nothing at all."""
-    suite = _parity_suite()
-    if suite is None:
-        return
-    parity = [item for item in items if _is_subclass(getattr(item, "cls", None), suite)]
+    parity = [item for item in items if _is_suite_test(getattr(item, "cls", None))]
     if not parity:
         return
     config.addinivalue_line(
@@ -45,8 +39,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(MARKER)
 
 
-def _is_subclass(cls: object, suite: type) -> bool:
-    return isinstance(cls, type) and issubclass(cls, suite)
+def _is_suite_test(cls: object) -> bool:
+    if not isinstance(cls, type):
+        return False
+    return any(f"{base.__module__}.{base.__qualname__}" in _SUITES for base in cls.__mro__)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -60,6 +56,7 @@ def pytest_runtest_makereport(
         report.outcome = "failed"
         report.longrepr = (
             f"{item.nodeid}: a parity test was skipped. Excuse a case in "
-            "ParitySuite.expected_failures with a reason instead of skipping it."
+            "ParitySuite.expected_failures, or a test with @pytest.mark.xfail(reason=...), "
+            "instead of skipping it."
         )
     return report

@@ -175,6 +175,35 @@ class Messages:
     WRITE_UNAUTHORIZED: Final = (
         "Memory write permission or workspace scope is no longer authorized."
     )
+    # Items in namespaces (a LangGraph store): memquill.ItemStore.
+    ITEM_ROOT: Final = (
+        "The item store's root must be an existing folder (memquill never creates a folder "
+        "you named): create it first."
+    )
+    ITEM_NAMESPACE: Final = (
+        "A namespace is 1 or more non-empty text labels, each at most 255 characters once "
+        "escaped as a folder name (a character outside a-z, 0-9, '_', '-', '~' takes 3 per "
+        "byte of its UTF-8)."
+    )
+    ITEM_ROW: Final = (
+        "The namespace is too long for a database store: its row name (the store's workspace, "
+        "'/', and the escaped labels joined by '/') must be at most 200 characters."
+    )
+    ITEM_KEY: Final = (
+        "An item key is non-empty text of at most 200 characters once escaped as a fact key "
+        "(a character outside A-Z, a-z, 0-9, '.', '_', '-', '~' and '/' takes 3 per byte of "
+        "its UTF-8)."
+    )
+    ITEM_VALUE: Final = (
+        "An item value is a JSON object: text keys, and values that are text, finite numbers, "
+        "true, false, null, lists or objects."
+    )
+    ITEM_INDEX: Final = (
+        "This store has no semantic index yet: leave index unset (search ranks by keywords)."
+    )
+    ITEM_PATH: Final = (
+        "A namespace folder under the item store's root is a symbolic link or not a folder."
+    )
     NO_SESSION: Final = "Memory writes require a trusted source session."
     RECORD_KEY_UNAVAILABLE: Final = (
         "The memory record key (record-key.v1 in the user data folder) is missing, unsafe or "

@@ -2,8 +2,9 @@
 
 Private: memquill's own bookkeeping (any ``.assistant``, ``.git`` or ``.memquill`` segment, the
 records file, its lock, staging and backup files, the conflict copies file-sync tools leave
-beside it, and record projections) and the files and folders
-that usually hold credentials, whatever their extension and whatever the scan settings say.
+beside it, and record projections, and the same files of a workspace nested inside this one)
+and the files and folders that usually hold credentials, whatever their extension and whatever
+the scan settings say.
 
 A name (of a file, or of a folder on the way) is judged by its dot-separated parts, not by how
 it ends: ``secrets.txt``, ``key.pem.md`` and ``secrets.env.txt`` are private because one of
@@ -181,7 +182,7 @@ def private_reason(path: str) -> str | None:
     segments = lowered.split("/")
     if any(segment in _PRIVATE_SEGMENTS for segment in segments):
         return Messages.PRIVATE
-    if is_managed_record_path(lowered):
+    if is_managed_record_path(lowered) or _nested_records(lowered):
         return Messages.PRIVATE
     name = segments[-1]
     nested = "/" + lowered + "/"
@@ -194,6 +195,18 @@ def private_reason(path: str) -> str | None:
     ):
         return Messages.CREDENTIAL_FILE
     return None
+
+
+def _nested_records(lowered: str) -> bool:
+    """Whether ``lowered`` is one of the managed record paths of a workspace inside this one
+    (its records file, lock, staging, backup or conflict copies): an item store keeps a
+    namespace's children in its folder."""
+    segments = lowered.split("/")
+    return any(
+        segment == "memory" and is_managed_record_path("/".join(segments[index:]))
+        for index, segment in enumerate(segments)
+        if index > 0
+    )
 
 
 _NESTED_LEAVES: Final = frozenset(folder.rsplit("/", 1)[1] for folder in CREDENTIAL_NESTED_FOLDERS)
@@ -209,6 +222,7 @@ def may_be_private(path: str, name: str) -> bool:
         or lowered in CREDENTIAL_NAMES
         or lowered in _NESTED_LEAVES
         or path[:7].lower() == "memory/"
+        or lowered == "records.md"
         or "\\" in path
     )
 

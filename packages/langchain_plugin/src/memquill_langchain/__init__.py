@@ -8,7 +8,10 @@ Three lines give an agent memory::
     agent = create_agent(model, toolkit.get_tools(), system_prompt=toolkit.system_prompt())
 
 Or memory with no tool at all: :class:`MemquillMiddleware` puts what memquill remembers into
-the prompt and extracts the facts users state, every third turn, in the background.
+the prompt and extracts the facts users state, every third turn, in the background. Or
+LangGraph's long-term memory: :class:`MemquillStore` is a ``BaseStore`` (``create_agent(...,
+store=MemquillStore(root))``, LangMem's memory tools) that keeps each namespace in a folder of
+Markdown (``pip install memquill-langchain[langgraph]``).
 
 Every name, description, schema, text and error comes from the core (:mod:`memquill`); this
 package only maps them onto LangChain's ``BaseTool``, ``BaseToolkit``, ``BaseRetriever`` and
@@ -29,6 +32,7 @@ if typing.TYPE_CHECKING:
     from memquill_langchain.model import ChatModelTextModel
     from memquill_langchain.retriever import FileType, MemquillRetriever
     from memquill_langchain.scope import MemoryScope, RunScope, ScopeResolver
+    from memquill_langchain.store import MemquillStore
     from memquill_langchain.toolkit import MemquillToolkit
     from memquill_langchain.tools import MemoryToolError, MemquillTool
 
@@ -41,6 +45,7 @@ __all__ = [
     "MemoryToolError",
     "MemquillMiddleware",
     "MemquillRetriever",
+    "MemquillStore",
     "MemquillTool",
     "MemquillToolkit",
     "RunScope",
@@ -62,6 +67,7 @@ __getattr__, __dir__ = _lazy_exports(
         "MemoryToolError": "memquill_langchain.tools",
         "MemquillMiddleware": "memquill_langchain.middleware",
         "MemquillRetriever": "memquill_langchain.retriever",
+        "MemquillStore": "memquill_langchain.store",
         "MemquillTool": "memquill_langchain.tools",
         "MemquillToolkit": "memquill_langchain.toolkit",
         "RunScope": "memquill_langchain.scope",

@@ -1,8 +1,9 @@
 """memquill-langchain's plugin: registers the ``langchain`` adapter with memquill.
 
 Named by the ``memquill`` entry point of this distribution, so ``memquill plugins`` lists the
-adapter and the parity suite and ``memquill demo`` can open it. Registering builds one small
-object; the tools are created only when a harness is opened for a session.
+adapter and the LangGraph store, and the parity suite and ``memquill demo`` can open the
+adapter. Registering builds small objects; the tools are created only when a harness is opened
+for a session, and nothing of LangGraph is imported to list the store.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from collections.abc import Callable
 from typing import Final
 
 from memquill import MemorySession, TextModel
-from memquill.plugins import AdapterHarness, AdapterSpec, hookimpl
+from memquill.plugins import AdapterHarness, AdapterSpec, IntegrationSpec, hookimpl
 
 __all__ = [
     "ADAPTER_NAME",
+    "STORE",
     "memquill_register_adapters",
+    "memquill_register_integrations",
     "memquill_register_text_models",
     "open_harness",
     "text_model",
@@ -37,6 +40,22 @@ def open_harness(session: MemorySession) -> AdapterHarness:
 def memquill_register_adapters(register: Callable[[AdapterSpec], None]) -> None:
     """Contribute the LangChain adapter."""
     register(AdapterSpec(ADAPTER_NAME, "LangChain", "memquill-langchain", open_harness))
+
+
+STORE: Final = IntegrationSpec(
+    "langgraph-store",
+    "LangGraph BaseStore",
+    "memquill-langchain[langgraph]",
+    "memquill_langchain.store:MemquillStore",
+    requires=("langgraph",),
+)
+"""``MemquillStore``, listed by ``memquill plugins`` (available once ``langgraph`` is)."""
+
+
+@hookimpl
+def memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None:
+    """Contribute the LangGraph store (listing it imports nothing of LangGraph)."""
+    register(STORE)
 
 
 def text_model(model: object) -> TextModel | None:

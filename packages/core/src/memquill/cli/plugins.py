@@ -44,6 +44,20 @@ def _text(report: PluginReport) -> str:
         )
     if not report.adapters:
         lines.append("  (none installed)")
+    if report.integrations:
+        lines.append(f"integrations ({len(report.integrations)}):")
+    for registered in report.integrations:
+        spec = registered.integration
+        missing = spec.missing()
+        state = (
+            f"not installed: needs {', '.join(missing)} (pip install '{spec.distribution}')"
+            if missing
+            else "available"
+        )
+        lines.append(
+            f"  {spec.name}  {spec.framework} {spec.entry}, distribution {spec.distribution} "
+            f"(plugin {registered.plugin}): {state}"
+        )
     lines.append(f"secret detectors ({len(report.detectors)}):")
     lines.extend(f"  {entry.detector.name}  (plugin {entry.plugin})" for entry in report.detectors)
     if report.failures:
@@ -66,6 +80,17 @@ def _json(report: PluginReport) -> dict[str, object]:
                 "plugin": entry.plugin,
             }
             for entry in report.adapters
+        ],
+        "integrations": [
+            {
+                "name": entry.integration.name,
+                "framework": entry.integration.framework,
+                "distribution": entry.integration.distribution,
+                "entry": entry.integration.entry,
+                "plugin": entry.plugin,
+                "missing": list(entry.integration.missing()),
+            }
+            for entry in report.integrations
         ],
         "secret_detectors": [
             {"name": entry.detector.name, "plugin": entry.plugin} for entry in report.detectors

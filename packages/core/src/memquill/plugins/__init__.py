@@ -1,14 +1,16 @@
 """The plugin system: hooks, the manager, the adapter contract, and the plugin-aware session.
 
 Plugin authors use :data:`hookimpl` with the hooks of :mod:`memquill.plugins.hookspecs`
-(contribute adapters and secret detectors, receive model-assistance telemetry as
-:class:`ProviderEvent`), describe an adapter with :class:`AdapterSpec`, and give their package
+(contribute adapters, other framework integrations and secret detectors, receive
+model-assistance telemetry as :class:`ProviderEvent`), describe an adapter with
+:class:`AdapterSpec` and an integration with :class:`IntegrationSpec`, and give their package
 lazy exports with :func:`lazy_exports`. Hosts open sessions with
 :func:`open_session`, so every plugin detector guards every write.
 """
 
 from memquill.enhance import ProviderEvent
 from memquill.plugins._adapters import AdapterHarness, AdapterSpec, HarnessResult, ToolDescriptor
+from memquill.plugins._integrations import IntegrationSpec
 from memquill.plugins._lazy import lazy_exports
 from memquill.plugins._manager import (
     DISABLE_AUTOLOAD_ENV,
@@ -19,6 +21,7 @@ from memquill.plugins._manager import (
     PluginReport,
     RegisteredAdapter,
     RegisteredDetector,
+    RegisteredIntegration,
     get_plugin_manager,
     plugin_report,
     registered_adapters,
@@ -35,6 +38,7 @@ __all__ = [
     "AdapterHarness",
     "AdapterSpec",
     "HarnessResult",
+    "IntegrationSpec",
     "MemquillPluginManager",
     "PluginFailure",
     "PluginInfo",
@@ -43,6 +47,7 @@ __all__ = [
     "RegexDetector",
     "RegisteredAdapter",
     "RegisteredDetector",
+    "RegisteredIntegration",
     "SecretDetector",
     "ToolDescriptor",
     "connect_telemetry",

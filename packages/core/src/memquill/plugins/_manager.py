@@ -27,6 +27,7 @@ from memquill.enhance import TextModel
 from memquill.plugins import _builtin as builtin
 from memquill.plugins import hookspecs
 from memquill.plugins._adapters import AdapterSpec
+from memquill.plugins._integrations import IntegrationSpec
 from memquill.plugins.hookspecs import PROJECT_NAME
 from memquill.store import SecretDetector, SecretScanner
 
@@ -39,6 +40,7 @@ __all__ = [
     "PluginReport",
     "RegisteredAdapter",
     "RegisteredDetector",
+    "RegisteredIntegration",
     "get_plugin_manager",
     "plugin_report",
     "registered_adapters",
@@ -92,6 +94,14 @@ class RegisteredAdapter:
 
 
 @dataclass(frozen=True, slots=True)
+class RegisteredIntegration:
+    """An integration and the plugin that registered it."""
+
+    plugin: str
+    integration: IntegrationSpec
+
+
+@dataclass(frozen=True, slots=True)
 class RegisteredDetector:
     """A secret detector and the plugin that registered it."""
 
@@ -108,12 +118,14 @@ class PluginReport:
         adapters: adapters sorted by name, one per name.
         detectors: detectors in the order a scanner runs them.
         failures: load failures first, then hook failures and duplicates.
+        integrations: integrations sorted by name, one per name.
     """
 
     plugins: tuple[PluginInfo, ...]
     adapters: tuple[RegisteredAdapter, ...]
     detectors: tuple[RegisteredDetector, ...]
     failures: tuple[PluginFailure, ...]
+    integrations: tuple[RegisteredIntegration, ...] = ()
 
 
 class MemquillPluginManager(pluggy.PluginManager):
@@ -161,6 +173,17 @@ def plugin_report(pm: MemquillPluginManager) -> PluginReport:
             failures.append(PluginFailure(plugin, message))
         else:
             adapters[item.name] = RegisteredAdapter(plugin, item)
+    integrations: dict[str, RegisteredIntegration] = {}
+    for plugin, item in _contributions(pm, "memquill_register_integrations", failures):
+        if not isinstance(item, IntegrationSpec):
+            message = f"registered {_kind(item)}, not an IntegrationSpec"
+            failures.append(PluginFailure(plugin, message))
+        elif item.name in integrations:
+            kept = integrations[item.name].plugin
+            message = f"integration {item.name!r} is already registered by {kept!r}; ignored"
+            failures.append(PluginFailure(plugin, message))
+        else:
+            integrations[item.name] = RegisteredIntegration(plugin, item)
     detectors: list[RegisteredDetector] = []
     for plugin, item in _contributions(pm, "memquill_register_secret_detectors", failures):
         if isinstance(getattr(item, "name", None), str) and callable(getattr(item, "detect", None)):
@@ -178,6 +201,7 @@ def plugin_report(pm: MemquillPluginManager) -> PluginReport:
         adapters=tuple(adapters[name] for name in sorted(adapters)),
         detectors=tuple(detectors),
         failures=tuple(failures),
+        integrations=tuple(integrations[name] for name in sorted(integrations)),
     )
 
 

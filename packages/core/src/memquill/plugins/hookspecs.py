@@ -30,6 +30,7 @@ import pluggy
 if TYPE_CHECKING:
     from memquill.enhance import ProviderEvent, TextModel
     from memquill.plugins._adapters import AdapterSpec
+    from memquill.plugins._integrations import IntegrationSpec
     from memquill.store import SecretDetector
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "memquill_register_adapters",
+    "memquill_register_integrations",
     "memquill_register_secret_detectors",
     "memquill_register_text_models",
     "memquill_report_event",
@@ -71,6 +73,23 @@ def memquill_register_adapters(register: Callable[[AdapterSpec], None]) -> None:
         register: takes one :class:`~memquill.plugins.AdapterSpec`. Its ``open`` builds the
             adapter's harness for a :class:`~memquill.tools.MemorySession`; importing the
             framework belongs inside ``open`` (or the plugin module), never in the core.
+
+    Use in plugins:
+        Implement it in the module the ``memquill`` entry point names, with ``@hookimpl``.
+    """
+
+
+@hookspec
+def memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None:
+    """Register the framework integrations this plugin provides that are not tool adapters.
+
+    Called when a host lists what is installed (``memquill plugins``). Call ``register`` once
+    per integration (a LangGraph store, a memory block). Names are unique as adapters' are.
+    Registering is how people find an integration; it never imports the framework: a spec
+    names its distributions, and ``memquill plugins`` says which are missing.
+
+    Args:
+        register: takes one :class:`~memquill.plugins.IntegrationSpec`.
 
     Use in plugins:
         Implement it in the module the ``memquill`` entry point names, with ``@hookimpl``.

@@ -12,6 +12,7 @@ from memquill.store._backend import (
     STORE_ENV,
     FileBackend,
     RecordsBackend,
+    database_workspaces,
     is_database,
     open_backend,
     resolve_location,
@@ -45,7 +46,7 @@ from memquill.store._import import ImportPlan
 from memquill.store._merge import MergeReport, merge_files
 from memquill.store._merge_file import merge_into_file, read_copy
 from memquill.store._merge_ops import MergeResult
-from memquill.store._postgres_location import PostgresLocation, parse_location
+from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
 from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
 from memquill.store._repair import RepairPlan
 from memquill.store._results import (
@@ -115,6 +116,7 @@ __all__ = [
     "WriteResult",
     "WriteStatus",
     "conflict_notice",
+    "database_workspaces",
     "is_database",
     "is_key",
     "key_from_text",
@@ -132,4 +134,5 @@ __all__ = [
     "store_revision",
     "unquote_key",
     "validate_key",
+    "with_workspace",
 ]

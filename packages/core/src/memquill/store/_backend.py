@@ -37,6 +37,7 @@ __all__ = [
     "STORE_ENV",
     "FileBackend",
     "RecordsBackend",
+    "database_workspaces",
     "is_database",
     "open_backend",
     "resolve_location",
@@ -188,6 +189,24 @@ def resolve_location(given: str | None) -> str:
 def is_database(location: str | None) -> bool:
     """Whether ``location`` names a database (a ``postgresql://`` URL)."""
     return bool(location) and str(location).startswith(_DATABASE_SCHEMES)
+
+
+def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
+    """The workspace rows of the database store at ``location`` whose names start with
+    ``prefix``, sorted byte-wise (the ``workspace=`` option of ``location`` is not used).
+
+    Raises:
+        InvalidInputError: ``location`` is not a ``postgresql://`` URL.
+        StorageError: the database cannot be reached, or the ``memquill[postgres]`` extra is
+            missing.
+    """
+    if not is_database(location):
+        raise InvalidInputError(Messages.STORE_LOCATION)
+    try:
+        from memquill.store._postgres import list_workspaces, parse_location
+    except ImportError:
+        raise StorageError(Messages.DATABASE_DRIVER) from None
+    return list_workspaces(parse_location(location), prefix)
 
 
 def open_backend(workspace: str, location: str | None = None) -> RecordsBackend:

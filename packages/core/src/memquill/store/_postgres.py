@@ -44,7 +44,14 @@ from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Change, Operation, apply_operation, backup_of, locate
 
-__all__ = ["MIRROR_NAME", "SCHEMA_VERSION", "PostgresBackend", "PostgresLocation", "parse_location"]
+__all__ = [
+    "MIRROR_NAME",
+    "SCHEMA_VERSION",
+    "PostgresBackend",
+    "PostgresLocation",
+    "list_workspaces",
+    "parse_location",
+]
 
 
 Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
@@ -362,6 +369,31 @@ class _RowKey:
 
     def known(self) -> tuple[bytes, ...]:
         return (self.backend.key_bytes(),)  # one key per row, shared by every host
+
+
+def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:
+    """The names of the workspace rows that start with ``prefix``, sorted (none before the
+    schema exists; nothing is created).
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+    try:
+        with psycopg.connect(
+            location.conninfo, autocommit=True, connect_timeout=10, application_name="memquill"
+        ) as connection:
+            found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
+            if found is None or found[0] is None:
+                return ()
+            rows = connection.execute(
+                "SELECT workspace FROM memquill.records "
+                'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
+                (prefix, prefix),
+            ).fetchall()
+    except psycopg.Error:
+        # libpq's message can quote the connection string, password included.
+        raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
+    return tuple(str(row[0]) for row in rows)
 
 
 def _close_quietly(connection: Connection) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Final
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from memquill.errors import InvalidInputError, Messages
 
-__all__ = ["OPTIONS", "PostgresLocation", "parse_location"]
+__all__ = ["OPTIONS", "PostgresLocation", "parse_location", "with_workspace"]
 
 OPTIONS: Final = ("workspace", "mirror", "idle_timeout")
 """The options a location takes after ``#``."""
@@ -80,3 +80,18 @@ def parse_location(location: str) -> PostgresLocation:
     if not 0 < idle <= 3600:
         raise InvalidInputError(Messages.STORE_OPTION_IDLE)
     return PostgresLocation(conninfo, name, mirror in ("1", "true", "yes"), idle)
+
+
+def with_workspace(location: str, name: str) -> str:
+    """The same store location naming the row ``name`` (the other options kept).
+
+    Raises:
+        InvalidInputError: ``location`` is not valid, or ``name`` is not a valid row name.
+    """
+    parsed = parse_location(location)
+    options = {"workspace": name, "idle_timeout": repr(parsed.idle_timeout)}
+    if parsed.mirror:
+        options["mirror"] = "1"
+    changed = f"{parsed.conninfo}#{urlencode(options)}"
+    parse_location(changed)  # the same checks for the new name
+    return changed

@@ -9,9 +9,12 @@ in ``memquill/testing/cases`` then runs through your adapter and is compared wit
         def harness_factory(self):
             return MyHarness          # MyHarness(session) -> AdapterHarness
 
+:class:`StoreConformance` is the same for a LangGraph ``BaseStore``: subclass it, override its
+``store`` fixture, and every rule of the store contract runs against your store.
+
 The pytest plugin (loaded automatically through the ``pytest11`` entry point) fails a parity
-test that is skipped instead of excused with a reason. :mod:`memquill.testing` also holds the
-demo scenario ``memquill demo`` runs through every adapter.
+or store test that is skipped instead of excused with a reason. :mod:`memquill.testing` also
+holds the demo scenario ``memquill demo`` runs through every adapter.
 """
 
 import typing
@@ -36,6 +39,7 @@ from memquill.testing._normalize import Normalizer, canonical_schema
 from memquill.testing._runner import HarnessFactory, Outcome, assert_outcomes, run_case
 
 if typing.TYPE_CHECKING:
+    from memquill.testing._store_suite import StoreConformance
     from memquill.testing._suite import ParitySuite
 
 __all__ = [
@@ -55,6 +59,7 @@ __all__ = [
     "ScriptedProviderError",
     "ScriptedTextModel",
     "Step",
+    "StoreConformance",
     "assert_outcomes",
     "canonical_schema",
     "core_spec",
@@ -70,4 +75,10 @@ __all__ = [
 ]
 
 # pytest is needed by the suite only: ``memquill demo`` uses this package without it.
-__getattr__, __dir__ = _lazy_exports(__name__, {"ParitySuite": "memquill.testing._suite"})
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "ParitySuite": "memquill.testing._suite",
+        "StoreConformance": "memquill.testing._store_suite",
+    },
+)

@@ -3,6 +3,7 @@
 :data:`CATALOGUE` owns every tool's name, description and schemas; :class:`MemoryToolset` binds
 it to a :class:`MemorySession` and is the one place a failure becomes a tool's text;
 :mod:`memquill.tools._writes` is the only way anything in memquill writes memory.
+:class:`ItemStore` keeps items of nested namespaces as named facts (a LangGraph store's core).
 """
 
 from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
@@ -14,6 +15,7 @@ from memquill.tools._binding import (
     write_authorizer,
 )
 from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
+from memquill.tools._items import ItemHit, ItemStore, StoredItem
 from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
 from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
 from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
@@ -55,6 +57,8 @@ __all__ = [
     "BindingStore",
     "CandidateRanker",
     "ForgetArgs",
+    "ItemHit",
+    "ItemStore",
     "LegacySession",
     "MemorySession",
     "MemoryTool",
@@ -64,6 +68,7 @@ __all__ = [
     "RememberArgs",
     "RetrievedMemory",
     "SourceKind",
+    "StoredItem",
     "ToolAccess",
     "ToolHints",
     "ToolResult",

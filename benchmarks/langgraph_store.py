@@ -1,0 +1,224 @@
+"""LangGraph stores side by side: ``put`` and ``search`` latency for 1,000 items.
+
+Usage::
+
+    uv run python benchmarks/langgraph_store.py [--items 1000] [--searches 200] [--seed 7]
+        [--dir DIR]
+
+Three stores, each fresh in its own folder under ``--dir`` (default a temporary folder), in one
+run: ``MemquillStore`` (each item a fact in ``ROOT/memories/ana/memory/records.md``; every put a
+locked, fsynced compare-and-swap write), LangGraph's ``InMemoryStore`` (a dict) and LangGraph's
+``SqliteStore`` (one SQLite file, its defaults). For each:
+
+- ``put``: ``--items`` puts of new keys into one namespace (``{"content": TEXT, "topic": T}``
+  generated from ``--seed``), each call timed;
+- ``update``: 200 puts on keys already in use (memquill: a correction, one new version);
+- ``search (query)``: ``--searches`` searches with a two-word query from the items'
+  vocabulary, ``limit=10``, over the 1,000 items. Only memquill ranks by the query;
+  ``InMemoryStore`` and ``SqliteStore`` without an embedding index ignore it and list items,
+  which is all they can do without a model;
+- ``search (no query)``: the same number of listings with a ``filter`` on ``topic``;
+- ``get``: as many reads of one item by key.
+
+It prints p50 and p95 in milliseconds and the ratio of memquill's p50 to each other store's,
+with the machine's load before and after (compare runs on one machine only). A measurement,
+never a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
+
+from memquill_langchain.store import MemquillStore
+
+NAMESPACE = ("memories", "ana")
+TOPICS = ("food", "travel", "work", "family", "health")
+WORDS = [
+    "coffee",
+    "tea",
+    "breakfast",
+    "train",
+    "flight",
+    "hotel",
+    "meeting",
+    "deadline",
+    "project",
+    "sister",
+    "brother",
+    "doctor",
+    "running",
+    "bicycle",
+    "garden",
+    "recipe",
+    "paris",
+    "lisbon",
+    "kyoto",
+    "monday",
+    "friday",
+    "budget",
+    "laptop",
+    "keyboard",
+    "piano",
+    "guitar",
+    "novel",
+    "museum",
+    "beach",
+    "mountain",
+    "river",
+    "winter",
+    "summer",
+    "birthday",
+    "wedding",
+    "dentist",
+    "allergy",
+    "vitamin",
+    "salad",
+    "pasta",
+    "sushi",
+    "market",
+    "office",
+    "manager",
+    "client",
+    "invoice",
+    "report",
+]
+
+
+def sentence(rng: random.Random) -> str:
+    words = rng.sample(WORDS, 8)
+    return f"Ana mentioned {' '.join(words[:4])} and then {' '.join(words[4:])}."
+
+
+@contextmanager
+def memquill_store(folder: Path) -> Iterator[BaseStore]:
+    store = MemquillStore(folder)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@contextmanager
+def in_memory_store(folder: Path) -> Iterator[BaseStore]:
+    del folder
+    yield InMemoryStore()
+
+
+@contextmanager
+def sqlite_store(folder: Path) -> Iterator[BaseStore]:
+    with SqliteStore.from_conn_string(str(folder / "store.sqlite")) as store:
+        store.setup()
+        yield store
+
+
+STORES: dict[str, Callable[[Path], AbstractContextManager[BaseStore]]] = {
+    "MemquillStore": memquill_store,
+    "InMemoryStore": in_memory_store,
+    "SqliteStore": sqlite_store,
+}
+
+
+def timed(calls: list[Callable[[], Any]]) -> list[float]:
+    times: list[float] = []
+    for call in calls:
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1000.0)
+    return times
+
+
+def p(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def measure(store: BaseStore, args: argparse.Namespace) -> dict[str, list[float]]:
+    rng = random.Random(args.seed)
+    values = [
+        {"content": sentence(rng), "topic": TOPICS[index % len(TOPICS)]}
+        for index in range(args.items)
+    ]
+    keys = [f"memory-{index:05d}" for index in range(args.items)]
+    results: dict[str, list[float]] = {}
+    results["put"] = timed(
+        [
+            lambda key=key, value=value: store.put(NAMESPACE, key, value)
+            for key, value in zip(keys, values, strict=True)
+        ]
+    )
+    changed = rng.sample(range(args.items), min(200, args.items))
+    results["update"] = timed(
+        [
+            lambda index=index: store.put(
+                NAMESPACE, keys[index], {"content": sentence(rng), "topic": "changed"}
+            )
+            for index in changed
+        ]
+    )
+    queries = [" ".join(rng.sample(WORDS, 2)) for _ in range(args.searches)]
+    results["search (query)"] = timed(
+        [lambda q=q: store.search(("memories",), query=q, limit=10) for q in queries]
+    )
+    topics = [TOPICS[index % len(TOPICS)] for index in range(args.searches)]
+    results["search (no query)"] = timed(
+        [lambda t=t: store.search(("memories",), filter={"topic": t}, limit=10) for t in topics]
+    )
+    results["get"] = timed(
+        [lambda key=keys[i % args.items]: store.get(NAMESPACE, key) for i in range(args.searches)]
+    )
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    base = args.dir or Path(tempfile.mkdtemp(prefix="memquill-langgraph-bench-"))
+    before = os.getloadavg()
+    figures: dict[str, dict[str, list[float]]] = {}
+    for name, opener in STORES.items():
+        folder = base / name
+        folder.mkdir(parents=True, exist_ok=True)
+        with opener(folder) as store:
+            figures[name] = measure(store, args)
+    after = os.getloadavg()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, {args.items} items")
+    print(f"load average before: {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}")
+    print(f"load average after:  {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}")
+    header = f"{'operation':<18}" + "".join(f"{name + ' p50/p95 ms':>28}" for name in STORES)
+    header += f"{'memquill/mem p50':>18}{'memquill/sqlite p50':>21}"
+    print(header)
+    for operation in figures["MemquillStore"]:
+        row = f"{operation:<18}"
+        medians: dict[str, float] = {}
+        for name in STORES:
+            times = figures[name][operation]
+            medians[name] = statistics.median(times)
+            row += f"{medians[name]:>19.3f} / {p(times, 0.95):>6.3f}"
+        mem = medians["MemquillStore"]
+        row += f"{mem / medians['InMemoryStore']:>17.0f}x{mem / medians['SqliteStore']:>20.1f}x"
+        print(row)
+    size = (base / "MemquillStore" / "memories" / "ana" / "memory" / "records.md").stat().st_size
+    print(f"memquill records.md after the run: {size:,} bytes ({args.items} items, 200 updates)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

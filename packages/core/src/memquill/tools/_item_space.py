@@ -1,0 +1,171 @@
+"""One namespace's workspace: its session and store, its write lock, and its items decoded once
+per store revision.
+
+An item is an active fact whose key is the one :func:`fact_key` makes of the item's key; facts
+without a key, or with a key of another form (a person's ``prefs%2Fcoffee``), are facts but not
+items. An item's ``created_at`` is when its fact was first saved (the version whose id is the
+root id); ``updated_at`` is when its current version was written.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from memquill.errors import InvalidInputError, Messages
+from memquill.query._documents import SearchDocument, record_document
+from memquill.store import (
+    JSONValue,
+    ProjectedRecord,
+    Record,
+    Snapshot,
+    quote_key,
+    unquote_key,
+)
+from memquill.tools._item_paths import Namespace
+from memquill.tools._item_values import decode_value
+from memquill.tools._session import MemorySession
+
+__all__ = ["Space", "StoredItem", "View", "fact_key", "item_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredItem:
+    """One item, as read.
+
+    Attributes:
+        namespace: its namespace's labels.
+        key: its key, as given when it was put.
+        value: its value (a fresh copy at each read).
+        created_at: when its fact was first saved (UTC).
+        updated_at: when its current version was written (UTC).
+    """
+
+    namespace: Namespace
+    key: str
+    value: dict[str, JSONValue]
+    created_at: datetime
+    updated_at: datetime
+
+
+def fact_key(key: object) -> str:
+    """The fact key of an item key: each ``/``-separated part quoted (:func:`quote_key` with
+    ``keep_slashes``), or, when a part is empty (``a//b``), the whole key quoted.
+
+    Raises:
+        InvalidInputError: not non-empty text, a lone surrogate, or over 200 characters quoted.
+    """
+    if not isinstance(key, str) or not key:
+        raise InvalidInputError(Messages.ITEM_KEY)
+    return _quoted(key)
+
+
+@functools.lru_cache(maxsize=65536)
+def _quoted(key: str) -> str:
+    try:
+        return quote_key(key, keep_slashes=True)
+    except InvalidInputError:
+        pass
+    try:
+        return quote_key(key)
+    except InvalidInputError:
+        raise InvalidInputError(Messages.ITEM_KEY) from None
+
+
+@functools.lru_cache(maxsize=65536)
+def item_key(key: str) -> str | None:
+    """The item key a fact key stands for (``None``: :func:`fact_key` never makes it)."""
+    if "%" not in key:
+        return key  # a valid key without escapes is the quoting of itself
+    try:
+        text = unquote_key(key)
+        return text if fact_key(text) == key else None
+    except InvalidInputError:
+        return None
+
+
+@dataclass(slots=True)
+class View:
+    """A namespace's items at one store revision, in file order of their current versions."""
+
+    snapshot: Snapshot
+    records: dict[str, Record]  # fact key → current version
+    items: dict[str, StoredItem]  # fact key → item
+    documents: dict[str, SearchDocument] | None = field(default=None)
+
+
+class Space:
+    """One namespace: a session on its folder, a lock for its writes, its items per revision.
+
+    Args:
+        namespace: the labels.
+        folder: the workspace folder (created at the first write).
+        session: the session every read and write of this namespace goes through.
+    """
+
+    def __init__(self, namespace: Namespace, folder: Path, session: MemorySession) -> None:
+        self.namespace = namespace
+        self.folder = folder
+        self.session = session
+        self.lock = threading.Lock()
+        self._view: View | None = None
+
+    def view(self, snapshot: Snapshot) -> View:
+        """The items of ``snapshot`` (decoded once per revision)."""
+        cached = self._view
+        if cached is not None and cached.snapshot.revision == snapshot.revision:
+            return cached
+        created = {r.id: r.created_at for r in snapshot.records if r.id == r.root_id}
+        records: dict[str, Record] = {}
+        items: dict[str, StoredItem] = {}
+        for record in snapshot.records:
+            key = record.key
+            if record.status != "active" or key is None:
+                continue
+            text = item_key(key)
+            if text is None:
+                continue
+            records[key] = record
+            items[key] = StoredItem(
+                self.namespace,
+                text,
+                decode_value(record.content, record.extra),
+                _moment(created.get(record.root_id, record.created_at)),
+                _moment(record.updated_at),
+            )
+        view = View(snapshot, records, items)
+        self._view = view
+        return view
+
+    def documents(self, view: View) -> dict[str, SearchDocument]:
+        """Each item's search document (built once per revision), by fact key."""
+        if view.documents is None:
+            snapshot = view.snapshot
+            view.documents = {
+                key: record_document(
+                    ProjectedRecord(
+                        id=record.id,
+                        path=record.projection_path,
+                        content=record.content,
+                        source=record.source,
+                        created_at=record.created_at,
+                        updated_at=record.updated_at,
+                        revision=snapshot.revision,
+                        record_revision=snapshot.record_revision(record),
+                        key=key,
+                    )
+                )
+                for key, record in view.records.items()
+            }
+        return view.documents
+
+    def close(self) -> None:
+        """Let go of the store's connection, if it keeps one."""
+        self.session.store.close()
+
+
+def _moment(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)

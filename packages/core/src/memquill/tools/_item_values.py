@@ -1,0 +1,104 @@
+"""An item's value as a fact: readable text, and the rest beside it as the fact's extra JSON.
+
+A value is a JSON object. How it is kept (``docs/adapters/langgraph.md``):
+
+- ``{"content": TEXT, ...}`` with non-blank text: the fact's text is ``TEXT``, verbatim; the
+  other fields, if any, are the extra JSON ``{"fields": {...}}``. Reading gives
+  ``{"content": TEXT, **fields}`` (``content`` first).
+- any other object: the fact's text is the value as JSON (indented by two spaces; compact
+  when that would not fit), and the extra JSON is ``{"text": "json"}``. Reading parses the
+  text, so the value read is exactly the value written, and a person's edit of that JSON is
+  what the next read returns.
+
+A fact with no extra JSON (or someone else's), or whose JSON text a person turned into prose,
+reads as ``{"content": TEXT}``: a person's words always win.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Final, cast
+
+from memquill.errors import InvalidInputError, Messages
+from memquill.jsondoc import MAX_DEPTH, parse_json
+from memquill.store import MAX_CONTENT_UNITS, JSONValue
+from memquill.text import utf16_len
+
+__all__ = ["CONTENT", "decode_value", "encode_value", "plain_value"]
+
+CONTENT: Final = "content"
+_FIELDS: Final = "fields"
+_TEXT: Final = "text"
+_JSON: Final = "json"
+_MAX_DEPTH: Final = MAX_DEPTH  # what a read parses: a value written deeper would not read back
+
+
+def plain_value(value: object) -> dict[str, JSONValue]:
+    """A plain JSON copy of ``value`` (tuples become lists).
+
+    Raises:
+        InvalidInputError: not an object of text keys and JSON values (a non-finite number,
+            a key that is not text, an object nested deeper than 64 levels...).
+    """
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(Messages.ITEM_VALUE)
+    copied = _plain(cast("Mapping[object, object]", value), 0)
+    assert isinstance(copied, dict)
+    return copied
+
+
+def encode_value(value: object) -> tuple[str, dict[str, JSONValue] | None]:
+    """The fact's text and extra JSON for ``value`` (see the module docstring).
+
+    Raises:
+        InvalidInputError: ``value`` is not a JSON object.
+    """
+    plain = plain_value(value)
+    content = plain.get(CONTENT)
+    if isinstance(content, str) and content.strip():
+        fields = {name: field for name, field in plain.items() if name != CONTENT}
+        return content, ({_FIELDS: fields} if fields else None)
+    text = json.dumps(plain, ensure_ascii=False, indent=2, allow_nan=False)
+    if utf16_len(text) > MAX_CONTENT_UNITS:
+        text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text, {_TEXT: _JSON}
+
+
+def decode_value(content: str, extra: Mapping[str, JSONValue] | None) -> dict[str, JSONValue]:
+    """The value a fact with ``content`` and ``extra`` stands for."""
+    if extra is not None:
+        if extra.get(_TEXT) == _JSON:
+            try:
+                parsed: object = parse_json(content)
+            except ValueError:  # not JSON any more (a person's prose), or nested too deeply
+                parsed = None
+            if isinstance(parsed, dict):
+                return cast("dict[str, JSONValue]", parsed)
+        fields = extra.get(_FIELDS)
+        if isinstance(fields, dict):
+            rest = {name: field for name, field in fields.items() if name != CONTENT}
+            return {CONTENT: content, **rest}
+    return {CONTENT: content}
+
+
+def _plain(value: object, depth: int) -> JSONValue:
+    if depth > _MAX_DEPTH:
+        raise InvalidInputError(Messages.ITEM_VALUE)
+    if value is None or isinstance(value, bool | str | int):
+        return cast(JSONValue, value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInputError(Messages.ITEM_VALUE)
+        return value
+    if isinstance(value, Mapping):
+        copied: dict[str, JSONValue] = {}
+        for name, field in cast("Mapping[object, object]", value).items():
+            if not isinstance(name, str):
+                raise InvalidInputError(Messages.ITEM_VALUE)
+            copied[name] = _plain(field, depth + 1)
+        return copied
+    if isinstance(value, list | tuple):
+        return [_plain(field, depth + 1) for field in cast("list[object]", value)]
+    raise InvalidInputError(Messages.ITEM_VALUE)

@@ -1,0 +1,397 @@
+"""``ItemStore``: items in nested namespaces, kept as named facts, one workspace per namespace.
+
+The framework-neutral heart of key-value memory interfaces (a LangGraph ``BaseStore``): a
+namespace is a workspace folder under the store's root (:mod:`memquill.tools._item_paths`), an
+item's key is its fact's key (:func:`~memquill.tools._item_space.fact_key`), and its value is
+the fact's text plus extra JSON (:mod:`memquill.tools._item_values`). Every write goes through
+the one write path with the source ``tool`` and the store's session id:
+
+- ``put`` of a new key saves a fact; of a key in use, corrects it (one new version, history
+  kept), unless the value is the one stored already (nothing is written); a race with another
+  writer is retried on the revision it read, so no write is ever blind;
+- ``delete`` forgets the fact (text, key and extra erased, the tombstone kept); a later ``put``
+  of the key saves a new fact;
+- ``search`` ranks the items of every namespace under a prefix together with memquill's keyword
+  ranking (ties: namespace, then key); ``items`` lists them newest first (``updated_at``; ties:
+  namespace, then the later write first); ``namespaces`` lists the namespaces that hold at
+  least one item, in sorted order.
+
+Each namespace has one session (one ``RecordStore``) and one lock in this process; the store's
+own lock (or the database row's) orders writers across processes. At most ``open_limit``
+namespaces are kept open; the least recently used one is closed (its connection, for a
+database) and reopened when needed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.owner_only import private_folder
+from memquill.query._documents import SearchDocument
+from memquill.query._rank import Corpus, rank
+from memquill.query._render import score_value
+from memquill.store import (
+    FactKey,
+    JSONValue,
+    SecretScanner,
+    database_workspaces,
+    is_database,
+    resolve_location,
+    with_workspace,
+)
+from memquill.store._postgres_location import parse_location
+from memquill.tools._item_paths import (
+    Namespace,
+    check_folders,
+    namespace_folder,
+    namespace_of_row,
+    row_name,
+    validate_namespace,
+    walk_namespaces,
+)
+from memquill.tools._item_space import Space, StoredItem, View, fact_key
+from memquill.tools._item_values import encode_value
+from memquill.tools._session import MemorySession
+from memquill.tools._writes import WriteSource, correct, forget, remember
+
+__all__ = ["ItemHit", "ItemStore", "StoredItem"]
+
+DEFAULT_SESSION: Final = "items"
+_ATTEMPTS: Final = 8
+"""Writes retried after a conflict with another writer, each on what it then reads."""
+
+Accept = Callable[[Mapping[str, Any]], bool]
+"""Whether an item's value passes a filter."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemHit:
+    """An item a search found, with its score (rounded as ``memory_search`` shows it)."""
+
+    item: StoredItem
+    score: float
+
+
+class ItemStore:
+    """Items in nested namespaces under ``root`` (see the module docstring).
+
+    Args:
+        root: an existing folder; each namespace is a workspace folder under it.
+        store: where each namespace's records live: ``file`` (its folder's
+            ``memory/records.md``) or a ``postgresql://`` URL, whose ``workspace=`` option
+            (default ``default``) is the base of each namespace's row name
+            (``BASE/memories/ana``). Default ``$MEMQUILL_STORE``, else ``file``.
+        session_id: the session writes are recorded under (source ``tool``).
+        secrets: the credential scanner every write runs (built-in detectors by default).
+        lock_timeout: seconds a write waits for another writer before ``busy``.
+        now: the clock (UTC); injectable for tests.
+        open_limit: namespaces kept open at once.
+
+    Raises:
+        InvalidInputError: ``root`` is not an existing folder, or ``store`` is not valid.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        store: str | None = None,
+        session_id: str = DEFAULT_SESSION,
+        secrets: SecretScanner | None = None,
+        lock_timeout: float = 5.0,
+        now: Callable[[], datetime] | None = None,
+        open_limit: int = 64,
+    ) -> None:
+        self.root = Path(root).expanduser().absolute()
+        if not self.root.is_dir():
+            raise InvalidInputError(Messages.ITEM_ROOT)
+        self._location = resolve_location(store)
+        self._base = parse_location(self._location).workspace if self.is_database else ""
+        if not session_id or open_limit < 1:
+            raise ValueError("session_id must be non-empty and open_limit at least 1")
+        self._session_id = session_id
+        self._secrets = secrets
+        self._lock_timeout = lock_timeout
+        self._now = now
+        self._open_limit = open_limit
+        self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
+        self._spaces_lock = threading.Lock()
+        self._last_corpus: (
+            tuple[tuple[tuple[Namespace, str], ...], Corpus | None, dict[int, StoredItem]] | None
+        ) = None
+
+    @staticmethod
+    def check_index(index: object) -> None:
+        """Refuse a semantic index configuration: semantic recall is not supported yet.
+
+        ``None`` (and ``False``, no index for this item) are accepted.
+
+        Raises:
+            InvalidInputError: anything else.
+        """
+        if index is not None and index is not False:
+            raise InvalidInputError(Messages.ITEM_INDEX)
+
+    def __repr__(self) -> str:
+        backend = "postgres" if self.is_database else "file"
+        return f"ItemStore({str(self.root)!r}, backend={backend!r})"
+
+    @property
+    def is_database(self) -> bool:
+        """Whether the namespaces live in a database rather than in their folders."""
+        return is_database(self._location)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get(self, namespace: Sequence[str], key: str) -> StoredItem | None:
+        """The item ``key`` of ``namespace``, or ``None``.
+
+        Raises:
+            InvalidInputError: a bad namespace or key. The store's read errors.
+        """
+        labels = validate_namespace(namespace)
+        name = fact_key(key)
+        view = self._read(labels)
+        item = None if view is None else view.items.get(name)
+        return None if item is None else _fresh(item)
+
+    def items(
+        self,
+        prefix: Sequence[str] = (),
+        accept: Accept | None = None,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[StoredItem]:
+        """The items in the namespaces under ``prefix`` that ``accept`` takes, newest first
+        (ties: namespace, then the later write first), from ``offset``, at most ``limit``."""
+        found: list[tuple[str, Namespace, int, StoredItem]] = []
+        for labels, view in self._views(prefix):
+            for position, (name, item) in enumerate(view.items.items()):
+                if accept is None or accept(item.value):
+                    found.append((view.records[name].updated_at, labels, position, item))
+        found.sort(key=lambda entry: entry[2], reverse=True)
+        found.sort(key=lambda entry: entry[1])
+        found.sort(key=lambda entry: entry[0], reverse=True)  # stable: the ties stay in order
+        start = max(offset, 0)
+        chosen = found[start:] if limit is None else found[start : start + max(limit, 0)]
+        return [_fresh(entry[3]) for entry in chosen]
+
+    def search(
+        self,
+        prefix: Sequence[str],
+        query: str,
+        *,
+        accept: Accept | None = None,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[ItemHit]:
+        """The items under ``prefix`` that match ``query``, best first (ties: namespace, then
+        key), ranked together as one set of facts; ``accept`` chooses the ones ranked."""
+        if limit <= 0:
+            return []
+        corpus, owners = self._corpus(list(self._views(prefix)), accept)
+        if corpus is None:
+            return []
+        now = self._now() if self._now is not None else datetime.now(UTC)
+        ranked = rank(corpus, query, now=now, candidates=corpus.size)
+        scored = [(hit.score, owners[id(hit.document)]) for hit in ranked]
+        scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
+        chosen = scored[max(offset, 0) : max(offset, 0) + limit]
+        return [ItemHit(_fresh(item), score_value(score)) for score, item in chosen]
+
+    def namespaces(self, prefix: Sequence[str] = ()) -> list[Namespace]:
+        """The namespaces under ``prefix`` (itself included) that hold an item, sorted."""
+        return [labels for labels, _ in self._views(prefix)]
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def put(self, namespace: Sequence[str], key: str, value: object) -> None:
+        """Save ``value`` as item ``key`` of ``namespace`` (see the module docstring).
+
+        Raises:
+            InvalidInputError: a bad namespace, key or value (nothing is written).
+            SecretError: the value holds credential material (nothing is written).
+            ConflictError: other writers changed the item at every one of 8 attempts.
+            The store's other errors (``capacity``, ``busy``, ``storage``...).
+        """
+        labels = validate_namespace(namespace)
+        name = fact_key(key)
+        text, extra = encode_value(value)
+        space = self._space(labels)
+        self._make_folder(space)
+        source = WriteSource("tool", session_id=self._session_id)
+        with space.lock:
+            for attempt in range(_ATTEMPTS):
+                snapshot = space.session.store.snapshot()
+                current = snapshot.by_key(name)
+                try:
+                    if current is None:
+                        unique = f"item:{uuid.uuid4()}"  # never a forgotten fact's key again
+                        remember(
+                            space.session,
+                            text,
+                            source=source,
+                            idempotency_key=unique,
+                            key=name,
+                            extra=extra,
+                        )
+                    elif current.content != text or not _same_json(current.extra, extra):
+                        revision = snapshot.record_revision(current)
+                        correct(
+                            space.session, FactKey(name), text, revision, source=source, extra=extra
+                        )
+                    return
+                except ConflictError:
+                    if attempt == _ATTEMPTS - 1:
+                        raise
+
+    def delete(self, namespace: Sequence[str], key: str) -> None:
+        """Forget item ``key`` of ``namespace`` (nothing happens when there is none).
+
+        Raises:
+            InvalidInputError: a bad namespace or key. ConflictError, and the store's errors,
+            as :meth:`put`.
+        """
+        labels = validate_namespace(namespace)
+        name = fact_key(key)
+        if not self.is_database and not check_folders(self.root, labels):
+            return
+        space = self._space(labels)
+        source = WriteSource("tool", session_id=self._session_id)
+        with space.lock:
+            for attempt in range(_ATTEMPTS):
+                snapshot = space.session.store.snapshot()
+                current = snapshot.by_key(name)
+                if current is None:
+                    return
+                try:
+                    forget(
+                        space.session,
+                        FactKey(name),
+                        snapshot.record_revision(current),
+                        source=source,
+                    )
+                    return
+                except NotFoundError:
+                    return  # forgotten meanwhile
+                except ConflictError:
+                    if attempt == _ATTEMPTS - 1:
+                        raise
+
+    def close(self) -> None:
+        """Close every namespace's connection (for a database; the store stays usable)."""
+        with self._spaces_lock:
+            spaces = list(self._spaces.values())
+            self._spaces.clear()
+        for space in spaces:
+            space.close()
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _space(self, labels: Namespace) -> Space:
+        evicted: Space | None = None
+        with self._spaces_lock:
+            space = self._spaces.get(labels)
+            if space is not None:
+                self._spaces.move_to_end(labels)
+                return space
+            folder = namespace_folder(self.root, labels)
+            location = (
+                with_workspace(self._location, row_name(self._base, labels))
+                if self.is_database
+                else self._location
+            )
+            session = MemorySession(
+                folder,
+                self._session_id,
+                "read_write",
+                lock_timeout=self._lock_timeout,
+                now=self._now,
+                secrets=self._secrets,
+                store=location,
+            )
+            space = Space(labels, folder, session)
+            self._spaces[labels] = space
+            if len(self._spaces) > self._open_limit:
+                _, evicted = self._spaces.popitem(last=False)
+        if evicted is not None:
+            evicted.close()
+        return space
+
+    def _make_folder(self, space: Space) -> None:
+        if check_folders(self.root, space.namespace):
+            return
+        private_folder(space.folder)
+        check_folders(self.root, space.namespace)  # made meanwhile as a link: refused
+
+    def _read(self, labels: Namespace) -> View | None:
+        if not self.is_database and not check_folders(self.root, labels):
+            return None
+        space = self._space(labels)
+        return space.view(space.session.store.snapshot())
+
+    def _views(self, prefix: Sequence[str]) -> Iterator[tuple[Namespace, View]]:
+        """Each namespace under ``prefix`` that holds an item, sorted, with its items."""
+        labels = validate_namespace(prefix) if prefix else ()
+        for namespace in self._candidates(labels):
+            view = self._read(namespace)
+            if view is not None and view.items:
+                yield namespace, view
+
+    def _corpus(
+        self, views: list[tuple[Namespace, View]], accept: Accept | None
+    ) -> tuple[Corpus | None, dict[int, StoredItem]]:
+        """The items of ``views`` that ``accept`` takes, as one ranking corpus (the last one
+        without a filter is kept: unchanged namespaces rank without rebuilding it)."""
+        revisions = tuple((labels, view.snapshot.revision) for labels, view in views)
+        cached = self._last_corpus
+        if accept is None and cached is not None and cached[0] == revisions:
+            return cached[1], cached[2]
+        documents: list[SearchDocument] = []
+        owners: dict[int, StoredItem] = {}
+        for labels, view in views:
+            for name, document in self._space(labels).documents(view).items():
+                item = view.items[name]
+                if accept is None or accept(item.value):
+                    documents.append(document)
+                    owners[id(document)] = item
+        corpus = Corpus(documents) if documents else None
+        if accept is None:
+            self._last_corpus = (revisions, corpus, owners)
+        return corpus, owners
+
+    def _candidates(self, prefix: Namespace) -> list[Namespace]:
+        if not self.is_database:
+            return list(walk_namespaces(self.root, prefix))
+        found: list[Namespace] = []
+        for name in database_workspaces(self._location, self._base + "/"):
+            labels = namespace_of_row(self._base, name)
+            if labels is not None and labels[: len(prefix)] == prefix:
+                found.append(labels)
+        return sorted(found)
+
+
+def _same_json(
+    stored: Mapping[str, JSONValue] | None, given: Mapping[str, JSONValue] | None
+) -> bool:
+    # Compared as JSON text: 1 and 1.0 are equal in Python, not in what a read gives back.
+    if stored is None or given is None:
+        return stored is given
+    return json.dumps(stored, ensure_ascii=False) == json.dumps(given, ensure_ascii=False)
+
+
+def _fresh(item: StoredItem) -> StoredItem:
+    # Items are decoded once per revision and shared: a caller gets its own value to change.
+    return replace(item, value=copy.deepcopy(item.value))

@@ -1,0 +1,324 @@
+"""``MemquillStore``: a LangGraph ``BaseStore`` whose memory is Markdown a person can read.
+
+Needs ``langgraph`` (``pip install 'memquill-langchain[langgraph]'``). Give it to an agent and
+every tool, node and LangMem memory tool reads and writes through it::
+
+    from langchain.agents import create_agent
+    from memquill_langchain.store import MemquillStore
+
+    agent = create_agent(model, tools, store=MemquillStore("/srv/memory"))
+
+The mapping (``docs/adapters/langgraph.md``) is :class:`memquill.ItemStore`'s: a namespace
+``("memories", "ana")`` is the workspace folder ``ROOT/memories/ana/`` (labels escaped
+reversibly, folders ``0700``), a key is the fact's key, ``{"content": TEXT, ...}`` keeps
+``TEXT`` as the fact's text and the other fields beside it, any other value is kept as JSON
+text. ``put`` on a key in use corrects the fact (one new version; an identical value writes
+nothing), ``delete`` and ``put(value=None)`` forget it, ``search`` with a query is memquill's
+keyword ranking across every namespace under the prefix, without one the newest first.
+
+What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them,
+a batch answers one result per operation in order, its reads see the store as it was before
+the batch, and of several puts to one item the last wins. TTL is not supported
+(``supports_ttl`` is ``False``; a ``ttl`` raises ``NotImplementedError``, as LangGraph's own
+stores do) and neither is a semantic ``index`` (refused with ``InvalidInputError``;
+``index=False`` on a put is accepted and changes nothing). Every refusal is memquill's
+error: ``SecretError`` for credential material, ``InvalidInputError`` for a bad key or value,
+``CapacityError`` past a namespace's 2 MiB, all ``MemquillError``. ``abatch`` runs the batch
+in a worker thread, so waiting for another writer never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, cast
+
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        InvalidNamespaceError,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+    )
+except ImportError as missing:  # the package imports without the extra; this module needs it
+    raise ImportError(
+        "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'"
+    ) from missing
+
+from memquill import ItemStore, StoredItem
+from memquill.plugins import (
+    MemquillPluginManager,
+    get_plugin_manager,
+    plugin_report,
+    secret_scanner,
+)
+
+__all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]
+
+DEFAULT_SESSION_ID: Final = "langgraph"
+"""The session the store's writes are recorded under (``source.sessionId`` in records.md)."""
+_LOG: Final = logging.getLogger("memquill.langchain")
+
+
+class MemquillStore(BaseStore):
+    """A LangGraph store on memquill (see the module docstring).
+
+    Args:
+        root: an existing folder; each namespace is a workspace folder under it.
+        store: ``file`` (each namespace's ``memory/records.md``) or a ``postgresql://`` URL
+            (each namespace a row named ``WORKSPACE/memories/ana``, ``WORKSPACE`` being the
+            URL's ``workspace=`` option); default ``$MEMQUILL_STORE``, else ``file``.
+        session_id: the session writes are recorded under.
+        lock_timeout: seconds a write waits for another writer before ``BusyError``.
+        index: must be ``None``: semantic search is not supported yet.
+        plugins: the plugin manager whose secret detectors guard every write (default: a new
+            one, loading the installed plugins).
+
+    Raises:
+        InvalidInputError: ``root`` is not an existing folder, ``store`` is not valid, or an
+            ``index`` was given.
+    """
+
+    supports_ttl: bool = False
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        store: str | None = None,
+        session_id: str = DEFAULT_SESSION_ID,
+        lock_timeout: float = 5.0,
+        index: object = None,
+        plugins: MemquillPluginManager | None = None,
+    ) -> None:
+        ItemStore.check_index(index)
+        manager = plugins if plugins is not None else get_plugin_manager()
+        for failure in plugin_report(manager).failures:
+            _LOG.warning("plugin %s: %s", failure.plugin, failure.message)
+        self._items = ItemStore(
+            root,
+            store=store,
+            session_id=session_id,
+            secrets=secret_scanner(manager),
+            lock_timeout=lock_timeout,
+        )
+
+    def __repr__(self) -> str:
+        return f"MemquillStore({str(self._items.root)!r})"
+
+    @property
+    def items(self) -> ItemStore:
+        """The memquill item store underneath (the same items, framework-neutral)."""
+        return self._items
+
+    def close(self) -> None:
+        """Close the database connections, if any (the store stays usable)."""
+        self._items.close()
+
+    # -- the two methods BaseStore asks for ---------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops``: one result per operation, in order. Reads see the store as it was
+        before the batch; puts are applied after them, in order, the last of several to one
+        item winning. A batch is not a transaction: a refused put raises after the puts
+        before it were saved."""
+        chosen = list(ops)
+        for op in chosen:
+            _check_op(op)
+        results: list[Result] = []
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in chosen:
+            if isinstance(op, GetOp):
+                results.append(self._get(op))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list(op))
+            else:
+                puts[(op.namespace, op.key)] = op  # the first one's place, the last one's value
+                results.append(None)
+        for op in puts.values():
+            if op.value is None:
+                self._items.delete(op.namespace, op.key)
+            else:
+                self._items.put(op.namespace, op.key, op.value)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """:meth:`batch` in a worker thread: the event loop never waits for a writer's lock."""
+        chosen = list(ops)
+        return await asyncio.to_thread(self.batch, chosen)
+
+    # -- operations -------------------------------------------------------------------------
+
+    def _get(self, op: GetOp) -> Item | None:
+        found = self._items.get(op.namespace, op.key)
+        return None if found is None else _item(found)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        accept = None if not op.filter else _matcher(op.filter)
+        if op.query:
+            hits = self._items.search(
+                op.namespace_prefix, op.query, accept=accept, limit=op.limit, offset=op.offset
+            )
+            return [_search_item(hit.item, hit.score) for hit in hits]
+        found = self._items.items(op.namespace_prefix, accept, limit=op.limit, offset=op.offset)
+        return [_search_item(item, None) for item in found]
+
+    def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = op.match_conditions or ()
+        start: list[str] = []
+        for condition in conditions:
+            if condition.match_type == "prefix":
+                for label in condition.path:
+                    if label == "*":
+                        break
+                    start.append(label)
+                break
+        found = [
+            namespace
+            for namespace in self._items.namespaces(tuple(start))
+            if all(_matches_condition(condition, namespace) for condition in conditions)
+        ]
+        if op.max_depth is not None:
+            found = sorted({namespace[: op.max_depth] for namespace in found})
+        return found[op.offset : op.offset + op.limit]
+
+
+def _check_op(op: object) -> None:
+    """LangGraph's namespace rules, for operations given to ``batch`` directly; a ``ttl`` or
+    an ``index`` this store cannot keep is refused before anything runs."""
+    if isinstance(op, GetOp):
+        _check_labels(op.namespace)
+    elif isinstance(op, SearchOp):
+        _check_labels(op.namespace_prefix)
+    elif isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            _check_labels(condition.path)
+    elif isinstance(op, PutOp):
+        if not op.namespace:
+            raise InvalidNamespaceError("Namespace cannot be empty.")
+        _check_labels(op.namespace)
+        if op.namespace[0] == "langgraph":
+            raise InvalidNamespaceError(
+                f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
+            )
+        if op.ttl is not None:
+            raise NotImplementedError(
+                "TTL is not supported by MemquillStore. "
+                "Use a store implementation that supports TTL or set ttl=None."
+            )
+        if op.index is not False:
+            ItemStore.check_index(op.index)
+    else:
+        raise ValueError(f"Unknown operation type: {type(op)}")
+
+
+def _check_labels(namespace: Sequence[object]) -> None:
+    for label in namespace:
+        if not isinstance(label, str):
+            raise InvalidNamespaceError(
+                f"Invalid namespace label '{label}' found in {namespace}. Namespace labels"
+                f" must be strings, but got {type(label).__name__}."
+            )
+        if not label:
+            raise InvalidNamespaceError(
+                f"Namespace labels cannot be empty strings. Got {label} in {namespace}"
+            )
+        if "." in label or "\0" in label:
+            raise InvalidNamespaceError(
+                f"Invalid namespace label '{label}' found in {namespace}. Namespace labels "
+                "cannot contain periods ('.') or NUL bytes."
+            )
+
+
+def _item(found: StoredItem) -> Item:
+    return Item(
+        value=dict(found.value),
+        key=found.key,
+        namespace=found.namespace,
+        created_at=found.created_at,
+        updated_at=found.updated_at,
+    )
+
+
+def _search_item(found: StoredItem, score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=found.namespace,
+        key=found.key,
+        value=dict(found.value),
+        created_at=found.created_at,
+        updated_at=found.updated_at,
+        score=score,
+    )
+
+
+def _matches_condition(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = condition.path
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path, strict=False)
+    else:
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
+    return all(wanted == "*" or label == wanted for label, wanted in pairs)
+
+
+def _matcher(filters: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    def accept(value: Mapping[str, Any]) -> bool:
+        return all(_compare(value.get(name), wanted) for name, wanted in filters.items())
+
+    return accept
+
+
+def _compare(value: Any, wanted: Any) -> bool:
+    """LangGraph's filter semantics (as its in-memory store applies them): operators
+    ``$eq $ne $gt $gte $lt $lte``, objects matched field by field, lists element by element,
+    anything else by equality. A comparison that cannot be made (a missing field, text) is
+    no match."""
+    if isinstance(wanted, Mapping):
+        conditions = cast("Mapping[str, Any]", wanted)
+        if any(name.startswith("$") for name in conditions):
+            return all(_operator(value, name, operand) for name, operand in conditions.items())
+        if not isinstance(value, Mapping):
+            return False
+        fields = cast("Mapping[str, Any]", value)
+        return all(_compare(fields.get(name), item) for name, item in conditions.items())
+    if isinstance(wanted, list | tuple):
+        expected = cast("Sequence[Any]", wanted)
+        if not isinstance(value, list | tuple):
+            return False
+        actual = cast("Sequence[Any]", value)
+        return len(actual) == len(expected) and all(
+            _compare(one, other) for one, other in zip(actual, expected, strict=True)
+        )
+    return bool(value == wanted)
+
+
+def _operator(value: Any, name: str, operand: Any) -> bool:
+    if name == "$eq":
+        return bool(value == operand)
+    if name == "$ne":
+        return bool(value != operand)
+    if name not in ("$gt", "$gte", "$lt", "$lte"):
+        raise ValueError(f"Unsupported operator: {name}")
+    try:
+        left, right = float(value), float(operand)
+    except (TypeError, ValueError):
+        return False
+    if name == "$gt":
+        return left > right
+    if name == "$gte":
+        return left >= right
+    if name == "$lt":
+        return left < right
+    return left <= right
