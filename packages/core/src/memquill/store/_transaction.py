@@ -176,7 +176,7 @@ def write_locked(
         # Taking the lock would create memory/ and the lock file. When the operation would be
         # refused or change nothing anyway, answer from an unlocked read, so a refused write
         # leaves the disk untouched (the answer is the one the store gave at that read).
-        answer = _apply(memo.decode(found.identity, read_raw(found)), operation)
+        answer = apply_operation(memo.decode(found.identity, read_raw(found)), operation)
         if isinstance(answer, WriteResult):
             return answer
     try:
@@ -209,7 +209,7 @@ def _save_errors() -> Generator[None]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Change:
+class Change:
     """A new file to publish (its bytes and records) and what the operation reported."""
 
     encoded: Encoded
@@ -225,22 +225,9 @@ class _Change:
         return _result(written, self.outcome)
 
 
-Change = _Change
-"""A change to publish (for backends other than the file)."""
-
-
-def apply_operation(current: Decoded, operation: Operation) -> _Change | WriteResult:
+def apply_operation(current: Decoded, operation: Operation) -> Change | WriteResult:
     """Run ``operation`` on a copy of ``current``: the change to publish, or the answer when
     nothing is to be written (every backend's transaction runs this under its lock).
-
-    Raises:
-        whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
-    """
-    return _apply(current, operation)
-
-
-def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
-    """Run ``operation`` on a copy: the change to publish, or the answer if nothing changes.
 
     Raises:
         whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
@@ -255,7 +242,7 @@ def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
         return _result(snapshot, Outcome("duplicate", outcome.ids))
     if len(encoded.data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
-    return _Change(encoded, outcome)
+    return Change(encoded, outcome)
 
 
 def remove_stale_staging(directory: Path) -> tuple[str, ...]:
@@ -278,7 +265,7 @@ def _transact(
     # every fact the file then held: remove it now, so a fact forgotten later is gone from disk.
     remove_stale_staging(locations.directory)
     raw = read_bounded(locations.file)
-    change = _apply(memo.decode(locations.identity, raw), operation)
+    change = apply_operation(memo.decode(locations.identity, raw), operation)
     if isinstance(change, WriteResult):
         return change, False
     backup = backup_of(locations, raw, change.outcome)
