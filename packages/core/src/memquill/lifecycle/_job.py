@@ -286,10 +286,17 @@ class _JobRun:
         self.state.settled.append((self.job.id, status, reason))
 
     def _update(self, status: JobStatus, reason: str | None, **changes: object) -> None:
+        # A step that changes nothing of a job the ledger holds (a job with no model, each
+        # pass) leaves the ledger as it is, updatedAt too: the file is not rewritten.
         now = iso_timestamp(datetime.fromtimestamp(self.config.clock(), UTC))
         with self.config.ledger.change() as ledger:
-            current = ledger.job(self.job.id) or self.job
-            self.job = current.evolve(status=status, reason=reason, updated_at=now, **changes)
+            held = ledger.job(self.job.id)
+            current = held or self.job
+            evolved = current.evolve(status=status, reason=reason, **changes)
+            if held is not None and evolved == held:
+                self.job = held
+                return
+            self.job = evolved.evolve(updated_at=now)
             ledger.replace_job(self.job)
 
     def _now_ms(self) -> int:
