@@ -27,15 +27,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import platform
 import statistics
 import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+from memquill.atomic import atomic_write
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
 from memquill.lifecycle import (
     CommittedTurn,
@@ -50,7 +49,6 @@ from memquill.lifecycle import (
 from memquill.lifecycle._codec import encode_ledger
 from memquill.lifecycle._prompt import cut_turns
 from memquill.store import Candidate
-from memquill.store._fileio import fsync_directory, write_synced
 from memquill.tools import MemorySession, WriteSource, save_candidates
 
 
@@ -98,10 +96,7 @@ def enqueue_scenario(root: Path, existing: int, samples: int) -> dict[str, float
     baseline: list[float] = []
     for _ in range(samples):
         start = time.perf_counter()
-        staging = ledger.directory / f"bench.{uuid.uuid4().hex}.tmp"
-        write_synced(staging, data)
-        os.replace(staging, ledger.directory / "bench.json")
-        fsync_directory(ledger.directory)
+        atomic_write(ledger.directory / "bench.json", data)
         baseline.append((time.perf_counter() - start) * 1000)
     return {
         "p50": statistics.median(latencies),

@@ -81,10 +81,10 @@ WORKER = textwrap.dedent(
     workspace, worker, count, seed, waiting, location = sys.argv[1:7]
     worker, count = int(worker), int(count)
     if waiting == "polled":
-        from memquill.store import _waiting
+        from memquill import kernel_lock
 
         def polled(fd, timeout):  # the baseline: how the lock waited before
-            _waiting._poll(fd, time.monotonic() + timeout)
+            kernel_lock._poll(fd, time.monotonic() + timeout)
 
         _lock.wait_for_lock = polled
     waits = []

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import PAUSE_BEFORE_RENAME, children, manual, raw, records_path
 
+from memquill import atomic
 from memquill.errors import Messages, StorageError
 from memquill.store import RecordStore
-from memquill.store import _transaction as transaction
 from memquill.store._codec import HEADER, decode_store, sha256_hex
 from memquill.store._record_key import KEY_FILE, KEYED_PREFIX, RecordKey
 from memquill.tools import MemorySession, WriteSource, forget, remember
@@ -79,13 +79,13 @@ def test_the_removal_is_made_durable(tmp_path: Path, monkeypatch: pytest.MonkeyP
     stale = tmp_path / "memory" / ".records-dead.tmp"
     stale.write_text("a forgotten fact")
     synced: list[tuple[Path, bool]] = []
-    real = transaction.fsync_directory
+    real = atomic.fsync_folder
 
     def spy(directory: Path) -> None:
         synced.append((directory, stale.exists()))
         real(directory)
 
-    monkeypatch.setattr(transaction, "fsync_directory", spy)
+    monkeypatch.setattr(atomic, "fsync_folder", spy)
     store.save([manual("Another fact", "b")])
     # The first directory fsync comes right after the removal, before the new file is staged.
     assert synced[0] == (tmp_path / "memory", False)

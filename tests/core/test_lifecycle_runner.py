@@ -9,6 +9,7 @@ calls, oldest jobs first.
 from __future__ import annotations
 
 import asyncio
+import os
 
 from tests.core.enhance_helpers import Signal
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
@@ -161,6 +162,24 @@ async def test_without_a_model_batches_wait_for_free(tmp_path) -> None:
     model = ExtractModel([GOOD])
     await setup.extraction(model).aresume()
     assert (setup.job().status, model.calls) == ("completed", 1)
+
+
+async def test_a_pass_that_changes_no_job_leaves_the_ledger_file_alone(tmp_path) -> None:
+    setup = new_setup(tmp_path)
+    waiting = setup.extraction(None)
+    setup.record_all(waiting)
+    await waiting.aresume()
+    job, before = setup.job(), os.stat(setup.ledger().path)
+    setup.clock.advance(3600)  # a later pass: a rewrite would carry a new updatedAt
+    report = await waiting.aresume()
+    after = os.stat(setup.ledger().path)
+    assert report.settled == ((job.id, "unavailable", "provider_missing"),)
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (
+        before.st_ino,
+        before.st_mtime_ns,
+        before.st_size,
+    )
+    assert setup.job() == job
 
 
 async def test_an_unusable_identity_is_unavailable_with_zero_attempts(tmp_path) -> None:

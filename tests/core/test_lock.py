@@ -259,7 +259,7 @@ def test_a_failed_directory_sync_is_reported_and_frees_the_lock(
         assert not lock_is_held(lock_path(workspace))
         raise OSError(errno.EIO, "I/O error")
 
-    monkeypatch.setattr("memquill.store._transaction.fsync_directory", failing)
+    monkeypatch.setattr("memquill.store._transaction.fsync_folder", failing)
     store = RecordStore(workspace, lock_timeout=0)
     expect_error("storage", Messages.SAVE_FAILED, store.save, [manual("unsure")])
     assert not lock_is_held(lock_path(workspace))

@@ -61,14 +61,14 @@ except MemoryRecordError as error:
 # Holds the lock inside a real save, before anything is staged.
 PAUSE_IN_TRANSACTION = """
 import sys, time
-import memquill.store._transaction as transaction
+import memquill.atomic as atomic
 from memquill import Candidate, RecordStore
 
-def stuck(path, data):
+def stuck(path, data, **options):
     print("holding", flush=True)
     time.sleep(600)
 
-transaction.write_synced = stuck
+atomic.write_new = stuck
 RecordStore(sys.argv[1]).save([Candidate("never written", {"kind": "manual"}, "never")])
 """
 

@@ -16,8 +16,8 @@ from tests.core.store_helpers import expect_unchanged, manual, raw, records_path
 
 import memquill
 from memquill import RecordStore
+from memquill.atomic import write_new
 from memquill.errors import Messages
-from memquill.store._fileio import write_synced
 
 
 @pytest.fixture
@@ -41,11 +41,11 @@ def no_staging_files(workspace: Path) -> bool:
 def test_a_full_disk_while_staging_changes_nothing(
     workspace: Path, store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def half_written(path: Path, data: bytes) -> None:
+    def half_written(path: Path, data: bytes, **_: object) -> None:
         path.write_bytes(data[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("memquill.store._transaction.write_synced", half_written)
+    monkeypatch.setattr("memquill.atomic.write_new", half_written)
     expect_unchanged(workspace, "storage", Messages.SAVE_FAILED, store.save, [manual("new")])
     assert no_staging_files(workspace)
     monkeypatch.undo()
@@ -66,15 +66,15 @@ def test_a_failed_rename_leaves_the_old_file(
 def test_an_edit_made_while_saving_is_never_overwritten(
     workspace: Path, store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_write = write_synced
+    real_write = write_new
     edited = raw(workspace).replace(b"the old fact", b"the OLD fact")
 
-    def write_then_edit(path: Path, data: bytes) -> None:
-        real_write(path, data)
+    def write_then_edit(path: Path, data: bytes, **options: int | None) -> None:
+        real_write(path, data, **options)
         # An editor or sync tool, which does not take the writer lock, saves meanwhile.
         records_path(workspace).write_bytes(edited)
 
-    monkeypatch.setattr("memquill.store._transaction.write_synced", write_then_edit)
+    monkeypatch.setattr("memquill.atomic.write_new", write_then_edit)
     before = store.snapshot().revision
     with pytest.raises(memquill.ConflictError) as info:
         store.save([manual("new")], before)

@@ -1,7 +1,8 @@
 """Import direction, checked by parsing every module (no import needed).
 
 - Inside the core, layers depend downwards only, and subpackages form no cycle:
-  foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``) ← ``store``
+  foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``, ``atomic``,
+  ``kernel_lock``, ``json_file``, …) ← ``store``
   ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
   ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade, whose
   ``__version__`` any part may read: the facade imports nothing until a name is used). Every
@@ -38,7 +39,7 @@ ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"}
 FOUNDATION: Final = frozenset(
     {
         *("errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles"),
-        *("owner_only", "jsondoc", "lazy"),
+        *("owner_only", "jsondoc", "lazy", "atomic", "kernel_lock", "json_file"),
     }
 )
 LAYERS: Final = {

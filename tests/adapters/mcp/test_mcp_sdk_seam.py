@@ -15,6 +15,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from pydantic import BaseModel
 
 from memquill import MemorySession
 from memquill_mcp import build_server
@@ -25,7 +26,12 @@ def test_the_sdk_still_has_the_tool_seam() -> None:
     for name in ("fn", "name", "title", "description", "parameters", "fn_metadata", "is_async"):
         assert name in parameters, f"mcp.server.mcpserver.tools.Tool lost {name!r}"
     assert "validate_arguments" in vars(FuncMetadata), "FuncMetadata.validate_arguments moved"
-    assert issubclass(ArgModelBase, object)
+    # The server builds FuncMetadata(arg_model=ArgModelBase, output_schema=...) itself.
+    assert issubclass(FuncMetadata, BaseModel) and issubclass(ArgModelBase, BaseModel)
+    for field in ("arg_model", "output_schema"):
+        assert field in FuncMetadata.model_fields, f"FuncMetadata lost the field {field!r}"
+    # A call runs through the metadata's validate_arguments: the override is what it calls.
+    assert "fn_metadata.validate_arguments(" in inspect.getsource(Tool.run)
 
 
 async def test_raw_arguments_reach_the_core_unchanged(tmp_path: Any) -> None:

@@ -2,19 +2,21 @@
 
 memquill keeps two such keys (the record key that keys tombstone hashes, and the install key
 that keys model fingerprints). Both follow one rule: 32 random bytes in a regular file, never a
-symlink, readable by its owner only. A missing key is created by writing an exclusive temporary
-file and publishing it with a hard link, so two processes racing agree on one key (a link never
-replaces a file). Anything else about the file makes the read fail, so a caller never falls
-back to something weaker.
+symlink, readable by its owner only. A missing key is written whole and published with a hard
+link (:func:`memquill.atomic.atomic_write`, ``exclusive``), so two processes racing agree on one
+key (a link never replaces a file). Anything else about the file makes the read fail, so a
+caller never falls back to something weaker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from pathlib import Path
 from typing import Final
 
+from memquill.atomic import atomic_write
 from memquill.errors import SourceError
 from memquill.owner_only import private_folder
 from memquill.paths import open_regular
@@ -23,7 +25,6 @@ __all__ = ["KEY_BYTES", "UnsafeKeyFile", "load_key_file", "read_key_file", "writ
 
 KEY_BYTES: Final = 32
 """The size of every key memquill keeps."""
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class UnsafeKeyFile(Exception):
@@ -102,36 +103,7 @@ def _create(path: Path) -> None:
 
 
 def _publish(path: Path, key: bytes, *, replace: bool) -> None:
-    folder = path.parent
-    private_folder(folder)
-    temporary = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-    try:
-        os.write(descriptor, key)
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-    try:
-        if replace:
-            os.replace(temporary, path)
-        else:
-            # A racing process that published first wins, and both then read the same file.
-            os.link(temporary, path)
-    except FileExistsError:
-        pass
-    finally:
-        temporary.unlink(missing_ok=True)
-    _sync_folder(folder)
-
-
-def _sync_folder(folder: Path) -> None:
-    try:
-        descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return  # a platform that cannot open folders (Windows): nothing to sync
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
+    private_folder(path.parent)
+    # Without ``replace`` a racing process that published first wins, and both then read it.
+    with contextlib.suppress(FileExistsError):
+        atomic_write(path, key, exclusive=not replace)

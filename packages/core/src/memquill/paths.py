@@ -58,6 +58,7 @@ __all__ = [
     "os_errors_as_source",
     "prepare_workspace",
     "read_regular",
+    "read_regular_stat",
     "read_text_nofollow",
     "read_text_stat",
     "read_workspace_file",
@@ -368,7 +369,7 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
         SourceError: not a regular file, or larger than ``limit``.
         OSError: it cannot be opened or read.
     """
-    return _read_regular_stat(path, limit)[0]
+    return read_regular_stat(path, limit)[0]
 
 
 def hard_links_allowed() -> bool:
@@ -389,9 +390,10 @@ def is_hard_linked(info: os.stat_result) -> bool:
     return info.st_nlink > 1 and not hard_links_allowed()
 
 
-def _read_regular_stat(
+def read_regular_stat(
     path: str | os.PathLike[str], limit: int, *, note: bool = False
 ) -> tuple[bytes, os.stat_result]:
+    """:func:`read_regular`, with the ``fstat`` of the file read (``note``: refuse hard links)."""
     fd = open_regular(path)
     try:
         info = os.fstat(fd)
@@ -434,7 +436,7 @@ def read_text_stat(
 ) -> tuple[str, os.stat_result]:
     """:func:`read_text_nofollow`, with the ``fstat`` of the very file the text came from."""
     try:
-        data, info = _read_regular_stat(path, limit, note=note)
+        data, info = read_regular_stat(path, limit, note=note)
     except AccessDeniedError:
         raise  # a PermissionError too, yet already the answer
     except OSError as error:

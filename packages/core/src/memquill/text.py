@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Final
 
 __all__ = [
+    "LONE_SURROGATE",
     "path_key",
     "point_at",
     "point_of",
@@ -23,6 +24,10 @@ __all__ = [
     "utf16_slice",
     "utf16_take",
 ]
+
+LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+"""A surrogate code point on its own (a JSON ``\\ud800`` escape makes one): it has no UTF-8
+form, so text holding one can be neither hashed nor written, and is refused up front."""
 
 
 def path_key(path: str) -> bytes:

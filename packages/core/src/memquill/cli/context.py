@@ -34,6 +34,7 @@ from memquill.paths import WorkspaceChoice, choose_workspace
 from memquill.plugins import open_session
 from memquill.query import MemoryQuery
 from memquill.store import MAX_CONTENT_UNITS
+from memquill.text import LONE_SURROGATE
 from memquill.tools import Access, MemorySession, MemoryToolset
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
     "run",
 ]
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # What ``json.dumps(..., ensure_ascii=False)`` leaves raw although a terminal acts on it.
 _JSON_RAW_CONTROLS: Final = re.compile("[\x7f-\x9f]")
 # A fact is at most 16,000 UTF-16 units, at most 4 UTF-8 bytes each: more is never a fact.
@@ -191,7 +191,7 @@ def _check_text_arguments(args: argparse.Namespace) -> None:
             list(cast("list[object]", value)) if isinstance(value, list) else [value]
         )
         if name == "workspace" or not any(
-            isinstance(v, str) and _SURROGATE.search(v) for v in values
+            isinstance(v, str) and LONE_SURROGATE.search(v) for v in values
         ):
             continue
         raise InvalidInputError(

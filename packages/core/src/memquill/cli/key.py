@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from memquill.atomic import atomic_write
 from memquill.cli.context import Context, add_common
 from memquill.errors import InvalidInputError, Messages, StorageError
 from memquill.keyfiles import KEY_BYTES
@@ -85,17 +86,12 @@ def _export(args: argparse.Namespace, context: Context) -> int:
     target = Path(args.output).absolute()
     _refuse_shared_place(target, context.workspace)
     key = source.load()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(target, flags, 0o600)
+        atomic_write(target, key_text(key).encode("ascii"), exclusive=True)
     except FileExistsError:
         raise InvalidInputError(Messages.KEY_FILE_EXISTS) from None
     except OSError as error:
         raise StorageError(Messages.SAVE_FAILED) from error
-    with os.fdopen(descriptor, "w", encoding="ascii") as handle:
-        handle.write(key_text(key))
-        handle.flush()
-        os.fsync(handle.fileno())
     context.emit(
         f"record key {key_id(key)} written to {target} (readable by you only); import it on "
         "the other machine, then delete the file",

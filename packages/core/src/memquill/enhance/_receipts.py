@@ -13,7 +13,9 @@ block by itself; the stale file is removed after the next successful call.
 Reading is strict and fails closed: a symlink, a non-regular file, more than 1,024 bytes,
 group/other permission bits, or anything but exactly this shape is
 :class:`PersistenceUnavailable`, which the runner reports as ``persistence_unavailable``
-instead of calling the model. Writing is a temporary file (exclusive, 0600), fsync, rename.
+instead of calling the model. Reading and writing are :class:`memquill.json_file.JsonFile`'s:
+the whole receipt is written at once (:func:`memquill.atomic.atomic_write`: ``0600``, synced,
+renamed, the folder synced).
 """
 
 from __future__ import annotations
@@ -21,23 +23,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.errors import SourceError
+from memquill.json_file import Faults, JsonFile
 from memquill.jsondoc import parse_json
-from memquill.owner_only import private_folder
-from memquill.paths import open_regular
 
 __all__ = ["MAX_RECEIPT_BYTES", "BlockReceipt", "BlockReceipts", "PersistenceUnavailable"]
 
 MAX_RECEIPT_BYTES: Final = 1024
 _FORMAT: Final = "memquill-model-block"
 _KEYS: Final = ("format", "version", "label", "fingerprint", "reason", "rootCause")
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class PersistenceUnavailable(Exception):
@@ -45,6 +42,15 @@ class PersistenceUnavailable(Exception):
 
     def __init__(self) -> None:
         super().__init__("AUXILIARY_CONFIGURATION_STATE_UNAVAILABLE")
+
+
+_FAULTS: Final = Faults(
+    unsafe=PersistenceUnavailable,
+    too_large=PersistenceUnavailable,
+    unreadable=PersistenceUnavailable,
+    unsaved=PersistenceUnavailable,
+    busy=PersistenceUnavailable,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,58 +77,26 @@ class BlockReceipts:
         Raises:
             PersistenceUnavailable: the file exists but is unsafe or malformed.
         """
-        path = self.path_for(digest)
-        try:
-            if path.is_symlink():
-                raise PersistenceUnavailable()
-            descriptor = open_regular(path)  # never waits on a FIFO planted there
-        except FileNotFoundError:
-            return None
-        except (OSError, SourceError):
-            raise PersistenceUnavailable() from None
-        try:
-            info = os.fstat(descriptor)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECEIPT_BYTES:
-                raise PersistenceUnavailable()
-            if os.name == "posix" and info.st_mode & 0o077:
-                raise PersistenceUnavailable()
-            raw = os.read(descriptor, MAX_RECEIPT_BYTES + 1)
-        except OSError:
-            raise PersistenceUnavailable() from None
-        finally:
-            os.close(descriptor)
-        return _parse(raw)
+        return self._file(digest).read()
 
     def write(self, digest: str, receipt: BlockReceipt) -> None:
-        """Store ``receipt`` atomically.
+        """Store ``receipt`` atomically (each writer writes the whole receipt: no lock).
 
         Raises:
             PersistenceUnavailable: it could not be written.
         """
-        document = {
-            "format": _FORMAT,
-            "version": 1,
-            "label": receipt.label,
-            "fingerprint": receipt.fingerprint,
-            "reason": "credentials_missing",
-            "rootCause": "credentials",
-        }
-        data = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        target = self.path_for(digest)
-        temporary = self.directory / f".{target.name}.{secrets.token_hex(8)}.tmp"
-        try:
-            private_folder(self.directory)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-            descriptor = os.open(temporary, flags, 0o600)
-            try:
-                os.write(descriptor, data)
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-            os.replace(temporary, target)
-        except OSError:
-            temporary.unlink(missing_ok=True)
-            raise PersistenceUnavailable() from None
+        self._file(digest).write(receipt)
+
+    def _file(self, digest: str) -> JsonFile[BlockReceipt | None]:
+        return JsonFile(
+            self.path_for(digest),
+            decode=_parse,
+            encode=_encode,
+            empty=lambda: None,
+            faults=_FAULTS,
+            limit=MAX_RECEIPT_BYTES,
+            owner_only=True,
+        )
 
     def remove(self, digest: str) -> None:
         """Delete the receipt for ``digest`` if it is there (a stale one, after a key change)."""
@@ -144,6 +118,20 @@ class BlockReceipts:
                 except PersistenceUnavailable:
                     found.append(None)
         return found
+
+
+def _encode(receipt: BlockReceipt | None) -> bytes:
+    if receipt is None:
+        raise PersistenceUnavailable()  # never asked: an absent receipt is removed, not written
+    document = {
+        "format": _FORMAT,
+        "version": 1,
+        "label": receipt.label,
+        "fingerprint": receipt.fingerprint,
+        "reason": "credentials_missing",
+        "rootCause": "credentials",
+    }
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _parse(raw: bytes) -> BlockReceipt:

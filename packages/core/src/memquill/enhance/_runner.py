@@ -286,13 +286,14 @@ class AuxiliaryRunner:
         return result
 
 
-_DEFAULT: list[AuxiliaryRunner] = []
+_default: AuxiliaryRunner | None = None
 _DEFAULT_LOCK: Final = threading.Lock()
 
 
 def default_runner() -> AuxiliaryRunner:
     """The process's runner (made on first use): one set of cooldowns for the whole process."""
+    global _default
     with _DEFAULT_LOCK:
-        if not _DEFAULT:
-            _DEFAULT.append(AuxiliaryRunner())
-        return _DEFAULT[0]
+        if _default is None:
+            _default = AuxiliaryRunner()
+        return _default

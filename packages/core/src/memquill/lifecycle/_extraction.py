@@ -27,7 +27,7 @@ from memquill.lifecycle._codec import valid_reference
 from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import MessageSource, SessionGate, always_ready
 from memquill.lifecycle._job import PassConfig
-from memquill.lifecycle._pass import PassReport, running, schedule
+from memquill.lifecycle._pass import SCHEDULER, PassReport
 from memquill.lifecycle._status import STATUS_JOBS, JobsView, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, flush_session, record_turn
 from memquill.store._codec import iso_timestamp
@@ -154,7 +154,7 @@ class Extraction:
                 turn it just recorded).
         """
         if after is None:
-            return schedule(self._config, model_loop())
+            return SCHEDULER.schedule(self._config, model_loop())
         return asyncio.run_coroutine_threadsafe(self.aresume(after=after), model_loop())
 
     async def aresume(self, *, after: Callable[[], Awaitable[object]] | None = None) -> PassReport:
@@ -182,7 +182,7 @@ class Extraction:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            futures = running(str(self.ledger.root))
+            futures = SCHEDULER.running(str(self.ledger.root))
             if not futures:
                 return True
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -203,7 +203,7 @@ class Extraction:
     # -- internals -------------------------------------------------------------------------
 
     def _schedule_here(self) -> concurrent.futures.Future[PassReport]:
-        return schedule(self._config, asyncio.get_running_loop())
+        return SCHEDULER.schedule(self._config, asyncio.get_running_loop())
 
     def _provider(self) -> str:
         if self.model is None:

@@ -1,11 +1,13 @@
 """The ledger on disk: ``.assistant/memory-jobs.json``, its two kernel locks, atomic rewrites.
 
-- Reads take no lock (a rewrite replaces the file atomically) and create nothing: a workspace
-  whose ledger does not exist reads as an empty ledger, and viewing it leaves no trace.
+- The ledger is a :class:`memquill.json_file.JsonFile`. Reads take no lock (a rewrite
+  replaces the file atomically) and create nothing: a workspace whose ledger does not exist
+  reads as an empty ledger, and viewing it leaves no trace.
 - Every change is a short read-modify-write under a kernel lock on ``memory-jobs.json.lock``
-  (portalocker, freed by the kernel when its holder dies), written to an exclusive ``0600``
-  temporary file, synced, renamed over the ledger, and the folder synced. A process killed at
-  any moment leaves the old ledger or the new one. That lock is never held across a model call.
+  (freed by the kernel when its holder dies), written only when it changed something, whole:
+  an exclusive ``0600`` staging file, synced, renamed over the ledger, the folder synced. A
+  process killed at any moment leaves the old ledger or the new one. That lock is never held
+  across a model call.
 - A pass of the extraction runner holds a second lock, ``memory-jobs.json.runner``, claimed
   without waiting: one pass at a time per workspace across every process.
 - ``.assistant`` must be a real folder and each file a regular file (never a symlink):
@@ -14,19 +16,16 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Generator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Final
-
-import portalocker
 
 from memquill.errors import (
     JobBusyError,
@@ -34,15 +33,13 @@ from memquill.errors import (
     JobUnsafePathError,
     MemquillError,
     Messages,
-    SourceError,
     StorageError,
 )
+from memquill.json_file import Faults, JsonFile
+from memquill.kernel_lock import release_lock, take_lock
 from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.lifecycle._model import MAX_LEDGER_BYTES, Ledger
-from memquill.owner_only import private_folder
-from memquill.paths import canonical_workspace, open_regular
-from memquill.store._fileio import fsync_directory, write_synced
-from memquill.store._waiting import wait_for_lock
+from memquill.paths import canonical_workspace
 
 __all__ = ["LEDGER_PATH", "LedgerFile"]
 
@@ -57,6 +54,13 @@ _CACHED_LEDGERS: Final = 32
 # rewrite within the clock's granularity is still seen).
 _CACHE: Final[OrderedDict[Path, tuple[bytes, Ledger]]] = OrderedDict()
 _CACHE_LOCK: Final = threading.Lock()
+_FAULTS: Final = Faults(
+    unsafe=partial(JobUnsafePathError, Messages.JOBS_UNSAFE_PATH),
+    too_large=partial(JobLimitError, Messages.JOBS_LIMIT),
+    unreadable=partial(StorageError, Messages.JOBS_READ_FAILED),
+    unsaved=partial(StorageError, Messages.JOBS_SAVE_FAILED),
+    busy=partial(JobBusyError, Messages.JOBS_BUSY),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,22 @@ class LedgerFile:
 
     root: Path
     lock_timeout: float = 5.0
+    _file: JsonFile[Ledger] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        path = self.path
+        ledger_file = JsonFile(
+            path,
+            decode=partial(_decoded, path),
+            encode=partial(_encoded, path),
+            empty=Ledger,
+            faults=_FAULTS,
+            limit=MAX_LEDGER_BYTES,
+            lock_timeout=self.lock_timeout,
+            parents=False,
+            guard=self._check_paths,
+        )
+        object.__setattr__(self, "_file", ledger_file)
 
     @classmethod
     def of(cls, workspace: str | os.PathLike[str], lock_timeout: float = 5.0) -> LedgerFile:
@@ -107,33 +127,7 @@ class LedgerFile:
         Raises:
             JobCorruptError, JobLimitError, JobUnsafePathError, StorageError.
         """
-        return self._read()[1]
-
-    def _read(self) -> tuple[bytes, Ledger]:
-        self._check_paths()
-        try:
-            fd = open_regular(self.path)  # never waits on a FIFO swapped in after the check
-        except FileNotFoundError:
-            return b"", Ledger()
-        except SourceError:
-            raise JobUnsafePathError(Messages.JOBS_UNSAFE_PATH) from None
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise JobUnsafePathError(Messages.JOBS_UNSAFE_PATH) from None
-            raise StorageError(Messages.JOBS_READ_FAILED) from error
-        try:
-            with os.fdopen(fd, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                if not stat.S_ISREG(info.st_mode):
-                    raise JobUnsafePathError(Messages.JOBS_UNSAFE_PATH)
-                if info.st_size > MAX_LEDGER_BYTES:
-                    raise JobLimitError(Messages.JOBS_LIMIT)
-                data = handle.read(MAX_LEDGER_BYTES + 1)
-        except OSError as error:
-            raise StorageError(Messages.JOBS_READ_FAILED) from error
-        if len(data) > MAX_LEDGER_BYTES:
-            raise JobLimitError(Messages.JOBS_LIMIT)
-        return data, _decoded(self.path, data)
+        return self._file.read()
 
     @contextmanager
     def change(self) -> Generator[Ledger]:
@@ -146,67 +140,24 @@ class LedgerFile:
             JobCorruptError, JobLimitError (also when the result would exceed 4 MiB),
             JobUnsafePathError, StorageError.
         """
-        self._check_paths()
-        try:
-            private_folder(self.directory, parents=False)
-        except OSError as error:
-            raise StorageError(Messages.JOBS_SAVE_FAILED) from error
-        self._check_paths()
-        lock = _lock(self.directory / f"{LEDGER_NAME}.lock", self.lock_timeout)
-        if lock is None:
-            raise JobBusyError(Messages.JOBS_BUSY)
-        try:
-            before, ledger = self._read()
+        with self._file.change() as ledger:
             yield ledger
-            after = encode_ledger(ledger)
-            if after != before and (before or ledger != Ledger()):
-                self._write(after)
-                _remember(self.path, after, ledger)
-        finally:
-            _unlock(lock)
 
     @contextmanager
     def runner_claim(self) -> Generator[bool]:
         """Claim the runner lock without waiting; yields whether this caller holds it."""
         self._check_paths()
-        lock = (
-            _lock(self.directory / f"{LEDGER_NAME}.runner", 0.0)
-            if self.directory.is_dir()
-            else None
-        )
+        fd: int | None = None
+        if self.directory.is_dir():
+            try:
+                fd = take_lock(self.directory / f"{LEDGER_NAME}.runner", 0.0)
+            except (OSError, MemquillError):
+                fd = None  # held by another pass, or unusable: no pass here
         try:
-            yield lock is not None
+            yield fd is not None
         finally:
-            if lock is not None:
-                _unlock(lock)
-
-    def _write(self, data: bytes) -> None:
-        if len(data) > MAX_LEDGER_BYTES:
-            raise JobLimitError(Messages.JOBS_LIMIT)
-        self._remove_stale_staging()
-        staging = self.directory / f"{LEDGER_NAME}.{uuid.uuid4().hex}.tmp"
-        try:
-            write_synced(staging, data)
-            os.replace(staging, self.path)
-            fsync_directory(self.directory)
-        except OSError as error:
-            staging.unlink(missing_ok=True)
-            raise StorageError(Messages.JOBS_SAVE_FAILED) from error
-
-    def _remove_stale_staging(self) -> None:
-        # Only ever called under the change lock: a staging file is then nobody's live write.
-        try:
-            with os.scandir(self.directory) as entries:
-                stale = [
-                    entry.path
-                    for entry in entries
-                    if entry.name.startswith(LEDGER_NAME + ".") and entry.name.endswith(".tmp")
-                ]
-        except OSError:
-            return
-        for path in stale:
-            with suppress(OSError):  # a leftover costs disk space only; the next change retries
-                os.unlink(path)
+            if fd is not None:
+                release_lock(fd)
 
     def _check_paths(self) -> None:
         checks = (
@@ -238,6 +189,12 @@ def _decoded(path: Path, data: bytes) -> Ledger:
     return _copy(ledger)
 
 
+def _encoded(path: Path, ledger: Ledger) -> bytes:
+    data = encode_ledger(ledger)
+    _remember(path, data, ledger)  # the bytes this ledger is written as decode to it
+    return data
+
+
 def _remember(path: Path, data: bytes, ledger: Ledger) -> None:
     with _CACHE_LOCK:
         _CACHE[path] = (data, _copy(ledger))
@@ -254,28 +211,3 @@ def _copy(ledger: Ledger) -> Ledger:
         list(ledger.jobs),
         {session: list(refs) for session, refs in ledger.pending_sources.items()},
     )
-
-
-def _lock(path: Path, timeout: float) -> int | None:
-    """An exclusive kernel lock on ``path`` (created ``0600``), waited for up to ``timeout``
-    seconds as the store's writers wait; ``None`` when it stays held or cannot be taken. The
-    kernel frees it when the holder dies, so no stale lock is ever left behind."""
-    try:
-        fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except (OSError, SourceError):
-        return None
-    try:
-        wait_for_lock(fd, timeout)
-    except MemquillError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def _unlock(fd: int) -> None:
-    try:
-        portalocker.unlock(fd)
-    except portalocker.LockException:
-        pass  # closing the descriptor frees the lock anyway
-    finally:
-        os.close(fd)

@@ -139,7 +139,7 @@ class _JobRun:
     async def _attempt(self, used: list[UsableTurn], signature: str) -> None:
         config, job = self.config, self.job
         if job.storage_blocked_revision == signature:
-            return self._leave()
+            return None  # unchanged: the job waits for a later pass
         store = config.session.store
         # A committed batch holds at least one of its keys (a fact already in memory is skipped,
         # so not always ``<job id>:0``); a batch of known facts only left none, and is asked
@@ -169,9 +169,9 @@ class _JobRun:
             (job.requires_configuration_change and job.reason == "credentials_missing")
             or (job.retry_at is not None and job.retry_at > self._now_ms())
         ):
-            return self._leave()
+            return None  # unchanged: the job waits for a later pass
         if self.state.calls >= MAX_CALLS_PER_PASS:
-            return self._leave()
+            return None
         self.state.calls += 1
         self._reserve(fingerprint, model.identity.label)
         turns = cut_turns(
@@ -286,14 +286,18 @@ class _JobRun:
         self.state.settled.append((self.job.id, status, reason))
 
     def _update(self, status: JobStatus, reason: str | None, **changes: object) -> None:
+        # A step that changes nothing of a job the ledger holds (a job with no model, each
+        # pass) leaves the ledger as it is, updatedAt too: the file is not rewritten.
         now = iso_timestamp(datetime.fromtimestamp(self.config.clock(), UTC))
         with self.config.ledger.change() as ledger:
-            current = ledger.job(self.job.id) or self.job
-            self.job = current.evolve(status=status, reason=reason, updated_at=now, **changes)
+            held = ledger.job(self.job.id)
+            current = held or self.job
+            evolved = current.evolve(status=status, reason=reason, **changes)
+            if held is not None and evolved == held:
+                self.job = held
+                return
+            self.job = evolved.evolve(updated_at=now)
             ledger.replace_job(self.job)
-
-    def _leave(self) -> None:
-        """No change: the job waits for a later pass."""
 
     def _now_ms(self) -> int:
         return int(self.config.clock() * 1000)

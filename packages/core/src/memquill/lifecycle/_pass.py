@@ -6,7 +6,7 @@ takes the jobs that can still move (``pending``, ``running``, ``unavailable``, `
 ``cooldown``) oldest ``updatedAt`` first (settling a job moves it to the back, so a job that
 keeps failing cannot starve newer ones) and makes at most three model calls.
 
-One runner per workspace per event loop: :func:`schedule` starts passes on a loop, and a
+One runner per workspace per event loop: :meth:`Scheduler.schedule` starts passes on a loop, and a
 request that arrives while a pass runs sets a rerun flag instead (the running driver does one
 more pass for it, with the requester's model and source). Every caller of the same run gets
 the same future.
@@ -24,7 +24,7 @@ from typing import Final
 from memquill.lifecycle._job import MAX_CALLS_PER_PASS, PassConfig, PassState, process_job
 from memquill.lifecycle._model import ELIGIBLE, JobStatus
 
-__all__ = ["PassReport", "run_pass", "running", "schedule"]
+__all__ = ["SCHEDULER", "PassReport", "Scheduler", "run_pass"]
 
 _LOG: Final = logging.getLogger("memquill.lifecycle")
 
@@ -91,70 +91,82 @@ class _Driver:
     future: Future[PassReport] | None = None
 
 
-_DRIVERS: Final[dict[tuple[str, int], _Driver]] = {}
-_LOCK: Final = threading.Lock()
+_Key = tuple[str, asyncio.AbstractEventLoop]
 
 
-def schedule(config: PassConfig, loop: asyncio.AbstractEventLoop) -> Future[PassReport]:
-    """Run passes for ``config`` on ``loop`` (or join the run already going there).
+class Scheduler:
+    """The runs going on in this process: one driver per (workspace, event loop), dropped
+    when its run ends. The process has one (:data:`SCHEDULER`), so every extraction of a
+    workspace joins the same run on a loop."""
 
-    Returns the run's future: it completes when no pass is left to do on that loop for that
-    workspace, with every pass's report merged. A pass that raised is logged and its error is
-    in :attr:`PassReport.error`; the future itself fails only when the loop cancels the run.
-    """
-    key = (str(config.ledger.root), id(loop))
-    with _LOCK:
-        driver = _DRIVERS.setdefault(key, _Driver())
-        driver.pending[id(config)] = config
-        if driver.future is not None:
-            return driver.future
-        future: Future[PassReport] = Future()
-        driver.future = future
-    try:
-        asyncio.run_coroutine_threadsafe(_drive(key, driver, future), loop)
-    except RuntimeError as error:  # the loop is closed
-        with _LOCK:
-            driver.future = None
-            driver.pending.clear()
-        future.set_exception(error)
-    return future
+    def __init__(self) -> None:
+        self._drivers: dict[_Key, _Driver] = {}
+        self._lock = threading.Lock()
 
+    def schedule(self, config: PassConfig, loop: asyncio.AbstractEventLoop) -> Future[PassReport]:
+        """Run passes for ``config`` on ``loop`` (or join the run already going there).
 
-def running(workspace: str) -> list[Future[PassReport]]:
-    """The futures of runs going on for ``workspace`` (its canonical path), on any loop."""
-    with _LOCK:
-        return [
-            driver.future
-            for (root, _), driver in _DRIVERS.items()
-            if root == workspace and driver.future is not None
-        ]
-
-
-async def _drive(key: tuple[str, int], driver: _Driver, future: Future[PassReport]) -> None:
-    report = PassReport()
-    try:
-        while True:
-            with _LOCK:
-                if not driver.pending:
-                    driver.future = None
-                    _DRIVERS.pop(key, None)
-                    break
-                config = driver.pending.pop(next(iter(driver.pending)))
-            try:
-                report = report.merged(await run_pass(config))
-            except Exception as error:  # noqa: BLE001 - reported, and the run goes on
-                _LOG.warning(
-                    "extraction pass stopped: %s", getattr(error, "code", type(error).__name__)
-                )
-                report = report.merged(PassReport(error=error))
-    except BaseException as error:  # the loop cancelled the run (it is shutting down)
-        with _LOCK:
-            driver.future = None
-            driver.pending.clear()
-            _DRIVERS.pop(key, None)
-        if isinstance(error, asyncio.CancelledError):
-            future.cancel()
-        else:
+        Returns the run's future: it completes when no pass is left to do on that loop for
+        that workspace, with every pass's report merged. A pass that raised is logged and its
+        error is in :attr:`PassReport.error`; the future itself fails only when the loop
+        cancels the run.
+        """
+        key = (str(config.ledger.root), loop)
+        with self._lock:
+            driver = self._drivers.setdefault(key, _Driver())
+            driver.pending[id(config)] = config
+            if driver.future is not None:
+                return driver.future
+            future: Future[PassReport] = Future()
+            driver.future = future
+        try:
+            asyncio.run_coroutine_threadsafe(self._drive(key, driver, future), loop)
+        except RuntimeError as error:  # the loop is closed
+            self._drop(key, driver)
             future.set_exception(error)
-        raise
-    future.set_result(report)
+        return future
+
+    def running(self, workspace: str) -> list[Future[PassReport]]:
+        """The futures of runs going on for ``workspace`` (its canonical path), on any loop."""
+        with self._lock:
+            return [
+                driver.future
+                for (root, _), driver in self._drivers.items()
+                if root == workspace and driver.future is not None
+            ]
+
+    def _drop(self, key: _Key, driver: _Driver) -> None:
+        with self._lock:
+            driver.future = None
+            driver.pending.clear()
+            self._drivers.pop(key, None)
+
+    async def _drive(self, key: _Key, driver: _Driver, future: Future[PassReport]) -> None:
+        report = PassReport()
+        try:
+            while True:
+                with self._lock:
+                    if not driver.pending:
+                        driver.future = None
+                        self._drivers.pop(key, None)
+                        break
+                    config = driver.pending.pop(next(iter(driver.pending)))
+                try:
+                    report = report.merged(await run_pass(config))
+                except Exception as error:  # noqa: BLE001 - reported, and the run goes on
+                    _LOG.warning(
+                        "extraction pass stopped: %s", getattr(error, "code", type(error).__name__)
+                    )
+                    report = report.merged(PassReport(error=error))
+        except BaseException as error:  # the loop cancelled the run (it is shutting down)
+            self._drop(key, driver)
+            if isinstance(error, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(error)
+            raise
+        future.set_result(report)
+
+
+SCHEDULER: Final = Scheduler()
+"""The process's scheduler (it starts nothing until asked)."""

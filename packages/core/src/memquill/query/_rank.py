@@ -123,9 +123,13 @@ class Corpus:
         """How many documents hold ``term``."""
         return len(self.postings(term))
 
-    def stats(self, index: int) -> SearchDocument:
-        """Document ``index``."""
+    def document(self, index: int) -> SearchDocument:
+        """Document ``index`` (every one is in memory, in full)."""
         return self.documents[index]
+
+    # Ranking's cheap view and the full document are one here (a persistent corpus keeps
+    # figures apart from the text, hence two names in :class:`RankCorpus`).
+    stats = document
 
     def day(self, index: int) -> date | None:
         """The day document ``index``'s path names."""
@@ -150,10 +154,6 @@ class Corpus:
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk of document ``index``."""
         return self.documents[index].chunk_counts(term)
-
-    def document(self, index: int) -> SearchDocument:
-        """Document ``index``."""
-        return self.documents[index]
 
 
 def rank(
@@ -187,18 +187,18 @@ def rank(
         postings = corpus.postings(term)
         if not postings:
             continue
-        idf = _idf(size, corpus.frequency(term))
+        weight = idf(size, corpus.frequency(term))
         for index, body, fields in postings:
             document = corpus.stats(index)
             if not matches_filters(document, file_type, wanted):
                 continue
             frequency = _frequency(params, corpus.average_length, document, body, fields)
-            gain = idf * frequency * (params.k1 + 1.0) / (frequency + params.k1)
+            gain = weight * frequency * (params.k1 + 1.0) / (frequency + params.k1)
             scores[index] = scores.get(index, 0.0) + gain
             if body:
-                matched.setdefault(index, []).append((term, idf))
+                matched.setdefault(index, []).append((term, weight))
     _score_months(corpus, query, params, file_type, wanted, scores)
-    factors = {index: _recency(corpus.day(index), now, params) for index in scores}
+    factors = {index: day_factor(corpus.day(index), now, params) for index in scores}
     decayed = [
         (-score * factors[index], corpus.path_key(index), index) for index, score in scores.items()
     ]
@@ -246,26 +246,17 @@ def recency_factor(
     and never buries a match clearly better than a newer one.
     """
     params = RankParams(half_life_days=half_life_days, recency_weight=weight)
-    return _recency(path_day(path), now, params)
-
-
-def day_factor(day: date | None, now: datetime, params: RankParams) -> float:
-    """The recency factor of a document whose path names ``day`` (1 for ``None``)."""
-    return _recency(day, now, params)
-
-
-def idf(total: int, holding: int) -> float:
-    """The inverse document frequency of a term ``holding`` of ``total`` documents hold."""
-    return _idf(total, holding)
+    return day_factor(path_day(path), now, params)
 
 
 def month_gain(total: int, holding: int, params: RankParams) -> float:
     """The score a month the query names adds to each document dated in it."""
     weight = params.date_weight
-    return _idf(total, holding) * weight * (params.k1 + 1.0) / (weight + params.k1)
+    return idf(total, holding) * weight * (params.k1 + 1.0) / (weight + params.k1)
 
 
-def _recency(day: date | None, now: datetime, params: RankParams) -> float:
+def day_factor(day: date | None, now: datetime, params: RankParams) -> float:
+    """The recency factor of a document whose path names ``day`` (1 for ``None``)."""
     if day is None or params.half_life_days is None:
         return 1.0
     moment = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
@@ -295,7 +286,8 @@ def _score_months(
                 scores[index] = scores.get(index, 0.0) + gain
 
 
-def _idf(total: int, holding: int) -> float:
+def idf(total: int, holding: int) -> float:
+    """The inverse document frequency of a term ``holding`` of ``total`` documents hold."""
     return math.log(1.0 + (total - holding + 0.5) / (holding + 0.5))
 
 

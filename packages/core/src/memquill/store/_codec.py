@@ -36,7 +36,7 @@ from memquill.store._record import (
     RecordStatus,
     source_key,
 )
-from memquill.text import utf16_len, utf16_take
+from memquill.text import LONE_SURROGATE, utf16_len, utf16_take
 
 __all__ = [
     "HEADER",
@@ -88,9 +88,6 @@ _REFERENCE_FIELDS: Final = ("sessionId", "messageId", "capturedAt")
 _KNOWN_SOURCE_KEYS: Final = frozenset({"kind", "role", *_REFERENCE_FIELDS})
 _MAX_REFERENCE_UNITS: Final = 200
 _CONTROL: Final = re.compile(r"[\x00-\x1f]")
-# A lone surrogate (which a JSON ``\ud800`` escape can produce) has no UTF-8 form, so it could
-# never be written: refuse it up front instead of failing in the middle of a write.
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # What ``json.dumps(meta, separators=(",", ":"), ensure_ascii=False)`` writes, built once.
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
@@ -272,7 +269,7 @@ def validate_content(content: object) -> str:
         InvalidInputError: otherwise.
     """
     problem = _content_problem(content)
-    if problem is None and _SURROGATE.search(cast(str, content)):
+    if problem is None and LONE_SURROGATE.search(cast(str, content)):
         problem = Messages.CONTENT  # decoded files never hold one, so only writes check
     if problem is None and _invisible(cast(str, content)):
         # Only zero-width and format characters: blank to a reader. Checked on writes only,
@@ -333,5 +330,5 @@ def _valid_reference(value: object) -> bool:
         isinstance(value, str)
         and utf16_len(value) <= _MAX_REFERENCE_UNITS
         and not _CONTROL.search(value)
-        and not _SURROGATE.search(value)
+        and not LONE_SURROGATE.search(value)
     )

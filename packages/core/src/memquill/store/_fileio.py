@@ -1,5 +1,5 @@
-"""Durable file primitives: a bounded no-follow read, a synced exclusive write, directory fsync,
-and the private backup of a records file about to be replaced."""
+"""The records file's bounded no-follow read, and the private backup of a records file about
+to be replaced (written whole, as every file is: :mod:`memquill.atomic`)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from memquill.atomic import atomic_write
 from memquill.errors import CapacityError, Messages, SourceError, UnsafePathError
 from memquill.paths import open_regular
 from memquill.store._codec import MAX_STORE_BYTES
 
-__all__ = ["BACKUP_PREFIX", "fsync_directory", "read_bounded", "write_backup", "write_synced"]
+__all__ = ["BACKUP_PREFIX", "read_bounded", "write_backup"]
 
 BACKUP_PREFIX: Final = ".records-backup-"
 """Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
-
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-# Filesystems (and Windows) that cannot fsync a directory say so with these; nothing to do then.
-_IGNORED_DIR_FSYNC: Final = frozenset(
-    {errno.EINVAL, errno.EPERM, errno.EISDIR, errno.EBADF, errno.ENOTSUP}
-)
 
 
 def read_bounded(file: Path) -> bytes:
@@ -50,37 +45,13 @@ def read_bounded(file: Path) -> bytes:
     return data
 
 
-def write_synced(path: Path, data: bytes) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-    fd = os.open(path, flags, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError as error:
-        if error.errno in _IGNORED_DIR_FSYNC:
-            return
-        raise
-    try:
-        os.fsync(fd)
-    except OSError as error:
-        if error.errno not in _IGNORED_DIR_FSYNC:
-            raise
-    finally:
-        os.close(fd)
-
-
 def write_backup(directory: Path, raw: bytes, now: datetime) -> Path:
     """Write ``raw`` (a records file about to be replaced) to a new backup file in
-    ``directory``, fsynced; its path."""
+    ``directory``, durably (the file and its name); its path.
+
+    Raises:
+        OSError: it could not be written (``FileExistsError``: a racing backup took the name).
+    """
     stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
     for attempt in range(100):
         suffix = f"-{attempt}" if attempt else ""
@@ -89,5 +60,5 @@ def write_backup(directory: Path, raw: bytes, now: datetime) -> Path:
             break
     else:
         path = directory / f"{BACKUP_PREFIX}{stamp}-{uuid.uuid4()}.md"
-    write_synced(path, raw)
+    atomic_write(path, raw, exclusive=True)
     return path

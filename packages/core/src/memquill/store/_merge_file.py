@@ -10,13 +10,11 @@ compare-and-swap on the bytes the merge read) and only then replaced, in one ren
 
 from __future__ import annotations
 
-import contextlib
-import os
-import uuid
 from pathlib import Path
 
+from memquill.atomic import atomic_write
 from memquill.errors import ConflictError, MemoryRecordError, Messages, StorageError
-from memquill.store._fileio import fsync_directory, read_bounded, write_synced
+from memquill.store._fileio import read_bounded
 from memquill.store._merge import MergeReport, merge_files
 
 __all__ = ["merge_into_file", "read_copy"]
@@ -48,16 +46,15 @@ def merge_into_file(path: Path, base: bytes, theirs: bytes) -> tuple[MergeReport
     data, report = merge_files(base, ours, theirs)
     if data == ours:
         return report, False
-    staging = path.with_name(f".{path.name}.{uuid.uuid4()}.tmp")
-    try:
-        write_synced(staging, data)
+
+    def unchanged() -> None:
         if read_bounded(path) != ours:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
-        os.replace(staging, path)
-        fsync_directory(path.parent)
+
+    try:
+        atomic_write(path, data, check=unchanged)
+    except MemoryRecordError:
+        raise
     except OSError as error:
         raise StorageError(Messages.SAVE_FAILED) from error
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            staging.unlink()
     return report, True

@@ -20,7 +20,6 @@ first use; the workspace's row (and its id, which seeds revisions) on first conn
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 import threading
 import uuid
@@ -33,6 +32,7 @@ from typing import Final, Literal, TypeAlias, TypeVar, cast
 import psycopg
 from psycopg import errors as pg_errors
 
+from memquill.atomic import atomic_write
 from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
 from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
@@ -281,16 +281,8 @@ class PostgresBackend(RecordsBackend):
         with contextlib.suppress(MemoryRecordError, OSError):
             locations = locate(self._workspace)
             private_folder(locations.directory, parents=False)
-            staging = locations.directory / f"{MIRROR_NAME}.{uuid.uuid4()}.new"
-            try:
-                # Read-only, and only its owner's: it holds every active fact.
-                fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(staging, locations.directory / MIRROR_NAME)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    staging.unlink()
+            # Read-only, and only its owner's: it holds every active fact.
+            atomic_write(locations.directory / MIRROR_NAME, data, mode=0o400)
 
     def _connect(self) -> Connection:
         if self._connection is not None and not self._connection.closed:

@@ -20,13 +20,12 @@ the one that was planned.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
+from memquill.atomic import atomic_write
 from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
 from memquill.jsondoc import parse_json
 from memquill.store._codec import (
@@ -42,17 +41,11 @@ from memquill.store._codec import (
     validate_content,
 )
 from memquill.store._diagnose import MARKER, MARKER_END, SEPARATOR, diagnose, next_marker
-from memquill.store._fileio import (
-    BACKUP_PREFIX,
-    fsync_directory,
-    read_bounded,
-    write_backup,
-    write_synced,
-)
+from memquill.store._fileio import BACKUP_PREFIX, read_bounded, write_backup
 from memquill.store._lock import WriterLock
 from memquill.store._record_key import KeySource, RecordKey, keyed_fields
 from memquill.store._secrets import SecretScanner
-from memquill.store._transaction import TEMP_PREFIX, TEMP_SUFFIX, Locations
+from memquill.store._transaction import Locations
 from memquill.text import utf16_len, utf16_take
 
 __all__ = [
@@ -260,12 +253,5 @@ def apply_repair(
         if read_bounded(locations.file) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
         backup = write_backup(locations.directory, raw, now)
-        staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
-        try:
-            write_synced(staging, plan.data)
-            os.replace(staging, locations.file)
-            fsync_directory(locations.directory)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                staging.unlink()
+        atomic_write(locations.file, plan.data)
     return backup.relative_to(locations.root).as_posix()

@@ -8,7 +8,6 @@ directory. A process killed at any point leaves either the old file or the new o
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -39,15 +38,13 @@ from memquill.store._results import Candidate, Snapshot, WriteResult
 from memquill.store._store_reads import StoreReader
 from memquill.store._store_sync import SyncOperations
 from memquill.store._transaction import Outcome
-from memquill.text import utf16_len
+from memquill.text import LONE_SURROGATE, utf16_len
 
 __all__ = ["MAX_BATCH", "RecordStore", "Target"]
 
 MAX_BATCH: Final = 40
 MAX_KEY_UNITS: Final = 1000
 _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
-# The key is hashed as UTF-8, which a lone surrogate does not have.
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class RecordStore(StoreReader, SyncOperations):
@@ -97,7 +94,7 @@ class RecordStore(StoreReader, SyncOperations):
             self._check_content(candidate.content)
             validate_source(candidate.source)
             key = candidate.idempotency_key
-            if not key or utf16_len(key) > MAX_KEY_UNITS or _SURROGATE.search(key):
+            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
                 raise InvalidInputError(Messages.KEY_REQUIRED)
             if candidate.key is not None:
                 validate_key(candidate.key)

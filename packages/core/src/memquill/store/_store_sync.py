@@ -22,10 +22,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final
 
+from memquill.atomic import fsync_folder
 from memquill.errors import MemoryRecordError, Messages, StorageError
 from memquill.store._backend import RecordsBackend
 from memquill.store._codec import JSONValue, iso_timestamp, validate_source
-from memquill.store._fileio import fsync_directory, read_bounded
+from memquill.store._fileio import read_bounded
 from memquill.store._merge import MergeReport
 from memquill.store._merge_ops import MergeResult, keep_operation, merge_operation
 from memquill.store._record_key import KeySource, keyed_fields
@@ -149,6 +150,6 @@ def _remove(copy: Path) -> None:
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(copy)
-        fsync_directory(copy.parent)
+        fsync_folder(copy.parent)
     except OSError as error:
         raise StorageError(Messages.SAVE_FAILED) from error

@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import uuid
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Final
 
+from memquill.atomic import atomic_write, fsync_folder, remove_staging, staging_affixes
 from memquill.errors import (
     CapacityError,
     ConflictError,
@@ -38,7 +38,7 @@ from memquill.errors import (
 from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
-from memquill.store._fileio import fsync_directory, read_bounded, write_backup, write_synced
+from memquill.store._fileio import read_bounded, write_backup
 from memquill.store._lock import LOCK_NAME, WriterLock
 from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot, header_of
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
@@ -84,8 +84,9 @@ class Outcome:
 Operation = Callable[[Snapshot, list[Record]], Outcome]
 """Checks a snapshot and edits the draft (a copy of its records) in place."""
 
-TEMP_PREFIX: Final = ".records-"
-TEMP_SUFFIX: Final = ".tmp"
+RECORDS_NAME: Final = "records.md"
+TEMP_PREFIX, TEMP_SUFFIX = staging_affixes(Path(RECORDS_NAME))
+"""Staging files are ``memory/.records-<hex>.tmp`` (:mod:`memquill.atomic`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +118,7 @@ def locate(workspace: str) -> Locations:
     """
     root = canonical_workspace(workspace)
     directory = root / "memory"
-    file = directory / "records.md"
+    file = directory / RECORDS_NAME
     for path, want_directory in ((directory, True), (file, False)):
         try:
             mode = os.lstat(path).st_mode
@@ -175,7 +176,7 @@ def write_locked(
         # Taking the lock would create memory/ and the lock file. When the operation would be
         # refused or change nothing anyway, answer from an unlocked read, so a refused write
         # leaves the disk untouched (the answer is the one the store gave at that read).
-        answer = _apply(memo.decode(found.identity, read_raw(found)), operation)
+        answer = apply_operation(memo.decode(found.identity, read_raw(found)), operation)
         if isinstance(answer, WriteResult):
             return answer
     try:
@@ -192,7 +193,7 @@ def write_locked(
     finally:
         if published:
             with _save_errors():
-                fsync_directory(locations.directory)
+                fsync_folder(locations.directory)
     return result
 
 
@@ -208,7 +209,7 @@ def _save_errors() -> Generator[None]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Change:
+class Change:
     """A new file to publish (its bytes and records) and what the operation reported."""
 
     encoded: Encoded
@@ -224,22 +225,9 @@ class _Change:
         return _result(written, self.outcome)
 
 
-Change = _Change
-"""A change to publish (for backends other than the file)."""
-
-
-def apply_operation(current: Decoded, operation: Operation) -> _Change | WriteResult:
+def apply_operation(current: Decoded, operation: Operation) -> Change | WriteResult:
     """Run ``operation`` on a copy of ``current``: the change to publish, or the answer when
     nothing is to be written (every backend's transaction runs this under its lock).
-
-    Raises:
-        whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
-    """
-    return _apply(current, operation)
-
-
-def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
-    """Run ``operation`` on a copy: the change to publish, or the answer if nothing changes.
 
     Raises:
         whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
@@ -254,7 +242,7 @@ def _apply(current: Decoded, operation: Operation) -> _Change | WriteResult:
         return _result(snapshot, Outcome("duplicate", outcome.ids))
     if len(encoded.data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
-    return _Change(encoded, outcome)
+    return Change(encoded, outcome)
 
 
 def remove_stale_staging(directory: Path) -> tuple[str, ...]:
@@ -263,20 +251,7 @@ def remove_stale_staging(directory: Path) -> tuple[str, ...]:
     Returns the names removed; the directory is fsynced after, so the removal is durable.
     Anything else named like one (a folder) is left for a person to look at.
     """
-    removed: list[str] = []
-    with os.scandir(directory) as entries:
-        for entry in entries:
-            name = entry.name
-            if not (name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                continue
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.path)
-                removed.append(name)
-    if removed:
-        fsync_directory(directory)
-    return tuple(removed)
+    return remove_staging(directory / RECORDS_NAME)
 
 
 def _transact(
@@ -290,21 +265,18 @@ def _transact(
     # every fact the file then held: remove it now, so a fact forgotten later is gone from disk.
     remove_stale_staging(locations.directory)
     raw = read_bounded(locations.file)
-    change = _apply(memo.decode(locations.identity, raw), operation)
+    change = apply_operation(memo.decode(locations.identity, raw), operation)
     if isinstance(change, WriteResult):
         return change, False
-    data = change.data
     backup = backup_of(locations, raw, change.outcome)
-    staging = locations.directory / f"{TEMP_PREFIX}{uuid.uuid4()}{TEMP_SUFFIX}"
-    try:
-        write_synced(staging, data)
+
+    def unchanged() -> None:
         # Writers are serialised by the lock; this catches an editor or sync tool.
         if read_bounded(locations.file) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
-        os.replace(staging, locations.file)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            staging.unlink()
+
+    # The folder is fsynced once the lock is let go (the module doc says why that is safe).
+    atomic_write(locations.file, change.data, check=unchanged, sync_folder=False)
     written = change.encoded.decoded()
     memo.remember(written)
     return replace(_result(written.snapshot, change.outcome), backup=backup), True

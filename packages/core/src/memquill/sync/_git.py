@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from memquill.atomic import atomic_write
 from memquill.errors import InvalidInputError, Messages, StorageError
 
 __all__ = [
@@ -157,11 +158,9 @@ def _append_line(path: Path, line: str) -> None:
     try:
         before = path.read_text("utf-8") if path.exists() else ""
         text = before + ("" if not before or before.endswith("\n") else "\n") + line + "\n"
-        staging = path.with_name(f".{path.name}.memquill.tmp")
-        staging.write_text(text, "utf-8")
-        if path.exists():
-            os.chmod(staging, path.stat().st_mode & 0o777)
-        os.replace(staging, path)
+        # The person's own file: it keeps its mode (a new one gets the umask's, as git's do).
+        mode = path.stat().st_mode & 0o777 if path.exists() else None
+        atomic_write(path, text.encode("utf-8"), mode=mode)
     except (OSError, UnicodeDecodeError) as error:
         raise StorageError(Messages.SAVE_FAILED) from error
 

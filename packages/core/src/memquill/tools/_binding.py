@@ -14,10 +14,11 @@ Bindings persist as one JSON file (default ``<user data dir>/memquill/bindings.j
      "bindings": {"<session id>": {"version": 1, "workspace": "<canonical path>"}},
      "legacyMigration": {"version": 1, "migratedSessions": 2}}
 
-Every change is a read-modify-write under a kernel lock on the sidecar ``bindings.json.lock``,
-written to a temporary file, synced and renamed over the old one, so concurrent binders never
-lose each other's rows and a crash leaves the old or the new file, never a torn one. Reads take
-no lock and never write. Hosts that keep sessions in their own database can implement
+The file is a :class:`memquill.json_file.JsonFile`: every change is a read-modify-write under a
+kernel lock on the sidecar ``bindings.json.lock``, written only if it changed something, whole
+(a staging file, synced, renamed over the old one, the folder synced), so concurrent binders
+never lose each other's rows and a crash leaves the old or the new file, never a torn one.
+Reads take no lock and never write. Hosts that keep sessions in their own database can implement
 :class:`BindingBackend` instead and still use :func:`write_authorizer`.
 """
 
@@ -25,18 +26,16 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Final, Protocol, cast
 
-from memquill.errors import BindingError, MemquillError, Messages, SourceError, StorageError
+from memquill.errors import BindingError, BusyError, MemquillError, Messages, StorageError
+from memquill.json_file import Faults, JsonFile
 from memquill.jsondoc import parse_json
-from memquill.owner_only import private_folder
-from memquill.paths import canonical_workspace, read_regular, user_data_dir
-from memquill.store._fileio import fsync_directory, write_synced
-from memquill.store._lock import WriterLock
+from memquill.paths import canonical_workspace, user_data_dir
 
 __all__ = [
     "TASK_SESSION",
@@ -54,6 +53,15 @@ _VERSION: Final = 1
 _MAX_BINDINGS_BYTES: Final = 16 * 1024 * 1024  # a bound, far above any real bindings file
 _LEGACY_SOURCE: Final = "legacy_upgrade"
 _Document = dict[str, object]
+_UNSAVED: Final = partial(StorageError, Messages.BINDINGS_SAVE_FAILED)
+# Any file trouble reads as "no bindings" for a resolver and fails a change as ``storage``.
+_FAULTS: Final = Faults(
+    unsafe=_UNSAVED,
+    too_large=_UNSAVED,
+    unreadable=_UNSAVED,
+    unsaved=_UNSAVED,
+    busy=partial(BusyError, Messages.LOCK_HELD),
+)
 
 
 class BindingBackend(Protocol):
@@ -121,7 +129,15 @@ class BindingStore:
 
     def __init__(self, path: Path | None = None, *, lock_timeout: float = 5.0) -> None:
         self.path: Final = path if path is not None else default_bindings_path()
-        self._lock_timeout = lock_timeout
+        self._file = JsonFile(
+            self.path,
+            decode=_decode,
+            encode=_encode,
+            empty=lambda: {"version": _VERSION, "bindings": {}},
+            faults=_FAULTS,
+            limit=_MAX_BINDINGS_BYTES,
+            lock_timeout=lock_timeout,
+        )
 
     def __repr__(self) -> str:
         return f"BindingStore({str(self.path)!r})"
@@ -275,58 +291,33 @@ class BindingStore:
     def _read_quietly(self) -> _Document | None:
         # Resolution must never fail a tool call: an unreadable or invalid file binds nothing.
         try:
-            return self._read()
+            return self._file.read()
         except (OSError, BindingError):
             return None
 
-    def _read(self) -> _Document:
-        try:
-            data = read_regular(self.path, _MAX_BINDINGS_BYTES)
-        except FileNotFoundError:
-            return {"version": _VERSION, "bindings": {}}
-        except SourceError as error:
-            # A folder, FIFO or device where the file should be (never waited on): unusable,
-            # like a folder was before; an OSError, so resolving binds nothing.
-            raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
-        try:
-            document = _as_dict(parse_json(data))
-        except ValueError:  # not JSON, or not text at all (UnicodeDecodeError)
-            document = None
-        if (
-            document is None
-            or document.get("version") != _VERSION
-            or _as_dict(document.setdefault("bindings", {})) is None
-        ):
-            raise BindingError(Messages.BINDINGS_INVALID)
-        return document
-
     def _mutate(self, change: Callable[[_Document], bool]) -> bool:
-        """Apply ``change`` to the current document under the lock; write if it says so."""
-        try:
-            private_folder(self.path.parent)
-        except OSError as error:
-            raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
-        with WriterLock(self.path.with_name(self.path.name + ".lock"), self._lock_timeout):
-            try:
-                document = self._read()
-            except OSError as error:
-                raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
-            if not change(document):
-                return False
-            self._write(document)
-        return True
+        """Apply ``change`` to the current document under the lock (written if it changed)."""
+        with self._file.change() as document:
+            return change(document)
 
-    def _write(self, document: _Document) -> None:
-        document["bindings"] = dict(sorted(_rows(document).items()))
-        data = (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode()
-        staging = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            write_synced(staging, data)
-            os.replace(staging, self.path)
-            fsync_directory(self.path.parent)
-        except OSError as error:
-            staging.unlink(missing_ok=True)
-            raise StorageError(Messages.BINDINGS_SAVE_FAILED) from error
+
+def _decode(data: bytes) -> _Document:
+    try:
+        document = _as_dict(parse_json(data))
+    except ValueError:  # not JSON, or not text at all (UnicodeDecodeError)
+        document = None
+    if (
+        document is None
+        or document.get("version") != _VERSION
+        or _as_dict(document.setdefault("bindings", {})) is None
+    ):
+        raise BindingError(Messages.BINDINGS_INVALID)
+    return document
+
+
+def _encode(document: _Document) -> bytes:
+    document["bindings"] = dict(sorted(_rows(document).items()))
+    return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode()
 
 
 def _as_dict(value: object) -> _Document | None:

@@ -4,8 +4,10 @@ The write tools, the CLI, and later the extraction runner and the management pag
 these functions, each naming its source (``manual``, ``tool`` or ``conversation``), so the same
 checks hold everywhere: the session must still have write access and the host's
 ``authorize_write`` must still agree (asked at every call, never only when tools were built), a
-tool write needs a trusted session id, and the session's secret scanner (built-ins plus every
-plugin detector when the session came from :func:`memquill.open_session`) guards the content.
+tool or conversation write needs a trusted session id (one rule, ``_authorize``, for a single
+fact and for a batch of candidates alike), and the session's secret scanner (built-ins plus
+every plugin detector when the session came from :func:`memquill.open_session`) guards the
+content.
 Failures are raised as :class:`~memquill.errors.MemquillError`; the tool boundary words them.
 """
 
@@ -15,7 +17,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from memquill.errors import InvalidInputError, Messages
 from memquill.store import (
@@ -70,6 +72,8 @@ among a diverged fact's versions."""
 
 _TOOL_KEY_PREFIX: Final = "tool:"
 _MANUAL_KEY_PREFIX: Final = "manual:"
+_SESSION_KINDS: Final = frozenset({"tool", "conversation"})
+"""Source kinds that must name the trusted session they came from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +161,7 @@ def remember(
         SecretError, ConflictError, CapacityError, BusyError, CorruptError, UnsafePathError,
         StorageError: from the store.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     validate_content(content)  # before the key hashes it: text that is not UTF-8 is ``invalid``
     if key is not None:
         validate_key(key)
@@ -179,11 +183,12 @@ def save_candidates(
     check runs under the store's lock, with the write.
 
     Raises:
-        InvalidInputError: the session may not write now, or a candidate's source is not valid.
+        InvalidInputError: the session may not write now, a ``tool`` or ``conversation``
+            candidate names no session (the rule of every write), or a candidate's source is
+            not valid.
         the store's errors, as :func:`remember`.
     """
-    if not session.write_allowed():
-        raise InvalidInputError(Messages.WRITE_UNAUTHORIZED)
+    _authorize(session, *(candidate.source for candidate in candidates))
     return session.store.save(candidates, skip_known=skip_known)
 
 
@@ -209,7 +214,7 @@ def correct(
     Raises:
         InvalidInputError, ConflictError, NotFoundError, SecretError, and the store's errors.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     target, expected_revision = resolve_target(
         session.store, target, expected_revision, forgetting=False
     )
@@ -232,7 +237,7 @@ def rename_many(
         InvalidInputError (also for no moves, the same fact or new key twice), ConflictError,
         NotFoundError, and the store's errors.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     resolved: list[tuple[Target, str, str]] = []
     for target, new_key, revision in moves:
         full, full_revision = resolve_target(session.store, target, revision, forgetting=False)
@@ -280,7 +285,7 @@ def forget_many(
     Raises:
         as :func:`forget`; InvalidInputError also for no targets.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     resolved = [
         resolve_target(session.store, target, revision, forgetting=True)
         for target, revision in targets
@@ -301,7 +306,7 @@ def compact(session: MemorySession, expected_revision: str, *, source: WriteSour
         InvalidInputError, ConflictError (``expected_revision`` is not the store revision),
         and the store's errors.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     if len(expected_revision) != FULL_REVISION:
         expected_revision = resolve_revision(session.store.snapshot(), None, expected_revision)
     result = session.store.compact(expected_revision)
@@ -319,7 +324,7 @@ def import_records(
     Raises:
         InvalidInputError, CorruptError, ConflictError, SecretError, and the store's errors.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     result = session.store.replace(data, expected_revision)
     return _outcome("import", result, None, result.status)
 
@@ -339,7 +344,7 @@ def merge_copy(
         InvalidInputError: the session may not write now.
         CorruptError, ConflictError, and the store's errors.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     return session.store.merge(theirs, base, expected_revision=expected_revision)
 
 
@@ -353,7 +358,7 @@ def keep_version(
         InvalidInputError (also: not a diverged fact), ConflictError, NotFoundError, and the
         store's errors.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     snapshot = session.store.snapshot()
     if len(record_id) != FULL_ID:
         record_id = resolve_record(snapshot, record_id, active_only=False)
@@ -371,15 +376,23 @@ def resolve_conflict_copies(session: MemorySession, *, source: WriteSource) -> R
         InvalidInputError: the session may not write now. CorruptError, BusyError and the
         store's errors.
     """
-    _authorize(session, source)
+    _authorize(session, source.metadata())
     return session.store.resolve_conflict_copies()
 
 
-def _authorize(session: MemorySession, source: WriteSource) -> None:
+def _authorize(session: MemorySession, *sources: object) -> None:
+    """The one rule every write passes before the store is asked: the session may write now
+    (write access, and the host still agrees), and each source but a person's own names the
+    trusted session it came from (``sessionId``). What else a source must hold is the store's
+    to check."""
     if not session.write_allowed():
         raise InvalidInputError(Messages.WRITE_UNAUTHORIZED)
-    if source.kind != "manual" and not source.session_id:
-        raise InvalidInputError(Messages.NO_SESSION)
+    for source in sources:
+        if not isinstance(source, Mapping):
+            continue  # no provenance at all: the store refuses it (``source_required``)
+        fields = cast(Mapping[str, object], source)
+        if fields.get("kind") in _SESSION_KINDS and not fields.get("sessionId"):
+            raise InvalidInputError(Messages.NO_SESSION)
 
 
 def _namespaced_key(

@@ -1,4 +1,11 @@
-"""How a writer waits for the writer lock: inside the kernel, until a deadline.
+"""Kernel locks on files, and how a writer waits for one: inside the kernel, until a deadline.
+
+Every lock memquill takes is an exclusive ``portalocker`` (``flock``) lock on a regular file:
+the records store's writer lock, the job ledger's change and runner locks, the bindings lock.
+The operating system frees it the moment its holder dies, so no stale lock is ever left behind
+and no lease, timeout or heartbeat is needed. :func:`take_lock` opens the lock file (created
+``0600``, never through a symlink, never blocking on a FIFO) and waits for it;
+:func:`release_lock` lets go.
 
 Polling with back-off was unfair: a writer saving in a loop took the lock again and again
 while the others slept up to 50 ms between tries (one call waited 1.5 s behind 8 writers). A
@@ -22,13 +29,23 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 from typing import ClassVar, Final
 
 import portalocker
 
 from memquill.errors import BusyError, Messages
+from memquill.owner_only import FILE_MODE
+from memquill.paths import open_regular
 
-__all__ = ["PROBE_MODE", "PROBE_PATIENCE", "probe", "wait_for_lock"]
+__all__ = [
+    "PROBE_MODE",
+    "PROBE_PATIENCE",
+    "probe",
+    "release_lock",
+    "take_lock",
+    "wait_for_lock",
+]
 
 PROBE_PATIENCE: Final = 0.25
 """Seconds any writer waits for a lock that only probes hold."""
@@ -67,6 +84,33 @@ def wait_for_lock(fd: int, timeout: float) -> None:
             waiter.wait(timeout)
             return
     _poll(fd, deadline)
+
+
+def take_lock(path: Path, timeout: float) -> int:
+    """The exclusive lock on the file ``path`` (created ``0600`` when missing), waited for up
+    to ``timeout`` seconds (:func:`wait_for_lock`); its descriptor, for :func:`release_lock`.
+
+    Raises:
+        SourceError: ``path`` is not a regular file. OSError: it cannot be opened (``ELOOP``:
+            a symlink). BusyError: the lock stayed held, or cannot be taken at all.
+    """
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        wait_for_lock(fd, timeout)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def release_lock(fd: int) -> None:
+    """Let go of a lock :func:`take_lock` took (closing the descriptor frees it in any case)."""
+    try:
+        portalocker.unlock(fd)
+    except portalocker.LockException:
+        pass  # closing the descriptor below frees the lock anyway
+    finally:
+        os.close(fd)
 
 
 def probe(fd: int) -> bool:
