@@ -262,3 +262,8 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Optional semantic recall with the host's own embeddings (the rest is in memquill.semantic).
+from memquill.semantic import Embedder, FunctionEmbedder, SemanticRanker
+
+__all__ += ["Embedder", "FunctionEmbedder", "SemanticRanker"]
