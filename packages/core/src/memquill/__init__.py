@@ -264,6 +264,6 @@ __all__ = [
 __version__ = "0.1.0"
 
 # Optional semantic recall with the host's own embeddings (the rest is in memquill.semantic).
-from memquill.semantic import Embedder, FunctionEmbedder, SemanticRanker
+from memquill.semantic import Embedder, FunctionEmbedder, SemanticRanker, load_embedder
 
-__all__ += ["Embedder", "FunctionEmbedder", "SemanticRanker"]
+__all__ += ["Embedder", "FunctionEmbedder", "SemanticRanker", "load_embedder"]

@@ -13,6 +13,7 @@ and says so in the rerank fallback line. memquill never downloads a model.
 from memquill.semantic._callable import EmbedFunction, FunctionEmbedder
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector, check_vectors
 from memquill.semantic._hybrid import EXTRA, MIN_SIMILARITY, THIN, WEIGHT, hybrid_order
+from memquill.semantic._load import load_embedder
 from memquill.semantic._ranker import BATCH, SEARCH_TIMEOUT, SemanticRanker, Similar
 from memquill.semantic._units import Unit, units_of
 from memquill.semantic._vectors import VectorCache, vectors_path
@@ -35,6 +36,7 @@ __all__ = [
     "VectorCache",
     "check_vectors",
     "hybrid_order",
+    "load_embedder",
     "units_of",
     "vectors_path",
 ]
