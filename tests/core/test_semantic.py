@@ -16,6 +16,7 @@ import pytest
 
 from memquill import MemorySession, MemoryToolset, forget, remember
 from memquill.enhance import AuxiliaryRunner
+from memquill.paths import canonical_workspace
 from memquill.semantic import SemanticRanker, VectorCache, hybrid_order, vectors_path
 from memquill.testing import (
     PARITY_ALIASES,
@@ -24,7 +25,6 @@ from memquill.testing import (
     HangingEmbedder,
     TrigramEmbedder,
 )
-from memquill.paths import canonical_workspace
 from memquill.tools import WriteSource
 
 FALLBACK_TIMEOUT = "Memory ranking failed: timeout. Using keyword order."
@@ -95,7 +95,9 @@ def test_vectors_live_in_an_owner_only_file_and_are_reused(tmp_path: Path) -> No
     _search(session, "tyres")
     assert embedder.calls[2:] == [("query", 1)]  # documents come from the cache
     # Another process (a fresh cache object) reads them from the file.
-    fresh = SemanticRanker(embedder, session.query, runner=AuxiliaryRunner(state_dir=tmp_path / "st2"))
+    fresh = SemanticRanker(
+        embedder, session.query, runner=AuxiliaryRunner(state_dir=tmp_path / "st2")
+    )
     units = fresh.cache.units()
     assert sorted(units) == ["n:garage.md#0", "n:kitchen.md#0", "n:tyres.md#0"]
     # A changed note is embedded again, alone.
