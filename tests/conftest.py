@@ -36,10 +36,25 @@ def pytest_configure(config: object) -> None:
     import os
     import tempfile
 
-    if not os.environ.get("MEMQUILL_TEST_DATA_HOME"):
+    # Each pytest-xdist worker gets its own folder: receipts and the install key are per-run state.
+    if not os.environ.get("MEMQUILL_TEST_DATA_HOME") or os.environ.get("PYTEST_XDIST_WORKER"):
         folder = tempfile.mkdtemp(prefix="memquill-test-data-")
         os.environ["MEMQUILL_TEST_DATA_HOME"] = folder
         os.environ["XDG_DATA_HOME"] = folder
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests for pytest-xdist (``--dist loadgroup``): a file's tests run in one worker,
+    so its module fixtures are built once; every test that reaches the shared PostgreSQL server
+    runs in one worker, in order, because one of them restarts the server."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        database = "postgres_server" in getattr(item, "fixturenames", ()) or any(
+            value == "postgres" for value in params.values()
+        )
+        group = "postgres" if database else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -35,6 +35,9 @@ HOST_TEST = "tests/packaging/test_from_a_clone.py::test_a_host_starts_the_server
 README_SYNC_TEST = (
     "tests/meta/test_readme_sync.py::test_the_readme_sync_instructions_work_verbatim_on_two_clones"
 )
+ANTHROPIC_EXAMPLE_TEST = (
+    "tests/adapters/anthropic/test_anthropic_docs.py::test_the_example_runs_against_a_scripted_api"
+)
 KEY_PIPE_TEST = "tests/core/test_cli_sync.py::test_key_import_installs_adds_and_switches"
 ENGINE = (
     "needs a container engine: tests/packaging/test_container.py builds and runs it where "
@@ -113,9 +116,12 @@ SPECS: dict[str, Spec] = {
     'README.md § Sync across machines: cd "$MEMQUILL_WORKSPACE" git add -A git diff --cached --quie': Elsewhere(
         (README_SYNC_TEST,)
     ),
-    "README.md § Development: uv sync --locked # the four packages (editable) and the dev ": NotRun(
+    "README.md § Development: uv sync --locked # the five packages (editable) and the dev ": NotRun(
         "the developer's loop: syncs this checkout's own .venv, runs the whole suite and CI "
         "(.ci/run), benchmarks, and the regeneration that rewrites the parity cases"
+    ),
+    "README.md § Claude's memory tool (`memquill-anthropic`): import anthropic from memquill_anthropic import MemquillMemo": Elsewhere(
+        (ANTHROPIC_EXAMPLE_TEST,)
     ),
     # -- docs/adapters/langgraph.md -------------------------------------------------------
     "docs/adapters/langgraph.md § LangGraph store: from pathlib import Path from memquill_langchain.store impor": Python(
@@ -138,6 +144,10 @@ SPECS: dict[str, Spec] = {
     ),
     "docs/adapters/langgraph.md § Conformance: import pytest from langgraph.store.memory import InMemorySto": Elsewhere(
         ("tests/adapters/langgraph/test_langgraph_docs.py::test_the_conformance_example_passes",)
+    ),
+    # -- docs/adapters/anthropic.md ------------------------------------------------------
+    "docs/adapters/anthropic.md § Claude's memory on memquill: import anthropic from memquill_anthropic import MemquillMemo": Elsewhere(
+        (ANTHROPIC_EXAMPLE_TEST,)
     ),
     # -- docs/adapters/langchain.md -------------------------------------------------------
     "docs/adapters/langchain.md § An agent with memory: from langchain.agents import create_agent from memquill_lang": NotRun(
