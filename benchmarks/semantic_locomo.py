@@ -65,11 +65,24 @@ class MiniLM:
 
         self.model: Any = SentenceTransformer(str(MODEL_DIR), device="cpu")
         self.identity = ModelIdentity("benchmark", "all-MiniLM-L6-v2")
+        self.queries: dict[str, list[float]] = {}
+        self.documents_embedded = 0
+        self.queries_embedded = 0
 
     async def embed(self, texts: Sequence[str], *, kind: str) -> list[list[float]]:
-        del kind  # the model embeds queries and documents alike
-        vectors = self.model.encode(list(texts), batch_size=64, normalize_embeddings=True)
-        return vectors.tolist()
+        # The model embeds queries and documents alike. A question is embedded once and its
+        # vector reused by every workspace and mode (the documents' vectors are the cache's).
+        if kind == "query" and all(text in self.queries for text in texts):
+            return [self.queries[text] for text in texts]
+        vectors: list[list[float]] = self.model.encode(
+            list(texts), batch_size=64, normalize_embeddings=True
+        ).tolist()
+        if kind == "query":
+            self.queries_embedded += len(texts)
+            self.queries.update(zip(texts, vectors, strict=True))
+        else:
+            self.documents_embedded += len(texts)
+        return vectors
 
 
 class Means:
@@ -98,9 +111,10 @@ def _visible(gold: frozenset[str], text: str) -> float:
     return sum(f"[{dia}]" in text for dia in gold) / len(gold)
 
 
-async def _hybrid(ranker: SemanticRanker, text: str, weight: float, scope: str) -> SearchResult:
+async def _hybrid(
+    ranker: SemanticRanker, candidates: SearchResult, text: str, weight: float, scope: str
+) -> SearchResult:
     args = SearchArgs(query=text, limit=20)
-    candidates = ranker.query.search(args)
     ranker.weight = weight
     decision = await ranker.rank(text, candidates.hits, scope=scope, search=args)
     if decision.notice is not None:
@@ -137,6 +151,7 @@ async def evaluate(
     )
     for each in (records, files, evidence):
         await each.warm(scope=scope)
+    warmed = embedder.documents_embedded
     for question in conversation.questions:
         if question.category not in ANSWERABLE:
             continue
@@ -150,16 +165,24 @@ async def evaluate(
         means.add("files R@5 keyword", _recall(question.gold_files, found))
         shown = render_search(evidence.query.search(SearchArgs(query=text, limit=5)))
         means.add("evidence-visible@5 keyword", _visible(question.gold_turns, shown))
+        # The keyword top 20 of each workspace, searched once and re-ordered at each weight.
+        started = time.perf_counter()
+        top = records.query.search(SearchArgs(query=text, limit=20))
+        candidate_ms = (time.perf_counter() - started) * 1000
+        top_files = files.query.search(SearchArgs(query=text, limit=20))
+        top_evidence = evidence.query.search(SearchArgs(query=text, limit=20))
         for weight in weights:
             label = f"hybrid w={weight:g}"
             started = time.perf_counter()
-            hybrid = await _hybrid(records, text, weight, scope)
-            means.add(f"latency {label} ms", (time.perf_counter() - started) * 1000)
+            hybrid = await _hybrid(records, top, text, weight, scope)
+            elapsed = (time.perf_counter() - started) * 1000 + candidate_ms
+            means.add(f"latency {label} ms", elapsed)
             turns = [item.record_ids.get(hit.record_id or "", "") for hit in hybrid.hits]
             means.add(f"records R@5 {label}", _recall(question.gold_turns, turns))
-            found = [hit.path for hit in (await _hybrid(files, text, weight, scope)).hits]
+            by_files = await _hybrid(files, top_files, text, weight, scope)
+            found = [hit.path for hit in by_files.hits]
             means.add(f"files R@5 {label}", _recall(question.gold_files, found))
-            shown = render_search(await _hybrid(evidence, text, weight, scope))
+            shown = render_search(await _hybrid(evidence, top_evidence, text, weight, scope))
             means.add(f"evidence-visible@5 {label}", _visible(question.gold_turns, shown))
         dense = await _dense(records, text, scope)
         turns = [item.record_ids.get(hit.record_id or "", "") for hit in dense]
@@ -168,6 +191,8 @@ async def evaluate(
         means.add("files R@5 dense", _recall(question.gold_files, found))
         shown = render_search(SearchResult(hits=tuple(await _dense(evidence, text, scope))))
         means.add("evidence-visible@5 dense", _visible(question.gold_turns, shown))
+    if embedder.documents_embedded != warmed:  # the vector cache must serve every search
+        raise RuntimeError(f"{embedder.documents_embedded - warmed} documents embedded again")
     return means
 
 
@@ -212,6 +237,10 @@ async def main_async(args: argparse.Namespace) -> int:
         vectors = sum(p.stat().st_size for p in index.glob("*.vectors.sqlite3"))
         count = len(list(index.glob("*.vectors.sqlite3")))
         print(f"vector cache: {vectors / 1e6:.1f} MB in {count} files (384 dims, float32)")
+        print(
+            f"embedded: {embedder.documents_embedded} document texts (warm-up only: the cache "
+            f"serves every search), {embedder.queries_embedded} queries"
+        )
     print(f"total {time.perf_counter() - started:.1f}s")
     return 0
 

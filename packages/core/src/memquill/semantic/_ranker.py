@@ -33,15 +33,16 @@ from typing import Final
 from memquill.enhance import (
     AuxiliaryResult,
     AuxiliaryRunner,
-    Call,
     default_runner,
     fallback_line,
     run_blocking,
 )
 from memquill.paths import canonical_workspace
 from memquill.query import MemoryQuery, SearchArgs, SearchDocument, SearchHit, parse_args
-from memquill.semantic._embedder import Embedder, EmbedKind, Vector, check_vectors
+from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
+from memquill.semantic._embedder import Embedder, EmbedKind, Vector
 from memquill.semantic._hybrid import EXTRA, MIN_SIMILARITY, THIN, WEIGHT, hybrid_order
+from memquill.semantic._similarity import Similarities
 from memquill.semantic._units import Unit, extra_hit, units_of
 from memquill.semantic._vectors import VectorCache, vectors_path
 from memquill.tools import RankDecision
@@ -54,12 +55,6 @@ BATCH: Final = 64
 """Texts per embedder call."""
 _WAIT_MARGIN: Final = 1.0
 _WARM_TIMEOUT: Final = 120.0
-
-
-class _Fallback(Exception):
-    def __init__(self, result: AuxiliaryResult) -> None:
-        super().__init__(result.reason)
-        self.result = result
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +106,7 @@ class SemanticRanker:
         self.min_similarity = min_similarity
         self.timeout = timeout
         self._cache = cache
+        self._similarities_of = Similarities()
 
     @property
     def runner(self) -> AuxiliaryRunner:
@@ -173,7 +169,7 @@ class SemanticRanker:
             ranked, _ = await self._similarities(
                 query, args, scope, time.monotonic() + self.timeout
             )
-        except _Fallback as failure:
+        except EmbedFallback as failure:
             return [], failure.result
         return ranked, None
 
@@ -193,7 +189,7 @@ class SemanticRanker:
             missing = [unit for unit in units if unit.key not in cached]
             deadline = time.monotonic() + timeout * (1 + len(missing) // BATCH)
             await self._embed_units(missing, space, scope, deadline, per_call=timeout)
-        except _Fallback as failure:
+        except EmbedFallback as failure:
             raise RuntimeError(f"{failure.result.status}: {failure.result.reason}") from None
         return len(missing)
 
@@ -206,7 +202,7 @@ class SemanticRanker:
             ranked, similarity = await self._similarities(
                 query, args, scope, time.monotonic() + self.timeout
             )
-        except _Fallback as failure:
+        except EmbedFallback as failure:
             return RankDecision(notice=fallback_line(failure.result.status, failure.result.reason))
         shown = {hit.path for hit in hits}
         extra: list[SearchHit] = []
@@ -241,11 +237,14 @@ class SemanticRanker:
         missing = [unit for unit in units if unit.key not in cached]
         cached.update(await self._embed_units(missing, space, scope, deadline))
         await asyncio.to_thread(cache.prune, space, [unit.key for unit in units])
+        pairs = [(unit.key, unit.digest) for unit in units]
+        values = self._similarities_of.cosines(
+            space, pairs, [cached[unit.key] for unit in units], query_vector
+        )
         best: dict[str, Similar] = {}
-        for unit in units:
+        for unit, value in zip(units, values, strict=True):
             if unit.document.path not in admitted:
                 continue
-            value = _dot(query_vector, cached[unit.key])
             held = best.get(unit.document.path)
             if held is None or value > held.similarity:
                 best[unit.document.path] = Similar(unit.document, value, unit)
@@ -281,48 +280,10 @@ class SemanticRanker:
         per_call: float | None = None,
     ) -> tuple[Vector, ...]:
         remaining = deadline - time.monotonic() if per_call is None else per_call
-        if remaining <= 0:
-            raise _Fallback(AuxiliaryResult("failed", "timeout"))
-        embedder = self.embedder
-        result, answer = await self.runner.execute(
-            Call(
-                "memory_embed",
-                scope,
-                embedder,
-                lambda: _answer(embedder, texts, kind),
-                remaining,
-            )
-        )
-        if answer is None:
-            raise _Fallback(result)
-        vectors = check_vectors(answer, len(texts), _dims(embedder))
-        if vectors is None:
-            raise _Fallback(AuxiliaryResult("failed", "invalid_response"))
-        return vectors
+        return await embed_call(self.runner, self.embedder, texts, kind, scope, remaining)
 
     def _space(self) -> str:
-        fingerprint = self.runner.fingerprint(self.embedder)
-        if fingerprint is None:
-            raise _Fallback(AuxiliaryResult("unavailable", "identity_unavailable"))
-        return f"{fingerprint} dims={_dims(self.embedder) or 'any'}"
+        return space_of(self.runner, self.embedder)
 
     def __repr__(self) -> str:
         return f"SemanticRanker({self.embedder!r})"
-
-
-async def _answer(embedder: Embedder, texts: list[str], kind: EmbedKind) -> object:
-    return await embedder.embed(texts, kind=kind)
-
-
-def _dims(embedder: Embedder) -> int | None:
-    try:
-        dims = embedder.dims
-    except Exception:  # noqa: BLE001 - a host's embedder must never break a search
-        return None
-    return dims if isinstance(dims, int) and dims > 0 else None
-
-
-def _dot(a: Vector, b: Vector) -> float:
-    if len(a) != len(b):
-        return 0.0
-    return sum(x * y for x, y in zip(a, b, strict=True))
