@@ -7,7 +7,9 @@ sessions, the real runner, the real SQLite vector file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sqlite3
 import stat
 import time
 from pathlib import Path
@@ -137,6 +139,39 @@ def test_a_forgotten_fact_is_never_returned_and_its_vector_is_deleted(tmp_path: 
     assert all(not unit.startswith("r:") for unit in fresh.units())
 
 
+def test_a_forget_deletes_the_vector_at_the_write_before_any_search(tmp_path: Path) -> None:
+    root = _workspace(tmp_path / "ws")
+    session = _session(root, TrigramEmbedder(aliases=PARITY_ALIASES))
+    kept = remember(session, "Ben rides a red bicycle.", source=WriteSource("manual"))
+    gone = remember(session, "Anna drives an old automobile.", source=WriteSource("manual"))
+    assert kept.record_id is not None and gone.record_id is not None
+    _search(session, "car")  # the vectors are made
+    path = vectors_path(canonical_workspace(root))
+    assert path is not None
+    assert {f"r:{kept.record_id}", f"r:{gone.record_id}"} <= set(VectorCache(path).units())
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        (blob,) = connection.execute(
+            "SELECT vector FROM vectors WHERE unit = ?", (f"r:{gone.record_id}",)
+        ).fetchone()
+    # Forgotten by a session without an embedder (the CLI, another host): no search follows.
+    plain = MemorySession(root, "s2")
+    forget(plain, gone.record_id, gone.revision, source=WriteSource("manual"))
+    units = VectorCache(path).units()
+    assert f"r:{gone.record_id}" not in units
+    assert f"r:{kept.record_id}" in units  # only the forgotten fact's vector went
+    assert blob not in path.read_bytes()  # secure_delete: its bytes are overwritten
+
+
+def test_a_forget_never_creates_a_vector_file(tmp_path: Path) -> None:
+    root = _workspace(tmp_path / "ws")
+    session = MemorySession(root, "s1")
+    outcome = remember(session, "Anna drives an old automobile.", source=WriteSource("manual"))
+    assert outcome.record_id is not None
+    forget(session, outcome.record_id, outcome.revision, source=WriteSource("manual"))
+    path = vectors_path(canonical_workspace(root))
+    assert path is not None and not path.exists()
+
+
 @pytest.mark.parametrize(
     ("embedder", "line"),
     [
@@ -189,3 +224,20 @@ def test_filters_hold_for_purely_similar_candidates(tmp_path: Path) -> None:
     session = _session(root, TrigramEmbedder(aliases=PARITY_ALIASES))
     text = _search(session, "car", file_type="daily")
     assert "[memory/daily/2026-11-30.md:1]" in text and "garage.md" not in text
+
+
+def test_similarity_with_and_without_numpy_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memquill.semantic import _similarity
+
+    embedder = TrigramEmbedder()
+    rows = [tuple(embedder.vector(text)) for text in ("car tyres", "bread", "tyres for bikes")]
+    units = [(f"r:{n}", "d") for n in range(len(rows))]
+    query = tuple(embedder.vector("tyres"))
+    fast = _similarity.Similarities().cosines("s", units, rows, query)
+    monkeypatch.setattr(_similarity, "_numpy", lambda: None)
+    plain = _similarity.Similarities().cosines("s", units, rows, query)
+    assert plain == pytest.approx(fast, abs=1e-6)
+    assert plain[0] > plain[1] and plain[2] > plain[1]
+    # A vector of another length scores 0 on both paths (mixed lengths: no matrix).
+    mixed = _similarity.Similarities().cosines("s", [*units, ("r:x", "d")], [*rows, (1.0,)], query)
+    assert mixed[-1] == 0.0 and mixed[:3] == pytest.approx(fast, abs=1e-6)

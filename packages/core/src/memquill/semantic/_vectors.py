@@ -9,8 +9,10 @@ text, so a changed chunk is embedded again, and the vector as float32.
 The file holds one **space** at a time: the keyed fingerprint of the embedder's identity (never
 the identity itself) and the vectors' length. An embedder with another identity (another
 model, key or setting) or length finds the space changed and every vector is dropped and
-rebuilt. Units that are no longer searchable (a forgotten or corrected record, a deleted or
-changed note) are deleted whenever a semantic search sees the workspace
+rebuilt. A forgotten fact's vectors are deleted by the forget itself
+(:func:`memquill.index.forget_vectors`, from the write path). Units that are no longer
+searchable (a corrected record, a deleted or changed note, a forget whose deletion failed) are
+deleted whenever a semantic search sees the workspace
 (:meth:`VectorCache.prune`), with SQLite's ``secure_delete`` on so their bytes are overwritten;
 and they are never returned before that, because similarity is only computed for units the
 search's own documents give (active records, current notes).
@@ -29,11 +31,11 @@ from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
-from memquill.index import index_dir, index_path
+from memquill.index import vectors_path
 from memquill.owner_only import private_file, private_folder, tighten_file
 from memquill.semantic._embedder import Vector
 
-__all__ = ["FORMAT", "VectorCache", "vectors_path"]
+__all__ = ["FORMAT", "VectorCache", "vectors_path"]  # vectors_path: the index layer's
 
 FORMAT: Final = "memquill-vectors:v1"
 _BUSY_SECONDS: Final = 5.0
@@ -43,14 +45,6 @@ _SCHEMA: Final = (
     " unit TEXT PRIMARY KEY, digest TEXT NOT NULL, vector BLOB NOT NULL)",
 )
 _CHUNK: Final = 500  # SQLite host parameters per statement, well under its limit
-
-
-def vectors_path(root: Path) -> Path | None:
-    """The vector cache file of the canonical workspace ``root`` (``None``: in memory)."""
-    folder = index_dir()
-    if os.fspath(folder) == ":memory:":
-        return None
-    return index_path(root, folder).with_suffix(".vectors.sqlite3")
 
 
 class VectorCache:
