@@ -144,6 +144,7 @@ from memquill.tools import (
 )
 
 __all__ = [
+    "CANDIDATE_LIMIT",
     "CATALOGUE",
     "ERRORS",
     "KEY_PATTERN",
@@ -167,6 +168,7 @@ __all__ = [
     "ConflictError",
     "CorruptError",
     "DoctorReport",
+    "Embedder",
     "ErrorCode",
     "ErrorInfo",
     "Extraction",
@@ -174,6 +176,7 @@ __all__ = [
     "FactKey",
     "FileType",
     "ForgetArgs",
+    "FunctionEmbedder",
     "GetArgs",
     "GetResult",
     "ImportPlan",
@@ -217,6 +220,7 @@ __all__ = [
     "SearchResult",
     "SecretError",
     "SecretScanner",
+    "SemanticRanker",
     "SessionGate",
     "SessionState",
     "Snapshot",
@@ -250,6 +254,7 @@ __all__ = [
     "hookimpl",
     "is_key",
     "job_status",
+    "load_embedder",
     "memory_context",
     "open_session",
     "prepare_workspace",
@@ -257,6 +262,8 @@ __all__ = [
     "remember",
     "rename_many",
     "retrieve",
+    "similarity_order",
+    "similarity_order_blocking",
     "unquote_key",
     "write_authorizer",
 ]
@@ -264,6 +271,12 @@ __all__ = [
 __version__ = "0.1.0"
 
 # Optional semantic recall with the host's own embeddings (the rest is in memquill.semantic).
-from memquill.semantic import Embedder, FunctionEmbedder, SemanticRanker, load_embedder
-
-__all__ += ["Embedder", "FunctionEmbedder", "SemanticRanker", "load_embedder"]
+from memquill.semantic import (
+    Embedder,
+    FunctionEmbedder,
+    SemanticRanker,
+    load_embedder,
+    similarity_order,
+    similarity_order_blocking,
+)
+from memquill.tools import CANDIDATE_LIMIT
