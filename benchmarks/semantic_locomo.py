@@ -22,9 +22,11 @@ daily note per session, the same notes with tagged lines). Per answerable questi
 
 for keyword search (memquill's default), hybrid (:class:`memquill.SemanticRanker`: the keyword
 top 20 re-ordered, plus purely similar candidates when the keyword set is thin) at each
-``--weights`` value, and dense retrieval alone (documents by similarity). Conversations 1–5
-were used to choose the weight, 6–10 are held out. Also: mean search latency (keyword,
-hybrid with warm vectors) and the size of the vector cache beside the index.
+``--weights`` value, and dense retrieval alone (documents by similarity). The report splits
+conversations 1–5 from 6–10; ``docs/ranking.md`` says which were used to choose the weight and
+which were held out. Also: mean search latency (keyword; hybrid with warm document vectors:
+each question is embedded once, at the first weight, so only that weight's latency includes
+the query's embedding) and the size of the vector cache beside the index.
 
 The data set is CC BY-NC 4.0: it is read from where it lies and never copied into the repo.
 """
