@@ -49,6 +49,7 @@ LAYERS: Final = {
     "index": 3,
     "tools": 4,
     "enhance": 5,
+    "semantic": 5,
     "sync": 5,
     "lifecycle": 6,
     "manage": 7,

@@ -98,6 +98,14 @@ if typing.TYPE_CHECKING:
         SearchHit,
         SearchResult,
     )
+    from memquill.semantic import (
+        Embedder,
+        FunctionEmbedder,
+        SemanticRanker,
+        load_embedder,
+        similarity_order,
+        similarity_order_blocking,
+    )
     from memquill.store import (
         KEY_PATTERN,
         MAX_CONTENT_UNITS,
@@ -121,6 +129,7 @@ if typing.TYPE_CHECKING:
         unquote_key,
     )
     from memquill.tools import (
+        CANDIDATE_LIMIT,
         CATALOGUE,
         Access,
         BindingBackend,
@@ -154,6 +163,7 @@ if typing.TYPE_CHECKING:
     )
 
 __all__ = [
+    "CANDIDATE_LIMIT",
     "CATALOGUE",
     "ERRORS",
     "KEY_PATTERN",
@@ -177,6 +187,7 @@ __all__ = [
     "ConflictError",
     "CorruptError",
     "DoctorReport",
+    "Embedder",
     "ErrorCode",
     "ErrorInfo",
     "Extraction",
@@ -184,6 +195,7 @@ __all__ = [
     "FactKey",
     "FileType",
     "ForgetArgs",
+    "FunctionEmbedder",
     "GetArgs",
     "GetResult",
     "ImportPlan",
@@ -227,6 +239,7 @@ __all__ = [
     "SearchResult",
     "SecretError",
     "SecretScanner",
+    "SemanticRanker",
     "SessionGate",
     "SessionState",
     "Snapshot",
@@ -260,6 +273,7 @@ __all__ = [
     "hookimpl",
     "is_key",
     "job_status",
+    "load_embedder",
     "memory_context",
     "open_session",
     "prepare_workspace",
@@ -267,6 +281,8 @@ __all__ = [
     "remember",
     "rename_many",
     "retrieve",
+    "similarity_order",
+    "similarity_order_blocking",
     "unquote_key",
     "write_authorizer",
 ]
@@ -276,6 +292,7 @@ __version__ = "0.1.0"
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
+        "CANDIDATE_LIMIT": "memquill.tools",
         "CATALOGUE": "memquill.tools",
         "ERRORS": "memquill.errors",
         "KEY_PATTERN": "memquill.store",
@@ -299,6 +316,7 @@ __getattr__, __dir__ = _lazy_exports(
         "ConflictError": "memquill.errors",
         "CorruptError": "memquill.errors",
         "DoctorReport": "memquill.store",
+        "Embedder": "memquill.semantic",
         "ErrorCode": "memquill.errors",
         "ErrorInfo": "memquill.errors",
         "Extraction": "memquill.lifecycle",
@@ -306,6 +324,7 @@ __getattr__, __dir__ = _lazy_exports(
         "FactKey": "memquill.store",
         "FileType": "memquill.query",
         "ForgetArgs": "memquill.tools",
+        "FunctionEmbedder": "memquill.semantic",
         "GetArgs": "memquill.query",
         "GetResult": "memquill.query",
         "ImportPlan": "memquill.store",
@@ -349,6 +368,7 @@ __getattr__, __dir__ = _lazy_exports(
         "SearchResult": "memquill.query",
         "SecretError": "memquill.errors",
         "SecretScanner": "memquill.store",
+        "SemanticRanker": "memquill.semantic",
         "SessionGate": "memquill.lifecycle",
         "SessionState": "memquill.lifecycle",
         "Snapshot": "memquill.store",
@@ -381,6 +401,7 @@ __getattr__, __dir__ = _lazy_exports(
         "hookimpl": "memquill.plugins",
         "is_key": "memquill.store",
         "job_status": "memquill.lifecycle",
+        "load_embedder": "memquill.semantic",
         "memory_context": "memquill.tools",
         "open_session": "memquill.plugins",
         "prepare_workspace": "memquill.paths",
@@ -388,6 +409,8 @@ __getattr__, __dir__ = _lazy_exports(
         "remember": "memquill.tools",
         "rename_many": "memquill.tools",
         "retrieve": "memquill.tools",
+        "similarity_order": "memquill.semantic",
+        "similarity_order_blocking": "memquill.semantic",
         "unquote_key": "memquill.store",
         "write_authorizer": "memquill.tools",
     },

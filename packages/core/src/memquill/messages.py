@@ -199,7 +199,9 @@ class Messages:
         "true, false, null, lists or objects."
     )
     ITEM_INDEX: Final = (
-        "This store has no semantic index yet: leave index unset (search ranks by keywords)."
+        "An index is {'embed': ..., 'dims': N, 'fields': [...]}: an embed (an Embeddings, a "
+        "function of texts or a provider:model name), optionally dims (a positive whole number) "
+        "and fields (a list of text paths); a put takes only index=False."
     )
     ITEM_PATH: Final = (
         "A namespace folder under the item store's root is a symbolic link or not a folder."

@@ -26,6 +26,7 @@ from memquill import __version__ as __version__  # released together: one versio
 from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
+    from memquill_langchain.embeddings import EmbeddingsEmbedder, embedder_from_index
     from memquill_langchain.harness import LangChainHarness
     from memquill_langchain.history import CheckpointerSource, to_source_messages
     from memquill_langchain.middleware import MemquillMiddleware
@@ -39,6 +40,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "ChatModelTextModel",
     "CheckpointerSource",
+    "EmbeddingsEmbedder",
     "FileType",
     "LangChainHarness",
     "MemoryScope",
@@ -51,6 +53,7 @@ __all__ = [
     "RunScope",
     "ScopeResolver",
     "__version__",
+    "embedder_from_index",
     "to_source_messages",
 ]
 
@@ -61,6 +64,8 @@ __getattr__, __dir__ = _lazy_exports(
     {
         "ChatModelTextModel": "memquill_langchain.model",
         "CheckpointerSource": "memquill_langchain.history",
+        "EmbeddingsEmbedder": "memquill_langchain.embeddings",
+        "embedder_from_index": "memquill_langchain.embeddings",
         "FileType": "memquill_langchain.retriever",
         "LangChainHarness": "memquill_langchain.harness",
         "MemoryScope": "memquill_langchain.scope",

@@ -17,10 +17,11 @@ from langchain_core.callbacks import (
     CallbackManagerForRetrieverRun,
 )
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from memquill import FileType, MemoryQuery, RetrievedMemory, open_session, retrieve
+from memquill import Embedder, FileType, MemoryQuery, RetrievedMemory, open_session, retrieve
 
 __all__ = ["FileType", "MemquillRetriever"]
 
@@ -44,6 +45,9 @@ class MemquillRetriever(BaseRetriever):
 
     Attributes:
         memory: the core query engine (keep one per workspace: it caches analysed notes).
+        ranker: re-orders the keyword candidates (a :class:`memquill.SemanticRanker` for
+            semantic recall, as ``from_workspace(..., embeddings=...)`` makes); ``None``:
+            keyword order.
         k: how many documents to return, 1–20.
         filter_tags: keep only notes with any of these tags (``#`` and case ignored).
         file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
@@ -53,13 +57,19 @@ class MemquillRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     memory: MemoryQuery
+    ranker: Any = None
     k: int = 5
     filter_tags: tuple[str, ...] = ()
     file_type: FileType = "all"
 
     @classmethod
     def from_workspace(
-        cls, workspace: str | os.PathLike[str], *, store: str | None = None, **options: Any
+        cls,
+        workspace: str | os.PathLike[str],
+        *,
+        store: str | None = None,
+        embeddings: Embeddings | Embedder | None = None,
+        **options: Any,
     ) -> MemquillRetriever:
         """A retriever with its own :class:`~memquill.MemoryQuery` over ``workspace``.
 
@@ -67,9 +77,17 @@ class MemquillRetriever(BaseRetriever):
             workspace: absolute path of the workspace folder.
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
+            embeddings: an ``Embeddings`` (or any :class:`memquill.Embedder`) for semantic
+                recall (``docs/ranking.md``); keyword order without.
             **options: ``k``, ``filter_tags``, ``file_type`` and any ``BaseRetriever`` field.
         """
-        return cls(memory=open_session(workspace, access="read", store=store).query, **options)
+        from memquill_langchain.embeddings import EmbeddingsEmbedder
+
+        embedder = (
+            EmbeddingsEmbedder(embeddings) if isinstance(embeddings, Embeddings) else embeddings
+        )
+        session = open_session(workspace, access="read", store=store, embedder=embedder)
+        return cls(memory=session.query, ranker=session.ranker, **options)
 
     def _get_relevant_documents(
         self,
@@ -107,6 +125,7 @@ class MemquillRetriever(BaseRetriever):
             limit=self.k if k is None else k,
             tags=tuple(self.filter_tags if filter_tags is None else filter_tags),
             file_type=file_type or self.file_type,
+            ranker=self.ranker,
         )
         return [_document(memory) for memory in found]
 

@@ -20,8 +20,11 @@ What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` ch
 a batch answers one result per operation in order, its reads see the store as it was before
 the batch, and of several puts to one item the last wins. TTL is not supported
 (``supports_ttl`` is ``False``; a ``ttl`` raises ``NotImplementedError``, as LangGraph's own
-stores do) and neither is a semantic ``index`` (refused with ``InvalidInputError``;
-``index=False`` on a put is accepted and changes nothing). Every refusal is memquill's
+stores do). A semantic ``index`` (LangGraph's ``IndexConfig``) makes a search with a query
+re-order its keyword top 20 by similarity, bounded as ``memory_search``'s hybrid is (a clearly
+better keyword match stays first); an embedder that fails keeps keyword order, logged and kept
+in :attr:`MemquillStore.ranking`. ``index=False`` on a put is accepted and changes nothing; a
+list of fields on a put is refused (the store's ``fields`` are used). Every refusal is memquill's
 error: ``SecretError`` for credential material, ``InvalidInputError`` for a bad key or value,
 ``CapacityError`` past a namespace's 2 MiB, all ``MemquillError``. ``abatch`` runs the batch
 in a worker thread, so waiting for another writer never blocks the event loop.
@@ -49,24 +52,34 @@ try:
         SearchItem,
         SearchOp,
     )
+    from langgraph.store.base.embed import get_text_at_path
 except ImportError as missing:  # the package imports without the extra; this module needs it
     raise ImportError(
         "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'"
     ) from missing
 
-from memquill import ItemStore, StoredItem
+from memquill import (
+    CANDIDATE_LIMIT,
+    InvalidInputError,
+    ItemStore,
+    Messages,
+    StoredItem,
+    similarity_order_blocking,
+)
 from memquill.plugins import (
     MemquillPluginManager,
     get_plugin_manager,
     plugin_report,
     secret_scanner,
 )
+from memquill_langchain.embeddings import embedder_from_index
 
 __all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]
 
 DEFAULT_SESSION_ID: Final = "langgraph"
 """The session the store's writes are recorded under (``source.sessionId`` in records.md)."""
 _LOG: Final = logging.getLogger("memquill.langchain")
+SEMANTIC_LINE: Final = "Memory ranking semantic: keyword results re-ordered by similarity."
 
 
 class MemquillStore(BaseStore):
@@ -79,13 +92,17 @@ class MemquillStore(BaseStore):
             URL's ``workspace=`` option); default ``$MEMQUILL_STORE``, else ``file``.
         session_id: the session writes are recorded under.
         lock_timeout: seconds a write waits for another writer before ``BusyError``.
-        index: must be ``None``: semantic search is not supported yet.
+        index: ``None`` (keyword search), or LangGraph's ``IndexConfig``: ``{"embed": ...,
+            "dims": N, "fields": [...]}`` (``embed`` an ``Embeddings``, a function of texts or
+            a ``"provider:model"`` name). A search with a query then re-orders its keyword
+            top 20 by similarity with the same bounded hybrid as ``memory_search``; the
+            item vectors are kept in process memory only (emptied by any delete).
         plugins: the plugin manager whose secret detectors guard every write (default: a new
             one, loading the installed plugins).
 
     Raises:
-        InvalidInputError: ``root`` is not an existing folder, ``store`` is not valid, or an
-            ``index`` was given.
+        InvalidInputError: ``root`` is not an existing folder, ``store`` is not valid, or
+            ``index`` is not an ``IndexConfig`` (or its ``embed`` cannot be used).
     """
 
     supports_ttl: bool = False
@@ -101,6 +118,19 @@ class MemquillStore(BaseStore):
         plugins: MemquillPluginManager | None = None,
     ) -> None:
         ItemStore.check_index(index)
+        self._index: dict[str, Any] | None = None
+        if isinstance(index, Mapping):
+            config = cast("Mapping[str, Any]", index)
+            try:
+                self._embedder = embedder_from_index(dict(config))
+            except (ValueError, ImportError) as error:
+                raise InvalidInputError(Messages.ITEM_INDEX) from error
+            self._index = dict(config)
+        self._fields: list[str] = list((self._index or {}).get("fields") or ["$"])
+        self._memo: dict[str, tuple[float, ...]] = {}
+        self.ranking: str | None = None
+        """How the last search with a query was ordered, as ``memory_search``'s first line
+        says it (``Memory ranking semantic: …`` or the fallback line); ``None``: keyword."""
         manager = plugins if plugins is not None else get_plugin_manager()
         for failure in plugin_report(manager).failures:
             _LOG.warning("plugin %s: %s", failure.plugin, failure.message)
@@ -148,6 +178,7 @@ class MemquillStore(BaseStore):
                 results.append(None)
         for op in puts.values():
             if op.value is None:
+                self._memo.clear()  # a forgotten item's vector goes with it
                 self._items.delete(op.namespace, op.key)
             else:
                 self._items.put(op.namespace, op.key, op.value)
@@ -166,6 +197,8 @@ class MemquillStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         accept = None if not op.filter else _matcher(op.filter)
+        if op.query and self._index is not None:
+            return self._semantic_search(op, accept)
         if op.query:
             hits = self._items.search(
                 op.namespace_prefix, op.query, accept=accept, limit=op.limit, offset=op.offset
@@ -173,6 +206,31 @@ class MemquillStore(BaseStore):
             return [_search_item(hit.item, hit.score) for hit in hits]
         found = self._items.items(op.namespace_prefix, accept, limit=op.limit, offset=op.offset)
         return [_search_item(item, None) for item in found]
+
+    def _semantic_search(
+        self, op: SearchOp, accept: Callable[[Mapping[str, Any]], bool] | None
+    ) -> list[SearchItem]:
+        """The keyword top 20 re-ordered by the bounded hybrid, the rest in keyword order; an
+        embedder that fails keeps keyword order, logged and kept in :attr:`ranking`."""
+        assert op.query is not None
+        window = max(CANDIDATE_LIMIT, op.offset + op.limit)
+        hits = self._items.search(op.namespace_prefix, op.query, accept=accept, limit=window)
+        head = hits[:CANDIDATE_LIMIT]
+        order, line = similarity_order_blocking(
+            self._embedder,
+            op.query,
+            [_text(hit.item.value, self._fields) for hit in head],
+            [hit.score for hit in head],
+            memo=self._memo,
+            scope="langgraph-store",
+        )
+        if line is not None:
+            _LOG.warning("%s", line)
+        self.ranking = SEMANTIC_LINE if order is not None else line
+        if order is not None:
+            hits = [head[index] for index in order] + hits[CANDIDATE_LIMIT:]
+        chosen = hits[op.offset : op.offset + op.limit]
+        return [_search_item(hit.item, hit.score) for hit in chosen]
 
     def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = op.match_conditions or ()
@@ -217,8 +275,8 @@ def _check_op(op: object) -> None:
                 "TTL is not supported by MemquillStore. "
                 "Use a store implementation that supports TTL or set ttl=None."
             )
-        if op.index is not False:
-            ItemStore.check_index(op.index)
+        if op.index is not None and op.index is not False:
+            raise InvalidInputError(Messages.ITEM_INDEX)  # the store's fields are embedded
     else:
         raise ValueError(f"Unknown operation type: {type(op)}")
 
@@ -239,6 +297,11 @@ def _check_labels(namespace: Sequence[object]) -> None:
                 f"Invalid namespace label '{label}' found in {namespace}. Namespace labels "
                 "cannot contain periods ('.') or NUL bytes."
             )
+
+
+def _text(value: Mapping[str, Any], fields: Sequence[str]) -> str:
+    """What is embedded of an item: the text at each of ``fields`` (LangGraph's paths)."""
+    return "\n".join(text for path in fields for text in get_text_at_path(value, path))
 
 
 def _item(found: StoredItem) -> Item:

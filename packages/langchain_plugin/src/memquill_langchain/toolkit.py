@@ -6,11 +6,13 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, PrivateAttr
 
-from memquill import Access, MemorySession, MemoryToolset, TextModel, open_session
+from memquill import Access, Embedder, MemorySession, MemoryToolset, TextModel, open_session
+from memquill_langchain.embeddings import EmbeddingsEmbedder
 from memquill_langchain.model import ChatModelTextModel
 from memquill_langchain.retriever import FileType, MemquillRetriever
 from memquill_langchain.tools import MemquillTool
@@ -56,6 +58,7 @@ class MemquillToolkit(BaseToolkit):
         model: BaseChatModel | TextModel | None = None,
         *,
         store: str | None = None,
+        embeddings: Embeddings | Embedder | None = None,
     ) -> MemquillToolkit:
         """Build the toolkit and its session in one call (:func:`memquill.open_session`, so
         every installed plugin's secret detectors guard the writes).
@@ -70,13 +73,26 @@ class MemquillToolkit(BaseToolkit):
                 (``docs/model-assistance.md``).
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
+            embeddings: an ``Embeddings`` (or any :class:`memquill.Embedder`) for semantic
+                recall: search re-orders its keyword candidates by similarity
+                (``docs/ranking.md``). Not with ``model``.
 
         Raises:
-            ValueError: ``access`` is neither ``read`` nor ``read_write``.
+            ValueError: ``access`` is neither ``read`` nor ``read_write``, or both a
+                ``model`` and ``embeddings``.
         """
         text_model = ChatModelTextModel(model) if isinstance(model, BaseChatModel) else model
+        embedder = (
+            EmbeddingsEmbedder(embeddings) if isinstance(embeddings, Embeddings) else embeddings
+        )
         session = open_session(
-            workspace, session_id, access, authorize_write, model=text_model, store=store
+            workspace,
+            session_id,
+            access,
+            authorize_write,
+            model=text_model,
+            store=store,
+            embedder=embedder,
         )
         return cls(session=session)
 
@@ -96,7 +112,8 @@ class MemquillToolkit(BaseToolkit):
     def as_retriever(
         self, *, k: int = 5, filter_tags: Sequence[str] = (), file_type: FileType = "all"
     ) -> MemquillRetriever:
-        """A retriever over the same workspace, sharing the tools' document cache.
+        """A retriever over the same workspace, sharing the tools' document cache (and the
+        session's semantic ranking, when it has one).
 
         Args:
             k: how many documents to return (the core's search ``limit``, 1–20).
@@ -104,5 +121,9 @@ class MemquillToolkit(BaseToolkit):
             file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
         """
         return MemquillRetriever(
-            memory=self._toolset.query, k=k, filter_tags=tuple(filter_tags), file_type=file_type
+            memory=self._toolset.query,
+            k=k,
+            filter_tags=tuple(filter_tags),
+            file_type=file_type,
+            ranker=self.session.ranker,
         )

@@ -19,6 +19,7 @@ from memquill import __version__ as __version__  # released together: one versio
 from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
+    from memquill_llamaindex.embedding import BaseEmbeddingEmbedder
     from memquill_llamaindex.harness import LlamaIndexHarness
     from memquill_llamaindex.history import ChatStoreSource, to_source_messages
     from memquill_llamaindex.memory_block import MemquillMemoryBlock
@@ -27,6 +28,7 @@ if typing.TYPE_CHECKING:
     from memquill_llamaindex.tools import MemquillToolSpec, memquill_tools
 
 __all__ = [
+    "BaseEmbeddingEmbedder",
     "ChatStoreSource",
     "FileType",
     "LLMTextModel",
@@ -44,6 +46,7 @@ __all__ = [
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
+        "BaseEmbeddingEmbedder": "memquill_llamaindex.embedding",
         "ChatStoreSource": "memquill_llamaindex.history",
         "FileType": "memquill_llamaindex.retriever",
         "LLMTextModel": "memquill_llamaindex.model",

@@ -17,11 +17,13 @@ import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from memquill import (
+    Embedder,
     FileType,
     MemoryQuery,
     MemorySession,
@@ -29,6 +31,7 @@ from memquill import (
     open_session,
     retrieve,
 )
+from memquill_llamaindex.embedding import BaseEmbeddingEmbedder
 
 __all__ = ["FileType", "MemquillRetriever"]
 
@@ -42,7 +45,8 @@ class MemquillRetriever(BaseRetriever):
     1–20 (it is never clamped, so a mistake cannot hide).
 
     Args:
-        session: the session whose workspace to search.
+        session: the session whose workspace to search (its ranker orders the hits: a
+            :class:`memquill.SemanticRanker` for semantic recall).
         query: a query engine to share with other memquill components (one is created, with
             its document cache, if omitted).
         similarity_top_k: how many hits to return (1–20, the core's limit).
@@ -65,6 +69,8 @@ class MemquillRetriever(BaseRetriever):
     ) -> None:
         self.query = query or session.query
         """The core query engine searched."""
+        self.ranker = session.ranker
+        """What re-orders the keyword candidates (``None``: keyword order)."""
         self.similarity_top_k = similarity_top_k
         self.tags: tuple[str, ...] = tuple(tags)
         self.file_type: FileType = file_type
@@ -81,6 +87,7 @@ class MemquillRetriever(BaseRetriever):
         file_type: FileType = "all",
         now: Callable[[], datetime] | None = None,
         store: str | None = None,
+        embed_model: BaseEmbedding | Embedder | None = None,
     ) -> MemquillRetriever:
         """A retriever over ``workspace`` with a read-only session of its own.
 
@@ -92,8 +99,15 @@ class MemquillRetriever(BaseRetriever):
             now: the clock recency is measured from (UTC); injectable for tests.
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
+            embed_model: a ``BaseEmbedding`` (or any :class:`memquill.Embedder`) for semantic
+                recall (``docs/ranking.md``); keyword order without.
         """
-        session = open_session(workspace, access="read", now=now, store=store)
+        embedder = (
+            BaseEmbeddingEmbedder(embed_model)
+            if isinstance(embed_model, BaseEmbedding)
+            else embed_model
+        )
+        session = open_session(workspace, access="read", now=now, store=store, embedder=embedder)
         return cls(session, similarity_top_k=similarity_top_k, tags=tags, file_type=file_type)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -103,6 +117,7 @@ class MemquillRetriever(BaseRetriever):
             limit=self.similarity_top_k,
             tags=self.tags,
             file_type=self.file_type,
+            ranker=self.ranker,
         )
         return [_node(memory) for memory in found]
 

@@ -40,6 +40,7 @@ from memquill import (
     UnsafePathError,
     __version__,
     choose_workspace,
+    load_embedder,
     open_session,
 )
 from memquill.plugins import connect_telemetry, get_plugin_manager
@@ -220,6 +221,13 @@ def _parser() -> argparse.ArgumentParser:
         help="re-rank search candidates with the client's own model through MCP sampling, for "
         "clients that declare it (each search then sends one sampling request); off by default",
     )
+    parser.add_argument(
+        "--embed",
+        metavar="MODULE:ATTR",
+        help="semantic recall with the host's embedder (a memquill Embedder, or a function "
+        "returning one): search re-orders its keyword candidates by similarity "
+        "(docs/ranking.md); off by default",
+    )
     # For tests only: pins the clock (ISO 8601 with an offset) so outputs are reproducible.
     parser.add_argument("--testing-clock", metavar="ISO", help=argparse.SUPPRESS)
     # For tests only: the seconds a client's model has to rank (3 by default).
@@ -244,6 +252,7 @@ def _session(args: argparse.Namespace) -> MemorySession:
         lock_timeout=args.lock_timeout,
         now=_clock(args.testing_clock),
         store=args.store,
+        embedder=load_embedder(args.embed) if args.embed else None,
     )
 
 

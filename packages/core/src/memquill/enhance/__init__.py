@@ -69,6 +69,8 @@ from memquill.enhance._results import (
 from memquill.enhance._runner import (
     MAX_COOLDOWN,
     AuxiliaryRunner,
+    Call,
+    Identified,
     default_runner,
     default_state_dir,
 )
@@ -98,7 +100,9 @@ __all__ = [
     "AuxiliaryRunner",
     "BlockReceipt",
     "BlockReceipts",
+    "Call",
     "Failure",
+    "Identified",
     "ModelDeferred",
     "ModelIdentity",
     "ModelRanker",

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine
 from contextlib import suppress
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 __all__ = ["BEAT", "GRACE", "MAX_STUCK", "CallOverdue", "is_loop_bound", "run_call", "stuck_loops"]
 
@@ -45,7 +45,8 @@ GRACE: Final = 1.0
 MAX_STUCK: Final = 4
 """Stuck call loops kept waiting for their calls to end (each holds one thread)."""
 
-Work = Callable[[], Coroutine[Any, Any, str]]
+T = TypeVar("T")
+Work = Callable[[], Coroutine[Any, Any, Any]]
 
 
 class CallOverdue(Exception):
@@ -58,9 +59,14 @@ def is_loop_bound(model: object) -> bool:
 
 
 async def run_call(
-    work: Work, timeout: float | None, *, here: bool, ended: Callable[[], None]
-) -> str:
-    """The answer of ``work()``, awaited for at most ``timeout`` seconds (``None``: no limit).
+    work: Callable[[], Coroutine[Any, Any, T]],
+    timeout: float | None,
+    *,
+    here: bool,
+    ended: Callable[[], None],
+) -> T:
+    """The answer of ``work()`` (a text, an embedder's vectors), awaited for at most
+    ``timeout`` seconds (``None``: no limit).
 
     Args:
         work: makes the model call's coroutine.
@@ -89,10 +95,12 @@ async def run_call(
     return waiting.result()
 
 
-_KEPT: Final[set[asyncio.Task[str]]] = set()
+_KEPT: Final[set[asyncio.Task[Any]]] = set()
 
 
-async def _run_here(work: Work, timeout: float | None, ended: Callable[[], None]) -> str:
+async def _run_here(
+    work: Callable[[], Coroutine[Any, Any, T]], timeout: float | None, ended: Callable[[], None]
+) -> T:
     task = asyncio.ensure_future(work())
     task.add_done_callback(lambda _: ended())
     try:
@@ -106,14 +114,14 @@ async def _run_here(work: Work, timeout: float | None, ended: Callable[[], None]
     return task.result()
 
 
-def _abandon_here(task: asyncio.Task[str]) -> None:
+def _abandon_here(task: asyncio.Task[Any]) -> None:
     """Cancel ``task`` and hold it until it ends (a model may ignore cancellation)."""
     task.cancel()
     _KEPT.add(task)
     task.add_done_callback(_collect)
 
 
-def _collect(task: asyncio.Task[str]) -> None:
+def _collect(task: asyncio.Task[Any]) -> None:
     _KEPT.discard(task)
     if not task.cancelled():
         task.exception()  # retrieved: nobody waits for an abandoned call's outcome
@@ -124,9 +132,9 @@ class _Call:
 
     def __init__(self, worker: _Worker, ended: Callable[[], None]) -> None:
         self.worker = worker
-        self.answer: concurrent.futures.Future[str] = concurrent.futures.Future()
+        self.answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.ended = ended
-        self.task: asyncio.Task[str] | None = None
+        self.task: asyncio.Task[Any] | None = None
 
 
 class _Worker:
@@ -227,7 +235,7 @@ class _Pool:
         if call.task is not None:
             call.task.cancel()
 
-    def _finish(self, call: _Call, task: asyncio.Task[str]) -> None:
+    def _finish(self, call: _Call, task: asyncio.Task[Any]) -> None:
         self._end(call)
         answer = call.answer
         if answer.done():

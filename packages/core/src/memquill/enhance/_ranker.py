@@ -23,7 +23,7 @@ from typing import Any, Final, TypeVar
 from memquill.enhance._model import TextModel
 from memquill.enhance._rerank import RERANK_TIMEOUT, RerankCandidate, fallback_line, rerank
 from memquill.enhance._runner import AuxiliaryRunner, default_runner
-from memquill.query import SearchHit
+from memquill.query import SearchArgs, SearchHit
 from memquill.tools import RankDecision
 
 __all__ = ["ModelRanker", "model_loop", "run_blocking"]
@@ -61,7 +61,14 @@ class ModelRanker:
             self._runner = default_runner()
         return self._runner
 
-    async def rank(self, query: str, hits: Sequence[SearchHit], *, scope: str) -> RankDecision:
+    async def rank(
+        self,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        scope: str,
+        search: SearchArgs | None = None,
+    ) -> RankDecision:
         """The model's order of ``hits`` (indices, best first), or why keyword order stays."""
         candidates = [RerankCandidate(hit.heading, hit.snippet) for hit in hits]
         outcome = await rerank(
@@ -74,7 +81,14 @@ class ModelRanker:
         )
         return RankDecision(order=outcome.order, notice=outcome.notice)
 
-    def rank_blocking(self, query: str, hits: Sequence[SearchHit], *, scope: str) -> RankDecision:
+    def rank_blocking(
+        self,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        scope: str,
+        search: SearchArgs | None = None,
+    ) -> RankDecision:
         """:meth:`rank` for synchronous callers (on the process's model-call loop)."""
         try:
             return run_blocking(self.rank(query, hits, scope=scope), self.timeout + _WAIT_MARGIN)

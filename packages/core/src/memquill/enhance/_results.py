@@ -26,12 +26,14 @@ __all__ = [
     "Status",
 ]
 
-Scene = Literal["memory_rerank", "memory_extract"]
+Scene = Literal["memory_rerank", "memory_extract", "memory_embed"]
 SCENES: Final[tuple[Scene, ...]] = ("memory_rerank", "memory_extract")
+"""The text model's scenes (``memory_embed``, semantic recall, calls an embedder instead)."""
 _NOT_CONFIGURED: Final[dict[Scene, str]] = {
     "memory_rerank": "no model configured (plain keyword order)",
     "memory_extract": "no model configured (no automatic extraction; facts are saved only "
     "when asked)",
+    "memory_embed": "no embedder configured (plain keyword order)",
 }
 """What a scene does without a model, in words."""
 """Every scene the runner serves: re-ranking search candidates, extracting facts."""

@@ -30,16 +30,16 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Sized
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from memquill.enhance._calls import CallOverdue, is_loop_bound, run_call
 from memquill.enhance._classify import Failure, classify
 from memquill.enhance._entries import Entries, Entry
 from memquill.enhance._identity import IdentityUnavailable, InstallKey, fingerprint, label_digest
-from memquill.enhance._model import ModelDeferred, ModelIdentity, TextModel
+from memquill.enhance._model import ModelDeferred, ModelIdentity
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts, PersistenceUnavailable
 from memquill.enhance._results import (
     CREDENTIAL_BLOCK,
@@ -55,11 +55,56 @@ from memquill.enhance._results import (
 from memquill.enhance._telemetry import Telemetry
 from memquill.paths import user_data_dir
 
-__all__ = ["MAX_COOLDOWN", "AuxiliaryRunner", "default_runner", "default_state_dir"]
+__all__ = [
+    "MAX_COOLDOWN",
+    "AuxiliaryRunner",
+    "Call",
+    "Identified",
+    "default_runner",
+    "default_state_dir",
+]
 
 MAX_COOLDOWN: Final = 300.0
 _TIMEOUT: Final = Failure("timeout", "transient_upstream")
 _LOG: Final = logging.getLogger("memquill.enhance")
+
+
+T = TypeVar("T")
+
+
+class Identified(Protocol):
+    """Anything the runner calls: a :class:`~memquill.enhance.TextModel`, an embedder."""
+
+    @property
+    def identity(self) -> ModelIdentity:
+        """Who it is (cheap, never failing)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One host call the runner makes (:meth:`AuxiliaryRunner.execute`).
+
+    Attributes:
+        scene: which feature asks.
+        scope: whose request it is (cooldowns are per scene and scope).
+        owner: the model or embedder called (its identity routes the call; a class attribute
+            ``loop_bound = True`` keeps the call on the caller's loop).
+        work: makes the call's coroutine.
+        timeout: seconds before the call counts as a ``timeout`` failure (``None``: no limit).
+    """
+
+    scene: Scene
+    scope: str
+    owner: Identified
+    work: Callable[[], Coroutine[Any, Any, T]]
+    timeout: float | None = 120.0
+
+
+def _empty(value: object) -> bool:
+    if isinstance(value, str):
+        return not value.strip()
+    return isinstance(value, Sized) and len(value) == 0
 
 
 def default_state_dir() -> Path:
@@ -116,19 +161,41 @@ class AuxiliaryRunner:
         Never raises for a model failure. ``asyncio.CancelledError`` (the caller gave up) and
         :class:`~memquill.enhance.ModelDeferred` (the host answers later) pass through.
         """
-        route = self._route(request.model)
+        model, prompt, budget = request.model, request.prompt, request.max_tokens
+        result, text = await self.execute(
+            Call(
+                request.scene,
+                request.scope,
+                model,
+                lambda: model.generate(prompt, max_tokens=budget),
+                request.timeout,
+            )
+        )
+        return result if text is None else AuxiliaryResult("completed", text=text)
+
+    async def execute(self, call: Call[T]) -> tuple[AuxiliaryResult, T | None]:
+        """Run any host call (a text model's answer, an embedder's vectors) as :meth:`run` does.
+
+        The same steps and statuses as a model call: identity, credential blocks, per (scene,
+        scope) cooldowns and ``in_flight``, the call loop and its budget, failure
+        classification and telemetry. Answers ``(completed result, value)``, or ``(the failure,
+        None)``; a value that is empty (``""``, ``[]``) is ``failed: empty_response``.
+        """
+        route = self._route(call.owner)
         if isinstance(route, AuxiliaryResult):
-            return route
-        gate = self._gate(request, route)
+            return route, None
+        gate = self._gate(call.scene, route)
         if gate is not None:
-            return gate
-        entry = self._admit(request, route)
+            return gate, None
+        entry = self._entries.admit(
+            call.scene, call.scope, route.fingerprint, route.digest, self._clock()
+        )
         if isinstance(entry, AuxiliaryResult):
-            return entry
+            return entry, None
         try:
-            text = await self._call(request, entry)
+            value = await self._call(call, entry)
         except CallOverdue:
-            return self._overdue(request, route, entry)
+            return self._overdue(call.scene, route, entry), None
         except asyncio.CancelledError:
             entry.pending = False  # the caller gave up: the scope is free again
             entry.last = AuxiliaryResult("failed", "cancelled")
@@ -136,13 +203,13 @@ class AuxiliaryRunner:
         except ModelDeferred:
             raise
         except Exception as error:  # noqa: BLE001 - every model failure is classified
-            return self._failed(request, route, entry, error)
-        if not text.strip():
-            return self._settle(entry, self._cooled(entry, "failed", "empty_response"))
+            return self._failed(call.scene, route, entry, error), None
+        if _empty(value):
+            return self._settle(entry, self._cooled(entry, "failed", "empty_response")), None
         entry.failures, entry.retry_at = 0, None
-        return self._settle(entry, AuxiliaryResult("completed", text=text))
+        return self._settle(entry, AuxiliaryResult("completed")), value
 
-    def fingerprint(self, model: TextModel) -> str | None:
+    def fingerprint(self, model: Identified) -> str | None:
         """The keyed fingerprint of ``model``'s configuration (``None``: identity unavailable).
 
         Features that persist state about a configuration (the extraction ledger's
@@ -153,7 +220,7 @@ class AuxiliaryRunner:
         return None if isinstance(route, AuxiliaryResult) else route.fingerprint
 
     def status(
-        self, scene: Scene, model: TextModel | None, scope: str | None = None
+        self, scene: Scene, model: Identified | None, scope: str | None = None
     ) -> SceneStatus:
         """How ``scene`` stands for ``model`` (one scope, or all of them), without calling it.
 
@@ -174,7 +241,7 @@ class AuxiliaryRunner:
 
     # -- steps -----------------------------------------------------------------------------
 
-    def _route(self, model: TextModel) -> _Route | AuxiliaryResult:
+    def _route(self, model: Identified) -> _Route | AuxiliaryResult:
         try:
             identity = model.identity
         except Exception as error:  # noqa: BLE001 - a host's model must never break a tool
@@ -186,7 +253,7 @@ class AuxiliaryRunner:
             return IDENTITY_UNAVAILABLE
         return _Route(identity, fingerprint(key, identity), label_digest(key, identity.label))
 
-    def _gate(self, request: AuxiliaryRequest, route: _Route) -> AuxiliaryResult | None:
+    def _gate(self, scene: Scene, route: _Route) -> AuxiliaryResult | None:
         label = route.identity.label
         with self._lock:
             latched = self._latches.get(label)
@@ -195,7 +262,7 @@ class AuxiliaryRunner:
                 latched = None
         if latched is not None:
             return self._persist_block(route)
-        return self._gate_quietly(route, request.scene)
+        return self._gate_quietly(route, scene)
 
     def _gate_quietly(self, route: _Route, scene: Scene | None = None) -> AuxiliaryResult | None:
         with self._lock:
@@ -216,33 +283,21 @@ class AuxiliaryRunner:
                     return PERSISTENCE_UNAVAILABLE  # fail closed: never evict an unsaved block
         return None
 
-    def _admit(self, request: AuxiliaryRequest, route: _Route) -> Entry | AuxiliaryResult:
-        return self._entries.admit(
-            request.scene, request.scope, route.fingerprint, route.digest, self._clock()
-        )
-
-    async def _call(self, request: AuxiliaryRequest, entry: Entry) -> str:
-        model, prompt, budget = request.model, request.prompt, request.max_tokens
-
+    async def _call(self, call: Call[T], entry: Entry) -> T:
         def ended() -> None:
             entry.pending = False  # the call is over: the scope may call again
 
-        return await run_call(
-            lambda: model.generate(prompt, max_tokens=budget),
-            request.timeout,
-            here=is_loop_bound(model),
-            ended=ended,
-        )
+        return await run_call(call.work, call.timeout, here=is_loop_bound(call.owner), ended=ended)
 
-    def _overdue(self, request: AuxiliaryRequest, route: _Route, entry: Entry) -> AuxiliaryResult:
-        self.telemetry.report(request.scene, _TIMEOUT, route.identity.family)
+    def _overdue(self, scene: Scene, route: _Route, entry: Entry) -> AuxiliaryResult:
+        self.telemetry.report(scene, _TIMEOUT, route.identity.family)
         return self._settle(entry, self._cooled(entry, "failed", "timeout"))
 
     def _failed(
-        self, request: AuxiliaryRequest, route: _Route, entry: Entry, error: Exception
+        self, scene: Scene, route: _Route, entry: Entry, error: Exception
     ) -> AuxiliaryResult:
         failure = classify(error)
-        self.telemetry.report(request.scene, failure, route.identity.family)
+        self.telemetry.report(scene, failure, route.identity.family)
         if failure.root_cause == "cancelled":
             return self._settle(entry, AuxiliaryResult("failed", "cancelled"))
         if failure.root_cause == "credentials":
@@ -251,7 +306,7 @@ class AuxiliaryRunner:
             _LOG.warning(
                 "model assistance blocked: scene=%s model=%s: the credentials were refused; "
                 "change the key to unblock",
-                request.scene,
+                scene,
                 route.identity.label,
             )
             return self._settle(entry, self._persist_block(route))

@@ -41,7 +41,7 @@ LOGGER: Final = logging.getLogger("memquill.enhance")
 ProviderClass = Literal["langchain", "llamaindex", "mcp_sampling", "custom"]
 Sink = Callable[["ProviderEvent"], None]
 _MAX_SUPPRESSED: Final = 1_000_000
-_SCENES: Final = frozenset({"memory_rerank", "memory_extract"})
+_SCENES: Final = frozenset({"memory_rerank", "memory_extract", "memory_embed"})
 
 
 def provider_class(family: str) -> ProviderClass:

@@ -41,6 +41,7 @@ from memquill.index._search_index import (
 from memquill.index._searcher import IN_MEMORY, IndexSearcher
 from memquill.index._sync import SyncReport
 from memquill.index._unusable import index_errors
+from memquill.index._vectors_file import forget_vectors, vectors_path
 
 __all__ = [
     "DAMAGED_WARNING",
@@ -51,8 +52,10 @@ __all__ = [
     "IndexStatus",
     "SearchIndex",
     "SyncReport",
+    "forget_vectors",
     "index_dir",
     "index_errors",
     "index_path",
     "stderr_notice",
+    "vectors_path",
 ]

@@ -13,7 +13,8 @@ folder) fails when it is called, not at the first tool call; the default folder
 
 Given a ``model``, the session re-ranks search candidates with it (a
 :class:`~memquill.enhance.ModelRanker` on the process's auxiliary runner), and that runner's
-failures reach every plugin's ``memquill_report_event`` hook.
+failures reach every plugin's ``memquill_report_event`` hook. Given an ``embedder``, it does the
+same with a :class:`~memquill.semantic.SemanticRanker` (semantic recall).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from memquill.plugins._manager import (
     plugin_report,
     secret_scanner,
 )
+from memquill.semantic import Embedder, SemanticRanker
 from memquill.tools import Access, MemorySession
 
 if typing.TYPE_CHECKING:
@@ -54,6 +56,7 @@ def open_session(
     store: str | None = None,
     model: TextModel | None = None,
     runner: AuxiliaryRunner | None = None,
+    embedder: Embedder | None = None,
 ) -> MemorySession:
     """A session on ``workspace`` whose writes run every installed plugin's secret detectors.
 
@@ -71,6 +74,8 @@ def open_session(
         model: the host's model, to re-rank ``memory_search`` candidates (optional model
             assistance; ``docs/model-assistance.md``). Without one, search is keyword order.
         runner: the auxiliary runner model calls go through (default: the process's).
+        embedder: the host's embedding model, for semantic recall: search re-orders its
+            keyword candidates with similarity (``docs/ranking.md``). Not with ``model``.
 
     A plugin that fails to load is logged on ``memquill.plugins`` and left out; the others
     still guard writes. A ``read`` session never writes, so it loads no plugins unless
@@ -79,13 +84,16 @@ def open_session(
     Raises:
         StorageError: the workspace does not exist (unless it is the default folder).
         UnsafePathError: it is relative, or not a folder.
+        ValueError: both a ``model`` and an ``embedder``.
     """
+    if model is not None and embedder is not None:
+        raise ValueError("a session ranks with a model or an embedder, not both")
     root = Path(workspace).expanduser()
     if root != fallback_workspace() or os.path.lexists(root):
         canonical_workspace(root)
     scanner = None
     manager = plugins
-    if access == "read_write" or plugins is not None or model is not None:
+    if access == "read_write" or plugins is not None or model is not None or embedder is not None:
         manager = plugins if plugins is not None else get_plugin_manager()
         for failure in plugin_report(manager).failures:
             _log.warning("plugin %s: %s", failure.plugin, failure.message)
@@ -97,7 +105,7 @@ def open_session(
 
         runner = connect_telemetry(manager, runner)
         ranker = ModelRanker(model, runner=runner)
-    return MemorySession(
+    session = MemorySession(
         root,
         session_id,
         access,
@@ -108,6 +116,11 @@ def open_session(
         store=store,
         ranker=ranker,
     )
+    if embedder is not None:
+        assert manager is not None
+        runner = connect_telemetry(manager, runner)
+        session = session.with_ranker(SemanticRanker(embedder, session.query, runner=runner))
+    return session
 
 
 def connect_telemetry(

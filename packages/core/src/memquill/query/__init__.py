@@ -14,6 +14,7 @@ from memquill.query._args import (
     parse_args,
     validation_message,
 )
+from memquill.query._documents import SearchDocument
 from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery, Searcher
 from memquill.query._models import (
     GetResult,
@@ -46,6 +47,7 @@ __all__ = [
     "RecentSection",
     "ResultT",
     "SearchArgs",
+    "SearchDocument",
     "SearchHit",
     "SearchResult",
     "Searcher",

@@ -29,7 +29,7 @@ from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_doc
 from memquill.query._excerpt import build_excerpt
 from memquill.query._markdown import wiki_links
 from memquill.query._models import GetResult, RecentResult, SearchHit, SearchResult
-from memquill.query._rank import Corpus, RankedHit, RankParams, rank
+from memquill.query._rank import Corpus, RankedHit, RankParams, matches_filters, rank
 from memquill.query._recent import collect_recent, records_unavailable
 from memquill.query._render import score_value
 from memquill.query._scan import DocumentCache, scan_workspace
@@ -207,6 +207,25 @@ class MemoryQuery:
         root = canonical_workspace(self._workspace)
         with os_errors_as_source():
             return collect_recent(root, self._store, args.days)
+
+    def documents(self, args: SearchArgs) -> tuple[tuple[SearchDocument, ...], frozenset[str]]:
+        """Every document a search may return, and the paths ``args``' filters admit.
+
+        The documents are the scanned notes (within the scan's budgets) and the active
+        records, exactly what the full scan ranks: optional semantic recall compares them with
+        the query. Records that cannot be read are left out (the search itself says why).
+
+        Raises:
+            MemquillError: the workspace cannot be used.
+        """
+        root = canonical_workspace(self._workspace)
+        tags = frozenset(tag.lower().removeprefix("#") for tag in args.tags or ())
+        with os_errors_as_source(), self._lock:
+            scan = scan_workspace(root, self._cache)
+            records, _ = self._record_documents()
+        documents = (*scan.documents, *records)
+        admitted = frozenset(d.path for d in documents if matches_filters(d, args.file_type, tags))
+        return documents, admitted
 
     # -- internals -------------------------------------------------------------------------
 

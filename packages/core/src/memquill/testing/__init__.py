@@ -22,6 +22,14 @@ import typing
 from memquill.plugins import lazy_exports as _lazy_exports
 from memquill.testing._cases import Case, Fixture, Step, load_cases, load_fixtures
 from memquill.testing._demo import SCENARIO, AdapterRun, DemoStep, core_spec, run_adapter
+from memquill.testing._embedders import (
+    PARITY_ALIASES,
+    BlockingEmbedder,
+    FailingEmbedder,
+    HangingEmbedder,
+    TrigramEmbedder,
+    parity_embedder,
+)
 from memquill.testing._harness import CoreHarness
 from memquill.testing._models import (
     FAKE_SECRET,
@@ -44,12 +52,16 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "FAKE_SECRET",
+    "PARITY_ALIASES",
     "SCENARIO",
     "AdapterRun",
+    "BlockingEmbedder",
     "Case",
     "CoreHarness",
     "DemoStep",
+    "FailingEmbedder",
     "Fixture",
+    "HangingEmbedder",
     "HarnessFactory",
     "ModelScript",
     "Normalizer",
@@ -60,11 +72,13 @@ __all__ = [
     "ScriptedTextModel",
     "Step",
     "StoreConformance",
+    "TrigramEmbedder",
     "assert_outcomes",
     "canonical_schema",
     "core_spec",
     "load_cases",
     "load_fixtures",
+    "parity_embedder",
     "parse_script",
     "play",
     "run_adapter",

@@ -51,6 +51,7 @@ from memquill.store import (
     with_workspace,
 )
 from memquill.store._postgres_location import parse_location
+from memquill.tools._item_index import check_index
 from memquill.tools._item_paths import (
     Namespace,
     check_folders,
@@ -133,15 +134,12 @@ class ItemStore:
 
     @staticmethod
     def check_index(index: object) -> None:
-        """Refuse a semantic index configuration: semantic recall is not supported yet.
-
-        ``None`` (and ``False``, no index for this item) are accepted.
+        """Check a semantic index configuration (:func:`~memquill.tools._item_index.check_index`).
 
         Raises:
-            InvalidInputError: anything else.
+            InvalidInputError: not ``None``, ``False`` or an ``IndexConfig``-shaped mapping.
         """
-        if index is not None and index is not False:
-            raise InvalidInputError(Messages.ITEM_INDEX)
+        check_index(index)
 
     def __repr__(self) -> str:
         backend = "postgres" if self.is_database else "file"

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from memquill.query import FileType, MemoryQuery, SearchArgs, SearchHit, parse_args
-from memquill.tools._toolset import MemoryToolset
+from memquill.tools._ranking import CandidateRanker, arrange
+from memquill.tools._toolset import MemoryToolset, widened
 
 __all__ = ["HITS_HEADING", "PRIVATE_METADATA", "RetrievedMemory", "memory_context", "retrieve"]
 
@@ -61,11 +62,15 @@ def retrieve(
     limit: int = 5,
     tags: Sequence[str] = (),
     file_type: FileType = "all",
+    ranker: CandidateRanker | None = None,
+    scope: str | None = None,
 ) -> list[RetrievedMemory]:
     """The search hits for ``text``, best first, as :class:`RetrievedMemory` objects.
 
     ``limit`` is the search's 1–20 and is never clamped, so a mistake cannot hide. Search
-    warnings (skipped files, unreadable records) are logged on ``memquill.retrieval``.
+    warnings (skipped files, unreadable records) are logged on ``memquill.retrieval``, and so
+    is the ranking line of a ``ranker`` (semantic recall, a model): how the hits were ordered,
+    or why keyword order stayed. ``scope`` is whose search it is (default: the workspace).
 
     Raises:
         InvalidInputError: an argument is out of bounds (the tool's own message).
@@ -74,7 +79,16 @@ def retrieve(
     args = parse_args(
         SearchArgs, {"query": text, "tags": list(tags), "file_type": file_type, "limit": limit}
     )
-    result = query.search(args)
+    if ranker is None:
+        result = query.search(args)
+    else:
+        candidates = query.search(widened(args))
+        decision = ranker.rank_blocking(
+            text, candidates.hits, scope=scope or query.workspace, search=args
+        )
+        result = arrange(candidates, decision, limit)
+        if result.ranking_notice:
+            _log.info("memquill search: %s", result.ranking_notice)
     for warning in result.warnings:
         _log.warning("memquill search: %s", warning)
     return [_retrieved(hit) for hit in result.hits]

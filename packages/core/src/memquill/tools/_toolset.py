@@ -178,21 +178,21 @@ class MemoryToolset:
         ranker = self.session.ranker
         if ranker is None:
             return _read_result(self.query.search(args), render_search)
-        candidates = self.query.search(_widened(args))
-        if len(candidates.hits) < 2:
+        candidates = self.query.search(widened(args))
+        if len(candidates.hits) < 2 and not getattr(ranker, "adds_candidates", False):
             return _read_result(first(candidates, args.limit), render_search)
         scope = self.session.search_scope
-        decision = ranker.rank_blocking(args.query, candidates.hits, scope=scope)
+        decision = ranker.rank_blocking(args.query, candidates.hits, scope=scope, search=args)
         return _read_result(arrange(candidates, decision, args.limit), render_search)
 
     async def _asearch(self, args: SearchArgs) -> ToolResult:
         ranker = self.session.ranker
         assert ranker is not None  # mounted only for a session with a ranker
-        candidates = await asyncio.to_thread(self.query.search, _widened(args))
-        if len(candidates.hits) < 2:
+        candidates = await asyncio.to_thread(self.query.search, widened(args))
+        if len(candidates.hits) < 2 and not getattr(ranker, "adds_candidates", False):
             return _read_result(first(candidates, args.limit), render_search)
         scope = self.session.search_scope
-        decision = await ranker.rank(args.query, candidates.hits, scope=scope)
+        decision = await ranker.rank(args.query, candidates.hits, scope=scope, search=args)
         return _read_result(arrange(candidates, decision, args.limit), render_search)
 
     def _get(self, args: GetArgs) -> ToolResult:
@@ -252,7 +252,7 @@ def _target(record_id: str | None, key: str | None) -> Target:
     return FactKey(key) if key is not None else str(record_id)
 
 
-def _widened(args: SearchArgs) -> SearchArgs:
+def widened(args: SearchArgs) -> SearchArgs:
     """The same search, asking for every candidate a ranker may reorder."""
     return args.model_copy(update={"limit": CANDIDATE_LIMIT})
 

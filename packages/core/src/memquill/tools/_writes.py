@@ -14,12 +14,15 @@ Failures are raised as :class:`~memquill.errors.MemquillError`; the tool boundar
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Literal, cast
 
-from memquill.errors import InvalidInputError, Messages
+from memquill.errors import InvalidInputError, MemquillError, Messages
+from memquill.index import forget_vectors
+from memquill.paths import canonical_workspace
 from memquill.store import (
     UNCHANGED,
     Candidate,
@@ -291,6 +294,8 @@ def forget_many(
         for target, revision in targets
     ]
     result = session.store.revoke_many(resolved)
+    if result.status == "saved":
+        _forget_vectors(session, result)
     first = resolved[0][0] if resolved else None
     outcome = _outcome("forget", result, result.record_id, result.status)
     named = first.value if isinstance(first, FactKey) else None
@@ -378,6 +383,17 @@ def resolve_conflict_copies(session: MemorySession, *, source: WriteSource) -> R
     """
     _authorize(session, source.metadata())
     return session.store.resolve_conflict_copies()
+
+
+def _forget_vectors(session: MemorySession, result: WriteResult) -> None:
+    """Delete the forgotten versions' vectors from semantic recall's cache, at the write."""
+    revoked = [record.id for record in result.records if record.status == "revoked"]
+    try:
+        forget_vectors(canonical_workspace(session.workspace), revoked)
+    except (sqlite3.Error, OSError, MemquillError):
+        # The fact is forgotten either way; the cache is never the truth, the next semantic
+        # search deletes the rows (it compares active records only, so never returns them).
+        return
 
 
 def _authorize(session: MemorySession, *sources: object) -> None:

@@ -1,0 +1,289 @@
+"""``SemanticRanker``: the host's embeddings re-ranking ``memory_search`` candidates, bounded.
+
+A :class:`~memquill.tools.CandidateRanker` for a session's search, as
+:class:`~memquill.enhance.ModelRanker` is, on the same auxiliary runner (scene
+``memory_embed``) with the same statuses. Per search:
+
+1. the workspace's searchable documents (current notes, active records: nothing else can be
+   compared) are cut into units, a record whole and a note per chunk, each named and digested
+   (:mod:`memquill.semantic._units`);
+2. the units' cached vectors are looked up (:class:`~memquill.semantic.VectorCache`, keyed by
+   the embedder's fingerprint); the query and every missing unit are embedded, in batches,
+   through the runner, within the search's budget (3 s by default; what was embedded before it
+   ran out is kept, so the next search goes on from there, and :meth:`SemanticRanker.warm` fills
+   a large vault beforehand);
+3. units that are no longer searchable are deleted from the cache;
+4. the keyword candidates are re-ordered by :func:`~memquill.semantic.hybrid_order`, plus a
+   few purely similar documents when the keyword set is thin, and the output's first line
+   says so: ``Memory ranking semantic: …``.
+
+Anything wrong — the embedder raises, times out, blocks its thread, never answers, answers
+vectors of the wrong shape, is blocked or cooling down — keeps keyword order with the rerank
+fallback line, ``Memory ranking <status>: <reason>. Using keyword order.``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from memquill.enhance import (
+    AuxiliaryResult,
+    AuxiliaryRunner,
+    default_runner,
+    fallback_line,
+    run_blocking,
+)
+from memquill.paths import canonical_workspace
+from memquill.query import MemoryQuery, SearchArgs, SearchDocument, SearchHit, parse_args
+from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
+from memquill.semantic._embedder import Embedder, EmbedKind, Vector
+from memquill.semantic._hybrid import EXTRA, MIN_SIMILARITY, THIN, WEIGHT, hybrid_order
+from memquill.semantic._similarity import Similarities
+from memquill.semantic._units import Unit, extra_hit, units_of
+from memquill.semantic._vectors import VectorCache, vectors_path
+from memquill.tools import RankDecision
+
+__all__ = ["BATCH", "SEARCH_TIMEOUT", "SemanticRanker", "Similar"]
+
+SEARCH_TIMEOUT: Final = 3.0
+"""Seconds a search gives the embedder (every call together) before keyword order stays."""
+BATCH: Final = 64
+"""Texts per embedder call."""
+_WAIT_MARGIN: Final = 1.0
+_WARM_TIMEOUT: Final = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Similar:
+    """A document and how similar it is to the query (its best unit)."""
+
+    document: SearchDocument
+    similarity: float
+    unit: Unit
+
+
+class SemanticRanker:
+    """Re-ranks a session's search candidates with ``embedder`` (see the module doc).
+
+    Args:
+        embedder: the host's embedding model.
+        query: the session's query engine (its documents are what is compared).
+        runner: the auxiliary runner (default: the process's, shared with model assistance).
+        weight: the similarity's share of the hybrid score (0.2).
+        extra: purely similar candidates added to a thin keyword set (3; 0: none).
+        thin: a keyword set with fewer hits than this is thin (5).
+        min_similarity: the cosine a purely similar candidate needs (0.35).
+        timeout: seconds a search gives the embedder (3).
+        cache: where vectors are kept (default: the workspace's file in the index folder).
+    """
+
+    adds_candidates: Final = True
+    """Asked even for fewer than two keyword hits: it may add candidates."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        query: MemoryQuery,
+        *,
+        runner: AuxiliaryRunner | None = None,
+        weight: float = WEIGHT,
+        extra: int = EXTRA,
+        thin: int = THIN,
+        min_similarity: float = MIN_SIMILARITY,
+        timeout: float = SEARCH_TIMEOUT,
+        cache: VectorCache | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.query = query
+        self._runner = runner
+        self.weight = weight
+        self.extra = extra
+        self.thin = thin
+        self.min_similarity = min_similarity
+        self.timeout = timeout
+        self._cache = cache
+        self._similarities_of = Similarities()
+
+    @property
+    def runner(self) -> AuxiliaryRunner:
+        """The runner calls go through."""
+        if self._runner is None:
+            self._runner = default_runner()
+        return self._runner
+
+    @property
+    def cache(self) -> VectorCache:
+        """The workspace's vector cache."""
+        if self._cache is None:
+            self._cache = VectorCache(vectors_path(canonical_workspace(self.query.workspace)))
+        return self._cache
+
+    async def rank(
+        self,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        scope: str,
+        search: SearchArgs | None = None,
+    ) -> RankDecision:
+        """The hybrid order of ``hits`` (and any purely similar candidates), or why not."""
+        args = search or parse_args(SearchArgs, {"query": query})
+        work = asyncio.ensure_future(self._decide(query, hits, args, scope))
+        try:
+            done, _ = await asyncio.wait({work}, timeout=self.timeout + _WAIT_MARGIN)
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        if not done:
+            work.cancel()
+            return RankDecision(notice=fallback_line("failed", "timeout"))
+        return work.result()
+
+    def rank_blocking(
+        self,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        scope: str,
+        search: SearchArgs | None = None,
+    ) -> RankDecision:
+        """:meth:`rank` for synchronous callers (on the process's model-call loop)."""
+        try:
+            return run_blocking(
+                self.rank(query, hits, scope=scope, search=search), self.timeout + 2 * _WAIT_MARGIN
+            )
+        except TimeoutError:
+            return RankDecision(notice=fallback_line("failed", "timeout"))
+
+    async def similar(
+        self, query: str, *, scope: str, search: SearchArgs | None = None
+    ) -> tuple[list[Similar], AuxiliaryResult | None]:
+        """Every admitted document by similarity to ``query``, most similar first (ties: path),
+        or the runner's failure. Dense retrieval alone, for comparison (benchmarks)."""
+        args = search or parse_args(SearchArgs, {"query": query})
+        try:
+            ranked, _ = await self._similarities(
+                query, args, scope, time.monotonic() + self.timeout
+            )
+        except EmbedFallback as failure:
+            return [], failure.result
+        return ranked, None
+
+    async def warm(self, *, scope: str = "warm", timeout: float = _WARM_TIMEOUT) -> int:
+        """Embed every unit not cached yet (each call within ``timeout``); how many were.
+
+        Raises:
+            RuntimeError: the embedder failed (the message is its status and reason).
+        """
+        args = parse_args(SearchArgs, {"query": "warm"})
+        documents, _ = await asyncio.to_thread(self.query.documents, args)
+        units = units_of(documents)
+        try:
+            space = self._space()
+            wanted = [(u.key, u.digest) for u in units]
+            cached = await asyncio.to_thread(self.cache.lookup, space, wanted)
+            missing = [unit for unit in units if unit.key not in cached]
+            deadline = time.monotonic() + timeout * (1 + len(missing) // BATCH)
+            await self._embed_units(missing, space, scope, deadline, per_call=timeout)
+        except EmbedFallback as failure:
+            raise RuntimeError(f"{failure.result.status}: {failure.result.reason}") from None
+        return len(missing)
+
+    # -- internals -------------------------------------------------------------------------
+
+    async def _decide(
+        self, query: str, hits: Sequence[SearchHit], args: SearchArgs, scope: str
+    ) -> RankDecision:
+        try:
+            ranked, similarity = await self._similarities(
+                query, args, scope, time.monotonic() + self.timeout
+            )
+        except EmbedFallback as failure:
+            return RankDecision(notice=fallback_line(failure.result.status, failure.result.reason))
+        shown = {hit.path for hit in hits}
+        extra: list[SearchHit] = []
+        if len(hits) < self.thin:
+            for found in ranked:
+                if len(extra) >= self.extra or found.similarity < self.min_similarity:
+                    break
+                if found.document.path not in shown:
+                    extra.append(extra_hit(found.document, found.unit, found.similarity))
+        if not extra and len(hits) < 2:
+            return RankDecision()  # nothing to order: the plain search
+        order = hybrid_order(
+            [hit.score for hit in hits],
+            [similarity.get(hit.path, 0.0) for hit in hits],
+            self.weight,
+        )
+        note = "Memory ranking semantic: keyword results re-ordered by similarity"
+        if extra:
+            note += f", {len(extra)} found by similarity alone"
+        full = (*order, *range(len(hits), len(hits) + len(extra)))
+        return RankDecision(order=full, extra=tuple(extra), note=note + ".")
+
+    async def _similarities(
+        self, query: str, args: SearchArgs, scope: str, deadline: float
+    ) -> tuple[list[Similar], dict[str, float]]:
+        documents, admitted = await asyncio.to_thread(self.query.documents, args)
+        units = units_of(documents)
+        space = self._space()
+        cache = self.cache
+        cached = await asyncio.to_thread(cache.lookup, space, [(u.key, u.digest) for u in units])
+        (query_vector,) = await self._embed([query], "query", scope, deadline)
+        missing = [unit for unit in units if unit.key not in cached]
+        cached.update(await self._embed_units(missing, space, scope, deadline))
+        await asyncio.to_thread(cache.prune, space, [unit.key for unit in units])
+        pairs = [(unit.key, unit.digest) for unit in units]
+        values = self._similarities_of.cosines(
+            space, pairs, [cached[unit.key] for unit in units], query_vector
+        )
+        best: dict[str, Similar] = {}
+        for unit, value in zip(units, values, strict=True):
+            if unit.document.path not in admitted:
+                continue
+            held = best.get(unit.document.path)
+            if held is None or value > held.similarity:
+                best[unit.document.path] = Similar(unit.document, value, unit)
+        ranked = sorted(best.values(), key=lambda s: (-s.similarity, s.document.path))
+        return ranked, {path: found.similarity for path, found in best.items()}
+
+    async def _embed_units(
+        self,
+        units: Sequence[Unit],
+        space: str,
+        scope: str,
+        deadline: float,
+        *,
+        per_call: float | None = None,
+    ) -> dict[str, Vector]:
+        done: dict[str, Vector] = {}
+        for start in range(0, len(units), BATCH):
+            batch = units[start : start + BATCH]
+            vectors = await self._embed(
+                [unit.text for unit in batch], "document", scope, deadline, per_call
+            )
+            rows = [(u.key, u.digest, v) for u, v in zip(batch, vectors, strict=True)]
+            await asyncio.to_thread(self.cache.store, space, rows)
+            done.update((u.key, v) for u, v in zip(batch, vectors, strict=True))
+        return done
+
+    async def _embed(
+        self,
+        texts: list[str],
+        kind: EmbedKind,
+        scope: str,
+        deadline: float,
+        per_call: float | None = None,
+    ) -> tuple[Vector, ...]:
+        remaining = deadline - time.monotonic() if per_call is None else per_call
+        return await embed_call(self.runner, self.embedder, texts, kind, scope, remaining)
+
+    def _space(self) -> str:
+        return space_of(self.runner, self.embedder)
+
+    def __repr__(self) -> str:
+        return f"SemanticRanker({self.embedder!r})"

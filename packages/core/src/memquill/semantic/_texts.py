@@ -1,0 +1,131 @@
+"""The bounded hybrid for texts a caller holds (a key-value store's items), not a workspace's.
+
+:func:`similarity_order` re-orders keyword hits the caller ranked (their scores, their texts)
+by :func:`~memquill.semantic.hybrid_order`, as :class:`~memquill.semantic.SemanticRanker` does
+for ``memory_search``: the query and every text not in ``memo`` are embedded through the
+auxiliary runner (scene ``memory_embed``) within ``timeout``; any failure keeps keyword order
+and answers the rerank fallback line instead. ``memo`` (text digest → vector) is the caller's
+to keep and to empty: the vectors never leave it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import MutableMapping, Sequence
+from operator import mul
+
+from memquill.enhance import AuxiliaryRunner, default_runner, fallback_line, run_blocking
+from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
+from memquill.semantic._embedder import Embedder, Vector
+from memquill.semantic._hybrid import WEIGHT, hybrid_order
+
+__all__ = ["similarity_order", "similarity_order_blocking", "text_digest"]
+
+_BATCH = 64
+_MARGIN = 1.0
+
+
+def text_digest(space: str, text: str) -> str:
+    """The memo key of ``text`` embedded in ``space``."""
+    return hashlib.sha256(f"{space}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+async def similarity_order(
+    embedder: Embedder,
+    query: str,
+    texts: Sequence[str],
+    scores: Sequence[float],
+    *,
+    memo: MutableMapping[str, Vector],
+    runner: AuxiliaryRunner | None = None,
+    scope: str = "items",
+    weight: float = WEIGHT,
+    timeout: float = 3.0,
+) -> tuple[tuple[int, ...] | None, str | None]:
+    """``(order, None)``: the hits' indices, best first; or ``(None, line)``: keyword order
+    stays, and ``line`` says why (``Memory ranking <status>: <reason>. Using keyword order.``).
+    Fewer than two hits: ``(None, None)``, nothing to order."""
+    if len(texts) < 2:
+        return None, None
+    work = asyncio.ensure_future(
+        _order(
+            embedder, query, texts, scores, memo, runner or default_runner(), scope, weight, timeout
+        )
+    )
+    done, _ = await asyncio.wait({work}, timeout=timeout + _MARGIN)
+    if not done:
+        work.cancel()
+        return None, fallback_line("failed", "timeout")
+    return work.result()
+
+
+def similarity_order_blocking(
+    embedder: Embedder,
+    query: str,
+    texts: Sequence[str],
+    scores: Sequence[float],
+    *,
+    memo: MutableMapping[str, Vector],
+    runner: AuxiliaryRunner | None = None,
+    scope: str = "items",
+    weight: float = WEIGHT,
+    timeout: float = 3.0,
+) -> tuple[tuple[int, ...] | None, str | None]:
+    """:func:`similarity_order` for synchronous callers (on the process's model-call loop)."""
+    call = similarity_order(
+        embedder,
+        query,
+        texts,
+        scores,
+        memo=memo,
+        runner=runner,
+        scope=scope,
+        weight=weight,
+        timeout=timeout,
+    )
+    try:
+        return run_blocking(call, timeout + 2 * _MARGIN)
+    except TimeoutError:
+        return None, fallback_line("failed", "timeout")
+
+
+async def _order(
+    embedder: Embedder,
+    query: str,
+    texts: Sequence[str],
+    scores: Sequence[float],
+    memo: MutableMapping[str, Vector],
+    runner: AuxiliaryRunner,
+    scope: str,
+    weight: float,
+    timeout: float,
+) -> tuple[tuple[int, ...] | None, str | None]:
+    deadline = time.monotonic() + timeout
+    try:
+        space = space_of(runner, embedder)
+        (wanted,) = await embed_call(
+            runner, embedder, [query], "query", scope, deadline - time.monotonic()
+        )
+        keys = [text_digest(space, text) for text in texts]
+        missing = sorted(
+            {key: text for key, text in zip(keys, texts, strict=True) if key not in memo}.items()
+        )
+        for start in range(0, len(missing), _BATCH):
+            batch = missing[start : start + _BATCH]
+            vectors = await embed_call(
+                runner,
+                embedder,
+                [t for _, t in batch],
+                "document",
+                scope,
+                deadline - time.monotonic(),
+            )
+            memo.update((key, vector) for (key, _), vector in zip(batch, vectors, strict=True))
+    except EmbedFallback as failure:
+        return None, fallback_line(failure.result.status, failure.result.reason)
+    similarities = [
+        sum(map(mul, memo[key], wanted)) if len(memo[key]) == len(wanted) else 0.0 for key in keys
+    ]
+    return hybrid_order(scores, similarities, weight), None

@@ -1,0 +1,192 @@
+"""The vector cache: embeddings of a workspace's records and note chunks, never the truth.
+
+One SQLite file per workspace beside its search index (``<digest>.vectors.sqlite3`` in the
+index folder, ``$MEMQUILL_INDEX_DIR`` included; ``:memory:`` keeps vectors in the process),
+created owner-only before SQLite opens it. Rows are keyed by **unit** — ``r:<record id>`` for
+a record version, ``n:<path>#<chunk>`` for a note chunk — and hold the digest of the embedded
+text, so a changed chunk is embedded again, and the vector as float32.
+
+The file holds one **space** at a time: the keyed fingerprint of the embedder's identity (never
+the identity itself) and the vectors' length. An embedder with another identity (another
+model, key or setting) or length finds the space changed and every vector is dropped and
+rebuilt. A forgotten fact's vectors are deleted by the forget itself
+(:func:`memquill.index.forget_vectors`, from the write path). Units that are no longer
+searchable (a corrected record, a deleted or changed note, a forget whose deletion failed) are
+deleted whenever a semantic search sees the workspace
+(:meth:`VectorCache.prune`), with SQLite's ``secure_delete`` on so their bytes are overwritten;
+and they are never returned before that, because similarity is only computed for units the
+search's own documents give (active records, current notes).
+
+Deleting the file loses nothing but the time to embed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from array import array
+from collections.abc import Generator, Iterable, Sequence
+from pathlib import Path
+from typing import Final
+
+from memquill.index import vectors_path
+from memquill.owner_only import private_file, private_folder, tighten_file
+from memquill.semantic._embedder import Vector
+
+__all__ = ["FORMAT", "VectorCache", "vectors_path"]  # vectors_path: the index layer's
+
+FORMAT: Final = "memquill-vectors:v1"
+_BUSY_SECONDS: Final = 5.0
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS vectors ("
+    " unit TEXT PRIMARY KEY, digest TEXT NOT NULL, vector BLOB NOT NULL)",
+)
+_CHUNK: Final = 500  # SQLite host parameters per statement, well under its limit
+
+
+class VectorCache:
+    """One workspace's vectors (see the module doc). Thread-safe; several processes may share
+    the file (SQLite's locking; a writer waits up to 5 s).
+
+    Args:
+        path: the file (``None``: in process memory only).
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+        self._space: str | None = None
+        self._mirror: dict[str, tuple[str, Vector]] = {}
+
+    def lookup(self, space: str, wanted: Sequence[tuple[str, str]]) -> dict[str, Vector]:
+        """The cached vectors of ``wanted`` (unit, digest) pairs whose digest still matches.
+
+        A change of space drops every vector first (the embedder changed).
+        """
+        with self._lock:
+            self._enter(space)
+            missing = [
+                unit for unit, digest in wanted if self._mirror.get(unit, ("",))[0] != digest
+            ]
+            if missing:
+                self._read(missing)
+            found: dict[str, Vector] = {}
+            for unit, digest in wanted:
+                held = self._mirror.get(unit)
+                if held is not None and held[0] == digest:
+                    found[unit] = held[1]
+            return found
+
+    def store(self, space: str, rows: Iterable[tuple[str, str, Vector]]) -> None:
+        """Keep ``(unit, digest, vector)`` rows (replacing older ones of the same unit)."""
+        # The mirror keeps what the file gives back (float32), so a vector compares the same
+        # whether it was just embedded or read by another process.
+        rows = [(unit, digest, _unpack(_pack(vector))) for unit, digest, vector in rows]
+        with self._lock:
+            self._enter(space)
+            with self._writing() as connection:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO vectors (unit, digest, vector) VALUES (?, ?, ?)",
+                    [(unit, digest, _pack(vector)) for unit, digest, vector in rows],
+                )
+            for unit, digest, vector in rows:
+                self._mirror[unit] = (digest, vector)
+
+    def prune(self, space: str, keep: Iterable[str]) -> int:
+        """Delete every vector whose unit is not in ``keep``; the number deleted."""
+        kept = set(keep)
+        with self._lock:
+            self._enter(space)
+            connection = self._connect()
+            stored = [row[0] for row in connection.execute("SELECT unit FROM vectors")]
+            gone = sorted(unit for unit in stored if unit not in kept)
+            if gone:
+                with self._writing() as writer:
+                    writer.executemany("DELETE FROM vectors WHERE unit = ?", [(u,) for u in gone])
+            for unit in [unit for unit in self._mirror if unit not in kept]:
+                del self._mirror[unit]
+            return len(gone)
+
+    def units(self) -> dict[str, str]:
+        """Every stored unit and its digest (for tests and status)."""
+        with self._lock:
+            connection = self._connect()
+            return dict(connection.execute("SELECT unit, digest FROM vectors ORDER BY unit"))
+
+    def close(self) -> None:
+        """Close the file (it is opened again when needed)."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+            self._space = None
+            self._mirror.clear()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            target = ":memory:"
+            if self.path is not None:
+                private_folder(self.path.parent)
+                private_file(self.path)  # before SQLite creates it with its default mode
+                tighten_file(Path(os.fspath(self.path) + "-journal"))
+                target = os.fspath(self.path)
+            connection = sqlite3.connect(
+                target, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False
+            )
+            connection.execute("PRAGMA secure_delete = ON")  # forgotten vectors are overwritten
+            for statement in _SCHEMA:
+                connection.execute(statement)
+            self._connection = connection
+        return self._connection
+
+    def _enter(self, space: str) -> None:
+        """Make ``space`` the file's space, dropping every vector of another one."""
+        if self._space == space:
+            return
+        connection = self._connect()
+        row = connection.execute("SELECT value FROM meta WHERE key = 'space'").fetchone()
+        if row is None or row[0] != f"{FORMAT} {space}":
+            with self._writing() as writer:
+                writer.execute("DELETE FROM vectors")
+                writer.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('space', ?)",
+                    (f"{FORMAT} {space}",),
+                )
+        self._space = space
+        self._mirror.clear()
+
+    def _read(self, units: Sequence[str]) -> None:
+        connection = self._connect()
+        for start in range(0, len(units), _CHUNK):
+            part = units[start : start + _CHUNK]
+            marks = ",".join("?" * len(part))
+            query = f"SELECT unit, digest, vector FROM vectors WHERE unit IN ({marks})"  # noqa: S608 - marks only
+            for unit, digest, blob in connection.execute(query, part):
+                self._mirror[unit] = (digest, _unpack(blob))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Generator[sqlite3.Connection]:
+        connection = self._connect()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+
+def _pack(vector: Vector) -> bytes:
+    return array("f", vector).tobytes()
+
+
+def _unpack(blob: bytes) -> Vector:
+    values = array("f")
+    values.frombytes(blob)
+    return tuple(values)
