@@ -33,11 +33,11 @@ from memquill.plugins._manager import (
     plugin_report,
     secret_scanner,
 )
-from memquill.semantic import Embedder, SemanticRanker
 from memquill.tools import Access, MemorySession
 
 if typing.TYPE_CHECKING:
     from memquill.enhance import AuxiliaryRunner, ProviderEvent, TextModel
+    from memquill.semantic import Embedder
 
 __all__ = ["connect_telemetry", "open_session"]
 
@@ -117,6 +117,9 @@ def open_session(
         ranker=ranker,
     )
     if embedder is not None:
+        # Imported here: a keyword session never loads semantic recall or model assistance.
+        from memquill.semantic import SemanticRanker
+
         assert manager is not None
         runner = connect_telemetry(manager, runner)
         session = session.with_ranker(SemanticRanker(embedder, session.query, runner=runner))
