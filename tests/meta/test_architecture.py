@@ -7,6 +7,9 @@
   ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade, whose
   ``__version__`` any part may read: the facade imports nothing until a name is used). Every
   import counts, inside functions too.
+- No module imports another part's private module (``memquill.<part>._<module>``, or
+  ``from memquill.<part> import _<module>``): it goes through that part's facade, which names
+  what the part offers (and imports it lazily).
 - The core imports no framework (Anthropic's SDK, LangChain, LlamaIndex, MCP) and no adapter
   package.
 - An adapter imports memquill only through its public facades (``memquill``,
@@ -119,6 +122,30 @@ def layering_violations(source_root: Path) -> list[str]:
     return problems
 
 
+def private_imports(source_root: Path) -> list[str]:
+    """Every import, under ``source_root``, of a private module of another part of the core."""
+    problems: list[str] = []
+    for path in sorted((source_root / "memquill").rglob("*.py")):
+        relative = path.relative_to(source_root / "memquill").parts
+        own = relative[0] if len(relative) > 1 else None  # a top-level module has no part
+        found: list[str] = []
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] != "memquill" or len(parts) < 3 or parts[1] == own:
+                continue
+            private = [i for i, part in enumerate(parts) if i >= 2 and _is_private(part)]
+            if private:  # ``from memquill.a._b import c`` names the module, and the module.c
+                module = ".".join(parts[: private[0] + 1])
+                if module not in found:
+                    found.append(module)
+        problems.extend(f"{path.relative_to(source_root)}: {module}" for module in found)
+    return problems
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def _cycles(edges: dict[str, set[str]]) -> Iterator[list[str]]:
     seen: set[str] = set()
 
@@ -160,6 +187,34 @@ def test_the_checker_catches_an_upward_import_and_a_cycle(tmp_path: Path) -> Non
     (package / "testing").mkdir()
     (package / "testing" / "b.py").write_text("import memquill.cli\n")
     assert "cycle: cli -> testing -> cli" in layering_violations(tmp_path)
+
+
+def test_no_part_imports_another_parts_private_module() -> None:
+    assert private_imports(CORE) == []
+
+
+def test_the_checker_catches_a_private_import_of_another_part(tmp_path: Path) -> None:
+    package = tmp_path / "memquill"
+    for folder in ("store", "query", "index"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "atomic.py").write_text("")
+    (package / "store" / "_codec.py").write_text("from memquill.store._record import Record\n")
+    (package / "query" / "_rank.py").write_text(
+        "from memquill.store import Record\nfrom memquill.atomic import atomic_write\n"
+    )
+    assert private_imports(tmp_path) == []  # its own part's module, another part's facade
+    (package / "index" / "_corpus.py").write_text(
+        "from memquill.query._rank import rank\ndef late():\n    import memquill.store._codec\n"
+    )
+    (package / "index" / "_sync.py").write_text("from memquill.query import _scan\n")
+    (package / "text.py").write_text("from memquill.store._codec import sha256_hex\n")
+    assert private_imports(tmp_path) == [
+        "memquill/index/_corpus.py: memquill.query._rank",
+        "memquill/index/_corpus.py: memquill.store._codec",
+        "memquill/index/_sync.py: memquill.query._scan",
+        "memquill/text.py: memquill.store._codec",
+    ]
 
 
 def test_core_imports_no_framework_or_adapter() -> None:

@@ -69,3 +69,11 @@ def test_the_version_loads_no_subcommand() -> None:
     code = "from memquill.cli import main\nassert main(['--version']) == 0\n"
     modules = loaded_after(code)
     assert under(modules, (*NOT_FOR_IMPORT, "memquill.cli.context", "memquill.cli.query")) == []
+
+
+def test_an_index_worker_loads_only_what_analysis_needs() -> None:
+    # A build's worker runs ``python -m memquill.index._worker``; the lazy facades of
+    # ``memquill``, ``store``, ``query`` and ``index`` keep it from loading the rest.
+    modules = loaded_after("import memquill.index._worker")
+    answering = ("memquill.index._search_index", "memquill.query._engine", "memquill.store._store")
+    assert under(modules, (*HEAVY, *answering, "memquill.tools", "pydantic")) == []

@@ -3,7 +3,7 @@
 :class:`SearchIndex` keeps, per workspace, an SQLite file (in the user cache folder, or where
 ``$MEMQUILL_INDEX_DIR`` says) with each note's figures and per-term postings, brings it up to
 date with the files before every answer, and ranks with the query layer's own
-:func:`~memquill.query._rank.rank`, so an indexed search returns exactly what a full scan would.
+:func:`~memquill.query.rank`, so an indexed search returns exactly what a full scan would.
 :class:`IndexSearcher` is how the query engine uses it (one index per workspace).
 
 Reading the package, top down:
@@ -28,20 +28,30 @@ Reading the package, top down:
   ``_verify`` (``doctor``'s read-back), ``_unusable`` (a folder that cannot be used).
 
 ``docs/search-index.md`` explains the design and its guarantees.
+
+Names are imported on first use (:func:`memquill.lazy.lazy_exports`): a build's worker process,
+which imports only ``_worker`` and what analysis needs, loads nothing else of the package.
 """
 
-from memquill.index._location import INDEX_DIR_ENV, index_dir, index_path
-from memquill.index._search_index import (
-    DAMAGED_WARNING,
-    NOTICE_FROM,
-    IndexStatus,
-    SearchIndex,
-    stderr_notice,
-)
-from memquill.index._searcher import IN_MEMORY, IndexSearcher
-from memquill.index._sync import SyncReport
-from memquill.index._unusable import index_errors
-from memquill.index._vectors_file import forget_vectors, vectors_path
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.index._location import INDEX_DIR_ENV, index_dir, index_path
+    from memquill.index._search_index import (
+        DAMAGED_WARNING,
+        NOTICE_FROM,
+        IndexStatus,
+        SearchIndex,
+        stderr_notice,
+    )
+    from memquill.index._searcher import IN_MEMORY, IndexSearcher
+    from memquill.index._sync import SyncReport
+    from memquill.index._unusable import index_errors
+    from memquill.index._vectors_file import forget_vectors, vectors_path
 
 __all__ = [
     "DAMAGED_WARNING",
@@ -59,3 +69,23 @@ __all__ = [
     "stderr_notice",
     "vectors_path",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "DAMAGED_WARNING": "memquill.index._search_index",
+        "INDEX_DIR_ENV": "memquill.index._location",
+        "IN_MEMORY": "memquill.index._searcher",
+        "IndexSearcher": "memquill.index._searcher",
+        "IndexStatus": "memquill.index._search_index",
+        "NOTICE_FROM": "memquill.index._search_index",
+        "SearchIndex": "memquill.index._search_index",
+        "SyncReport": "memquill.index._sync",
+        "index_dir": "memquill.index._location",
+        "forget_vectors": "memquill.index._vectors_file",
+        "index_errors": "memquill.index._unusable",
+        "vectors_path": "memquill.index._vectors_file",
+        "index_path": "memquill.index._location",
+        "stderr_notice": "memquill.index._search_index",
+    },
+)

@@ -17,11 +17,7 @@ from itertools import repeat
 
 from memquill.index._codec import FieldCounts
 from memquill.index._parts import note_words
-from memquill.query._counts import count_words, split_words
-from memquill.query._dates import path_day
-from memquill.query._markdown import note_meta
-from memquill.query._scan import Identity
-from memquill.query._tokens import fold
+from memquill.query import Identity, count_words, fold, note_meta, path_day, split_words
 
 __all__ = ["NoteFigures", "analyse_note", "chunk_matrix"]
 

@@ -20,7 +20,7 @@ from memquill.index._analysis import NoteFigures
 from memquill.index._codec import BLOCK, FieldCounts, Postings, encode_block
 from memquill.index._pages import NoteRow
 from memquill.index._term_lists import encode_term_list
-from memquill.query._scan import Identity
+from memquill.query import Identity
 
 __all__ = ["AnalysedBatch", "AnalysedNote", "BatchBuilder"]
 

@@ -27,7 +27,7 @@ from memquill.errors import SourceError
 from memquill.index._analysis import analyse_note
 from memquill.index._batch import AnalysedBatch, BatchBuilder
 from memquill.paths import read_text_stat
-from memquill.query._scan import Identity, file_identity
+from memquill.query import Identity, file_identity
 
 __all__ = [
     "MAX_BATCH",
@@ -169,11 +169,11 @@ def worker_count() -> int:
 def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | AnalysedBatch]:
     """Analyse ``units`` in one child process per start, yielding what they send back.
 
-    Children are fresh interpreters running :data:`._worker.BOOTSTRAP` (never forks of
+    Children are fresh interpreters running :data:`._worker.PROGRAM` (never forks of
     this process, which may hold threads and locks); one thread per child feeds it units as it
     becomes free and relays its answers.
     """
-    from memquill.index._worker import BOOTSTRAP, read_message, write_message
+    from memquill.index._worker import PROGRAM, read_message, write_message
 
     todo: queue.SimpleQueue[Unit] = queue.SimpleQueue()
     for unit in units:
@@ -209,7 +209,7 @@ def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | Ana
     try:
         for start in starts:
             child = subprocess.Popen(
-                [sys.executable, "-c", BOOTSTRAP],
+                [sys.executable, *PROGRAM],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )

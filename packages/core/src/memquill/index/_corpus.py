@@ -25,22 +25,25 @@ from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import Term, select
 from memquill.paths import MAX_READ_BYTES, open_regular
-from memquill.query._dates import MonthKey, month_matches, query_months
-from memquill.query._documents import SearchDocument, note_document
-from memquill.query._rank import (
+from memquill.query import (
     Corpus,
     FileType,
+    MonthKey,
     Posting,
     RankDocument,
     RankParams,
+    SearchDocument,
     day_factor,
+    file_identity,
     idf,
     matches_filters,
     month_gain,
+    month_matches,
+    note_document,
     path_key,
+    query_months,
+    query_terms,
 )
-from memquill.query._scan import file_identity
-from memquill.query._tokens import query_terms
 
 __all__ = ["IndexedCorpus", "StaleNote"]
 

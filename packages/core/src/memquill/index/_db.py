@@ -32,8 +32,7 @@ from typing import Final
 
 from memquill.errors import SourceError
 from memquill.owner_only import private_file, tighten_file
-from memquill.query._markdown import CHUNK_OVERLAP, CHUNK_SIZE
-from memquill.query._tokens import STEMMER_VERSION, TOKENIZER_VERSION
+from memquill.query import CHUNK_OVERLAP, CHUNK_SIZE, STEMMER_VERSION, TOKENIZER_VERSION
 
 __all__ = [
     "FORMAT",

@@ -24,7 +24,7 @@ from typing import Final
 from memquill.index._codec import Postings
 from memquill.index._notes import NoteTable
 from memquill.index._prune import Term
-from memquill.query._rank import Posting, RankParams
+from memquill.query import Posting, RankParams
 
 __all__ = ["GainFactors", "Norms", "month_term", "note_term"]
 

@@ -23,7 +23,7 @@ from itertools import accumulate, repeat
 from typing import Final, Literal, NamedTuple, cast
 
 from memquill.index._codec import CorruptBlob, seal, unseal
-from memquill.query._scan import Identity
+from memquill.query import Identity
 
 __all__ = ["PAGE", "NoteRow", "decode_page", "encode_page"]
 

@@ -26,9 +26,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
-from memquill.query._counts import split_words
-from memquill.query._markdown import CHUNK_SIZE, heading_text, window_bounds
-from memquill.query._tokens import camel_free, fold
+from memquill.query import CHUNK_SIZE, camel_free, fold, heading_text, split_words, window_bounds
 from memquill.text import utf16_len
 
 __all__ = ["ChunkSpan", "NoteWords", "chunk_spans", "note_words"]

@@ -32,14 +32,19 @@ from memquill.index._sync import Progress, SyncReport, stale_notes
 from memquill.index._tracker import ChangeTracker
 from memquill.index._verify import verify_blobs
 from memquill.owner_only import private_file, private_folder
-from memquill.query._documents import SearchDocument
-from memquill.query._rank import CANDIDATES, Corpus, FileType, RankedHit, RankParams, rank
-from memquill.query._scan import (
+from memquill.query import (
+    CANDIDATES,
+    Corpus,
+    FileType,
+    RankedHit,
+    RankParams,
     ScanBudget,
+    SearchDocument,
     WalkedFile,
+    load_scan_config,
+    rank,
     walk_workspace,
 )
-from memquill.query._scanconfig import load_scan_config
 
 __all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "IndexStatus", "SearchIndex", "stderr_notice"]
 

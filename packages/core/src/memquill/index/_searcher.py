@@ -18,9 +18,7 @@ from memquill.index._corpus import StaleNote
 from memquill.index._location import index_dir, index_path
 from memquill.index._search_index import SearchIndex, stderr_notice
 from memquill.index._unusable import UNUSABLE, unusable_message
-from memquill.query._args import FileType
-from memquill.query._documents import SearchDocument
-from memquill.query._rank import RankedHit, RankParams
+from memquill.query import FileType, RankedHit, RankParams, SearchDocument
 
 __all__ = ["IN_MEMORY", "IndexSearcher"]
 

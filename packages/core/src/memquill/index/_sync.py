@@ -20,15 +20,15 @@ from memquill.index._build import UnitDone, analysers, run_units, worker_count
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._writer import IndexWriter
-from memquill.query._scan import (
+from memquill.query import (
     DocumentCache,
     ScanBudget,
     Walk,
     WalkedFile,
     admit,
+    load_scan_config,
     walk_workspace,
 )
-from memquill.query._scanconfig import load_scan_config
 
 __all__ = ["RACY_NS", "Progress", "SyncReport", "analyse", "stale_notes", "synchronise"]
 

@@ -23,18 +23,19 @@ from memquill.index._notes import NoteTable
 from memquill.index._sync import Progress, SyncReport, analyse, synchronise
 from memquill.index._watch import Changes, Watcher, open_watcher
 from memquill.index._writer import IndexWriter
-from memquill.query._scan import (
+from memquill.query import (
     DocumentCache,
     FolderListing,
     Identity,
     PreviousWalk,
     ScanBudget,
+    ScanConfig,
     WalkedFile,
     file_identity,
     list_folder,
+    load_scan_config,
     walk_workspace,
 )
-from memquill.query._scanconfig import ScanConfig, load_scan_config
 
 __all__ = ["QUICK_MOST", "ChangeTracker"]
 

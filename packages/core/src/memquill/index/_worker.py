@@ -1,4 +1,4 @@
-"""A worker process of a large index build, started as ``python -c BOOTSTRAP``.
+"""A worker process of a large index build, started as ``python -m memquill.index._worker``.
 
 It reads a :class:`._build.Start`, then units to analyse, from stdin, and answers each unit with
 its count (after a batch of analysed notes, when one filled up); told to finish, it sends what
@@ -16,23 +16,12 @@ from typing import IO, Final
 
 from memquill.index._build import Analyser, Finish, Start, Unit
 
-__all__ = ["BOOTSTRAP", "main", "read_message", "write_message"]
+__all__ = ["PROGRAM", "main", "read_message", "write_message"]
 
 _LENGTH: Final = struct.Struct("<Q")
-BOOTSTRAP: Final = """\
-import importlib.util, sys, types
-# Import only the modules analysis needs: the packages' __init__ files import every layer of
-# memquill (and their dependencies), which a worker never uses, and that takes longer than
-# analysing a few hundred notes.
-for name in ("memquill", "memquill.store", "memquill.query", "memquill.index"):
-    spec = importlib.util.find_spec(name)
-    module = types.ModuleType(name)
-    module.__spec__, module.__path__ = spec, list(spec.submodule_search_locations)
-    sys.modules[name] = module
-from memquill.index._worker import main
-raise SystemExit(main())
-"""
-"""The worker's program (``python -m memquill.index._worker`` works too, importing more)."""
+PROGRAM: Final = ("-m", "memquill.index._worker")
+"""The worker's command line after the interpreter. The package facades are lazy, so it imports
+only this module and what analysis needs."""
 
 
 def read_message(stream: IO[bytes]) -> object | None:

@@ -30,7 +30,7 @@ from memquill.lifecycle._job import PassConfig
 from memquill.lifecycle._pass import SCHEDULER, PassReport
 from memquill.lifecycle._status import STATUS_JOBS, JobsView, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, flush_session, record_turn
-from memquill.store._codec import iso_timestamp
+from memquill.store import iso_timestamp
 from memquill.tools import MemorySession
 
 __all__ = ["Extraction"]

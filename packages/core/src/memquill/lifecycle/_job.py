@@ -49,8 +49,7 @@ from memquill.lifecycle._prompt import (
     parse_facts,
 )
 from memquill.lifecycle._sources import UsableTurn, changed, storage_signature, usable_turns
-from memquill.store import Candidate
-from memquill.store._codec import iso_timestamp
+from memquill.store import Candidate, iso_timestamp
 from memquill.tools import MemorySession, WriteSource, save_candidates
 
 __all__ = ["MAX_CALLS_PER_PASS", "PassConfig", "PassState", "process_job"]

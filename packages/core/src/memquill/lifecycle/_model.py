@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
-from memquill.store._codec import sha256_hex
+from memquill.store import sha256_hex
 
 __all__ = [
     "BATCH_TURNS",

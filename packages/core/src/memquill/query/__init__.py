@@ -4,61 +4,233 @@
 ``memory/records/<id>.md``), ranks them and pages through sources; it takes validated argument
 models and returns result models, which the renderers word exactly as the tools show them.
 It never writes.
+
+Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so a layer above that
+needs one of them loads only that name's module.
 """
 
-from memquill.query._args import (
-    FileType,
-    GetArgs,
-    RecentArgs,
-    SearchArgs,
-    parse_args,
-    validation_message,
-)
-from memquill.query._documents import SearchDocument
-from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery, Searcher
-from memquill.query._models import (
-    GetResult,
-    HitKind,
-    RecentResult,
-    RecentSection,
-    ResultT,
-    SearchHit,
-    SearchResult,
-    SectionKind,
-)
-from memquill.query._rank import RankParams
-from memquill.query._render import render_get, render_recent, render_search
-from memquill.query._scan import DocumentCache
-from memquill.query._tokens import TOKENIZER_VERSION, is_cjk, query_terms, tokenize, words
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.query._args import (
+        FileType,
+        GetArgs,
+        RecentArgs,
+        SearchArgs,
+        parse_args,
+        utf16_bounds,
+        validation_message,
+    )
+    from memquill.query._counts import count_words, split_words
+    from memquill.query._dates import MonthKey, month_matches, path_day, query_months
+    from memquill.query._documents import SearchDocument, note_document, record_document
+    from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery, Searcher
+    from memquill.query._markdown import (
+        CHUNK_OVERLAP,
+        CHUNK_SIZE,
+        heading_text,
+        note_meta,
+        window_bounds,
+    )
+    from memquill.query._models import (
+        GetResult,
+        HitKind,
+        RecentResult,
+        RecentSection,
+        ResultT,
+        SearchHit,
+        SearchResult,
+        SectionKind,
+    )
+    from memquill.query._rank import (
+        CANDIDATES,
+        Corpus,
+        Posting,
+        RankDocument,
+        RankedHit,
+        RankParams,
+        day_factor,
+        idf,
+        matches_filters,
+        month_gain,
+        path_key,
+        rank,
+    )
+    from memquill.query._render import render_get, render_recent, render_search, score_value
+    from memquill.query._scan import (
+        DocumentCache,
+        FolderListing,
+        Identity,
+        PreviousWalk,
+        ScanBudget,
+        Walk,
+        WalkedFile,
+        admit,
+        file_identity,
+        list_folder,
+        walk_workspace,
+    )
+    from memquill.query._scanconfig import ScanConfig, load_scan_config
+    from memquill.query._tokens import (
+        STEMMER_VERSION,
+        TOKENIZER_VERSION,
+        camel_free,
+        fold,
+        is_cjk,
+        query_terms,
+        tokenize,
+        words,
+    )
 
 __all__ = [
+    "CANDIDATES",
+    "CHUNK_OVERLAP",
+    "CHUNK_SIZE",
     "PAGE_UNITS",
     "SNIPPET_UNITS",
+    "STEMMER_VERSION",
     "TOKENIZER_VERSION",
+    "Corpus",
     "DocumentCache",
     "FileType",
+    "FolderListing",
     "GetArgs",
     "GetResult",
     "HitKind",
+    "Identity",
     "MemoryQuery",
+    "MonthKey",
+    "Posting",
+    "PreviousWalk",
+    "RankDocument",
     "RankParams",
+    "RankedHit",
     "RecentArgs",
     "RecentResult",
     "RecentSection",
     "ResultT",
+    "ScanBudget",
+    "ScanConfig",
     "SearchArgs",
     "SearchDocument",
     "SearchHit",
     "SearchResult",
     "Searcher",
     "SectionKind",
+    "Walk",
+    "WalkedFile",
+    "admit",
+    "camel_free",
+    "count_words",
+    "day_factor",
+    "file_identity",
+    "fold",
+    "heading_text",
+    "idf",
     "is_cjk",
+    "list_folder",
+    "load_scan_config",
+    "matches_filters",
+    "month_gain",
+    "month_matches",
+    "note_document",
+    "note_meta",
     "parse_args",
+    "path_day",
+    "path_key",
+    "query_months",
     "query_terms",
+    "rank",
+    "record_document",
     "render_get",
     "render_recent",
     "render_search",
+    "score_value",
+    "split_words",
     "tokenize",
+    "utf16_bounds",
     "validation_message",
+    "walk_workspace",
+    "window_bounds",
     "words",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "CANDIDATES": "memquill.query._rank",
+        "CHUNK_OVERLAP": "memquill.query._markdown",
+        "CHUNK_SIZE": "memquill.query._markdown",
+        "Corpus": "memquill.query._rank",
+        "DocumentCache": "memquill.query._scan",
+        "FileType": "memquill.query._args",
+        "FolderListing": "memquill.query._scan",
+        "GetArgs": "memquill.query._args",
+        "GetResult": "memquill.query._models",
+        "HitKind": "memquill.query._models",
+        "Identity": "memquill.query._scan",
+        "MemoryQuery": "memquill.query._engine",
+        "MonthKey": "memquill.query._dates",
+        "PAGE_UNITS": "memquill.query._engine",
+        "Posting": "memquill.query._rank",
+        "PreviousWalk": "memquill.query._scan",
+        "RankDocument": "memquill.query._rank",
+        "RankParams": "memquill.query._rank",
+        "RankedHit": "memquill.query._rank",
+        "RecentArgs": "memquill.query._args",
+        "RecentResult": "memquill.query._models",
+        "RecentSection": "memquill.query._models",
+        "ResultT": "memquill.query._models",
+        "SNIPPET_UNITS": "memquill.query._engine",
+        "STEMMER_VERSION": "memquill.query._tokens",
+        "ScanBudget": "memquill.query._scan",
+        "ScanConfig": "memquill.query._scanconfig",
+        "SearchArgs": "memquill.query._args",
+        "SearchDocument": "memquill.query._documents",
+        "SearchHit": "memquill.query._models",
+        "SearchResult": "memquill.query._models",
+        "Searcher": "memquill.query._engine",
+        "SectionKind": "memquill.query._models",
+        "TOKENIZER_VERSION": "memquill.query._tokens",
+        "Walk": "memquill.query._scan",
+        "WalkedFile": "memquill.query._scan",
+        "admit": "memquill.query._scan",
+        "camel_free": "memquill.query._tokens",
+        "count_words": "memquill.query._counts",
+        "day_factor": "memquill.query._rank",
+        "file_identity": "memquill.query._scan",
+        "fold": "memquill.query._tokens",
+        "heading_text": "memquill.query._markdown",
+        "idf": "memquill.query._rank",
+        "is_cjk": "memquill.query._tokens",
+        "list_folder": "memquill.query._scan",
+        "load_scan_config": "memquill.query._scanconfig",
+        "matches_filters": "memquill.query._rank",
+        "month_gain": "memquill.query._rank",
+        "month_matches": "memquill.query._dates",
+        "note_document": "memquill.query._documents",
+        "note_meta": "memquill.query._markdown",
+        "parse_args": "memquill.query._args",
+        "path_day": "memquill.query._dates",
+        "path_key": "memquill.query._rank",
+        "query_months": "memquill.query._dates",
+        "query_terms": "memquill.query._tokens",
+        "rank": "memquill.query._rank",
+        "record_document": "memquill.query._documents",
+        "render_get": "memquill.query._render",
+        "render_recent": "memquill.query._render",
+        "render_search": "memquill.query._render",
+        "score_value": "memquill.query._render",
+        "split_words": "memquill.query._counts",
+        "tokenize": "memquill.query._tokens",
+        "utf16_bounds": "memquill.query._args",
+        "validation_message": "memquill.query._args",
+        "walk_workspace": "memquill.query._scan",
+        "window_bounds": "memquill.query._markdown",
+        "words": "memquill.query._tokens",
+    },
+)

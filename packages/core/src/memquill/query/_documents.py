@@ -15,7 +15,7 @@ from typing import Final, Literal
 from memquill.query._excerpt import LineIndex
 from memquill.query._markdown import Chunk, NoteMeta, chunk_markdown, note_meta
 from memquill.query._tokens import count_term, fold, plain
-from memquill.store._results import ProjectedRecord
+from memquill.store import ProjectedRecord
 
 __all__ = [
     "WORKSPACE_FILE",

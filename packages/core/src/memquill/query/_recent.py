@@ -20,7 +20,7 @@ from typing import Final
 from memquill.errors import AccessDeniedError, CorruptError, MemquillError, Messages
 from memquill.paths import read_workspace_file, relative_inside, source_error
 from memquill.query._models import RecentResult, RecentSection
-from memquill.store._store import RecordStore
+from memquill.store import RecordStore
 from memquill.text import utf16_cut
 
 __all__ = ["DAILY_NAME", "LONGTERM_CANDIDATES", "collect_recent"]

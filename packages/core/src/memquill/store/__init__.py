@@ -5,69 +5,82 @@ record id, or by key: :class:`FactKey`) through a locked, compare-and-swap, atom
 file (or, behind the same seam, one PostgreSQL row: :class:`RecordsBackend`);
 :meth:`RecordStore.doctor` inspects it.
 Everything here is below the query and tool layers and knows nothing about them.
+
+Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so a layer above that
+needs one of them loads only that name's module.
 """
 
-from memquill.store._backend import (
-    FILE,
-    STORE_ENV,
-    FileBackend,
-    RecordsBackend,
-    database_workspaces,
-    is_database,
-    open_backend,
-    resolve_location,
-)
-from memquill.store._codec import (
-    ID_PATTERN,
-    MAX_CONTENT_UNITS,
-    MAX_STORE_BYTES,
-    REVISION_PATTERN,
-    JSONValue,
-    Record,
-    RecordStatus,
-    store_revision,
-)
-from memquill.store._conflicts import conflict_notice
-from memquill.store._diagnose import Diagnosis
-from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
-from memquill.store._edits import UNCHANGED, Target, Unchanged
-from memquill.store._fact_keys import (
-    KEY_PATTERN,
-    MAX_KEY_CHARS,
-    FactKey,
-    is_key,
-    looks_like_id,
-    quote_key,
-    unquote_key,
-    validate_key,
-)
-from memquill.store._families import Divergence, KeyRename
-from memquill.store._import import ImportPlan
-from memquill.store._merge import MergeReport, merge_files
-from memquill.store._merge_file import merge_into_file, read_copy
-from memquill.store._merge_ops import MergeResult
-from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
-from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
-from memquill.store._repair import RepairPlan
-from memquill.store._results import (
-    Candidate,
-    CandidateResult,
-    Preflight,
-    ProjectedRecord,
-    Projection,
-    Snapshot,
-    WriteResult,
-    WriteStatus,
-)
-from memquill.store._secrets import (
-    BUILTIN_DETECTORS,
-    RegexDetector,
-    SecretDetector,
-    SecretScanner,
-    normalize_for_detection,
-)
-from memquill.store._store import MAX_BATCH, RecordStore
-from memquill.store._store_sync import ResolvedCopy, ResolveReport
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.store._backend import (
+        FILE,
+        STORE_ENV,
+        FileBackend,
+        RecordsBackend,
+        database_workspaces,
+        is_database,
+        open_backend,
+        resolve_location,
+    )
+    from memquill.store._codec import (
+        ID_PATTERN,
+        MAX_CONTENT_UNITS,
+        MAX_STORE_BYTES,
+        REVISION_PATTERN,
+        JSONValue,
+        Record,
+        RecordStatus,
+        iso_timestamp,
+        sha256_hex,
+        store_revision,
+        validate_content,
+    )
+    from memquill.store._conflicts import conflict_notice
+    from memquill.store._diagnose import Diagnosis
+    from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
+    from memquill.store._edits import UNCHANGED, Target, Unchanged
+    from memquill.store._fact_keys import (
+        KEY_PATTERN,
+        MAX_KEY_CHARS,
+        FactKey,
+        is_key,
+        looks_like_id,
+        quote_key,
+        unquote_key,
+        validate_key,
+    )
+    from memquill.store._families import Divergence, KeyRename
+    from memquill.store._import import ImportPlan
+    from memquill.store._merge import MergeReport, merge_files
+    from memquill.store._merge_file import merge_into_file, read_copy
+    from memquill.store._merge_ops import MergeResult
+    from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
+    from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
+    from memquill.store._repair import RepairPlan
+    from memquill.store._results import (
+        Candidate,
+        CandidateResult,
+        Preflight,
+        ProjectedRecord,
+        Projection,
+        Snapshot,
+        WriteResult,
+        WriteStatus,
+    )
+    from memquill.store._secrets import (
+        BUILTIN_DETECTORS,
+        RegexDetector,
+        SecretDetector,
+        SecretScanner,
+        normalize_for_detection,
+    )
+    from memquill.store._store import MAX_BATCH, RecordStore
+    from memquill.store._store_sync import ResolvedCopy, ResolveReport
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -119,6 +132,7 @@ __all__ = [
     "database_workspaces",
     "is_database",
     "is_key",
+    "iso_timestamp",
     "key_from_text",
     "key_id",
     "key_text",
@@ -131,8 +145,84 @@ __all__ = [
     "quote_key",
     "read_copy",
     "resolve_location",
+    "sha256_hex",
     "store_revision",
     "unquote_key",
+    "validate_content",
     "validate_key",
     "with_workspace",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "BUILTIN_DETECTORS": "memquill.store._secrets",
+        "Candidate": "memquill.store._results",
+        "CandidateResult": "memquill.store._results",
+        "ControlFinding": "memquill.store._doctor",
+        "Diagnosis": "memquill.store._diagnose",
+        "Divergence": "memquill.store._families",
+        "DoctorReport": "memquill.store._doctor",
+        "FILE": "memquill.store._backend",
+        "FactKey": "memquill.store._fact_keys",
+        "FileBackend": "memquill.store._backend",
+        "ID_PATTERN": "memquill.store._codec",
+        "ImportPlan": "memquill.store._import",
+        "JSONValue": "memquill.store._codec",
+        "KEY_PATTERN": "memquill.store._fact_keys",
+        "KeyRename": "memquill.store._families",
+        "MAX_BATCH": "memquill.store._store",
+        "MAX_CONTENT_UNITS": "memquill.store._codec",
+        "MAX_KEY_CHARS": "memquill.store._fact_keys",
+        "MAX_STORE_BYTES": "memquill.store._codec",
+        "MergeReport": "memquill.store._merge",
+        "MergeResult": "memquill.store._merge_ops",
+        "PostgresLocation": "memquill.store._postgres_location",
+        "Preflight": "memquill.store._results",
+        "ProjectedRecord": "memquill.store._results",
+        "Projection": "memquill.store._results",
+        "REVISION_PATTERN": "memquill.store._codec",
+        "Record": "memquill.store._codec",
+        "RecordKey": "memquill.store._record_key",
+        "RecordStatus": "memquill.store._codec",
+        "RecordStore": "memquill.store._store",
+        "RecordsBackend": "memquill.store._backend",
+        "RegexDetector": "memquill.store._secrets",
+        "RepairPlan": "memquill.store._repair",
+        "ResolveReport": "memquill.store._store_sync",
+        "ResolvedCopy": "memquill.store._store_sync",
+        "STORE_ENV": "memquill.store._backend",
+        "SecretDetector": "memquill.store._secrets",
+        "SecretFinding": "memquill.store._doctor",
+        "SecretScanner": "memquill.store._secrets",
+        "Snapshot": "memquill.store._results",
+        "Target": "memquill.store._edits",
+        "UNCHANGED": "memquill.store._edits",
+        "Unchanged": "memquill.store._edits",
+        "WriteResult": "memquill.store._results",
+        "WriteStatus": "memquill.store._results",
+        "conflict_notice": "memquill.store._conflicts",
+        "database_workspaces": "memquill.store._backend",
+        "is_database": "memquill.store._backend",
+        "is_key": "memquill.store._fact_keys",
+        "iso_timestamp": "memquill.store._codec",
+        "key_from_text": "memquill.store._record_key",
+        "key_id": "memquill.store._record_key",
+        "key_text": "memquill.store._record_key",
+        "looks_like_id": "memquill.store._fact_keys",
+        "merge_files": "memquill.store._merge",
+        "merge_into_file": "memquill.store._merge_file",
+        "normalize_for_detection": "memquill.store._secrets",
+        "open_backend": "memquill.store._backend",
+        "parse_location": "memquill.store._postgres_location",
+        "quote_key": "memquill.store._fact_keys",
+        "read_copy": "memquill.store._merge_file",
+        "resolve_location": "memquill.store._backend",
+        "sha256_hex": "memquill.store._codec",
+        "store_revision": "memquill.store._codec",
+        "unquote_key": "memquill.store._fact_keys",
+        "validate_content": "memquill.store._codec",
+        "validate_key": "memquill.store._fact_keys",
+        "with_workspace": "memquill.store._postgres_location",
+    },
+)

@@ -15,7 +15,7 @@ from typing import Annotated, Final
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from memquill.errors import Messages
-from memquill.query._args import utf16_bounds
+from memquill.query import utf16_bounds
 from memquill.store import KEY_PATTERN, MAX_CONTENT_UNITS, MAX_KEY_CHARS, is_key
 
 __all__ = [

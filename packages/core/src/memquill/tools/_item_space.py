@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memquill.errors import InvalidInputError, Messages
-from memquill.query._documents import SearchDocument, record_document
+from memquill.query import SearchDocument, record_document
 from memquill.store import (
     JSONValue,
     ProjectedRecord,

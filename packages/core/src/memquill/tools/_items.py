@@ -38,19 +38,17 @@ from typing import Any, Final
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.owner_only import private_folder
-from memquill.query._documents import SearchDocument
-from memquill.query._rank import Corpus, rank
-from memquill.query._render import score_value
+from memquill.query import Corpus, SearchDocument, rank, score_value
 from memquill.store import (
     FactKey,
     JSONValue,
     SecretScanner,
     database_workspaces,
     is_database,
+    parse_location,
     resolve_location,
     with_workspace,
 )
-from memquill.store._postgres_location import parse_location
 from memquill.tools._item_index import check_index
 from memquill.tools._item_paths import (
     Namespace,

@@ -35,9 +35,11 @@ from memquill.store import (
     Unchanged,
     WriteResult,
     WriteStatus,
+    iso_timestamp,
+    sha256_hex,
+    validate_content,
     validate_key,
 )
-from memquill.store._codec import iso_timestamp, sha256_hex, validate_content
 from memquill.tools._resolve import (
     FULL_ID,
     FULL_REVISION,
