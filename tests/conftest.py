@@ -43,20 +43,6 @@ def pytest_configure(config: object) -> None:
         os.environ["XDG_DATA_HOME"] = folder
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests for pytest-xdist (``--dist loadgroup``): a file's tests run in one worker,
-    so its module fixtures are built once; every test that reaches the shared PostgreSQL server
-    runs in one worker, in order, because one of them restarts the server."""
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        params = callspec.params if callspec is not None else {}
-        database = "postgres_server" in getattr(item, "fixturenames", ()) or any(
-            value == "postgres" for value in params.values()
-        )
-        group = "postgres" if database else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture(autouse=True, scope="session")
 def _index_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Search indexes go to a temporary folder, never the user's cache."""

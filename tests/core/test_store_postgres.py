@@ -12,9 +12,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -92,6 +93,28 @@ def db(tmp_path: Path, postgres_server: Server) -> Backing:
     return database_backing(workspace, postgres_server)
 
 
+@pytest.fixture(scope="module")
+def own_server() -> Iterator[Server]:
+    """A server of this module's own, for the tests that end backends or restart it: the shared
+    one serves other test files in other workers at the same time."""
+    if postgres_cluster.bindir() is None:
+        pytest.fail("ending backends and restarting need the PostgreSQL server binaries")
+    # Outside pytest's temporary folders, which only their owner may enter (as root, the server
+    # runs as the postgres user).
+    cluster = postgres_cluster.start(Path(tempfile.mkdtemp(prefix="memquill-pg-own-")))
+    try:
+        yield Server(cluster.url, cluster.data, cluster.bindir)
+    finally:
+        postgres_cluster.stop(cluster.data, cluster.bindir)
+
+
+@pytest.fixture
+def own_db(tmp_path: Path, own_server: Server) -> Backing:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return database_backing(workspace, own_server)
+
+
 def contents(backing: Backing) -> list[str]:
     """The stored facts' text; decoding also proves the store is not torn."""
     return [record.content for record in decode_store(backing.raw().decode()).records]
@@ -162,7 +185,8 @@ def test_a_frozen_holder_is_cut_off_by_the_server_and_never_acknowledged(
     assert contents(db) == ["the other writer"]
 
 
-def test_a_terminated_backend_aborts_its_write(db: Backing, postgres_server: Server) -> None:
+def test_a_terminated_backend_aborts_its_write(own_db: Backing, own_server: Server) -> None:
+    db, postgres_server = own_db, own_server
     args = (str(db.workspace), db.location_for_child(), "after-update", "terminated writer")
     with children((PAUSED_WRITER, args)) as (child,):
         child.expect("paused")
@@ -179,12 +203,10 @@ def test_a_terminated_backend_aborts_its_write(db: Backing, postgres_server: Ser
 
 
 def test_an_immediate_server_restart_loses_no_acknowledged_write(
-    db: Backing, postgres_server: Server
+    own_db: Backing, own_server: Server
 ) -> None:
-    if postgres_server.data is None or postgres_server.bindir is None:
-        pytest.fail(
-            f"restarting needs ${postgres_cluster.DATA_ENV} and ${postgres_cluster.BIN_ENV}"
-        )
+    db, postgres_server = own_db, own_server
+    assert postgres_server.data is not None and postgres_server.bindir is not None
     store = db.store(lock_timeout=30)
     before = store.save([manual("acknowledged before the crash")])
     args = (str(db.workspace), db.location_for_child(), "after-update", "in flight")
