@@ -48,7 +48,7 @@ def host_config(doc: str) -> Block:
     return find(doc, lambda b: b.lang == "json" and '"--directory"' in b.text, "host config")
 
 
-def test_the_readme_build_command_makes_the_four_distributions(clone: Path) -> None:
+def test_the_readme_build_command_makes_the_five_distributions(clone: Path) -> None:
     done = subprocess.run(
         ["bash", "-c", build_line()],
         cwd=clone,
@@ -60,8 +60,8 @@ def test_the_readme_build_command_makes_the_four_distributions(clone: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     built = sorted(path.name for path in (clone / "dist").iterdir() if path.name != ".gitignore")
-    stems = [f"{name}-{__version__}" for name in ("memquill", "memquill_langchain")]
-    stems += [f"{name}-{__version__}" for name in ("memquill_llamaindex", "memquill_mcp")]
+    names = ("memquill", "memquill_anthropic", "memquill_langchain", "memquill_llamaindex")
+    stems = [f"{name}-{__version__}" for name in (*names, "memquill_mcp")]
     assert built == sorted(
         name for stem in stems for name in (f"{stem}-py3-none-any.whl", f"{stem}.tar.gz")
     )
