@@ -20,14 +20,19 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from memquill.enhance import ModelIdentity
-from memquill.semantic import EmbedKind
+from memquill.semantic import EmbedKind, SemanticRanker
+from memquill.tools import MemorySession
 
 __all__ = [
+    "PARITY_ALIASES",
+    "PARITY_EMBEDDERS",
     "BlockingEmbedder",
     "FailingEmbedder",
     "HangingEmbedder",
     "TrigramEmbedder",
+    "failing_parity_embedder",
     "parity_embedder",
+    "parity_embedder_spec",
 ]
 
 _WORD: Final = re.compile(r"\w+")
@@ -91,11 +96,35 @@ def parity_embedder() -> TrigramEmbedder:
     return TrigramEmbedder(aliases=PARITY_ALIASES, name="parity-trigram")
 
 
+def failing_parity_embedder() -> FailingEmbedder:
+    """The failing embedder parity cases use: every call raises (``request_failed``)."""
+    return FailingEmbedder(RuntimeError("the embedding provider is down"), name="parity-failing")
+
+
+PARITY_EMBEDDERS: Final = {
+    "parity": "memquill.testing:parity_embedder",
+    "failing": "memquill.testing:failing_parity_embedder",
+}
+"""A parity case's ``embedder`` → the ``MODULE:ATTR`` that builds it (``--embed`` takes it)."""
+_SPECS: Final = {"parity-trigram": PARITY_EMBEDDERS["parity"]} | {
+    "parity-failing": PARITY_EMBEDDERS["failing"]
+}
+
+
+def parity_embedder_spec(session: MemorySession) -> str | None:
+    """The ``MODULE:ATTR`` of ``session``'s parity embedder (``None``: it has none), for a
+    harness that rebuilds the session elsewhere (``memquill-mcp --embed``)."""
+    ranker = session.ranker
+    if not isinstance(ranker, SemanticRanker):
+        return None
+    return _SPECS.get(ranker.embedder.identity.name)
+
+
 class FailingEmbedder(TrigramEmbedder):
     """Raises ``error`` at every call."""
 
-    def __init__(self, error: Exception) -> None:
-        super().__init__(name="failing")
+    def __init__(self, error: Exception, *, name: str = "failing") -> None:
+        super().__init__(name=name)
         self.error = error
 
     async def embed(self, texts: Sequence[str], *, kind: EmbedKind) -> list[list[float]]:
