@@ -32,6 +32,8 @@ from memquill.testing._embedders import (
     failing_parity_embedder,
     parity_embedder,
     parity_embedder_spec,
+    trigram_vectors,
+    with_framework_embedder,
 )
 from memquill.testing._harness import CoreHarness
 from memquill.testing._models import (
@@ -91,6 +93,8 @@ __all__ = [
     "run_case",
     "script_of",
     "scripted_failure",
+    "trigram_vectors",
+    "with_framework_embedder",
     "with_framework_model",
 ]
 

@@ -16,11 +16,11 @@ import math
 import re
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from memquill.enhance import ModelIdentity
-from memquill.semantic import EmbedKind, SemanticRanker
+from memquill.semantic import Embedder, EmbedKind, SemanticRanker
 from memquill.tools import MemorySession
 
 __all__ = [
@@ -33,6 +33,8 @@ __all__ = [
     "failing_parity_embedder",
     "parity_embedder",
     "parity_embedder_spec",
+    "trigram_vectors",
+    "with_framework_embedder",
 ]
 
 _WORD: Final = re.compile(r"\w+")
@@ -118,6 +120,35 @@ def parity_embedder_spec(session: MemorySession) -> str | None:
     if not isinstance(ranker, SemanticRanker):
         return None
     return _SPECS.get(ranker.embedder.identity.name)
+
+
+def with_framework_embedder(
+    session: MemorySession, build: Callable[[TrigramEmbedder], Embedder]
+) -> MemorySession:
+    """``session`` with its parity embedder played through a framework's own embeddings.
+
+    An adapter's harness calls this with a function that wraps the deterministic embedder in
+    its framework's embeddings class (then in the adapter's embedder), so a parity case's
+    vectors travel through the framework. The runner and the timeout stay the session's. A
+    session without a parity embedder is returned as it is.
+    """
+    ranker = session.ranker
+    if parity_embedder_spec(session) is None or not isinstance(ranker, SemanticRanker):
+        return session
+    embedder = ranker.embedder
+    assert isinstance(embedder, TrigramEmbedder)
+    native = SemanticRanker(
+        build(embedder), ranker.query, runner=ranker.runner, timeout=ranker.timeout
+    )
+    return session.with_ranker(native)
+
+
+def trigram_vectors(embedder: TrigramEmbedder, texts: Sequence[str]) -> list[list[float]]:
+    """What ``embedder`` answers for ``texts``, synchronously (a framework's fake embeddings
+    call this): the vectors, or its failure raised."""
+    if isinstance(embedder, FailingEmbedder):
+        raise embedder.error
+    return [embedder.vector(text) for text in texts]
 
 
 class FailingEmbedder(TrigramEmbedder):
