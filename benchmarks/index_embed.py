@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from vault_scale import generate, note_files  # noqa: E402 - the benchmarks folder's own module
+from vault_scale import generate, note_files  # the benchmarks folder's own module
 
 SPEC = "memquill.testing:parity_embedder"
 
