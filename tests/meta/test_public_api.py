@@ -1,4 +1,8 @@
-"""Each distribution's facade: ``__all__`` is sorted and is exactly its public namespace."""
+"""Each facade: ``__all__`` is sorted and is exactly its public namespace; ``memquill``'s is small.
+
+``memquill`` holds what a first application needs (at most :data:`FACADE_LIMIT` names, its
+docstring says which); every other public name lives in its layer's facade, listed here too.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,23 @@ import types
 
 import pytest
 
+import memquill
+
+FACADE_LIMIT = 32
+
 FACADES = [
     "memquill",
     "memquill.enhance",
+    "memquill.index",
+    "memquill.lifecycle",
+    "memquill.manage",
+    "memquill.plugins",
+    "memquill.query",
+    "memquill.semantic",
+    "memquill.store",
+    "memquill.sync",
     "memquill.testing",
+    "memquill.tools",
     "memquill_anthropic",
     "memquill_langchain",
     "memquill_llamaindex",
@@ -41,3 +58,10 @@ def test_every_exported_name_resolves(name: str) -> None:
     module = importlib.import_module(name)
     for attr in module.__all__:
         assert getattr(module, attr) is not None
+
+
+def test_the_memquill_facade_stays_small() -> None:
+    assert len(memquill.__all__) <= FACADE_LIMIT, (
+        f"memquill exports {len(memquill.__all__)} names (at most {FACADE_LIMIT}): "
+        "export a new name from its layer's facade instead"
+    )
