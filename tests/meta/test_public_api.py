@@ -7,7 +7,9 @@ docstring says which); every other public name lives in its layer's facade, list
 from __future__ import annotations
 
 import importlib
+import re
 import types
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +67,11 @@ def test_the_memquill_facade_stays_small() -> None:
         f"memquill exports {len(memquill.__all__)} names (at most {FACADE_LIMIT}): "
         "export a new name from its layer's facade instead"
     )
+
+
+def test_the_architecture_page_lists_exactly_the_facade() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text("utf-8")
+    section = page.split("## The public API", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    listed = {name for line in table for name in re.findall(r"`(\w+)`", line)}
+    assert listed == set(memquill.__all__)
