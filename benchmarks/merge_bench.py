@@ -39,8 +39,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memquill import Candidate, RecordStore
-from memquill.store import RecordKey, merge_files
+from memquill import RecordStore
+from memquill.store import Candidate, RecordKey, merge_files
 
 WORDS = [
     "memory",

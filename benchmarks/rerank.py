@@ -38,8 +38,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memquill import ModelIdentity, ModelRanker, Prompt
-from memquill.enhance import AuxiliaryRunner
+from memquill.enhance import AuxiliaryRunner, ModelIdentity, ModelRanker, Prompt
 from memquill.tools import MemorySession, MemoryToolset
 
 QUERY = {"query": "saffron paella harbour", "limit": 5}

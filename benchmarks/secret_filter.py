@@ -11,8 +11,8 @@ code that names a secret, random-looking identifiers; none may be refused).
 
 Rows:
 
-* ``memquill``: the built-in detectors through :class:`memquill.SecretScanner` (text normalised
-  first: NFKC, format characters removed, look-alike letters folded).
+* ``memquill``: the built-in detectors through :class:`memquill.store.SecretScanner` (text
+  normalised first: NFKC, format characters removed, look-alike letters folded).
 * ``detect-secrets`` (only with ``--detect-secrets-python``, an interpreter that has the
   ``detect-secrets`` package; it is never a memquill dependency): every default plugin over each
   line through ``detect_secrets.core.scan.scan_line``, the library's call for checking a string,
@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.core.secret_corpus import CREDENTIALS, PROSE  # noqa: E402
 
-from memquill import SecretScanner  # noqa: E402
+from memquill.store import SecretScanner  # noqa: E402
 
 # Runs inside the detect-secrets interpreter: reads the corpus on stdin, prints one JSON line.
 _DETECT_SECRETS_CHILD = r"""

@@ -20,8 +20,8 @@ daily note per session, the same notes with tagged lines). Per answerable questi
 - ``evidence-visible@5``: the share of gold turns whose ``[<dia_id>]`` tag is in the text of
   the five hits a model reads;
 
-for keyword search (memquill's default), hybrid (:class:`memquill.SemanticRanker`: the keyword
-top 20 re-ordered, plus purely similar candidates when the keyword set is thin) at each
+for keyword search (memquill's default), hybrid (:class:`memquill.semantic.SemanticRanker`: the
+keyword top 20 re-ordered, plus purely similar candidates when the keyword set is thin) at each
 ``--weights`` value, and dense retrieval alone (documents by similarity). The report splits
 conversations 1–5 from 6–10; ``docs/ranking.md`` says which were used to choose the weight and
 which were held out. Also: mean search latency (keyword; hybrid with warm document vectors:

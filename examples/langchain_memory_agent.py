@@ -33,7 +33,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
-from memquill import MemorySession, job_status
+from memquill import MemorySession
+from memquill.lifecycle import job_status
 from memquill_langchain import MemoryScope, MemquillMiddleware, RunScope
 
 CONVERSATION = (

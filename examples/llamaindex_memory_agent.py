@@ -36,7 +36,8 @@ from llama_index.core.memory import Memory
 from llama_index.core.storage.chat_store.sql import SQLAlchemyChatStore
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from memquill import job_status, open_session
+from memquill import open_session
+from memquill.lifecycle import job_status
 from memquill_llamaindex import MemquillMemoryBlock
 
 CONVERSATION = (

@@ -22,7 +22,7 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageR
 from llama_index.core.llms import MockLLM
 from pydantic import Field, PrivateAttr, SecretStr
 
-from memquill import TextModel
+from memquill.enhance import TextModel
 from memquill.testing import scripted_failure
 from memquill_langchain import ChatModelTextModel
 from memquill_llamaindex import LLMTextModel

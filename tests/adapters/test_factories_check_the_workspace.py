@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from memquill import MemquillError, Messages, open_session
+from memquill import MemquillError, open_session
+from memquill.errors import Messages
 from memquill.paths import fallback_workspace
 from memquill_langchain import MemquillRetriever as LangChainRetriever
 from memquill_langchain import MemquillToolkit

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from tests.adapters.llamaindex.llamaindex_helpers import AGENT_WARNINGS
 
-from memquill import MemorySession, job_status
+from memquill import MemorySession
+from memquill.lifecycle import job_status
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = {

@@ -19,7 +19,8 @@ import pytest
 from tests.conftest import Server
 from tests.core.store_helpers import raw, records_path, tree
 
-from memquill import MemoryRecordError, RecordStore
+from memquill import RecordStore
+from memquill.errors import MemoryRecordError
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from memquill import Candidate, MemoryRecordError
+from memquill.errors import MemoryRecordError
+from memquill.store import Candidate
 from memquill.store._codec import JSONValue
 
 CHILD_TIMEOUT = 120.0
@@ -182,7 +183,8 @@ def children(*scripts: tuple[str, tuple[str, ...]]) -> Generator[list[Child]]:
 # transaction.py publishes with ``os.replace(staging, file)``.
 PAUSE_BEFORE_RENAME = """
 import os, sys
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
+from memquill.store import Candidate
 
 real_replace = os.replace
 

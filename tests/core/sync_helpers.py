@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memquill import Candidate, RecordStore
-from memquill.store import RecordKey
+from memquill import RecordStore
+from memquill.store import Candidate, RecordKey
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 TIMEOUT = 120.0

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
-from memquill.store import RecordKey, key_id, key_text, merge_files
+from memquill.store import Candidate, RecordKey, key_id, key_text, merge_files
 from memquill.sync import driver_command
 
 

@@ -18,9 +18,11 @@ from pathlib import Path
 from tests.core.enhance_helpers import Signal, make_runner
 from tests.core.query_helpers import NOW, write
 
-from memquill import ModelIdentity, ModelRanker, Prompt
 from memquill.enhance import (
     AuxiliaryRequest,
+    ModelIdentity,
+    ModelRanker,
+    Prompt,
     ProviderEvent,
     RerankCandidate,
     Telemetry,

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import NOW, make_unreadable, write
 
-from memquill import ModelIdentity, ModelRanker, Prompt
-from memquill.enhance import AuxiliaryRunner
+from memquill.enhance import AuxiliaryRunner, ModelIdentity, ModelRanker, Prompt
 from memquill.testing import FAKE_SECRET, ScriptedTextModel, parse_script
 from memquill.tools import MemorySession, MemoryToolset, ToolResult
 

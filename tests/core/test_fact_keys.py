@@ -9,18 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memquill import (
-    FactKey,
-    InvalidInputError,
-    MemorySession,
-    MemoryToolset,
-    is_key,
-    quote_key,
-    retrieve,
-    unquote_key,
-)
+from memquill import InvalidInputError, MemorySession, MemoryToolset
 from memquill.errors import Messages
-from memquill.store import MAX_KEY_CHARS, looks_like_id, validate_key
+from memquill.store import (
+    MAX_KEY_CHARS,
+    FactKey,
+    is_key,
+    looks_like_id,
+    quote_key,
+    unquote_key,
+    validate_key,
+)
 from memquill.tools import (
     WriteSource,
     correct,
@@ -29,6 +28,7 @@ from memquill.tools import (
     forget_many,
     remember,
     rename_many,
+    retrieve,
 )
 
 VALID = [

@@ -1,4 +1,4 @@
-"""``memquill.ItemStore``'s names: labels as folder names and item keys as fact keys, both
+"""``memquill.tools.ItemStore``'s names: labels as folder names and item keys as fact keys, both
 reversible and one-to-one, whatever the text."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memquill import InvalidInputError, ItemStore, is_key
+from memquill import InvalidInputError
+from memquill.store import is_key
+from memquill.tools import ItemStore
 from memquill.tools._item_paths import MAX_FOLDER_NAME, folder_label, label_folder
 from memquill.tools._item_space import fact_key, item_key
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
-from memquill import Candidate, RecordStore
-from memquill.store import FactKey, RecordKey, merge_files
+from memquill import RecordStore
+from memquill.store import Candidate, FactKey, RecordKey, merge_files
 
 
 class TwoMachines:

@@ -27,8 +27,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
 from memquill.errors import ConflictError
+from memquill.store import Candidate
 from memquill.store._codec import decode_store, encode_store, record_revision
 from memquill.store._merge import merge_files
 from memquill.store._record_key import RecordKey

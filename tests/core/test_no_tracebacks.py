@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.core.store_helpers import manual
 
-from memquill import CATALOGUE, MemorySession, MemoryToolset, RecordStore
+from memquill import MemorySession, MemoryToolset, RecordStore
 from memquill.cli import main
 from memquill.errors import ERRORS, MemquillError
 from memquill.store import SecretScanner
@@ -22,6 +22,7 @@ from memquill.store._codec import HEADER
 from memquill.store._diagnose import diagnose
 from memquill.store._repair import plan_repair
 from memquill.store._transaction import decode_snapshot
+from memquill.tools import CATALOGUE
 
 ODD = st.sampled_from(["\udce9", "\ud800", "\u200b", "\x00", "\r\n", "-->", "\n\n", "😀", "é"])
 TEXT = st.lists(st.one_of(st.text(max_size=12), ODD), max_size=4).map("".join)

@@ -119,7 +119,8 @@ def test_search_with_a_fifo_as_scan_settings_uses_the_defaults(tmp_path: Path) -
 
 STORE = """
 import json, sys
-from memquill import Candidate, MemquillError, RecordStore
+from memquill import MemquillError, RecordStore
+from memquill.store import Candidate
 store = RecordStore(sys.argv[1], lock_timeout=0.2)
 out = {}
 try:

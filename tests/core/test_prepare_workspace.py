@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memquill import StorageError, UnsafePathError, prepare_workspace
+from memquill import StorageError, UnsafePathError
 from memquill.messages import Messages
+from memquill.paths import prepare_workspace
 
 
 def _mode(path: Path) -> int:

@@ -35,7 +35,9 @@ SESSION = textwrap.dedent(
     sys.path.insert(0, str(home.parent / "models"))
 
     import io, contextlib
-    from memquill import BindingStore, ModelIdentity, open_session
+    from memquill import open_session
+    from memquill.enhance import ModelIdentity
+    from memquill.tools import BindingStore
     from memquill.cli import main
     from memquill.testing import scripted_failure
     from memquill.tools import MemoryToolset

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import assert_no_leak, engine, write
 
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
 from memquill.errors import Messages
 from memquill.private_paths import (
     CREDENTIAL_EXTENSIONS,
@@ -26,6 +26,7 @@ from memquill.private_paths import (
     may_be_private,
     private_reason,
 )
+from memquill.store import Candidate
 
 SECRET = "CREDENTIAL-CANARY-5519"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"

@@ -13,8 +13,8 @@ import pytest
 from tests.core.secret_corpus import CREDENTIALS, PROSE
 from tests.core.store_helpers import CHILD_TIMEOUT, expect_unchanged, manual, raw
 
-from memquill import RecordStore, SecretScanner
-from memquill.store import normalize_for_detection
+from memquill import RecordStore
+from memquill.store import SecretScanner, normalize_for_detection
 from memquill.store._secret_kinds import secret_message
 from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector
 
@@ -97,7 +97,7 @@ def test_hostile_inputs_never_hang_the_scanner() -> None:
     # retry: a hang guard in a child process, not a speed test.
     script = textwrap.dedent(
         """
-        from memquill import SecretScanner
+        from memquill.store import SecretScanner
         units = ["a", "0", ":", "-", "aws ", "password=", 'password="', "sk-", "://",
                  "curl -u ", "mysql ", "Bearer ", "Basic ", "twilio ", "aA1/", "_pass",
                  "dbPassword", "密码是", "password is ", "\\u200b", "hooks.slack.com/services/a/"]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import conversation, expect_unchanged, manual, raw, records_path
 
-from memquill import RecordStore, SecretError, SecretScanner
+from memquill import RecordStore, SecretError
+from memquill.store import SecretScanner
 from memquill.store._codec import HEADER
 from memquill.store._secret_kinds import secret_message
 from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, is_placeholder

@@ -17,8 +17,9 @@ from tests.core.store_helpers import (
     tree,
 )
 
-from memquill import Candidate, RecordStore, WriteResult
+from memquill import RecordStore, WriteResult
 from memquill.errors import Messages
+from memquill.store import Candidate
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, JSONValue
 from memquill.store._secret_kinds import secret_message
 

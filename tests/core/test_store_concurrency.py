@@ -31,7 +31,8 @@ SAVES = 50
 
 SAVE_WORKER = """
 import json, sys
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
+from memquill.store import Candidate
 
 workspace, worker, count, location = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 store = RecordStore(workspace, lock_timeout=120, location=location)
@@ -45,7 +46,8 @@ for i in range(count):
 
 CORRECT_RACER = """
 import sys
-from memquill import MemoryRecordError, RecordStore
+from memquill import RecordStore
+from memquill.errors import MemoryRecordError
 
 workspace, record_id, revision, text, location = sys.argv[1:6]
 store = RecordStore(workspace, lock_timeout=60, location=location)
@@ -62,7 +64,8 @@ except MemoryRecordError as error:
 PAUSE_IN_TRANSACTION = """
 import sys, time
 import memquill.atomic as atomic
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
+from memquill.store import Candidate
 
 def stuck(path, data, **options):
     print("holding", flush=True)

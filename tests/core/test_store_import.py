@@ -18,8 +18,9 @@ import pytest
 from tests.core.conftest import Backing
 from tests.core.store_helpers import manual
 
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
+from memquill.store import Candidate
 from memquill.store._codec import decode_store
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")

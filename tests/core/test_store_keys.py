@@ -14,8 +14,9 @@ import pytest
 from tests.core.conftest import Backing
 from tests.core.store_helpers import children, expect_error, manual
 
-from memquill import Candidate, FactKey, NotFoundError, RecordStore
+from memquill import NotFoundError, RecordStore
 from memquill.errors import Messages
+from memquill.store import Candidate, FactKey
 from memquill.store._codec import decode_store
 from memquill.store._secret_kinds import secret_message
 
@@ -361,7 +362,9 @@ def test_duplicate_active_keys_or_a_broken_key_make_the_file_corrupt(backing: Ba
 # Two writers race to name a fact with the same key: exactly one wins, under the lock.
 RACER = """
 import sys
-from memquill import Candidate, MemoryRecordError, RecordStore
+from memquill import RecordStore
+from memquill.errors import MemoryRecordError
+from memquill.store import Candidate
 
 store = RecordStore(sys.argv[1], location=sys.argv[2], lock_timeout=30)
 print("ready", flush=True)

@@ -25,8 +25,8 @@ from tests import postgres_cluster
 from tests.core.conftest import Backing, Server, database_backing
 from tests.core.store_helpers import children, expect_error, manual
 
-from memquill import MemoryRecordError, RecordStore, open_session
-from memquill.errors import Messages
+from memquill import RecordStore, open_session
+from memquill.errors import MemoryRecordError, Messages
 from memquill.store import MAX_STORE_BYTES
 from memquill.store import _store as store_module
 from memquill.store._codec import decode_store
@@ -37,7 +37,9 @@ from memquill.store._record_key import operation_hashes
 # UPDATE, until told to go on. Prints "ack" only for a write the store acknowledged.
 PAUSED_WRITER = """
 import sys
-from memquill import Candidate, MemoryRecordError, RecordStore
+from memquill import RecordStore
+from memquill.errors import MemoryRecordError
+from memquill.store import Candidate
 from memquill.store import _postgres
 
 workspace, location, stage, text = sys.argv[1:5]
@@ -61,7 +63,8 @@ except MemoryRecordError as error:
 # Saves facts in a loop, printing each acknowledgement; killed at a random moment.
 LOOPING_WRITER = """
 import sys
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
+from memquill.store import Candidate
 
 workspace, location, tag = sys.argv[1:4]
 store = RecordStore(workspace, location=location, lock_timeout=30)
@@ -74,7 +77,8 @@ for i in range(10_000):
 # Dies right after COMMIT returned, before the store acknowledges anything.
 DIES_AFTER_COMMIT = """
 import os, signal, sys
-from memquill import Candidate, RecordStore
+from memquill import RecordStore
+from memquill.store import Candidate
 from memquill.store import _postgres
 
 def die(self, change, digest):

@@ -26,9 +26,10 @@ from tests.core.store_helpers import (
     tool,
 )
 
-from memquill import Candidate, MemoryRecordError, NotFoundError, RecordStore
-from memquill.errors import Messages
+from memquill import NotFoundError, RecordStore
+from memquill.errors import MemoryRecordError, Messages
 from memquill.private_paths import is_managed_record_path
+from memquill.store import Candidate
 from memquill.store._codec import HEADER, LEGACY_HEADER, decode_store, iso_timestamp
 from memquill.store._record_key import key_id, operation_hashes
 

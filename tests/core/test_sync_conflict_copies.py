@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
-from memquill import Candidate, MemoryToolset, RecordStore, open_session
+from memquill import MemoryToolset, RecordStore, open_session
 from memquill.private_paths import is_private
-from memquill.store import RecordKey
+from memquill.store import Candidate, RecordKey
 
 SYNCTHING = "records.sync-conflict-20260301-120000-ABCDEFG.md"
 COPIES = (

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from memquill import CATALOGUE, ToolSpec
+from memquill import ToolSpec
+from memquill.tools import CATALOGUE
 
 _KEYWORD_GROUPS = (
     # core

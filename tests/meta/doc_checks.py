@@ -15,9 +15,10 @@ from typing import Any
 
 from tests.doc_blocks import ROOT
 
-import memquill
-from memquill import CATALOGUE, MemoryToolset, open_session
+import memquill.errors
+from memquill import MemoryToolset, open_session
 from memquill.plugins import ENTRY_POINT_GROUP
+from memquill.tools import CATALOGUE
 
 READ_TOOLS = tuple(spec.name for spec in CATALOGUE if spec.access == "read")
 WRITE_TOOLS = tuple(spec.name for spec in CATALOGUE if spec.access != "read")
@@ -129,8 +130,7 @@ def ledger(text: str, tmp: Path) -> None:
     """extraction.md: the shape of ``.assistant/memory-jobs.json`` after one batch."""
     from tests.meta.doc_fakes import QuotingModel
 
-    from memquill import CommittedTurn, Extraction
-    from memquill.lifecycle import RecordedMessages, SourceMessage
+    from memquill.lifecycle import CommittedTurn, Extraction, RecordedMessages, SourceMessage
 
     workspace = tmp / "notes"
     workspace.mkdir()
@@ -173,7 +173,7 @@ def error_tree(text: str, tmp: Path) -> None:
         found = re.match(r"^([│├└─ ]*)(\w+)\s*(.*)$", line)
         assert found, line
         depth = len(found.group(1)) // 4
-        cls = getattr(memquill, found.group(2))
+        cls = getattr(memquill.errors, found.group(2))
         parents = [(d, c) for d, c in parents if d < depth]
         if parents:
             assert cls.__bases__[0] is parents[-1][1], f"{cls.__name__} is not under it"

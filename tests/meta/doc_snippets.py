@@ -281,7 +281,7 @@ SPECS: dict[str, Spec] = {
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         expect=("transcript: 3 finished turns", "completed attempts 1/3"),
     ),
-    "docs/extraction.md § Any other host: from memquill import CommittedTurn, Extraction, open_session": Python(
+    "docs/extraction.md § Any other host: from memquill import open_session from memquill.lifecycle im": Python(
         prelude="from pathlib import Path\n"
         "from memquill.lifecycle import RecordedMessages, SourceMessage\n"
         f"{FAKES}QuotingModel\n"

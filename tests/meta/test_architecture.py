@@ -12,8 +12,10 @@
   what the part offers (and imports it lazily).
 - The core imports no framework (Anthropic's SDK, LangChain, LlamaIndex, MCP) and no adapter
   package.
-- An adapter imports memquill only through its public facades (``memquill``,
-  ``memquill.plugins``, ``memquill.testing``), never a private module, never another adapter.
+- An adapter imports memquill only through its public facades: ``memquill`` and each part's
+  facade (``memquill.tools``, ``memquill.store``, ``memquill.errors``, …), never a module
+  inside a part, never a private one (``memquill._x``, ``from memquill.tools import _writes``),
+  never another adapter.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ FRAMEWORKS = (
     "pydantic_ai",
 )
 ADAPTERS = ("memquill_anthropic", "memquill_langchain", "memquill_llamaindex", "memquill_mcp")
-ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"})
 
 FOUNDATION: Final = frozenset(
     {
@@ -227,6 +228,45 @@ def test_core_imports_no_framework_or_adapter() -> None:
     assert not offenders
 
 
+def core_facades(source_root: Path) -> frozenset[str]:
+    """``memquill`` and the facade of each part: every public subpackage and top-level module."""
+    package = source_root / "memquill"
+    return frozenset(
+        {
+            "memquill",
+            *(
+                f"memquill.{path.stem}"
+                for path in package.iterdir()
+                if not _is_private(path.stem)
+                and (path.suffix == ".py" or (path / "__init__.py").is_file())
+            ),
+        }
+    )
+
+
+def adapter_violations(source: Path, own: str, facades: frozenset[str]) -> list[str]:
+    """Every import, under an adapter's ``source``, of memquill other than through ``facades``
+    and of another adapter."""
+    offenders: list[str] = []
+    for path in sorted(source.rglob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"), str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+                if node.module.split(".")[0] == "memquill":  # ``from memquill.tools import _x``
+                    names += [f"{node.module}.{a.name}" for a in node.names if _is_private(a.name)]
+            for name in names:
+                top = name.split(".")[0]
+                if top == "memquill" and name not in facades:
+                    offenders.append(f"{path.relative_to(source)}: {name}")
+                if top in ADAPTERS and top != own:
+                    offenders.append(f"{path.relative_to(source)}: {name}")
+    return offenders
+
+
 @pytest.mark.parametrize(
     "package", ["anthropic_plugin", "langchain_plugin", "llamaindex_plugin", "mcp_plugin"]
 )
@@ -237,21 +277,32 @@ def test_adapters_use_only_the_public_core(package: str) -> None:
         "llamaindex_plugin": "memquill_llamaindex",
         "mcp_plugin": "memquill_mcp",
     }[package]
-    modules = sorted((ROOT / package / "src").rglob("*.py"))
-    assert modules, f"{package} has no modules"
-    offenders: list[str] = []
-    for path in modules:
-        tree = ast.parse(path.read_text("utf-8"), str(path))
-        for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            for name in names:
-                top = name.split(".")[0]
-                if top == "memquill" and name not in ADAPTER_FACADES:
-                    offenders.append(f"{path.relative_to(ROOT)}: {name}")
-                if top in ADAPTERS and top != own:
-                    offenders.append(f"{path.relative_to(ROOT)}: {name}")
-    assert not offenders, f"adapters must import only {sorted(ADAPTER_FACADES)}: {offenders}"
+    source = ROOT / package / "src"
+    assert sorted(source.rglob("*.py")), f"{package} has no modules"
+    facades = core_facades(CORE)
+    assert {"memquill.tools", "memquill.errors", "memquill.testing"} <= facades
+    offenders = adapter_violations(source, own, facades)
+    assert not offenders, f"adapters must import memquill only through its facades: {offenders}"
+
+
+def test_the_adapter_checker_catches_private_and_inner_modules(tmp_path: Path) -> None:
+    adapter = tmp_path / "memquill_x"
+    adapter.mkdir()
+    (adapter / "ok.py").write_text(
+        "import memquill\nfrom memquill import open_session\n"
+        "from memquill.tools import MemoryToolset\nimport memquill.errors\n"
+    )
+    facades = core_facades(CORE)
+    assert adapter_violations(tmp_path, "memquill_x", facades) == []
+    (adapter / "bad.py").write_text(
+        "from memquill.tools._writes import remember\n"
+        "from memquill.store import _codec\n"
+        "def late():\n    import memquill.plugins.hookspecs\n"
+        "from memquill_mcp import build_server\n"
+    )
+    assert sorted(adapter_violations(tmp_path, "memquill_x", facades)) == [
+        "memquill_x/bad.py: memquill.plugins.hookspecs",
+        "memquill_x/bad.py: memquill.store._codec",
+        "memquill_x/bad.py: memquill.tools._writes",
+        "memquill_x/bad.py: memquill_mcp",
+    ]

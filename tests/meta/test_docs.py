@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memquill import CATALOGUE, ERRORS, ErrorInfo
+from memquill.errors import ERRORS, ErrorInfo
 from memquill.plugins import hookspecs
+from memquill.tools import CATALOGUE
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 HOOKS = sorted(name for name in vars(hookspecs) if name.startswith("memquill_"))

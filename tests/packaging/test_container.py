@@ -33,7 +33,7 @@ from tests.doc_blocks import ROOT
 from tests.dockerfile import doc_blocks, env, only, stages
 from tests.packaging.conftest import uv_command
 
-from memquill import CATALOGUE
+from memquill.tools import CATALOGUE
 from memquill_mcp.cli import TOKEN_ENV
 
 pytestmark = pytest.mark.packaging

@@ -27,7 +27,8 @@ from mcp.types import TextContent
 from tests.doc_blocks import Block, find
 from tests.packaging.conftest import uv_command
 
-from memquill import CATALOGUE, __version__
+from memquill import __version__
+from memquill.tools import CATALOGUE
 
 pytestmark = pytest.mark.packaging
 

@@ -14,13 +14,8 @@ import pytest
 from tests.adapters.anthropic.anthropic_helpers import answer, memquill_tool
 from tests.core.store_helpers import tree
 
-from memquill import (
-    Candidate,
-    MemorySession,
-    RecordStore,
-    WriteSource,
-    remember,
-)
+from memquill import MemorySession, RecordStore, WriteSource, remember
+from memquill.store import Candidate
 from memquill_anthropic import MemquillMemoryTool
 
 

@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from langchain_core.messages import ToolCall
 
-from memquill import MemoryQuery, MemorySession, MemoryToolset, SearchResult
+from memquill import MemorySession, MemoryToolset, SearchResult
+from memquill.query import MemoryQuery
 from memquill.testing import load_fixtures
 
 NOTES = load_fixtures()["notes"]

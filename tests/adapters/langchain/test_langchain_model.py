@@ -14,8 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatResult
 from pydantic import Field, SecretStr
 
-from memquill import Prompt, TextModel
-from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner
+from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt, TextModel
 from memquill.testing import FAKE_SECRET
 from memquill_langchain import ChatModelTextModel
 

@@ -9,7 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from memquill import CATALOGUE, MemorySession
+from memquill import MemorySession
+from memquill.tools import CATALOGUE
 from memquill_langchain import MemquillToolkit
 
 

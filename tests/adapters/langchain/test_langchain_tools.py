@@ -17,11 +17,12 @@ from tests.adapters.langchain.langchain_helpers import (
     session,
 )
 
-from memquill import CATALOGUE, MemoryToolset, MemquillError
+from memquill import MemoryToolset, MemquillError
 from memquill.cli import main
 from memquill.errors import Messages
 from memquill.plugins import get_plugin_manager, plugin_report
 from memquill.testing import canonical_schema
+from memquill.tools import CATALOGUE
 from memquill_langchain import LangChainHarness, MemoryToolError, MemquillTool, MemquillToolkit
 
 READ = ["memory_search", "memory_get", "memory_recent"]

@@ -14,15 +14,8 @@ import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp
 from tests.core.store_helpers import HOLD_LOCK, children
 
-from memquill import (
-    Candidate,
-    FactKey,
-    InvalidInputError,
-    MemquillError,
-    RecordStore,
-    SecretError,
-    UnsafePathError,
-)
+from memquill import InvalidInputError, MemquillError, RecordStore, SecretError, UnsafePathError
+from memquill.store import Candidate, FactKey
 from memquill_langchain.store import MemquillStore
 
 ANA = ("memories", "ana")

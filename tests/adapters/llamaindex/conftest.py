@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from tests.adapters.llamaindex.llamaindex_helpers import NOW, Mode, build_workspace
 
-from memquill import Access, MemorySession
+from memquill import MemorySession
+from memquill.tools import Access
 
 
 @pytest.fixture(autouse=True)

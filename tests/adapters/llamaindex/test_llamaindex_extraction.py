@@ -21,7 +21,8 @@ from tests.adapters.extraction_models import ScriptedExtractorLLM
 from tests.adapters.llamaindex.llamaindex_helpers import AGENT_WARNINGS, Script, run_agent
 from tests.core.lifecycle_helpers import REPLIES, USERS, answer, fact
 
-from memquill import Extraction, MemorySession, RecordedMessages, job_status
+from memquill import MemorySession
+from memquill.lifecycle import Extraction, RecordedMessages, job_status
 from memquill_llamaindex import ChatStoreSource, MemquillMemoryBlock
 
 TABLE = "chat"

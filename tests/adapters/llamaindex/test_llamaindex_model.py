@@ -12,8 +12,7 @@ import pytest
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms.mock import MockLLM
 
-from memquill import Prompt, TextModel
-from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner
+from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt, TextModel
 from memquill.testing import FAKE_SECRET, parse_script
 from memquill_llamaindex import LLMTextModel
 from memquill_llamaindex.scripted import ScriptedLLM

@@ -20,8 +20,8 @@ from memquill import (
     SearchResult,
     StorageError,
     UnsafePathError,
-    WriteReceipt,
 )
+from memquill.tools import WriteReceipt
 from memquill_llamaindex import MemquillRetriever
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

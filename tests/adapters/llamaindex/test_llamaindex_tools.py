@@ -9,7 +9,8 @@ import pytest
 from llama_index.core.tools import FunctionTool
 from llama_index.core.tools.tool_spec.base import BaseToolSpec
 
-from memquill import CATALOGUE, MemorySession, MemoryToolset
+from memquill import MemorySession, MemoryToolset
+from memquill.tools import CATALOGUE
 from memquill_llamaindex import MemquillToolSpec, memquill_tools
 
 

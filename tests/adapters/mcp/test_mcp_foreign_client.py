@@ -14,7 +14,8 @@ from llama_index.tools.mcp import BasicMCPClient, McpToolSpec  # pyright: ignore
 from mcp.types import CallToolResult
 from tests.adapters.mcp.mcp_helpers import NO_PLUGINS, records, text_of
 
-from memquill import CATALOGUE, MemorySession, MemoryToolset
+from memquill import MemorySession, MemoryToolset
+from memquill.tools import CATALOGUE
 from memquill_mcp import server_command
 
 

@@ -18,7 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 from tests.adapters.mcp.mcp_helpers import HttpServer, http_server, records, text_of
 
-from memquill import CATALOGUE, MemorySession, MemoryToolset
+from memquill import MemorySession, MemoryToolset
+from memquill.tools import CATALOGUE
 
 INITIALIZE = {
     "jsonrpc": "2.0",

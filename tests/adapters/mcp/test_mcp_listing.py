@@ -18,8 +18,8 @@ from mcp import Client
 from mcp.types import CallToolResult, Tool
 from tests.adapters.mcp.mcp_helpers import text_of
 
-from memquill import CATALOGUE, MemorySession, MemoryToolset, ToolSpec
-from memquill.tools import SEARCH_PROMPT, WRITE_PROMPT
+from memquill import MemorySession, MemoryToolset, ToolSpec
+from memquill.tools import CATALOGUE, SEARCH_PROMPT, WRITE_PROMPT
 from memquill_mcp import READ_SERVER_NAME, WRITE_SERVER_NAME, build_server
 
 SPECS = {spec.name: spec for spec in CATALOGUE}

@@ -16,8 +16,8 @@ from mcp import Client
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
 from tests.adapters.mcp.mcp_helpers import text_of
 
-from memquill import ModelRanker, open_session
-from memquill.enhance import AuxiliaryRunner
+from memquill import open_session
+from memquill.enhance import AuxiliaryRunner, ModelRanker
 from memquill.testing import FAKE_SECRET, ScriptedTextModel, load_fixtures, parse_script
 from memquill_mcp import build_server
 from memquill_mcp.scripted import ScriptedSampler

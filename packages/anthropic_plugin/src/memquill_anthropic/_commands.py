@@ -40,9 +40,7 @@ from anthropic.types.beta import (
 )
 
 from memquill import (
-    MAX_KEY_CHARS,
     ConflictError,
-    FactKey,
     InvalidInputError,
     MemorySession,
     MemquillError,
@@ -51,11 +49,10 @@ from memquill import (
     SecretError,
     WriteSource,
     correct,
-    find_operation,
-    forget_many,
     remember,
-    rename_many,
 )
+from memquill.store import MAX_KEY_CHARS, FactKey
+from memquill.tools import find_operation, forget_many, rename_many
 from memquill_anthropic._files import MemoryFiles
 from memquill_anthropic._messages import Texts
 from memquill_anthropic._paths import ROOT, MemoryPath, key_of, parse_path

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memquill import Record, Snapshot
+from memquill import Record
+from memquill.store import Snapshot
 from memquill_anthropic._messages import Texts
 from memquill_anthropic._paths import MemoryPath, names_of_key
 from memquill_anthropic._text import file_size, size_label

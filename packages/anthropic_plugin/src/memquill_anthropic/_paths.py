@@ -10,7 +10,7 @@ Rules (the reference's, where it has one):
 - a name may hold any character but control characters (U+0000–U+001F, U+007F–U+009F) and
   unpaired surrogates;
 - the file's fact key is the path below ``/memories``, each name escaped on its own
-  (:func:`memquill.quote_key` with ``keep_slashes``), so folders stay key prefixes; a path
+  (:func:`memquill.store.quote_key` with ``keep_slashes``), so folders stay key prefixes; a path
   whose key would pass 200 characters is refused.
 
 A key names a file only when it is the escaped form of its path (``quote_key(unquote_key(k),
@@ -26,7 +26,8 @@ from typing import Final
 
 from anthropic.lib.tools import ToolError
 
-from memquill import MAX_KEY_CHARS, InvalidInputError, quote_key, unquote_key
+from memquill import InvalidInputError
+from memquill.store import MAX_KEY_CHARS, quote_key, unquote_key
 from memquill_anthropic._messages import Texts
 
 __all__ = ["ROOT", "MemoryPath", "names_of_key", "parse_path"]

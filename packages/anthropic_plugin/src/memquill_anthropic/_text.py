@@ -19,7 +19,7 @@ from typing import Final
 
 from anthropic.lib.tools import ToolError
 
-from memquill import MAX_CONTENT_UNITS
+from memquill.store import MAX_CONTENT_UNITS
 from memquill_anthropic._messages import Texts
 
 __all__ = ["check_text", "file_size", "insert_text", "numbered", "replace_once", "size_label"]

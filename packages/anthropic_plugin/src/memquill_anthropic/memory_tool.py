@@ -31,7 +31,8 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memquill import Access, MemorySession, open_session
+from memquill import MemorySession, open_session
+from memquill.tools import Access
 from memquill_anthropic._commands import MemoryCommands
 
 __all__ = ["MemquillAsyncMemoryTool", "MemquillMemoryTool"]

@@ -1,7 +1,7 @@
 """The ``memquill`` entry point of memquill-anthropic: registers the ``anthropic`` adapter.
 
 memquill loads this module when a host builds a plugin manager (never at ``import memquill``).
-Registering only builds a :class:`memquill.AdapterSpec`; ``open`` builds the SDK's function
+Registering only builds a :class:`memquill.plugins.AdapterSpec`; ``open`` builds the SDK's function
 tools for one session (no client, no network).
 """
 

@@ -18,7 +18,8 @@ from typing import Any, cast
 from anthropic.lib.tools import BetaAsyncFunctionTool, BetaFunctionTool, ToolError
 from anthropic.types.tool_param import InputSchema
 
-from memquill import MemorySession, MemoryTool, MemoryToolset, ToolResult
+from memquill import MemorySession, MemoryToolset, ToolResult
+from memquill.tools import MemoryTool
 
 __all__ = ["async_memory_tools", "memory_tools", "observed_tools"]
 

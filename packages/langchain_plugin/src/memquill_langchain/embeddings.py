@@ -1,5 +1,5 @@
 """A LangChain ``Embeddings`` (or a LangGraph ``IndexConfig``'s ``embed``) as memquill's
-:class:`~memquill.Embedder`, for optional semantic recall::
+:class:`~memquill.semantic.Embedder`, for optional semantic recall::
 
     from langchain_openai import OpenAIEmbeddings
     from memquill_langchain import MemquillToolkit
@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from langchain_core.embeddings import Embeddings
 
-from memquill import ModelIdentity
+from memquill.enhance import ModelIdentity
 
 __all__ = ["EmbeddingsEmbedder", "embedder_from_index"]
 

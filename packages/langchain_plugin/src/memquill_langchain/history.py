@@ -22,7 +22,7 @@ from typing import Any, Final
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from memquill import SourceMessage, ToolCall, ToolOutput
+from memquill.lifecycle import SourceMessage, ToolCall, ToolOutput
 
 __all__ = ["CheckpointerSource", "to_source_messages"]
 
@@ -30,7 +30,7 @@ _CUT_OFF: Final = frozenset({"length", "content_filter", "max_tokens"})
 
 
 def to_source_messages(messages: Sequence[BaseMessage]) -> list[SourceMessage]:
-    """``messages`` as memquill's :class:`~memquill.SourceMessage` objects, in order.
+    """``messages`` as memquill's :class:`~memquill.lifecycle.SourceMessage` objects, in order.
 
     A message without an id (outside a graph, LangGraph gives every message one) is named by
     its position, ``#<index>``.

@@ -2,7 +2,7 @@
 
 Before each model call it adds what memquill remembers to the system message: the recent
 memory and the search hits for the latest user message, the same text the LlamaIndex memory
-block shows (:func:`memquill.memory_context`). After the agent finished a turn it records the
+block shows (:func:`memquill.tools.memory_context`). After the agent finished a turn it records the
 turn for automatic extraction and lets the runner work in the background: the reply is never
 delayed, and every third turn's facts are saved with a verbatim quote of the user.
 
@@ -42,21 +42,17 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.runtime import Runtime
 
-from memquill import (
-    AuxiliaryRunner,
+from memquill import MemorySession, MemoryToolset, MemquillError, open_session
+from memquill.enhance import AuxiliaryRunner, TextModel
+from memquill.lifecycle import (
     Extraction,
-    MemorySession,
-    MemoryToolset,
-    MemquillError,
     MessageSource,
     RecordedMessages,
     SessionGate,
-    TextModel,
     committed_turns,
-    memory_context,
-    open_session,
-    prepare_workspace,
 )
+from memquill.paths import prepare_workspace
+from memquill.tools import memory_context
 from memquill_langchain.history import CheckpointerSource, to_source_messages
 from memquill_langchain.model import ChatModelTextModel
 from memquill_langchain.scope import MemoryScope, ScopeResolver, run_scope
@@ -171,7 +167,7 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     # -- for hosts -------------------------------------------------------------------------
 
     def extraction(self, workspace: str | os.PathLike[str]) -> Extraction:
-        """The :class:`~memquill.Extraction` of ``workspace`` (its status, retry, flush).
+        """The :class:`~memquill.lifecycle.Extraction` of ``workspace`` (its status, retry, flush).
 
         Raises:
             StorageError, UnsafePathError: ``workspace`` is not an existing absolute folder.

@@ -1,4 +1,4 @@
-"""Any LangChain chat model as memquill's :class:`~memquill.TextModel`.
+"""Any LangChain chat model as memquill's :class:`~memquill.enhance.TextModel`.
 
 memquill's optional model assistance (re-ranking search candidates, and later extracting
 facts) asks a model one question at a time: a system text and a user text in, text out. This
@@ -24,7 +24,7 @@ from typing import Any, Final
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from memquill import ModelIdentity, Prompt
+from memquill.enhance import ModelIdentity, Prompt
 
 __all__ = ["ChatModelTextModel"]
 

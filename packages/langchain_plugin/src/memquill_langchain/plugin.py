@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from memquill import MemorySession, TextModel
+from memquill import MemorySession
+from memquill.enhance import TextModel
 from memquill.plugins import AdapterHarness, AdapterSpec, IntegrationSpec, hookimpl
 
 __all__ = [

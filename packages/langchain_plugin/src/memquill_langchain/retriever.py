@@ -1,8 +1,9 @@
 """memquill's keyword search as a LangChain retriever.
 
-:class:`MemquillRetriever` returns the core's retrieval results (:func:`memquill.retrieve`), in
-the core's order, one :class:`~langchain_core.documents.Document` per hit, with the core's
-metadata. Nothing is re-ranked, filtered or reworded here.
+:class:`MemquillRetriever` returns the core's retrieval results
+(:func:`memquill.tools.retrieve`), in the core's order, one
+:class:`~langchain_core.documents.Document` per hit, with the core's metadata.
+Nothing is re-ranked, filtered or reworded here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from memquill import Embedder, FileType, MemoryQuery, RetrievedMemory, open_session, retrieve
+from memquill import open_session
+from memquill.query import FileType, MemoryQuery
+from memquill.semantic import Embedder
+from memquill.tools import RetrievedMemory, retrieve
 
 __all__ = ["FileType", "MemquillRetriever"]
 
@@ -45,7 +49,7 @@ class MemquillRetriever(BaseRetriever):
 
     Attributes:
         memory: the core query engine (keep one per workspace: it caches analysed notes).
-        ranker: re-orders the keyword candidates (a :class:`memquill.SemanticRanker` for
+        ranker: re-orders the keyword candidates (a :class:`memquill.semantic.SemanticRanker` for
             semantic recall, as ``from_workspace(..., embeddings=...)`` makes); ``None``:
             keyword order.
         k: how many documents to return, 1–20.
@@ -71,13 +75,13 @@ class MemquillRetriever(BaseRetriever):
         embeddings: Embeddings | Embedder | None = None,
         **options: Any,
     ) -> MemquillRetriever:
-        """A retriever with its own :class:`~memquill.MemoryQuery` over ``workspace``.
+        """A retriever with its own :class:`~memquill.query.MemoryQuery` over ``workspace``.
 
         Args:
             workspace: absolute path of the workspace folder.
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
-            embeddings: an ``Embeddings`` (or any :class:`memquill.Embedder`) for semantic
+            embeddings: an ``Embeddings`` (or any :class:`memquill.semantic.Embedder`) for semantic
                 recall (``docs/ranking.md``); keyword order without.
             **options: ``k``, ``filter_tags``, ``file_type`` and any ``BaseRetriever`` field.
         """

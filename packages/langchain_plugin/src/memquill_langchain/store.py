@@ -8,7 +8,7 @@ every tool, node and LangMem memory tool reads and writes through it::
 
     agent = create_agent(model, tools, store=MemquillStore("/srv/memory"))
 
-The mapping (``docs/adapters/langgraph.md``) is :class:`memquill.ItemStore`'s: a namespace
+The mapping (``docs/adapters/langgraph.md``) is :class:`memquill.tools.ItemStore`'s: a namespace
 ``("memories", "ana")`` is the workspace folder ``ROOT/memories/ana/`` (labels escaped
 reversibly, folders ``0700``), a key is the fact's key, ``{"content": TEXT, ...}`` keeps
 ``TEXT`` as the fact's text and the other fields beside it, any other value is kept as JSON
@@ -58,20 +58,16 @@ except ImportError as missing:  # the package imports without the extra; this mo
         "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'"
     ) from missing
 
-from memquill import (
-    CANDIDATE_LIMIT,
-    InvalidInputError,
-    ItemStore,
-    Messages,
-    StoredItem,
-    similarity_order_blocking,
-)
+from memquill import InvalidInputError
+from memquill.errors import Messages
 from memquill.plugins import (
     MemquillPluginManager,
     get_plugin_manager,
     plugin_report,
     secret_scanner,
 )
+from memquill.semantic import similarity_order_blocking
+from memquill.tools import CANDIDATE_LIMIT, ItemStore, StoredItem
 from memquill_langchain.embeddings import embedder_from_index
 
 __all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]

@@ -11,7 +11,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, BaseToolkit
 from pydantic import ConfigDict, PrivateAttr
 
-from memquill import Access, Embedder, MemorySession, MemoryToolset, TextModel, open_session
+from memquill import MemorySession, MemoryToolset, open_session
+from memquill.enhance import TextModel
+from memquill.semantic import Embedder
+from memquill.tools import Access
 from memquill_langchain.embeddings import EmbeddingsEmbedder
 from memquill_langchain.model import ChatModelTextModel
 from memquill_langchain.retriever import FileType, MemquillRetriever
@@ -68,12 +71,12 @@ class MemquillToolkit(BaseToolkit):
             session_id: the host's trusted conversation id; writes need one.
             access: ``read`` (search, get, recent) or ``read_write`` (all six tools).
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
-            model: a chat model (or any :class:`memquill.TextModel`) to re-rank
+            model: a chat model (or any :class:`memquill.enhance.TextModel`) to re-rank
                 ``memory_search`` candidates with; keyword order without one
                 (``docs/model-assistance.md``).
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
-            embeddings: an ``Embeddings`` (or any :class:`memquill.Embedder`) for semantic
+            embeddings: an ``Embeddings`` (or any :class:`memquill.semantic.Embedder`) for semantic
                 recall: search re-orders its keyword candidates by similarity
                 (``docs/ranking.md``). Not with ``model``.
 

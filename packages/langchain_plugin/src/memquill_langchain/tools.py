@@ -25,7 +25,8 @@ from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackMan
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import Field, ValidationError
 
-from memquill import MemoryTool, MemquillError, ToolResult
+from memquill import MemquillError, ToolResult
+from memquill.tools import MemoryTool
 
 __all__ = ["MemoryToolError", "MemquillTool"]
 

@@ -1,4 +1,4 @@
-"""A LlamaIndex ``BaseEmbedding`` as memquill's :class:`~memquill.Embedder`, for optional
+"""A LlamaIndex ``BaseEmbedding`` as memquill's :class:`~memquill.semantic.Embedder`, for optional
 semantic recall::
 
     from llama_index.embeddings.openai import OpenAIEmbedding
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from memquill import ModelIdentity
+from memquill.enhance import ModelIdentity
 
 __all__ = ["BaseEmbeddingEmbedder"]
 

@@ -29,7 +29,8 @@ __all__ = ["LlamaIndexHarness"]
 
 
 class LlamaIndexHarness:
-    """Drives one session's memquill tools as LlamaIndex does (a :class:`memquill.AdapterHarness`).
+    """Drives one session's memquill tools as LlamaIndex does (a
+    :class:`memquill.plugins.AdapterHarness`).
 
     Args:
         session: the session whose tools to build.

@@ -22,7 +22,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallB
 from llama_index.core.storage.chat_store.base import BaseChatStore
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
 
-from memquill import SourceMessage, ToolCall, ToolOutput
+from memquill.lifecycle import SourceMessage, ToolCall, ToolOutput
 
 __all__ = ["ChatStoreSource", "message_id", "to_source_messages"]
 

@@ -5,8 +5,8 @@ user message). This block returns the core's own texts as separate text blocks: 
 recent memory (``memory_recent``) and, when the latest user message matches anything, the
 search results for it (``memory_search``). Nothing is reworded or reformatted here.
 
-Given an :class:`~memquill.Extraction` (:meth:`MemquillMemoryBlock.with_extraction` builds one
-on the ``Memory``'s chat store), the block also feeds automatic extraction: the turns
+Given an :class:`~memquill.lifecycle.Extraction` (:meth:`MemquillMemoryBlock.with_extraction`
+builds one on the ``Memory``'s chat store), the block also feeds automatic extraction: the turns
 ``Memory`` flushes out of short-term memory are recorded as committed turns, and the runner
 extracts every third turn's facts in the background, on the agent's event loop, without
 delaying it. :meth:`MemquillMemoryBlock.arecord_session` records a whole session at once (a
@@ -27,18 +27,11 @@ from llama_index.core.llms import LLM
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore
 
-from memquill import (
-    Extraction,
-    MemoryQuery,
-    MemorySession,
-    MemoryToolset,
-    MemquillError,
-    PassReport,
-    SessionGate,
-    TextModel,
-    committed_turns,
-    memory_context,
-)
+from memquill import MemorySession, MemoryToolset, MemquillError
+from memquill.enhance import TextModel
+from memquill.lifecycle import Extraction, PassReport, SessionGate, committed_turns
+from memquill.query import MemoryQuery
+from memquill.tools import memory_context
 from memquill_llamaindex.history import ChatStoreSource, to_source_messages
 from memquill_llamaindex.model import LLMTextModel
 

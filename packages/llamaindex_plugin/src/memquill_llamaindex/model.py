@@ -1,4 +1,4 @@
-"""Any LlamaIndex ``LLM`` as memquill's :class:`~memquill.TextModel`.
+"""Any LlamaIndex ``LLM`` as memquill's :class:`~memquill.enhance.TextModel`.
 
 memquill's optional model assistance (re-ranking search candidates, and later extracting
 facts) asks a model one question at a time: a system text and a user text in, text out. This
@@ -23,7 +23,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 
-from memquill import ModelIdentity, Prompt
+from memquill.enhance import ModelIdentity, Prompt
 
 __all__ = ["LLMTextModel"]
 

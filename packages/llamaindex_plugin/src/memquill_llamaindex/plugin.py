@@ -1,7 +1,7 @@
 """The ``memquill`` entry point of memquill-llamaindex: registers the LlamaIndex adapter.
 
 memquill loads this module when a host builds a plugin manager (never at ``import memquill``).
-Registering only hands over an :class:`memquill.AdapterSpec`; ``open`` builds the memory
+Registering only hands over an :class:`memquill.plugins.AdapterSpec`; ``open`` builds the memory
 ``FunctionTool`` objects for one session, offline and without reading the workspace.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from memquill import MemorySession, TextModel
+from memquill import MemorySession
+from memquill.enhance import TextModel
 from memquill.plugins import AdapterHarness, AdapterSpec, hookimpl
 
 __all__ = ["ADAPTER", "memquill_register_adapters", "memquill_register_text_models", "text_model"]

@@ -1,6 +1,6 @@
 """memquill search as a LlamaIndex retriever, for any query engine or pipeline.
 
-Each core :class:`memquill.RetrievedMemory` (:func:`memquill.retrieve`) becomes one
+Each core :class:`memquill.tools.RetrievedMemory` (:func:`memquill.tools.retrieve`) becomes one
 ``NodeWithScore`` in the core's order, with the core's score and metadata; the node text is the
 hit's excerpt. The metadata the core marks private (rank, score, provenance, a record's id and
 revision) stays in the node for code but is kept out of what an LLM or an embedding model
@@ -22,15 +22,10 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from memquill import (
-    Embedder,
-    FileType,
-    MemoryQuery,
-    MemorySession,
-    RetrievedMemory,
-    open_session,
-    retrieve,
-)
+from memquill import MemorySession, open_session
+from memquill.query import FileType, MemoryQuery
+from memquill.semantic import Embedder
+from memquill.tools import RetrievedMemory, retrieve
 from memquill_llamaindex.embedding import BaseEmbeddingEmbedder
 
 __all__ = ["FileType", "MemquillRetriever"]
@@ -46,7 +41,7 @@ class MemquillRetriever(BaseRetriever):
 
     Args:
         session: the session whose workspace to search (its ranker orders the hits: a
-            :class:`memquill.SemanticRanker` for semantic recall).
+            :class:`memquill.semantic.SemanticRanker` for semantic recall).
         query: a query engine to share with other memquill components (one is created, with
             its document cache, if omitted).
         similarity_top_k: how many hits to return (1–20, the core's limit).
@@ -99,8 +94,8 @@ class MemquillRetriever(BaseRetriever):
             now: the clock recency is measured from (UTC); injectable for tests.
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).
-            embed_model: a ``BaseEmbedding`` (or any :class:`memquill.Embedder`) for semantic
-                recall (``docs/ranking.md``); keyword order without.
+            embed_model: a ``BaseEmbedding`` (or any :class:`memquill.semantic.Embedder`) for
+                semantic recall (``docs/ranking.md``); keyword order without.
         """
         embedder = (
             BaseEmbeddingEmbedder(embed_model)

@@ -20,16 +20,10 @@ from llama_index.core.llms import LLM
 from llama_index.core.tools import FunctionTool, ToolMetadata, ToolOutput
 from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSpec
 
-from memquill import (
-    Access,
-    MemoryQuery,
-    MemorySession,
-    MemoryTool,
-    MemoryToolset,
-    TextModel,
-    ToolResult,
-    open_session,
-)
+from memquill import MemorySession, MemoryToolset, ToolResult, open_session
+from memquill.enhance import TextModel
+from memquill.query import MemoryQuery
+from memquill.tools import Access, MemoryTool
 from memquill_llamaindex.model import LLMTextModel
 
 __all__ = ["MemquillToolSpec", "memquill_tools"]
@@ -126,7 +120,7 @@ class MemquillToolSpec(BaseToolSpec):
             session_id: the host's trusted id of the conversation; writes need one.
             access: ``read`` or ``read_write``.
             authorize_write: asked at every write; return ``False`` to refuse (Plan mode).
-            model: an LLM (or any :class:`memquill.TextModel`) to re-rank ``memory_search``
+            model: an LLM (or any :class:`memquill.enhance.TextModel`) to re-rank ``memory_search``
                 candidates with; keyword order without one (``docs/model-assistance.md``).
             store: where the records live: ``file`` or a ``postgresql://`` URL (default
                 ``$MEMQUILL_STORE``, else the workspace's ``memory/records.md``).

@@ -9,7 +9,7 @@ Typical host configurations (``docs/adapters/mcp.md`` has complete snippets)::
 
 Logs go to stderr only: over stdio, stdout carries nothing but the protocol. A failure to
 start prints one line, ``error[<code>]: <message>``, on stderr and exits with the code's status
-(the ``memquill`` command's table, ``memquill.ERRORS``); a bad option is ``error[usage]``
+(the ``memquill`` command's table, ``memquill.errors.ERRORS``); a bad option is ``error[usage]``
 (status 2).
 """
 
@@ -30,20 +30,18 @@ from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
 from memquill import (
-    ERRORS,
-    WORKSPACE_ENV,
     InvalidInputError,
     MemorySession,
     MemquillError,
-    Messages,
     StorageError,
     UnsafePathError,
     __version__,
-    choose_workspace,
-    load_embedder,
     open_session,
 )
+from memquill.errors import ERRORS, Messages
+from memquill.paths import WORKSPACE_ENV, choose_workspace
 from memquill.plugins import connect_telemetry, get_plugin_manager
+from memquill.semantic import load_embedder
 from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
 

@@ -50,7 +50,8 @@ def server_command() -> list[str]:
 
 
 class _ClientHarness:
-    """Drives a connected ``Client`` from synchronous code (a :class:`memquill.AdapterHarness`)."""
+    """Drives a connected ``Client`` from synchronous code (a
+    :class:`memquill.plugins.AdapterHarness`)."""
 
     def __init__(self, client: Client) -> None:
         self._stack = ExitStack()

@@ -1,8 +1,8 @@
 """The ``memquill`` entry point of memquill-mcp: registers the two MCP adapters.
 
 memquill loads this module when a host builds a plugin manager (never at ``import memquill``).
-Registering only builds :class:`memquill.AdapterSpec` objects; ``open`` starts the client (and,
-for ``mcp-stdio``, the ``memquill-mcp`` subprocess) for one session, offline.
+Registering only builds :class:`memquill.plugins.AdapterSpec` objects; ``open`` starts the client
+(and, for ``mcp-stdio``, the ``memquill-mcp`` subprocess) for one session, offline.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The connected MCP client's own model as memquill's :class:`~memquill.TextModel` (sampling).
+"""The connected MCP client's own model as a :class:`~memquill.enhance.TextModel` (sampling).
 
 When a client declares the ``sampling`` capability, memquill can re-rank search candidates with
 the host's model: no key, no provider and no network in memquill at all. Each request goes out
@@ -9,7 +9,7 @@ follows the negotiated protocol:
   awaits the answer under its own timeout and cancellation, like any model call;
 - from 2026-07-28, an ``InputRequiredResult``: the tool call ends, the client samples, then
   calls the tool again with the answer. :meth:`SamplingTextModel.generate` raises
-  :class:`~memquill.ModelDeferred` carrying that result, which the server returns as is; on
+  :class:`~memquill.enhance.ModelDeferred` carrying that result, which the server returns as is; on
   the second round the recorded answer is the model's text.
 
 Without the capability there is no model (:func:`sampling_model` returns ``None``): search
@@ -34,7 +34,7 @@ from mcp.types import (
     TextContent,
 )
 
-from memquill import ModelDeferred, ModelIdentity, Prompt
+from memquill.enhance import ModelDeferred, ModelIdentity, Prompt
 
 __all__ = ["SamplingTextModel", "sampling_model"]
 

@@ -37,15 +37,9 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
-from memquill import (
-    MemorySession,
-    MemoryTool,
-    MemoryToolset,
-    ModelDeferred,
-    ModelRanker,
-    ToolResult,
-    ToolSpec,
-)
+from memquill import MemorySession, MemoryToolset, ToolResult, ToolSpec
+from memquill.enhance import ModelDeferred, ModelRanker
+from memquill.tools import MemoryTool
 from memquill_mcp.connections import ConnectionSessions
 from memquill_mcp.sampling import sampling_model
 

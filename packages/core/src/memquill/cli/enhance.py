@@ -1,6 +1,6 @@
 """``enhance status``: how model assistance stands, per scene, without calling a model.
 
-``--model module:attribute`` names the host's :class:`~memquill.TextModel` (or a function
+``--model module:attribute`` names the host's :class:`~memquill.enhance.TextModel` (or a function
 returning one), as the host configures it; each scene is then shown as not configured, ready,
 healthy, cooling down (until when), blocked (change the key to unblock) or unavailable (why).
 Cooldowns live in the process that made the calls, so a fresh command shows only what

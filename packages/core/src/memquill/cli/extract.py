@@ -3,7 +3,7 @@
 ``memquill extract chat.jsonl --model myapp.models:extractor`` counts the transcript's finished
 turns (a repeat counts nothing twice), closes its last partial batch (``--no-flush`` keeps it
 open), and runs the extraction runner until no batch can move now. ``--model`` names a
-:class:`~memquill.TextModel`, or a LangChain chat model or LlamaIndex LLM that the installed
+:class:`~memquill.enhance.TextModel`, or a LangChain chat model or LlamaIndex LLM that the installed
 adapter wraps, or a function returning one. ``memquill jobs`` shows the latest jobs with status,
 reason, attempts and retry time; ``memquill jobs retry`` clears their waits (never the attempt
 budget) and, given ``--transcript`` and ``--model``, runs the runner at once.

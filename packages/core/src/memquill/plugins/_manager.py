@@ -251,9 +251,9 @@ def _load_entry_points(pm: MemquillPluginManager) -> None:
 
 
 def text_model(model: object, pm: MemquillPluginManager | None = None) -> TextModel | None:
-    """``model`` as a :class:`~memquill.TextModel`: itself, or what the first plugin converter
-    that knows its framework makes of it (``None``: nothing does). A converter that raises is
-    skipped, as a failing plugin is."""
+    """``model`` as a :class:`~memquill.enhance.TextModel`: itself, or what the first plugin
+    converter that knows its framework makes of it (``None``: nothing does). A converter that
+    raises is skipped, as a failing plugin is."""
     from memquill.enhance import TextModel  # model assistance loads only when a model is given
 
     if isinstance(model, TextModel):

@@ -121,8 +121,8 @@ def memquill_register_text_models(
 ) -> None:
     """Register converters that make a memquill text model from a framework's own model.
 
-    Called when a host names a model object that is not a :class:`~memquill.TextModel` itself
-    (``memquill extract --model myapp:chat_model`` with a LangChain chat model, a LlamaIndex
+    Called when a host names a model object that is not a :class:`~memquill.enhance.TextModel`
+    itself (``memquill extract --model myapp:chat_model`` with a LangChain chat model, a LlamaIndex
     LLM). Call ``register`` once per converter. The first converter that answers wins.
 
     Args:

@@ -42,7 +42,7 @@ class MemorySession:
             a ``postgresql://`` URL (``docs/multi-host.md``); default ``$MEMQUILL_STORE``,
             else ``file``. Never shown by ``repr``.
         ranker: reorders ``memory_search`` candidates (optional model assistance: a
-            :class:`memquill.ModelRanker` around the host's model); ``None`` keeps keyword
+            :class:`memquill.enhance.ModelRanker` around the host's model); ``None`` keeps keyword
             order, exactly as without model assistance.
     """
 
