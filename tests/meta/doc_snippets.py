@@ -397,7 +397,7 @@ SPECS: dict[str, Spec] = {
     "docs/ranking.md § Reproducing: uv run python benchmarks/retrieval_locomo.py PATH/TO/locomo1": NotRun(
         f"{BENCHMARK}; needs the LoCoMo data set, which is not in the repository"
     ),
-    "docs/ranking.md § Semantic recall (optional): the host's embeddings as a bounded re-rank: python3.11 -m venv /tmp/semvenv /tmp/semvenv/bin/pip install": NotRun(
+    "docs/ranking.md § When to turn it on, and what it costs: python3.11 -m venv /tmp/semvenv /tmp/semvenv/bin/pip install": NotRun(
         f"{BENCHMARK}; needs a model installed outside the project and the LoCoMo data set"
     ),
     "docs/record-format.md § Layout: # Memory records⏎ ⏎ <!-- memory-records:v1 -->⏎ ⏎ <!-- memor": Check(

@@ -105,3 +105,99 @@ def test_a_put_takes_no_fields_of_its_own(tmp_path: Path) -> None:
     assert store.get(ANA, "k") is None
     store.put(ANA, "k", {"content": "x"}, index=False)
     assert store.get(ANA, "k") is not None
+
+
+# -- item vectors live in each namespace workspace's vector cache ---------------------------
+
+
+class CountingEmbed:
+    """A LangGraph embed function that counts the texts it embeds (queries included)."""
+
+    def __init__(self, embedder: TrigramEmbedder) -> None:
+        self.embedder = embedder
+        self.texts: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        return [self.embedder.vector(text) for text in texts]
+
+
+COUNTED = CountingEmbed(TRIGRAMS)
+OTHER = CountingEmbed(TrigramEmbedder(aliases=PARITY_ALIASES, name="other"))
+
+
+def counted_embed(texts: Sequence[str]) -> list[list[float]]:
+    return COUNTED(texts)
+
+
+def other_embed(texts: Sequence[str]) -> list[list[float]]:
+    return OTHER(texts)
+
+
+def _item_rows(folder: Path) -> dict[str, bytes]:
+    """Every row of ``folder``'s vector file (unit → vector bytes), read on its own."""
+    import contextlib
+    import sqlite3
+
+    from memquill.paths import canonical_workspace
+    from memquill.semantic import vectors_path
+
+    path = vectors_path(canonical_workspace(folder))
+    assert path is not None and path.is_file(), "no vector file"
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        return {str(u): bytes(v) for u, v in connection.execute("SELECT unit, vector FROM vectors")}
+
+
+def _ids(store: MemquillStore) -> dict[str, str]:
+    return {
+        key: found.record_id for key in ("a-bike", "b-car") if (found := store.items.get(ANA, key))
+    }
+
+
+def test_item_vectors_outlive_the_store_and_follow_the_embedder(tmp_path: Path) -> None:
+    COUNTED.texts.clear()
+    OTHER.texts.clear()
+    config: IndexConfig = {"dims": TRIGRAMS.dims, "embed": counted_embed, "fields": ["content"]}
+    first = MemquillStore(tmp_path, index=config)
+    _fill(first)
+    assert _keys(first, "automobile tyres") == ["b-car", "a-bike"]
+    items = ["New tyres for the bicycle.", "New tyres for the car."]
+    assert COUNTED.texts[0] == "automobile tyres" and sorted(COUNTED.texts[1:]) == items
+    ids = _ids(first)
+    folder = first.items.folder(ANA)
+    assert sorted(_item_rows(folder)) == sorted(f"i:{i}" for i in ids.values())
+    # A new store over the same root, the same embedder: only the query is embedded.
+    COUNTED.texts.clear()
+    second = MemquillStore(tmp_path, index=config)
+    assert _keys(second, "automobile tyres") == ["b-car", "a-bike"]
+    assert COUNTED.texts == ["automobile tyres"]
+    # Another embedder: the vectors are rebuilt, none of the first one's is used.
+    other = MemquillStore(tmp_path, index={**config, "embed": other_embed})
+    assert _keys(other, "automobile tyres") == ["b-car", "a-bike"]
+    assert sorted(OTHER.texts) == sorted(
+        ["automobile tyres", "New tyres for the bicycle.", "New tyres for the car."]
+    )
+    # ...and the first finds its own gone (one space per file): it embeds the items again.
+    COUNTED.texts.clear()
+    assert _keys(MemquillStore(tmp_path, index=config), "automobile tyres") == ["b-car", "a-bike"]
+    assert len(COUNTED.texts) == 3
+
+
+def test_a_delete_removes_the_item_vector_at_the_write(tmp_path: Path) -> None:
+    config: IndexConfig = {"dims": TRIGRAMS.dims, "embed": trigram_embed, "fields": ["content"]}
+    store = MemquillStore(tmp_path, index=config)
+    _fill(store)
+    _keys(store, "automobile tyres")
+    ids = _ids(store)
+    folder = store.items.folder(ANA)
+    rows = _item_rows(folder)
+    store.delete(ANA, "b-car")
+    after = _item_rows(folder)  # no search since the delete
+    assert f"i:{ids['b-car']}" not in after
+    assert after[f"i:{ids['a-bike']}"] == rows[f"i:{ids['a-bike']}"]
+    from memquill.paths import canonical_workspace
+    from memquill.semantic import vectors_path
+
+    path = vectors_path(canonical_workspace(folder))
+    assert path is not None
+    assert rows[f"i:{ids['b-car']}"] not in path.read_bytes()  # secure_delete overwrote it

@@ -17,9 +17,10 @@ from pydantic import BaseModel
 
 from memquill import MemorySession
 from memquill.plugins import HarnessResult, ToolDescriptor
-from memquill.testing import with_framework_model
+from memquill.testing import with_framework_embedder, with_framework_model
+from memquill_langchain.embeddings import EmbeddingsEmbedder
 from memquill_langchain.model import ChatModelTextModel
-from memquill_langchain.scripted import ScriptedChatModel
+from memquill_langchain.scripted import ScriptedChatModel, TrigramEmbeddings
 from memquill_langchain.toolkit import MemquillToolkit
 
 __all__ = ["LangChainHarness"]
@@ -36,6 +37,11 @@ class LangChainHarness:
         # A parity case's scripted model answers through LangChain's own fake chat model.
         session = with_framework_model(
             session, lambda script: ChatModelTextModel(ScriptedChatModel.from_script(script))
+        )
+        # A parity embedder answers through LangChain ``Embeddings`` and the adapter's embedder.
+        session = with_framework_embedder(
+            session,
+            lambda embedder: EmbeddingsEmbedder(TrigramEmbeddings(embedder), dims=embedder.dims),
         )
         self._tools = {tool.name: tool for tool in MemquillToolkit(session=session).get_tools()}
         self._ids = count(1)

@@ -5,6 +5,8 @@ LangChain harness plays them through :class:`ScriptedChatModel`, a ``GenericFake
 text replies come out of LangChain's own fake-model machinery (callbacks, message conversion,
 ``ainvoke``), and whose failures and hangs happen inside the model call, where a provider's
 would. Tests use it to drive memquill's model assistance through LangChain end to end.
+:class:`TrigramEmbeddings` does the same for a parity case's deterministic embedder: a
+LangChain ``Embeddings`` answering its vectors (or raising its failure).
 """
 
 from __future__ import annotations
@@ -12,14 +14,35 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import PrivateAttr
 
-from memquill.testing import ModelScript, play
+from memquill.testing import ModelScript, TrigramEmbedder, play, trigram_vectors
 
-__all__ = ["ScriptedChatModel"]
+__all__ = ["ScriptedChatModel", "TrigramEmbeddings"]
+
+
+class TrigramEmbeddings(Embeddings):
+    """memquill's deterministic trigram embedder as a LangChain ``Embeddings``.
+
+    Args:
+        embedder: the embedder whose vectors (or failure) it answers.
+    """
+
+    def __init__(self, embedder: TrigramEmbedder) -> None:
+        self.model = embedder.identity.name
+        self._embedder = embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """The documents' vectors."""
+        return trigram_vectors(self._embedder, texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        """The query's vector."""
+        return trigram_vectors(self._embedder, [text])[0]
 
 
 class ScriptedChatModel(GenericFakeChatModel):

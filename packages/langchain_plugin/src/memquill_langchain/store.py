@@ -91,8 +91,10 @@ class MemquillStore(BaseStore):
         index: ``None`` (keyword search), or LangGraph's ``IndexConfig``: ``{"embed": ...,
             "dims": N, "fields": [...]}`` (``embed`` an ``Embeddings``, a function of texts or
             a ``"provider:model"`` name). A search with a query then re-orders its keyword
-            top 20 by similarity with the same bounded hybrid as ``memory_search``; the
-            item vectors are kept in process memory only (emptied by any delete).
+            top 20 by similarity with the same bounded hybrid as ``memory_search``; each
+            item's vector is kept in its namespace workspace's vector cache (a new store with
+            the same embedder finds it, another embedder rebuilds, a delete removes it at the
+            write; a database store keeps them in process memory only).
         plugins: the plugin manager whose secret detectors guard every write (default: a new
             one, loading the installed plugins).
 
@@ -174,7 +176,7 @@ class MemquillStore(BaseStore):
                 results.append(None)
         for op in puts.values():
             if op.value is None:
-                self._memo.clear()  # a forgotten item's vector goes with it
+                self._memo.clear()  # a forgotten item's vector goes with it (and its row)
                 self._items.delete(op.namespace, op.key)
             else:
                 self._items.put(op.namespace, op.key, op.value)
@@ -212,6 +214,8 @@ class MemquillStore(BaseStore):
         window = max(CANDIDATE_LIMIT, op.offset + op.limit)
         hits = self._items.search(op.namespace_prefix, op.query, accept=accept, limit=window)
         head = hits[:CANDIDATE_LIMIT]
+        # Each item's vector is kept in its namespace workspace's vector cache.
+        units = [(self._items.folder(h.item.namespace), f"i:{h.item.record_id}") for h in head]
         order, line = similarity_order_blocking(
             self._embedder,
             op.query,
@@ -219,6 +223,7 @@ class MemquillStore(BaseStore):
             [hit.score for hit in head],
             memo=self._memo,
             scope="langgraph-store",
+            units=units,
         )
         if line is not None:
             _LOG.warning("%s", line)

@@ -19,9 +19,10 @@ from llama_index.core.tools.calling import acall_tool, call_tool  # pyright: ign
 
 from memquill import MemorySession
 from memquill.plugins import HarnessResult, ToolDescriptor
-from memquill.testing import with_framework_model
+from memquill.testing import with_framework_embedder, with_framework_model
+from memquill_llamaindex.embedding import BaseEmbeddingEmbedder
 from memquill_llamaindex.model import LLMTextModel
-from memquill_llamaindex.scripted import ScriptedLLM
+from memquill_llamaindex.scripted import ScriptedLLM, TrigramEmbedding
 from memquill_llamaindex.tools import memquill_tools
 
 __all__ = ["LlamaIndexHarness"]
@@ -39,6 +40,13 @@ class LlamaIndexHarness:
         # A parity case's scripted model answers through LlamaIndex's own mock LLM.
         session = with_framework_model(
             session, lambda script: LLMTextModel(ScriptedLLM.from_script(script))
+        )
+        # A parity embedder answers through a LlamaIndex embedding model and the adapter's embedder.
+        session = with_framework_embedder(
+            session,
+            lambda embedder: BaseEmbeddingEmbedder(
+                TrigramEmbedding.of(embedder), dims=embedder.dims
+            ),
         )
         self.tools: tuple[FunctionTool, ...] = tuple(memquill_tools(session))
         """The tools, in the order a model is offered them."""

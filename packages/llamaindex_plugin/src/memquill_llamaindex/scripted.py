@@ -1,4 +1,5 @@
-"""A scripted LlamaIndex LLM: memquill's model scripts, played by LlamaIndex's mock LLM.
+"""A scripted LlamaIndex LLM: memquill's model scripts, played by LlamaIndex's mock LLM (and
+the parity cases' deterministic embedder as a LlamaIndex embedding model).
 
 The parity suite declares a model's replies once (:data:`memquill.testing.ModelScript`); the
 LlamaIndex harness plays them through :class:`ScriptedLLM`, a ``MockFunctionCallingLLM`` whose
@@ -11,13 +12,40 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from pydantic import PrivateAttr
 
-from memquill.testing import ModelScript, play
+from memquill.testing import ModelScript, TrigramEmbedder, play, trigram_vectors
 
-__all__ = ["ScriptedLLM"]
+__all__ = ["ScriptedLLM", "TrigramEmbedding"]
+
+
+class TrigramEmbedding(BaseEmbedding):
+    """memquill's deterministic trigram embedder as a LlamaIndex ``BaseEmbedding`` (its
+    vectors, or its failure raised), for parity cases with an embedder."""
+
+    _embedder: TrigramEmbedder = PrivateAttr()
+
+    @classmethod
+    def of(cls, embedder: TrigramEmbedder) -> TrigramEmbedding:
+        """Answer with ``embedder``'s vectors."""
+        model = cls(model_name=embedder.identity.name)
+        model._embedder = embedder
+        return model
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return trigram_vectors(self._embedder, [query])[0]
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return trigram_vectors(self._embedder, [text])[0]
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return trigram_vectors(self._embedder, texts)
 
 
 class ScriptedLLM(MockFunctionCallingLLM):

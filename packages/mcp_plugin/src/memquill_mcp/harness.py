@@ -30,7 +30,7 @@ from mcp.types import CallToolResult, Implementation, TextContent, Tool
 
 from memquill import MemorySession
 from memquill.plugins import HarnessResult, ToolDescriptor
-from memquill.testing import script_of
+from memquill.testing import parity_embedder_spec, script_of
 from memquill_mcp.scripted import ScriptedSampler
 from memquill_mcp.server import build_server
 
@@ -131,8 +131,9 @@ class McpStdioHarness(_ClientHarness):
     Plan-mode file (``--plan-mode-file``): it exists exactly while ``authorize_write`` refuses.
     The subprocess runs the built-in secret detectors, as a session built without a scanner
     does; plugin autoloading is off there, which also keeps start-up short. A scripted model
-    is played by this side's client through sampling, and the subprocess keeps its model state
-    (install key, receipts) in a private folder.
+    is played by this side's client through sampling, a parity embedder is rebuilt there
+    (``--embed``), and the subprocess keeps its model state (install key, receipts) in a
+    private folder.
 
     Args:
         session: the session to reproduce.
@@ -187,6 +188,9 @@ class McpStdioHarness(_ClientHarness):
         ]
         if session.now is not None:
             arguments.append(f"--testing-clock={session.now().isoformat()}")
+        embed = parity_embedder_spec(session)
+        if embed is not None:
+            arguments.append(f"--embed={embed}")  # the same deterministic embedder, rebuilt
         if script_of(session) is not None:
             arguments.append("--rerank-with-client-model")
             timeout = getattr(session.ranker, "timeout", None)

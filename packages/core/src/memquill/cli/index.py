@@ -3,19 +3,26 @@
 Searches keep the index current on their own; this command does the work up front (a large
 vault's first search would otherwise pay for it) and shows where the index is and how fresh.
 On a terminal a progress bar shows files per second and the time left; ``--quiet`` or a
-non-terminal stream prints only the summary.
+non-terminal stream prints only the summary. ``--embed MODULE:ATTR`` (as ``memquill-mcp
+--embed``) then embeds, for semantic recall, every note chunk and active record whose vector
+the workspace's vector cache lacks, so no search pays for it (``docs/ranking.md``).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import time
 from datetime import UTC, datetime
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from memquill.cli.context import Context, add_common
+from memquill.controls import escape_controls
 from memquill.index import IndexSearcher, IndexStatus, SearchIndex, SyncReport, index_errors
 from memquill.paths import canonical_workspace
+
+if TYPE_CHECKING:
+    from memquill.semantic import Embedder
 
 __all__ = ["register"]
 
@@ -28,7 +35,14 @@ def register(subparsers: Any) -> None:
     index = subparsers.add_parser(
         "index", help="build or refresh the search index (searches also keep it current)"
     )
-    index.add_argument("--status", action="store_true", help="show the index and its freshness")
+    shown = index.add_mutually_exclusive_group()
+    shown.add_argument("--status", action="store_true", help="show the index and its freshness")
+    shown.add_argument(
+        "--embed",
+        metavar="MODULE:ATTR",
+        help="then embed every note chunk and record not embedded yet, for semantic recall "
+        "with this embedder (a memquill Embedder, or a function returning one)",
+    )
     index.add_argument("--rebuild", action="store_true", help="discard the index and build anew")
     index.add_argument("--quiet", action="store_true", help="no progress bar, summary only")
     add_common(index)
@@ -37,16 +51,28 @@ def register(subparsers: Any) -> None:
 
 def _index(args: argparse.Namespace, context: Context) -> int:
     root = canonical_workspace(context.workspace)
+    embedder = None
+    if args.embed:
+        # Semantic recall is loaded only when asked for.
+        from memquill.semantic import load_embedder
+
+        try:
+            embedder = load_embedder(args.embed)
+        except ValueError as error:
+            context.err.write(escape_controls(f"error[usage]: {error}") + "\n")
+            return 2
     searcher = IndexSearcher(notice=None, watch=False)
     try:
         # A read-only, full or misplaced index folder: a search's words, as a storage error.
         with index_errors():
-            return _run(args, context, searcher.index(root))
+            return _run(args, context, searcher.index(root), embedder)
     finally:
         searcher.close()
 
 
-def _run(args: argparse.Namespace, context: Context, index: SearchIndex) -> int:
+def _run(
+    args: argparse.Namespace, context: Context, index: SearchIndex, embedder: Embedder | None
+) -> int:
     if args.status:
         status = index.status()
         context.emit(_status_text(status), _status_json(status))
@@ -62,8 +88,36 @@ def _run(args: argparse.Namespace, context: Context, index: SearchIndex) -> int:
             bar.finish()
     elapsed = time.perf_counter() - started
     status = index.status(freshness=False)
-    context.emit(_summary(report, status, elapsed), _summary_json(report, status, elapsed))
-    return 0
+    text, data = _summary(report, status, elapsed), _summary_json(report, status, elapsed)
+    code = 0
+    if embedder is not None:
+        line, data["embedded"] = _embed(context, embedder)
+        text += "\n" + line
+        code = 0 if data["embedded"] is not None else 1
+    context.emit(text, data)
+    return code
+
+
+def _embed(context: Context, embedder: Embedder) -> tuple[str, dict[str, Any] | None]:
+    """Embed what the vector cache lacks: the summary line, and the figures (``None``: the
+    embedder failed, and the line says why)."""
+    from memquill.semantic import SemanticRanker
+
+    ranker = SemanticRanker(embedder, context.session("read").query)
+    started = time.perf_counter()
+    try:
+        count = asyncio.run(ranker.warm(scope="index"))
+        units = len(ranker.cache.units())
+    except RuntimeError as error:
+        return escape_controls(f"Not embedded: {error}."), None
+    finally:
+        ranker.cache.close()
+    elapsed = time.perf_counter() - started
+    line = (
+        f"Embedded {count:,} text{'' if count == 1 else 's'} in {_duration(elapsed)}; "
+        f"vector cache: {units:,} vectors."
+    )
+    return line, {"texts": count, "vectors": units, "seconds": round(elapsed, 3)}
 
 
 class _Bar:

@@ -51,7 +51,12 @@ if typing.TYPE_CHECKING:
     from memquill.index._searcher import IN_MEMORY, IndexSearcher
     from memquill.index._sync import SyncReport
     from memquill.index._unusable import index_errors
-    from memquill.index._vectors_file import forget_vectors, vectors_path
+    from memquill.index._vectors_file import (
+        forget_note_vectors,
+        forget_vectors,
+        unit_digest,
+        vectors_path,
+    )
 
 __all__ = [
     "DAMAGED_WARNING",
@@ -62,11 +67,13 @@ __all__ = [
     "IndexStatus",
     "SearchIndex",
     "SyncReport",
+    "forget_note_vectors",
     "forget_vectors",
     "index_dir",
     "index_errors",
     "index_path",
     "stderr_notice",
+    "unit_digest",
     "vectors_path",
 ]
 
@@ -82,8 +89,10 @@ __getattr__, __dir__ = _lazy_exports(
         "SearchIndex": "memquill.index._search_index",
         "SyncReport": "memquill.index._sync",
         "index_dir": "memquill.index._location",
+        "forget_note_vectors": "memquill.index._vectors_file",
         "forget_vectors": "memquill.index._vectors_file",
         "index_errors": "memquill.index._unusable",
+        "unit_digest": "memquill.index._vectors_file",
         "vectors_path": "memquill.index._vectors_file",
         "index_path": "memquill.index._location",
         "stderr_notice": "memquill.index._search_index",

@@ -9,6 +9,7 @@ it is brought up to date with the files (:mod:`._sync`); ranking is
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import sys
@@ -30,6 +31,7 @@ from memquill.index._postings import PostingsReader
 from memquill.index._status import IndexStatus, check_buildable, index_exists, on_disk
 from memquill.index._sync import Progress, SyncReport, stale_notes
 from memquill.index._tracker import ChangeTracker
+from memquill.index._vectors_file import forget_note_vectors
 from memquill.index._verify import verify_blobs
 from memquill.owner_only import private_file, private_folder
 from memquill.query import (
@@ -46,12 +48,24 @@ from memquill.query import (
     walk_workspace,
 )
 
-__all__ = ["DAMAGED_WARNING", "NOTICE_FROM", "IndexStatus", "SearchIndex", "stderr_notice"]
+__all__ = [
+    "DAMAGED_WARNING",
+    "NOTICE_FROM",
+    "IndexStatus",
+    "RefreshListener",
+    "SearchIndex",
+    "stderr_notice",
+]
 
 DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from the notes."
 NOTICE_FROM: Final = 2000
 """Analysing this many notes before an answer is announced (on stderr by default)."""
 _ATTEMPTS: Final = 3
+_log = logging.getLogger("memquill.index")
+
+RefreshListener = Callable[[Path, SyncReport], None]
+"""Told ``(root, report)`` after a refresh that read or removed notes (semantic recall embeds
+the new chunks then). It must not raise: indexing and keyword search never wait on it."""
 
 
 def stderr_notice(message: str) -> None:
@@ -72,6 +86,12 @@ class SearchIndex:
             (two edits inside the file system's timestamp granularity can keep its identity).
         watch: between searches, learn of changes from the operating system (where it can
             tell reliably) instead of walking every folder again.
+        listener: told of every refresh that read or removed notes, once per refresh, after
+            it (outside the index's lock). Without one, the vectors semantic recall keeps for
+            those notes are deleted then (:func:`memquill.index.forget_note_vectors`): a
+            deleted or changed note's vectors never outlive the refresh that sees it; a
+            listener (:class:`~memquill.semantic.SemanticRanker`) takes that over, keeping
+            the vectors of chunks that did not change.
     """
 
     def __init__(
@@ -83,8 +103,11 @@ class SearchIndex:
         workers: int | None = None,
         racy_seconds: float = 2.0,
         watch: bool = True,
+        listener: RefreshListener | None = None,
     ) -> None:
         self.root = root
+        self.listener = listener
+        self._told: SyncReport | None = None
         self._racy_ns = int(racy_seconds * 1e9)
         self.path: Path | None = (
             None if location == ":memory:" else Path(location) if location else index_path(root)
@@ -125,7 +148,7 @@ class SearchIndex:
         wanted = frozenset(tag.lower().removeprefix("#") for tag in tags)
         with self._lock:
             for attempt in range(_ATTEMPTS):
-                report = self.refresh(budget=budget)
+                report = self._refresh(budget, None)
                 try:
                     with self._reading() as connection:
                         corpus = IndexedCorpus(
@@ -159,13 +182,21 @@ class SearchIndex:
                         raise
                     continue
                 warnings = (*self._take_warnings(), *report.warnings)
-                return hits, warnings
-        raise AssertionError("unreachable")  # pragma: no cover
+                break
+            else:  # pragma: no cover - the last attempt raises
+                raise AssertionError("unreachable")
+        self._tell(report)
+        return hits, warnings
 
     def refresh(
         self, *, budget: ScanBudget | None = None, progress: Progress | None = None
     ) -> SyncReport:
-        """Bring the index up to date with the files now."""
+        """Bring the index up to date with the files now (the listener is told after)."""
+        report = self._refresh(budget, progress)
+        self._tell(report)
+        return report
+
+    def _refresh(self, budget: ScanBudget | None, progress: Progress | None) -> SyncReport:
         with self._lock:
             for attempt in range(2):
                 database = self._open()
@@ -268,6 +299,24 @@ class SearchIndex:
             self._tracker.close()
 
     # -- internals -------------------------------------------------------------------------
+
+    def _tell(self, report: SyncReport) -> None:
+        """Tell the listener of a refresh that read or removed notes (once per report), or
+        delete those notes' vectors without one."""
+        with self._lock:
+            if report is self._told or not (report.read or report.gone):
+                return
+            self._told = report
+            listener = self.listener
+        if listener is not None:
+            listener(self.root, report)
+            return
+        try:
+            forget_note_vectors(self.root, report.read | report.gone)  # what no longer holds
+        except (sqlite3.Error, OSError) as error:
+            # The index is current either way; a semantic search prunes the rows later and
+            # never returns them meanwhile (it compares current chunks only).
+            _log.warning("vectors of changed notes not deleted: %s", error)
 
     def _announce(self, count: int) -> None:
         if self._notice is not None and count >= NOTICE_FROM:

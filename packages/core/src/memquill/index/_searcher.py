@@ -16,7 +16,7 @@ from typing import Final
 from memquill.errors import MemquillError, Messages, SourceError
 from memquill.index._corpus import StaleNote
 from memquill.index._location import index_dir, index_path
-from memquill.index._search_index import SearchIndex, stderr_notice
+from memquill.index._search_index import RefreshListener, SearchIndex, stderr_notice
 from memquill.index._unusable import UNUSABLE, unusable_message
 from memquill.query import FileType, RankedHit, RankParams, SearchDocument
 
@@ -52,6 +52,15 @@ class IndexSearcher:
         self._indexes: dict[Path, SearchIndex] = {}
         self._lock = threading.Lock()
         self._fallback: str | None = None
+        self._listener: RefreshListener | None = None
+
+    def on_refresh(self, listener: RefreshListener | None) -> None:
+        """Tell ``listener`` of every refresh of every index here that read or removed notes
+        (see :class:`SearchIndex`; ``None``: nobody, those notes' vectors are deleted)."""
+        with self._lock:
+            self._listener = listener
+            for index in self._indexes.values():
+                index.listener = listener
 
     def index(self, root: Path) -> SearchIndex:
         """The index of the canonical workspace ``root`` (opened on first use)."""
@@ -65,6 +74,7 @@ class IndexSearcher:
                     notice=self._notice,
                     watch=self._watch,
                     racy_seconds=self._racy,
+                    listener=self._listener,
                 )
                 self._indexes[root] = found
             return found
@@ -109,6 +119,7 @@ class IndexSearcher:
                     notice=self._notice,
                     watch=self._watch,
                     racy_seconds=self._racy,
+                    listener=self._listener,
                 )
                 self._indexes[root] = memory
             hits, warnings = memory.search(query, **arguments)  # type: ignore[arg-type]

@@ -52,6 +52,8 @@ class SyncReport:
         analysed: notes read and analysed.
         removed: rows removed.
         skipped: walked notes left out (too large, unreadable).
+        read: the notes analysed (new or changed), by path.
+        gone: the notes whose rows were removed, by path.
     """
 
     walk: Walk
@@ -60,6 +62,8 @@ class SyncReport:
     analysed: int
     removed: int
     skipped: frozenset[str] = frozenset()
+    read: frozenset[str] = frozenset()
+    gone: frozenset[str] = frozenset()
 
 
 def synchronise(
@@ -125,8 +129,16 @@ def synchronise(
         for step in walk.steps
         if isinstance(step, WalkedFile) and (step.size > limit or step.path in errors)
     )
+    read = frozenset(walked.path for walked in pending if walked.path not in errors)
     return SyncReport(
-        walk, len(admitted.paths), admitted.warnings, analysed, len(removals), skipped
+        walk,
+        len(admitted.paths),
+        admitted.warnings,
+        analysed,
+        len(removals),
+        skipped,
+        read=read,
+        gone=frozenset(removals),
     )
 
 

@@ -220,4 +220,6 @@ def _quick(
         len(pending),
         len(removals),
         previous.skipped,
+        read=frozenset(walked.path for walked in pending),
+        gone=frozenset(removals),
     )

@@ -110,6 +110,11 @@ class MemoryQuery:
         """The workspace path as given."""
         return self._workspace
 
+    @property
+    def searcher(self) -> Searcher | None:
+        """What ranks instead of the full scan (a search index), if anything."""
+        return self._searcher
+
     def search(self, args: SearchArgs) -> SearchResult:
         """Find memories matching ``args.query`` (spec 6.3/6.5, ranked as DESIGN.md §4).
 

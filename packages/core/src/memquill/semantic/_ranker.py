@@ -17,6 +17,11 @@ A :class:`~memquill.tools.CandidateRanker` for a session's search, as
    few purely similar documents when the keyword set is thin, and the output's first line
    says so: ``Memory ranking semantic: …``.
 
+A ranker over a query engine with a search index also embeds note chunks at index time: the
+index tells it of every refresh that read or removed notes (:mod:`memquill.semantic._refresh`),
+so a changed note's chunks are embedded, and a deleted note's vectors dropped, by the refresh
+that sees it.
+
 Anything wrong — the embedder raises, times out, blocks its thread, never answers, answers
 vectors of the wrong shape, is blocked or cooling down — keeps keyword order with the rerank
 fallback line, ``Memory ranking <status>: <reason>. Using keyword order.``
@@ -28,6 +33,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from memquill.enhance import (
@@ -37,11 +43,14 @@ from memquill.enhance import (
     fallback_line,
     run_blocking,
 )
+from memquill.errors import MemquillError
+from memquill.index import IndexSearcher, SyncReport
 from memquill.paths import canonical_workspace
 from memquill.query import MemoryQuery, SearchArgs, SearchDocument, SearchHit, parse_args
 from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector
 from memquill.semantic._hybrid import EXTRA, MIN_SIMILARITY, THIN, WEIGHT, hybrid_order
+from memquill.semantic._refresh import embed_refreshed
 from memquill.semantic._similarity import Similarities
 from memquill.semantic._units import Unit, extra_hit, units_of
 from memquill.semantic._vectors import VectorCache, vectors_path
@@ -107,6 +116,9 @@ class SemanticRanker:
         self.timeout = timeout
         self._cache = cache
         self._similarities_of = Similarities()
+        searcher = query.searcher
+        if isinstance(searcher, IndexSearcher):
+            searcher.on_refresh(self._refreshed)  # note chunks are embedded at index time
 
     @property
     def runner(self) -> AuxiliaryRunner:
@@ -194,6 +206,21 @@ class SemanticRanker:
         return len(missing)
 
     # -- internals -------------------------------------------------------------------------
+
+    def _refreshed(self, root: Path, report: SyncReport) -> None:
+        try:
+            if root != canonical_workspace(self.query.workspace):
+                return
+        except (MemquillError, OSError):
+            return
+        embed_refreshed(
+            root,
+            report,
+            cache=self.cache,
+            space=self._space,
+            embed_units=self._embed_units,
+            timeout=self.timeout,
+        )
 
     async def _decide(
         self, query: str, hits: Sequence[SearchHit], args: SearchArgs, scope: str

@@ -5,7 +5,10 @@ by :func:`~memquill.semantic.hybrid_order`, as :class:`~memquill.semantic.Semant
 for ``memory_search``: the query and every text not in ``memo`` are embedded through the
 auxiliary runner (scene ``memory_embed``) within ``timeout``; any failure keeps keyword order
 and answers the rerank fallback line instead. ``memo`` (text digest → vector) is the caller's
-to keep and to empty: the vectors never leave it.
+to keep and to empty. Given ``units`` — each text's workspace and unit name (``i:<record id>``
+for a key-value store's item) — the vectors are also kept in that workspace's vector cache
+(:mod:`memquill.semantic._item_cache`), so another process with the same embedder finds them,
+and a forget deletes them at the write.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from memquill.enhance import AuxiliaryRunner, default_runner, fallback_line, run
 from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
 from memquill.semantic._embedder import Embedder, Vector
 from memquill.semantic._hybrid import WEIGHT, hybrid_order
+from memquill.semantic._item_cache import ItemUnit, keep_vectors, kept_vectors
 
 __all__ = ["similarity_order", "similarity_order_blocking", "text_digest"]
 
@@ -43,6 +47,7 @@ async def similarity_order(
     scope: str = "items",
     weight: float = WEIGHT,
     timeout: float = 3.0,
+    units: Sequence[ItemUnit] | None = None,
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """``(order, None)``: the hits' indices, best first; or ``(None, line)``: keyword order
     stays, and ``line`` says why (``Memory ranking <status>: <reason>. Using keyword order.``).
@@ -51,7 +56,14 @@ async def similarity_order(
         return None, None
     work = asyncio.ensure_future(
         _order(
-            embedder, query, texts, scores, memo, runner or default_runner(), scope, weight, timeout
+            embedder,
+            query,
+            texts,
+            scores,
+            memo,
+            runner or default_runner(),
+            (scope, weight, timeout),
+            units,
         )
     )
     done, _ = await asyncio.wait({work}, timeout=timeout + _MARGIN)
@@ -72,6 +84,7 @@ def similarity_order_blocking(
     scope: str = "items",
     weight: float = WEIGHT,
     timeout: float = 3.0,
+    units: Sequence[ItemUnit] | None = None,
 ) -> tuple[tuple[int, ...] | None, str | None]:
     """:func:`similarity_order` for synchronous callers (on the process's model-call loop)."""
     call = similarity_order(
@@ -84,6 +97,7 @@ def similarity_order_blocking(
         scope=scope,
         weight=weight,
         timeout=timeout,
+        units=units,
     )
     try:
         return run_blocking(call, timeout + 2 * _MARGIN)
@@ -98,17 +112,19 @@ async def _order(
     scores: Sequence[float],
     memo: MutableMapping[str, Vector],
     runner: AuxiliaryRunner,
-    scope: str,
-    weight: float,
-    timeout: float,
+    settings: tuple[str, float, float],
+    units: Sequence[ItemUnit] | None,
 ) -> tuple[tuple[int, ...] | None, str | None]:
+    scope, weight, timeout = settings
     deadline = time.monotonic() + timeout
     try:
         space = space_of(runner, embedder)
+        keys = [text_digest(space, text) for text in texts]
+        if units is not None:
+            memo.update(await asyncio.to_thread(kept_vectors, space, units, texts, keys))
         (wanted,) = await embed_call(
             runner, embedder, [query], "query", scope, deadline - time.monotonic()
         )
-        keys = [text_digest(space, text) for text in texts]
         missing = sorted(
             {key: text for key, text in zip(keys, texts, strict=True) if key not in memo}.items()
         )
@@ -123,6 +139,8 @@ async def _order(
                 deadline - time.monotonic(),
             )
             memo.update((key, vector) for (key, _), vector in zip(batch, vectors, strict=True))
+        if units is not None and missing:
+            await asyncio.to_thread(keep_vectors, space, units, texts, keys, memo)
     except EmbedFallback as failure:
         return None, fallback_line(failure.result.status, failure.result.reason)
     similarities = [

@@ -8,11 +8,11 @@ the text, 32 hex) tells a changed chunk from a cached one.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from memquill.index import unit_digest
 from memquill.query import SNIPPET_UNITS, SearchDocument, SearchHit
 from memquill.text import utf16_cut
 
@@ -48,17 +48,14 @@ def units_of(documents: Sequence[SearchDocument]) -> list[Unit]:
     for document in documents:
         if document.kind == "record":
             text = document.content
-            units.append(Unit(f"r:{document.record_id}", _digest(text), text, document))
+            units.append(Unit(f"r:{document.record_id}", unit_digest(text), text, document))
             continue
         for index, chunk in enumerate(document.chunk_list()):
             if not chunk.text.strip():
                 continue
             key = f"n:{document.path}#{index}"
-            units.append(
-                Unit(
-                    key, _digest(chunk.text), chunk.text, document, chunk.heading, chunk.start_line
-                )
-            )
+            digest = unit_digest(chunk.text)
+            units.append(Unit(key, digest, chunk.text, document, chunk.heading, chunk.start_line))
     return units
 
 
@@ -95,7 +92,3 @@ def snippet(text: str, units: int = SNIPPET_UNITS) -> str:
     if space > 0:
         cut = cut[:space]
     return cut.rstrip() + _ELLIPSIS
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]

@@ -10,12 +10,15 @@ The file holds one **space** at a time: the keyed fingerprint of the embedder's 
 the identity itself) and the vectors' length. An embedder with another identity (another
 model, key or setting) or length finds the space changed and every vector is dropped and
 rebuilt. A forgotten fact's vectors are deleted by the forget itself
-(:func:`memquill.index.forget_vectors`, from the write path). Units that are no longer
-searchable (a corrected record, a deleted or changed note, a forget whose deletion failed) are
-deleted whenever a semantic search sees the workspace
-(:meth:`VectorCache.prune`), with SQLite's ``secure_delete`` on so their bytes are overwritten;
-and they are never returned before that, because similarity is only computed for units the
-search's own documents give (active records, current notes).
+(:func:`memquill.index.forget_vectors`, from the write path, and at a sync merge), a deleted
+or changed note's chunk vectors by the index refresh that sees it (:meth:`VectorCache.drop_notes`
+from a session with an embedder, :func:`memquill.index.forget_note_vectors` from any other).
+Units that are no longer searchable for another reason (a corrected record, a deletion that
+failed) are deleted whenever a semantic search sees the workspace (:meth:`VectorCache.prune`),
+with SQLite's ``secure_delete`` on so their bytes are overwritten; and they are never returned
+before that, because similarity is only computed for units the search's own documents give
+(active records, current notes). Units ``i:<record id>`` are a key-value store's items
+(:func:`memquill.semantic.item_similarity_order`): a search of the workspace leaves them be.
 
 Deleting the file loses nothing but the time to embed again.
 """
@@ -27,7 +30,7 @@ import os
 import sqlite3
 import threading
 from array import array
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -44,6 +47,7 @@ _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS vectors ("
     " unit TEXT PRIMARY KEY, digest TEXT NOT NULL, vector BLOB NOT NULL)",
 )
+_ITEM: Final = "i:"
 _CHUNK: Final = 500  # SQLite host parameters per statement, well under its limit
 
 
@@ -97,19 +101,38 @@ class VectorCache:
                 self._mirror[unit] = (digest, vector)
 
     def prune(self, space: str, keep: Iterable[str]) -> int:
-        """Delete every vector whose unit is not in ``keep``; the number deleted."""
+        """Delete every record and note vector whose unit is not in ``keep`` (items' units,
+        ``i:``, stay); the number deleted."""
         kept = set(keep)
         with self._lock:
             self._enter(space)
             connection = self._connect()
-            stored = [row[0] for row in connection.execute("SELECT unit FROM vectors")]
-            gone = sorted(unit for unit in stored if unit not in kept)
-            if gone:
-                with self._writing() as writer:
-                    writer.executemany("DELETE FROM vectors WHERE unit = ?", [(u,) for u in gone])
-            for unit in [unit for unit in self._mirror if unit not in kept]:
+            stored = [
+                row[0]
+                for row in connection.execute("SELECT unit FROM vectors")
+                if not row[0].startswith(_ITEM)
+            ]
+            for unit in [u for u in self._mirror if u not in kept and not u.startswith(_ITEM)]:
                 del self._mirror[unit]
-            return len(gone)
+            return self._delete([unit for unit in stored if unit not in kept])
+
+    def drop_notes(self, space: str, paths: Iterable[str], keep: Mapping[str, str]) -> int:
+        """Delete the chunk vectors of the notes ``paths`` but those ``keep`` names with the
+        same digest (the chunks they still have, unchanged); the number deleted."""
+        with self._lock:
+            self._enter(space)
+            connection = self._connect()
+            doomed: list[str] = []
+            for path in sorted(set(paths)):
+                doomed.extend(
+                    unit
+                    for unit, digest in connection.execute(
+                        "SELECT unit, digest FROM vectors WHERE unit >= ? AND unit < ?",
+                        (f"n:{path}#", f"n:{path}$"),  # '#' < '$': this note's chunks
+                    )
+                    if keep.get(unit) != digest
+                )
+            return self._delete(doomed)
 
     def units(self) -> dict[str, str]:
         """Every stored unit and its digest (for tests and status)."""
@@ -127,6 +150,15 @@ class VectorCache:
             self._mirror.clear()
 
     # -- internals -------------------------------------------------------------------------
+
+    def _delete(self, units: Sequence[str]) -> int:
+        gone = sorted(set(units))
+        if gone:
+            with self._writing() as writer:
+                writer.executemany("DELETE FROM vectors WHERE unit = ?", [(u,) for u in gone])
+        for unit in gone:
+            self._mirror.pop(unit, None)
+        return len(gone)
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:

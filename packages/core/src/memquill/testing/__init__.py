@@ -24,11 +24,16 @@ from memquill.testing._cases import Case, Fixture, Step, load_cases, load_fixtur
 from memquill.testing._demo import SCENARIO, AdapterRun, DemoStep, core_spec, run_adapter
 from memquill.testing._embedders import (
     PARITY_ALIASES,
+    PARITY_EMBEDDERS,
     BlockingEmbedder,
     FailingEmbedder,
     HangingEmbedder,
     TrigramEmbedder,
+    failing_parity_embedder,
     parity_embedder,
+    parity_embedder_spec,
+    trigram_vectors,
+    with_framework_embedder,
 )
 from memquill.testing._harness import CoreHarness
 from memquill.testing._models import (
@@ -53,6 +58,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "FAKE_SECRET",
     "PARITY_ALIASES",
+    "PARITY_EMBEDDERS",
     "SCENARIO",
     "AdapterRun",
     "BlockingEmbedder",
@@ -76,15 +82,19 @@ __all__ = [
     "assert_outcomes",
     "canonical_schema",
     "core_spec",
+    "failing_parity_embedder",
     "load_cases",
     "load_fixtures",
     "parity_embedder",
+    "parity_embedder_spec",
     "parse_script",
     "play",
     "run_adapter",
     "run_case",
     "script_of",
     "scripted_failure",
+    "trigram_vectors",
+    "with_framework_embedder",
     "with_framework_model",
 ]
 

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from memquill.testing._embedders import PARITY_EMBEDDERS
 from memquill.testing._models import ModelScript, parse_script
 
 __all__ = ["Case", "Fixture", "Step", "load_cases", "load_fixtures"]
@@ -93,6 +94,11 @@ class Case:
     { hang = true }]``, one reply per model call; see :mod:`memquill.testing._models`): every
     adapter then plays the same replies through its own framework's fake model, and
     ``model_timeout`` replaces the 3-second ranking timeout so a hanging model is cheap to test.
+
+    A case may instead give the session a deterministic embedder (``embedder = "parity"``, the
+    trigram embedder with the parity synonyms, or ``"failing"``, one whose every call fails; see
+    :data:`memquill.testing.PARITY_EMBEDDERS`): search is then semantic recall's bounded hybrid,
+    and every adapter runs it (the MCP server with ``--embed``).
     """
 
     id: str
@@ -103,6 +109,7 @@ class Case:
     access: Literal["read", "read_write"] = "read_write"
     model: ModelScript | None = None
     model_timeout: float = 3.0
+    embedder: str | None = None
 
 
 def _step(raw: Mapping[str, Any]) -> Step:
@@ -157,6 +164,7 @@ def load_cases() -> tuple[Case, ...]:
                     access=session.get("access", "read_write"),
                     model=parse_script(raw["model"]) if "model" in raw else None,
                     model_timeout=float(raw.get("model_timeout", 3.0)),
+                    embedder=_embedder(raw),
                 )
             )
     ids = [case.id for case in cases]
@@ -164,6 +172,18 @@ def load_cases() -> tuple[Case, ...]:
     if duplicates:
         raise ValueError(f"duplicate parity case ids: {duplicates}")
     return tuple(cases)
+
+
+def _embedder(raw: Mapping[str, Any]) -> str | None:
+    name = raw.get("embedder")
+    if name is None:
+        return None
+    if name not in PARITY_EMBEDDERS or "model" in raw:
+        raise ValueError(
+            f"parity case {raw.get('id')!r}: embedder is one of {sorted(PARITY_EMBEDDERS)}, "
+            "and not with a model"
+        )
+    return str(name)
 
 
 def _content(value: str | Mapping[str, Any]) -> str:

@@ -16,18 +16,25 @@ import math
 import re
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from memquill.enhance import ModelIdentity
-from memquill.semantic import EmbedKind
+from memquill.semantic import Embedder, EmbedKind, SemanticRanker
+from memquill.tools import MemorySession
 
 __all__ = [
+    "PARITY_ALIASES",
+    "PARITY_EMBEDDERS",
     "BlockingEmbedder",
     "FailingEmbedder",
     "HangingEmbedder",
     "TrigramEmbedder",
+    "failing_parity_embedder",
     "parity_embedder",
+    "parity_embedder_spec",
+    "trigram_vectors",
+    "with_framework_embedder",
 ]
 
 _WORD: Final = re.compile(r"\w+")
@@ -91,11 +98,64 @@ def parity_embedder() -> TrigramEmbedder:
     return TrigramEmbedder(aliases=PARITY_ALIASES, name="parity-trigram")
 
 
+def failing_parity_embedder() -> FailingEmbedder:
+    """The failing embedder parity cases use: every call raises (``request_failed``)."""
+    return FailingEmbedder(RuntimeError("the embedding provider is down"), name="parity-failing")
+
+
+PARITY_EMBEDDERS: Final = {
+    "parity": "memquill.testing:parity_embedder",
+    "failing": "memquill.testing:failing_parity_embedder",
+}
+"""A parity case's ``embedder`` → the ``MODULE:ATTR`` that builds it (``--embed`` takes it)."""
+_SPECS: Final = {"parity-trigram": PARITY_EMBEDDERS["parity"]} | {
+    "parity-failing": PARITY_EMBEDDERS["failing"]
+}
+
+
+def parity_embedder_spec(session: MemorySession) -> str | None:
+    """The ``MODULE:ATTR`` of ``session``'s parity embedder (``None``: it has none), for a
+    harness that rebuilds the session elsewhere (``memquill-mcp --embed``)."""
+    ranker = session.ranker
+    if not isinstance(ranker, SemanticRanker):
+        return None
+    return _SPECS.get(ranker.embedder.identity.name)
+
+
+def with_framework_embedder(
+    session: MemorySession, build: Callable[[TrigramEmbedder], Embedder]
+) -> MemorySession:
+    """``session`` with its parity embedder played through a framework's own embeddings.
+
+    An adapter's harness calls this with a function that wraps the deterministic embedder in
+    its framework's embeddings class (then in the adapter's embedder), so a parity case's
+    vectors travel through the framework. The runner and the timeout stay the session's. A
+    session without a parity embedder is returned as it is.
+    """
+    ranker = session.ranker
+    if parity_embedder_spec(session) is None or not isinstance(ranker, SemanticRanker):
+        return session
+    embedder = ranker.embedder
+    assert isinstance(embedder, TrigramEmbedder)
+    native = SemanticRanker(
+        build(embedder), ranker.query, runner=ranker.runner, timeout=ranker.timeout
+    )
+    return session.with_ranker(native)
+
+
+def trigram_vectors(embedder: TrigramEmbedder, texts: Sequence[str]) -> list[list[float]]:
+    """What ``embedder`` answers for ``texts``, synchronously (a framework's fake embeddings
+    call this): the vectors, or its failure raised."""
+    if isinstance(embedder, FailingEmbedder):
+        raise embedder.error
+    return [embedder.vector(text) for text in texts]
+
+
 class FailingEmbedder(TrigramEmbedder):
     """Raises ``error`` at every call."""
 
-    def __init__(self, error: Exception) -> None:
-        super().__init__(name="failing")
+    def __init__(self, error: Exception, *, name: str = "failing") -> None:
+        super().__init__(name=name)
         self.error = error
 
     async def embed(self, texts: Sequence[str], *, kind: EmbedKind) -> list[list[float]]:

@@ -13,7 +13,9 @@ from typing import Any, Final, cast
 from memquill.enhance import AuxiliaryRunner, ModelRanker
 from memquill.jsondoc import parse_json
 from memquill.plugins import AdapterHarness, HarnessResult
+from memquill.semantic import SemanticRanker, load_embedder
 from memquill.testing._cases import Case, Step, load_fixtures
+from memquill.testing._embedders import PARITY_EMBEDDERS
 from memquill.testing._models import ScriptedTextModel
 from memquill.testing._normalize import Normalizer
 from memquill.tools import MemorySession
@@ -59,6 +61,8 @@ def run_case(case: Case, factory: HarnessFactory, root: Path) -> list[Outcome]:
         now=lambda: fixture.now,
         ranker=_scripted_ranker(case, root),
     )
+    if case.embedder is not None:
+        session = session.with_ranker(_semantic_ranker(case.embedder, session, root))
     normalizer = Normalizer()
     named: dict[str, Mapping[str, Any]] = {}
     outcomes: list[Outcome] = []
@@ -187,6 +191,12 @@ def _diff(expected: str, actual: str) -> str:
         expected.splitlines(), actual.splitlines(), "expected", "actual", lineterm=""
     )
     return "\n".join(lines)
+
+
+def _semantic_ranker(name: str, session: MemorySession, root: Path) -> SemanticRanker:
+    """The case's deterministic embedder, on a runner of its own."""
+    runner = AuxiliaryRunner(state_dir=root.with_name(root.name + "-model-state"))
+    return SemanticRanker(load_embedder(PARITY_EMBEDDERS[name]), session.query, runner=runner)
 
 
 def _scripted_ranker(case: Case, root: Path) -> ModelRanker | None:

@@ -2,7 +2,8 @@
 
 :data:`CATALOGUE` owns every tool's name, description and schemas; :class:`MemoryToolset` binds
 it to a :class:`MemorySession` and is the one place a failure becomes a tool's text;
-:mod:`memquill.tools._writes` is the only way anything in memquill writes memory.
+:mod:`memquill.tools._writes` (with :mod:`memquill.tools._merges` for sync) is the only way
+anything in memquill writes memory.
 :class:`ItemStore` keeps items of nested namespaces as named facts (a LangGraph store's core).
 """
 
@@ -16,6 +17,7 @@ from memquill.tools._binding import (
 )
 from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
 from memquill.tools._items import ItemHit, ItemStore, StoredItem
+from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
 from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
 from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
 from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
@@ -38,11 +40,8 @@ from memquill.tools._writes import (
     forget,
     forget_many,
     import_records,
-    keep_version,
-    merge_copy,
     remember,
     rename_many,
-    resolve_conflict_copies,
     save_candidates,
 )
 

@@ -42,6 +42,7 @@ class StoredItem:
         value: its value (a fresh copy at each read).
         created_at: when its fact was first saved (UTC).
         updated_at: when its current version was written (UTC).
+        record_id: the id of the fact version it is (a put makes another).
     """
 
     namespace: Namespace
@@ -49,6 +50,7 @@ class StoredItem:
     value: dict[str, JSONValue]
     created_at: datetime
     updated_at: datetime
+    record_id: str = ""
 
 
 def fact_key(key: object) -> str:
@@ -135,6 +137,7 @@ class Space:
                 decode_value(record.content, record.extra),
                 _moment(created.get(record.root_id, record.created_at)),
                 _moment(record.updated_at),
+                record.id,
             )
         view = View(snapshot, records, items)
         self._view = view

@@ -207,6 +207,11 @@ class ItemStore:
         chosen = scored[max(offset, 0) : max(offset, 0) + limit]
         return [ItemHit(_fresh(item), score_value(score)) for score, item in chosen]
 
+    def folder(self, namespace: Sequence[str]) -> Path:
+        """The workspace folder of ``namespace`` (a database store's may not exist). Raises
+        InvalidInputError for a bad namespace."""
+        return namespace_folder(self.root, validate_namespace(namespace))
+
     def namespaces(self, prefix: Sequence[str] = ()) -> list[Namespace]:
         """The namespaces under ``prefix`` (itself included) that hold an item, sorted."""
         return [labels for labels, _ in self._views(prefix)]

@@ -4,33 +4,30 @@ The write tools, the CLI, and later the extraction runner and the management pag
 these functions, each naming its source (``manual``, ``tool`` or ``conversation``), so the same
 checks hold everywhere: the session must still have write access and the host's
 ``authorize_write`` must still agree (asked at every call, never only when tools were built), a
-tool or conversation write needs a trusted session id (one rule, ``_authorize``, for a single
-fact and for a batch of candidates alike), and the session's secret scanner (built-ins plus
-every plugin detector when the session came from :func:`memquill.open_session`) guards the
-content.
+tool or conversation write needs a trusted session id (one rule, :func:`authorize`, for a
+single fact and for a batch of candidates alike), and the session's secret scanner (built-ins
+plus every plugin detector when the session came from :func:`memquill.open_session`) guards
+the content. Merging other machines' copies and settling diverged facts are in
+:mod:`memquill.tools._merges`, on the same rule; a forget reaches semantic recall's vectors at
+the write (:mod:`memquill.tools._vector_hook`).
 Failures are raised as :class:`~memquill.errors.MemquillError`; the tool boundary words them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Literal, cast
 
-from memquill.errors import InvalidInputError, MemquillError, Messages
-from memquill.index import forget_vectors
-from memquill.paths import canonical_workspace
+from memquill.errors import InvalidInputError, Messages
 from memquill.store import (
     UNCHANGED,
     Candidate,
     FactKey,
     JSONValue,
-    MergeResult,
     Record,
-    ResolveReport,
     Target,
     Unchanged,
     WriteResult,
@@ -41,30 +38,28 @@ from memquill.store import (
     validate_key,
 )
 from memquill.tools._resolve import (
-    FULL_ID,
     FULL_REVISION,
-    resolve_record,
     resolve_revision,
     resolve_target,
 )
 from memquill.tools._session import MemorySession
+from memquill.tools._vector_hook import forget_revoked_vectors
 
 __all__ = [
     "Operation",
     "SourceKind",
     "WriteOutcome",
     "WriteSource",
+    "authorize",
     "compact",
     "correct",
     "find_operation",
     "forget",
     "forget_many",
     "import_records",
-    "keep_version",
-    "merge_copy",
+    "outcome_of",
     "remember",
     "rename_many",
-    "resolve_conflict_copies",
     "save_candidates",
 ]
 
@@ -166,7 +161,7 @@ def remember(
         SecretError, ConflictError, CapacityError, BusyError, CorruptError, UnsafePathError,
         StorageError: from the store.
     """
-    _authorize(session, source.metadata())
+    authorize(session, source.metadata())
     validate_content(content)  # before the key hashes it: text that is not UTF-8 is ``invalid``
     if key is not None:
         validate_key(key)
@@ -174,7 +169,7 @@ def remember(
     candidate = Candidate(content, source.metadata(), operation_key, key, extra)
     result = session.store.save([candidate], expected_revision)
     target = result.targets[0]
-    return _outcome("remember", result, target.record_id, target.status)
+    return outcome_of("remember", result, target.record_id, target.status)
 
 
 def save_candidates(
@@ -193,7 +188,7 @@ def save_candidates(
             not valid.
         the store's errors, as :func:`remember`.
     """
-    _authorize(session, *(candidate.source for candidate in candidates))
+    authorize(session, *(candidate.source for candidate in candidates))
     return session.store.save(candidates, skip_known=skip_known)
 
 
@@ -219,14 +214,14 @@ def correct(
     Raises:
         InvalidInputError, ConflictError, NotFoundError, SecretError, and the store's errors.
     """
-    _authorize(session, source.metadata())
+    authorize(session, source.metadata())
     target, expected_revision = resolve_target(
         session.store, target, expected_revision, forgetting=False
     )
     result = session.store.correct(
         target, content, expected_revision, source.metadata(), key=key, extra=extra
     )
-    return _outcome("update", result, result.record_id, result.status)
+    return outcome_of("update", result, result.record_id, result.status)
 
 
 def rename_many(
@@ -242,13 +237,13 @@ def rename_many(
         InvalidInputError (also for no moves, the same fact or new key twice), ConflictError,
         NotFoundError, and the store's errors.
     """
-    _authorize(session, source.metadata())
+    authorize(session, source.metadata())
     resolved: list[tuple[Target, str, str]] = []
     for target, new_key, revision in moves:
         full, full_revision = resolve_target(session.store, target, revision, forgetting=False)
         resolved.append((full, new_key, full_revision))
     result = session.store.rename_many(resolved, source.metadata())
-    return _outcome("update", result, result.record_id, result.status)
+    return outcome_of("update", result, result.record_id, result.status)
 
 
 def find_operation(
@@ -290,16 +285,16 @@ def forget_many(
     Raises:
         as :func:`forget`; InvalidInputError also for no targets.
     """
-    _authorize(session, source.metadata())
+    authorize(session, source.metadata())
     resolved = [
         resolve_target(session.store, target, revision, forgetting=True)
         for target, revision in targets
     ]
     result = session.store.revoke_many(resolved)
     if result.status == "saved":
-        _forget_vectors(session, result)
+        forget_revoked_vectors(session, result.records)
     first = resolved[0][0] if resolved else None
-    outcome = _outcome("forget", result, result.record_id, result.status)
+    outcome = outcome_of("forget", result, result.record_id, result.status)
     named = first.value if isinstance(first, FactKey) else None
     return replace(outcome, key=named)
 
@@ -313,11 +308,11 @@ def compact(session: MemorySession, expected_revision: str, *, source: WriteSour
         InvalidInputError, ConflictError (``expected_revision`` is not the store revision),
         and the store's errors.
     """
-    _authorize(session, source.metadata())
+    authorize(session, source.metadata())
     if len(expected_revision) != FULL_REVISION:
         expected_revision = resolve_revision(session.store.snapshot(), None, expected_revision)
     result = session.store.compact(expected_revision)
-    return _outcome("compact", result, None, result.status)
+    return outcome_of("compact", result, None, result.status)
 
 
 def import_records(
@@ -331,74 +326,12 @@ def import_records(
     Raises:
         InvalidInputError, CorruptError, ConflictError, SecretError, and the store's errors.
     """
-    _authorize(session, source.metadata())
+    authorize(session, source.metadata())
     result = session.store.replace(data, expected_revision)
-    return _outcome("import", result, None, result.status)
+    return outcome_of("import", result, None, result.status)
 
 
-def merge_copy(
-    session: MemorySession,
-    theirs: bytes,
-    base: bytes = b"",
-    *,
-    source: WriteSource,
-    expected_revision: str | None = None,
-) -> MergeResult:
-    """Merge another machine's copy of ``records.md`` (with their common ancestor ``base``,
-    empty when unknown) into the session's store, record by record (``docs/sync.md``).
-
-    Raises:
-        InvalidInputError: the session may not write now.
-        CorruptError, ConflictError, and the store's errors.
-    """
-    _authorize(session, source.metadata())
-    return session.store.merge(theirs, base, expected_revision=expected_revision)
-
-
-def keep_version(
-    session: MemorySession, record_id: str, expected_revision: str, *, source: WriteSource
-) -> WriteOutcome:
-    """Settle a diverged fact on the version ``record_id`` (a unique prefix will do): the
-    outcome names the version that now stands.
-
-    Raises:
-        InvalidInputError (also: not a diverged fact), ConflictError, NotFoundError, and the
-        store's errors.
-    """
-    _authorize(session, source.metadata())
-    snapshot = session.store.snapshot()
-    if len(record_id) != FULL_ID:
-        record_id = resolve_record(snapshot, record_id, active_only=False)
-    if len(expected_revision) != FULL_REVISION:
-        expected_revision = resolve_revision(snapshot, record_id, expected_revision)
-    result = session.store.keep_version(record_id, expected_revision, source.metadata())
-    return _outcome("keep", result, result.record_id, result.status)
-
-
-def resolve_conflict_copies(session: MemorySession, *, source: WriteSource) -> ResolveReport:
-    """Merge every conflict copy a file-sync tool left beside ``records.md`` and remove it
-    (a backup of ``records.md`` is written before the first change).
-
-    Raises:
-        InvalidInputError: the session may not write now. CorruptError, BusyError and the
-        store's errors.
-    """
-    _authorize(session, source.metadata())
-    return session.store.resolve_conflict_copies()
-
-
-def _forget_vectors(session: MemorySession, result: WriteResult) -> None:
-    """Delete the forgotten versions' vectors from semantic recall's cache, at the write."""
-    revoked = [record.id for record in result.records if record.status == "revoked"]
-    try:
-        forget_vectors(canonical_workspace(session.workspace), revoked)
-    except (sqlite3.Error, OSError, MemquillError):
-        # The fact is forgotten either way; the cache is never the truth, the next semantic
-        # search deletes the rows (it compares active records only, so never returns them).
-        return
-
-
-def _authorize(session: MemorySession, *sources: object) -> None:
+def authorize(session: MemorySession, *sources: object) -> None:
     """The one rule every write passes before the store is asked: the session may write now
     (write access, and the host still agrees), and each source but a person's own names the
     trusted session it came from (``sessionId``). What else a source must hold is the store's
@@ -430,7 +363,7 @@ def _namespaced_key(
     return given
 
 
-def _outcome(
+def outcome_of(
     operation: Operation, result: WriteResult, record_id: str | None, status: WriteStatus
 ) -> WriteOutcome:
     # The store reports the record revision of its first target only.
