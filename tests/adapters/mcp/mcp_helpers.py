@@ -20,6 +20,16 @@ from memquill_mcp import server_command
 NO_PLUGINS = {"MEMQUILL_DISABLE_PLUGIN_AUTOLOAD": "1"}
 """Child environment that skips plugin autoloading (built-in detectors only; faster start)."""
 
+
+def stdio_env(*, plugins: bool = False) -> dict[str, str]:
+    """What a stdio child gets beyond the SDK's default environment (HOME, PATH, ...).
+
+    The test run's index folder is passed on, so a child's index never lands in the user cache.
+    """
+    env = {"MEMQUILL_INDEX_DIR": os.environ["MEMQUILL_INDEX_DIR"]}
+    return env if plugins else {**env, **NO_PLUGINS}
+
+
 START_CEILING = 60.0
 """Seconds a server may take to start before the test gives up: a hang guard, not a speed test."""
 
@@ -30,7 +40,7 @@ def stdio_server(workspace: Path, *args: str, plugins: bool = False) -> StdioSer
     return StdioServerParameters(
         command=command,
         args=[*prefix, "--workspace", str(workspace), *args],
-        env=None if plugins else dict(NO_PLUGINS),
+        env=stdio_env(plugins=plugins),
     )
 
 

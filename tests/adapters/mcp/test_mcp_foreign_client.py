@@ -12,7 +12,7 @@ from pathlib import Path
 
 from llama_index.tools.mcp import BasicMCPClient, McpToolSpec  # pyright: ignore[reportMissingTypeStubs]
 from mcp.types import CallToolResult
-from tests.adapters.mcp.mcp_helpers import NO_PLUGINS, records, text_of
+from tests.adapters.mcp.mcp_helpers import records, stdio_env, text_of
 
 from memquill import MemorySession, MemoryToolset
 from memquill.tools import CATALOGUE
@@ -24,7 +24,7 @@ def _client(workspace: Path) -> BasicMCPClient:
     return BasicMCPClient(
         command,
         args=[*prefix, "--workspace", str(workspace), "--session-id", "llama-session"],
-        env=dict(NO_PLUGINS),
+        env=stdio_env(),
     )
 
 

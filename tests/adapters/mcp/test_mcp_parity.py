@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from memquill import open_session
+from memquill.index import INDEX_DIR_ENV, index_path
+from memquill.paths import user_cache_dir
 from memquill.testing import HarnessFactory, ParitySuite
 from memquill_mcp import McpClientHarness, McpStdioHarness
 
@@ -18,3 +25,25 @@ class TestMcpStdioParity(ParitySuite):
 
     def harness_factory(self) -> HarnessFactory:
         return McpStdioHarness
+
+
+def test_the_stdio_harness_keeps_its_index_out_of_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK passes a child only HOME, PATH and a few more: the harness passes the index
+    folder on, or the subprocess would build its index in the user's cache folder."""
+    root = tmp_path / "workspace"
+    (root / "memory").mkdir(parents=True)
+    (root / "memory.md").write_text("The harbour opens at dawn.\n", encoding="utf-8")
+    folder = tmp_path / "indexes"
+    monkeypatch.setenv(INDEX_DIR_ENV, str(folder))
+    session = open_session(root)
+    harness = McpStdioHarness(session)
+    try:
+        result = harness.call("memory_search", {"query": "harbour"})
+    finally:
+        harness.close()
+    assert "harbour" in result.text
+    canonical = root.resolve()
+    assert index_path(canonical, folder).exists()
+    assert not index_path(canonical, user_cache_dir() / "memquill" / "index").exists()

@@ -29,6 +29,7 @@ from mcp import Client, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, Implementation, TextContent, Tool
 
 from memquill import MemorySession
+from memquill.index import INDEX_DIR_ENV
 from memquill.plugins import HarnessResult, ToolDescriptor
 from memquill.testing import parity_embedder_spec, script_of
 from memquill_mcp.scripted import ScriptedSampler
@@ -133,7 +134,8 @@ class McpStdioHarness(_ClientHarness):
     does; plugin autoloading is off there, which also keeps start-up short. A scripted model
     is played by this side's client through sampling, a parity embedder is rebuilt there
     (``--embed``), and the subprocess keeps its model state (install key, receipts) in a
-    private folder.
+    private folder, and its search index where this process keeps its own
+    (``$MEMQUILL_INDEX_DIR``), else in that folder too: a run never fills the user's cache.
 
     Args:
         session: the session to reproduce.
@@ -153,6 +155,7 @@ class McpStdioHarness(_ClientHarness):
                 env={
                     "MEMQUILL_DISABLE_PLUGIN_AUTOLOAD": "1",
                     "XDG_DATA_HOME": str(self._control / "data"),
+                    INDEX_DIR_ENV: os.environ.get(INDEX_DIR_ENV) or str(self._control / "index"),
                 },
             )
             transport = stdio_client(parameters, errlog=errlog or sys.stderr)
