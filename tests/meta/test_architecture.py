@@ -41,7 +41,8 @@ ADAPTER_FACADES = frozenset({"memquill", "memquill.plugins", "memquill.testing"}
 
 FOUNDATION: Final = frozenset(
     {
-        *("errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles"),
+        *("errors", "messages", "text", "controls", "paths", "safe_read", "private_paths"),
+        "keyfiles",
         *("owner_only", "jsondoc", "lazy", "atomic", "kernel_lock", "json_file"),
     }
 )
