@@ -137,6 +137,16 @@ class SyncOnlySaver(BaseCheckpointSaver[str]):
         return self.inner.get_next_version(current, channel)
 
 
+def _agent_on(
+    tmp_path: Path, saver: BaseCheckpointSaver[Any], on_call: Any = None
+) -> tuple[ScriptedExtractorChat, MemquillMiddleware, Any]:
+    """The extraction model, the middleware and the agent, all on ``saver``."""
+    extractor = ScriptedExtractorChat(messages=iter([]), replies=[GOOD], on_call=on_call)
+    memory = MemquillMiddleware(_per_user(tmp_path), model=extractor, checkpointer=saver)
+    agent = create_agent(_agent_model(*REPLIES), [], middleware=[memory], checkpointer=saver)
+    return extractor, memory, agent
+
+
 def _extraction_prompts_hold_every_turn(extractor: ScriptedExtractorChat) -> None:
     assert len(extractor.calls) == 1  # exactly once
     assert all(text in extractor.prompts[0] for text in USERS)
@@ -153,11 +163,7 @@ def test_a_turn_whose_checkpoint_is_still_being_saved_is_extracted_at_once(
 ) -> None:
     saver = LateSaver()
     called = threading.Event()
-    extractor = ScriptedExtractorChat(
-        messages=iter([]), replies=[GOOD], on_call=lambda call: called.set()
-    )
-    memory = MemquillMiddleware(_per_user(tmp_path), model=extractor, checkpointer=saver)
-    agent = create_agent(_agent_model(*REPLIES), [], middleware=[memory], checkpointer=saver)
+    extractor, memory, agent = _agent_on(tmp_path, saver, lambda call: called.set())
     for number, text in enumerate(USERS[:2], start=1):
         _say(agent, text, f"u{number}", "t1", "ana")
     assert memory.wait(60)
@@ -191,11 +197,7 @@ async def test_an_async_agent_extracts_while_its_checkpoint_is_still_being_saved
 ) -> None:
     saver = AsyncLateSaver()
     called = asyncio.Event()
-    extractor = ScriptedExtractorChat(
-        messages=iter([]), replies=[GOOD], on_call=lambda call: called.set()
-    )
-    memory = MemquillMiddleware(_per_user(tmp_path), model=extractor, checkpointer=saver)
-    agent = create_agent(_agent_model(*REPLIES), [], middleware=[memory], checkpointer=saver)
+    extractor, memory, agent = _agent_on(tmp_path, saver, lambda call: called.set())
     config: Any = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
     for number, text in enumerate(USERS[:2], start=1):
         await agent.ainvoke({"messages": [HumanMessage(text, id=f"u{number}")]}, config)
@@ -233,9 +235,7 @@ def test_every_saver_and_durability_records_each_turn_once(
     else:
         connection = sqlite3.connect(tmp_path / "threads.db", check_same_thread=False)
         saver = SqliteSaver(connection)
-    extractor = ScriptedExtractorChat(messages=iter([]), replies=[GOOD])
-    memory = MemquillMiddleware(_per_user(tmp_path), model=extractor, checkpointer=saver)
-    agent = create_agent(_agent_model(*REPLIES), [], middleware=[memory], checkpointer=saver)
+    extractor, memory, agent = _agent_on(tmp_path, saver)
     for number, text in enumerate(USERS, start=1):
         config: Any = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
         agent.invoke(
