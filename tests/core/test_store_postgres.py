@@ -333,9 +333,9 @@ def test_a_newer_schema_is_refused(db: Backing, postgres_server: Server) -> None
 
 
 def test_the_row_check_matches_the_store_bound() -> None:
-    from memquill.store import _postgres
+    from memquill.store import _postgres_sql
 
-    assert str(MAX_STORE_BYTES) in "".join(_postgres._CREATE)  # pyright: ignore[reportPrivateUsage]
+    assert str(MAX_STORE_BYTES) in "".join(_postgres_sql.CREATE)
 
 
 def test_the_mirror_is_a_read_only_copy_that_queries_ignore(db: Backing) -> None:

@@ -42,7 +42,8 @@ ADAPTERS = ("memquill_anthropic", "memquill_langchain", "memquill_llamaindex", "
 
 FOUNDATION: Final = frozenset(
     {
-        *("errors", "messages", "text", "controls", "paths", "private_paths", "keyfiles"),
+        *("errors", "messages", "text", "controls", "paths", "safe_read", "private_paths"),
+        "keyfiles",
         *("owner_only", "jsondoc", "lazy", "atomic", "kernel_lock", "json_file"),
     }
 )

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
 from tests.adapters.anthropic.anthropic_helpers import answer, memquill_tool
 from tests.core.store_helpers import tree
 
 from memquill import MemorySession, RecordStore, WriteSource, remember
 from memquill.store import Candidate
-from memquill_anthropic import MemquillMemoryTool
+from memquill_anthropic import MemquillAsyncMemoryTool, MemquillMemoryTool
 
 
 class Clock:
@@ -245,14 +246,22 @@ def test_a_session_that_may_not_write_views_but_never_writes(access: str, tmp_pa
         assert text == f"memquill could not apply the command to {where}: {reason}"
 
 
-def test_from_workspace_opens_a_plugin_aware_session(tmp_path: Path) -> None:
-    tool = MemquillMemoryTool.from_workspace(tmp_path, session_id="chat-42", access="read")
+@pytest.mark.parametrize(
+    ("tool_class", "sdk_class"),
+    [
+        (MemquillMemoryTool, BetaAbstractMemoryTool),
+        (MemquillAsyncMemoryTool, BetaAsyncAbstractMemoryTool),
+    ],
+)
+def test_from_workspace_opens_a_plugin_aware_session(
+    tmp_path: Path, tool_class: type[MemquillMemoryTool | MemquillAsyncMemoryTool], sdk_class: type
+) -> None:
+    tool = tool_class.from_workspace(tmp_path, session_id="chat-42", access="read")
+    assert isinstance(tool, tool_class) and isinstance(tool, sdk_class)
     assert (tool.session.workspace, tool.session.session_id) == (tmp_path, "chat-42")
     assert tool.session.access == "read"
     assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
-    cached = MemquillMemoryTool.from_workspace(
-        tmp_path, "chat-42", cache_control={"type": "ephemeral"}
-    )
+    cached = tool_class.from_workspace(tmp_path, "chat-42", cache_control={"type": "ephemeral"})
     assert cached.to_dict()["cache_control"] == {"type": "ephemeral"}
     with pytest.raises(ValueError, match="access"):
-        MemquillMemoryTool.from_workspace(tmp_path, "chat-42", access="write")  # type: ignore[arg-type]
+        tool_class.from_workspace(tmp_path, "chat-42", access="write")  # type: ignore[arg-type]

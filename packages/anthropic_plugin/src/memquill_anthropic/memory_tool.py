@@ -38,31 +38,10 @@ from memquill_anthropic._commands import MemoryCommands
 __all__ = ["MemquillAsyncMemoryTool", "MemquillMemoryTool"]
 
 
-def _session(
-    workspace: str | os.PathLike[str],
-    session_id: str | None,
-    access: Access,
-    authorize_write: Callable[[], bool] | None,
-    store: str | None,
-) -> MemorySession:
-    # open_session: every installed plugin's secret detectors guard the writes.
-    return open_session(workspace, session_id, access, authorize_write, store=store)
+class _SessionTool:
+    """What both tools share: their session and its commands, and :meth:`from_workspace`.
 
-
-class MemquillMemoryTool(BetaAbstractMemoryTool):
-    """The memory tool on a memquill session, for ``Anthropic().beta.messages.tool_runner``.
-
-    Example::
-
-        memory = MemquillMemoryTool.from_workspace("/home/me/notes", session_id="chat-42")
-        runner = client.beta.messages.tool_runner(
-            model=MODEL, max_tokens=1024, tools=[memory], messages=[...]
-        )
-
-    Args:
-        session: who calls (its id is the writes' source; writes need one), on which
-            workspace, with which access (``read`` refuses every write).
-        cache_control: the tool definition's cache-control breakpoint, as the SDK takes it.
+    Listed before the SDK's tool class, whose constructor it calls with ``cache_control``.
     """
 
     def __init__(
@@ -71,7 +50,8 @@ class MemquillMemoryTool(BetaAbstractMemoryTool):
         *,
         cache_control: BetaCacheControlEphemeralParam | None = None,
     ) -> None:
-        super().__init__(cache_control=cache_control)
+        # The SDK's BetaAbstractMemoryTool or BetaAsyncAbstractMemoryTool comes next in the MRO.
+        super().__init__(cache_control=cache_control)  # pyright: ignore[reportCallIssue]
         self.session = session
         self._commands = MemoryCommands(session)
 
@@ -101,8 +81,25 @@ class MemquillMemoryTool(BetaAbstractMemoryTool):
         Raises:
             ValueError: ``access`` is neither ``read`` nor ``read_write``.
         """
-        session = _session(workspace, session_id, access, authorize_write, store)
+        session = open_session(workspace, session_id, access, authorize_write, store=store)
         return cls(session, cache_control=cache_control)
+
+
+class MemquillMemoryTool(_SessionTool, BetaAbstractMemoryTool):
+    """The memory tool on a memquill session, for ``Anthropic().beta.messages.tool_runner``.
+
+    Example::
+
+        memory = MemquillMemoryTool.from_workspace("/home/me/notes", session_id="chat-42")
+        runner = client.beta.messages.tool_runner(
+            model=MODEL, max_tokens=1024, tools=[memory], messages=[...]
+        )
+
+    Args:
+        session: who calls (its id is the writes' source; writes need one), on which
+            workspace, with which access (``read`` refuses every write).
+        cache_control: the tool definition's cache-control breakpoint, as the SDK takes it.
+    """
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return self._commands.view(command)
@@ -127,7 +124,7 @@ class MemquillMemoryTool(BetaAbstractMemoryTool):
         return self._commands.clear_all()
 
 
-class MemquillAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
+class MemquillAsyncMemoryTool(_SessionTool, BetaAsyncAbstractMemoryTool):
     """:class:`MemquillMemoryTool` for ``AsyncAnthropic().beta.messages.tool_runner``: each
     command runs on a worker thread, so the event loop keeps running while a write waits for
     the store's lock.
@@ -136,35 +133,6 @@ class MemquillAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
         session: as for :class:`MemquillMemoryTool`.
         cache_control: as for :class:`MemquillMemoryTool`.
     """
-
-    def __init__(
-        self,
-        session: MemorySession,
-        *,
-        cache_control: BetaCacheControlEphemeralParam | None = None,
-    ) -> None:
-        super().__init__(cache_control=cache_control)
-        self.session = session
-        self._commands = MemoryCommands(session)
-
-    @classmethod
-    def from_workspace(
-        cls,
-        workspace: str | os.PathLike[str],
-        session_id: str | None = None,
-        access: Access = "read_write",
-        authorize_write: Callable[[], bool] | None = None,
-        *,
-        store: str | None = None,
-        cache_control: BetaCacheControlEphemeralParam | None = None,
-    ) -> Self:
-        """As :meth:`MemquillMemoryTool.from_workspace`.
-
-        Raises:
-            ValueError: ``access`` is neither ``read`` nor ``read_write``.
-        """
-        session = _session(workspace, session_id, access, authorize_write, store)
-        return cls(session, cache_control=cache_control)
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return await asyncio.to_thread(self._commands.view, command)

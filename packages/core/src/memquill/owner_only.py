@@ -16,15 +16,13 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from memquill.errors import Messages, SourceError
+from memquill.errors import SourceError
+from memquill.safe_read import open_regular
 
 __all__ = ["FILE_MODE", "FOLDER_MODE", "private_file", "private_folder", "tighten_file"]
 
 FOLDER_MODE: Final = 0o700
 FILE_MODE: Final = 0o600
-_SAFE: Final = (
-    getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-)
 
 
 def private_folder(path: Path, *, parents: bool = True, tighten: bool = False) -> None:
@@ -69,9 +67,10 @@ def private_file(path: Path) -> None:
         OSError: it cannot be created or opened. SourceError: it is not a regular file.
     """
     try:
-        fd = _open(path, os.O_RDONLY)  # an existing file is only narrowed (a read-only disk too)
+        # An existing file is only narrowed (a read-only disk too).
+        fd = open_regular(path, os.O_RDONLY, FILE_MODE)
     except FileNotFoundError:
-        fd = _open(path, os.O_WRONLY | os.O_CREAT)
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
         created = True
     else:
         created = False
@@ -87,25 +86,13 @@ def private_file(path: Path) -> None:
 def tighten_file(path: Path) -> None:
     """Remove group and other permissions of the file at ``path`` if it exists and is ours."""
     try:
-        fd = _open(path, os.O_RDONLY)
+        fd = open_regular(path, os.O_RDONLY, FILE_MODE)
     except (OSError, SourceError):
         return  # missing, or not a regular file: nothing to narrow
     try:
         _narrow_fd(fd)
     finally:
         os.close(fd)
-
-
-def _open(path: Path, flags: int) -> int:
-    """A descriptor of the regular file ``path`` (no symlink followed, never blocking)."""
-    fd = os.open(path, flags | _SAFE, FILE_MODE)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SourceError(Messages.NOT_REGULAR)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _narrow_fd(fd: int) -> None:

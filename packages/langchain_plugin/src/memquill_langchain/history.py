@@ -6,6 +6,15 @@ checkpointer=saver)`` that is the checkpointer: :class:`CheckpointerSource` read
 latest checkpoint (the ``messages`` channel) with the saver's async API, or its sync API on a
 worker thread for savers that have no async one. A thread id is the session id.
 
+LangGraph saves a step's checkpoint in the background while the next step runs (and with
+``durability="exit"`` only when the run ends), so the checkpoint holding a turn's reply may
+still be on its way when the turn is recorded. The middleware therefore hands over the messages
+its ``after_agent`` hook saw, with the id of the checkpoint they were taken from
+(:meth:`CheckpointerSource.hold`); they stand in for the thread until the checkpointer holds a
+checkpoint at least as new (ids ordered as LangGraph orders them: a later checkpoint has the
+greater id). From then on the checkpointer is the truth again, so an edit or a deletion made
+after the run (a newer checkpoint) is seen. Nothing waits and nothing polls.
+
 Conversion (:func:`to_source_messages`): a ``HumanMessage`` is a user message (written by a
 person unless ``additional_kwargs["human"]`` is ``False``); an ``AIMessage`` is an assistant
 message, finished unless it still asks for tools or was cut off (``finish_reason`` ``length``
@@ -16,17 +25,20 @@ or ``content_filter``); a ``ToolMessage`` is a tool result (an error when its ``
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from memquill.lifecycle import SourceMessage, ToolCall, ToolOutput
 
 __all__ = ["CheckpointerSource", "to_source_messages"]
 
 _CUT_OFF: Final = frozenset({"length", "content_filter", "max_tokens"})
+_HELD_THREADS: Final = 256
 
 
 def to_source_messages(messages: Sequence[BaseMessage]) -> list[SourceMessage]:
@@ -76,14 +88,33 @@ class CheckpointerSource:
     def __init__(self, checkpointer: BaseCheckpointSaver[Any], *, messages_key: str = "messages"):
         self.checkpointer = checkpointer
         self.messages_key = messages_key
+        self._held: OrderedDict[str, _Held] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def hold(self, session_id: str, checkpoint_id: str, messages: Sequence[SourceMessage]) -> None:
+        """Serve ``messages`` for ``session_id`` until the checkpointer has caught up.
+
+        ``checkpoint_id`` names the checkpoint ``messages`` were taken from (a node's
+        ``runtime.execution_info.checkpoint_id``). Until the thread's latest saved checkpoint
+        is at least that one, :meth:`messages` answers ``messages``. The newest hold of a
+        thread replaces the one before; the most recent 256 threads are kept.
+        """
+        with self._lock:
+            self._held[session_id] = _Held(checkpoint_id, tuple(messages))
+            self._held.move_to_end(session_id)
+            while len(self._held) > _HELD_THREADS:
+                self._held.popitem(last=False)
 
     async def messages(self, session_id: str) -> Sequence[SourceMessage] | None:
-        """The thread's messages at its latest checkpoint; ``None`` for an unknown thread."""
-        config: Any = {"configurable": {"thread_id": session_id, "checkpoint_ns": ""}}
-        try:
-            found = await self.checkpointer.aget_tuple(config)
-        except NotImplementedError:  # a saver with a sync API only
-            found = await asyncio.to_thread(self.checkpointer.get_tuple, config)
+        """The thread's messages at its latest checkpoint (or the held ones while that
+        checkpoint is older than theirs); ``None`` for an unknown thread."""
+        found = await self._latest(session_id)
+        with self._lock:
+            held = self._held.get(session_id)
+            if held is not None:
+                if found is None or found.checkpoint["id"] < held.checkpoint_id:
+                    return held.messages
+                del self._held[session_id]  # caught up: the checkpointer decides from now on
         if found is None:
             return None
         value: object = found.checkpoint["channel_values"].get(self.messages_key)
@@ -92,5 +123,17 @@ class CheckpointerSource:
         messages = [item for item in value if isinstance(item, BaseMessage)]  # pyright: ignore[reportUnknownVariableType]
         return to_source_messages(messages)
 
+    async def _latest(self, session_id: str) -> CheckpointTuple | None:
+        config: Any = {"configurable": {"thread_id": session_id, "checkpoint_ns": ""}}
+        try:
+            return await self.checkpointer.aget_tuple(config)
+        except NotImplementedError:  # a saver with a sync API only
+            return await asyncio.to_thread(self.checkpointer.get_tuple, config)
+
     def __repr__(self) -> str:
         return f"CheckpointerSource({type(self.checkpointer).__name__})"
+
+
+class _Held(NamedTuple):
+    checkpoint_id: str
+    messages: tuple[SourceMessage, ...]

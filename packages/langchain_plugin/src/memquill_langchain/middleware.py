@@ -60,7 +60,6 @@ from memquill_langchain.scope import MemoryScope, ScopeResolver, run_scope
 __all__ = ["MemquillMiddleware"]
 
 _LOG: Final = logging.getLogger("memquill.langchain")
-_VISIBLE_WAIT: Final = 10.0
 
 
 @dataclass(slots=True)
@@ -142,10 +141,9 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Record the finished turn; the extraction runs on memquill's background thread."""
-        recorded = self._record(state, runtime)
-        if recorded is not None:
-            extraction, session_id, assistant_id = recorded
-            future = extraction.resume(after=lambda: self._visible(session_id, assistant_id))
+        extraction = self._record(state, runtime)
+        if extraction is not None:
+            future = extraction.resume()
             with self._lock:
                 self._background.add(future)
             future.add_done_callback(self._forget_future)
@@ -155,11 +153,9 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Record the finished turn; the extraction runs as a task on the agent's loop."""
-        recorded = await asyncio.to_thread(self._record, state, runtime)
-        if recorded is not None:
-            extraction, session_id, assistant_id = recorded
-            resumed = extraction.aresume(after=lambda: self._visible(session_id, assistant_id))
-            task = asyncio.get_running_loop().create_task(resumed)
+        extraction = await asyncio.to_thread(self._record, state, runtime)
+        if extraction is not None:
+            task = asyncio.get_running_loop().create_task(extraction.aresume())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         return None
@@ -248,9 +244,7 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             content = [*current.content, {"type": "text", "text": text}]
         return request.override(system_message=SystemMessage(content=content))
 
-    def _record(
-        self, state: AgentState[Any], runtime: Runtime[Any]
-    ) -> tuple[Extraction, str, str] | None:
+    def _record(self, state: AgentState[Any], runtime: Runtime[Any]) -> Extraction | None:
         scope = self._scope(runtime)
         if scope is None or not scope.record:
             return None
@@ -265,24 +259,15 @@ class MemquillMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         bound = self._bind(scope.workspace, create=scope.create)
         if isinstance(self.source, RecordedMessages):
             self.source.record(session_id, messages)
+        elif isinstance(self.source, CheckpointerSource) and runtime.execution_info is not None:
+            # The checkpoint with the reply may still be being saved: these messages stand in.
+            self.source.hold(session_id, runtime.execution_info.checkpoint_id, messages)
         try:
             bound.extraction.enqueue(turns[-1])
         except MemquillError as error:  # the host's turn is never undone or delayed by it
             _LOG.warning("MEMORY_JOB_ENQUEUE_FAILED: %s", error.code)
             return None
-        return bound.extraction, session_id, turns[-1].assistant_message_id
-
-    async def _visible(self, session_id: str, assistant_id: str) -> None:
-        """Wait (briefly) until the checkpointer holds the reply: LangGraph saves checkpoints
-        in the background, so the one with the reply may still be on its way."""
-        if self.checkpointer is None:
-            return
-        deadline = time.monotonic() + _VISIBLE_WAIT
-        while time.monotonic() < deadline:
-            messages = await self.source.messages(session_id)
-            if messages is not None and any(m.id == assistant_id for m in messages):
-                return
-            await asyncio.sleep(0.05)
+        return bound.extraction
 
     def _forget_future(self, future: Future[Any]) -> None:
         with self._lock:

@@ -16,7 +16,7 @@ import asyncio
 import concurrent.futures
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Final
@@ -141,26 +141,16 @@ class Extraction:
 
     # -- running ---------------------------------------------------------------------------
 
-    def resume(
-        self, *, after: Callable[[], Awaitable[object]] | None = None
-    ) -> concurrent.futures.Future[PassReport]:
+    def resume(self) -> concurrent.futures.Future[PassReport]:
         """Run passes on memquill's model-call thread; returns at once.
 
         A run already going for this workspace there does one more pass instead (every caller
         gets its future). Called after each recorded turn and at start-up (restart recovery).
-
-        Args:
-            after: awaited on that thread first (a host waiting until its history holds the
-                turn it just recorded).
         """
-        if after is None:
-            return SCHEDULER.schedule(self._config, model_loop())
-        return asyncio.run_coroutine_threadsafe(self.aresume(after=after), model_loop())
+        return SCHEDULER.schedule(self._config, model_loop())
 
-    async def aresume(self, *, after: Callable[[], Awaitable[object]] | None = None) -> PassReport:
-        """Run passes on the caller's event loop and wait for them (``after`` is awaited first)."""
-        if after is not None:
-            await after()
+    async def aresume(self) -> PassReport:
+        """Run passes on the caller's event loop and wait for them."""
         return await asyncio.wrap_future(self._schedule_here())
 
     def retry(self) -> concurrent.futures.Future[PassReport]:

@@ -14,7 +14,9 @@ The store location is ``postgresql://user:password@host:port/database`` with opt
 at ``memory/.records-mirror.md`` in the local workspace after every write) and
 ``idle_timeout=SECONDS`` (default 5). The URL is never logged, repeated in an error, or shown
 by ``repr``. The schema (``memquill.records`` and ``memquill.schema_version``) is created on
-first use; the workspace's row (and its id, which seeds revisions) on first connection.
+first use; the workspace's row (and its id, which seeds revisions) on first connection. What
+is said to the server (the schema, the statements, opening a connection) is
+:mod:`memquill.store._postgres_sql`'s.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Final, Literal, TypeAlias, TypeVar, cast
+from typing import Final, Literal, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -39,6 +41,19 @@ from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for
 from memquill.store._memo import Decoded
 from memquill.store._postgres_location import PostgresLocation, parse_location
+from memquill.store._postgres_sql import (
+    APPEND,
+    READ,
+    READ_FOR_WRITE,
+    READ_FOR_WRITE_NOWAIT,
+    REPLACE,
+    SCHEMA_VERSION,
+    Connection,
+    as_bytes,
+    close_quietly,
+    connect,
+    list_workspaces,
+)
 from memquill.store._record_key import KEY_BYTES, KeySource
 from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
@@ -53,47 +68,8 @@ __all__ = [
     "parse_location",
 ]
 
-
-Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
 _T = TypeVar("_T")
-
-SCHEMA_VERSION: Final = 1
 MIRROR_NAME: Final = ".records-mirror.md"
-_SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises first-use schema creation
-
-_CREATE: Final = (
-    "CREATE SCHEMA IF NOT EXISTS memquill",
-    """CREATE TABLE IF NOT EXISTS memquill.schema_version (
-        version integer PRIMARY KEY,
-        applied_at timestamptz NOT NULL DEFAULT now())""",
-    # 2097152 is MAX_STORE_BYTES (2 MiB); a test keeps the two equal.
-    """CREATE TABLE IF NOT EXISTS memquill.records (
-        workspace text PRIMARY KEY,
-        workspace_id uuid NOT NULL UNIQUE,
-        record_key bytea NOT NULL CHECK (octet_length(record_key) = 32),
-        records bytea NOT NULL DEFAULT ''::bytea CHECK (octet_length(records) <= 2097152),
-        digest bytea GENERATED ALWAYS AS (sha256(records)) STORED,
-        updated_at timestamptz NOT NULL DEFAULT now())""",
-    # Stored out of line but not compressed: every write rewrites the value, and compressing
-    # up to 2 MiB of text at each write costs more than the space it saves.
-    "ALTER TABLE memquill.records ALTER COLUMN records SET STORAGE EXTERNAL",
-)
-_VERSION: Final = "INSERT INTO memquill.schema_version (version) VALUES (%s) ON CONFLICT DO NOTHING"
-# The bytes come back only when they differ from the ones this backend already holds.
-# ``digest`` is sha256 of the bytes, computed by the server at each write.
-_READ: Final = """
-    SELECT workspace_id::text, digest, CASE WHEN digest = %(known)s THEN NULL ELSE records END
-    FROM memquill.records WHERE workspace = %(name)s"""
-_READ_FOR_WRITE: Final = _READ + " FOR NO KEY UPDATE"
-_READ_FOR_WRITE_NOWAIT: Final = _READ + " FOR NO KEY UPDATE NOWAIT"
-_APPEND: Final = (
-    "UPDATE memquill.records SET records = records || %s, updated_at = now() "
-    "WHERE workspace = %s RETURNING digest"
-)
-_REPLACE: Final = (
-    "UPDATE memquill.records SET records = %s, updated_at = now() "
-    "WHERE workspace = %s RETURNING digest"
-)
 
 
 class PostgresBackend(RecordsBackend):
@@ -204,7 +180,7 @@ class PostgresBackend(RecordsBackend):
         # In the row, so every host sharing the store keys hashes alike; never exported.
         return _RowKey(self)
 
-    def key_bytes(self) -> bytes:
+    def keyas_bytes(self) -> bytes:
         """The workspace row's record key (read once; it never changes)."""
         if self._key is None:
             with self._busy:
@@ -221,7 +197,7 @@ class PostgresBackend(RecordsBackend):
     def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> bytes:
         """The row's bytes (``lock``: taken ``FOR NO KEY UPDATE``, waiting or not)."""
         query = (
-            _READ if lock is None else _READ_FOR_WRITE if lock == "wait" else _READ_FOR_WRITE_NOWAIT
+            READ if lock is None else READ_FOR_WRITE if lock == "wait" else READ_FOR_WRITE_NOWAIT
         )
         arguments = {"known": self._digest, "name": self._location.workspace}
         found = connection.execute(query, arguments).fetchone()
@@ -233,8 +209,8 @@ class PostgresBackend(RecordsBackend):
         identity, digest, records = found
         self._identity = str(identity).encode()
         if records is not None:
-            self._raw = _bytes(records)
-            self._digest = _bytes(digest)
+            self._raw = as_bytes(records)
+            self._digest = as_bytes(digest)
         return self._raw
 
     def _store(self, connection: Connection, current: Decoded, change: Change) -> bytes:
@@ -243,13 +219,13 @@ class PostgresBackend(RecordsBackend):
         if current.raw and data.startswith(current.raw):
             # An append sends only the new blocks.
             found = connection.execute(
-                _APPEND, (data[len(current.raw) :], self._location.workspace)
+                APPEND, (data[len(current.raw) :], self._location.workspace)
             ).fetchone()
         else:
-            found = connection.execute(_REPLACE, (data, self._location.workspace)).fetchone()
+            found = connection.execute(REPLACE, (data, self._location.workspace)).fetchone()
         if found is None:
             raise StorageError(Messages.DATABASE_SAVE_FAILED)
-        return _bytes(found[0])
+        return as_bytes(found[0])
 
     def _published(self, change: Change, digest: bytes) -> WriteResult:
         written = change.encoded.decoded()
@@ -287,31 +263,10 @@ class PostgresBackend(RecordsBackend):
     def _connect(self) -> Connection:
         if self._connection is not None and not self._connection.closed:
             return self._connection
-        try:
-            connection = psycopg.connect(
-                self._location.conninfo,
-                autocommit=True,
-                connect_timeout=10,
-                application_name="memquill",
-            )
-        except psycopg.Error:
-            # libpq's message can quote the connection string, password included.
-            raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
-        try:
-            idle = f"{round(self._location.idle_timeout * 1000)}ms"
-            connection.execute(
-                "SELECT set_config('idle_in_transaction_session_timeout', %s, false)", (idle,)
-            )
-            _ensure_schema(connection)
-        except psycopg.Error:
-            connection.close()
-            raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
-        except BaseException:
-            connection.close()
-            raise
+        connection = connect(self._location)
         self._connection = connection
         # A store dropped without close() still closes its connection.
-        self._finalizer = weakref.finalize(self, _close_quietly, connection)
+        self._finalizer = weakref.finalize(self, close_quietly, connection)
         return connection
 
     def close(self) -> None:
@@ -322,7 +277,7 @@ class PostgresBackend(RecordsBackend):
     def _drop(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
-            _close_quietly(connection)
+            close_quietly(connection)
 
     def _with_connection(self, work: Callable[[Connection], _T]) -> _T:
         """Run ``work``; a connection that went stale is replaced once (reads only)."""
@@ -352,7 +307,7 @@ class PostgresBackend(RecordsBackend):
         if found is None:
             self._create_row(connection)
             found = connection.execute(query, (self._location.workspace,)).fetchone()
-        key = _bytes(found[0]) if found is not None else b""
+        key = as_bytes(found[0]) if found is not None else b""
         if len(key) != KEY_BYTES:
             raise StorageError(Messages.RECORD_KEY_UNAVAILABLE)
         return key
@@ -365,62 +320,7 @@ class _RowKey:
     backend: PostgresBackend
 
     def load(self) -> bytes:
-        return self.backend.key_bytes()
+        return self.backend.keyas_bytes()
 
     def known(self) -> tuple[bytes, ...]:
-        return (self.backend.key_bytes(),)  # one key per row, shared by every host
-
-
-def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:
-    """The names of the workspace rows that start with ``prefix``, sorted (none before the
-    schema exists; nothing is created).
-
-    Raises:
-        StorageError: the database cannot be reached or read.
-    """
-    try:
-        with psycopg.connect(
-            location.conninfo, autocommit=True, connect_timeout=10, application_name="memquill"
-        ) as connection:
-            found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
-            if found is None or found[0] is None:
-                return ()
-            rows = connection.execute(
-                "SELECT workspace FROM memquill.records "
-                'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
-                (prefix, prefix),
-            ).fetchall()
-    except psycopg.Error:
-        # libpq's message can quote the connection string, password included.
-        raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
-    return tuple(str(row[0]) for row in rows)
-
-
-def _close_quietly(connection: Connection) -> None:
-    with contextlib.suppress(psycopg.Error):
-        connection.close()
-
-
-def _bytes(value: object) -> bytes:
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, bytearray | memoryview):
-        return bytes(cast("bytearray", value))
-    raise StorageError(Messages.DATABASE_UNAVAILABLE)
-
-
-def _ensure_schema(connection: Connection) -> None:
-    """Create the schema on first use (serialised by an advisory lock); refuse a newer one."""
-    found = connection.execute(
-        "SELECT to_regclass('memquill.records') IS NOT NULL "
-        "AND to_regclass('memquill.schema_version') IS NOT NULL"
-    ).fetchone()
-    if not (found and found[0]):
-        with connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _CREATE:
-                connection.execute(statement)
-            connection.execute(_VERSION, (SCHEMA_VERSION,))
-    version = connection.execute("SELECT max(version) FROM memquill.schema_version").fetchone()
-    if version is None or not isinstance(version[0], int) or version[0] > SCHEMA_VERSION:
-        raise StorageError(Messages.DATABASE_SCHEMA)
+        return (self.backend.keyas_bytes(),)  # one key per row, shared by every host

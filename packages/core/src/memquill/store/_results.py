@@ -132,6 +132,21 @@ class ProjectedRecord:
     record_revision: str
     key: str | None = None
 
+    @classmethod
+    def of(cls, snapshot: Snapshot, record: Record) -> ProjectedRecord:
+        """``record`` (a version of ``snapshot``) as queries see it, at ``snapshot``'s revision."""
+        return cls(
+            id=record.id,
+            path=record.projection_path,
+            content=record.content,
+            source=record.source,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            revision=snapshot.revision,
+            record_revision=snapshot.record_revision(record),
+            key=record.key,
+        )
+
     @property
     def provenance(self) -> str:
         """``memory-record:<id>[; key:…]; source-kind:<kind>[; session:…][; message:…];

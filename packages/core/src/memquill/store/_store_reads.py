@@ -120,17 +120,7 @@ class StoreReader:
         if cached is not None and cached.revision == snapshot.revision:
             return cached
         projected = tuple(
-            ProjectedRecord(
-                id=record.id,
-                path=record.projection_path,
-                content=record.content,
-                source=record.source,
-                created_at=record.created_at,
-                updated_at=record.updated_at,
-                revision=snapshot.revision,
-                record_revision=snapshot.record_revision(record),
-                key=record.key,
-            )
+            ProjectedRecord.of(snapshot, record)
             for record in snapshot.records
             if record.status == "active"
         )

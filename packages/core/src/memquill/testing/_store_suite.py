@@ -27,73 +27,24 @@ of the store's own ``BaseStore`` class.
 from __future__ import annotations
 
 import asyncio
-import sys
-import time
-from collections.abc import Callable
-from datetime import datetime
-from types import ModuleType
-from typing import Any, ClassVar, Literal
+from typing import ClassVar
 
 import pytest
 
+from memquill.testing._overrides import unexcused_overrides
+from memquill.testing._store_ops import VALUES, Store, aware, keys_of, operation, refused
+from memquill.testing._store_search import SearchConformance
+
 __all__ = ["StoreConformance"]
 
-Store = Any
-"""A LangGraph ``BaseStore`` (typed loosely: memquill does not import LangGraph)."""
 
-_VALUES: dict[str, dict[str, Any]] = {
-    "text": {"content": "Ana drinks her coffee black."},
-    "fields": {"content": "Ana's timezone", "zone": "Europe/Lisbon", "confirmed": True},
-    "json": {"theme": "dark", "size": 3, "ratio": 0.25, "none": None, "tags": ["a", "b"]},
-    "nested": {"profile": {"name": "Ana Ü", "langs": ["pt", "en"], "n": {"deep": [1, 2.5]}}},
-    "empty": {},
-    "blank content": {"content": "   ", "other": 1},
-    "content not text": {"content": {"kind": "note", "text": "x"}},
-}
-
-
-def _base_module(store: Store) -> ModuleType:
-    for cls in type(store).__mro__:
-        if cls.__name__ == "BaseStore":
-            return sys.modules[cls.__module__]
-    raise TypeError(f"{type(store).__name__} is not a LangGraph BaseStore")
-
-
-def _op(store: Store, name: str) -> Callable[..., Any]:
-    operation: Callable[..., Any] = getattr(_base_module(store), name)
-    return operation
-
-
-def _refused(store: Store, call: Callable[[], object]) -> None:
-    """``call`` raises LangGraph's ``InvalidNamespaceError``."""
-    error_type: type[BaseException] = _base_module(store).InvalidNamespaceError
-    with pytest.raises(error_type):
-        call()
-
-
-def _keys(found: list[Any]) -> list[tuple[tuple[str, ...], str]]:
-    return [(tuple(item.namespace), item.key) for item in found]
-
-
-def _aware(moment: object) -> bool:
-    return isinstance(moment, datetime) and moment.utcoffset() is not None
-
-
-class StoreConformance:
+class StoreConformance(SearchConformance):
     """The LangGraph store contract (see the module docstring). Override the ``store``
-    fixture; adjust the class attributes where your store chose otherwise."""
+    fixture; adjust the class attributes where your store chose otherwise (these, and
+    :class:`SearchConformance`'s for searches and namespaces)."""
 
-    unqueried_order: ClassVar[Literal["newest_first", "insertion"]] = "newest_first"
-    """The order of a search without a query: ``newest_first`` (by ``updated_at``, as
-    LangGraph's SQLite and PostgreSQL stores) or ``insertion`` (``InMemoryStore``: namespaces
-    in the order they were first written, items in the order their keys were first put)."""
     keeps_created_at: ClassVar[bool] = True
     """A put on a key in use keeps the item's ``created_at`` (``InMemoryStore`` resets it)."""
-    ranks_queries: ClassVar[bool] = True
-    """A search with a query returns only matching items, best first, with a ``score``
-    (``InMemoryStore`` without an index ignores the query and scores nothing)."""
-    lists_emptied_namespaces: ClassVar[bool] = False
-    """A namespace whose items were all deleted is still listed (``InMemoryStore`` does)."""
 
     @pytest.fixture
     def store(self) -> Store:
@@ -102,16 +53,16 @@ class StoreConformance:
 
     # -- items ------------------------------------------------------------------------------
 
-    @pytest.mark.parametrize("name", list(_VALUES))
+    @pytest.mark.parametrize("name", list(VALUES))
     def test_a_value_put_is_the_value_got(self, store: Store, name: str) -> None:
         """Any JSON object comes back equal, with the item's namespace, key and timestamps."""
-        value = _VALUES[name]
+        value = VALUES[name]
         store.put(("users", "ana"), "item", value)
         item = store.get(("users", "ana"), "item")
         assert item is not None
         assert item.value == value
         assert (tuple(item.namespace), item.key) == (("users", "ana"), "item")
-        assert _aware(item.created_at) and _aware(item.updated_at)
+        assert aware(item.created_at) and aware(item.updated_at)
         assert item.created_at <= item.updated_at
         assert item.dict()["value"] == value
 
@@ -132,11 +83,11 @@ class StoreConformance:
         assert second.updated_at >= first.updated_at
         if self.keeps_created_at:
             assert second.created_at == first.created_at
-        assert _keys(store.search(("users",))) == [(("users", "ana"), "prefs")]
+        assert keys_of(store.search(("users",))) == [(("users", "ana"), "prefs")]
 
     def test_a_deleted_item_is_gone(self, store: Store) -> None:
         """``delete`` and ``put(value=None)`` remove the item; a later put makes a new one."""
-        put = _op(store, "PutOp")
+        put = operation(store, "PutOp")
         store.put(("users", "ana"), "a", {"content": "first"})
         store.put(("users", "ana"), "b", {"content": "second"})
         first = store.get(("users", "ana"), "a")
@@ -189,15 +140,15 @@ class StoreConformance:
         """Empty namespaces, a ``langgraph`` root, and labels that are empty, not text, or
         hold a period are refused, and nothing is written."""
         value = {"content": "x"}
-        _refused(store, lambda: store.put((), "k", value))
-        _refused(store, lambda: store.put(("langgraph", "x"), "k", value))
+        refused(store, lambda: store.put((), "k", value))
+        refused(store, lambda: store.put(("langgraph", "x"), "k", value))
         for bad in (("a.b",), ("users", ""), ("users", 3), ("users", "a.b")):
-            _refused(store, lambda bad=bad: store.put(bad, "k", value))
-            _refused(store, lambda bad=bad: store.get(bad, "k"))
-            _refused(store, lambda bad=bad: store.delete(bad, "k"))
-            _refused(store, lambda bad=bad: store.search(bad))
-            _refused(store, lambda bad=bad: store.list_namespaces(prefix=bad))
-            _refused(store, lambda bad=bad: store.list_namespaces(suffix=bad))
+            refused(store, lambda bad=bad: store.put(bad, "k", value))
+            refused(store, lambda bad=bad: store.get(bad, "k"))
+            refused(store, lambda bad=bad: store.delete(bad, "k"))
+            refused(store, lambda bad=bad: store.search(bad))
+            refused(store, lambda bad=bad: store.list_namespaces(prefix=bad))
+            refused(store, lambda bad=bad: store.list_namespaces(suffix=bad))
         assert store.search(()) == []
         assert store.list_namespaces() == []
 
@@ -212,147 +163,17 @@ class StoreConformance:
         store.put(("users",), "k", {"content": "x"}, ttl=None)
         assert store.get(("users",), "k") is not None
 
-    # -- search -----------------------------------------------------------------------------
-
-    def test_filters_match_the_value(self, store: Store) -> None:
-        """Equality, ``$eq $ne $gt $gte $lt $lte``, nested objects, lists, several at once."""
-        rows: dict[str, dict[str, Any]] = {
-            "a": {"kind": "fruit", "price": 1.5, "meta": {"origin": "pt"}, "tags": ["x", "y"]},
-            "b": {"kind": "fruit", "price": 3, "meta": {"origin": "es"}, "tags": ["x"]},
-            "c": {"kind": "veg", "price": 5, "meta": {"origin": "pt"}, "tags": []},
-        }
-        for key, value in rows.items():
-            store.put(("shop",), key, value)
-
-        def found(filters: dict[str, Any]) -> list[str]:
-            return sorted(item.key for item in store.search(("shop",), filter=filters))
-
-        assert found({"kind": "fruit"}) == ["a", "b"]
-        assert found({"kind": {"$eq": "veg"}}) == ["c"]
-        assert found({"kind": {"$ne": "veg"}}) == ["a", "b"]
-        assert found({"price": {"$gt": 3}}) == ["c"]
-        assert found({"price": {"$gte": 3}}) == ["b", "c"]
-        assert found({"price": {"$lt": 3}}) == ["a"]
-        assert found({"price": {"$lte": 3}}) == ["a", "b"]
-        assert found({"price": {"$gt": 1, "$lt": 5}}) == ["a", "b"]
-        assert found({"meta": {"origin": "pt"}}) == ["a", "c"]
-        assert found({"tags": ["x"]}) == ["b"]
-        assert found({"kind": "fruit", "meta": {"origin": "pt"}}) == ["a"]
-        assert found({"kind": "meat"}) == []
-
-    def test_limit_and_offset_page_through_every_item(self, store: Store) -> None:
-        """Pages never overlap, never miss an item, and keep the order of one long search."""
-        for index in range(7):
-            store.put(("pages", f"p{index % 2}"), f"k{index}", {"content": f"item {index}"})
-        whole = _keys(store.search(("pages",), limit=100))
-        assert len(whole) == 7
-        pages = [_keys(store.search(("pages",), limit=3, offset=start)) for start in (0, 3, 6)]
-        assert [len(page) for page in pages] == [3, 3, 1]
-        assert [key for page in pages for key in page] == whole
-        assert store.search(("pages",), limit=3, offset=7) == []
-        assert len(store.search(("pages",))) == 7  # the default limit is 10
-
-    def test_a_search_covers_the_namespaces_under_its_prefix(self, store: Store) -> None:
-        """A prefix is a sequence of whole labels: ``("docs",)`` is not ``("docsx",)``."""
-        store.put(("docs", "a"), "k", {"content": "a"})
-        store.put(("docs", "b", "deep"), "k", {"content": "b"})
-        store.put(("docs",), "k", {"content": "top"})
-        store.put(("docsx",), "k", {"content": "x"})
-        assert sorted(_keys(store.search(("docs",)))) == [
-            (("docs",), "k"),
-            (("docs", "a"), "k"),
-            (("docs", "b", "deep"), "k"),
-        ]
-        assert _keys(store.search(("docs", "a"))) == [(("docs", "a"), "k")]
-        assert len(store.search(())) == 4
-        assert store.search(("nothing",)) == []
-
-    def test_the_order_without_a_query(self, store: Store) -> None:
-        """The order the store declares (``unqueried_order``), the same at every call."""
-        # Distinct clocks, so that "newest" is unambiguous even at millisecond resolution.
-        for namespace, key in ((("o", "x"), "a"), (("o", "y"), "b"), (("o", "x"), "c")):
-            store.put(namespace, key, {"content": key})
-            time.sleep(0.005)
-        store.put(("o", "y"), "b", {"content": "b, changed"})
-        found = _keys(store.search(("o",)))
-        x, y = ("o", "x"), ("o", "y")
-        if self.unqueried_order == "newest_first":
-            assert found == [(y, "b"), (x, "c"), (x, "a")]
-        else:
-            assert found == [(x, "a"), (x, "c"), (y, "b")]
-        assert _keys(store.search(("o",))) == found
-
-    def test_a_query_ranks_the_matching_items(self, store: Store) -> None:
-        """With ``ranks_queries``: matches only, the best first, each with a float score."""
-        store.put(("notes",), "coffee", {"content": "Ana drinks coffee every morning."})
-        store.put(("notes", "deep"), "tea", {"content": "Bo prefers green tea, no coffee."})
-        store.put(("notes",), "bike", {"content": "Ana rides a bike to work."})
-        found = store.search(("notes",), query="coffee morning")
-        if not self.ranks_queries:
-            assert sorted(item.key for item in found) == ["bike", "coffee", "tea"]
-            return
-        assert [item.key for item in found] == ["coffee", "tea"]
-        scores = [item.score for item in found]
-        assert all(isinstance(score, float) for score in scores)
-        assert scores == sorted(scores, reverse=True)
-        assert [item.key for item in store.search(("notes",), query="coffee", limit=1)] == [
-            found[0].key
-        ]
-        filtered = store.search(("notes",), query="coffee", filter={"content": {"$ne": "x"}})
-        assert {item.key for item in filtered} == {"coffee", "tea"}
-
-    # -- namespaces -------------------------------------------------------------------------
-
-    def test_list_namespaces_options(self, store: Store) -> None:
-        """``prefix``, ``suffix``, ``*`` in either, ``max_depth`` (truncated, deduplicated),
-        ``limit`` and ``offset``, in sorted order: the example ``BaseStore`` documents."""
-        spaces = [
-            ("a", "b", "c"),
-            ("a", "b", "d", "e"),
-            ("a", "b", "d", "i"),
-            ("a", "b", "f"),
-            ("a", "c", "f"),
-            ("z",),
-        ]
-        for namespace in reversed(spaces):
-            store.put(namespace, "k", {"content": "/".join(namespace)})
-        assert store.list_namespaces() == sorted(spaces)
-        assert store.list_namespaces(prefix=("a", "b"), max_depth=3) == [
-            ("a", "b", "c"),
-            ("a", "b", "d"),
-            ("a", "b", "f"),
-        ]
-        assert store.list_namespaces(suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f")]
-        assert store.list_namespaces(prefix=("a", "*", "f")) == [("a", "b", "f"), ("a", "c", "f")]
-        assert store.list_namespaces(suffix=("d", "*")) == [
-            ("a", "b", "d", "e"),
-            ("a", "b", "d", "i"),
-        ]
-        assert store.list_namespaces(prefix=("a",), suffix=("c",)) == [("a", "b", "c")]
-        assert store.list_namespaces(max_depth=1) == [("a",), ("z",)]
-        assert store.list_namespaces(limit=2) == sorted(spaces)[:2]
-        assert store.list_namespaces(limit=2, offset=4) == sorted(spaces)[4:6]
-        assert store.list_namespaces(prefix=("q",)) == []
-
-    def test_a_namespace_whose_items_were_deleted(self, store: Store) -> None:
-        """Listed or not, as the store declares (``lists_emptied_namespaces``)."""
-        store.put(("users", "ana"), "k", {"content": "x"})
-        store.put(("users", "bo"), "k", {"content": "y"})
-        store.delete(("users", "ana"), "k")
-        expected = (
-            [("users", "ana"), ("users", "bo")]
-            if self.lists_emptied_namespaces
-            else [("users", "bo")]
-        )
-        assert store.list_namespaces() == expected
-
     # -- batches and async ------------------------------------------------------------------
 
     def test_a_batch_answers_each_operation_in_order(self, store: Store) -> None:
         """One result per operation; reads see the store before the batch's puts, and of two
         puts to one item the last wins."""
-        get, put, search = _op(store, "GetOp"), _op(store, "PutOp"), _op(store, "SearchOp")
-        listing = _op(store, "ListNamespacesOp")
+        get, put, search = (
+            operation(store, "GetOp"),
+            operation(store, "PutOp"),
+            operation(store, "SearchOp"),
+        )
+        listing = operation(store, "ListNamespacesOp")
         store.put(("b",), "old", {"content": "old"})
         results = store.batch(
             [
@@ -369,7 +190,7 @@ class StoreConformance:
         assert results[0] is None and results[3] is None and results[6] is None
         assert results[1].value == {"content": "old"}
         assert results[2] is None
-        assert _keys(results[4]) == [(("b",), "old")]
+        assert keys_of(results[4]) == [(("b",), "old")]
         assert results[5] == [("b",)]
         assert store.get(("b",), "new").value == {"content": "second"}
         assert store.get(("b",), "old") is None
@@ -382,19 +203,19 @@ class StoreConformance:
             await store.aput(("users", "bo"), "k", {"content": "tea", "n": 2})
             item = await store.aget(("users", "ana"), "k")
             assert item.value == {"content": "async coffee", "n": 1}
-            assert _keys(await store.asearch(("users",), filter={"n": 2})) == [
+            assert keys_of(await store.asearch(("users",), filter={"n": 2})) == [
                 (("users", "bo"), "k")
             ]
             if self.ranks_queries:
                 found = await store.asearch(("users",), query="coffee")
-                assert _keys(found) == [(("users", "ana"), "k")]
+                assert keys_of(found) == [(("users", "ana"), "k")]
             assert await store.alist_namespaces(prefix=("users",)) == [
                 ("users", "ana"),
                 ("users", "bo"),
             ]
             await store.adelete(("users", "ana"), "k")
             assert await store.aget(("users", "ana"), "k") is None
-            get = _op(store, "GetOp")
+            get = operation(store, "GetOp")
             assert [r.value for r in await store.abatch([get(("users", "bo"), "k")])] == [
                 {"content": "tea", "n": 2}
             ]
@@ -408,16 +229,7 @@ class StoreConformance:
 
     def test_no_overrides_DO_NOT_OVERRIDE(self) -> None:
         """Every suite test is inherited as is, or excused with an xfail reason."""
-        bad: list[str] = []
-        for name in dir(StoreConformance):
-            if not name.startswith("test_"):
-                continue
-            ours = getattr(type(self), name, None)
-            if ours is getattr(StoreConformance, name):
-                continue
-            marks = getattr(ours, "pytestmark", [])
-            if not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
-                bad.append(name)
+        bad = unexcused_overrides(StoreConformance, type(self))
         assert not bad, (
             f"store tests overridden or removed without @pytest.mark.xfail(reason=...): {bad}"
         )

@@ -17,6 +17,7 @@ import pytest
 from memquill.testing._cases import Case, load_cases
 from memquill.testing._harness import CoreHarness
 from memquill.testing._normalize import canonical_schema
+from memquill.testing._overrides import unexcused_overrides
 from memquill.testing._runner import HarnessFactory, assert_outcomes, run_case
 from memquill.tools import MemorySession
 
@@ -66,16 +67,7 @@ class ParitySuite:
 
     def test_no_overrides_DO_NOT_OVERRIDE(self) -> None:
         """Every suite test is inherited as is, or excused with an xfail reason."""
-        bad: list[str] = []
-        for name in dir(ParitySuite):
-            if not name.startswith("test_"):
-                continue
-            ours = getattr(type(self), name, None)
-            if ours is getattr(ParitySuite, name):
-                continue
-            marks = getattr(ours, "pytestmark", [])
-            if not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
-                bad.append(name)
+        bad = unexcused_overrides(ParitySuite, type(self))
         assert not bad, (
             f"parity tests overridden or removed without @pytest.mark.xfail(reason=...): {bad}"
         )

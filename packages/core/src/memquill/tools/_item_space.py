@@ -148,19 +148,7 @@ class Space:
         if view.documents is None:
             snapshot = view.snapshot
             view.documents = {
-                key: record_document(
-                    ProjectedRecord(
-                        id=record.id,
-                        path=record.projection_path,
-                        content=record.content,
-                        source=record.source,
-                        created_at=record.created_at,
-                        updated_at=record.updated_at,
-                        revision=snapshot.revision,
-                        record_revision=snapshot.record_revision(record),
-                        key=key,
-                    )
-                )
+                key: record_document(ProjectedRecord.of(snapshot, record))
                 for key, record in view.records.items()
             }
         return view.documents
