@@ -78,7 +78,7 @@ class IndexWriter:
                     else:
                         added.append((next_id, note, relabel(note.terms, mapping)))
                         next_id += 1
-                if len(added) == len(batch.notes):
+                if batch.postings and len(added) == len(batch.notes):
                     # Every note is new: the batch's own blocks, renumbered, extend each term's.
                     editor.append(mapping, batch.postings, added[0][0], fresh)
                 else:
