@@ -9,8 +9,8 @@ term no note holds any more must leave no block behind.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from array import array
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,13 +21,13 @@ from memquill.index._codec import BLOCK, decode_block
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
-from memquill.index._writer import IndexWriter
 from memquill.index._term_lists import (
     TermList,
     decode_chunk_matrix,
     decode_term_list,
     relabel,
 )
+from memquill.index._writer import IndexWriter
 
 TERMS = (11, 12, 13, 14, 15)
 

@@ -103,14 +103,18 @@ def synchronise(
         with database.reading() as connection:
             notes.refresh(connection)
 
+    by_path = notes.by_path
+
     def resolve(walked: WalkedFile) -> tuple[NoteRow, int] | str:
-        error = errors.get(walked.path)
-        if error is not None:
-            return error
-        row = notes.by_path.get(walked.path)
+        path = walked[0]
+        if errors:
+            error = errors.get(path)
+            if error is not None:
+                return error
+        row = by_path.get(path)
         if row is None:  # pragma: no cover - analysed above
             return "Memory source is not readable."
-        return row, row.byte_size
+        return row, row[8]  # its byte size
 
     admitted = admit(walk, resolve, budget)
     keep = set(admitted.paths)
@@ -121,9 +125,9 @@ def synchronise(
             notes.refresh(connection)
     limit = walk.config.max_file_bytes
     skipped = frozenset(
-        step.path
+        step[0]
         for step in walk.steps
-        if isinstance(step, WalkedFile) and (step.size > limit or step.path in errors)
+        if not isinstance(step, str) and (step[1][0] > limit or step[0] in errors)
     )
     return SyncReport(
         walk, len(admitted.paths), admitted.warnings, analysed, len(removals), skipped
@@ -141,7 +145,7 @@ def stale_notes(
     limit = walk.config.max_file_bytes
     get = notes.by_path.get
     for step in walk.steps:
-        if not isinstance(step, WalkedFile):
+        if isinstance(step, str):
             continue  # a warning
         path, identity = step
         if identity[0] > limit:

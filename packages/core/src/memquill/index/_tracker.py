@@ -6,7 +6,8 @@ changed, and only the changed folders and notes when something did (:func:`_quic
 folders are listed again, their notes ``lstat``\\ ed and read, and the rows of vanished notes
 removed. Whatever the quick path cannot vouch for — a new or removed folder, a note at a
 limit, an unreadable note, a write by another process, a missed event — falls back to one walk
-(taking from the previous walk what the watcher saw unchanged) and a full comparison
+(taking from the previous walk what the watcher saw unchanged, and in a fresh process the
+folder listings the index kept, :mod:`._folders`) and a full comparison
 (:func:`memquill.index._sync.synchronise`).
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.index._db import IndexDatabase
+from memquill.index._folders import KeptListings
 from memquill.index._notes import NoteTable
 from memquill.index._sync import Progress, SyncReport, analyse, synchronise
 from memquill.index._watch import Changes, Watcher, open_watcher
@@ -67,11 +69,16 @@ class ChangeTracker:
         self._watcher: Watcher | None = None
         self._seen: _LastSync | None = None
         self._racy_ns = racy_ns
-        self.listings = DocumentCache()
+        # Listings settle like notes: one changed within the racy window is listed again.
+        self.listings = DocumentCache(racy_seconds=racy_ns / 1e9)
+        self._kept = KeptListings()
+        self._loaded = False
 
     def forget(self) -> None:
         """Start over (the index file was replaced or rebuilt)."""
         self._seen = None
+        self._kept = KeptListings()
+        self._loaded = False
 
     def close(self) -> None:
         """Stop watching."""
@@ -109,11 +116,16 @@ class ChangeTracker:
                     report = _quick(self._root, database, notes, seen, changes)
                     if report is not None:
                         seen.report, seen.generation = report, notes.generation
+                        self._kept.drop(database, changes.folders)
                         return report
                 previous = PreviousWalk(
                     config, seen.listings, seen.identities, changes.folders, changes.files
                 )
                 force = changes.files
+        if not self._loaded:
+            # A fresh process: the folder listings the index kept spare listing every folder.
+            self.listings.take_listings(config, self._kept.load(database, config))
+            self._loaded = True
         walk = walk_workspace(
             self._root,
             config,
@@ -137,6 +149,8 @@ class ChangeTracker:
             racy_ns=0 if previous is not None else self._racy_ns,
             force=force,
         )
+        self.listings.retain(set(), walk.folders)  # a folder gone takes its listing along
+        self._kept.save(database, config, self.listings.held_listings(config))
         if watcher is None:
             self._seen = None
             return report

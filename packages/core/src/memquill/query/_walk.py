@@ -19,12 +19,13 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Final, NamedTuple, cast
 
 from memquill.errors import Messages
-from memquill.paths import hard_links_allowed, is_hard_linked, source_error
+from memquill.paths import hard_links_allowed, source_error
 from memquill.private_paths import (
     CREDENTIAL_PARTS,
     SUSPECT_NAMES,
@@ -52,6 +53,13 @@ __all__ = [
 ]
 
 _NAME: Final = attrgetter("name")
+_LINKS: Final = attrgetter("st_nlink")
+_IDENTITY: Final = cast(
+    "Callable[[os.stat_result], Identity]",
+    attrgetter("st_size", "st_mtime_ns", "st_ino", "st_ctime_ns", "st_dev"),
+)
+_INODE: Final = itemgetter(2)
+_DEVICE: Final = itemgetter(4)
 _SIGN: Final = 1 << 63
 _WRAP: Final = 1 << 64
 
@@ -99,7 +107,7 @@ class Walk:
 
     def identities(self) -> dict[str, Identity]:
         """Each walked file's identity."""
-        return {step.path: step.identity for step in self.steps if isinstance(step, WalkedFile)}
+        return {step[0]: step[1] for step in self.steps if not isinstance(step, str)}
 
 
 def walk_folders(
@@ -248,6 +256,8 @@ class _Walk:
     entry_stopped: bool = False
     seen: dict[str, WalkedFile | str] = field(default_factory=dict[str, WalkedFile | str])
     """Identities (or why not) of the notes of folders just listed, until walked."""
+    links: bool = field(default_factory=hard_links_allowed)
+    """Notes with several hard links are walked (:func:`memquill.paths.hard_links_allowed`)."""
 
     def folder(self, relative: str, depth: int) -> None:
         listing = self._listing(relative, depth)
@@ -288,6 +298,8 @@ class _Walk:
                 cached = cache.listing(relative, identity, self.config)
                 if cached is not None:
                     self.listings[relative] = cached
+                    if previous is None and cached.entries <= remaining:
+                        self._stat_listed(cached)
                     return self._count(relative, cached.entries, remaining, cached)
         try:
             folder = _open_folder(location)
@@ -325,25 +337,31 @@ class _Walk:
         looks up one name, not the whole path), for :meth:`_file` to take."""
         paths = (path for kind, path in listing.steps if kind == "file")
         seen = self.seen
-        links = hard_links_allowed()
+        links = self.links
         for path, entry in zip(paths, notes, strict=True):
             try:
-                info = entry.stat(follow_symlinks=False)
+                seen[path] = _walked(path, entry.stat(follow_symlinks=False), links)
             except OSError as error:
                 seen[path] = source_error(error).message
-                continue
-            if info.st_nlink > 1 and not links:
-                seen[path] = Messages.HARD_LINK
-                continue
-            ino, dev = info.st_ino, info.st_dev
-            identity = (
-                info.st_size,
-                info.st_mtime_ns,
-                ino if ino < _SIGN else ino - _WRAP,
-                info.st_ctime_ns,
-                dev if dev < _SIGN else dev - _WRAP,
-            )
-            seen[path] = _NEW_WALKED(WalkedFile, (path, identity))
+
+    def _stat_listed(self, listing: FolderListing) -> None:
+        """Each note's identity for a reused listing, in C loops (a fresh process reuses
+        every unchanged folder's listing but must still ``lstat`` each note); one that
+        fails, or has several hard links, is left to :meth:`_file`, which says why."""
+        paths = [path for kind, path in listing.steps if kind == "file"]
+        if not paths:
+            return
+        try:
+            infos = list(map(os.lstat, map(f"{self.root_text}/".__add__, paths)))
+        except OSError:
+            return
+        if not self.links and max(map(_LINKS, infos)) > 1:
+            return
+        identities = list(map(_IDENTITY, infos))
+        if max(map(_INODE, identities)) >= _SIGN or max(map(_DEVICE, identities)) >= _SIGN:
+            return  # numbers stored signed: made one by one
+        walked = map(_NEW_WALKED, repeat(WalkedFile), zip(paths, identities, strict=True))
+        self.seen.update(zip(paths, walked, strict=True))
 
     def _count(
         self, relative: str, entries: int, remaining: int, listing: FolderListing | None
@@ -365,19 +383,29 @@ class _Walk:
                 return
         seen = self.seen.pop(path, None)
         if seen is None:
+            # A folder whose listing was reused: its notes are ``lstat``ed here, by path.
             try:
-                seen = _walked(path, os.lstat(f"{self.root_text}/{path}"))
+                seen = _walked(path, os.lstat(f"{self.root_text}/{path}"), self.links)
             except OSError as error:
                 seen = source_error(error).message
         self.steps.append(f"Skipped {path}: {seen}" if isinstance(seen, str) else seen)
 
 
-def _walked(path: str, info: os.stat_result) -> WalkedFile | str:
-    """The note at ``path`` with this ``lstat``, or why it is skipped (several hard links:
-    :func:`memquill.paths.is_hard_linked`; the reader checks again on the open file)."""
-    if is_hard_linked(info):
+def _walked(path: str, info: os.stat_result, links: bool) -> WalkedFile | str:
+    """The note at ``path`` with this ``lstat``, or why it is skipped (several hard links,
+    unless ``links``: :func:`memquill.paths.is_hard_linked`; the reader checks again on the
+    open file)."""
+    if info.st_nlink > 1 and not links:
         return Messages.HARD_LINK
-    return WalkedFile(path, file_identity(info))
+    ino, dev = info.st_ino, info.st_dev
+    identity = (
+        info.st_size,
+        info.st_mtime_ns,
+        ino if ino < _SIGN else ino - _WRAP,
+        info.st_ctime_ns,
+        dev if dev < _SIGN else dev - _WRAP,
+    )
+    return _NEW_WALKED(WalkedFile, (path, identity))
 
 
 def _open_folder(location: str) -> int | None:
