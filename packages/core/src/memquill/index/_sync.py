@@ -96,7 +96,8 @@ def synchronise(
         walk = walk_workspace(root, load_scan_config(root), listings, budget)
     with database.reading() as connection:
         notes.refresh(connection)
-    pending = stale_notes(walk, notes, racy_ns, force)
+    oversized: list[str] = []
+    pending = stale_notes(walk, notes, racy_ns, force, oversized)
     errors: dict[str, str] = {}
     analysed = analyse(root, database, notes, pending, errors, progress, announce, workers)
     if analysed:
@@ -123,12 +124,7 @@ def synchronise(
         IndexWriter(database, notes).store(None, removals, synced=True)
         with database.reading() as connection:
             notes.refresh(connection)
-    limit = walk.config.max_file_bytes
-    skipped = frozenset(
-        step[0]
-        for step in walk.steps
-        if not isinstance(step, str) and (step[1][0] > limit or step[0] in errors)
-    )
+    skipped = frozenset([*oversized, *errors])
     return SyncReport(
         walk, len(admitted.paths), admitted.warnings, analysed, len(removals), skipped
     )
@@ -139,8 +135,10 @@ def stale_notes(
     notes: NoteTable,
     racy_ns: int = RACY_NS,
     force: frozenset[str] | set[str] = frozenset(),
+    oversized: list[str] | None = None,
 ) -> list[WalkedFile]:
-    """The walked notes the index must read (again): new, changed, unsettled or forced."""
+    """The walked notes the index must read (again): new, changed, unsettled or forced
+    (and, into ``oversized``, those too large to read)."""
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
     get = notes.by_path.get
@@ -149,6 +147,8 @@ def stale_notes(
             continue  # a warning
         path, identity = step
         if identity[0] > limit:
+            if oversized is not None:
+                oversized.append(path)
             continue
         row = get(path)
         # Read after the file had settled: later edits change the identity. Otherwise read

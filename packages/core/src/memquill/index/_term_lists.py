@@ -78,21 +78,28 @@ class TermList:
 
 
 class ChunkMatrix:
-    """What re-scoring reads of a term list: the term ids and the chunk matrix."""
+    """What re-scoring reads of a term list: the term ids (as stored: little-endian, each
+    ``width`` bytes) and the chunk matrix."""
 
-    __slots__ = ("chunks", "ids", "matrix")
+    __slots__ = ("_ids", "_width", "chunks", "matrix")
 
-    def __init__(self, ids: array[int], chunks: int, matrix: array[int]) -> None:
-        self.ids, self.chunks, self.matrix = ids, chunks, matrix
+    def __init__(self, ids: bytes, width: int, chunks: int, matrix: array[int]) -> None:
+        self._ids, self._width, self.chunks, self.matrix = ids, width, chunks, matrix
 
     def chunk_counts(self, term: int) -> tuple[int, ...]:
         """How often term ``term`` occurs in each chunk (zeros when the note lacks it)."""
-        try:
-            # A search in C: re-scoring asks for a few terms of each of many notes.
-            column = self.ids.index(term)
-        except ValueError:
+        ids, width = self._ids, self._width
+        if term < 0 or term >> (8 * width):
             return (0,) * max(1, self.chunks)
-        return tuple(self.matrix[column :: len(self.ids)])
+        # A byte search in C (re-scoring asks for a few terms of each of many notes); a hit
+        # must start on an id's boundary.
+        needle = term.to_bytes(width, "little")
+        at = ids.find(needle)
+        while at > 0 and at % width:
+            at = ids.find(needle, at + 1)
+        if at < 0:
+            return (0,) * max(1, self.chunks)
+        return tuple(self.matrix[at // width :: len(ids) // width])
 
 
 def encode_term_list(
@@ -168,7 +175,11 @@ def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
     view = unseal(blob)
     try:
         n, nf, chunks, id_code, body_code, count_code, matrix_code = _HEAD.unpack_from(view)
-        ids, at = take(view, _HEAD.size, id_code, n)
+        width = _WIDTHS[id_code]
+        at = _HEAD.size + width * n
+        if at > len(view):
+            raise ValueError("short")
+        ids = bytes(view[_HEAD.size : at])
         numbers = memoryview(zlib.decompress(view[at:]))
         # The matrix comes last, after the counts: its offset follows from the header.
         skip = _WIDTHS[body_code] * n + 4 * nf + _WIDTHS[count_code] * 5 * nf
@@ -177,4 +188,4 @@ def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
         raise CorruptBlob("term list") from None
     if at != len(numbers):
         raise CorruptBlob("term list length")
-    return ChunkMatrix(ids, chunks, matrix)
+    return ChunkMatrix(ids, width, chunks, matrix)
