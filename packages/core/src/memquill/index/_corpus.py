@@ -24,6 +24,7 @@ from memquill.index._gains import GainFactors, Norms, month_term, note_term
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import Term, select
+from memquill.index._term_lists import ChunkMatrix
 from memquill.paths import MAX_READ_BYTES, open_regular
 from memquill.query import (
     Corpus,
@@ -81,6 +82,8 @@ class IndexedCorpus:
         self._candidates: set[int] | None = None
         self._numbers: dict[str, int | None] = {}
         """Each term re-scoring asked for: its id (``None``: no note holds it)."""
+        self._matrices: dict[int, ChunkMatrix] = {}
+        """The term lists re-scoring read, by note (one search asks for each several times)."""
         self._materialised: OrderedDict[tuple[int, int], SearchDocument] = (
             OrderedDict() if documents is None else documents
         )
@@ -229,7 +232,9 @@ class IndexedCorpus:
             number = numbers[term]
         else:
             number = numbers[term] = self._reader.term_number(self._connection, term)
-        matrix = self._reader.term_list(self._connection, index)
+        matrix = self._matrices.get(index)
+        if matrix is None:
+            matrix = self._matrices[index] = self._reader.term_list(self._connection, index)
         return (0,) * max(1, matrix.chunks) if number is None else matrix.chunk_counts(number)
 
     def document(self, index: int) -> SearchDocument:

@@ -29,8 +29,9 @@ from typing import Final, Generic, TypeVar
 from memquill.errors import SourceError
 from memquill.paths import read_text_nofollow
 from memquill.query._documents import SearchDocument, note_document
+from memquill.query._listing import classify, list_folder
 from memquill.query._scanconfig import ScanConfig, load_scan_config
-from memquill.query._walk import Walk, WalkedFile, classify, list_folder, walk_folders
+from memquill.query._walk import Walk, WalkedFile, walk_folders
 from memquill.query._walk_cache import (
     DocumentCache,
     FolderListing,

@@ -1,15 +1,15 @@
 """The walk itself: folders listed in sorted order, notes found with their file identities.
 
-Entries are visited in sorted order (UTF-16 code units), so every machine walks a workspace
-alike. Memquill's own bookkeeping, private and credential files, ignored paths and symlinks
-are never listed as notes; a note with several hard links is skipped with a warning (unless
-the user opts in, :func:`memquill.paths.hard_links_allowed`); folders deeper than
-``max_depth`` are counted, not entered. No note is opened here: :mod:`memquill.query._scan`
+Each folder's entries are sorted and classified by :mod:`memquill.query._listing` (what is a
+note, a folder to enter, a folder too deep; private files and ignored paths left out); a note
+with several hard links is skipped with a warning (unless the user opts in,
+:func:`memquill.paths.hard_links_allowed`). No note is opened here: :mod:`memquill.query._scan`
 decides what is read.
 
-:class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again;
-files are still checked one by one (editing a file changes only its own identity). A change
-watcher can vouch for more (:class:`~memquill.query._walk_cache.PreviousWalk`).
+:class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again
+(a search index keeps its listings for the next process); files are still checked one by one
+(editing a file changes only its own identity), the notes of a reused listing in C loops. A
+change watcher can vouch for more (:class:`~memquill.query._walk_cache.PreviousWalk`).
 """
 
 from __future__ import annotations
@@ -26,33 +26,18 @@ from typing import Final, NamedTuple, cast
 
 from memquill.errors import Messages
 from memquill.paths import hard_links_allowed, source_error
-from memquill.private_paths import (
-    CREDENTIAL_PARTS,
-    SUSPECT_NAMES,
-    SUSPECT_STARTS,
-    is_private,
-    may_be_private,
-)
+from memquill.query._listing import classify, sort_entries
 from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import (
     DocumentCache,
     FolderListing,
     Identity,
     PreviousWalk,
-    Step,
     file_identity,
 )
-from memquill.text import path_key
 
-__all__ = [
-    "Walk",
-    "WalkedFile",
-    "classify",
-    "list_folder",
-    "walk_folders",
-]
+__all__ = ["Walk", "WalkedFile", "walk_folders"]
 
-_NAME: Final = attrgetter("name")
 _LINKS: Final = attrgetter("st_nlink")
 _IDENTITY: Final = cast(
     "Callable[[os.stat_result], Identity]",
@@ -154,91 +139,6 @@ def walk_folders(
     )
 
 
-def classify(
-    relative: str, depth: int, listed: list[os.DirEntry[str]], config: ScanConfig
-) -> FolderListing:
-    """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do."""
-    return _classify(relative, depth, listed, config, None)
-
-
-def _classify(
-    relative: str,
-    depth: int,
-    listed: list[os.DirEntry[str]],
-    config: ScanConfig,
-    notes: list[os.DirEntry[str]] | None,
-) -> FolderListing:
-    """:func:`classify`, also collecting (into ``notes``) the entry of each note listed."""
-    steps: list[Step] = []
-    cacheable = True
-    extensions = config.extensions
-    prefix = f"{relative}/" if relative else ""
-    # The checks every entry gets, with their constants at hand (a walk lists every note).
-    suspect_folder = may_be_private(prefix, "")
-    pattern = config.pattern
-    starts, ends, always = config.literal_ends
-    for entry in listed:
-        name = entry.name
-        path = prefix + name
-        lowered = name.lower()
-        if (
-            suspect_folder
-            or lowered.startswith(SUSPECT_STARTS)
-            or "\\" in name
-            or lowered in SUSPECT_NAMES
-            or not CREDENTIAL_PARTS.isdisjoint(lowered.split("."))
-        ) and is_private(path):
-            continue
-        if (
-            pattern is not None
-            and (always or path.startswith(starts) or path.endswith(ends))
-            and pattern.fullmatch(path) is not None
-        ):
-            continue
-        try:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if not config.prunes(path):
-                    steps.append(("folder" if depth < config.max_depth else "deep", path))
-                continue
-            is_file = entry.is_file(follow_symlinks=False)
-        except OSError as error:
-            steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
-            cacheable = False
-            continue
-        if not is_file:
-            continue
-        # The extension as ``os.path.splitext`` cuts it (leading dots belong to the name).
-        dot = lowered.rfind(".")
-        if (lowered[dot:] if dot > 0 and lowered[:dot].strip(".") else "") in extensions:
-            steps.append(("file", path))
-            if notes is not None:
-                notes.append(entry)
-    return FolderListing(len(listed), tuple(steps), cacheable)
-
-
-def _sort(listed: list[os.DirEntry[str]]) -> None:
-    """Sort entries by name in UTF-16 code units (below U+D800 that is code point order)."""
-    if max((entry.name for entry in listed), default="") < "\ud800":
-        listed.sort(key=_NAME)
-    else:
-        listed.sort(key=lambda entry: path_key(entry.name))
-
-
-def list_folder(root: Path, relative: str, config: ScanConfig) -> FolderListing | None:
-    """One folder's listing, as the walk makes it (``None``: it cannot be listed now)."""
-    depth = relative.count("/") + 1 if relative else 0
-    location = f"{os.fspath(root)}/{relative}" if relative else os.fspath(root)
-    try:
-        with os.scandir(location) as iterator:
-            listed = list(iterator)
-    except OSError:
-        return None
-    _sort(listed)
-    return classify(relative, depth, listed, config)
-
-
 @dataclass(slots=True)
 class _Walk:
     root: Path
@@ -313,9 +213,9 @@ class _Walk:
                 listed = list(itertools.islice(iterator, remaining + 1))
             if len(listed) > remaining:
                 return self._count(relative, len(listed), remaining, None)
-            _sort(listed)
+            sort_entries(listed)
             notes: list[os.DirEntry[str]] | None = [] if folder is not None else None
-            listing = _classify(relative, depth, listed, self.config, notes)
+            listing = classify(relative, depth, listed, self.config, notes)
             if notes:
                 self._stat_files(listing, notes)
         except OSError as error:
