@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from array import array
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ from memquill.index._term_lists import (
     decode_term_list,
     relabel,
 )
+from memquill.index._writer import IndexWriter
 
 TERMS = (11, 12, 13, 14, 15)
 
@@ -135,7 +137,7 @@ def test_a_reader_sees_each_change() -> None:
 def test_a_batch_numbers_its_terms_and_notes_from_zero() -> None:
     from memquill.index._analysis import analyse_note
 
-    builder = BatchBuilder()
+    builder = BatchBuilder(blocks_from=2)
     texts = ("# Title\n\nalpha bravo\n\n## Part\n\nbravo charlie bravo\n", "alpha delta")
     for index, text in enumerate(texts):
         builder.add(analyse_note(f"n{index}.md", text, (1, 2, 3, 4, 5)), 0)
@@ -149,3 +151,26 @@ def test_a_batch_numbers_its_terms_and_notes_from_zero() -> None:
         assert first.chunk_counts(100 + number("delta")) == (0, 0)
     alpha = decode_block(batch.postings[number("alpha")][0])
     assert list(alpha.ids) == [0, 1] and list(alpha.bodies) == [1, 1]
+
+
+def test_a_small_batch_brings_no_blocks_and_its_notes_are_stored_all_the_same(
+    tmp_path: Path,
+) -> None:
+    from memquill.index._analysis import analyse_note
+
+    builder = BatchBuilder(blocks_from=3)
+    for index, text in enumerate(("alpha bravo", "alpha delta")):
+        builder.add(analyse_note(f"n{index}.md", text, (1, 2, 3, 4, 5)), 0)
+    small = builder.build()
+    assert small.postings == () and len(small.notes) == 2
+    database = IndexDatabase(tmp_path / "index.sqlite3", "workspace")
+    notes = NoteTable()
+    IndexWriter(database, notes).store(small)
+    reader = PostingsReader(notes)
+    with database.reading() as connection:
+        notes.refresh(connection)
+        alpha = reader.postings(connection, "alpha")
+        delta = reader.postings(connection, "delta")
+    assert list(alpha.ids) == [0, 1] and list(alpha.bodies) == [1, 1]
+    assert list(delta.ids) == [1]
+    database.close()

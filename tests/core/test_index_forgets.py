@@ -17,6 +17,7 @@ from tests.core.index_helpers import indexed
 from tests.core.query_helpers import write
 
 from memquill.index import IndexSearcher, index_path
+from memquill.index._folders import decode_listing
 from memquill.index._pages import decode_page
 from memquill.index._term_lists import decode_term_list
 from memquill.query._tokens import fold, folded_terms
@@ -38,7 +39,7 @@ def index_forms(folder: Path, root: Path) -> set[str]:
         tables = {str(name) for (name,) in connection.execute("SELECT name FROM sqlite_master")}
         assert tables == {
             *("meta", "sqlite_autoindex_meta_1", "pages", "terms", "postings"),
-            *("lexicon", "sqlite_autoindex_lexicon_1"),
+            *("lexicon", "sqlite_autoindex_lexicon_1", "folders"),
         }
         lexicon = dict(connection.execute("SELECT id, term FROM lexicon").fetchall())
         found.update(str(term) for term in lexicon.values())
@@ -50,7 +51,17 @@ def index_forms(folder: Path, root: Path) -> set[str]:
             for row in decode_page(bytes(blob)):
                 found.update((row.path, *row.tags.split("\n")))
         found.update(str(value) for (value,) in connection.execute("SELECT value FROM meta"))
+        for path, blob in connection.execute("SELECT path, data FROM folders"):
+            _, listing = decode_listing(bytes(blob))
+            found.update((bytes(path).decode(), *(step for _, step in listing.steps)))
     return found
+
+
+def kept_listings(folder: Path, root: Path) -> list[str]:
+    """Every path in the folder listings the index keeps."""
+    with sqlite3.connect(f"file:{index_path(root, folder)}?mode=ro", uri=True) as connection:
+        rows = connection.execute("SELECT data FROM folders").fetchall()
+    return [step for (blob,) in rows for _, step in decode_listing(bytes(blob))[1].steps]
 
 
 def files_holding(folder: Path, needle: bytes) -> list[str]:
@@ -91,6 +102,10 @@ def test_a_removed_notes_words_are_nowhere_under_the_index_folder(
         assert search(root, searcher, WORD) == [name]
         in_forms, in_files = holds_word(folder, root)
         assert in_forms and in_files, "the word is stored as the test looks for it"
+        if change == "deleted":
+            assert any(WORD in form for form in kept_listings(folder, root)), (
+                "the note's name is in the folder listings the index keeps"
+            )
         if change == "deleted":
             secret.unlink()
         else:

@@ -14,13 +14,14 @@ Reading the package, top down:
   (exact candidate pruning: which notes can still reach the re-scored set).
 - Keeping current: ``_tracker`` (in a long-lived process: the change watcher's events,
   handled in proportion), ``_watch`` (inotify), ``_sync`` (the walk compared with what the
-  index holds: what to read, what to remove).
+  index holds: what to read, what to remove), ``_folders`` (the folder listings kept for the
+  next process's walk).
 - Analysing notes: ``_build`` and ``_worker`` (analysis in worker processes), ``_analysis``
   (one note's figures, with the query layer's tokenizer), ``_parts`` (a note's chunks and
   their words, from one pass), ``_batch`` (analysed notes as the writer takes them).
 - Storing: ``_writer`` (one transaction per change), ``_blocks`` (postings blocks changed in
-  place), ``_lexicon`` (each term's text, once), ``_term_lists`` (per note: its terms, counts
-  and chunk matrix), ``_pages`` (the notes' figures, 128 to a blob), ``_codec`` (blocks,
+  place), ``_lexicon`` (each term's text, once), ``_term_lists`` (per note: its term ids,
+  counts and chunk matrix), ``_pages`` (the notes' figures, 128 to a blob), ``_codec`` (blocks,
   checksums, narrow numbers), ``_db`` (the SQLite file, its schema and format).
 - Reading back: ``_notes`` (every note, kept current page by page), ``_postings`` (a term's
   blocks, re-read only where changed; term lists).

@@ -14,7 +14,7 @@ from array import array
 from collections import deque
 from dataclasses import dataclass
 from itertools import repeat
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from memquill.index._analysis import NoteFigures
 from memquill.index._codec import BLOCK, FieldCounts, Postings, encode_block
@@ -22,8 +22,10 @@ from memquill.index._pages import NoteRow
 from memquill.index._term_lists import encode_term_list
 from memquill.query import Identity
 
-__all__ = ["AnalysedBatch", "AnalysedNote", "BatchBuilder"]
+__all__ = ["BLOCKS_FROM", "AnalysedBatch", "AnalysedNote", "BatchBuilder"]
 
+BLOCKS_FROM: Final = 32
+"""A batch of this many notes or more comes with its postings cut into blocks."""
 _EXTEND = list[int].extend
 
 
@@ -72,7 +74,9 @@ class AnalysedBatch:
         vocabulary: every term of the batch, sorted (a term's number is its position).
         notes: the notes, in the order they were analysed.
         postings: per term number, its postings over the batch as blocks, notes numbered
-            from 0 in ``notes`` order.
+            from 0 in ``notes`` order; empty for a batch of fewer than :data:`BLOCKS_FROM`
+            notes (an edit of a few notes: the writer changes their terms' blocks in place,
+            and blocks made here would go unused).
     """
 
     vocabulary: tuple[str, ...]
@@ -81,10 +85,11 @@ class AnalysedBatch:
 
 
 class BatchBuilder:
-    """Gathers analysed notes into a batch."""
+    """Gathers analysed notes into a batch (with blocks from ``blocks_from`` notes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, blocks_from: int = BLOCKS_FROM) -> None:
         self._notes: list[tuple[NoteFigures, int]] = []
+        self._blocks_from = blocks_from
 
     def __len__(self) -> int:
         return len(self._notes)
@@ -100,20 +105,23 @@ class BatchBuilder:
         flat: list[list[int]] = [[] for _ in vocabulary]
         held: dict[int, list[tuple[int, FieldCounts]]] = {}
         notes: list[AnalysedNote] = []
+        blocks = len(self._notes) >= self._blocks_from
         for doc, (figures, seen) in enumerate(self._notes):
             columns = list(map(number.__getitem__, figures.terms))
             bodies = [figures.body.get(term, 0) for term in figures.terms]
-            # One (note, body count) pair per term, appended in C: a note holds hundreds.
-            deque(
-                map(_EXTEND, map(flat.__getitem__, columns), zip(repeat(doc), bodies)),
-                maxlen=0,
-            )
+            if blocks:
+                # One (note, body count) pair per term, appended in C: a note holds hundreds.
+                deque(
+                    map(_EXTEND, map(flat.__getitem__, columns), zip(repeat(doc), bodies)),
+                    maxlen=0,
+                )
             fields: dict[int, FieldCounts] = {}
             for column, term in enumerate(figures.terms):
                 counts = figures.fields.get(term)
                 if counts is not None:
                     fields[column] = counts
-                    held.setdefault(columns[column], []).append((doc, counts))
+                    if blocks:
+                        held.setdefault(columns[column], []).append((doc, counts))
             blob = encode_term_list(columns, bodies, fields, figures.chunks, figures.matrix)
             notes.append(
                 AnalysedNote(
@@ -127,8 +135,10 @@ class BatchBuilder:
                     blob,
                 )
             )
-        postings = tuple(
-            _blocks(entries, dict(held.get(term, ()))) for term, entries in enumerate(flat)
+        postings = (
+            tuple(_blocks(entries, dict(held.get(term, ()))) for term, entries in enumerate(flat))
+            if blocks
+            else ()
         )
         return AnalysedBatch(tuple(vocabulary), tuple(notes), postings)
 

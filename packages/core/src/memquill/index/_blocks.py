@@ -71,8 +71,9 @@ class BlockEditor:
         for term in terms.ids:
             changes.setdefault(term, {})[doc_id] = None
 
-    def replace(self, doc_id: int, old: TermList, new: TermList) -> None:
-        """Note ``doc_id`` held ``old`` and now holds ``new``: only what differs changes."""
+    def replace(self, doc_id: int, old: TermList, new: TermList) -> bool:
+        """Note ``doc_id`` held ``old`` and now holds ``new``: only what differs changes.
+        Returns whether it lost a term."""
         before = _entries(old)
         changes = self._changes
         for term, entry in _entries(new).items():
@@ -80,6 +81,7 @@ class BlockEditor:
                 changes.setdefault(term, {})[doc_id] = entry
         for term in before:
             changes.setdefault(term, {})[doc_id] = None
+        return bool(before)
 
     def append(
         self, terms: Sequence[int], blocks: Sequence[Sequence[bytes]], base: int, fresh: set[int]

@@ -24,6 +24,7 @@ from memquill.index._gains import GainFactors, Norms, month_term, note_term
 from memquill.index._notes import NoteRow, NoteTable
 from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import Term, select
+from memquill.index._term_lists import ChunkMatrix
 from memquill.paths import MAX_READ_BYTES, open_regular
 from memquill.query import (
     Corpus,
@@ -79,6 +80,10 @@ class IndexedCorpus:
         self._days = notes.days
         self._day_of = notes.day_of
         self._candidates: set[int] | None = None
+        self._numbers: dict[str, int | None] = {}
+        """Each term re-scoring asked for: its id (``None``: no note holds it)."""
+        self._matrices: dict[int, ChunkMatrix] = {}
+        """The term lists re-scoring read, by note (one search asks for each several times)."""
         self._materialised: OrderedDict[tuple[int, int], SearchDocument] = (
             OrderedDict() if documents is None else documents
         )
@@ -222,7 +227,15 @@ class IndexedCorpus:
         """Per chunk, the count of ``term`` (from the note's stored term list)."""
         if index < 0:
             return self._records.chunk_counts(-1 - index, term)
-        return self._reader.chunk_counts(self._connection, index, term)
+        numbers = self._numbers
+        if term in numbers:
+            number = numbers[term]
+        else:
+            number = numbers[term] = self._reader.term_number(self._connection, term)
+        matrix = self._matrices.get(index)
+        if matrix is None:
+            matrix = self._matrices[index] = self._reader.term_list(self._connection, index)
+        return (0,) * max(1, matrix.chunks) if number is None else matrix.chunk_counts(number)
 
     def document(self, index: int) -> SearchDocument:
         """The note read from its file (it must still be what was indexed), or the record."""

@@ -6,7 +6,8 @@ generation of its last change), ``lexicon`` (each term's text and id: :mod:`._le
 ``terms`` (per note, its term list: every term it holds with its counts, and its chunk matrix:
 :mod:`._term_lists`) and ``postings`` (per term, blocks of at most :data:`._codec.BLOCK` notes,
 keyed by the term's id and the block's first note id, each with the generation of its last
-change: :mod:`._blocks`).
+change: :mod:`._blocks`) and ``folders`` (the walk's folder listings, for the next process:
+:mod:`._folders`).
 
 The file holds the notes' vocabulary, so it is private: the folder is ``0700`` and the database
 is created ``0600`` before SQLite opens it (SQLite gives its ``-wal`` and ``-shm`` files the
@@ -42,7 +43,7 @@ __all__ = [
     "file_inode",
 ]
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 FORMAT: Final = (
     f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
@@ -57,6 +58,7 @@ CREATE TABLE terms(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE postings(
     term INTEGER NOT NULL, lo INTEGER NOT NULL, gen INTEGER NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (term, lo)) WITHOUT ROWID;
+CREATE TABLE folders(path BLOB PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 """
 _BUSY_MS: Final = 60_000
 _WIPE_BUSY_MS: Final = 2_000
@@ -132,10 +134,18 @@ class IndexDatabase:
                 self.connection.execute("COMMIT")
 
     @contextlib.contextmanager
-    def writing(self) -> Generator[sqlite3.Connection]:
-        """A write transaction (waits for other writers); rolled back on any error."""
+    def writing(self, *, wait: bool = True) -> Generator[sqlite3.Connection]:
+        """A write transaction (waits for other writers, unless ``wait`` is false: then
+        ``sqlite3.OperationalError`` if one is writing); rolled back on any error."""
         with self._guard():
-            self.connection.execute("BEGIN IMMEDIATE")
+            if wait:
+                self.connection.execute("BEGIN IMMEDIATE")
+            else:
+                self.connection.execute("PRAGMA busy_timeout = 0")
+                try:
+                    self.connection.execute("BEGIN IMMEDIATE")
+                finally:
+                    self.connection.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
             try:
                 yield self.connection
             except BaseException:

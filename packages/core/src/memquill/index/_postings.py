@@ -94,14 +94,10 @@ class PostingsReader:
             self._held -= len(dropped.joined.ids)
         return joined
 
-    def chunk_counts(
-        self, connection: sqlite3.Connection, doc_id: int, term: str
-    ) -> tuple[int, ...]:
-        """How often ``term`` occurs in each chunk of note ``doc_id``."""
+    def term_number(self, connection: sqlite3.Connection, term: str) -> int | None:
+        """The id of ``term`` (``None``: no note holds it), as its postings were read."""
         self.postings(connection, term)
-        number = self._terms[term].id
-        terms = self.term_list(connection, doc_id)
-        return (0,) * max(1, terms.chunks) if number is None else terms.chunk_counts(number)
+        return self._terms[term].id
 
     def term_list(self, connection: sqlite3.Connection, doc_id: int) -> ChunkMatrix:
         """Note ``doc_id``'s term ids and chunk matrix."""

@@ -100,21 +100,26 @@ def synchronise(
         walk = walk_workspace(root, load_scan_config(root), listings, budget)
     with database.reading() as connection:
         notes.refresh(connection)
-    pending = stale_notes(walk, notes, racy_ns, force)
+    oversized: list[str] = []
+    pending = stale_notes(walk, notes, racy_ns, force, oversized)
     errors: dict[str, str] = {}
     analysed = analyse(root, database, notes, pending, errors, progress, announce, workers)
     if analysed:
         with database.reading() as connection:
             notes.refresh(connection)
 
+    by_path = notes.by_path
+
     def resolve(walked: WalkedFile) -> tuple[NoteRow, int] | str:
-        error = errors.get(walked.path)
-        if error is not None:
-            return error
-        row = notes.by_path.get(walked.path)
+        path = walked[0]
+        if errors:
+            error = errors.get(path)
+            if error is not None:
+                return error
+        row = by_path.get(path)
         if row is None:  # pragma: no cover - analysed above
             return "Memory source is not readable."
-        return row, row.byte_size
+        return row, row[8]  # its byte size
 
     admitted = admit(walk, resolve, budget)
     keep = set(admitted.paths)
@@ -123,13 +128,8 @@ def synchronise(
         IndexWriter(database, notes).store(None, removals, synced=True)
         with database.reading() as connection:
             notes.refresh(connection)
-    limit = walk.config.max_file_bytes
-    skipped = frozenset(
-        step.path
-        for step in walk.steps
-        if isinstance(step, WalkedFile) and (step.size > limit or step.path in errors)
-    )
-    read = frozenset(walked.path for walked in pending if walked.path not in errors)
+    skipped = frozenset([*oversized, *errors])
+    read = frozenset(walked[0] for walked in pending if walked[0] not in errors)
     return SyncReport(
         walk,
         len(admitted.paths),
@@ -147,16 +147,20 @@ def stale_notes(
     notes: NoteTable,
     racy_ns: int = RACY_NS,
     force: frozenset[str] | set[str] = frozenset(),
+    oversized: list[str] | None = None,
 ) -> list[WalkedFile]:
-    """The walked notes the index must read (again): new, changed, unsettled or forced."""
+    """The walked notes the index must read (again): new, changed, unsettled or forced
+    (and, into ``oversized``, those too large to read)."""
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
     get = notes.by_path.get
     for step in walk.steps:
-        if not isinstance(step, WalkedFile):
+        if isinstance(step, str):
             continue  # a warning
         path, identity = step
         if identity[0] > limit:
+            if oversized is not None:
+                oversized.append(path)
             continue
         row = get(path)
         # Read after the file had settled: later edits change the identity. Otherwise read

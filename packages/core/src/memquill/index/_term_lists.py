@@ -4,12 +4,12 @@ One per note. It holds every term the note has postings for, as term ids (:mod:`
 in column order, with each term's body count and field counts, and the chunk matrix (each
 term's count in each chunk: one row per chunk, one column per term)::
 
-    n, nf, chunks, codes(4), id bytes | zlib(id steps[n]) | zlib(bodies[n] | field rows[nf]
-                                                               | counts[5 nf] | matrix[chunks n])
-                                      | crc
+    n, nf, chunks, codes(4) | ids[n] | zlib(bodies[n] | field rows[nf] | counts[5 nf]
+                                           | matrix[chunks n]) | crc
 
-(Ids are stored as the first and the steps between them, signed: a batch numbers its terms in
-the order the note lists them, so steps are mostly small.)
+(The ids are stored as they are, in the narrowest type that holds them, uncompressed: compressed,
+they shrink by less than a tenth, and as they are a reader finds a term's column with one
+search in C, :meth:`ChunkMatrix.chunk_counts`, and relabelling rewrites only them.)
 
 It is what a removal needs (which blocks hold the note), what an edit compares (which counts
 changed), and what re-scoring reads (a term's column). Analysis, in a worker, numbers terms
@@ -24,7 +24,6 @@ import zlib
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate, pairwise
 from typing import Final
 
 from memquill.index._codec import (
@@ -32,7 +31,6 @@ from memquill.index._codec import (
     FieldCounts,
     fives,
     narrow,
-    narrow_signed,
     seal,
     take,
     unseal,
@@ -48,7 +46,7 @@ __all__ = [
     "relabel",
 ]
 
-_HEAD: Final = struct.Struct("<IIIccccI")
+_HEAD: Final = struct.Struct("<IIIcccc")
 _WIDTHS: Final = {b"B": 1, b"H": 2, b"I": 4}
 
 
@@ -80,23 +78,28 @@ class TermList:
 
 
 class ChunkMatrix:
-    """What re-scoring reads of a term list: the term ids and the chunk matrix."""
+    """What re-scoring reads of a term list: the term ids (as stored: little-endian, each
+    ``width`` bytes) and the chunk matrix."""
 
-    __slots__ = ("_columns", "chunks", "ids", "matrix")
+    __slots__ = ("_ids", "_width", "chunks", "matrix")
 
-    def __init__(self, ids: array[int], chunks: int, matrix: array[int]) -> None:
-        self.ids, self.chunks, self.matrix = ids, chunks, matrix
-        self._columns: dict[int, int] | None = None
+    def __init__(self, ids: bytes, width: int, chunks: int, matrix: array[int]) -> None:
+        self._ids, self._width, self.chunks, self.matrix = ids, width, chunks, matrix
 
     def chunk_counts(self, term: int) -> tuple[int, ...]:
         """How often term ``term`` occurs in each chunk (zeros when the note lacks it)."""
-        columns = self._columns
-        if columns is None:
-            columns = self._columns = dict(zip(self.ids, range(len(self.ids)), strict=True))
-        column = columns.get(term)
-        if column is None:
+        ids, width = self._ids, self._width
+        if term < 0 or term >> (8 * width):
             return (0,) * max(1, self.chunks)
-        return tuple(self.matrix[column :: len(self.ids)])
+        # A byte search in C (re-scoring asks for a few terms of each of many notes); a hit
+        # must start on an id's boundary.
+        needle = term.to_bytes(width, "little")
+        at = ids.find(needle)
+        while at > 0 and at % width:
+            at = ids.find(needle, at + 1)
+        if at < 0:
+            return (0,) * max(1, self.chunks)
+        return tuple(self.matrix[at // width :: len(ids) // width])
 
 
 def encode_term_list(
@@ -107,10 +110,9 @@ def encode_term_list(
     matrix: array[int],
 ) -> bytes:
     """The blob of a note's term list (see :class:`TermList`)."""
-    id_array, body_array = _steps(ids), narrow(bodies)
+    id_array, body_array = narrow(ids), narrow(bodies)
     rows = sorted(fields)
     counts = narrow([count for row in rows for count in fields[row]])
-    packed_ids = zlib.compress(id_array.tobytes(), 6)
     rest = zlib.compress(zip_numbers(body_array, array("I", rows), counts, matrix), 6)
     head = _HEAD.pack(
         len(ids),
@@ -120,9 +122,8 @@ def encode_term_list(
         body_array.typecode.encode(),
         counts.typecode.encode(),
         matrix.typecode.encode(),
-        len(packed_ids),
     )
-    return seal(head + packed_ids + rest)
+    return seal(head + zip_numbers(id_array) + rest)
 
 
 def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
@@ -133,14 +134,13 @@ def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
     """
     view = unseal(blob)
     try:
-        n, nf, chunks, id_code, body_code, count_code, matrix_code, size = _HEAD.unpack_from(view)
-        ids, rest = _ids(view, id_code, n, size)
-        ids = _steps([mapping[term] for term in ids])
-    except (struct.error, zlib.error, KeyError, ValueError, IndexError):
+        n, nf, chunks, id_code, body_code, count_code, matrix_code = _HEAD.unpack_from(view)
+        ids, at = take(view, _HEAD.size, id_code, n)
+        ids = narrow([mapping[term] for term in ids])
+    except (struct.error, KeyError, ValueError, IndexError):
         raise CorruptBlob("term list") from None
-    packed = zlib.compress(ids.tobytes(), 6)
     codes = (ids.typecode.encode(), body_code, count_code, matrix_code)
-    return seal(_HEAD.pack(n, nf, chunks, *codes, len(packed)) + packed + bytes(rest))
+    return seal(_HEAD.pack(n, nf, chunks, *codes) + zip_numbers(ids) + bytes(view[at:]))
 
 
 def decode_term_list(blob: bytes) -> TermList:
@@ -151,16 +151,16 @@ def decode_term_list(blob: bytes) -> TermList:
     """
     view = unseal(blob)
     try:
-        n, nf, chunks, id_code, body_code, count_code, matrix_code, size = _HEAD.unpack_from(view)
-        ids, rest = _ids(view, id_code, n, size)
-        numbers = memoryview(zlib.decompress(rest))
+        n, nf, chunks, id_code, body_code, count_code, matrix_code = _HEAD.unpack_from(view)
+        ids, at = take(view, _HEAD.size, id_code, n)
+        numbers = memoryview(zlib.decompress(view[at:]))
         bodies, at = take(numbers, 0, body_code, n)
         rows, at = take(numbers, at, b"I", nf)
         counts, at = take(numbers, at, count_code, 5 * nf)
         matrix, at = take(numbers, at, matrix_code, chunks * n)
     except (struct.error, zlib.error, KeyError, ValueError):
         raise CorruptBlob("term list") from None
-    if at != len(numbers) or len(ids) != n or any(row >= n for row in rows):
+    if at != len(numbers) or any(row >= n for row in rows):
         raise CorruptBlob("term list length")
     fields = dict(zip(rows, fives(counts), strict=True))
     return TermList(array("I", ids), bodies, fields, chunks, matrix)
@@ -174,9 +174,13 @@ def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
     """
     view = unseal(blob)
     try:
-        n, nf, chunks, id_code, body_code, count_code, matrix_code, size = _HEAD.unpack_from(view)
-        ids, rest = _ids(view, id_code, n, size)
-        numbers = memoryview(zlib.decompress(rest))
+        n, nf, chunks, id_code, body_code, count_code, matrix_code = _HEAD.unpack_from(view)
+        width = _WIDTHS[id_code]
+        at = _HEAD.size + width * n
+        if at > len(view):
+            raise ValueError("short")
+        ids = bytes(view[_HEAD.size : at])
+        numbers = memoryview(zlib.decompress(view[at:]))
         # The matrix comes last, after the counts: its offset follows from the header.
         skip = _WIDTHS[body_code] * n + 4 * nf + _WIDTHS[count_code] * 5 * nf
         matrix, at = take(numbers, skip, matrix_code, chunks * n)
@@ -184,21 +188,4 @@ def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
         raise CorruptBlob("term list") from None
     if at != len(numbers):
         raise CorruptBlob("term list length")
-    return ChunkMatrix(ids, chunks, matrix)
-
-
-def _ids(view: memoryview, code: bytes, count: int, size: int) -> tuple[array[int], memoryview]:
-    """The term ids of a term list (``size`` compressed bytes), and its compressed rest."""
-    start = _HEAD.size
-    if start + size > len(view):
-        raise ValueError("short")
-    raw = memoryview(zlib.decompress(view[start : start + size]))
-    steps, end = take(raw, 0, code, count)
-    if end != len(raw):
-        raise ValueError("long")
-    return array("I", accumulate(steps)), view[start + size :]
-
-
-def _steps(ids: Sequence[int]) -> array[int]:
-    """The first id and each step to the next."""
-    return narrow_signed([*ids[:1], *(b - a for a, b in pairwise(ids))])
+    return ChunkMatrix(ids, width, chunks, matrix)

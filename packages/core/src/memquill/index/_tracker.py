@@ -6,19 +6,23 @@ changed, and only the changed folders and notes when something did (:func:`_quic
 folders are listed again, their notes ``lstat``\\ ed and read, and the rows of vanished notes
 removed. Whatever the quick path cannot vouch for — a new or removed folder, a note at a
 limit, an unreadable note, a write by another process, a missed event — falls back to one walk
-(taking from the previous walk what the watcher saw unchanged) and a full comparison
+(taking from the previous walk what the watcher saw unchanged, and in a fresh process the
+folder listings the index kept, :mod:`._folders`) and a full comparison
 (:func:`memquill.index._sync.synchronise`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from memquill.index._db import IndexDatabase
+from memquill.index._folders import KeptListings
 from memquill.index._notes import NoteTable
 from memquill.index._sync import Progress, SyncReport, analyse, synchronise
 from memquill.index._watch import Changes, Watcher, open_watcher
@@ -30,6 +34,7 @@ from memquill.query import (
     PreviousWalk,
     ScanBudget,
     ScanConfig,
+    Walk,
     WalkedFile,
     file_identity,
     list_folder,
@@ -52,10 +57,18 @@ class _LastSync:
     report: SyncReport
     generation: int
     listings: dict[str, FolderListing]
-    identities: dict[str, Identity]
+    walk: Walk
     entries: int
     quick: bool
     skipped: set[str] = field(default_factory=set[str])
+    known: dict[str, Identity] | None = None
+
+    def identities(self) -> dict[str, Identity]:
+        """Each walked note's identity, kept current by the quick path (made when first
+        asked: a process that searches once never needs it)."""
+        if self.known is None:
+            self.known = self.walk.identities()
+        return self.known
 
 
 class ChangeTracker:
@@ -67,11 +80,16 @@ class ChangeTracker:
         self._watcher: Watcher | None = None
         self._seen: _LastSync | None = None
         self._racy_ns = racy_ns
-        self.listings = DocumentCache()
+        # Listings settle like notes: one changed within the racy window is listed again.
+        self.listings = DocumentCache(racy_seconds=racy_ns / 1e9)
+        self._kept = KeptListings()
+        self._loaded = False
 
     def forget(self) -> None:
         """Start over (the index file was replaced or rebuilt)."""
         self._seen = None
+        self._kept = KeptListings()
+        self._loaded = False
 
     def close(self) -> None:
         """Stop watching."""
@@ -109,11 +127,45 @@ class ChangeTracker:
                     report = _quick(self._root, database, notes, seen, changes)
                     if report is not None:
                         seen.report, seen.generation = report, notes.generation
+                        self._kept.drop(database, changes.folders)
                         return report
                 previous = PreviousWalk(
-                    config, seen.listings, seen.identities, changes.folders, changes.files
+                    config, seen.listings, seen.identities(), changes.folders, changes.files
                 )
                 force = changes.files
+        with _collection_paused():
+            return self._full(
+                database,
+                notes,
+                config,
+                watcher,
+                previous,
+                force,
+                budget=budget,
+                progress=progress,
+                announce=announce,
+                workers=workers,
+            )
+
+    def _full(
+        self,
+        database: IndexDatabase,
+        notes: NoteTable,
+        config: ScanConfig,
+        watcher: Watcher | None,
+        previous: PreviousWalk | None,
+        force: set[str],
+        *,
+        budget: ScanBudget,
+        progress: Progress | None,
+        announce: Callable[[int], None] | None,
+        workers: int | None,
+    ) -> SyncReport:
+        """One walk (reusing what is known) and a full comparison."""
+        if not self._loaded:
+            # A fresh process: the folder listings the index kept spare listing every folder.
+            self.listings.take_listings(config, self._kept.load(database, config))
+            self._loaded = True
         walk = walk_workspace(
             self._root,
             config,
@@ -137,6 +189,8 @@ class ChangeTracker:
             racy_ns=0 if previous is not None else self._racy_ns,
             force=force,
         )
+        self.listings.retain(set(), walk.folders)  # a folder gone takes its listing along
+        self._kept.save(database, config, self.listings.held_listings(config))
         if watcher is None:
             self._seen = None
             return report
@@ -150,7 +204,7 @@ class ChangeTracker:
             report,
             notes.generation,
             dict(walk.listings),
-            walk.identities(),
+            walk,
             sum(listing.entries for listing in walk.listings.values()),
             quick=not limited and len(walk.listings) == len(walk.folders),
             skipped=set(report.skipped),
@@ -158,11 +212,25 @@ class ChangeTracker:
         return report
 
 
+@contextlib.contextmanager
+def _collection_paused() -> Generator[None]:
+    """No cyclic garbage collection meanwhile: a fresh process's walk and comparison make
+    hundreds of thousands of objects that hold no cycles, and collecting while they are made
+    costs about a tenth of its first search."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _quick(
     root: Path, database: IndexDatabase, notes: NoteTable, seen: _LastSync, changes: Changes
 ) -> SyncReport | None:
     """Apply watched changes in proportion to them; ``None`` when the full way is needed."""
-    config, listings, identities = seen.config, seen.listings, seen.identities
+    config, listings, identities = seen.config, seen.listings, seen.identities()
     added: set[str] = set()
     removed: set[str] = set()
     entries = seen.entries

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memquill.index._codec import CorruptBlob, decode_block
 from memquill.index._db import IndexDatabase
+from memquill.index._folders import decode_listing
 from memquill.index._pages import PAGE, decode_page
 from memquill.index._term_lists import decode_term_list
 
@@ -11,7 +12,8 @@ __all__ = ["verify_blobs"]
 
 
 def verify_blobs(database: IndexDatabase) -> list[str]:
-    """Problems with any postings block, term list or page (empty: all sound).
+    """Problems with any postings block, term list, page or kept folder listing (empty: all
+    sound).
 
     Every note on a page must have its term list, on the page its id names, and no note may
     have a term list without being on a page; every term with postings must be in the
@@ -50,6 +52,11 @@ def verify_blobs(database: IndexDatabase) -> list[str]:
                 if row.id // PAGE != page:
                     problems.append(f"note {row.path!r}: on page {page}")
                 paged.add(row.id)
+        for path, blob in connection.execute("SELECT path, data FROM folders"):
+            try:
+                decode_listing(bytes(blob))
+            except CorruptBlob as error:
+                problems.append(f"listing of folder {bytes(path)!r}: {error}")
         problems.extend(f"note {doc_id}: no term list" for doc_id in sorted(paged - listed))
         problems.extend(f"note {doc_id}: on no page" for doc_id in sorted(listed - paged))
     return problems[:20]

@@ -5,8 +5,10 @@ its term list says it held, and only the postings blocks of terms whose counts c
 rewritten (:mod:`._blocks`); its term list and its page are replaced. A new note takes the
 next id. A removed note (deleted, renamed, out of the limits) leaves every block that held it,
 its term list, its page and the lexicon's terms no other note holds, in the same transaction,
-so none of its words stays behind; after such a change, or an edit, the write-ahead log is
-truncated (:meth:`._db.IndexDatabase.wipe_log`).
+so none of its words stays behind; after such a change, or an edit that lost a term or a tag,
+the write-ahead log is truncated (:meth:`._db.IndexDatabase.wipe_log`). An edit that only adds
+(a line appended) leaves nothing in the log that the index no longer holds, and spares the
+checkpoint's writes and sync.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ class IndexWriter:
             dropped = {row.id for row in gone}
             editor.apply()
             edited: list[tuple[int, AnalysedNote, bytes]] = []
+            lost = False  # an edited note lost a term or a tag
             added: list[tuple[int, AnalysedNote, bytes]] = []
             if batch is not None and batch.notes:
                 mapping, fresh = term_ids(db, batch.vocabulary)
@@ -78,13 +81,14 @@ class IndexWriter:
                     else:
                         added.append((next_id, note, relabel(note.terms, mapping)))
                         next_id += 1
-                if len(added) == len(batch.notes):
+                if batch.postings and len(added) == len(batch.notes):
                     # Every note is new: the batch's own blocks, renumbered, extend each term's.
                     editor.append(mapping, batch.postings, added[0][0], fresh)
                 else:
                     olds = _term_lists(connection, [doc_id for doc_id, _, _ in edited])
-                    for (doc_id, _, blob), old in zip(edited, olds, strict=True):
-                        editor.replace(doc_id, old, decode_term_list(blob))
+                    for (doc_id, note, blob), old in zip(edited, olds, strict=True):
+                        lost |= editor.replace(doc_id, old, decode_term_list(blob))
+                        lost |= not _tag_set(note.tags) >= _tag_set(notes.by_id[doc_id].tags)
                     for doc_id, _, blob in added:
                         editor.add(doc_id, decode_term_list(blob))
             changed = [*edited, *added]
@@ -101,7 +105,7 @@ class IndexWriter:
             db.set_meta("next_id", next_id)
             if synced:
                 db.set_meta("synced_ns", time.time_ns())
-            wipe = bool(gone or edited)
+            wipe = bool(gone) or lost
         if wipe or db.wipe_pending:
             db.wipe_log()
 
@@ -125,6 +129,10 @@ class IndexWriter:
         connection.executemany(
             "INSERT OR REPLACE INTO pages(page, gen, data) VALUES (?, ?, ?)", written
         )
+
+
+def _tag_set(tags: str) -> set[str]:
+    return set(tags.split("\n")) if tags else set()
 
 
 def _term_lists(connection: sqlite3.Connection, ids: list[int]) -> list[TermList]:

@@ -29,8 +29,9 @@ from typing import Final, Generic, TypeVar
 from memquill.errors import SourceError
 from memquill.paths import read_text_nofollow
 from memquill.query._documents import SearchDocument, note_document
+from memquill.query._listing import classify, list_folder
 from memquill.query._scanconfig import ScanConfig, load_scan_config
-from memquill.query._walk import Walk, WalkedFile, classify, list_folder, walk_folders
+from memquill.query._walk import Walk, WalkedFile, walk_folders
 from memquill.query._walk_cache import (
     DocumentCache,
     FolderListing,
@@ -177,14 +178,17 @@ def admit(
     oversized = past_files = past_bytes = 0
     total = 0
     stopped = ""
+    most_files, most_bytes = budget.files, budget.bytes
+    # Plain tuple access throughout: a walk of a large workspace passes here once per note.
     for step in walk.steps:
         if isinstance(step, str):
             warnings.append(step)
             continue
-        if step.size > limit:
+        path, identity = step
+        if identity[0] > limit:
             oversized += 1
             continue
-        if not stopped and len(items) >= budget.files:
+        if not stopped and len(items) >= most_files:
             stopped = "files"
         if stopped:
             past_files += stopped == "files"
@@ -192,15 +196,15 @@ def admit(
             continue
         resolved = resolve(step)
         if isinstance(resolved, str):
-            warnings.append(f"Skipped {step.path}: {resolved}")
+            warnings.append(f"Skipped {path}: {resolved}")
             continue
         item, size = resolved
-        if total + size > budget.bytes:
+        if total + size > most_bytes:
             stopped = "bytes"
             past_bytes += 1
             continue
         items.append(item)
-        paths.append(step.path)
+        paths.append(path)
         total += size
     summary = skip_warning(
         oversized=oversized,

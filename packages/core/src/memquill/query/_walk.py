@@ -1,15 +1,15 @@
 """The walk itself: folders listed in sorted order, notes found with their file identities.
 
-Entries are visited in sorted order (UTF-16 code units), so every machine walks a workspace
-alike. Memquill's own bookkeeping, private and credential files, ignored paths and symlinks
-are never listed as notes; a note with several hard links is skipped with a warning (unless
-the user opts in, :func:`memquill.paths.hard_links_allowed`); folders deeper than
-``max_depth`` are counted, not entered. No note is opened here: :mod:`memquill.query._scan`
+Each folder's entries are sorted and classified by :mod:`memquill.query._listing` (what is a
+note, a folder to enter, a folder too deep; private files and ignored paths left out); a note
+with several hard links is skipped with a warning (unless the user opts in,
+:func:`memquill.paths.hard_links_allowed`). No note is opened here: :mod:`memquill.query._scan`
 decides what is read.
 
-:class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again;
-files are still checked one by one (editing a file changes only its own identity). A change
-watcher can vouch for more (:class:`~memquill.query._walk_cache.PreviousWalk`).
+:class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again
+(a search index keeps its listings for the next process); files are still checked one by one
+(editing a file changes only its own identity), the notes of a reused listing in C loops. A
+change watcher can vouch for more (:class:`~memquill.query._walk_cache.PreviousWalk`).
 """
 
 from __future__ import annotations
@@ -19,39 +19,32 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Final, NamedTuple, cast
 
 from memquill.errors import Messages
-from memquill.paths import hard_links_allowed, is_hard_linked, source_error
-from memquill.private_paths import (
-    CREDENTIAL_PARTS,
-    SUSPECT_NAMES,
-    SUSPECT_STARTS,
-    is_private,
-    may_be_private,
-)
+from memquill.paths import hard_links_allowed, source_error
+from memquill.query._listing import classify, sort_entries
 from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import (
     DocumentCache,
     FolderListing,
     Identity,
     PreviousWalk,
-    Step,
     file_identity,
 )
-from memquill.text import path_key
 
-__all__ = [
-    "Walk",
-    "WalkedFile",
-    "classify",
-    "list_folder",
-    "walk_folders",
-]
+__all__ = ["Walk", "WalkedFile", "walk_folders"]
 
-_NAME: Final = attrgetter("name")
+_LINKS: Final = attrgetter("st_nlink")
+_IDENTITY: Final = cast(
+    "Callable[[os.stat_result], Identity]",
+    attrgetter("st_size", "st_mtime_ns", "st_ino", "st_ctime_ns", "st_dev"),
+)
+_INODE: Final = itemgetter(2)
+_DEVICE: Final = itemgetter(4)
 _SIGN: Final = 1 << 63
 _WRAP: Final = 1 << 64
 
@@ -99,7 +92,7 @@ class Walk:
 
     def identities(self) -> dict[str, Identity]:
         """Each walked file's identity."""
-        return {step.path: step.identity for step in self.steps if isinstance(step, WalkedFile)}
+        return {step[0]: step[1] for step in self.steps if not isinstance(step, str)}
 
 
 def walk_folders(
@@ -146,91 +139,6 @@ def walk_folders(
     )
 
 
-def classify(
-    relative: str, depth: int, listed: list[os.DirEntry[str]], config: ScanConfig
-) -> FolderListing:
-    """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do."""
-    return _classify(relative, depth, listed, config, None)
-
-
-def _classify(
-    relative: str,
-    depth: int,
-    listed: list[os.DirEntry[str]],
-    config: ScanConfig,
-    notes: list[os.DirEntry[str]] | None,
-) -> FolderListing:
-    """:func:`classify`, also collecting (into ``notes``) the entry of each note listed."""
-    steps: list[Step] = []
-    cacheable = True
-    extensions = config.extensions
-    prefix = f"{relative}/" if relative else ""
-    # The checks every entry gets, with their constants at hand (a walk lists every note).
-    suspect_folder = may_be_private(prefix, "")
-    pattern = config.pattern
-    starts, ends, always = config.literal_ends
-    for entry in listed:
-        name = entry.name
-        path = prefix + name
-        lowered = name.lower()
-        if (
-            suspect_folder
-            or lowered.startswith(SUSPECT_STARTS)
-            or "\\" in name
-            or lowered in SUSPECT_NAMES
-            or not CREDENTIAL_PARTS.isdisjoint(lowered.split("."))
-        ) and is_private(path):
-            continue
-        if (
-            pattern is not None
-            and (always or path.startswith(starts) or path.endswith(ends))
-            and pattern.fullmatch(path) is not None
-        ):
-            continue
-        try:
-            if entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if not config.prunes(path):
-                    steps.append(("folder" if depth < config.max_depth else "deep", path))
-                continue
-            is_file = entry.is_file(follow_symlinks=False)
-        except OSError as error:
-            steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
-            cacheable = False
-            continue
-        if not is_file:
-            continue
-        # The extension as ``os.path.splitext`` cuts it (leading dots belong to the name).
-        dot = lowered.rfind(".")
-        if (lowered[dot:] if dot > 0 and lowered[:dot].strip(".") else "") in extensions:
-            steps.append(("file", path))
-            if notes is not None:
-                notes.append(entry)
-    return FolderListing(len(listed), tuple(steps), cacheable)
-
-
-def _sort(listed: list[os.DirEntry[str]]) -> None:
-    """Sort entries by name in UTF-16 code units (below U+D800 that is code point order)."""
-    if max((entry.name for entry in listed), default="") < "\ud800":
-        listed.sort(key=_NAME)
-    else:
-        listed.sort(key=lambda entry: path_key(entry.name))
-
-
-def list_folder(root: Path, relative: str, config: ScanConfig) -> FolderListing | None:
-    """One folder's listing, as the walk makes it (``None``: it cannot be listed now)."""
-    depth = relative.count("/") + 1 if relative else 0
-    location = f"{os.fspath(root)}/{relative}" if relative else os.fspath(root)
-    try:
-        with os.scandir(location) as iterator:
-            listed = list(iterator)
-    except OSError:
-        return None
-    _sort(listed)
-    return classify(relative, depth, listed, config)
-
-
 @dataclass(slots=True)
 class _Walk:
     root: Path
@@ -248,6 +156,8 @@ class _Walk:
     entry_stopped: bool = False
     seen: dict[str, WalkedFile | str] = field(default_factory=dict[str, WalkedFile | str])
     """Identities (or why not) of the notes of folders just listed, until walked."""
+    links: bool = field(default_factory=hard_links_allowed)
+    """Notes with several hard links are walked (:func:`memquill.paths.hard_links_allowed`)."""
 
     def folder(self, relative: str, depth: int) -> None:
         listing = self._listing(relative, depth)
@@ -288,6 +198,8 @@ class _Walk:
                 cached = cache.listing(relative, identity, self.config)
                 if cached is not None:
                     self.listings[relative] = cached
+                    if previous is None and cached.entries <= remaining:
+                        self._stat_listed(cached)
                     return self._count(relative, cached.entries, remaining, cached)
         try:
             folder = _open_folder(location)
@@ -301,9 +213,9 @@ class _Walk:
                 listed = list(itertools.islice(iterator, remaining + 1))
             if len(listed) > remaining:
                 return self._count(relative, len(listed), remaining, None)
-            _sort(listed)
+            sort_entries(listed)
             notes: list[os.DirEntry[str]] | None = [] if folder is not None else None
-            listing = _classify(relative, depth, listed, self.config, notes)
+            listing = classify(relative, depth, listed, self.config, notes)
             if notes:
                 self._stat_files(listing, notes)
         except OSError as error:
@@ -325,25 +237,31 @@ class _Walk:
         looks up one name, not the whole path), for :meth:`_file` to take."""
         paths = (path for kind, path in listing.steps if kind == "file")
         seen = self.seen
-        links = hard_links_allowed()
+        links = self.links
         for path, entry in zip(paths, notes, strict=True):
             try:
-                info = entry.stat(follow_symlinks=False)
+                seen[path] = _walked(path, entry.stat(follow_symlinks=False), links)
             except OSError as error:
                 seen[path] = source_error(error).message
-                continue
-            if info.st_nlink > 1 and not links:
-                seen[path] = Messages.HARD_LINK
-                continue
-            ino, dev = info.st_ino, info.st_dev
-            identity = (
-                info.st_size,
-                info.st_mtime_ns,
-                ino if ino < _SIGN else ino - _WRAP,
-                info.st_ctime_ns,
-                dev if dev < _SIGN else dev - _WRAP,
-            )
-            seen[path] = _NEW_WALKED(WalkedFile, (path, identity))
+
+    def _stat_listed(self, listing: FolderListing) -> None:
+        """Each note's identity for a reused listing, in C loops (a fresh process reuses
+        every unchanged folder's listing but must still ``lstat`` each note); one that
+        fails, or has several hard links, is left to :meth:`_file`, which says why."""
+        paths = [path for kind, path in listing.steps if kind == "file"]
+        if not paths:
+            return
+        try:
+            infos = list(map(os.lstat, map(f"{self.root_text}/".__add__, paths)))
+        except OSError:
+            return
+        if not self.links and max(map(_LINKS, infos)) > 1:
+            return
+        identities = list(map(_IDENTITY, infos))
+        if max(map(_INODE, identities)) >= _SIGN or max(map(_DEVICE, identities)) >= _SIGN:
+            return  # numbers stored signed: made one by one
+        walked = map(_NEW_WALKED, repeat(WalkedFile), zip(paths, identities, strict=True))
+        self.seen.update(zip(paths, walked, strict=True))
 
     def _count(
         self, relative: str, entries: int, remaining: int, listing: FolderListing | None
@@ -365,19 +283,29 @@ class _Walk:
                 return
         seen = self.seen.pop(path, None)
         if seen is None:
+            # A folder whose listing was reused: its notes are ``lstat``ed here, by path.
             try:
-                seen = _walked(path, os.lstat(f"{self.root_text}/{path}"))
+                seen = _walked(path, os.lstat(f"{self.root_text}/{path}"), self.links)
             except OSError as error:
                 seen = source_error(error).message
         self.steps.append(f"Skipped {path}: {seen}" if isinstance(seen, str) else seen)
 
 
-def _walked(path: str, info: os.stat_result) -> WalkedFile | str:
-    """The note at ``path`` with this ``lstat``, or why it is skipped (several hard links:
-    :func:`memquill.paths.is_hard_linked`; the reader checks again on the open file)."""
-    if is_hard_linked(info):
+def _walked(path: str, info: os.stat_result, links: bool) -> WalkedFile | str:
+    """The note at ``path`` with this ``lstat``, or why it is skipped (several hard links,
+    unless ``links``: :func:`memquill.paths.is_hard_linked`; the reader checks again on the
+    open file)."""
+    if info.st_nlink > 1 and not links:
         return Messages.HARD_LINK
-    return WalkedFile(path, file_identity(info))
+    ino, dev = info.st_ino, info.st_dev
+    identity = (
+        info.st_size,
+        info.st_mtime_ns,
+        ino if ino < _SIGN else ino - _WRAP,
+        info.st_ctime_ns,
+        dev if dev < _SIGN else dev - _WRAP,
+    )
+    return _NEW_WALKED(WalkedFile, (path, identity))
 
 
 def _open_folder(location: str) -> int | None:

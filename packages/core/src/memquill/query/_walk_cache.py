@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memquill.query._documents import SearchDocument
@@ -125,6 +126,21 @@ class DocumentCache:
         """Remember ``listing`` for ``folder`` at ``identity`` (unless it changed just now)."""
         if listing.cacheable and self.settled(identity):
             self._listings[folder] = (identity, config, listing)
+
+    def held_listings(self, config: ScanConfig) -> dict[str, tuple[Identity, FolderListing]]:
+        """Every cached listing made with ``config``, with its folder's identity."""
+        return {
+            folder: (identity, listing)
+            for folder, (identity, made, listing) in self._listings.items()
+            if made == config
+        }
+
+    def take_listings(
+        self, config: ScanConfig, listings: Mapping[str, tuple[Identity, FolderListing]]
+    ) -> None:
+        """Reuse listings made with ``config`` by an earlier process (kept by an index)."""
+        for folder, (identity, listing) in listings.items():
+            self._listings.setdefault(folder, (identity, config, listing))
 
     def settled(self, identity: Identity) -> bool:
         """Whether a file or folder with ``identity`` last changed outside the racy window."""
