@@ -31,6 +31,8 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Final
 
+import portalocker
+
 from memquill.errors import SourceError
 from memquill.owner_only import private_file, tighten_file
 from memquill.query import CHUNK_OVERLAP, CHUNK_SIZE, STEMMER_VERSION, TOKENIZER_VERSION
@@ -40,7 +42,9 @@ __all__ = [
     "IndexDamaged",
     "IndexDatabase",
     "IndexOutdated",
+    "discard_index",
     "file_inode",
+    "remove_index_files",
 ]
 
 SCHEMA_VERSION: Final = 5
@@ -254,3 +258,39 @@ def file_inode(path: Path | None) -> tuple[int, int] | None:
     except OSError:
         return None
     return (info.st_dev, info.st_ino)
+
+
+def remove_index_files(path: Path) -> None:
+    """Delete an index file and its log and shared-memory files (those present)."""
+    for suffix in ("", *_SIDE_FILES):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.fspath(path) + suffix)
+
+
+def discard_index(path: Path, root: str, *, inode: tuple[int, int] | None) -> bool:
+    """Delete the index file at ``path`` (under a lock, so that only one process does it).
+
+    Another process may have replaced it meanwhile: a file that is no longer ``inode`` (when
+    given), or that opens cleanly (when not), is kept. Returns whether it was deleted.
+    """
+    lock = Path(os.fspath(path) + ".lock")
+    private_file(lock)  # portalocker would create it with the default mode
+    with portalocker.Lock(
+        lock,
+        mode="a",
+        timeout=60,
+        flags=portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING,
+    ):
+        if inode is not None:
+            if file_inode(path) != inode:
+                return False
+        else:
+            try:
+                probe = IndexDatabase(path, root)
+            except (IndexDamaged, IndexOutdated):
+                pass
+            else:
+                probe.close()
+                return False
+        remove_index_files(path)
+    return True

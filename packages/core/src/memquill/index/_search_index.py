@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
 import sys
 import threading
@@ -20,20 +19,31 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final
 
-import portalocker
-
 from memquill.index._corpus import IndexedCorpus, StaleNote
-from memquill.index._db import IndexDamaged, IndexDatabase, IndexOutdated, file_inode
+from memquill.index._db import (
+    IndexDamaged,
+    IndexDatabase,
+    IndexOutdated,
+    discard_index,
+    remove_index_files,
+)
 from memquill.index._gains import GainFactors
 from memquill.index._location import default_index_dir, index_path
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
-from memquill.index._status import IndexStatus, check_buildable, index_exists, on_disk
-from memquill.index._sync import Progress, SyncReport, stale_notes
+from memquill.index._retry import retried
+from memquill.index._status import (
+    IndexStatus,
+    check_buildable,
+    index_exists,
+    on_disk,
+    read_status,
+)
+from memquill.index._sync import Progress, SyncReport
 from memquill.index._tracker import ChangeTracker
 from memquill.index._vectors_file import forget_note_vectors
 from memquill.index._verify import verify_blobs
-from memquill.owner_only import private_file, private_folder
+from memquill.owner_only import private_folder
 from memquill.query import (
     CANDIDATES,
     Corpus,
@@ -42,7 +52,6 @@ from memquill.query import (
     RankParams,
     ScanBudget,
     SearchDocument,
-    WalkedFile,
     load_scan_config,
     rank,
     walk_workspace,
@@ -146,45 +155,42 @@ class SearchIndex:
         """
         params = params or RankParams()
         wanted = frozenset(tag.lower().removeprefix("#") for tag in tags)
+
+        def attempt() -> tuple[SyncReport, list[RankedHit]]:
+            report = self._refresh(budget, None)
+            with self._reading() as connection:
+                corpus = IndexedCorpus(
+                    self.root,
+                    connection,
+                    self._notes,
+                    self._reader,
+                    self._record_corpus(tuple(records)),
+                    self._documents,
+                    self._factors,
+                )
+                corpus.narrow(
+                    query,
+                    params=params,
+                    now=now,
+                    file_type=file_type,
+                    tags=wanted,
+                    depth=max(params.rerank_depth, candidates),
+                )
+                hits = rank(
+                    corpus,
+                    query,
+                    now=now,
+                    tags=tags,
+                    file_type=file_type,
+                    params=params,
+                    candidates=candidates,
+                )
+            return report, hits
+
         with self._lock:
-            for attempt in range(_ATTEMPTS):
-                report = self._refresh(budget, None)
-                try:
-                    with self._reading() as connection:
-                        corpus = IndexedCorpus(
-                            self.root,
-                            connection,
-                            self._notes,
-                            self._reader,
-                            self._record_corpus(tuple(records)),
-                            self._documents,
-                            self._factors,
-                        )
-                        corpus.narrow(
-                            query,
-                            params=params,
-                            now=now,
-                            file_type=file_type,
-                            tags=wanted,
-                            depth=max(params.rerank_depth, candidates),
-                        )
-                        hits = rank(
-                            corpus,
-                            query,
-                            now=now,
-                            tags=tags,
-                            file_type=file_type,
-                            params=params,
-                            candidates=candidates,
-                        )
-                except StaleNote:
-                    if attempt + 1 == _ATTEMPTS:
-                        raise
-                    continue
-                warnings = (*self._take_warnings(), *report.warnings)
-                break
-            else:  # pragma: no cover - the last attempt raises
-                raise AssertionError("unreachable")
+            # A note that changed under the read (or an index rebuilt meanwhile) is read again.
+            report, hits = retried(attempt, on=StaleNote, times=_ATTEMPTS)
+            warnings = (*self._take_warnings(), *report.warnings)
         self._tell(report)
         return hits, warnings
 
@@ -197,23 +203,20 @@ class SearchIndex:
         return report
 
     def _refresh(self, budget: ScanBudget | None, progress: Progress | None) -> SyncReport:
+        def attempt() -> SyncReport:
+            return self._tracker.synchronise(
+                self._open(),
+                self._notes,
+                budget=budget or ScanBudget.default(),
+                progress=progress,
+                announce=self._announce,
+                workers=self._workers,
+            )
+
         with self._lock:
-            for attempt in range(2):
-                database = self._open()
-                try:
-                    return self._tracker.synchronise(
-                        database,
-                        self._notes,
-                        budget=budget or ScanBudget.default(),
-                        progress=progress,
-                        announce=self._announce,
-                        workers=self._workers,
-                    )
-                except IndexDamaged:
-                    if attempt:
-                        raise
-                    self._rebuild_damaged()
-        raise AssertionError("unreachable")  # pragma: no cover
+            return retried(
+                attempt, on=IndexDamaged, times=2, recover=lambda _: self._rebuild_damaged()
+            )
 
     def status(self, *, freshness: bool = True) -> IndexStatus:
         """What the index holds and (with ``freshness``) how far the files have moved on.
@@ -232,30 +235,12 @@ class SearchIndex:
                 assert path is not None
                 check_buildable(path.parent)
                 return IndexStatus(path, False, 0, 0, 0, None, None, None, "")
-            database = self._open()
-            with database.reading() as connection:
-                self._notes.refresh(connection)
-                pages = len(self._notes.pages)
-                synced = database.meta_int("synced_ns") or None
-            stale = removed = None
+            walk = None
             if freshness:
                 walk = walk_workspace(
                     self.root, load_scan_config(self.root), self._tracker.listings
                 )
-                stale = len(stale_notes(walk, self._notes, self._racy_ns))
-                walked = {step.path for step in walk.steps if isinstance(step, WalkedFile)}
-                removed = sum(1 for known in self._notes.by_path if known not in walked)
-            return IndexStatus(
-                path,
-                True,
-                size,
-                len(self._notes.by_id),
-                pages,
-                synced,
-                stale,
-                removed,
-                database.meta("format"),
-            )
+            return read_status(path, self._open(), self._notes, size, walk, self._racy_ns)
 
     def check(self) -> list[str]:
         """Problems found reading every page, row and blob of the index (empty: sound)."""
@@ -286,9 +271,7 @@ class SearchIndex:
                 self._db = None
             self._reset()
             if self.path is not None:
-                for suffix in ("", "-wal", "-shm"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.remove(os.fspath(self.path) + suffix)
+                remove_index_files(self.path)
 
     def close(self) -> None:
         """Close the index file and stop watching."""
@@ -344,18 +327,18 @@ class SearchIndex:
         if database is not None:
             database.close()
             self._reset()
-        for attempt in range(2):
-            try:
-                if self.path is not None:
-                    folder = self.path.parent
-                    private_folder(folder, tighten=folder == default_index_dir())
-                self._db = IndexDatabase(self.path, str(self.root))
-                return self._db
-            except (IndexDamaged, IndexOutdated) as error:
-                if attempt:
-                    raise
-                self._discard(damaged=isinstance(error, IndexDamaged))
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        def attempt() -> IndexDatabase:
+            if self.path is not None:
+                folder = self.path.parent
+                private_folder(folder, tighten=folder == default_index_dir())
+            self._db = IndexDatabase(self.path, str(self.root))
+            return self._db
+
+        def recover(error: IndexDamaged | IndexOutdated) -> None:
+            self._discard(damaged=isinstance(error, IndexDamaged))
+
+        return retried(attempt, on=(IndexDamaged, IndexOutdated), times=2, recover=recover)
 
     def _rebuild_damaged(self) -> None:
         """Set aside the file this process found damaged (unless already replaced)."""
@@ -378,28 +361,8 @@ class SearchIndex:
             if damaged:
                 self._warnings.append(DAMAGED_WARNING)
             return
-        lock = Path(os.fspath(path) + ".lock")
-        private_file(lock)  # portalocker would create it with the default mode
-        with portalocker.Lock(
-            lock,
-            mode="a",
-            timeout=60,
-            flags=portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING,
-        ):
-            if inode is not None:
-                if file_inode(path) != inode:
-                    return
-            else:
-                try:
-                    probe = IndexDatabase(path, str(self.root))
-                except (IndexDamaged, IndexOutdated):
-                    pass
-                else:
-                    probe.close()
-                    return
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(os.fspath(path) + suffix)
+        if not discard_index(path, str(self.root), inode=inode):
+            return  # another process replaced it meanwhile
         if damaged:
             self._warnings.append(DAMAGED_WARNING)
 

@@ -7,8 +7,17 @@ import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["IndexStatus", "check_buildable", "index_exists", "on_disk"]
+from memquill.index._sync import stale_notes
+from memquill.query import WalkedFile
+
+if TYPE_CHECKING:
+    from memquill.index._db import IndexDatabase
+    from memquill.index._notes import NoteTable
+    from memquill.query import Walk
+
+__all__ = ["IndexStatus", "check_buildable", "index_exists", "on_disk", "read_status"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +80,35 @@ def check_buildable(folder: Path) -> None:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
     if not os.access(folder, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+
+def read_status(
+    path: Path | None,
+    database: IndexDatabase,
+    notes: NoteTable,
+    size: int,
+    walk: Walk | None,
+    racy_ns: int,
+) -> IndexStatus:
+    """The status of a built index and, given a walk made now, how far the files have moved
+    on since it was brought up to date (nothing is written)."""
+    with database.reading() as connection:
+        notes.refresh(connection)
+        pages = len(notes.pages)
+        synced = database.meta_int("synced_ns") or None
+    stale = removed = None
+    if walk is not None:
+        stale = len(stale_notes(walk, notes, racy_ns))
+        walked = {step.path for step in walk.steps if isinstance(step, WalkedFile)}
+        removed = sum(1 for known in notes.by_path if known not in walked)
+    return IndexStatus(
+        path,
+        True,
+        size,
+        len(notes.by_id),
+        pages,
+        synced,
+        stale,
+        removed,
+        database.meta("format"),
+    )
