@@ -28,6 +28,7 @@ __all__ = [
     "is_hard_linked",
     "open_regular",
     "os_errors_as_source",
+    "read_at_most",
     "read_regular",
     "read_regular_stat",
     "read_text_nofollow",
@@ -117,20 +118,25 @@ def read_regular_stat(
             raise AccessDeniedError(Messages.HARD_LINK)
         if info.st_size > limit:
             raise SourceError(Messages.TOO_LARGE)
-        chunks: list[bytes] = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
+        data = read_at_most(fd, limit + 1)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > limit:
         raise SourceError(Messages.TOO_LARGE)
     return data, info
+
+
+def read_at_most(fd: int, count: int) -> bytes:
+    """Up to ``count`` bytes of an open file, read in 1 MiB pieces (fewer at its end)."""
+    chunks: list[bytes] = []
+    remaining = count
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
 
 
 def read_text_nofollow(path: Path, *, limit: int = MAX_READ_BYTES, note: bool = False) -> str:

@@ -45,6 +45,7 @@ from memquill.query import (
     query_months,
     query_terms,
 )
+from memquill.safe_read import read_at_most
 
 __all__ = ["IndexedCorpus", "StaleNote"]
 
@@ -281,16 +282,9 @@ def read_indexed(root: Path, row: NoteRow) -> str:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or file_identity(info) != row.identity:
             raise StaleNote(row.path)
-        chunks: list[bytes] = []
-        remaining = MAX_READ_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
+        data = read_at_most(fd, MAX_READ_BYTES + 1)
     except OSError:
         raise StaleNote(row.path) from None
     finally:
         os.close(fd)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return data.decode("utf-8", "replace")
