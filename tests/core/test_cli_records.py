@@ -152,7 +152,7 @@ def test_remember_list_update_forget_compact_doctor_in_text(
     assert "[superseded]  My locker code is 4711" in history
 
     revision = RecordStore(workspace).snapshot().revision
-    assert memquill(env, "forget", new_id, "--revision", revision).stdout.startswith("saved ")
+    assert memquill(env, "forget", new_id, "--revision", revision).stdout.startswith("forgotten ")
     data = raw(workspace)
     assert b"My locker code is 4711" not in data and b"My locker code is 4712" not in data
     assert b"locker" not in data
@@ -210,6 +210,19 @@ def test_the_same_flow_in_json(workspace: Path, env: dict[str, str]) -> None:
     assert report["counts"] == {"revoked": 2}
     assert report["used_bytes"] == len(raw(workspace))
     assert report["max_bytes"] == MAX_STORE_BYTES
+
+
+def test_forget_says_forgotten_in_words_and_saved_in_json(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    memquill(env, "remember", "--key", "deploy/day", "Deploys happen on Tuesdays")
+    done = memquill(env, "forget", "deploy/day").stdout.splitlines()
+    assert done[0].startswith("forgotten ") and " key deploy/day " in done[0]
+    assert "saved" not in done[0]
+    assert done[1].startswith("store revision ")
+    memquill(env, "remember", "--key", "deploy/day", "Deploys happen on Mondays")
+    # The JSON status stays the write's outcome, as every other write reports it.
+    assert as_json(env, "forget", "deploy/day")["status"] == "saved"
 
 
 def test_workspace_option_overrides_the_environment(tmp_path: Path, env: dict[str, str]) -> None:
@@ -367,5 +380,5 @@ def test_an_ambiguous_id_prefix_is_refused(workspace: Path, env: dict[str, str])
     revision = RecordStore(workspace).snapshot().revision
     fails(env, "invalid", Messages.ID_AMBIGUOUS, "forget", "abcdef01", "--revision", revision)
     done = memquill(env, "forget", ids[1], "--revision", revision[:12])
-    assert done.stdout.startswith(f"saved {ids[1]}")
+    assert done.stdout.startswith(f"forgotten {ids[1]}")
     assert [r.status for r in RecordStore(workspace).snapshot().records] == ["active", "revoked"]

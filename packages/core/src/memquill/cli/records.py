@@ -137,7 +137,7 @@ def _forget(args: argparse.Namespace, context: Context) -> int:
     revision = _revision(session, target, args.revision)
     with _pointing("forget", target):
         outcome = forget(session, target, revision, source=WriteSource.manual())
-    context.emit(_describe(outcome), _result_json(outcome))
+    context.emit(_describe(outcome, _FORGET_WORDS), _result_json(outcome))
     return 0
 
 
@@ -228,11 +228,17 @@ def _revision_format(given: str) -> str:
     return given
 
 
-def _describe(outcome: WriteOutcome) -> str:
+# What a person reads after ``forget``; --json keeps the write's status (``saved``).
+_FORGET_WORDS = {"saved": "forgotten", "duplicate": "already forgotten"}
+
+
+def _describe(outcome: WriteOutcome, words: dict[str, str] | None = None) -> str:
+    """The text line of a write: its status (in ``words``' terms, if given), id, key, revisions."""
+    status = (words or {}).get(outcome.status, outcome.status)
     target = f" {outcome.record_id}" if outcome.record_id else ""
     key = f" key {outcome.key}" if outcome.key else ""
     record = f" (record revision {outcome.record_revision})" if outcome.record_revision else ""
-    return f"{outcome.status}{target}{key}{record}\nstore revision {outcome.revision}"
+    return f"{status}{target}{key}{record}\nstore revision {outcome.revision}"
 
 
 def _result_json(outcome: WriteOutcome) -> dict[str, object]:
