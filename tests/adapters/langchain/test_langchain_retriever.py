@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from tests.adapters.langchain.langchain_helpers import core_search, notes_workspace, query, session
 
 from memquill import InvalidInputError, MemoryToolset, SearchHit, StorageError, UnsafePathError
+from memquill.query import MAX_SEARCH_LIMIT
 from memquill_langchain import MemquillRetriever, MemquillToolkit
 
 QUERIES: list[tuple[str, dict[str, Any]]] = [
@@ -101,14 +102,26 @@ def test_a_record_document_can_be_corrected_with_its_revision(workspace: Path) -
     assert updated.page_content == "Saffron threads go in the paella first."
 
 
-@pytest.mark.parametrize("k", [0, 21, 50])
-def test_k_outside_the_core_bounds_is_refused_not_clamped(workspace: Path, k: int) -> None:
-    core = core_search(workspace, "saffron", limit=k)
+def test_k_below_one_is_refused_with_the_core_message(workspace: Path) -> None:
+    core = core_search(workspace, "saffron", limit=0)
     with pytest.raises(InvalidInputError) as per_call:
-        MemquillRetriever(memory=query(workspace)).invoke("saffron", k=k)
+        MemquillRetriever(memory=query(workspace)).invoke("saffron", k=0)
     with pytest.raises(InvalidInputError) as constructed:
-        MemquillRetriever(memory=query(workspace), k=k).invoke("saffron")
+        MemquillRetriever(memory=query(workspace), k=0).invoke("saffron")
     assert str(per_call.value) == str(constructed.value) == core.error
+
+
+@pytest.mark.parametrize("k", [21, 50])
+def test_k_above_the_core_maximum_gives_what_memquill_returns(tmp_path: Path, k: int) -> None:
+    for number in range(MAX_SEARCH_LIMIT + 5):
+        (tmp_path / f"note-{number:02}.md").write_text(
+            f"# Note {number}\n\nSaffron batch {number}.\n"
+        )
+    expected = core_search(tmp_path, "saffron", limit=MAX_SEARCH_LIMIT)
+    per_call = MemquillRetriever(memory=query(tmp_path)).invoke("saffron", k=k)
+    constructed = MemquillRetriever(memory=query(tmp_path), k=k).invoke("saffron")
+    assert len(per_call) == MAX_SEARCH_LIMIT
+    assert _seen(per_call) == _seen(constructed) == [_expected(hit) for hit in expected.hits]
 
 
 def test_core_failures_raise_the_matching_memquill_error(tmp_path: Path) -> None:

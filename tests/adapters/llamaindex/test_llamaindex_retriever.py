@@ -21,6 +21,7 @@ from memquill import (
     StorageError,
     UnsafePathError,
 )
+from memquill.query import MAX_SEARCH_LIMIT
 from memquill.tools import WriteReceipt
 from memquill_llamaindex import MemquillRetriever
 
@@ -112,7 +113,7 @@ def test_no_hits_is_an_empty_list(session: MemorySession) -> None:
     ("query", "options", "message"),
     [
         ("", {}, "query: String should have at least 1 character"),
-        ("tea", {"similarity_top_k": 50}, "limit: Input should be less than or equal to 20"),
+        ("tea", {"similarity_top_k": 0}, "limit: Input should be greater than or equal to 1"),
     ],
 )
 def test_a_failed_search_raises_the_core_error(
@@ -121,6 +122,22 @@ def test_a_failed_search_raises_the_core_error(
     with pytest.raises(InvalidInputError) as caught:
         MemquillRetriever(session, **options).retrieve(query)
     assert caught.value.message == message
+
+
+@pytest.mark.parametrize("top_k", [21, 50])
+def test_more_than_memquill_returns_gives_what_it_has(tmp_path: Path, top_k: int) -> None:
+    for number in range(MAX_SEARCH_LIMIT + 5):
+        (tmp_path / f"note-{number:02}.md").write_text(
+            f"# Note {number}\n\nSaffron batch {number}.\n"
+        )
+    session = MemorySession(tmp_path, "chat-42")
+    nodes = MemquillRetriever(session, similarity_top_k=top_k).retrieve("saffron")
+    found = MemoryToolset(session).call(
+        "memory_search", {"query": "saffron", "limit": MAX_SEARCH_LIMIT}
+    )
+    hits = SearchResult.model_validate(found.structured).hits
+    assert len(nodes) == len(hits) == MAX_SEARCH_LIMIT
+    assert [node.node_id for node in nodes] == [f"{hit.path}#{hit.line}" for hit in hits]
 
 
 @pytest.mark.parametrize(

@@ -34,9 +34,10 @@ class MemquillRetriever(BaseRetriever):
     """Retrieve memories (notes and remembered facts) for a query, best first.
 
     ``k``, ``filter_tags`` and ``file_type`` are set here and may be overridden per call:
-    ``retriever.invoke("deploy day", k=3)``. ``k`` is the core's search ``limit`` and is not
-    clamped: outside 1–20 a call raises :class:`~memquill.InvalidInputError` with the core's
-    message, since quietly returning fewer documents than asked would hide the mistake.
+    ``retriever.invoke("deploy day", k=3)``. ``k`` is the core's search ``limit``: above 20
+    (:data:`memquill.query.MAX_SEARCH_LIMIT`) a call returns the 20 best, as a retriever
+    returns fewer documents when fewer match; below 1 it raises
+    :class:`~memquill.InvalidInputError` with the core's message.
 
     Each document has ``page_content`` = the hit's snippet (up to 300 characters of the best
     matching chunk; read the whole source with the ``memory_get`` tool), ``id`` = the record id
@@ -52,7 +53,7 @@ class MemquillRetriever(BaseRetriever):
         ranker: re-orders the keyword candidates (a :class:`memquill.semantic.SemanticRanker` for
             semantic recall, as ``from_workspace(..., embeddings=...)`` makes); ``None``:
             keyword order.
-        k: how many documents to return, 1–20.
+        k: how many documents to return at most (20 at most, whatever is asked; at least 1).
         filter_tags: keep only notes with any of these tags (``#`` and case ignored).
         file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
     """

@@ -36,15 +36,16 @@ class MemquillRetriever(BaseRetriever):
 
     A retrieval with no hits returns ``[]``. A failed search raises the core's
     :class:`memquill.MemquillError` subclass with the core's message: for example
-    :class:`memquill.InvalidInputError` for an empty query or a ``similarity_top_k`` outside
-    1–20 (it is never clamped, so a mistake cannot hide).
+    :class:`memquill.InvalidInputError` for an empty query or a ``similarity_top_k`` below 1.
+    Above 20 (:data:`memquill.query.MAX_SEARCH_LIMIT`) it returns the 20 best: memquill's
+    search gives no more.
 
     Args:
         session: the session whose workspace to search (its ranker orders the hits: a
             :class:`memquill.semantic.SemanticRanker` for semantic recall).
         query: a query engine to share with other memquill components (one is created, with
             its document cache, if omitted).
-        similarity_top_k: how many hits to return (1–20, the core's limit).
+        similarity_top_k: how many hits to return at most (at least 1; above 20, 20).
         tags: keep only notes with any of these tags (``#`` and case ignored).
         file_type: ``all``, ``daily``, ``longterm`` (including remembered facts) or ``notes``.
         callback_manager: LlamaIndex callbacks.
@@ -88,7 +89,7 @@ class MemquillRetriever(BaseRetriever):
 
         Args:
             workspace: absolute path of the workspace folder.
-            similarity_top_k: how many hits to return (1–20).
+            similarity_top_k: how many hits to return at most (at least 1; above 20, 20).
             tags: keep only notes with any of these tags.
             file_type: ``all``, ``daily``, ``longterm`` or ``notes``.
             now: the clock recency is measured from (UTC); injectable for tests.

@@ -17,6 +17,7 @@ from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.query._args import (
+        MAX_SEARCH_LIMIT,
         FileType,
         GetArgs,
         RecentArgs,
@@ -90,6 +91,7 @@ __all__ = [
     "CANDIDATES",
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
+    "MAX_SEARCH_LIMIT",
     "PAGE_UNITS",
     "SNIPPET_UNITS",
     "STEMMER_VERSION",
@@ -165,6 +167,7 @@ __getattr__, __dir__ = _lazy_exports(
         "CANDIDATES": "memquill.query._rank",
         "CHUNK_OVERLAP": "memquill.query._markdown",
         "CHUNK_SIZE": "memquill.query._markdown",
+        "MAX_SEARCH_LIMIT": "memquill.query._args",
         "Corpus": "memquill.query._rank",
         "DocumentCache": "memquill.query._scan",
         "FileType": "memquill.query._args",

@@ -26,6 +26,7 @@ from memquill.text import utf16_len
 
 __all__ = [
     "MAX_CHAR_START",
+    "MAX_SEARCH_LIMIT",
     "NOT_BOOL",
     "FileType",
     "GetArgs",
@@ -41,6 +42,10 @@ ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 MAX_CHAR_START: Final = 512 * 1024
 """The largest ``char_start`` of a ``get`` (the read limit of one file)."""
+
+MAX_SEARCH_LIMIT: Final = 20
+"""The most hits one search returns (``memory_search``'s ``limit`` is 1–20). A retriever asked
+for more gets these (:func:`memquill.tools.retrieve` clamps); the tool refuses more."""
 
 FileType = Literal["all", "daily", "longterm", "notes"]
 """Which sources a search considers: every one, daily notes, long-term memory, other notes."""
@@ -109,7 +114,9 @@ class SearchArgs(_Read):
         FileType,
         Field(description="daily notes, long-term memory (incl. records), other notes, or all."),
     ] = "all"
-    limit: Annotated[int, Field(ge=1, le=20, description="How many results (1–20)."), NOT_BOOL] = 5
+    limit: Annotated[
+        int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many results (1–20)."), NOT_BOOL
+    ] = 5
 
 
 class GetArgs(_Read):

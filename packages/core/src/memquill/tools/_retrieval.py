@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from memquill.query import FileType, MemoryQuery, SearchArgs, SearchHit, parse_args
+from memquill.query import (
+    MAX_SEARCH_LIMIT,
+    FileType,
+    MemoryQuery,
+    SearchArgs,
+    SearchHit,
+    parse_args,
+)
 from memquill.tools._ranking import CandidateRanker, arrange
 from memquill.tools._toolset import MemoryToolset, widened
 
@@ -67,7 +74,9 @@ def retrieve(
 ) -> list[RetrievedMemory]:
     """The search hits for ``text``, best first, as :class:`RetrievedMemory` objects.
 
-    ``limit`` is the search's 1–20 and is never clamped, so a mistake cannot hide. Search
+    ``limit`` above :data:`~memquill.query.MAX_SEARCH_LIMIT` (20) gives that many at most: a
+    framework's ``top_k`` is a wish for "up to k", and memquill never returns more than 20
+    hits (excerpts a model reads, not a bulk export). Below 1 it is refused. Search
     warnings (skipped files, unreadable records) are logged on ``memquill.retrieval``, and so
     is the ranking line of a ``ranker`` (semantic recall, a model): how the hits were ordered,
     or why keyword order stayed. ``scope`` is whose search it is (default: the workspace).
@@ -76,6 +85,7 @@ def retrieve(
         InvalidInputError: an argument is out of bounds (the tool's own message).
         MemquillError: the search failed.
     """
+    limit = min(limit, MAX_SEARCH_LIMIT) if type(limit) is int else limit  # a bool stays refused
     args = parse_args(
         SearchArgs, {"query": text, "tags": list(tags), "file_type": file_type, "limit": limit}
     )
