@@ -113,6 +113,31 @@ def test_secrets_are_refused_with_memquills_error_and_nothing_is_written(
     assert SECRET_VALUE not in "".join(p.read_text() for p in tmp_path.rglob("*.md"))
 
 
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ({"content": f"my key is {SECRET_VALUE}"}, SecretError),
+        ({"content": "a note", "token": SECRET_VALUE}, SecretError),
+        ({"content": "x" * 16_001}, InvalidInputError),
+        ({"content": "a note", "notes": "y" * 16_001}, InvalidInputError),
+        ({"content": "bell \x07 rings"}, InvalidInputError),
+        ({"content": "half a pair \ud800"}, InvalidInputError),
+    ],
+    ids=["secret", "secret-extra", "too-long", "too-long-extra", "control", "surrogate"],
+)
+def test_a_refused_put_into_a_new_namespace_makes_no_folder(
+    tmp_path: Path, value: dict[str, object], error: type[MemquillError]
+) -> None:
+    store = MemquillStore(tmp_path)
+    with pytest.raises(error):
+        store.put(("team", "ana"), "k", value)
+    assert list(tmp_path.iterdir()) == []
+    store.put(("team",), "ok", {"content": "fine"})  # an existing parent: still nothing below
+    with pytest.raises(error):
+        store.put(("team", "ana"), "k", value)
+    assert sorted(p.name for p in (tmp_path / "team").iterdir()) == ["memory"]
+
+
 def test_ttl_and_a_put_index_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="An index is"):
         MemquillStore(tmp_path, index={"dims": 3, "embed": "fake"})

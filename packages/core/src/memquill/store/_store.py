@@ -64,6 +64,27 @@ class RecordStore(StoreReader, SyncOperations):
 
     # -- writes ----------------------------------------------------------------------------
 
+    def check(
+        self,
+        content: str,
+        *,
+        key: str | None = None,
+        extra: Mapping[str, JSONValue] | None = None,
+    ) -> None:
+        """Check what a write would check of one fact, touching nothing (no file, folder or
+        lock): ``content`` (1–16000 UTF-16 units, no control characters, no credentials),
+        ``key`` and ``extra`` (JSON, at most 16000 units, no credentials). A caller that must
+        make something first (a namespace's folder) checks here before it does.
+
+        Raises:
+            InvalidInputError, SecretError: what :meth:`save` and :meth:`correct` would raise
+                for the same fact, with the same message.
+        """
+        self._check_content(content)
+        if key is not None:
+            validate_key(key)
+        check_extra(extra, self._secrets)
+
     def save(
         self,
         candidates: Sequence[Candidate],

@@ -222,8 +222,10 @@ class ItemStore:
         """Save ``value`` as item ``key`` of ``namespace`` (see the module docstring).
 
         Raises:
-            InvalidInputError: a bad namespace, key or value (nothing is written).
-            SecretError: the value holds credential material (nothing is written).
+            InvalidInputError: a bad namespace, key or value (nothing is written, no folder
+                made).
+            SecretError: the value holds credential material (nothing is written, no folder
+                made).
             ConflictError: other writers changed the item at every one of 8 attempts.
             The store's other errors (``capacity``, ``busy``, ``storage``...).
         """
@@ -231,6 +233,9 @@ class ItemStore:
         name = fact_key(key)
         text, extra = encode_value(value)
         space = self._space(labels)
+        # Bad input changes nothing on disk: the write's own checks run before the folder is
+        # made (a refused put into a new namespace must not leave it behind).
+        space.session.store.check(text, key=name, extra=extra)
         self._make_folder(space)
         source = WriteSource("tool", session_id=self._session_id)
         with space.lock:
