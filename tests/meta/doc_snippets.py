@@ -91,7 +91,7 @@ SPECS: dict[str, Spec] = {
         after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
         "assert reply['messages'][-1].content == 'Noted.'\n",
     ),
-    "README.md § LangGraph store (`memquill-langchain[langgraph]`): # pip install 'memquill-langchain[langgraph]' from pathlib i": Python(
+    "README.md § LangGraph store (`memquill-langchain[langgraph]`): # pip install 'memquill-langchain[langgraph,agents]' ([agent": Python(
         prelude=f"{FAKES}OfflineAgent\nmodel, tools = OfflineAgent(), []\n",
         after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
         "assert reply['messages'][-1].content == 'Noted.'\n",
