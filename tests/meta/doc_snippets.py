@@ -64,6 +64,9 @@ SPECS: dict[str, Spec] = {
     "README.md § Install: uv build --all-packages --out-dir dist # in the clone: the f": Elsewhere(
         CLONE_TESTS
     ),
+    "README.md § The command line: source /path/to/memquill/.venv/bin/activate # the clone's en": Elsewhere(
+        ("tests/meta/test_readme_commands.py::test_the_readme_command_block_runs_in_order",)
+    ),
     "README.md § The command line: export MEMQUILL_WORKSPACE=~/notes # or pass --workspace DIR;": Elsewhere(
         ("tests/meta/test_readme_commands.py::test_the_readme_command_block_runs_in_order",)
     ),
