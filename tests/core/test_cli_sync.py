@@ -146,13 +146,58 @@ def test_the_driver_command_quotes_the_interpreter(monkeypatch: pytest.MonkeyPat
     ]
 
 
-def test_a_committed_lock_file_is_pointed_out(tmp_path: Path, env: dict[str, str]) -> None:
+def _git_workspace_with_a_committed_lock(tmp_path: Path, env: dict[str, str]) -> Path:
+    """A workspace kept in git before ``sync setup``: ``git add -A`` took the writer lock."""
     workspace = Path(env["MEMQUILL_WORKSPACE"])
     run(["git", "init", "-q", "-b", "main"], workspace, env)
+    run(["git", "config", "user.email", "me@example.org"], workspace, env)
+    run(["git", "config", "user.name", "Me"], workspace, env)
     save(store_of(workspace, tmp_path / "data"), "a fact")
     run(["git", "add", "-A"], workspace, env)
+    run(["git", "commit", "-q", "-m", "notes"], workspace, env)
+    assert run(["git", "ls-files", "memory/.records-lock"], workspace, env).stdout
+    return workspace
+
+
+def test_setup_stops_tracking_the_files_it_ignores_and_keeps_them(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    workspace = _git_workspace_with_a_committed_lock(tmp_path, env)
     done = memquill(env, "sync", "setup").stdout
-    assert "git rm --cached memory/.records-lock" in done
+    assert "git rm --cached: memory/.records-lock" in done, done
+    assert "committed already" not in done  # done, not left to the reader
+    assert run(["git", "ls-files", "memory/.records-lock"], workspace, env).stdout == ""
+    assert (workspace / "memory" / ".records-lock").is_file()  # the working file stays
+    status = json.loads(memquill(env, "sync", "status", "--json").stdout)
+    assert status["git"]["ready"] and status["git"]["tracked"] == []
+    # The README's next two lines commit the set-up, the untracking with it.
+    run(["git", "add", ".gitattributes", ".gitignore"], workspace, env)
+    run(["git", "commit", "-q", "-m", "memquill merges memory/records.md"], workspace, env)
+    assert run(["git", "ls-tree", "-r", "--name-only", "HEAD"], workspace, env).stdout.split() == [
+        ".gitattributes",
+        ".gitignore",
+        "memory/records.md",
+    ]
+    assert "nothing changed" in memquill(env, "sync", "setup").stdout
+
+
+def test_status_names_a_tracked_file_in_conflict_once(tmp_path: Path, env: dict[str, str]) -> None:
+    workspace = _git_workspace_with_a_committed_lock(tmp_path, env)
+    lock = workspace / "memory" / ".records-lock"
+    run(["git", "checkout", "-q", "-b", "other"], workspace, env)
+    lock.write_text("other\n")
+    run(["git", "commit", "-q", "-am", "other"], workspace, env)
+    run(["git", "checkout", "-q", "main"], workspace, env)
+    lock.write_text("main\n")
+    run(["git", "commit", "-q", "-am", "main"], workspace, env)
+    merged = run(["git", "merge", "other"], workspace, env, check=False)
+    assert "CONFLICT (content): Merge conflict in memory/.records-lock" in merged.stdout
+    done = memquill(env, "sync", "status").stdout
+    assert done.count("memory/.records-lock") == 1, done
+    status = json.loads(memquill(env, "sync", "status", "--json").stdout)
+    assert status["git"]["tracked"] == ["memory/.records-lock"]
+    memquill(env, "sync", "setup")  # in the middle of that merge: out of the index all the same
+    assert run(["git", "ls-files", "memory/.records-lock"], workspace, env).stdout == ""
 
 
 def test_key_export_to_a_new_private_file_only(tmp_path: Path, env: dict[str, str]) -> None:

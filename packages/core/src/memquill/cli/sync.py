@@ -103,7 +103,7 @@ def _setup(args: argparse.Namespace, context: Context) -> int:
     lines.append(f"repository: {setup.repository}")
     if ".gitattributes: added" in " ".join(changes):
         lines.append("commit .gitattributes (and .gitignore) so every clone merges alike")
-    lines.extend(_untrack_hint(setup.tracked))
+    lines.extend(_untrack_hint(setup.tracked))  # only what git refused to stop tracking
     context.emit(
         "\n".join(lines),
         {"changes": list(changes), "ready": setup.ready, "repository": str(setup.repository)},

@@ -13,13 +13,17 @@ nothing:
   the writer lock, staging files, backups holding forgotten text, a database mirror; and the
   extraction job ledger ``.assistant/memory-jobs.json*``), which would otherwise be committed
   and conflict on every pull;
+- the index: a per-machine file committed before (a workspace kept in git before setup) is
+  removed from it with ``git rm --cached`` (the working file stays), since an ignore line
+  does not stop git carrying a tracked file; the removal is staged, committed with the rest;
 - the repository's own config (``.git/config``, never committed, so each clone runs setup
   once): ``merge.memquill.name`` and ``merge.memquill.driver``. Git runs the driver through a
   shell from the work tree's top folder, so the command names this very interpreter by its
   absolute path, quoted: ``'/path/to/python' -m memquill.cli merge %O %A %B``.
 
 Everything is asked of the ``git`` program itself (``check-attr``, ``check-ignore``,
-``config``), so the answer is what git will do, whatever other attribute or ignore files say.
+``ls-files``, ``config``) and done by it (``config``, ``rm --cached``), so the answer is what
+git will do, whatever other attribute or ignore files say.
 """
 
 from __future__ import annotations
@@ -64,7 +68,8 @@ class GitSetup:
         driver: the repository's ``merge.memquill.driver`` (``None``: not set).
         driver_runs: the driver's program exists (a moved or deleted environment breaks it).
         unignored: per-machine files git would carry (``IGNORE_LINES`` not in effect).
-        tracked: per-machine files already committed (``git rm --cached`` them).
+        tracked: per-machine files git tracks (each once, even when in conflict); ``sync
+            setup`` stops tracking them.
     """
 
     repository: Path | None
@@ -108,14 +113,16 @@ def git_setup(workspace: Path) -> GitSetup:
         for line, probe in zip(IGNORE_LINES, _PROBES, strict=True)
         if _git(workspace, "check-ignore", "-q", "--no-index", probe, check=False).returncode
     )
-    tracked = _git(workspace, "ls-files", "-z", "--", *IGNORE_LINES).stdout
+    listed = _git(workspace, "ls-files", "-z", "--", *IGNORE_LINES).stdout
+    # A file in conflict is listed once per index stage (base, ours, theirs): name it once.
+    tracked = tuple(dict.fromkeys(name for name in listed.split("\0") if name))
     return GitSetup(
         repository=Path(top.stdout.strip()),
         attribute=attributes == [f"{RECORDS}: merge: memquill", f"{RECORDS}: text: unset"],
         driver=command,
         driver_runs=command is not None and _runs(command),
         unignored=unignored,
-        tracked=tuple(name for name in tracked.split("\0") if name),
+        tracked=tracked,
     )
 
 
@@ -137,6 +144,14 @@ def set_up_git(workspace: Path) -> tuple[GitSetup, tuple[str, ...]]:
     for line in before.unignored:
         _append_line(workspace / ".gitignore", line)
         changes.append(f".gitignore: added `{line}` (per-machine files git must not carry)")
+    if before.tracked:
+        # Ignoring a committed file does not stop git carrying it: every pull would still
+        # conflict on it. Out of the index only; the working file (a live lock) stays.
+        _git(workspace, "rm", "--cached", "--quiet", "--", *before.tracked)
+        changes.extend(
+            f"git rm --cached: {name} (per-machine; the file stays, commit the removal)"
+            for name in before.tracked
+        )
     command = driver_command()
     if before.driver != command:
         _git(workspace, "config", "--local", "merge.memquill.name", _DRIVER_NAME)
