@@ -286,6 +286,10 @@ class Messages:
     SYMLINK_OUTSIDE: Final = "Access denied: path resolves outside workspace (symlink)."
     DAILY_OUTSIDE: Final = "Access denied: daily directory resolves outside workspace."
     PRIVATE: Final = "Access denied: internal memory history is not query content."
+    RECORDS_COPY: Final = (
+        "Access denied: a file in the records format (an export of memory) is memquill's own, "
+        "never a note."
+    )
     CREDENTIAL_FILE: Final = (
         "Access denied: files that usually hold credentials are not query content."
     )

@@ -11,6 +11,9 @@ it ends: ``secrets.txt``, ``key.pem.md`` and ``secrets.env.txt`` are private bec
 their parts is a credential extension (:data:`CREDENTIAL_EXTENSIONS`) or a credential stem
 (:data:`CREDENTIAL_STEMS`), and so is everything in a ``secrets/`` folder; a part must equal
 one, so ``keyboard.md``, ``monkey.md`` and ``api-design.md`` are notes.
+A file in the records format (an export, a copy of ``records.md`` under any name) is
+memquill's own too, wherever it lies: :func:`is_records_text` tells it by its opening, and the
+note reader (:func:`memquill.safe_read.read_regular_stat`) refuses it.
 The credential lists below are the complete rule set; ``docs/security.md`` shows them as a
 table and ``tests/core/test_private_paths.py`` tests each entry.
 """
@@ -33,12 +36,14 @@ __all__ = [
     "CREDENTIAL_PREFIXES",
     "CREDENTIAL_STEMS",
     "NOTE_EXTENSIONS",
+    "RECORDS_MARKER",
     "SUSPECT_NAMES",
     "SUSPECT_STARTS",
     "is_managed_record_path",
     "is_note",
     "is_private",
     "is_records_conflict_copy",
+    "is_records_text",
     "may_be_private",
     "private_reason",
 ]
@@ -238,3 +243,18 @@ def may_be_private(path: str, name: str) -> bool:
 def is_note(path: str, extensions: Collection[str] = NOTE_EXTENSIONS) -> bool:
     """Whether ``path`` has one of the note ``extensions`` (lowercase, with the dot)."""
     return posixpath.splitext(path.replace("\\", "/"))[1].lower() in extensions
+
+
+RECORDS_MARKER: Final = b"<!-- memory-records:v1 -->"
+"""The line that opens every records file after its title (``docs/record-format.md``)."""
+_RECORDS_OPENING: Final = 512
+"""Bytes of a file's start in which the marker is looked for: the title and the marker."""
+
+
+def is_records_text(data: bytes) -> bool:
+    """Whether ``data`` (a file's bytes, or its start) is in memquill's records format: one of
+    its first three non-blank lines is exactly :data:`RECORDS_MARKER` (after the title, as
+    ``records.md`` and ``memquill export`` write it). Such a file is memquill's own, never a
+    note: its old versions and markup would otherwise be served as notes."""
+    lines = [line.strip() for line in data[:_RECORDS_OPENING].splitlines() if line.strip()]
+    return RECORDS_MARKER in lines[:3]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import AccessDeniedError, MemquillError, Messages, SourceError
+from memquill.private_paths import is_records_text
 
 __all__ = [
     "HARD_LINKS_ENV",
@@ -110,7 +111,9 @@ def is_hard_linked(info: os.stat_result) -> bool:
 def read_regular_stat(
     path: str | os.PathLike[str], limit: int, *, note: bool = False
 ) -> tuple[bytes, os.stat_result]:
-    """:func:`read_regular`, with the ``fstat`` of the file read (``note``: refuse hard links)."""
+    """:func:`read_regular`, with the ``fstat`` of the file read. A ``note`` (query content) is
+    refused with several hard links, and in the records format (an export of memory, a copy of
+    ``records.md``: :func:`~memquill.private_paths.is_records_text`), wherever it lies."""
     fd = open_regular(path)
     try:
         info = os.fstat(fd)
@@ -123,6 +126,8 @@ def read_regular_stat(
         os.close(fd)
     if len(data) > limit:
         raise SourceError(Messages.TOO_LARGE)
+    if note and is_records_text(data):
+        raise AccessDeniedError(Messages.RECORDS_COPY)
     return data, info
 
 

@@ -25,6 +25,7 @@ import argparse
 import errno
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -39,7 +40,7 @@ from memquill.errors import (
     SourceError,
     StorageError,
 )
-from memquill.paths import read_regular
+from memquill.paths import read_regular, relative_inside
 from memquill.store import MAX_STORE_BYTES, store_revision
 from memquill.tools import WriteSource, import_records
 
@@ -77,6 +78,9 @@ def _export(args: argparse.Namespace, context: Context) -> int:
         context.ensure_workspace()
     store = context.session("read").store
     data = store.export()
+    target = _export_target(args.output)
+    if target is not None and store.backend.kind == "file":
+        _warn_inside(context, target)
     if args.output:
         _write_output(Path(args.output), data)
         if context.as_json:
@@ -94,6 +98,44 @@ def _export(args: argparse.Namespace, context: Context) -> int:
     stream.write(data)
     stream.flush()
     return 0
+
+
+_INSIDE_WARNING: Final = (
+    "warning: {path} is inside the workspace. A file in the records format is memquill's own, "
+    "never a note: search, get, recent and the index skip it. Keep exports outside the "
+    "workspace (memquill export --output ~/records.md)."
+)
+
+
+def _export_target(output: str | None) -> Path | None:
+    """Where the export goes: ``--output``, or the file standard output is redirected to (read
+    from ``/proc`` where there is one; else, for a redirect to a regular file, the current
+    folder stands for it, as ``memquill export > records.md`` writes there)."""
+    if output is not None:
+        return Path(output).absolute()
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}"))
+    except OSError:
+        return Path.cwd() / "-"
+
+
+def _warn_inside(context: Context, target: Path) -> None:
+    """Warn on standard error when ``target`` lies inside the workspace (the export is made)."""
+    workspace = context.workspace
+    try:
+        real = os.path.realpath(target)
+        inside = relative_inside(Path(os.path.realpath(workspace)), real)
+    except (OSError, ValueError):
+        return
+    if inside is not None:
+        shown = inside if target.name != "-" else "standard output's file"
+        context.err.write(escape_controls(_INSIDE_WARNING.format(path=shown)) + "\n")
 
 
 def _export_json(revision: str, data: bytes, *, output: str | None = None) -> dict[str, object]:

@@ -47,7 +47,7 @@ __all__ = [
     "remove_index_files",
 ]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6  # 6: files in the records format are no longer indexed as notes
 FORMAT: Final = (
     f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
