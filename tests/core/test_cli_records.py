@@ -181,7 +181,14 @@ def test_remember_list_update_forget_compact_doctor_in_text(
 
 def test_the_same_flow_in_json(workspace: Path, env: dict[str, str]) -> None:
     saved = as_json(env, "remember", "prefers dark mode", "--idempotency-key", "theme")
-    assert set(saved) == {"status", "record_id", "key", "record_revision", "revision"}
+    assert set(saved) == {
+        "status",
+        "record_id",
+        "key",
+        "record_revision",
+        "revision",
+        "forgotten_at",
+    }
     assert saved["key"] is None
     assert saved["status"] == "saved"
     listing = as_json(env, "list")
@@ -382,3 +389,38 @@ def test_an_ambiguous_id_prefix_is_refused(workspace: Path, env: dict[str, str])
     done = memquill(env, "forget", ids[1], "--revision", revision[:12])
     assert done.stdout.startswith(f"forgotten {ids[1]}")
     assert [r.status for r in RecordStore(workspace).snapshot().records] == ["active", "revoked"]
+
+
+def test_a_person_may_remember_forgotten_words_and_is_told(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    """Issue 32 item 3: the CLI is a person (source ``manual``): saved, with a note."""
+    saved = as_json(env, "remember", "Bob's birthday is 1 June.", "--key", "bob/birthday")
+    as_json(env, "forget", "bob/birthday")
+    when = next(
+        r.updated_at for r in RecordStore(workspace).snapshot().records if r.status == "revoked"
+    )
+
+    again = memquill(env, "remember", "bob's birthday is 1 june.")
+
+    assert again.stdout.startswith("saved ")
+    assert Messages.REMEMBERED_AGAIN.format(when=when) in again.stdout
+    assert saved["forgotten_at"] is None
+
+
+def test_compact_needs_no_revision_and_capacity_names_it(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    """Issue 32 item 9: ``memquill compact`` compacts what the store holds now; a full store's
+    error names the command."""
+    saved = as_json(env, "remember", "prefers dark mode", "--key", "ui/mode")
+    as_json(env, "update", "ui/mode", "prefers light mode")
+
+    compacted = as_json(env, "compact")
+
+    assert compacted["status"] == "saved" and compacted["revision"] != saved["revision"]
+    assert [r["content"] for r in as_json(env, "list", "--all")["records"]] == [
+        "",
+        "prefers light mode",
+    ]
+    assert "`memquill compact`" in Messages.FULL

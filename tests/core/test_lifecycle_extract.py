@@ -268,3 +268,52 @@ def _manual():
     from memquill.tools import WriteSource
 
     return WriteSource.manual()
+
+
+async def test_forgotten_words_are_not_extracted_again_from_a_new_message(tmp_path) -> None:
+    """Issue 32 item 3: a fact forgotten by a person, said again in a later message, is not
+    saved by extraction (its words match the tombstone's fingerprint); the rest of the batch
+    is."""
+    setup = new_setup(tmp_path)
+    extraction = setup.extraction(ExtractModel([GOOD]))
+    setup.record_all(extraction)
+    await extraction.aresume()
+    session = MemorySession(setup.workspace, "s1")
+    target = next(r for r in setup.records() if r.source.get("messageId") == "u2")
+    forget(session, target.id, session.store.snapshot().revision, source=_manual())
+
+    setup.ledger().path.unlink()
+    lines = [
+        {
+            "id": "u7",
+            "role": "user",
+            "content": "Again: my daughter Ana starts school in September.",
+        },
+        {"id": "a7", "role": "assistant", "content": "ok"},
+        {"id": "u8", "role": "user", "content": "I also play the cello every week."},
+        {"id": "a8", "role": "assistant", "content": "ok"},
+        {"id": "u9", "role": "user", "content": "Bye."},
+        {"id": "a9", "role": "assistant", "content": "ok"},
+    ]
+    setup.transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    model = ExtractModel(
+        [
+            answer(
+                fact(
+                    "u7",
+                    "The user's daughter Ana starts  school in September.",
+                    "Ana starts school",
+                ),
+                fact("u8", "The user plays the cello.", "play the cello every week"),
+            )
+        ]
+    )
+    again = setup.extraction(model)
+    setup.record_all(again)
+    await again.aresume()
+
+    assert model.calls == 1
+    assert (setup.job().status, setup.job().reason) == ("completed", None)
+    contents = [r.content for r in setup.records()]
+    assert "The user plays the cello." in contents
+    assert not any("Ana" in content for content in contents)

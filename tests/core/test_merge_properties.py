@@ -65,6 +65,7 @@ class World:
         self.mode = mode
         self.tick = 0
         keys = RecordKey(root / "key")  # one user, one key carried to every machine
+        self.key = keys.load()  # what fingerprints the text a merge erases
         self.workspaces = [root / f"machine-{i}" for i in range(machines)]
         self.stores: list[RecordStore] = []
         for index, workspace in enumerate(self.workspaces):
@@ -135,13 +136,17 @@ class World:
         pair = (min(one, other), max(one, other))
         base = self.bases.get(pair, b"") if self.mode == "git" else b""
         ours, theirs = self.raw(one), self.raw(other)
-        merged, _ = merge_files(base, ours, theirs)
-        assert merge_files(base, theirs, ours)[0] == merged, "the merge depends on the side"
+        merged, _ = merge_files(base, ours, theirs, self.key)
+        assert merge_files(base, theirs, ours, self.key)[0] == merged, (
+            "the merge depends on the side"
+        )
         for again in (merged, ours, theirs):
-            assert merge_files(b"", merged, again)[0] == merged, "merging again changed it"
-        assert merge_files(base, merged, ours)[0] == merged
-        assert merge_files(base, merged, theirs)[0] == merged
-        assert merge_files(merged, merged, merged)[0] == merged
+            assert merge_files(b"", merged, again, self.key)[0] == merged, (
+                "merging again changed it"
+            )
+        assert merge_files(base, merged, ours, self.key)[0] == merged
+        assert merge_files(base, merged, theirs, self.key)[0] == merged
+        assert merge_files(merged, merged, merged, self.key)[0] == merged
         self.stores[one].merge(theirs, base)
         assert self.raw(one) == merged, "the store's merge wrote other bytes"
         (self.workspaces[other] / "memory").mkdir(exist_ok=True)

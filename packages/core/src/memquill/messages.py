@@ -40,6 +40,10 @@ class Messages:
         "This fact was corrected or forgotten before, so it is not saved again (a forgotten "
         "fact never comes back). To save it anew on purpose, give it another idempotency key."
     )
+    REMEMBERED_AGAIN: Final = (
+        "Note: a fact with these words was forgotten at {when}; you saved it again on purpose "
+        "(a tool or a conversation could not)."
+    )
     ID_AMBIGUOUS: Final = "That record id prefix matches more than one record; give more of it."
     SECRET: Final = "Remove credential material before saving memory."  # noqa: S105
     SECRET_KIND: Final = "Remove credential material before saving memory: it looks like {}."  # noqa: S105
@@ -58,8 +62,8 @@ class Messages:
     ACTIVE_NOT_FOUND: Final = "Active memory was not found."
     NOT_FOUND: Final = "Memory was not found."
     FULL: Final = (
-        "Memory storage has reached its 2 MiB limit. Forget unneeded records to free space; "
-        "do not delete source tombstones."
+        "Memory storage has reached its 2 MiB limit. Run `memquill compact` to drop corrected "
+        "versions' old text, or forget unneeded records; do not delete source tombstones."
     )
     INSUFFICIENT: Final = (
         "Memory storage has insufficient space. Forget unneeded records before retrying."

@@ -69,7 +69,10 @@ def register(subparsers: Any) -> None:
     compact = subparsers.add_parser(
         "compact", help="drop superseded versions' text, keeping every tombstone"
     )
-    compact.add_argument("--revision", required=True, help="the current store revision")
+    compact.add_argument(
+        "--revision",
+        help="the store revision you read (default: the current one, checked under the lock)",
+    )
     compact.set_defaults(handler=_compact)
 
     for parser in (remember, listing, update, forget, compact):
@@ -143,7 +146,10 @@ def _forget(args: argparse.Namespace, context: Context) -> int:
 
 def _compact(args: argparse.Namespace, context: Context) -> int:
     session = context.session()
-    outcome = compact(session, _revision_format(args.revision), source=WriteSource.manual())
+    # Without --revision, compact what the store holds now: compaction changes no fact, so
+    # there is no stale view of one to protect; the store still compares and swaps.
+    given = args.revision if args.revision is not None else session.store.snapshot().revision
+    outcome = compact(session, _revision_format(given), source=WriteSource.manual())
     context.emit(f"{outcome.status}: store revision {outcome.revision}", _result_json(outcome))
     return 0
 
@@ -238,7 +244,10 @@ def _describe(outcome: WriteOutcome, words: dict[str, str] | None = None) -> str
     target = f" {outcome.record_id}" if outcome.record_id else ""
     key = f" key {outcome.key}" if outcome.key else ""
     record = f" (record revision {outcome.record_revision})" if outcome.record_revision else ""
-    return f"{status}{target}{key}{record}\nstore revision {outcome.revision}"
+    text = f"{status}{target}{key}{record}\nstore revision {outcome.revision}"
+    if outcome.forgotten_at is not None and outcome.status != "blocked":
+        text += "\n" + Messages.REMEMBERED_AGAIN.format(when=outcome.forgotten_at)
+    return text
 
 
 def _result_json(outcome: WriteOutcome) -> dict[str, object]:
@@ -248,6 +257,7 @@ def _result_json(outcome: WriteOutcome) -> dict[str, object]:
         "key": outcome.key,
         "record_revision": outcome.record_revision,
         "revision": outcome.revision,
+        "forgotten_at": outcome.forgotten_at,
     }
 
 

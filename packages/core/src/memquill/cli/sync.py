@@ -24,6 +24,7 @@ from memquill.store import (
     KeyRename,
     MergeReport,
     Record,
+    RecordKey,
     Snapshot,
     merge_into_file,
     read_copy,
@@ -79,7 +80,10 @@ def _merge(args: argparse.Namespace, context: Context) -> int:
         result = merge_copy(session, theirs, base, source=WriteSource.manual())
         report, changed = result.report, result.write.status == "saved"
     else:
-        report, changed = merge_into_file(ours, base, theirs)
+        # This machine's record key, when it has one: text a forget erases keeps its
+        # fingerprint (a file outside a workspace is merged without creating a key).
+        key = RecordKey().current()
+        report, changed = merge_into_file(ours, base, theirs, key)
     lines = report.lines() or ["nothing new"]
     for line in lines:
         context.err.write(f"memquill merge: {line}\n")

@@ -9,16 +9,24 @@ When asked (``skip_known``: extraction asks), a candidate whose content equals a
 record's, case and whitespace aside (:func:`same_words`), is a ``duplicate`` of that record
 too: nothing is written for it, so the same fact learnt again from a later batch is kept once.
 Both hashes of an idempotency key count as the same operation: the keyed one memquill writes
-and the unkeyed one the original system wrote.
+and the unkeyed one the original system wrote. A candidate from a tool or a conversation whose
+text matches a forgotten fact's fingerprint (:mod:`memquill.store._fingerprints`) is
+``blocked`` on its own (the others of its batch are saved), naming when that fact was
+forgotten; a person's (``manual``) is saved, and says so.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, source_key
+from memquill.store._fingerprints import (
+    BLOCKING_KINDS,
+    TEXT_HASH_FIELD,
+    forgotten_at,
+    same_words,
+)
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate, Snapshot
 from memquill.store._transaction import Outcome
@@ -60,13 +68,21 @@ def append_candidates(
     ]
     if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
         return Outcome("blocked", tuple(None for _ in prepared))
+    fingerprinted = [r for r in draft if r.status == "revoked" and TEXT_HASH_FIELD in r.meta]
+    forgotten = [
+        forgotten_at(fingerprinted, keys, candidate.content) if fingerprinted else None
+        for candidate, _ in prepared
+    ]
     ids: list[str | None] = []
     created: set[str] = set()
     known = (
         {same_words(r.content): r.id for r in draft if r.status == "active"} if skip_known else {}
     )
-    for candidate, hashes in prepared:
+    for (candidate, hashes), when in zip(prepared, forgotten, strict=True):
         existing = next((r for r in draft if r.operation_hash in hashes), None)
+        if existing is None and when is not None and candidate.source.get("kind") in BLOCKING_KINDS:
+            ids.append(None)  # forgotten words from a model or a conversation: not again
+            continue
         if existing is None:
             words = same_words(candidate.content) if skip_known else ""
             if words in known:
@@ -90,7 +106,10 @@ def append_candidates(
             raise ConflictError(Messages.KEY_REUSED)
         else:
             ids.append(existing.id)
-    return Outcome("saved" if created else "duplicate", tuple(ids), frozenset(created))
+    if not created and ids and all(record_id is None for record_id in ids):
+        return Outcome("blocked", tuple(ids), forgotten_at=tuple(forgotten))
+    status = "saved" if created else "duplicate"
+    return Outcome(status, tuple(ids), frozenset(created), forgotten_at=tuple(forgotten))
 
 
 def _check_key_free(key: str | None, snapshot: Snapshot) -> None:
@@ -103,11 +122,6 @@ def _check_key_free(key: str | None, snapshot: Snapshot) -> None:
     if holder is not None:
         revision = snapshot.record_revision(holder)[:16]
         raise ConflictError(Messages.KEY_IN_USE.format(key=key, id=holder.id, revision=revision))
-
-
-def same_words(content: str) -> str:
-    """``content`` as duplicates are compared: NFKC, case-folded, whitespace runs as one space."""
-    return " ".join(unicodedata.normalize("NFKC", content).casefold().split())
 
 
 def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> bool:

@@ -17,7 +17,9 @@ target is resolved under the writer lock, on the records the transaction read:
 Then the revision must be the store revision or the target's record revision, else
 ``conflict``. Forgetting empties every version of each fact and erases its key and extra
 metadata: a forgotten ``health/diagnosis`` leaves no trace of its name, while the tombstones
-keep blocking the fact's idempotency keys and source messages.
+keep blocking the fact's idempotency keys and source messages, and each keeps a keyed
+fingerprint of the text its version held (:mod:`memquill.store._fingerprints`). A correction
+from a tool or a conversation to text a forgotten fact held is ``blocked``; a person's is not.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ from memquill.errors import ConflictError, InvalidInputError, Messages, NotFound
 from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
 from memquill.store._fact_keys import FactKey
+from memquill.store._fingerprints import (
+    BLOCKING_KINDS,
+    TEXT_HASH_FIELD,
+    forgotten_at,
+    with_fingerprint,
+)
 from memquill.store._record_key import keyed_fields
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
@@ -119,16 +127,26 @@ def correction(
     record_key: bytes,
     now: Callable[[], str],
     new_id: Callable[[], str],
+    known_keys: Sequence[bytes] = (),
 ) -> Operation:
     """The operation that supersedes the target's current version with ``content``.
 
     ``key`` renames the fact (``None`` removes its key) and ``extra`` replaces its extra
-    metadata; :data:`UNCHANGED` keeps them. The arguments are validated already.
+    metadata; :data:`UNCHANGED` keeps them. The arguments are validated already. ``known_keys``
+    are the other keys whose forgotten-text fingerprints count.
     """
 
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         current = resolve_target(snapshot, target, expected, forgetting=False)
         assert current is not None  # only a forget resolves to nothing
+        fingerprinted = [r for r in draft if r.status == "revoked" and TEXT_HASH_FIELD in r.meta]
+        when = (
+            forgotten_at(fingerprinted, (record_key, *known_keys), content)
+            if fingerprinted
+            else None
+        )
+        if when is not None and source.get("kind") in BLOCKING_KINDS:
+            return Outcome("blocked", (None,), forgotten_at=(when,))
         new_key = current.key if key is UNCHANGED else key
         _check_key_free(snapshot, new_key, {current.root_id})
         stamp = now()
@@ -144,7 +162,7 @@ def correction(
             stamp=stamp,
             new_id=new_id,
         )
-        return Outcome("saved", (version.id,), frozenset({version.id}))
+        return Outcome("saved", (version.id,), frozenset({version.id}), forgotten_at=(when,))
 
     return operation
 
@@ -248,9 +266,12 @@ def _supersede(
     return version
 
 
-def revocation(targets: Sequence[tuple[Target, str]], now: Callable[[], str]) -> Operation:
+def revocation(
+    targets: Sequence[tuple[Target, str]], now: Callable[[], str], record_key: bytes
+) -> Operation:
     """The operation that forgets every target's fact in one write (each target with the
-    revision it was read at); ``duplicate`` when all of them were forgotten already."""
+    revision it was read at); ``duplicate`` when all of them were forgotten already. Every
+    version keeps the fingerprint of the text it held, keyed with ``record_key``."""
 
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         roots: set[str] = set()
@@ -268,14 +289,16 @@ def revocation(targets: Sequence[tuple[Target, str]], now: Callable[[], str]) ->
         if not roots:
             return Outcome("duplicate", tuple(ids))
         stamp = now()
-        draft[:] = [_erased(r, stamp) if r.root_id in roots else r for r in draft]
+        draft[:] = [_erased(r, stamp, record_key) if r.root_id in roots else r for r in draft]
         return Outcome("saved", tuple(ids), frozenset(changed))
 
     return operation
 
 
-def _erased(record: Record, stamp: str) -> Record:
-    """The tombstone of ``record``: no text, no key, no extra metadata."""
+def _erased(record: Record, stamp: str, record_key: bytes) -> Record:
+    """The tombstone of ``record``: no text, no key, no extra metadata; the fingerprint of its
+    text."""
+    record = with_fingerprint(record, record_key)
     if record.key is not None or record.extra is not None:
         record = record.with_fact_fields(None, None)
     return record.evolve("", status="revoked", updatedAt=stamp)

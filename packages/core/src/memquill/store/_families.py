@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from memquill.store._codec import JSONValue, Record
+from memquill.store._fingerprints import with_fingerprint
 from memquill.store._record import EXTRA_FIELD, KEY_FIELD
 
 __all__ = [
@@ -93,8 +94,11 @@ class Families:
     renamed_keys: tuple[KeyRename, ...]
 
 
-def normalise_families(records: Iterable[Record]) -> Families:
-    """Restore the three family rules (see the module docstring) on merged ``records``."""
+def normalise_families(records: Iterable[Record], record_key: bytes | None = None) -> Families:
+    """Restore the three family rules (see the module docstring) on merged ``records``.
+
+    A version whose text a forget on the other side erases keeps its text's fingerprint
+    (:mod:`memquill.store._fingerprints`), keyed with ``record_key`` (``None``: not kept)."""
     families: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         families[record.root_id].append(record)
@@ -102,7 +106,7 @@ def normalise_families(records: Iterable[Record]) -> Families:
     for root in sorted(families):
         members = families[root]
         if any(record.status == "revoked" for record in members):
-            families[root] = _forgotten(members)
+            families[root] = _forgotten(members, record_key)
             continue
         families[root], divergence = _one_active(root, members)
         if divergence is not None:
@@ -115,9 +119,9 @@ def normalise_families(records: Iterable[Record]) -> Families:
     )
 
 
-def _forgotten(members: Sequence[Record]) -> list[Record]:
+def _forgotten(members: Sequence[Record], record_key: bytes | None) -> list[Record]:
     stamp = max(record.updated_at for record in members if record.status == "revoked")
-    return [forgotten_version(record, stamp) for record in members]
+    return [forgotten_version(with_fingerprint(r, record_key), stamp) for r in members]
 
 
 def forgotten_version(record: Record, stamp: str) -> Record:

@@ -21,10 +21,11 @@ whichever side is "ours" (``docs/sync.md`` is the contract):
    ``(createdAt, id)`` stands for both, every reference to the other is redirected to it, and
    its status is the higher of theirs (so forgetting either forgets both).
 4. **Families** (:mod:`memquill.store._families`): a family forgotten on either side is
-   forgotten with every version's text erased; two machines that corrected one fact
-   differently leave one active version (the newest correction wins) and the others kept as
-   superseded history, reported as *diverged*; two families that took the same named key keep
-   it for the older family and rename the other's.
+   forgotten with every version's text erased (each keeps its text's fingerprint,
+   ``textHash``: the fingerprints of both sides are carried, as any metadata is); two
+   machines that corrected one fact differently leave one active version (the newest
+   correction wins) and the others kept as superseded history, reported as *diverged*; two
+   families that took the same named key keep it for the older family and rename the other's.
 5. **Canonical order**: records sorted by ``(createdAt, id)``; the header is the original
    system's when either side has it (so that system can still read the file), else memquill's.
 
@@ -143,8 +144,11 @@ class Merged:
         return encode_store(StoreImage(self.header, self.records)).encode()
 
 
-def merge_files(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, MergeReport]:
-    """Merge three ``records.md`` files (bytes; empty means no file) into one.
+def merge_files(
+    base: bytes, ours: bytes, theirs: bytes, record_key: bytes | None = None
+) -> tuple[bytes, MergeReport]:
+    """Merge three ``records.md`` files (bytes; empty means no file) into one; text a forget
+    erases keeps its fingerprint keyed with ``record_key`` (``None``: not kept).
 
     Raises:
         CorruptError: a side (or the base) is not a valid managed records file.
@@ -153,7 +157,9 @@ def merge_files(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, MergeRe
     base_image = decode_side(base, Messages.MERGE_BASE_CORRUPT)
     ours_image = decode_side(ours, Messages.MERGE_OURS_CORRUPT)
     theirs_image = decode_side(theirs, Messages.MERGE_THEIRS_CORRUPT)
-    merged = merge_images(base_image, ours_image, theirs_image, empty=not (ours or theirs))
+    merged = merge_images(
+        base_image, ours_image, theirs_image, empty=not (ours or theirs), record_key=record_key
+    )
     data = merged.encode()
     if len(data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
@@ -161,7 +167,12 @@ def merge_files(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, MergeRe
 
 
 def merge_images(
-    base: StoreImage, ours: StoreImage, theirs: StoreImage, *, empty: bool = False
+    base: StoreImage,
+    ours: StoreImage,
+    theirs: StoreImage,
+    *,
+    empty: bool = False,
+    record_key: bytes | None = None,
 ) -> Merged:
     """Merge decoded files (``empty``: neither side has a file, so neither has the result).
 
@@ -171,7 +182,7 @@ def merge_images(
     header = ""
     if not empty:  # an empty side decodes with memquill's header, so only a file counts
         header = LEGACY_HEADER if LEGACY_HEADER in (ours.header, theirs.header) else HEADER
-    merged = merge_records(base.records, ours.records, theirs.records)
+    merged = merge_records(base.records, ours.records, theirs.records, record_key)
     result = Merged(header, merged.records, merged.report)
     if header:
         decode_store(result.encode().decode())  # every invariant the decoder checks holds
@@ -179,9 +190,13 @@ def merge_images(
 
 
 def merge_records(
-    base: Sequence[Record], ours: Sequence[Record], theirs: Sequence[Record]
+    base: Sequence[Record],
+    ours: Sequence[Record],
+    theirs: Sequence[Record],
+    record_key: bytes | None = None,
 ) -> Merged:
-    """The record-level merge (see the module docstring); ``header`` is left empty."""
+    """The record-level merge (see the module docstring); ``header`` is left empty. Text a
+    forget erases keeps its fingerprint keyed with ``record_key`` (``None``: not kept)."""
     base_by_id = {record.id: record for record in base}
     ours_by_id = {record.id: record for record in ours}
     theirs_by_id = {record.id: record for record in theirs}
@@ -199,7 +214,7 @@ def merge_records(
         if edited:
             both_edited.append(record_id)
     folded_records, folded = _fold_duplicates(joined.values())
-    families = normalise_families(folded_records)
+    families = normalise_families(folded_records, record_key)
     records = tuple(sorted(families.records, key=lambda r: (r.created_at, r.id)))
     ours_ids = set(ours_by_id)
     report = MergeReport(

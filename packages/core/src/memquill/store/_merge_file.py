@@ -34,16 +34,19 @@ def read_copy(path: Path) -> bytes:
         raise StorageError(Messages.COPY_UNREADABLE) from None
 
 
-def merge_into_file(path: Path, base: bytes, theirs: bytes) -> tuple[MergeReport, bool]:
+def merge_into_file(
+    path: Path, base: bytes, theirs: bytes, record_key: bytes | None = None
+) -> tuple[MergeReport, bool]:
     """Merge ``theirs`` (with ancestor ``base``) into the file ``path``: the report, and
-    whether the file changed.
+    whether the file changed. Text a forget erases keeps its fingerprint keyed with
+    ``record_key`` (this machine's, when it has one).
 
     Raises:
         CorruptError: a side is not a valid records file. CapacityError: the result would
         exceed 2 MiB. ConflictError: the file changed while merging. StorageError.
     """
     ours = read_copy(path)
-    data, report = merge_files(base, ours, theirs)
+    data, report = merge_files(base, ours, theirs, record_key)
     if data == ours:
         return report, False
 

@@ -50,11 +50,13 @@ def merge_operation(
     expected_revision: str | None,
     reports: list[MergeReport],
     backup: datetime | None = None,
+    record_key: bytes | None = None,
 ) -> Operation:
     """The operation that merges ``theirs`` (with common ancestor ``base``) into the store.
 
     ``reports`` receives the merge's report when it runs; with ``backup``, the file is backed
-    up first when the merge changes it (``memory/.records-backup-<backup>.md``).
+    up first when the merge changes it (``memory/.records-backup-<backup>.md``). Text a forget
+    erases keeps its fingerprint, keyed with ``record_key``.
 
     Raises (when built):
         CorruptError: ``theirs`` or ``base`` is not a valid managed records file.
@@ -68,7 +70,9 @@ def merge_operation(
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         if expected_revision is not None and expected_revision != snapshot.revision:
             raise ConflictError(Messages.STALE)
-        merged = merge_records(base_image.records, snapshot.records, their_image.records)
+        merged = merge_records(
+            base_image.records, snapshot.records, their_image.records, record_key
+        )
         reports.append(merged.report)
         # No records either side and no file to take from the other: do not create one (any
         # other unchanged result is caught by the transaction, which compares the bytes).

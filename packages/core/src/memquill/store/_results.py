@@ -183,10 +183,13 @@ class CandidateResult:
         record_id: the active record that carries it, or ``None`` when blocked.
         status: ``saved`` (written by this call), ``duplicate`` (already so) or ``blocked``
             (a tombstone refused it).
+        forgotten_at: when a forgotten fact with the same words was forgotten (its tombstone
+            blocked a tool's or a conversation's write; a person's was saved anyway).
     """
 
     record_id: str | None
     status: WriteStatus
+    forgotten_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

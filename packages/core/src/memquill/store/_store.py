@@ -33,6 +33,7 @@ from memquill.store._edits import (
     revocation,
 )
 from memquill.store._fact_keys import validate_key
+from memquill.store._fingerprints import with_fingerprint
 from memquill.store._import import ImportPlan, import_operation, plan_import
 from memquill.store._results import Candidate, Snapshot, WriteResult
 from memquill.store._store_reads import StoreReader
@@ -185,6 +186,7 @@ class RecordStore(StoreReader, SyncOperations):
             record_key=self._record_key.load(),
             now=self._stamp,
             new_id=lambda: str(uuid.uuid4()),
+            known_keys=self._record_key.known(),
         )
         return self._backend.transact(operation, self._lock_timeout)
 
@@ -249,19 +251,21 @@ class RecordStore(StoreReader, SyncOperations):
         chosen = list(targets)
         if not chosen:
             raise InvalidInputError(Messages.NO_TARGETS)
-        operation = revocation(chosen, self._stamp)
+        operation = revocation(chosen, self._stamp, self._record_key.load())
         return self._backend.transact(operation, self._lock_timeout)
 
     def compact(self, expected_revision: str) -> WriteResult:
         """Drop the content of superseded versions, keeping all tombstone metadata.
 
-        Never automatic: it frees space in a store near 2 MiB while forgotten and corrected
-        facts still block their idempotency keys and source messages.
+        It frees space while forgotten and corrected facts still block their idempotency keys
+        and source messages; each emptied version keeps the fingerprint of the text it held
+        (``textHash``), so forgetting its fact later still blocks those words.
 
         Raises:
             ConflictError: ``expected_revision`` is not the store revision.
             BusyError, CorruptError, UnsafePathError, StorageError.
         """
+        record_key = self._record_key.load()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision != snapshot.revision:
@@ -269,7 +273,7 @@ class RecordStore(StoreReader, SyncOperations):
             emptied = 0
             for index, record in enumerate(draft):
                 if record.status == "superseded" and record.content:
-                    draft[index] = record.evolve("")
+                    draft[index] = with_fingerprint(record, record_key).evolve("")
                     emptied += 1
             return Outcome("saved" if emptied else "duplicate")
 

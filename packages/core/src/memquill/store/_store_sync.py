@@ -83,7 +83,9 @@ class SyncOperations:
             CapacityError, BusyError, UnsafePathError, StorageError.
         """
         reports: list[MergeReport] = []
-        operation = merge_operation(theirs, base, expected_revision, reports)
+        operation = merge_operation(
+            theirs, base, expected_revision, reports, record_key=self._record_key.load()
+        )
         write = self._backend.transact(operation, self._lock_timeout)
         return MergeResult(write, reports[-1] if reports else MergeReport())
 
@@ -131,7 +133,9 @@ class SyncOperations:
             reports: list[MergeReport] = []
             first = self._now() if backup is None else None  # one backup, before any change
             try:
-                operation = merge_operation(read_bounded(copy), b"", None, reports, first)
+                operation = merge_operation(
+                    read_bounded(copy), b"", None, reports, first, self._record_key.load()
+                )
             except MemoryRecordError as error:
                 done.append(ResolvedCopy(path, problem=error.message))
                 continue

@@ -72,6 +72,8 @@ class Outcome:
         header: the header the new file gets (``None``: the one the file has, else
             memquill's); a merge gives a file the original system's header when the other
             copy had it.
+        forgotten_at: per target, when a forgotten fact with the same text was forgotten
+            (``None``: none was); empty when no target was checked.
     """
 
     status: WriteStatus
@@ -79,6 +81,7 @@ class Outcome:
     changed: frozenset[str] = frozenset()
     backup: datetime | None = None
     header: str | None = None
+    forgotten_at: tuple[str | None, ...] = ()
 
 
 Operation = Callable[[Snapshot, list[Record]], Outcome]
@@ -293,6 +296,7 @@ def backup_of(locations: Locations, raw: bytes, outcome: Outcome) -> str | None:
 
 def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:
     ids = outcome.ids
+    forgotten = outcome.forgotten_at or tuple(None for _ in ids)
     first = snapshot.find(ids[0]) if ids and ids[0] is not None else None
     return WriteResult(
         status=outcome.status,
@@ -306,8 +310,9 @@ def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:
                 else "saved"
                 if record_id in outcome.changed
                 else "duplicate",
+                when,
             )
-            for record_id in ids
+            for record_id, when in zip(ids, forgotten, strict=True)
         ),
         record_revision=snapshot.record_revision(first) if first is not None else None,
     )

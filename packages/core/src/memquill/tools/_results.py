@@ -17,8 +17,9 @@ class WriteReceipt(BaseModel):
     """A durable write receipt: the only evidence that memory was saved.
 
     Serialised with camelCase keys in this order: ``type, operation, status, recordId, key,
-    revision, recordRevision, sourceSessionId`` (``recordId``, ``key`` and ``recordRevision``
-    omitted when unknown or absent).
+    revision, recordRevision, sourceSessionId, forgottenAt`` (``recordId``, ``key``,
+    ``recordRevision`` and ``forgottenAt`` omitted when unknown or absent). ``forgottenAt`` is
+    set on a ``blocked`` write whose words a forgotten fact held: when it was forgotten.
     """
 
     model_config = ConfigDict(frozen=True, populate_by_name=True)
@@ -34,6 +35,13 @@ class WriteReceipt(BaseModel):
         Field(alias="recordRevision", description="The record's revision after the write."),
     ] = None
     source_session_id: Annotated[str, Field(alias="sourceSessionId")]
+    forgotten_at: Annotated[
+        str | None,
+        Field(
+            alias="forgottenAt",
+            description="When a forgotten fact with these words was forgotten (blocked).",
+        ),
+    ] = None
 
 
 class WriteError(BaseModel):

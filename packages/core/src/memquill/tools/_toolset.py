@@ -243,6 +243,7 @@ class MemoryToolset:
             revision=outcome.revision,
             record_revision=outcome.record_revision,
             source_session_id=self.session.session_id or "",
+            forgotten_at=outcome.forgotten_at if outcome.status == "blocked" else None,
         )
         return _json_result(receipt, is_error=False)
 

@@ -125,6 +125,8 @@ class WriteOutcome:
         record_revision: that record's revision after the call, when it is known.
         result: everything the store returned.
         key: the fact's key, when it has one (for a forget: the key it was named by).
+        forgotten_at: when a forgotten fact with the same words was forgotten: why a tool's or
+            a conversation's write was ``blocked``, or a note on a person's that was saved.
     """
 
     operation: Operation
@@ -134,6 +136,7 @@ class WriteOutcome:
     record_revision: str | None
     result: WriteResult
     key: str | None = None
+    forgotten_at: str | None = None
 
 
 def remember(
@@ -371,4 +374,7 @@ def outcome_of(
     revision = result.record_revision if known else None
     record = next((r for r in result.records if r.id == record_id), None) if record_id else None
     key = record.key if record is not None else None
-    return WriteOutcome(operation, status, record_id, result.revision, revision, result, key)
+    forgotten = result.targets[0].forgotten_at if result.targets else None
+    return WriteOutcome(
+        operation, status, record_id, result.revision, revision, result, key, forgotten
+    )
