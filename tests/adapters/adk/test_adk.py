@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -236,3 +237,40 @@ async def test_an_agent_runs_with_memquills_tools_and_adks_load_memory(tmp_path:
         tool_context=None,  # type: ignore[arg-type]
     )
     assert set(failed) == {"error"}
+
+
+EXAMPLES = [
+    ("docs/adapters/adk.md", "## The memory service"),
+    ("README.md", "### Google ADK (`memquill-adk`)"),
+    ("packages/adk_plugin/README.md", "## Install and use"),
+]
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def example_code(file: str, heading: str) -> str:
+    content = (ROOT / file).read_text("utf-8")
+    match = re.compile(r"```python\n(.*?)```", re.DOTALL).search(content, content.index(heading))
+    assert match is not None, f"{file}: no Python block after {heading!r}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize(("file", "heading"), EXAMPLES)
+def test_the_example_runs_as_written(
+    file: str, heading: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In this process (ADK is imported here already); the root swapped for a temporary folder.
+    code = example_code(file, heading)
+    assert code == example_code(*EXAMPLES[0]) and '"/srv/memory"' in code
+    exec(compile(code.replace('"/srv/memory"', repr(str(tmp_path))), file, "exec"), {})
+    assert capsys.readouterr().out == "Ana prefers window seats.\n0\n"
+
+
+def test_the_agent_example_builds_its_runner(tmp_path: Path) -> None:
+    content = (ROOT / "docs/adapters/adk.md").read_text("utf-8")
+    start = content.index("## An agent with memory")
+    match = re.compile(r"```python\n(.*?)```", re.DOTALL).search(content, start)
+    assert match is not None
+    names: dict[str, Any] = {}
+    exec(match.group(1).replace('"/srv/memory"', repr(str(tmp_path))), names)  # no model call
+    assert isinstance(names["runner"], Runner) and names["runner"].memory_service is names["memory"]
+    assert (tmp_path / "travel" / "ana").is_dir()
