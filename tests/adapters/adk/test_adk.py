@@ -153,8 +153,12 @@ async def test_a_session_feeds_extraction_with_the_hosts_model(tmp_path: Path) -
     model = ScriptedLlm(script=[text(GOOD)])
     service = MemquillMemoryService(tmp_path, model=model)
     session = conversation("s-1")
+    # ADK adds a session after each interaction: two turns close no batch of three yet.
     await service.add_session_to_memory(session)
     await service.add_session_to_memory(session)  # again: nothing new
+    assert model.requests == []
+    await service.flush_session(session)  # the conversation ended
+    await service.flush_session(session)
     assert len(model.requests) == 1
     prompt = model.requests[0]
     assert "I moved to Lisbon in March" in str(prompt.contents[0].parts[0].text)
@@ -176,7 +180,7 @@ async def test_invented_evidence_saves_nothing(tmp_path: Path) -> None:
     await service.add_events_to_memory(
         app_name=APP, user_id=USER, events=conversation("s-2").events, session_id="s-2"
     )
-    await service.add_session_to_memory(conversation("s-2"))
+    await service.flush_session(conversation("s-2"))
     assert RecordStore(service.workspace(APP, USER)).snapshot().records == ()
 
 

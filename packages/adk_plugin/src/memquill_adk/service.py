@@ -19,13 +19,14 @@ answers another's search.
 - ``delete_memory`` forgets the fact with that id (text and key erased, a tombstone kept;
   compare-and-swap on its revision, retried when another writer moved it); an id that names
   nothing raises ``NotFoundError``.
-- ``add_session_to_memory`` / ``add_events_to_memory`` feed the session's finished turns to
-  extraction: the host's model (``model=``, an ADK ``BaseLlm`` or a ``TextModel``) is asked
-  for the durable facts the user stated, a fact is saved only if it quotes the user's message
-  verbatim, and the job ledger (``.assistant/memory-jobs.json``) keeps every batch paid for at
-  most three times. Every third turn closes a batch; ``add_session_to_memory`` also closes the
-  last partial one (a session handed over whole has ended, or paused). Both wait for the
-  passes they start. Without a model they record nothing and log so (``memquill.adk``,
+- ``add_session_to_memory``, ``add_events_to_memory`` and ``flush_session`` feed the
+  session's finished turns to extraction: the host's model (``model=``, an ADK ``BaseLlm`` or
+  a ``TextModel``) is asked for the durable facts the user stated, a fact is saved only if it
+  quotes the user's message verbatim, and the job ledger (``.assistant/memory-jobs.json``)
+  keeps every batch paid for at most three times. A turn is counted once however often its
+  session is added (ADK adds it after each interaction); every third turn closes a batch, and
+  ``flush_session`` closes the last partial one when the conversation ends. Each waits for the
+  passes it starts. Without a model they record nothing and log so (``memquill.adk``,
   warning): raw chat is never stored as facts. The messages are kept in this process
   (bounded), so jobs of a session this process has not seen wait for a process that has.
 
@@ -218,8 +219,14 @@ class MemquillMemoryService(BaseMemoryService):
 
     @override
     async def add_session_to_memory(self, session: Session) -> None:
-        """Record the session's finished turns for extraction, close its last batch, and run
-        the extraction passes (nothing without a model: see the module docstring)."""
+        """Record the session's finished turns for extraction (each counted once, however
+        often the session is added) and run the passes; every third turn closes a batch.
+        Nothing without a model: see the module docstring."""
+        await self._learn(session.app_name, session.user_id, session.id, session.events, False)
+
+    async def flush_session(self, session: Session) -> None:
+        """:meth:`add_session_to_memory`, then close the session's last partial batch (its
+        conversation ended) and run the passes."""
         await self._learn(session.app_name, session.user_id, session.id, session.events, True)
 
     @override
