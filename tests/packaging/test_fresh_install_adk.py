@@ -60,4 +60,4 @@ def test_the_memory_service_example_runs_in_the_fresh_install(
 def test_the_demo_runs_the_installed_adk_adapter(adk_venv: Path, tmp_path: Path) -> None:
     done = run(adk_venv, "memquill", "demo", "--adapter", "adk", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "  adk  identical to the core" in done.stdout
+    assert "  adk   identical to the core" in done.stdout
