@@ -38,6 +38,7 @@ README_SYNC_TEST = (
 ANTHROPIC_EXAMPLE_TEST = (
     "tests/adapters/anthropic/test_anthropic_docs.py::test_the_example_runs_against_a_scripted_api"
 )
+ADK_EXAMPLE_TEST = "tests/adapters/adk/test_adk.py::test_the_example_runs_as_written"
 KEY_PIPE_TEST = "tests/core/test_cli_sync.py::test_key_import_installs_adds_and_switches"
 ENGINE = (
     "needs a container engine: tests/packaging/test_container.py builds and runs it where "
@@ -147,6 +148,16 @@ SPECS: dict[str, Spec] = {
     ),
     "docs/adapters/langgraph.md § Conformance: import pytest from langgraph.store.memory import InMemorySto": Elsewhere(
         ("tests/adapters/langgraph/test_langgraph_docs.py::test_the_conformance_example_passes",)
+    ),
+    "README.md § Google ADK (`memquill-adk`): import asyncio from google.adk.memory.memory_entry import Me": Elsewhere(
+        (ADK_EXAMPLE_TEST,)
+    ),
+    # -- docs/adapters/adk.md --------------------------------------------------------------
+    "docs/adapters/adk.md § The memory service: import asyncio from google.adk.memory.memory_entry import Me": Elsewhere(
+        (ADK_EXAMPLE_TEST,)
+    ),
+    "docs/adapters/adk.md § An agent with memory: from google.adk.agents import LlmAgent from google.adk.model": Elsewhere(
+        ("tests/adapters/adk/test_adk.py::test_the_agent_example_builds_its_runner",)
     ),
     # -- docs/adapters/anthropic.md ------------------------------------------------------
     "docs/adapters/anthropic.md § Claude's memory on memquill: import anthropic from memquill_anthropic import MemquillMemo": Elsewhere(

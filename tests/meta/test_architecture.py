@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2] / "packages"
 CORE = ROOT / "core" / "src"
 FRAMEWORKS = (
     "anthropic",
+    "google",
     "langchain",
     "langchain_core",
     "langgraph",
@@ -38,7 +39,13 @@ FRAMEWORKS = (
     "mcp",
     "pydantic_ai",
 )
-ADAPTERS = ("memquill_anthropic", "memquill_langchain", "memquill_llamaindex", "memquill_mcp")
+ADAPTERS = (
+    "memquill_adk",
+    "memquill_anthropic",
+    "memquill_langchain",
+    "memquill_llamaindex",
+    "memquill_mcp",
+)
 
 FOUNDATION: Final = frozenset(
     {
@@ -269,10 +276,12 @@ def adapter_violations(source: Path, own: str, facades: frozenset[str]) -> list[
 
 
 @pytest.mark.parametrize(
-    "package", ["anthropic_plugin", "langchain_plugin", "llamaindex_plugin", "mcp_plugin"]
+    "package",
+    ["adk_plugin", "anthropic_plugin", "langchain_plugin", "llamaindex_plugin", "mcp_plugin"],
 )
 def test_adapters_use_only_the_public_core(package: str) -> None:
     own = {
+        "adk_plugin": "memquill_adk",
         "anthropic_plugin": "memquill_anthropic",
         "langchain_plugin": "memquill_langchain",
         "llamaindex_plugin": "memquill_llamaindex",

@@ -19,6 +19,7 @@ import memquill
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
     "memquill": "core",
+    "memquill-adk": "adk_plugin",
     "memquill-anthropic": "anthropic_plugin",
     "memquill-langchain": "langchain_plugin",
     "memquill-llamaindex": "llamaindex_plugin",
@@ -26,6 +27,7 @@ PACKAGES = {
 }
 ADAPTERS = {name: folder for name, folder in PACKAGES.items() if name != "memquill"}
 DOC_PAGES = {
+    "memquill-adk": "adk",
     "memquill-anthropic": "anthropic",
     "memquill-langchain": "langchain",
     "memquill-llamaindex": "llamaindex",

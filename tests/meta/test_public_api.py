@@ -30,6 +30,7 @@ FACADES = [
     "memquill.sync",
     "memquill.testing",
     "memquill.tools",
+    "memquill_adk",
     "memquill_anthropic",
     "memquill_langchain",
     "memquill_llamaindex",

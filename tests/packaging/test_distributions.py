@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VERSION = memquill.__version__
 FOLDERS = {
     "memquill": "core",
+    "memquill-adk": "adk_plugin",
     "memquill-anthropic": "anthropic_plugin",
     "memquill-langchain": "langchain_plugin",
     "memquill-llamaindex": "llamaindex_plugin",
@@ -43,7 +44,7 @@ def parse(text: bytes) -> Message:
     return Parser().parsestr(text.decode("utf-8"))
 
 
-def test_exactly_the_five_distributions_are_built(dist_dir: Path) -> None:
+def test_exactly_the_listed_distributions_are_built(dist_dir: Path) -> None:
     suffixes = ("-py3-none-any.whl", ".tar.gz")
     expected = {f"{stem(name)}{suffix}" for name in FOLDERS for suffix in suffixes}
     assert {path.name for path in dist_dir.iterdir() if path.suffix in {".whl", ".gz"}} == expected

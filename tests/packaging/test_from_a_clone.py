@@ -61,7 +61,8 @@ def test_the_readme_build_command_makes_the_five_distributions(clone: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     built = sorted(path.name for path in (clone / "dist").iterdir() if path.name != ".gitignore")
-    names = ("memquill", "memquill_anthropic", "memquill_langchain", "memquill_llamaindex")
+    names = ("memquill", "memquill_adk", "memquill_anthropic", "memquill_langchain")
+    names += ("memquill_llamaindex",)
     stems = [f"{name}-{__version__}" for name in (*names, "memquill_mcp")]
     assert built == sorted(
         name for stem in stems for name in (f"{stem}-py3-none-any.whl", f"{stem}.tar.gz")

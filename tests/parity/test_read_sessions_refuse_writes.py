@@ -24,12 +24,14 @@ from memquill import MemorySession, RecordStore
 from memquill.errors import Messages
 from memquill.plugins import AdapterHarness
 from memquill.testing import CoreHarness
+from memquill_adk import AdkHarness
 from memquill_anthropic import AnthropicHarness
 from memquill_langchain import LangChainHarness
 from memquill_llamaindex import LlamaIndexHarness
 from memquill_mcp import McpClientHarness
 
 SURFACES: Mapping[str, Callable[[MemorySession], AdapterHarness]] = {
+    "adk": AdkHarness,
     "anthropic": AnthropicHarness,
     "core": CoreHarness,
     "langchain": LangChainHarness,

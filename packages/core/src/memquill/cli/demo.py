@@ -24,6 +24,7 @@ __all__ = ["register"]
 _INDENT = "    "
 # The adapters memquill's own distributions ship, so a missing one can be named for install.
 _FIRST_PARTY: Final = {
+    "adk": "memquill-adk",
     "anthropic": "memquill-anthropic",
     "langchain": "memquill-langchain",
     "llamaindex": "memquill-llamaindex",
@@ -107,7 +108,7 @@ def _require_installed(wanted: list[str], report: PluginReport) -> None:
         lines.append(f"Install with: pip install {' '.join(hints)}")
     if any(name not in _FIRST_PARTY for name in missing):
         lines.append(
-            "memquill ships the anthropic, langchain, llamaindex, mcp and mcp-stdio adapters; "
+            "memquill ships the adk, anthropic, langchain, llamaindex, mcp and mcp-stdio adapters; "
             "others come from third-party plugins (`memquill plugins` lists what is installed)."
         )
     if os.environ.get(DISABLE_AUTOLOAD_ENV):

@@ -4,7 +4,8 @@
 it to a :class:`MemorySession` and is the one place a failure becomes a tool's text;
 :mod:`memquill.tools._writes` (with :mod:`memquill.tools._merges` for sync) is the only way
 anything in memquill writes memory.
-:class:`ItemStore` keeps items of nested namespaces as named facts (a LangGraph store's core).
+:class:`ItemStore` keeps items of nested namespaces as named facts (a LangGraph store's core);
+:func:`namespace_folder` is where a namespace's workspace lives (ADK's per-user scopes too).
 """
 
 from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
@@ -16,6 +17,7 @@ from memquill.tools._binding import (
     write_authorizer,
 )
 from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
+from memquill.tools._item_paths import check_folders, namespace_folder, validate_namespace
 from memquill.tools._items import ItemHit, ItemStore, StoredItem
 from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
 from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
@@ -78,6 +80,7 @@ __all__ = [
     "WriteOutcome",
     "WriteReceipt",
     "WriteSource",
+    "check_folders",
     "compact",
     "correct",
     "default_bindings_path",
@@ -88,11 +91,13 @@ __all__ = [
     "keep_version",
     "memory_context",
     "merge_copy",
+    "namespace_folder",
     "remember",
     "rename_many",
     "resolve_conflict_copies",
     "retrieve",
     "save_candidates",
     "system_prompt",
+    "validate_namespace",
     "write_authorizer",
 ]
