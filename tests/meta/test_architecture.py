@@ -38,7 +38,13 @@ FRAMEWORKS = (
     "mcp",
     "pydantic_ai",
 )
-ADAPTERS = ("memquill_anthropic", "memquill_langchain", "memquill_llamaindex", "memquill_mcp")
+ADAPTERS = (
+    "memquill_anthropic",
+    "memquill_langchain",
+    "memquill_llamaindex",
+    "memquill_mcp",
+    "memquill_pydantic_ai",
+)
 
 FOUNDATION: Final = frozenset(
     {
@@ -269,7 +275,14 @@ def adapter_violations(source: Path, own: str, facades: frozenset[str]) -> list[
 
 
 @pytest.mark.parametrize(
-    "package", ["anthropic_plugin", "langchain_plugin", "llamaindex_plugin", "mcp_plugin"]
+    "package",
+    [
+        "anthropic_plugin",
+        "langchain_plugin",
+        "llamaindex_plugin",
+        "mcp_plugin",
+        "pydantic_ai_plugin",
+    ],
 )
 def test_adapters_use_only_the_public_core(package: str) -> None:
     own = {
@@ -277,6 +290,7 @@ def test_adapters_use_only_the_public_core(package: str) -> None:
         "langchain_plugin": "memquill_langchain",
         "llamaindex_plugin": "memquill_llamaindex",
         "mcp_plugin": "memquill_mcp",
+        "pydantic_ai_plugin": "memquill_pydantic_ai",
     }[package]
     source = ROOT / package / "src"
     assert sorted(source.rglob("*.py")), f"{package} has no modules"

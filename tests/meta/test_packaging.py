@@ -23,6 +23,7 @@ PACKAGES = {
     "memquill-langchain": "langchain_plugin",
     "memquill-llamaindex": "llamaindex_plugin",
     "memquill-mcp": "mcp_plugin",
+    "memquill-pydantic-ai": "pydantic_ai_plugin",
 }
 ADAPTERS = {name: folder for name, folder in PACKAGES.items() if name != "memquill"}
 DOC_PAGES = {
@@ -30,6 +31,7 @@ DOC_PAGES = {
     "memquill-langchain": "langchain",
     "memquill-llamaindex": "llamaindex",
     "memquill-mcp": "mcp",
+    "memquill-pydantic-ai": "pydantic-ai",
 }
 
 

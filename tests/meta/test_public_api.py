@@ -34,6 +34,7 @@ FACADES = [
     "memquill_langchain",
     "memquill_llamaindex",
     "memquill_mcp",
+    "memquill_pydantic_ai",
 ]
 
 

@@ -55,7 +55,15 @@ def read_everywhere(workspace: Path, calls: list[tuple[str, dict[str, Any]]]) ->
 
 
 def test_every_adapter_is_installed_here() -> None:
-    assert set(installed()) == {"core", "anthropic", "langchain", "llamaindex", "mcp", "mcp-stdio"}
+    assert set(installed()) == {
+        "core",
+        "anthropic",
+        "langchain",
+        "llamaindex",
+        "mcp",
+        "mcp-stdio",
+        "pydantic-ai",
+    }
 
 
 @pytest.mark.slow
