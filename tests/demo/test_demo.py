@@ -10,7 +10,15 @@ import textwrap
 from pathlib import Path
 
 MEMQUILL = str(Path(sysconfig.get_path("scripts")) / "memquill")
-ADAPTERS = {"anthropic", "langchain", "llamaindex", "mcp", "mcp-stdio", "pydantic-ai"}
+ADAPTERS = {
+    "anthropic",
+    "langchain",
+    "llamaindex",
+    "mcp",
+    "mcp-stdio",
+    "openai-agents",
+    "pydantic-ai",
+}
 
 # A third-party adapter that drives the core's tools but changes one character of one answer.
 OFF_BY_ONE = """
@@ -95,9 +103,9 @@ def test_an_adapter_that_is_not_installed_fails_and_says_how_to_install_it() -> 
     assert (unknown.returncode, unknown.stdout) == (11, "")
     assert unknown.stderr == (
         "error[invalid]: adapter 'autogen' is not installed (installed: anthropic, langchain, "
-        "llamaindex, mcp, mcp-stdio, pydantic-ai). memquill ships the anthropic, langchain, "
-        "llamaindex, mcp, mcp-stdio and pydantic-ai adapters; others come from third-party "
-        "plugins (`memquill plugins` lists what is installed).\n"
+        "llamaindex, mcp, mcp-stdio, openai-agents, pydantic-ai). memquill ships the anthropic, "
+        "langchain, llamaindex, mcp, mcp-stdio, openai-agents and pydantic-ai adapters; others "
+        "come from third-party plugins (`memquill plugins` lists what is installed).\n"
     )
 
 

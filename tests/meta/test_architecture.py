@@ -37,12 +37,14 @@ FRAMEWORKS = (
     "llama_index",
     "mcp",
     "pydantic_ai",
+    "agents",
 )
 ADAPTERS = (
     "memquill_anthropic",
     "memquill_langchain",
     "memquill_llamaindex",
     "memquill_mcp",
+    "memquill_openai_agents",
     "memquill_pydantic_ai",
 )
 
@@ -281,6 +283,7 @@ def adapter_violations(source: Path, own: str, facades: frozenset[str]) -> list[
         "langchain_plugin",
         "llamaindex_plugin",
         "mcp_plugin",
+        "openai_agents_plugin",
         "pydantic_ai_plugin",
     ],
 )
@@ -290,6 +293,7 @@ def test_adapters_use_only_the_public_core(package: str) -> None:
         "langchain_plugin": "memquill_langchain",
         "llamaindex_plugin": "memquill_llamaindex",
         "mcp_plugin": "memquill_mcp",
+        "openai_agents_plugin": "memquill_openai_agents",
         "pydantic_ai_plugin": "memquill_pydantic_ai",
     }[package]
     source = ROOT / package / "src"

@@ -23,6 +23,7 @@ PACKAGES = {
     "memquill-langchain": "langchain_plugin",
     "memquill-llamaindex": "llamaindex_plugin",
     "memquill-mcp": "mcp_plugin",
+    "memquill-openai-agents": "openai_agents_plugin",
     "memquill-pydantic-ai": "pydantic_ai_plugin",
 }
 ADAPTERS = {name: folder for name, folder in PACKAGES.items() if name != "memquill"}
@@ -31,6 +32,7 @@ DOC_PAGES = {
     "memquill-langchain": "langchain",
     "memquill-llamaindex": "llamaindex",
     "memquill-mcp": "mcp",
+    "memquill-openai-agents": "openai-agents",
     "memquill-pydantic-ai": "pydantic-ai",
 }
 

@@ -34,6 +34,7 @@ FACADES = [
     "memquill_langchain",
     "memquill_llamaindex",
     "memquill_mcp",
+    "memquill_openai_agents",
     "memquill_pydantic_ai",
 ]
 

@@ -62,6 +62,7 @@ def test_every_adapter_is_installed_here() -> None:
         "llamaindex",
         "mcp",
         "mcp-stdio",
+        "openai-agents",
         "pydantic-ai",
     }
 
