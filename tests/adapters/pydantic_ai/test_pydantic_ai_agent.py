@@ -3,7 +3,8 @@
 No network: the model is Pydantic AI's own scripted ``FunctionModel``. What is checked is what
 the agent loop made of the toolset: the instructions it sent, the tool results the model got
 (``ModelRetry`` for a call the model can fix, a ``failed`` result otherwise), and what reached
-the workspace.
+the workspace. Runs are awaited: ``run_sync`` leaves an unclosed event loop on the thread,
+which a later test would report.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def facts(workspace: Path) -> str:
     return records.read_text("utf-8") if records.exists() else ""
 
 
-def test_the_agent_remembers_and_finds_a_fact(tmp_path: Path) -> None:
+async def test_the_agent_remembers_and_finds_a_fact(tmp_path: Path) -> None:
     script = Script(
         [
             ("memory_remember", {"content": "Ana takes her coffee with oat milk.", "key": "prefs"}),
@@ -60,7 +61,7 @@ def test_the_agent_remembers_and_finds_a_fact(tmp_path: Path) -> None:
         ]
     )
     toolset = MemquillToolset.from_workspace(tmp_path, session_id="chat-1")
-    result = Agent(FunctionModel(script.reply), toolsets=[toolset]).run_sync("Remember my coffee.")
+    result = await Agent(FunctionModel(script.reply), toolsets=[toolset]).run("Remember my coffee.")
     assert result.output == "done"
     remembered, found = script.returned
     assert remembered.outcome == "success" and '"status":"saved"' in remembered.content
@@ -71,7 +72,7 @@ def test_the_agent_remembers_and_finds_a_fact(tmp_path: Path) -> None:
     assert script.instructions[0] == MemoryToolset(session).system_prompt()
 
 
-def test_a_call_the_model_can_fix_is_retried_with_the_core_text(tmp_path: Path) -> None:
+async def test_a_call_the_model_can_fix_is_retried_with_the_core_text(tmp_path: Path) -> None:
     script = Script(
         [
             ("memory_remember", {"content": "Deploys happen on Fridays.", "when": "now"}),
@@ -79,7 +80,7 @@ def test_a_call_the_model_can_fix_is_retried_with_the_core_text(tmp_path: Path) 
         ]
     )
     toolset = MemquillToolset.from_workspace(tmp_path, session_id="chat-1")
-    Agent(FunctionModel(script.reply), toolsets=[toolset]).run_sync("Remember deploy day.")
+    await Agent(FunctionModel(script.reply), toolsets=[toolset]).run("Remember deploy day.")
     refused, saved = script.returned
     assert refused.outcome == "retried"
     assert refused.content == (
@@ -91,20 +92,20 @@ def test_a_call_the_model_can_fix_is_retried_with_the_core_text(tmp_path: Path) 
     assert facts(tmp_path).count("Deploys happen on Fridays.") == 1
 
 
-def test_a_refused_write_is_a_failed_result_and_spends_no_retry(tmp_path: Path) -> None:
+async def test_a_refused_write_is_a_failed_result_and_spends_no_retry(tmp_path: Path) -> None:
     # Three refused secrets in a row with max_retries=1: ModelRetry would end the run with
     # UnexpectedModelBehavior after the second; ToolFailed lets the model go on.
     secret = {"content": f"My key is {FAKE_SECRET}"}
     script = Script([("memory_remember", secret)] * 3)
     toolset = MemquillToolset.from_workspace(tmp_path, session_id="chat-1")
-    result = Agent(FunctionModel(script.reply), toolsets=[toolset]).run_sync("Keep my key.")
+    result = await Agent(FunctionModel(script.reply), toolsets=[toolset]).run("Keep my key.")
     assert result.output == "done"
     assert [part.outcome for part in script.returned] == ["failed"] * 3
     assert all('"code":"secret"' in part.content for part in script.returned)
     assert FAKE_SECRET not in facts(tmp_path)
 
 
-def test_a_read_only_toolset_offers_the_read_tools(tmp_path: Path) -> None:
+async def test_a_read_only_toolset_offers_the_read_tools(tmp_path: Path) -> None:
     seen: list[list[str]] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -112,31 +113,33 @@ def test_a_read_only_toolset_offers_the_read_tools(tmp_path: Path) -> None:
         return ModelResponse(parts=[TextPart("done")])
 
     toolset = MemquillToolset.from_workspace(tmp_path, session_id="chat-1", access="read")
-    Agent(FunctionModel(model), toolsets=[toolset]).run_sync("hi")
+    await Agent(FunctionModel(model), toolsets=[toolset]).run("hi")
     assert seen == [["memory_search", "memory_get", "memory_recent"]]
 
 
-def test_recall_puts_what_is_remembered_in_the_instructions(tmp_path: Path) -> None:
+async def test_recall_puts_what_is_remembered_in_the_instructions(tmp_path: Path) -> None:
     writer = MemquillToolset.from_workspace(tmp_path, session_id="chat-1")
     saved = writer.tools.call("memory_remember", {"content": "Atlas ships on Fridays."})
     assert not saved.is_error
     script = Script([])
     toolset = MemquillToolset.from_workspace(tmp_path, session_id="chat-2", recall=True)
-    Agent(FunctionModel(script.reply), toolsets=[toolset]).run_sync("When does Atlas ship?")
+    await Agent(FunctionModel(script.reply), toolsets=[toolset]).run("When does Atlas ship?")
     (instructions,) = script.instructions
     assert instructions is not None
     memory = instructions.split("<memquill-memory>\n", 1)[1]
     assert "Atlas ships on Fridays." in memory and memory.endswith("</memquill-memory>")
 
 
-def test_test_model_calls_every_read_tool_with_arguments_from_its_schema(tmp_path: Path) -> None:
+async def test_test_model_calls_every_read_tool_with_arguments_from_its_schema(
+    tmp_path: Path,
+) -> None:
     # TestModel calls each offered tool with arguments generated from its JSON schema (strings
     # are "a": the write tools' id and revision patterns refuse those, and TestModel repeats
     # the same arguments after a retry, so they are left to the scripted tests above).
     (tmp_path / "note.md").write_text("# Note\nAtlas ships on Fridays.\n", "utf-8")
     toolset = MemquillToolset.from_workspace(tmp_path, session_id="chat-1", access="read")
     model = TestModel()
-    result = Agent(model, toolsets=[toolset]).run_sync("use memory")
+    result = await Agent(model, toolsets=[toolset]).run("use memory")
     called = {
         part.tool_name
         for message in result.all_messages()

@@ -1,7 +1,7 @@
 """The Pydantic AI adapter harness: memquill's tools driven through a Pydantic AI agent run.
 
 The parity suite (:mod:`memquill.testing`) and ``memquill demo`` open it through the
-``pydantic-ai`` adapter this package registers. Each call is one ``Agent.run_sync`` whose
+``pydantic-ai`` adapter this package registers. Each call is one agent run whose
 ``FunctionModel`` asks for that tool call and then ends the run: the agent loop validates,
 calls :class:`~memquill_pydantic_ai.MemquillToolset` and answers with a ``ToolReturnPart``,
 whose content is the text and whose ``outcome`` (``retried`` after ``ModelRetry``, ``failed``
@@ -12,6 +12,7 @@ produced for that very call (the demo takes ids and revisions from it).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -70,7 +71,7 @@ class PydanticAIHarness:
     def catalogue(self) -> list[ToolDescriptor]:
         """The tools as the agent offers them to its model (``AgentInfo.function_tools``)."""
         self._call = None
-        self._agent.run_sync("list the tools")
+        self._run("list the tools")
         return list(self._offered)
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> HarnessResult:
@@ -82,13 +83,17 @@ class PydanticAIHarness:
         self._seen.clear()
         self._returned = None
         self._call = (name, dict(arguments))
-        self._agent.run_sync(f"call {name}")
+        self._run(f"call {name}")
         returned = self._returned
         if returned is None or returned.tool_name != name or not self._seen:
             raise LookupError(f"the Pydantic AI toolset offers no tool named {name!r}")
         content: Any = returned.content
         text = content if isinstance(content, str) else str(content)
         return HarnessResult(text, returned.outcome != "success", self._seen[-1].structured)
+
+    def _run(self, prompt: str) -> None:
+        # asyncio.run closes its loop; Agent.run_sync leaves a loop set on the thread, unclosed.
+        asyncio.run(self._agent.run(prompt))
 
     def close(self) -> None:
         """Nothing to release."""
