@@ -10,7 +10,16 @@ import textwrap
 from pathlib import Path
 
 MEMQUILL = str(Path(sysconfig.get_path("scripts")) / "memquill")
-ADAPTERS = {"adk", "anthropic", "langchain", "llamaindex", "mcp", "mcp-stdio"}
+ADAPTERS = {
+    "adk",
+    "anthropic",
+    "langchain",
+    "llamaindex",
+    "mcp",
+    "mcp-stdio",
+    "openai-agents",
+    "pydantic-ai",
+}
 
 # A third-party adapter that drives the core's tools but changes one character of one answer.
 OFF_BY_ONE = """
@@ -94,10 +103,10 @@ def test_an_adapter_that_is_not_installed_fails_and_says_how_to_install_it() -> 
     unknown = _demo("--adapter", "mcp", "--adapter", "autogen", "--json")
     assert (unknown.returncode, unknown.stdout) == (11, "")
     assert unknown.stderr == (
-        "error[invalid]: adapter 'autogen' is not installed (installed: adk, anthropic, "
-        "langchain, llamaindex, mcp, mcp-stdio). memquill ships the adk, anthropic, langchain, "
-        "llamaindex, mcp and mcp-stdio adapters; others come from third-party plugins "
-        "(`memquill plugins` lists what is installed).\n"
+        "error[invalid]: adapter 'autogen' is not installed (installed: adk, anthropic, langchain, "
+        "llamaindex, mcp, mcp-stdio, openai-agents, pydantic-ai). memquill ships the adk, anthropic, "
+        "langchain, llamaindex, mcp, mcp-stdio, openai-agents and pydantic-ai adapters; others "
+        "come from third-party plugins (`memquill plugins` lists what is installed).\n"
     )
 
 

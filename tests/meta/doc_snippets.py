@@ -95,6 +95,12 @@ SPECS: dict[str, Spec] = {
         after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
         "assert reply['messages'][-1].content == 'Noted.'\n",
     ),
+    "README.md § OpenAI Agents SDK (`memquill-openai-agents`): import tempfile from agents import Agent, RunConfig, Runner,": Python(
+        expect=("Noted: oat milk.", "key:prefs/coffee")
+    ),
+    "README.md § Pydantic AI (`memquill-pydantic-ai`): import tempfile from pydantic_ai import Agent from pydantic_": Python(
+        expect=("Noted: oat milk.", "key:prefs/coffee")
+    ),
     "README.md § LangGraph store (`memquill-langchain[langgraph]`): # pip install 'memquill-langchain[langgraph,agents]' ([agent": Python(
         prelude=f"{FAKES}OfflineAgent\nmodel, tools = OfflineAgent(), []\n",
         after="reply = agent.invoke({'messages': [{'role': 'user', 'content': 'Hi'}]})\n"
@@ -187,6 +193,29 @@ SPECS: dict[str, Spec] = {
     ),
     "docs/adapters/langchain.md § Memory without a tool: `MemquillMiddleware`: from langchain.agents import create_agent from langgraph.che": Python(
         prelude=MIDDLEWARE, after="assert memory.wait(60)\n"
+    ),
+    # -- docs/adapters/openai-agents.md ---------------------------------------------------
+    "docs/adapters/openai-agents.md § A runnable example: import tempfile from agents import Agent, RunConfig, Runner,": Python(
+        expect=("Noted: oat milk.", "key:prefs/coffee", "Ana takes her coffee with oat milk.")
+    ),
+    "docs/adapters/openai-agents.md § Learning from the conversation: from memquill.lifecycle import Extraction from memquill_open": Python(
+        continues=True,
+        prelude=(
+            "from memquill.testing import Reply, ScriptedTextModel\n"
+            "extraction_model = ScriptedTextModel((Reply('[]'),))\n"
+        ),
+        after=(
+            "import asyncio\n"
+            "messages = asyncio.run(extraction.source.messages('chat-42'))\n"
+            "assert [m.role for m in messages] == ['user', 'assistant', 'tool', 'assistant']\n"
+        ),
+    ),
+    # -- docs/adapters/pydantic-ai.md -----------------------------------------------------
+    "docs/adapters/pydantic-ai.md § A runnable example: import tempfile from pydantic_ai import Agent from pydantic_": Python(
+        expect=("Noted: oat milk.", "key:prefs/coffee", "Ana takes her coffee with oat milk.")
+    ),
+    'docs/adapters/pydantic-ai.md § Instructions, and memory in them: memory = MemquillToolset.from_workspace("/home/me/notes", se': Python(
+        continues=True, after="assert memory.id == 'memquill'\n"
     ),
     # -- docs/adapters/llamaindex.md ------------------------------------------------------
     "docs/adapters/llamaindex.md § A runnable example: from pathlib import Path from llama_index.core.llms import C": Python(

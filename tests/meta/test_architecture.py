@@ -38,6 +38,7 @@ FRAMEWORKS = (
     "llama_index",
     "mcp",
     "pydantic_ai",
+    "agents",
 )
 ADAPTERS = (
     "memquill_adk",
@@ -45,6 +46,8 @@ ADAPTERS = (
     "memquill_langchain",
     "memquill_llamaindex",
     "memquill_mcp",
+    "memquill_openai_agents",
+    "memquill_pydantic_ai",
 )
 
 FOUNDATION: Final = frozenset(
@@ -277,7 +280,15 @@ def adapter_violations(source: Path, own: str, facades: frozenset[str]) -> list[
 
 @pytest.mark.parametrize(
     "package",
-    ["adk_plugin", "anthropic_plugin", "langchain_plugin", "llamaindex_plugin", "mcp_plugin"],
+    [
+        "adk_plugin",
+        "anthropic_plugin",
+        "langchain_plugin",
+        "llamaindex_plugin",
+        "mcp_plugin",
+        "openai_agents_plugin",
+        "pydantic_ai_plugin",
+    ],
 )
 def test_adapters_use_only_the_public_core(package: str) -> None:
     own = {
@@ -286,6 +297,8 @@ def test_adapters_use_only_the_public_core(package: str) -> None:
         "langchain_plugin": "memquill_langchain",
         "llamaindex_plugin": "memquill_llamaindex",
         "mcp_plugin": "memquill_mcp",
+        "openai_agents_plugin": "memquill_openai_agents",
+        "pydantic_ai_plugin": "memquill_pydantic_ai",
     }[package]
     source = ROOT / package / "src"
     assert sorted(source.rglob("*.py")), f"{package} has no modules"

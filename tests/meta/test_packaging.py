@@ -24,6 +24,8 @@ PACKAGES = {
     "memquill-langchain": "langchain_plugin",
     "memquill-llamaindex": "llamaindex_plugin",
     "memquill-mcp": "mcp_plugin",
+    "memquill-openai-agents": "openai_agents_plugin",
+    "memquill-pydantic-ai": "pydantic_ai_plugin",
 }
 ADAPTERS = {name: folder for name, folder in PACKAGES.items() if name != "memquill"}
 DOC_PAGES = {
@@ -32,6 +34,8 @@ DOC_PAGES = {
     "memquill-langchain": "langchain",
     "memquill-llamaindex": "llamaindex",
     "memquill-mcp": "mcp",
+    "memquill-openai-agents": "openai-agents",
+    "memquill-pydantic-ai": "pydantic-ai",
 }
 
 

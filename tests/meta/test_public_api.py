@@ -35,6 +35,8 @@ FACADES = [
     "memquill_langchain",
     "memquill_llamaindex",
     "memquill_mcp",
+    "memquill_openai_agents",
+    "memquill_pydantic_ai",
 ]
 
 

@@ -24,6 +24,8 @@ FOLDERS = {
     "memquill-langchain": "langchain_plugin",
     "memquill-llamaindex": "llamaindex_plugin",
     "memquill-mcp": "mcp_plugin",
+    "memquill-openai-agents": "openai_agents_plugin",
+    "memquill-pydantic-ai": "pydantic_ai_plugin",
 }
 LICENSE = (ROOT / "LICENSE").read_bytes()
 

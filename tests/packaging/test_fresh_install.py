@@ -96,6 +96,20 @@ def anthropic_venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return fresh_venv(dist_dir, root, "memquill-anthropic")
 
 
+@pytest.fixture(scope="module")
+def pydantic_ai_venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv holding ``memquill-pydantic-ai`` and what pip pulled in for it, nothing else."""
+    root = tmp_path_factory.mktemp("fresh-pydantic-ai") / "venv"
+    return fresh_venv(dist_dir, root, "memquill-pydantic-ai")
+
+
+@pytest.fixture(scope="module")
+def openai_agents_venv(dist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv holding ``memquill-openai-agents`` and what pip pulled in for it."""
+    root = tmp_path_factory.mktemp("fresh-openai-agents") / "venv"
+    return fresh_venv(dist_dir, root, "memquill-openai-agents")
+
+
 def run(
     venv: Path, *argv: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -206,3 +220,59 @@ def test_the_demo_runs_the_installed_anthropic_adapter(
     done = run(anthropic_venv, "memquill", "demo", "--adapter", "anthropic", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "  anthropic  identical to the core" in done.stdout
+
+
+def test_only_the_pydantic_ai_adapter_and_its_needs_are_installed(
+    pydantic_ai_venv: Path, tmp_path: Path
+) -> None:
+    names = installed_names(pydantic_ai_venv, tmp_path)
+    assert {"memquill", "memquill-pydantic-ai", "pydantic-ai-slim"} <= names
+    assert not names & {"memquill-langchain", "memquill-llamaindex", "memquill-mcp", "openai"}
+
+
+def test_the_pydantic_ai_readme_example_runs_in_the_fresh_venv(
+    pydantic_ai_venv: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(
+        langchain_example(ROOT / "packages" / "pydantic_ai_plugin" / "README.md", "## Install"),
+        "utf-8",
+    )
+    done = run(pydantic_ai_venv, "python", str(script), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Noted: oat milk." in done.stdout and "key:prefs/coffee" in done.stdout
+
+
+def test_the_demo_runs_the_installed_pydantic_ai_adapter(
+    pydantic_ai_venv: Path, tmp_path: Path
+) -> None:
+    done = run(pydantic_ai_venv, "memquill", "demo", "--adapter", "pydantic-ai", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  pydantic-ai  identical to the core" in done.stdout
+
+
+def test_only_the_openai_agents_adapter_and_its_needs_are_installed(
+    openai_agents_venv: Path, tmp_path: Path
+) -> None:
+    names = installed_names(openai_agents_venv, tmp_path)
+    assert {"memquill", "memquill-openai-agents", "openai-agents"} <= names
+    assert not names & {"memquill-langchain", "memquill-llamaindex", "memquill-pydantic-ai"}
+
+
+def test_the_openai_agents_readme_example_runs_in_the_fresh_venv(
+    openai_agents_venv: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "example.py"
+    readme = ROOT / "packages" / "openai_agents_plugin" / "README.md"
+    script.write_text(langchain_example(readme, "## Install"), "utf-8")
+    done = run(openai_agents_venv, "python", str(script), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Noted: oat milk." in done.stdout and "key:prefs/coffee" in done.stdout
+
+
+def test_the_demo_runs_the_installed_openai_agents_adapter(
+    openai_agents_venv: Path, tmp_path: Path
+) -> None:
+    done = run(openai_agents_venv, "memquill", "demo", "--adapter", "openai-agents", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  openai-agents  identical to the core" in done.stdout

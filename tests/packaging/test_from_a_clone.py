@@ -63,7 +63,8 @@ def test_the_readme_build_command_makes_the_five_distributions(clone: Path) -> N
     built = sorted(path.name for path in (clone / "dist").iterdir() if path.name != ".gitignore")
     names = ("memquill", "memquill_adk", "memquill_anthropic", "memquill_langchain")
     names += ("memquill_llamaindex",)
-    stems = [f"{name}-{__version__}" for name in (*names, "memquill_mcp")]
+    adapters = ("memquill_mcp", "memquill_openai_agents", "memquill_pydantic_ai")
+    stems = [f"{name}-{__version__}" for name in (*names, *adapters)]
     assert built == sorted(
         name for stem in stems for name in (f"{stem}-py3-none-any.whl", f"{stem}.tar.gz")
     )

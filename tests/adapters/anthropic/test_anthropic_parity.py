@@ -63,6 +63,8 @@ def test_every_adapter_is_installed_here() -> None:
         "llamaindex",
         "mcp",
         "mcp-stdio",
+        "openai-agents",
+        "pydantic-ai",
     }
 
 

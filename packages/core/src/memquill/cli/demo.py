@@ -30,6 +30,8 @@ _FIRST_PARTY: Final = {
     "llamaindex": "memquill-llamaindex",
     "mcp": "memquill-mcp",
     "mcp-stdio": "memquill-mcp",
+    "openai-agents": "memquill-openai-agents",
+    "pydantic-ai": "memquill-pydantic-ai",
 }
 
 
@@ -108,7 +110,8 @@ def _require_installed(wanted: list[str], report: PluginReport) -> None:
         lines.append(f"Install with: pip install {' '.join(hints)}")
     if any(name not in _FIRST_PARTY for name in missing):
         lines.append(
-            "memquill ships the adk, anthropic, langchain, llamaindex, mcp and mcp-stdio adapters; "
+            "memquill ships the adk, anthropic, langchain, llamaindex, mcp, mcp-stdio, "
+            "openai-agents and pydantic-ai adapters; "
             "others come from third-party plugins (`memquill plugins` lists what is installed)."
         )
     if os.environ.get(DISABLE_AUTOLOAD_ENV):
