@@ -104,8 +104,9 @@ def test_an_adapter_that_is_not_installed_fails_and_says_how_to_install_it() -> 
     assert (unknown.returncode, unknown.stdout) == (11, "")
     assert unknown.stderr == (
         "error[invalid]: adapter 'autogen' is not installed (installed: adk, anthropic, langchain, "
-        "llamaindex, mcp, mcp-stdio, openai-agents, pydantic-ai). memquill ships the adk, anthropic, "
-        "langchain, llamaindex, mcp, mcp-stdio, openai-agents and pydantic-ai adapters; others "
+        "llamaindex, mcp, mcp-stdio, openai-agents, pydantic-ai). memquill ships the adk, "
+        "anthropic, langchain, llamaindex, mcp, mcp-stdio, openai-agents and pydantic-ai adapters; "
+        "others "
         "come from third-party plugins (`memquill plugins` lists what is installed).\n"
     )
 

@@ -28,7 +28,7 @@ from tests.meta.snippet_kinds import (
 FAKES = "from tests.meta.doc_fakes import "
 BENCHMARK = "a benchmark: minutes of work that measures, never asserts, and never runs beside tests"
 CLONE_TESTS = (
-    "tests/packaging/test_from_a_clone.py::test_the_readme_build_command_makes_the_five_distributions",
+    "tests/packaging/test_from_a_clone.py::test_the_readme_build_command_makes_every_distribution",
     "tests/packaging/test_fresh_install.py::test_the_readme_langchain_example_runs",
 )
 HOST_TEST = "tests/packaging/test_from_a_clone.py::test_a_host_starts_the_server_from_the_clone"
