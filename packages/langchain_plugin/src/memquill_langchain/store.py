@@ -16,7 +16,8 @@ text. ``put`` on a key in use corrects the fact (one new version; an identical v
 nothing), ``delete`` and ``put(value=None)`` forget it, ``search`` with a query is memquill's
 keyword ranking across every namespace under the prefix, without one the newest first.
 
-What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them,
+What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them
+(a ``langgraph`` root is refused by ``put`` alone, not by a batch's ``PutOp`` or ``delete``),
 a batch answers one result per operation in order, its reads see the store as it was before
 the batch, and of several puts to one item the last wins. TTL is not supported
 (``supports_ttl`` is ``False``; a ``ttl`` raises ``NotImplementedError``, as LangGraph's own
@@ -175,6 +176,8 @@ class MemquillStore(BaseStore):
                 puts[(op.namespace, op.key)] = op  # the first one's place, the last one's value
                 results.append(None)
         for op in puts.values():
+            if op.value is None and not op.namespace:
+                continue  # nothing to forget
             if op.value is None:
                 self._memo.clear()  # a forgotten item's vector goes with it (and its row)
                 self._items.delete(op.namespace, op.key)
@@ -190,6 +193,8 @@ class MemquillStore(BaseStore):
     # -- operations -------------------------------------------------------------------------
 
     def _get(self, op: GetOp) -> Item | None:
+        if not op.namespace:
+            return None  # nothing is ever kept under the empty namespace
         found = self._items.get(op.namespace, op.key)
         return None if found is None else _item(found)
 
@@ -254,7 +259,8 @@ class MemquillStore(BaseStore):
 
 
 def _check_op(op: object) -> None:
-    """LangGraph's namespace rules, for operations given to ``batch`` directly; a ``ttl`` or
+    """LangGraph's label rules, for operations given to ``batch`` directly (the ``langgraph``
+    root is ``put``'s own rule, checked before it batches); a ``ttl`` or
     an ``index`` this store cannot keep is refused before anything runs."""
     if isinstance(op, GetOp):
         _check_labels(op.namespace)
@@ -264,13 +270,11 @@ def _check_op(op: object) -> None:
         for condition in op.match_conditions or ():
             _check_labels(condition.path)
     elif isinstance(op, PutOp):
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
+        # BaseStore.put/aput refuse a "langgraph" root before the batch; a PutOp given to
+        # batch (and delete's) is checked for its labels only, as LangGraph's stores do.
         _check_labels(op.namespace)
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(
-                f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
-            )
+        if not op.namespace and op.value is not None:
+            raise InvalidNamespaceError("Namespace cannot be empty.")  # no folder to keep it
         if op.ttl is not None:
             raise NotImplementedError(
                 "TTL is not supported by MemquillStore. "

@@ -152,6 +152,22 @@ class StoreConformance(SearchConformance):
         assert store.search(()) == []
         assert store.list_namespaces() == []
 
+    def test_the_langgraph_root_is_refused_by_put_alone(self, store: Store) -> None:
+        """``BaseStore`` refuses a ``langgraph`` root (and an empty namespace) in ``put`` and
+        ``aput`` only: a put given to ``batch``, a get, a delete and a search take it; a get
+        or a delete of the empty namespace finds nothing."""
+        put = operation(store, "PutOp")
+        store.batch([put(("langgraph", "x"), "k", {"content": "kept"})])
+        assert store.get(("langgraph", "x"), "k").value == {"content": "kept"}
+        assert keys_of(store.search(("langgraph",))) == [(("langgraph", "x"), "k")]
+        store.delete(("langgraph", "x"), "k")
+        store.delete(("langgraph", "never"), "k")
+        asyncio.run(store.adelete(("langgraph", "x"), "k"))
+        assert store.get(("langgraph", "x"), "k") is None
+        assert store.get((), "k") is None
+        store.delete((), "k")
+        refused(store, lambda: store.put(("langgraph", "x"), "k", {"content": "x"}))
+
     def test_ttl_is_refused_when_not_supported(self, store: Store) -> None:
         """A store without TTL raises ``NotImplementedError`` for a ``ttl`` (``None`` is fine)."""
         if store.supports_ttl:
