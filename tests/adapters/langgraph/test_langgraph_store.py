@@ -113,12 +113,13 @@ def test_secrets_are_refused_with_memquills_error_and_nothing_is_written(
     assert SECRET_VALUE not in "".join(p.read_text() for p in tmp_path.rglob("*.md"))
 
 
-def test_ttl_and_a_put_index_are_refused(tmp_path: Path) -> None:
+def test_ttl_is_refused_and_a_put_index_kept(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="An index is"):
         MemquillStore(tmp_path, index={"dims": 3, "embed": "fake"})
     store = MemquillStore(tmp_path)
-    with pytest.raises(InvalidInputError, match="a put takes only index=False"):
-        store.put(ANA, "k", {"content": "x"}, index=["content"])
+    store.put(ANA, "k", {"content": "x"}, index=["content"])  # kept for a store with an index
+    assert store.items.get(ANA, "k").index == ("content",)
+    store.delete(ANA, "k")
     with pytest.raises(NotImplementedError, match="TTL is not supported"):
         store.batch([PutOp(ANA, "k", {"content": "x"}, ttl=5.0)])
     assert store.get(ANA, "k") is None

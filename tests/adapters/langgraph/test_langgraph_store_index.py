@@ -98,13 +98,23 @@ def test_a_bad_index_is_refused_and_changes_nothing(tmp_path: Path, index: objec
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_put_takes_no_fields_of_its_own(tmp_path: Path) -> None:
-    store = MemquillStore(tmp_path, index={"embed": trigram_embed})
-    with pytest.raises(InvalidInputError, match="a put takes only index=False"):
-        store.put(ANA, "k", {"content": "x"}, index=["content"])
-    assert store.get(ANA, "k") is None
-    store.put(ANA, "k", {"content": "x"}, index=False)
-    assert store.get(ANA, "k") is not None
+def test_a_put_names_what_is_embedded_and_false_keeps_it_out(tmp_path: Path) -> None:
+    embed = CountingEmbed(TRIGRAMS)
+    config: IndexConfig = {"dims": TRIGRAMS.dims, "embed": embed, "fields": ["content"]}
+    store = MemquillStore(tmp_path, index=config)
+    store.put(ANA, "a-bike", {"content": "New tyres for the bicycle."})
+    store.put(ANA, "b-car", {"content": "New tyres for the car."}, index=False)
+    store.put(ANA, "c-note", {"content": "Tyres, bread.", "note": "a car"}, index=["note"])
+    assert sorted(_keys(store, "automobile tyres")) == ["a-bike", "b-car", "c-note"]
+    assert "New tyres for the car." not in embed.texts
+    assert "Tyres, bread." not in embed.texts and "a car" in embed.texts
+    # The choice is the item's, kept with it: a new store over the same root honours it.
+    assert store.items.get(ANA, "b-car").index is False
+    assert MemquillStore(tmp_path).items.get(ANA, "c-note").index == ("note",)
+    for bad in ([], [""], "note", True, [3]):
+        with pytest.raises(InvalidInputError, match="An index is"):
+            store.put(ANA, "bad", {"content": "x"}, index=bad)  # type: ignore[arg-type]
+    assert store.get(ANA, "bad") is None
 
 
 # -- item vectors live in each namespace workspace's vector cache ---------------------------

@@ -24,11 +24,12 @@ the batch, and of several puts to one item the last wins. TTL is not supported
 stores do). A semantic ``index`` (LangGraph's ``IndexConfig``) makes a search with a query
 re-order its keyword top 20 by similarity, bounded as ``memory_search``'s hybrid is (a clearly
 better keyword match stays first); an embedder that fails keeps keyword order, logged and kept
-in :attr:`MemquillStore.ranking`. ``index=False`` on a put is accepted and changes nothing; a
-list of fields on a put is refused (the store's ``fields`` are used). Every refusal is memquill's
-error: ``SecretError`` for credential material, ``InvalidInputError`` for a bad key or value,
-``CapacityError`` past a namespace's 2 MiB, all ``MemquillError``. ``abatch`` runs the batch
-in a worker thread, so waiting for another writer never blocks the event loop.
+in :attr:`MemquillStore.ranking`. ``put(index=False)`` keeps an item out of the vector
+index and ``put(index=[fields])`` names the fields embedded of it, kept with the item. Every
+refusal is memquill's error: ``SecretError`` for credential material, ``InvalidInputError``
+for a bad key or value, ``CapacityError`` past a namespace's 2 MiB, all ``MemquillError``.
+``abatch`` runs the batch in a worker thread, so waiting for another writer never blocks the
+event loop.
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ class MemquillStore(BaseStore):
                 self._memo.clear()  # a forgotten item's vector goes with it (and its row)
                 self._items.delete(op.namespace, op.key)
             else:
-                self._items.put(op.namespace, op.key, op.value)
+                self._items.put(op.namespace, op.key, op.value, index=op.index)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -219,13 +220,16 @@ class MemquillStore(BaseStore):
         window = max(CANDIDATE_LIMIT, op.offset + op.limit)
         hits = self._items.search(op.namespace_prefix, op.query, accept=accept, limit=window)
         head = hits[:CANDIDATE_LIMIT]
+        # An item put with index=False has no vector: it keeps its keyword place.
+        slots = [n for n, hit in enumerate(head) if self._embedded(hit.item)]
+        indexed = [head[n] for n in slots]
         # Each item's vector is kept in its namespace workspace's vector cache.
-        units = [(self._items.folder(h.item.namespace), f"i:{h.item.record_id}") for h in head]
+        units = [(self._items.folder(h.item.namespace), f"i:{h.item.record_id}") for h in indexed]
         order, line = similarity_order_blocking(
             self._embedder,
             op.query,
-            [_text(hit.item.value, self._fields) for hit in head],
-            [hit.score for hit in head],
+            [self._embedded(hit.item) for hit in indexed],
+            [hit.score for hit in indexed],
             memo=self._memo,
             scope="langgraph-store",
             units=units,
@@ -234,9 +238,17 @@ class MemquillStore(BaseStore):
             _LOG.warning("%s", line)
         self.ranking = SEMANTIC_LINE if order is not None else line
         if order is not None:
-            hits = [head[index] for index in order] + hits[CANDIDATE_LIMIT:]
+            for slot, index in zip(slots, order, strict=True):
+                head[slot] = indexed[index]
+            hits = head + hits[CANDIDATE_LIMIT:]
         chosen = hits[op.offset : op.offset + op.limit]
         return [_search_item(hit.item, hit.score) for hit in chosen]
+
+    def _embedded(self, item: StoredItem) -> str:
+        """What of ``item`` is embedded: its put's fields, else the store's ('': nothing)."""
+        if item.index is False:
+            return ""
+        return _text(item.value, self._fields if item.index is None else item.index)
 
     def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = op.match_conditions or ()
@@ -280,8 +292,7 @@ def _check_op(op: object) -> None:
                 "TTL is not supported by MemquillStore. "
                 "Use a store implementation that supports TTL or set ttl=None."
             )
-        if op.index is not None and op.index is not False:
-            raise InvalidInputError(Messages.ITEM_INDEX)  # the store's fields are embedded
+        ItemStore.check_put_index(op.index)
     else:
         raise ValueError(f"Unknown operation type: {type(op)}")
 

@@ -25,8 +25,9 @@ from memquill.store import (
     quote_key,
     unquote_key,
 )
+from memquill.tools._item_index import ItemIndex
 from memquill.tools._item_paths import Namespace
-from memquill.tools._item_values import decode_value
+from memquill.tools._item_values import decode_index, decode_value
 from memquill.tools._session import MemorySession
 
 __all__ = ["Space", "StoredItem", "View", "fact_key", "item_key"]
@@ -43,6 +44,8 @@ class StoredItem:
         created_at: when its fact was first saved (UTC).
         updated_at: when its current version was written (UTC).
         record_id: the id of the fact version it is (a put makes another).
+        index: what of it is embedded: ``None`` the store's fields, ``False`` nothing, or the
+            fields its put named.
     """
 
     namespace: Namespace
@@ -51,6 +54,7 @@ class StoredItem:
     created_at: datetime
     updated_at: datetime
     record_id: str = ""
+    index: ItemIndex = None
 
 
 def fact_key(key: object) -> str:
@@ -138,6 +142,7 @@ class Space:
                 _moment(created.get(record.root_id, record.created_at)),
                 _moment(record.updated_at),
                 record.id,
+                decode_index(record.extra),
             )
         view = View(snapshot, records, items)
         self._view = view

@@ -49,7 +49,7 @@ from memquill.store import (
     resolve_location,
     with_workspace,
 )
-from memquill.tools._item_index import check_index
+from memquill.tools._item_index import check_index, check_put_index
 from memquill.tools._item_paths import (
     Namespace,
     check_folders,
@@ -139,6 +139,15 @@ class ItemStore:
         """
         check_index(index)
 
+    @staticmethod
+    def check_put_index(index: object) -> None:
+        """Check a put's ``index`` (``None``, ``False``, or a list of text paths).
+
+        Raises:
+            InvalidInputError: anything else.
+        """
+        check_put_index(index)
+
     def __repr__(self) -> str:
         backend = "postgres" if self.is_database else "file"
         return f"ItemStore({str(self.root)!r}, backend={backend!r})"
@@ -218,18 +227,21 @@ class ItemStore:
 
     # -- writes ---------------------------------------------------------------------------
 
-    def put(self, namespace: Sequence[str], key: str, value: object) -> None:
-        """Save ``value`` as item ``key`` of ``namespace`` (see the module docstring).
+    def put(
+        self, namespace: Sequence[str], key: str, value: object, *, index: object = None
+    ) -> None:
+        """Save ``value`` as item ``key`` of ``namespace`` (see the module docstring);
+        ``index`` (``False``, or the fields embedded for this item) is kept with it.
 
         Raises:
-            InvalidInputError: a bad namespace, key or value (nothing is written).
+            InvalidInputError: a bad namespace, key, value or index (nothing is written).
             SecretError: the value holds credential material (nothing is written).
             ConflictError: other writers changed the item at every one of 8 attempts.
             The store's other errors (``capacity``, ``busy``, ``storage``...).
         """
         labels = validate_namespace(namespace)
         name = fact_key(key)
-        text, extra = encode_value(value)
+        text, extra = encode_value(value, check_put_index(index))
         space = self._space(labels)
         self._make_folder(space)
         source = WriteSource("tool", session_id=self._session_id)
