@@ -22,9 +22,10 @@ a batch answers one result per operation in order, its reads see the store as it
 the batch, and of several puts to one item the last wins. TTL is not supported
 (``supports_ttl`` is ``False``; a ``ttl`` raises ``NotImplementedError``, as LangGraph's own
 stores do). A semantic ``index`` (LangGraph's ``IndexConfig``) makes a search with a query
-re-order its keyword top 20 by similarity, bounded as ``memory_search``'s hybrid is (a clearly
-better keyword match stays first); an embedder that fails keeps keyword order, logged and kept
-in :attr:`MemquillStore.ranking`. ``put(index=False)`` keeps an item out of the vector
+semantic: the items nearest the query join the keyword hits, scored by similarity with a
+keyword share (:data:`KEYWORD_SHARE`), so a paraphrase is found and comes first when it is the
+nearest; an embedder that fails keeps keyword order, logged and kept in
+:attr:`MemquillStore.ranking`. ``put(index=False)`` keeps an item out of the vector
 index and ``put(index=[fields])`` names the fields embedded of it, kept with the item. Every
 refusal is memquill's error: ``SecretError`` for credential material, ``InvalidInputError``
 for a bad key or value, ``CapacityError`` past a namespace's 2 MiB, all ``MemquillError``.
@@ -38,6 +39,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final, cast
 
 try:
@@ -68,8 +70,8 @@ from memquill.plugins import (
     plugin_report,
     secret_scanner,
 )
-from memquill.semantic import similarity_order_blocking
-from memquill.tools import CANDIDATE_LIMIT, ItemStore, StoredItem
+from memquill.semantic import similarities_blocking
+from memquill.tools import CANDIDATE_LIMIT, ItemHit, ItemStore, StoredItem
 from memquill_langchain.embeddings import embedder_from_index
 
 __all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]
@@ -77,7 +79,9 @@ __all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]
 DEFAULT_SESSION_ID: Final = "langgraph"
 """The session the store's writes are recorded under (``source.sessionId`` in records.md)."""
 _LOG: Final = logging.getLogger("memquill.langchain")
-SEMANTIC_LINE: Final = "Memory ranking semantic: keyword results re-ordered by similarity."
+SEMANTIC_LINE: Final = "Memory ranking semantic: nearest items joined the keyword results."
+KEYWORD_SHARE: Final = 0.2
+"""The keyword score's share of a semantic search's score (the similarity has the rest)."""
 
 
 class MemquillStore(BaseStore):
@@ -92,8 +96,8 @@ class MemquillStore(BaseStore):
         lock_timeout: seconds a write waits for another writer before ``BusyError``.
         index: ``None`` (keyword search), or LangGraph's ``IndexConfig``: ``{"embed": ...,
             "dims": N, "fields": [...]}`` (``embed`` an ``Embeddings``, a function of texts or
-            a ``"provider:model"`` name). A search with a query then re-orders its keyword
-            top 20 by similarity with the same bounded hybrid as ``memory_search``; each
+            a ``"provider:model"`` name). A search with a query then ranks the items nearest
+            the query together with the keyword hits (:func:`_fused`); each
             item's vector is kept in its namespace workspace's vector cache (a new store with
             the same embedder finds it, another embedder rebuilds, a delete removes it at the
             write; a database store keeps them in process memory only).
@@ -214,35 +218,43 @@ class MemquillStore(BaseStore):
     def _semantic_search(
         self, op: SearchOp, accept: Callable[[Mapping[str, Any]], bool] | None
     ) -> list[SearchItem]:
-        """The keyword top 20 re-ordered by the bounded hybrid, the rest in keyword order; an
-        embedder that fails keeps keyword order, logged and kept in :attr:`ranking`."""
+        """Dense candidates (the items nearest the query) join the keyword candidates, ranked
+        together by :func:`_fused`; an embedder that fails keeps keyword order, logged and kept
+        in :attr:`ranking`."""
         assert op.query is not None
         window = max(CANDIDATE_LIMIT, op.offset + op.limit)
         hits = self._items.search(op.namespace_prefix, op.query, accept=accept, limit=window)
-        head = hits[:CANDIDATE_LIMIT]
-        # An item put with index=False has no vector: it keeps its keyword place.
-        slots = [n for n, hit in enumerate(head) if self._embedded(hit.item)]
-        indexed = [head[n] for n in slots]
+        indexed = [
+            (item, text)
+            for item in self._items.items(op.namespace_prefix, accept)
+            if (text := self._embedded(item))
+        ]
+        folders: dict[tuple[str, ...], Path] = {}
+        for item, _ in indexed:
+            if item.namespace not in folders:
+                folders[item.namespace] = self._items.folder(item.namespace)
         # Each item's vector is kept in its namespace workspace's vector cache.
-        units = [(self._items.folder(h.item.namespace), f"i:{h.item.record_id}") for h in indexed]
-        order, line = similarity_order_blocking(
+        found, line = similarities_blocking(
             self._embedder,
             op.query,
-            [self._embedded(hit.item) for hit in indexed],
-            [hit.score for hit in indexed],
+            [text for _, text in indexed],
             memo=self._memo,
             scope="langgraph-store",
-            units=units,
+            units=[(folders[item.namespace], f"i:{item.record_id}") for item, _ in indexed],
         )
-        if line is not None:
+        if found is None:
             _LOG.warning("%s", line)
-        self.ranking = SEMANTIC_LINE if order is not None else line
-        if order is not None:
-            for slot, index in zip(slots, order, strict=True):
-                head[slot] = indexed[index]
-            hits = head + hits[CANDIDATE_LIMIT:]
-        chosen = hits[op.offset : op.offset + op.limit]
-        return [_search_item(hit.item, hit.score) for hit in chosen]
+            self.ranking = line
+            chosen = hits[op.offset : op.offset + op.limit]
+            return [_search_item(hit.item, hit.score) for hit in chosen]
+        self.ranking = SEMANTIC_LINE
+        nearest = sorted(
+            zip(found, (item for item, _ in indexed), strict=True), key=lambda pair: -pair[0]
+        )[:window]
+        ranked = _fused(hits, nearest)
+        return [
+            _search_item(item, score) for score, item in ranked[op.offset : op.offset + op.limit]
+        ]
 
     def _embedded(self, item: StoredItem) -> str:
         """What of ``item`` is embedded: its put's fields, else the store's ('': nothing)."""
@@ -313,6 +325,34 @@ def _check_labels(namespace: Sequence[object]) -> None:
                 f"Invalid namespace label '{label}' found in {namespace}. Namespace labels "
                 "cannot contain periods ('.') or NUL bytes."
             )
+
+
+def _fused(
+    hits: Sequence[ItemHit], nearest: Sequence[tuple[float, StoredItem]]
+) -> list[tuple[float, StoredItem]]:
+    """The keyword hits and the nearest items as one list, best first (ties: namespace, then
+    key), each scored ``(1 - KEYWORD_SHARE) * similarity + KEYWORD_SHARE * keyword / best``:
+    the cosine of its embedded fields with the query (0 without a vector) and its keyword score
+    over the best one's (0 when keyword search missed it), rounded to four places. Similarity
+    decides, as in LangGraph's stores; among near neighbours a keyword match goes first."""
+    best = max((hit.score for hit in hits), default=0.0)
+    keyword = {(hit.item.namespace, hit.item.key): hit.score for hit in hits}
+    similar = {(item.namespace, item.key): score for score, item in nearest}
+    items = {(hit.item.namespace, hit.item.key): hit.item for hit in hits}
+    items.update(((item.namespace, item.key), item) for _, item in nearest)
+    scored = [
+        (
+            round(
+                (1 - KEYWORD_SHARE) * similar.get(name, 0.0)
+                + KEYWORD_SHARE * (keyword.get(name, 0.0) / best if best > 0 else 0.0),
+                4,
+            ),
+            item,
+        )
+        for name, item in items.items()
+    ]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
+    return scored
 
 
 def _text(value: Mapping[str, Any], fields: Sequence[str]) -> str:

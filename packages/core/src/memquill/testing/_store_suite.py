@@ -34,14 +34,16 @@ import pytest
 from memquill.testing._overrides import unexcused_overrides
 from memquill.testing._store_ops import VALUES, Store, aware, keys_of, operation, refused
 from memquill.testing._store_search import SearchConformance
+from memquill.testing._store_semantic import SemanticConformance
 
 __all__ = ["StoreConformance"]
 
 
-class StoreConformance(SearchConformance):
+class StoreConformance(SearchConformance, SemanticConformance):
     """The LangGraph store contract (see the module docstring). Override the ``store``
     fixture; adjust the class attributes where your store chose otherwise (these, and
-    :class:`SearchConformance`'s for searches and namespaces)."""
+    :class:`SearchConformance`'s for searches and namespaces). Override ``indexed_store`` too:
+    a fresh store built with ``index=self.semantic_index`` (:class:`SemanticConformance`)."""
 
     keeps_created_at: ClassVar[bool] = True
     """A put on a key in use keeps the item's ``created_at`` (``InMemoryStore`` resets it)."""
