@@ -295,3 +295,30 @@ def test_writers_in_several_processes_lose_no_put(tmp_path: Path) -> None:
     assert found == {key: _expected(key) for key in keys}
     assert RecordStore(tmp_path / "memories" / "ana").doctor().error is None
     assert json.loads(json.dumps(found)) == found
+
+
+def test_a_search_across_namespaces_reads_again_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemquillStore(tmp_path)
+    for index in range(30):
+        store.put(("memories", f"u{index}"), "k", {"content": f"user {index} drinks coffee"})
+    assert len(store.search(("memories",), query="coffee", limit=50)) == 30
+    reads: list[Path] = []
+    original = RecordStore.snapshot
+
+    def counted(self: RecordStore) -> object:
+        reads.append(Path(self.workspace))
+        return original(self)
+
+    monkeypatch.setattr(RecordStore, "snapshot", counted)
+    assert len(store.search(("memories",), query="coffee", limit=50)) == 30
+    assert reads == []  # nothing changed: every namespace's items are reused
+    # Another writer (another store over the root) changes one namespace and adds another.
+    other = MemquillStore(tmp_path)
+    other.put(("memories", "u3"), "k2", {"content": "user 3 also drinks tea and coffee"})
+    other.put(("memories", "new"), "k", {"content": "a new user drinks coffee"})
+    reads.clear()
+    found = store.search(("memories",), query="coffee", limit=50)
+    assert len(found) == 32
+    assert sorted(p.name for p in reads) == ["new", "u3"]

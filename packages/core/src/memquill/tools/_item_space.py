@@ -10,6 +10,7 @@ root id); ``updated_at`` is when its current version was written.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -118,6 +119,9 @@ class Space:
         self.session = session
         self.lock = threading.Lock()
         self._view: View | None = None
+        self.records_file = os.path.join(folder, "memory", "records.md")
+        self.marked: tuple[tuple[int, int, int, int], View] | None = None
+        """The file's identity when :attr:`marked`'s view was read (``ItemStore``'s walk)."""
 
     def view(self, snapshot: Snapshot) -> View:
         """The items of ``snapshot`` (decoded once per revision)."""

@@ -19,7 +19,8 @@ the one write path with the source ``tool`` and the store's session id:
 Each namespace has one session (one ``RecordStore``) and one lock in this process; the store's
 own lock (or the database row's) orders writers across processes. At most ``open_limit``
 namespaces are kept open; the least recently used one is closed (its connection, for a
-database) and reopened when needed.
+database) and reopened when needed. A search or listing across namespaces on files reads again
+only the namespaces whose ``records.md`` changed since it last read them.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ from memquill.tools._writes import WriteSource, correct, forget, remember
 __all__ = ["ItemHit", "ItemStore", "StoredItem"]
 
 DEFAULT_SESSION: Final = "items"
+_FILE_OPEN: Final = 4096
+"""Namespaces kept open on files: a file namespace holds no descriptor, only its decoded
+items, so a search across hundreds of them reads only the files that changed."""
+_DATABASE_OPEN: Final = 64
+"""Namespaces kept open on a database: each holds a connection."""
 _ATTEMPTS: Final = 8
 """Writes retried after a conflict with another writer, each on what it then reads."""
 
@@ -95,7 +101,8 @@ class ItemStore:
         secrets: the credential scanner every write runs (built-in detectors by default).
         lock_timeout: seconds a write waits for another writer before ``busy``.
         now: the clock (UTC); injectable for tests.
-        open_limit: namespaces kept open at once.
+        open_limit: namespaces kept open at once (default 4,096 on files, 64 on a database,
+            where each holds a connection).
 
     Raises:
         InvalidInputError: ``root`` is not an existing folder, or ``store`` is not valid.
@@ -110,13 +117,15 @@ class ItemStore:
         secrets: SecretScanner | None = None,
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
-        open_limit: int = 64,
+        open_limit: int | None = None,
     ) -> None:
         self.root = Path(root).expanduser().absolute()
         if not self.root.is_dir():
             raise InvalidInputError(Messages.ITEM_ROOT)
         self._location = resolve_location(store)
         self._base = parse_location(self._location).workspace if self.is_database else ""
+        if open_limit is None:
+            open_limit = _DATABASE_OPEN if self.is_database else _FILE_OPEN
         if not session_id or open_limit < 1:
             raise ValueError("session_id must be non-empty and open_limit at least 1")
         self._session_id = session_id
@@ -359,9 +368,27 @@ class ItemStore:
         """Each namespace under ``prefix`` that holds an item, sorted, with its items."""
         labels = validate_namespace(prefix) if prefix else ()
         for namespace in self._candidates(labels):
-            view = self._read(namespace)
+            view = self._walked(namespace) if not self.is_database else self._read(namespace)
             if view is not None and view.items:
                 yield namespace, view
+
+    def _walked(self, labels: Namespace) -> View | None:
+        """The items of a namespace the walk just found (its folders checked, never a link):
+        the view kept from the last read while its ``records.md`` is the same file (inode,
+        size, modification and change times), else read again. A write replaces the file, a
+        person's edit changes its times: either is read."""
+        space = self._space(labels)
+        try:
+            found = os.lstat(space.records_file)
+        except OSError:
+            return self._read(labels)  # gone meanwhile: the store decides
+        mark = (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+        kept = space.marked
+        if kept is not None and kept[0] == mark:
+            return kept[1]
+        view = space.view(space.session.store.snapshot())
+        space.marked = (mark, view)
+        return view
 
     def _corpus(
         self, views: list[tuple[Namespace, View]], accept: Accept | None
