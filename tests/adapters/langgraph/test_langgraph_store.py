@@ -113,19 +113,19 @@ def test_secrets_are_refused_with_memquills_error_and_nothing_is_written(
     assert SECRET_VALUE not in "".join(p.read_text() for p in tmp_path.rglob("*.md"))
 
 
-def test_ttl_is_refused_and_a_put_index_kept(tmp_path: Path) -> None:
+def test_a_bad_ttl_is_refused_and_a_put_index_kept(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="An index is"):
         MemquillStore(tmp_path, index={"dims": 3, "embed": "fake"})
     store = MemquillStore(tmp_path)
     store.put(ANA, "k", {"content": "x"}, index=["content"])  # kept for a store with an index
     assert store.items.get(ANA, "k").index == ("content",)
     store.delete(ANA, "k")
-    with pytest.raises(NotImplementedError, match="TTL is not supported"):
-        store.batch([PutOp(ANA, "k", {"content": "x"}, ttl=5.0)])
+    with pytest.raises(InvalidInputError, match="time to live"):
+        store.batch([PutOp(ANA, "k", {"content": "x"}, ttl=-5.0)])
     assert store.get(ANA, "k") is None
     store.put(ANA, "k", {"content": "x"}, index=False)  # no index for this item: as always
     assert store.get(ANA, "k") is not None
-    assert store.supports_ttl is False
+    assert store.supports_ttl is True
 
 
 def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:

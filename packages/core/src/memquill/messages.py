@@ -198,6 +198,7 @@ class Messages:
         "An item value is a JSON object: text keys, and values that are text, finite numbers, "
         "true, false, null, lists or objects."
     )
+    ITEM_TTL: Final = "A time to live is a positive number of minutes (or None: no expiry)."
     ITEM_INDEX: Final = (
         "An index is {'embed': ..., 'dims': N, 'fields': [...]}: an embed (an Embeddings, a "
         "function of texts or a provider:model name), optionally dims (a positive whole number) "

@@ -16,21 +16,21 @@ text. ``put`` on a key in use corrects the fact (one new version; an identical v
 nothing), ``delete`` and ``put(value=None)`` forget it, ``search`` with a query is memquill's
 keyword ranking across every namespace under the prefix, without one the newest first.
 
-What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them
-(a ``langgraph`` root is refused by ``put`` alone, not by a batch's ``PutOp`` or ``delete``),
-a batch answers one result per operation in order, its reads see the store as it was before
-the batch, and of several puts to one item the last wins. TTL is not supported
-(``supports_ttl`` is ``False``; a ``ttl`` raises ``NotImplementedError``, as LangGraph's own
-stores do). A semantic ``index`` (LangGraph's ``IndexConfig``) makes a search with a query
-semantic: the items nearest the query join the keyword hits, scored by similarity with a
-keyword share (:data:`KEYWORD_SHARE`), so a paraphrase is found and comes first when it is the
-nearest; an embedder that fails keeps keyword order, logged and kept in
-:attr:`MemquillStore.ranking`. ``put(index=False)`` keeps an item out of the vector
-index and ``put(index=[fields])`` names the fields embedded of it, kept with the item. Every
-refusal is memquill's error: ``SecretError`` for credential material, ``InvalidInputError``
-for a bad key or value, ``CapacityError`` past a namespace's 2 MiB, all ``MemquillError``.
-``abatch`` runs the batch in a worker thread, so waiting for another writer never blocks the
-event loop.
+What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them (a
+``langgraph`` root is refused by ``put`` alone, not by a batch's ``PutOp`` or ``delete``), a
+batch answers one result per operation in order, its reads see the store as it was before the
+batch, and of several puts to one item the last wins. TTL is forgetting with a clock
+(``supports_ttl``; ``ttl=`` LangGraph's ``TTLConfig``): the expiry is kept in the item's record,
+and an expired item is forgotten by the sweep thread or at the next read. A semantic ``index``
+(LangGraph's ``IndexConfig``) makes a search with a query semantic: the items nearest the query
+join the keyword hits, scored by similarity with a keyword share (:data:`KEYWORD_SHARE`), so a
+paraphrase is found and comes first when it is the nearest; an embedder that fails keeps keyword
+order, logged and kept in :attr:`MemquillStore.ranking`. ``put(index=False)`` keeps an item out
+of the vector index and ``put(index=[fields])`` names the fields embedded of it, kept with the
+item. Every refusal is memquill's error: ``SecretError`` for credential material,
+``InvalidInputError`` for a bad key or value, ``CapacityError`` past a namespace's 2 MiB, all
+``MemquillError``. ``abatch`` runs the batch in a worker thread, so waiting for another writer
+never blocks the event loop.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
@@ -55,6 +56,7 @@ try:
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
     )
     from langgraph.store.base.embed import get_text_at_path
 except ImportError as missing:  # the package imports without the extra; this module needs it
@@ -62,7 +64,7 @@ except ImportError as missing:  # the package imports without the extra; this mo
         "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'"
     ) from missing
 
-from memquill import InvalidInputError
+from memquill import InvalidInputError, MemquillError
 from memquill.errors import Messages
 from memquill.plugins import (
     MemquillPluginManager,
@@ -101,6 +103,10 @@ class MemquillStore(BaseStore):
             item's vector is kept in its namespace workspace's vector cache (a new store with
             the same embedder finds it, another embedder rebuilds, a delete removes it at the
             write; a database store keeps them in process memory only).
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes, for puts without ``ttl=``),
+            ``refresh_on_read`` (default ``True``: a read extends what it returns once less
+            than half its time is left) and ``sweep_interval_minutes`` (a daemon thread
+            forgets expired items at that interval; :meth:`close` stops it).
         plugins: the plugin manager whose secret detectors guard every write (default: a new
             one, loading the installed plugins).
 
@@ -109,7 +115,7 @@ class MemquillStore(BaseStore):
             ``index`` is not an ``IndexConfig`` (or its ``embed`` cannot be used).
     """
 
-    supports_ttl: bool = False
+    supports_ttl: bool = True
 
     def __init__(
         self,
@@ -119,9 +125,11 @@ class MemquillStore(BaseStore):
         session_id: str = DEFAULT_SESSION_ID,
         lock_timeout: float = 5.0,
         index: object = None,
+        ttl: TTLConfig | None = None,
         plugins: MemquillPluginManager | None = None,
     ) -> None:
         ItemStore.check_index(index)
+        self.ttl_config = ttl
         self._index: dict[str, Any] | None = None
         if isinstance(index, Mapping):
             config = cast("Mapping[str, Any]", index)
@@ -145,6 +153,29 @@ class MemquillStore(BaseStore):
             secrets=secret_scanner(manager),
             lock_timeout=lock_timeout,
         )
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        interval = (ttl or {}).get("sweep_interval_minutes")
+        if interval:
+            self._sweeper = threading.Thread(
+                target=self._sweep_every,
+                args=(float(interval) * 60.0,),
+                name="memquill-ttl-sweep",
+                daemon=True,
+            )
+            self._sweeper.start()
+
+    def _sweep_every(self, seconds: float) -> None:
+        while not self._stop.wait(seconds):
+            try:
+                self.sweep()
+            except MemquillError as error:  # the next sweep, or read, tries again
+                _LOG.warning("TTL sweep: %s", error)
+
+    def sweep(self) -> int:
+        """Forget every item whose time to live ran out (what the sweep thread runs every
+        ``sweep_interval_minutes``); how many went."""
+        return self._items.sweep()
 
     def __repr__(self) -> str:
         return f"MemquillStore({str(self._items.root)!r})"
@@ -155,7 +186,11 @@ class MemquillStore(BaseStore):
         return self._items
 
     def close(self) -> None:
-        """Close the database connections, if any (the store stays usable)."""
+        """Stop the TTL sweep thread and close the database connections, if any (the store
+        stays usable; expired items are still forgotten at the next read)."""
+        self._stop.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=5.0)
         self._items.close()
 
     # -- the two methods BaseStore asks for ---------------------------------------------------
@@ -187,8 +222,21 @@ class MemquillStore(BaseStore):
                 self._memo.clear()  # a forgotten item's vector goes with it (and its row)
                 self._items.delete(op.namespace, op.key)
             else:
-                self._items.put(op.namespace, op.key, op.value, index=op.index)
+                self._items.put(op.namespace, op.key, op.value, index=op.index, ttl=op.ttl)
+        for op, result in zip(chosen, results, strict=True):
+            self._refresh(op, result)
         return results
+
+    def _refresh(self, op: Op, result: Result) -> None:
+        """``refresh_on_read``: a read extends the time to live of what it returned."""
+        if isinstance(op, GetOp) and op.refresh_ttl and isinstance(result, Item):
+            found: list[Item] = [result]
+        elif isinstance(op, SearchOp) and op.refresh_ttl and isinstance(result, list):
+            found = cast("list[Item]", result)
+        else:
+            return
+        for item in found:
+            self._items.refresh(item.namespace, item.key)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch` in a worker thread: the event loop never waits for a writer's lock."""
@@ -299,11 +347,8 @@ def _check_op(op: object) -> None:
         _check_labels(op.namespace)
         if not op.namespace and op.value is not None:
             raise InvalidNamespaceError("Namespace cannot be empty.")  # no folder to keep it
-        if op.ttl is not None:
-            raise NotImplementedError(
-                "TTL is not supported by MemquillStore. "
-                "Use a store implementation that supports TTL or set ttl=None."
-            )
+        if op.ttl is not None and not 0 < op.ttl < 1e9:
+            raise InvalidInputError(Messages.ITEM_TTL)  # refused before anything runs
         ItemStore.check_put_index(op.index)
     else:
         raise ValueError(f"Unknown operation type: {type(op)}")

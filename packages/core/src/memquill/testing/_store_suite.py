@@ -27,6 +27,7 @@ of the store's own ``BaseStore`` class.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import ClassVar
 
 import pytest
@@ -181,6 +182,20 @@ class StoreConformance(SearchConformance, SemanticConformance):
         store.put(("users",), "k", {"content": "x"}, ttl=None)
         assert store.get(("users",), "k") is not None
 
+    def test_an_item_put_with_a_ttl_expires(self, store: Store) -> None:
+        """With TTL supported: an item is there until its time to live (minutes) runs out,
+        then neither read nor searched nor listed; an item without one stays."""
+        if not store.supports_ttl:
+            return
+        store.put(("users", "ana"), "brief", {"content": "short lived"}, ttl=0.01)
+        store.put(("users", "ana"), "kept", {"content": "kept"}, ttl=None)
+        store.put(("users", "bo"), "brief", {"content": "short lived too"}, ttl=0.01)
+        assert store.get(("users", "ana"), "brief", refresh_ttl=False) is not None
+        time.sleep(0.8)
+        assert store.get(("users", "ana"), "brief") is None
+        assert keys_of(store.search(("users",))) == [(("users", "ana"), "kept")]
+        assert store.list_namespaces(prefix=("users",)) == [("users", "ana")]
+
     # -- batches and async ------------------------------------------------------------------
 
     def test_a_batch_answers_each_operation_in_order(self, store: Store) -> None:
@@ -237,8 +252,9 @@ class StoreConformance(SearchConformance, SemanticConformance):
             assert [r.value for r in await store.abatch([get(("users", "bo"), "k")])] == [
                 {"content": "tea", "n": 2}
             ]
-            with pytest.raises(NotImplementedError):
-                await store.aput(("users",), "k", {"content": "x"}, ttl=5)
+            if not store.supports_ttl:
+                with pytest.raises(NotImplementedError):
+                    await store.aput(("users",), "k", {"content": "x"}, ttl=5)
 
         asyncio.run(run())
         assert store.get(("users", "bo"), "k").value == {"content": "tea", "n": 2}

@@ -28,7 +28,7 @@ from memquill.store import (
 )
 from memquill.tools._item_index import ItemIndex
 from memquill.tools._item_paths import Namespace
-from memquill.tools._item_values import decode_index, decode_value
+from memquill.tools._item_values import Expiry, decode_expiry, decode_index, decode_value
 from memquill.tools._session import MemorySession
 
 __all__ = ["Space", "StoredItem", "View", "fact_key", "item_key"]
@@ -47,6 +47,7 @@ class StoredItem:
         record_id: the id of the fact version it is (a put makes another).
         index: what of it is embedded: ``None`` the store's fields, ``False`` nothing, or the
             fields its put named.
+        expiry: its time to live in minutes and when it expires, if it was put with one.
     """
 
     namespace: Namespace
@@ -56,6 +57,7 @@ class StoredItem:
     updated_at: datetime
     record_id: str = ""
     index: ItemIndex = None
+    expiry: Expiry | None = None
 
 
 def fact_key(key: object) -> str:
@@ -102,6 +104,7 @@ class View:
     records: dict[str, Record]  # fact key → current version
     items: dict[str, StoredItem]  # fact key → item
     documents: dict[str, SearchDocument] | None = field(default=None)
+    soonest: datetime | None = field(default=None)  # the first expiry of its items, if any
 
 
 class Space:
@@ -147,8 +150,10 @@ class Space:
                 _moment(record.updated_at),
                 record.id,
                 decode_index(record.extra),
+                decode_expiry(record.extra),
             )
-        view = View(snapshot, records, items)
+        expiries = [item.expiry[1] for item in items.values() if item.expiry is not None]
+        view = View(snapshot, records, items, soonest=min(expiries, default=None))
         self._view = view
         return view
 

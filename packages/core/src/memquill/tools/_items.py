@@ -33,7 +33,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
@@ -61,7 +61,7 @@ from memquill.tools._item_paths import (
     walk_namespaces,
 )
 from memquill.tools._item_space import Space, StoredItem, View, fact_key
-from memquill.tools._item_values import encode_value
+from memquill.tools._item_values import Expiry, encode_value
 from memquill.tools._session import MemorySession
 from memquill.tools._writes import WriteSource, correct, forget, remember
 
@@ -133,6 +133,8 @@ class ItemStore:
         self._lock_timeout = lock_timeout
         self._now = now
         self._open_limit = open_limit
+        self.expired = 0
+        """Items forgotten because their time to live ran out, since this store was made."""
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
         self._last_corpus: (
@@ -176,7 +178,7 @@ class ItemStore:
         """
         labels = validate_namespace(namespace)
         name = fact_key(key)
-        view = self._read(labels)
+        view = self._unexpired(labels, self._read(labels))
         item = None if view is None else view.items.get(name)
         return None if item is None else _fresh(item)
 
@@ -237,10 +239,18 @@ class ItemStore:
     # -- writes ---------------------------------------------------------------------------
 
     def put(
-        self, namespace: Sequence[str], key: str, value: object, *, index: object = None
+        self,
+        namespace: Sequence[str],
+        key: str,
+        value: object,
+        *,
+        index: object = None,
+        ttl: float | None = None,
     ) -> None:
         """Save ``value`` as item ``key`` of ``namespace`` (see the module docstring);
-        ``index`` (``False``, or the fields embedded for this item) is kept with it.
+        ``index`` (``False``, or the fields embedded for this item) is kept with it, and so is
+        ``ttl``: minutes from now after which the item is forgotten (by :meth:`sweep`, or by
+        the next read of its namespace).
 
         Raises:
             InvalidInputError: a bad namespace, key, value or index (nothing is written).
@@ -250,7 +260,7 @@ class ItemStore:
         """
         labels = validate_namespace(namespace)
         name = fact_key(key)
-        text, extra = encode_value(value, check_put_index(index))
+        text, extra = encode_value(value, check_put_index(index), self._expiry(ttl))
         space = self._space(labels)
         self._make_folder(space)
         source = WriteSource("tool", session_id=self._session_id)
@@ -312,6 +322,36 @@ class ItemStore:
                     if attempt == _ATTEMPTS - 1:
                         raise
 
+    def sweep(self, prefix: Sequence[str] = ()) -> int:
+        """Forget every item under ``prefix`` whose time to live ran out; how many went.
+        (Every read forgets the expired items of the namespaces it reads, too.)"""
+        before = self.expired
+        for _ in self._views(prefix):
+            pass
+        return self.expired - before
+
+    def refresh(self, namespace: Sequence[str], key: str) -> bool:
+        """Extend the time to live of item ``key`` to its full length, counted from now, once
+        less than half of it is left (one correction then; at most one write per half-life,
+        not one per read). Whether it was written.
+
+        Raises:
+            As :meth:`put`.
+        """
+        labels = validate_namespace(namespace)
+        if not self.is_database and not check_folders(self.root, labels):
+            return False
+        # The view kept from the read that returned the item: a refresh costs no read.
+        view = self._read(labels) if self.is_database else self._walked(labels)
+        item = None if view is None else view.items.get(fact_key(key))
+        if item is None or item.expiry is None:
+            return False
+        minutes, when = item.expiry
+        if (when - self._clock()).total_seconds() >= minutes * 30.0:
+            return False
+        self.put(namespace, key, item.value, index=item.index, ttl=minutes)
+        return True
+
     def close(self) -> None:
         """Close every namespace's connection (for a database; the store stays usable)."""
         with self._spaces_lock:
@@ -369,8 +409,31 @@ class ItemStore:
         labels = validate_namespace(prefix) if prefix else ()
         for namespace in self._candidates(labels):
             view = self._walked(namespace) if not self.is_database else self._read(namespace)
+            view = self._unexpired(namespace, view)
             if view is not None and view.items:
                 yield namespace, view
+
+    def _expiry(self, ttl: object) -> Expiry | None:
+        if ttl is None:
+            return None
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < 1e9:
+            raise InvalidInputError(Messages.ITEM_TTL)
+        return float(ttl), self._clock() + timedelta(minutes=ttl)
+
+    def _unexpired(self, labels: Namespace, view: View | None) -> View | None:
+        """``view`` with the items whose time to live ran out forgotten first (through the
+        one write path: tombstone, text erased, vectors deleted), read again."""
+        if view is None or view.soonest is None or view.soonest > self._clock():
+            return view
+        now = self._clock()
+        for item in list(view.items.values()):
+            if item.expiry is not None and item.expiry[1] <= now:
+                self.delete(labels, item.key)
+                self.expired += 1
+        return self._read(labels)
+
+    def _clock(self) -> datetime:
+        return self._now() if self._now is not None else datetime.now(UTC)
 
     def _walked(self, labels: Namespace) -> View | None:
         """The items of a namespace the walk just found (its folders checked, never a link):
