@@ -3,7 +3,7 @@
 Usage::
 
     uv run python benchmarks/langgraph_store.py [--items 1000] [--searches 200] [--seed 7]
-        [--dir DIR]
+        [--dir DIR] [--namespaces 200 [--spread 4000] [--only-namespaces]]
 
 Three stores, each fresh in its own folder under ``--dir`` (default a temporary folder), in one
 run: ``MemquillStore`` (each item a fact in ``ROOT/memories/ana/memory/records.md``; every put a
@@ -19,6 +19,12 @@ locked, fsynced compare-and-swap write), LangGraph's ``InMemoryStore`` (a dict) 
   which is all they can do without a model;
 - ``search (no query)``: the same number of listings with a ``filter`` on ``topic``;
 - ``get``: as many reads of one item by key.
+
+With ``--namespaces N`` (default 0: skipped) it then measures many namespaces: ``--spread``
+items (default 4,000) put round-robin across ``N`` namespaces ``("memories", "u<i>")`` into
+each store, timed in total; then, for MemquillStore, ``--searches`` ranked searches over the
+prefix ``("memories",)`` across those ``N`` namespaces against the same searches over one
+namespace holding the same items (a store of its own), and ``list_namespaces``.
 
 It prints p50 and p95 in milliseconds and the ratio of memquill's p50 to each other store's,
 with the machine's load before and after (compare runs on one machine only). A measurement,
@@ -183,14 +189,69 @@ def measure(store: BaseStore, args: argparse.Namespace) -> dict[str, list[float]
     return results
 
 
+def spread(store: BaseStore, args: argparse.Namespace, *, one: bool = False) -> float:
+    """``--spread`` puts round-robin across ``--namespaces`` namespaces (or one): seconds."""
+    rng = random.Random(args.seed)
+    start = time.perf_counter()
+    for index in range(args.spread):
+        label = "all" if one else f"u{index % args.namespaces}"
+        store.put(("memories", label), f"memory-{index:05d}", {"content": sentence(rng)})
+    return time.perf_counter() - start
+
+
+def many_namespaces(base: Path, args: argparse.Namespace) -> None:
+    print(f"\n{args.spread} puts across {args.namespaces} namespaces (seconds, total):")
+    seconds: dict[str, float] = {}
+    for name, opener in STORES.items():
+        folder = base / f"{name}-spread"
+        folder.mkdir(parents=True, exist_ok=True)
+        with opener(folder) as store:
+            seconds[name] = spread(store, args)
+        print(
+            f"  {name:<14} {seconds[name]:>9.2f} s  {seconds[name] / args.spread * 1000:.2f} ms/put"
+        )
+    ratio = seconds["MemquillStore"] / seconds["SqliteStore"]
+    print(f"  memquill/sqlite: {ratio:.2f}x")
+    rng = random.Random(args.seed + 1)
+    queries = [" ".join(rng.sample(WORDS, 2)) for _ in range(args.searches)]
+    single = base / "MemquillStore-one"
+    single.mkdir(parents=True, exist_ok=True)
+    with memquill_store(single) as store:
+        spread(store, args, one=True)
+        first_one = timed([lambda: store.search(("memories",), query=queries[0], limit=10)])
+        one = timed([lambda q=q: store.search(("memories",), query=q, limit=10) for q in queries])
+    with memquill_store(base / "MemquillStore-spread") as store:
+        first_many = timed([lambda: store.search(("memories",), query=queries[0], limit=10)])
+        many = timed([lambda q=q: store.search(("memories",), query=q, limit=10) for q in queries])
+        listed = timed([lambda: store.list_namespaces(prefix=("memories",), limit=1000)] * 20)
+    print(f"MemquillStore ranked search over {args.spread} items, ms (first, then p50 / p95):")
+    print(
+        f"  one namespace:     {first_one[0]:>8.1f}, "
+        f"{statistics.median(one):>7.2f} / {p(one, 0.95):.2f}"
+    )
+    print(
+        f"  {args.namespaces} namespaces:    {first_many[0]:>8.1f}, "
+        f"{statistics.median(many):>7.2f} / {p(many, 0.95):.2f}"
+    )
+    print(f"  many/one p50: {statistics.median(many) / statistics.median(one):.2f}x")
+    print(f"  list_namespaces p50: {statistics.median(listed):.2f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--namespaces", type=int, default=0)
+    parser.add_argument("--spread", type=int, default=4000)
+    parser.add_argument("--only-namespaces", action="store_true")
     args = parser.parse_args(argv)
     base = args.dir or Path(tempfile.mkdtemp(prefix="memquill-langgraph-bench-"))
+    if args.only_namespaces:
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()}")
+        many_namespaces(base, args)
+        return 0
     before = os.getloadavg()
     figures: dict[str, dict[str, list[float]]] = {}
     for name, opener in STORES.items():
@@ -217,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         print(row)
     size = (base / "MemquillStore" / "memories" / "ana" / "memory" / "records.md").stat().st_size
     print(f"memquill records.md after the run: {size:,} bytes ({args.items} items, 200 updates)")
+    if args.namespaces:
+        many_namespaces(base, args)
     return 0
 
 

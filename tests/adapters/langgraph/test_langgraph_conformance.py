@@ -10,8 +10,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
+from langgraph.store.base import IndexConfig
 from langgraph.store.memory import InMemoryStore
 from tests.conftest import Server
 
@@ -29,11 +31,19 @@ class TestInMemoryStore(StoreConformance):
     def store(self) -> InMemoryStore:
         return InMemoryStore()
 
+    @pytest.fixture
+    def indexed_store(self) -> InMemoryStore:
+        return InMemoryStore(index=cast("IndexConfig", self.semantic_index))
+
 
 class TestMemquillStoreOnFiles(StoreConformance):
     @pytest.fixture
     def store(self, tmp_path: Path) -> MemquillStore:
         return MemquillStore(tmp_path)
+
+    @pytest.fixture
+    def indexed_store(self, tmp_path: Path) -> MemquillStore:
+        return MemquillStore(tmp_path, index=self.semantic_index)
 
 
 class TestMemquillStoreOnPostgres(StoreConformance):
@@ -42,5 +52,12 @@ class TestMemquillStoreOnPostgres(StoreConformance):
         # A fresh base name per test: its namespaces are rows no other test has.
         url = f"{postgres_server.url}#workspace=conformance-{uuid.uuid4().hex[:12]}"
         store = MemquillStore(tmp_path, store=url)
+        yield store
+        store.close()
+
+    @pytest.fixture
+    def indexed_store(self, tmp_path: Path, postgres_server: Server) -> Iterator[MemquillStore]:
+        url = f"{postgres_server.url}#workspace=conformance-{uuid.uuid4().hex[:12]}"
+        store = MemquillStore(tmp_path, store=url, index=self.semantic_index)
         yield store
         store.close()

@@ -9,13 +9,18 @@ import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.store.base import IndexConfig
+from langgraph.store.memory import InMemoryStore
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 from tests.adapters.langgraph.scripted_model import call, last_tool_text, script, tool_texts
 
 from memquill import RecordStore
+from memquill.testing import StoreConformance
 from memquill_langchain.store import MemquillStore
 
 with warnings.catch_warnings():
@@ -106,3 +111,36 @@ async def test_langmem_keeps_a_readable_fact_per_memory(tmp_path: Path) -> None:
     assert "\nAna's daughter is called Rita.\n" in text and "\nAna lives in Porto.\n" in text
     found = store.search(("memories", "ana"), query="Porto")
     assert [item.value for item in found] == [{"content": "Ana lives in Porto."}]
+
+
+@pytest.mark.parametrize("kind", ["memquill", "in-memory"])
+async def test_langmem_finds_a_paraphrased_memory_with_an_index(tmp_path: Path, kind: str) -> None:
+    """LangMem's search tool on a store with an ``index`` finds what shares no word with the
+    query, on MemquillStore as on LangGraph's ``InMemoryStore``."""
+    index = StoreConformance.semantic_index
+    store = (
+        MemquillStore(tmp_path, index=index)
+        if kind == "memquill"
+        else InMemoryStore(index=cast("IndexConfig", index))
+    )
+    namespace = ("memories", "{langgraph_user_id}")
+    tools = [
+        create_manage_memory_tool(namespace=namespace),
+        create_search_memory_tool(namespace=namespace),
+    ]
+    model = script(
+        call("manage_memory", {"content": "User's dog is called Biscuit."}, "c1"),
+        call("manage_memory", {"content": "Ana drinks oat flat whites."}, "c2"),
+        call("search_memory", {"query": "pet"}, "c3"),
+        call("search_memory", {"query": "coffee"}, "c4"),
+        AIMessage(content="Done."),
+    )
+    state = await create_agent(model, tools, store=store).ainvoke(
+        {"messages": [HumanMessage("Remember my dog and my coffee.")]},
+        {"configurable": {"langgraph_user_id": "ana"}},
+    )
+    texts = tool_texts(state["messages"])
+    pet, coffee = json.loads(texts[2]), json.loads(texts[3])
+    assert pet[0]["value"] == {"content": "User's dog is called Biscuit."}
+    assert coffee[0]["value"] == {"content": "Ana drinks oat flat whites."}
+    assert pet[0]["score"] > pet[-1]["score"]

@@ -138,18 +138,19 @@ def test_a_refused_put_into_a_new_namespace_makes_no_folder(
     assert sorted(p.name for p in (tmp_path / "team").iterdir()) == ["memory"]
 
 
-def test_ttl_and_a_put_index_are_refused(tmp_path: Path) -> None:
+def test_a_bad_ttl_is_refused_and_a_put_index_kept(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="An index is"):
         MemquillStore(tmp_path, index={"dims": 3, "embed": "fake"})
     store = MemquillStore(tmp_path)
-    with pytest.raises(InvalidInputError, match="a put takes only index=False"):
-        store.put(ANA, "k", {"content": "x"}, index=["content"])
-    with pytest.raises(NotImplementedError, match="TTL is not supported"):
-        store.batch([PutOp(ANA, "k", {"content": "x"}, ttl=5.0)])
+    store.put(ANA, "k", {"content": "x"}, index=["content"])  # kept for a store with an index
+    assert store.items.get(ANA, "k").index == ("content",)
+    store.delete(ANA, "k")
+    with pytest.raises(InvalidInputError, match="time to live"):
+        store.batch([PutOp(ANA, "k", {"content": "x"}, ttl=-5.0)])
     assert store.get(ANA, "k") is None
     store.put(ANA, "k", {"content": "x"}, index=False)  # no index for this item: as always
     assert store.get(ANA, "k") is not None
-    assert store.supports_ttl is False
+    assert store.supports_ttl is True
 
 
 def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -319,3 +320,30 @@ def test_writers_in_several_processes_lose_no_put(tmp_path: Path) -> None:
     assert found == {key: _expected(key) for key in keys}
     assert RecordStore(tmp_path / "memories" / "ana").doctor().error is None
     assert json.loads(json.dumps(found)) == found
+
+
+def test_a_search_across_namespaces_reads_again_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemquillStore(tmp_path)
+    for index in range(30):
+        store.put(("memories", f"u{index}"), "k", {"content": f"user {index} drinks coffee"})
+    assert len(store.search(("memories",), query="coffee", limit=50)) == 30
+    reads: list[Path] = []
+    original = RecordStore.snapshot
+
+    def counted(self: RecordStore) -> object:
+        reads.append(Path(self.workspace))
+        return original(self)
+
+    monkeypatch.setattr(RecordStore, "snapshot", counted)
+    assert len(store.search(("memories",), query="coffee", limit=50)) == 30
+    assert reads == []  # nothing changed: every namespace's items are reused
+    # Another writer (another store over the root) changes one namespace and adds another.
+    other = MemquillStore(tmp_path)
+    other.put(("memories", "u3"), "k2", {"content": "user 3 also drinks tea and coffee"})
+    other.put(("memories", "new"), "k", {"content": "a new user drinks coffee"})
+    reads.clear()
+    found = store.search(("memories",), query="coffee", limit=50)
+    assert len(found) == 32
+    assert sorted(p.name for p in reads) == ["new", "u3"]

@@ -72,6 +72,10 @@ class TestDefaults(StoreConformance):
     @pytest.fixture
     def store(self):
         return InMemoryStore()
+
+    @pytest.fixture
+    def indexed_store(self):
+        return InMemoryStore(index=self.semantic_index)
 """
     )
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "-p", "no:randomly")

@@ -202,10 +202,11 @@ class Messages:
         "An item value is a JSON object: text keys, and values that are text, finite numbers, "
         "true, false, null, lists or objects."
     )
+    ITEM_TTL: Final = "A time to live is a positive number of minutes (or None: no expiry)."
     ITEM_INDEX: Final = (
         "An index is {'embed': ..., 'dims': N, 'fields': [...]}: an embed (an Embeddings, a "
         "function of texts or a provider:model name), optionally dims (a positive whole number) "
-        "and fields (a list of text paths); a put takes only index=False."
+        "and fields (a list of text paths); a put takes index=False or a list of text paths."
     )
     ITEM_PATH: Final = (
         "A namespace folder under the item store's root is a symbolic link or not a folder."

@@ -16,18 +16,21 @@ text. ``put`` on a key in use corrects the fact (one new version; an identical v
 nothing), ``delete`` and ``put(value=None)`` forget it, ``search`` with a query is memquill's
 keyword ranking across every namespace under the prefix, without one the newest first.
 
-What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them,
-a batch answers one result per operation in order, its reads see the store as it was before
-the batch, and of several puts to one item the last wins. TTL is not supported
-(``supports_ttl`` is ``False``; a ``ttl`` raises ``NotImplementedError``, as LangGraph's own
-stores do). A semantic ``index`` (LangGraph's ``IndexConfig``) makes a search with a query
-re-order its keyword top 20 by similarity, bounded as ``memory_search``'s hybrid is (a clearly
-better keyword match stays first); an embedder that fails keeps keyword order, logged and kept
-in :attr:`MemquillStore.ranking`. ``index=False`` on a put is accepted and changes nothing; a
-list of fields on a put is refused (the store's ``fields`` are used). Every refusal is memquill's
-error: ``SecretError`` for credential material, ``InvalidInputError`` for a bad key or value,
-``CapacityError`` past a namespace's 2 MiB, all ``MemquillError``. ``abatch`` runs the batch
-in a worker thread, so waiting for another writer never blocks the event loop.
+What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them (a
+``langgraph`` root is refused by ``put`` alone, not by a batch's ``PutOp`` or ``delete``), a
+batch answers one result per operation in order, its reads see the store as it was before the
+batch, and of several puts to one item the last wins. TTL is forgetting with a clock
+(``supports_ttl``; ``ttl=`` LangGraph's ``TTLConfig``): the expiry is kept in the item's record,
+and an expired item is forgotten by the sweep thread or at the next read. A semantic ``index``
+(LangGraph's ``IndexConfig``) makes a search with a query semantic: the items nearest the query
+join the keyword hits, scored by similarity with a keyword share (:data:`KEYWORD_SHARE`), so a
+paraphrase is found and comes first when it is the nearest; an embedder that fails keeps keyword
+order, logged and kept in :attr:`MemquillStore.ranking`. ``put(index=False)`` keeps an item out
+of the vector index and ``put(index=[fields])`` names the fields embedded of it, kept with the
+item. Every refusal is memquill's error: ``SecretError`` for credential material,
+``InvalidInputError`` for a bad key or value, ``CapacityError`` past a namespace's 2 MiB, all
+``MemquillError``. ``abatch`` runs the batch in a worker thread, so waiting for another writer
+never blocks the event loop.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final, cast
 
 try:
@@ -51,6 +56,7 @@ try:
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
     )
     from langgraph.store.base.embed import get_text_at_path
 except ImportError as missing:  # the package imports without the extra; this module needs it
@@ -58,7 +64,7 @@ except ImportError as missing:  # the package imports without the extra; this mo
         "MemquillStore needs LangGraph: pip install 'memquill-langchain[langgraph]'"
     ) from missing
 
-from memquill import InvalidInputError
+from memquill import InvalidInputError, MemquillError
 from memquill.errors import Messages
 from memquill.plugins import (
     MemquillPluginManager,
@@ -66,8 +72,8 @@ from memquill.plugins import (
     plugin_report,
     secret_scanner,
 )
-from memquill.semantic import similarity_order_blocking
-from memquill.tools import CANDIDATE_LIMIT, ItemStore, StoredItem
+from memquill.semantic import similarities_blocking
+from memquill.tools import CANDIDATE_LIMIT, ItemHit, ItemStore, StoredItem
 from memquill_langchain.embeddings import embedder_from_index
 
 __all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]
@@ -75,7 +81,9 @@ __all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]
 DEFAULT_SESSION_ID: Final = "langgraph"
 """The session the store's writes are recorded under (``source.sessionId`` in records.md)."""
 _LOG: Final = logging.getLogger("memquill.langchain")
-SEMANTIC_LINE: Final = "Memory ranking semantic: keyword results re-ordered by similarity."
+SEMANTIC_LINE: Final = "Memory ranking semantic: nearest items joined the keyword results."
+KEYWORD_SHARE: Final = 0.2
+"""The keyword score's share of a semantic search's score (the similarity has the rest)."""
 
 
 class MemquillStore(BaseStore):
@@ -90,11 +98,15 @@ class MemquillStore(BaseStore):
         lock_timeout: seconds a write waits for another writer before ``BusyError``.
         index: ``None`` (keyword search), or LangGraph's ``IndexConfig``: ``{"embed": ...,
             "dims": N, "fields": [...]}`` (``embed`` an ``Embeddings``, a function of texts or
-            a ``"provider:model"`` name). A search with a query then re-orders its keyword
-            top 20 by similarity with the same bounded hybrid as ``memory_search``; each
+            a ``"provider:model"`` name). A search with a query then ranks the items nearest
+            the query together with the keyword hits (:func:`_fused`); each
             item's vector is kept in its namespace workspace's vector cache (a new store with
             the same embedder finds it, another embedder rebuilds, a delete removes it at the
             write; a database store keeps them in process memory only).
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes, for puts without ``ttl=``),
+            ``refresh_on_read`` (default ``True``: a read extends what it returns once less
+            than half its time is left) and ``sweep_interval_minutes`` (a daemon thread
+            forgets expired items at that interval; :meth:`close` stops it).
         plugins: the plugin manager whose secret detectors guard every write (default: a new
             one, loading the installed plugins).
 
@@ -103,7 +115,7 @@ class MemquillStore(BaseStore):
             ``index`` is not an ``IndexConfig`` (or its ``embed`` cannot be used).
     """
 
-    supports_ttl: bool = False
+    supports_ttl: bool = True
 
     def __init__(
         self,
@@ -113,9 +125,11 @@ class MemquillStore(BaseStore):
         session_id: str = DEFAULT_SESSION_ID,
         lock_timeout: float = 5.0,
         index: object = None,
+        ttl: TTLConfig | None = None,
         plugins: MemquillPluginManager | None = None,
     ) -> None:
         ItemStore.check_index(index)
+        self.ttl_config = ttl
         self._index: dict[str, Any] | None = None
         if isinstance(index, Mapping):
             config = cast("Mapping[str, Any]", index)
@@ -139,6 +153,29 @@ class MemquillStore(BaseStore):
             secrets=secret_scanner(manager),
             lock_timeout=lock_timeout,
         )
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        interval = (ttl or {}).get("sweep_interval_minutes")
+        if interval:
+            self._sweeper = threading.Thread(
+                target=self._sweep_every,
+                args=(float(interval) * 60.0,),
+                name="memquill-ttl-sweep",
+                daemon=True,
+            )
+            self._sweeper.start()
+
+    def _sweep_every(self, seconds: float) -> None:
+        while not self._stop.wait(seconds):
+            try:
+                self.sweep()
+            except MemquillError as error:  # the next sweep, or read, tries again
+                _LOG.warning("TTL sweep: %s", error)
+
+    def sweep(self) -> int:
+        """Forget every item whose time to live ran out (what the sweep thread runs every
+        ``sweep_interval_minutes``); how many went."""
+        return self._items.sweep()
 
     def __repr__(self) -> str:
         return f"MemquillStore({str(self._items.root)!r})"
@@ -149,7 +186,11 @@ class MemquillStore(BaseStore):
         return self._items
 
     def close(self) -> None:
-        """Close the database connections, if any (the store stays usable)."""
+        """Stop the TTL sweep thread and close the database connections, if any (the store
+        stays usable; expired items are still forgotten at the next read)."""
+        self._stop.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=5.0)
         self._items.close()
 
     # -- the two methods BaseStore asks for ---------------------------------------------------
@@ -175,12 +216,27 @@ class MemquillStore(BaseStore):
                 puts[(op.namespace, op.key)] = op  # the first one's place, the last one's value
                 results.append(None)
         for op in puts.values():
+            if op.value is None and not op.namespace:
+                continue  # nothing to forget
             if op.value is None:
                 self._memo.clear()  # a forgotten item's vector goes with it (and its row)
                 self._items.delete(op.namespace, op.key)
             else:
-                self._items.put(op.namespace, op.key, op.value)
+                self._items.put(op.namespace, op.key, op.value, index=op.index, ttl=op.ttl)
+        for op, result in zip(chosen, results, strict=True):
+            self._refresh(op, result)
         return results
+
+    def _refresh(self, op: Op, result: Result) -> None:
+        """``refresh_on_read``: a read extends the time to live of what it returned."""
+        if isinstance(op, GetOp) and op.refresh_ttl and isinstance(result, Item):
+            found: list[Item] = [result]
+        elif isinstance(op, SearchOp) and op.refresh_ttl and isinstance(result, list):
+            found = cast("list[Item]", result)
+        else:
+            return
+        for item in found:
+            self._items.refresh(item.namespace, item.key)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch` in a worker thread: the event loop never waits for a writer's lock."""
@@ -190,6 +246,8 @@ class MemquillStore(BaseStore):
     # -- operations -------------------------------------------------------------------------
 
     def _get(self, op: GetOp) -> Item | None:
+        if not op.namespace:
+            return None  # nothing is ever kept under the empty namespace
         found = self._items.get(op.namespace, op.key)
         return None if found is None else _item(found)
 
@@ -208,30 +266,49 @@ class MemquillStore(BaseStore):
     def _semantic_search(
         self, op: SearchOp, accept: Callable[[Mapping[str, Any]], bool] | None
     ) -> list[SearchItem]:
-        """The keyword top 20 re-ordered by the bounded hybrid, the rest in keyword order; an
-        embedder that fails keeps keyword order, logged and kept in :attr:`ranking`."""
+        """Dense candidates (the items nearest the query) join the keyword candidates, ranked
+        together by :func:`_fused`; an embedder that fails keeps keyword order, logged and kept
+        in :attr:`ranking`."""
         assert op.query is not None
         window = max(CANDIDATE_LIMIT, op.offset + op.limit)
         hits = self._items.search(op.namespace_prefix, op.query, accept=accept, limit=window)
-        head = hits[:CANDIDATE_LIMIT]
+        indexed = [
+            (item, text)
+            for item in self._items.items(op.namespace_prefix, accept)
+            if (text := self._embedded(item))
+        ]
+        folders: dict[tuple[str, ...], Path] = {}
+        for item, _ in indexed:
+            if item.namespace not in folders:
+                folders[item.namespace] = self._items.folder(item.namespace)
         # Each item's vector is kept in its namespace workspace's vector cache.
-        units = [(self._items.folder(h.item.namespace), f"i:{h.item.record_id}") for h in head]
-        order, line = similarity_order_blocking(
+        found, line = similarities_blocking(
             self._embedder,
             op.query,
-            [_text(hit.item.value, self._fields) for hit in head],
-            [hit.score for hit in head],
+            [text for _, text in indexed],
             memo=self._memo,
             scope="langgraph-store",
-            units=units,
+            units=[(folders[item.namespace], f"i:{item.record_id}") for item, _ in indexed],
         )
-        if line is not None:
+        if found is None:
             _LOG.warning("%s", line)
-        self.ranking = SEMANTIC_LINE if order is not None else line
-        if order is not None:
-            hits = [head[index] for index in order] + hits[CANDIDATE_LIMIT:]
-        chosen = hits[op.offset : op.offset + op.limit]
-        return [_search_item(hit.item, hit.score) for hit in chosen]
+            self.ranking = line
+            chosen = hits[op.offset : op.offset + op.limit]
+            return [_search_item(hit.item, hit.score) for hit in chosen]
+        self.ranking = SEMANTIC_LINE
+        nearest = sorted(
+            zip(found, (item for item, _ in indexed), strict=True), key=lambda pair: -pair[0]
+        )[:window]
+        ranked = _fused(hits, nearest)
+        return [
+            _search_item(item, score) for score, item in ranked[op.offset : op.offset + op.limit]
+        ]
+
+    def _embedded(self, item: StoredItem) -> str:
+        """What of ``item`` is embedded: its put's fields, else the store's ('': nothing)."""
+        if item.index is False:
+            return ""
+        return _text(item.value, self._fields if item.index is None else item.index)
 
     def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = op.match_conditions or ()
@@ -254,7 +331,8 @@ class MemquillStore(BaseStore):
 
 
 def _check_op(op: object) -> None:
-    """LangGraph's namespace rules, for operations given to ``batch`` directly; a ``ttl`` or
+    """LangGraph's label rules, for operations given to ``batch`` directly (the ``langgraph``
+    root is ``put``'s own rule, checked before it batches); a ``ttl`` or
     an ``index`` this store cannot keep is refused before anything runs."""
     if isinstance(op, GetOp):
         _check_labels(op.namespace)
@@ -264,20 +342,14 @@ def _check_op(op: object) -> None:
         for condition in op.match_conditions or ():
             _check_labels(condition.path)
     elif isinstance(op, PutOp):
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
+        # BaseStore.put/aput refuse a "langgraph" root before the batch; a PutOp given to
+        # batch (and delete's) is checked for its labels only, as LangGraph's stores do.
         _check_labels(op.namespace)
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(
-                f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
-            )
-        if op.ttl is not None:
-            raise NotImplementedError(
-                "TTL is not supported by MemquillStore. "
-                "Use a store implementation that supports TTL or set ttl=None."
-            )
-        if op.index is not None and op.index is not False:
-            raise InvalidInputError(Messages.ITEM_INDEX)  # the store's fields are embedded
+        if not op.namespace and op.value is not None:
+            raise InvalidNamespaceError("Namespace cannot be empty.")  # no folder to keep it
+        if op.ttl is not None and not 0 < op.ttl < 1e9:
+            raise InvalidInputError(Messages.ITEM_TTL)  # refused before anything runs
+        ItemStore.check_put_index(op.index)
     else:
         raise ValueError(f"Unknown operation type: {type(op)}")
 
@@ -298,6 +370,34 @@ def _check_labels(namespace: Sequence[object]) -> None:
                 f"Invalid namespace label '{label}' found in {namespace}. Namespace labels "
                 "cannot contain periods ('.') or NUL bytes."
             )
+
+
+def _fused(
+    hits: Sequence[ItemHit], nearest: Sequence[tuple[float, StoredItem]]
+) -> list[tuple[float, StoredItem]]:
+    """The keyword hits and the nearest items as one list, best first (ties: namespace, then
+    key), each scored ``(1 - KEYWORD_SHARE) * similarity + KEYWORD_SHARE * keyword / best``:
+    the cosine of its embedded fields with the query (0 without a vector) and its keyword score
+    over the best one's (0 when keyword search missed it), rounded to four places. Similarity
+    decides, as in LangGraph's stores; among near neighbours a keyword match goes first."""
+    best = max((hit.score for hit in hits), default=0.0)
+    keyword = {(hit.item.namespace, hit.item.key): hit.score for hit in hits}
+    similar = {(item.namespace, item.key): score for score, item in nearest}
+    items = {(hit.item.namespace, hit.item.key): hit.item for hit in hits}
+    items.update(((item.namespace, item.key), item) for _, item in nearest)
+    scored = [
+        (
+            round(
+                (1 - KEYWORD_SHARE) * similar.get(name, 0.0)
+                + KEYWORD_SHARE * (keyword.get(name, 0.0) / best if best > 0 else 0.0),
+                4,
+            ),
+            item,
+        )
+        for name, item in items.items()
+    ]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
+    return scored
 
 
 def _text(value: Mapping[str, Any], fields: Sequence[str]) -> str:

@@ -15,7 +15,12 @@ from memquill.semantic._embedder import Embedder, EmbedKind, Vector, check_vecto
 from memquill.semantic._hybrid import EXTRA, MIN_SIMILARITY, THIN, WEIGHT, hybrid_order
 from memquill.semantic._load import load_embedder
 from memquill.semantic._ranker import BATCH, SEARCH_TIMEOUT, SemanticRanker, Similar
-from memquill.semantic._texts import similarity_order, similarity_order_blocking
+from memquill.semantic._texts import (
+    similarities,
+    similarities_blocking,
+    similarity_order,
+    similarity_order_blocking,
+)
 from memquill.semantic._units import Unit, units_of
 from memquill.semantic._vectors import VectorCache, vectors_path
 
@@ -38,6 +43,8 @@ __all__ = [
     "check_vectors",
     "hybrid_order",
     "load_embedder",
+    "similarities",
+    "similarities_blocking",
     "similarity_order",
     "similarity_order_blocking",
     "units_of",

@@ -25,7 +25,13 @@ from memquill.semantic._embedder import Embedder, Vector
 from memquill.semantic._hybrid import WEIGHT, hybrid_order
 from memquill.semantic._item_cache import ItemUnit, keep_vectors, kept_vectors
 
-__all__ = ["similarity_order", "similarity_order_blocking", "text_digest"]
+__all__ = [
+    "similarities",
+    "similarities_blocking",
+    "similarity_order",
+    "similarity_order_blocking",
+    "text_digest",
+]
 
 _BATCH = 64
 _MARGIN = 1.0
@@ -105,6 +111,60 @@ def similarity_order_blocking(
         return None, fallback_line("failed", "timeout")
 
 
+async def similarities(
+    embedder: Embedder,
+    query: str,
+    texts: Sequence[str],
+    *,
+    memo: MutableMapping[str, Vector],
+    runner: AuxiliaryRunner | None = None,
+    scope: str = "items",
+    timeout: float = 3.0,
+    units: Sequence[ItemUnit] | None = None,
+) -> tuple[list[float] | None, str | None]:
+    """``(similarities, None)``: the cosine of each text with ``query`` (what dense retrieval
+    ranks by); or ``(None, line)``: the embedder failed, ``line`` says why. Vectors are found
+    and kept as :func:`similarity_order` finds and keeps them."""
+    work = asyncio.ensure_future(
+        _similarities(
+            embedder, query, texts, memo, runner or default_runner(), (scope, timeout), units
+        )
+    )
+    done, _ = await asyncio.wait({work}, timeout=timeout + _MARGIN)
+    if not done:
+        work.cancel()
+        return None, fallback_line("failed", "timeout")
+    return work.result()
+
+
+def similarities_blocking(
+    embedder: Embedder,
+    query: str,
+    texts: Sequence[str],
+    *,
+    memo: MutableMapping[str, Vector],
+    runner: AuxiliaryRunner | None = None,
+    scope: str = "items",
+    timeout: float = 3.0,
+    units: Sequence[ItemUnit] | None = None,
+) -> tuple[list[float] | None, str | None]:
+    """:func:`similarities` for synchronous callers (on the process's model-call loop)."""
+    call = similarities(
+        embedder,
+        query,
+        texts,
+        memo=memo,
+        runner=runner,
+        scope=scope,
+        timeout=timeout,
+        units=units,
+    )
+    try:
+        return run_blocking(call, timeout + 2 * _MARGIN)
+    except TimeoutError:
+        return None, fallback_line("failed", "timeout")
+
+
 async def _order(
     embedder: Embedder,
     query: str,
@@ -116,12 +176,39 @@ async def _order(
     units: Sequence[ItemUnit] | None,
 ) -> tuple[tuple[int, ...] | None, str | None]:
     scope, weight, timeout = settings
+    found, line = await _similarities(embedder, query, texts, memo, runner, (scope, timeout), units)
+    if found is None:
+        return None, line
+    return hybrid_order(scores, found, weight), None
+
+
+async def _similarities(
+    embedder: Embedder,
+    query: str,
+    texts: Sequence[str],
+    memo: MutableMapping[str, Vector],
+    runner: AuxiliaryRunner,
+    settings: tuple[str, float],
+    units: Sequence[ItemUnit] | None,
+) -> tuple[list[float] | None, str | None]:
+    scope, timeout = settings
     deadline = time.monotonic() + timeout
     try:
         space = space_of(runner, embedder)
         keys = [text_digest(space, text) for text in texts]
         if units is not None:
-            memo.update(await asyncio.to_thread(kept_vectors, space, units, texts, keys))
+            # Only what the memo lacks is looked up in the workspaces' caches.
+            lacking = [n for n, key in enumerate(keys) if key not in memo]
+            if lacking:
+                memo.update(
+                    await asyncio.to_thread(
+                        kept_vectors,
+                        space,
+                        [units[n] for n in lacking],
+                        [texts[n] for n in lacking],
+                        [keys[n] for n in lacking],
+                    )
+                )
         (wanted,) = await embed_call(
             runner, embedder, [query], "query", scope, deadline - time.monotonic()
         )
@@ -143,7 +230,6 @@ async def _order(
             await asyncio.to_thread(keep_vectors, space, units, texts, keys, memo)
     except EmbedFallback as failure:
         return None, fallback_line(failure.result.status, failure.result.reason)
-    similarities = [
+    return [
         sum(map(mul, memo[key], wanted)) if len(memo[key]) == len(wanted) else 0.0 for key in keys
-    ]
-    return hybrid_order(scores, similarities, weight), None
+    ], None

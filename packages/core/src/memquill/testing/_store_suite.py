@@ -27,6 +27,7 @@ of the store's own ``BaseStore`` class.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import ClassVar
 
 import pytest
@@ -34,14 +35,16 @@ import pytest
 from memquill.testing._overrides import unexcused_overrides
 from memquill.testing._store_ops import VALUES, Store, aware, keys_of, operation, refused
 from memquill.testing._store_search import SearchConformance
+from memquill.testing._store_semantic import SemanticConformance
 
 __all__ = ["StoreConformance"]
 
 
-class StoreConformance(SearchConformance):
+class StoreConformance(SearchConformance, SemanticConformance):
     """The LangGraph store contract (see the module docstring). Override the ``store``
     fixture; adjust the class attributes where your store chose otherwise (these, and
-    :class:`SearchConformance`'s for searches and namespaces)."""
+    :class:`SearchConformance`'s for searches and namespaces). Override ``indexed_store`` too:
+    a fresh store built with ``index=self.semantic_index`` (:class:`SemanticConformance`)."""
 
     keeps_created_at: ClassVar[bool] = True
     """A put on a key in use keeps the item's ``created_at`` (``InMemoryStore`` resets it)."""
@@ -152,6 +155,22 @@ class StoreConformance(SearchConformance):
         assert store.search(()) == []
         assert store.list_namespaces() == []
 
+    def test_the_langgraph_root_is_refused_by_put_alone(self, store: Store) -> None:
+        """``BaseStore`` refuses a ``langgraph`` root (and an empty namespace) in ``put`` and
+        ``aput`` only: a put given to ``batch``, a get, a delete and a search take it; a get
+        or a delete of the empty namespace finds nothing."""
+        put = operation(store, "PutOp")
+        store.batch([put(("langgraph", "x"), "k", {"content": "kept"})])
+        assert store.get(("langgraph", "x"), "k").value == {"content": "kept"}
+        assert keys_of(store.search(("langgraph",))) == [(("langgraph", "x"), "k")]
+        store.delete(("langgraph", "x"), "k")
+        store.delete(("langgraph", "never"), "k")
+        asyncio.run(store.adelete(("langgraph", "x"), "k"))
+        assert store.get(("langgraph", "x"), "k") is None
+        assert store.get((), "k") is None
+        store.delete((), "k")
+        refused(store, lambda: store.put(("langgraph", "x"), "k", {"content": "x"}))
+
     def test_ttl_is_refused_when_not_supported(self, store: Store) -> None:
         """A store without TTL raises ``NotImplementedError`` for a ``ttl`` (``None`` is fine)."""
         if store.supports_ttl:
@@ -162,6 +181,20 @@ class StoreConformance(SearchConformance):
         assert store.get(("users",), "k") is None
         store.put(("users",), "k", {"content": "x"}, ttl=None)
         assert store.get(("users",), "k") is not None
+
+    def test_an_item_put_with_a_ttl_expires(self, store: Store) -> None:
+        """With TTL supported: an item is there until its time to live (minutes) runs out,
+        then neither read nor searched nor listed; an item without one stays."""
+        if not store.supports_ttl:
+            return
+        store.put(("users", "ana"), "brief", {"content": "short lived"}, ttl=0.01)
+        store.put(("users", "ana"), "kept", {"content": "kept"}, ttl=None)
+        store.put(("users", "bo"), "brief", {"content": "short lived too"}, ttl=0.01)
+        assert store.get(("users", "ana"), "brief", refresh_ttl=False) is not None
+        time.sleep(0.8)
+        assert store.get(("users", "ana"), "brief") is None
+        assert keys_of(store.search(("users",))) == [(("users", "ana"), "kept")]
+        assert store.list_namespaces(prefix=("users",)) == [("users", "ana")]
 
     # -- batches and async ------------------------------------------------------------------
 
@@ -219,8 +252,9 @@ class StoreConformance(SearchConformance):
             assert [r.value for r in await store.abatch([get(("users", "bo"), "k")])] == [
                 {"content": "tea", "n": 2}
             ]
-            with pytest.raises(NotImplementedError):
-                await store.aput(("users",), "k", {"content": "x"}, ttl=5)
+            if not store.supports_ttl:
+                with pytest.raises(NotImplementedError):
+                    await store.aput(("users",), "k", {"content": "x"}, ttl=5)
 
         asyncio.run(run())
         assert store.get(("users", "bo"), "k").value == {"content": "tea", "n": 2}

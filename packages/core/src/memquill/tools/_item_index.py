@@ -8,10 +8,15 @@ configurations with the same message.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal, cast
 
 from memquill.errors import InvalidInputError, Messages
 
-__all__ = ["check_index"]
+__all__ = ["ItemIndex", "check_index", "check_put_index"]
+
+ItemIndex = Literal[False] | tuple[str, ...] | None
+"""What of an item is embedded: ``None`` the store's fields, ``False`` nothing (the item is
+kept out of the vector index), a tuple the fields it names (LangGraph's paths)."""
 
 
 def check_index(index: object) -> None:
@@ -46,3 +51,23 @@ def _text_paths(fields: object) -> bool:
         return False
     paths: list[object] = fields  # pyright: ignore[reportUnknownVariableType]
     return all(isinstance(path, str) and path for path in paths)
+
+
+def check_put_index(index: object) -> ItemIndex:
+    """A put's ``index`` (LangGraph's ``put(index=...)``) as kept with the item.
+
+    Accepted: ``None`` (the store's fields), ``False`` (not embedded) and a non-empty list (or
+    tuple) of non-empty text paths, the fields embedded for this item.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    if index is None or index is False:
+        return index
+    given: object = index
+    if isinstance(given, tuple):
+        given = list(cast("tuple[object, ...]", given))
+    if not _text_paths(given):
+        raise InvalidInputError(Messages.ITEM_INDEX)
+    paths = cast("list[str]", given)
+    return tuple(paths)

@@ -155,21 +155,26 @@ def walk_namespaces(root: Path, prefix: Namespace) -> Iterator[Namespace]:
     if prefix and not _is_folder(start):
         return
     found: list[Namespace] = []
-    stack: list[tuple[Path, Namespace]] = [(start, prefix)]
+    # Plain strings, not Paths: a walk of hundreds of namespaces runs at every search.
+    stack: list[tuple[str, Namespace]] = [(os.fspath(start), prefix)]
     while stack:
         folder, labels = stack.pop()
-        if labels and _is_file(folder / "memory" / "records.md"):
-            found.append(labels)
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue  # gone meanwhile, or unreadable: not a namespace this walk can see
         for entry in entries:
-            if entry.name in _RESERVED or not entry.is_dir(follow_symlinks=False):
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name == "memory":
+                if labels and _is_file(os.path.join(entry.path, "records.md")):
+                    found.append(labels)
+                continue
+            if entry.name in _RESERVED:
                 continue
             label = folder_label(entry.name)
             if label is not None:
-                stack.append((Path(entry.path), (*labels, label)))
+                stack.append((entry.path, (*labels, label)))
     yield from sorted(found)
 
 
@@ -180,7 +185,7 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-def _is_file(path: Path) -> bool:
+def _is_file(path: str | Path) -> bool:
     try:
         return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:

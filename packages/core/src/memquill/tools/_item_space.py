@@ -10,6 +10,7 @@ root id); ``updated_at`` is when its current version was written.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,8 +26,9 @@ from memquill.store import (
     quote_key,
     unquote_key,
 )
+from memquill.tools._item_index import ItemIndex
 from memquill.tools._item_paths import Namespace
-from memquill.tools._item_values import decode_value
+from memquill.tools._item_values import Expiry, decode_expiry, decode_index, decode_value
 from memquill.tools._session import MemorySession
 
 __all__ = ["Space", "StoredItem", "View", "fact_key", "item_key"]
@@ -43,6 +45,9 @@ class StoredItem:
         created_at: when its fact was first saved (UTC).
         updated_at: when its current version was written (UTC).
         record_id: the id of the fact version it is (a put makes another).
+        index: what of it is embedded: ``None`` the store's fields, ``False`` nothing, or the
+            fields its put named.
+        expiry: its time to live in minutes and when it expires, if it was put with one.
     """
 
     namespace: Namespace
@@ -51,6 +56,8 @@ class StoredItem:
     created_at: datetime
     updated_at: datetime
     record_id: str = ""
+    index: ItemIndex = None
+    expiry: Expiry | None = None
 
 
 def fact_key(key: object) -> str:
@@ -97,6 +104,7 @@ class View:
     records: dict[str, Record]  # fact key → current version
     items: dict[str, StoredItem]  # fact key → item
     documents: dict[str, SearchDocument] | None = field(default=None)
+    soonest: datetime | None = field(default=None)  # the first expiry of its items, if any
 
 
 class Space:
@@ -114,6 +122,9 @@ class Space:
         self.session = session
         self.lock = threading.Lock()
         self._view: View | None = None
+        self.records_file = os.path.join(folder, "memory", "records.md")
+        self.marked: tuple[tuple[int, int, int, int], View] | None = None
+        """The file's identity when :attr:`marked`'s view was read (``ItemStore``'s walk)."""
 
     def view(self, snapshot: Snapshot) -> View:
         """The items of ``snapshot`` (decoded once per revision)."""
@@ -138,8 +149,11 @@ class Space:
                 _moment(created.get(record.root_id, record.created_at)),
                 _moment(record.updated_at),
                 record.id,
+                decode_index(record.extra),
+                decode_expiry(record.extra),
             )
-        view = View(snapshot, records, items)
+        expiries = [item.expiry[1] for item in items.values() if item.expiry is not None]
+        view = View(snapshot, records, items, soonest=min(expiries, default=None))
         self._view = view
         return view
 

@@ -10,6 +10,12 @@ A value is a JSON object. How it is kept (``docs/adapters/langgraph.md``):
   text, so the value read is exactly the value written, and a person's edit of that JSON is
   what the next read returns.
 
+A put's ``index`` (what of the item is embedded, :data:`~memquill.tools._item_index.ItemIndex`)
+other than the store's default is kept beside them: ``"index": false`` or ``"index": [paths]``.
+
+An item put with a time to live keeps it there too: ``"ttl": {"minutes": M, "expiresAt": T}``
+(UTC, ISO 8601), so the expiry is in the record's metadata and outlives the process.
+
 A fact with no extra JSON (or someone else's), or whose JSON text a person turned into prose,
 reads as ``{"content": TEXT}``: a person's words always win.
 """
@@ -19,19 +25,34 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Final, cast
+from datetime import datetime
+from typing import Final, Literal, cast
 
 from memquill.errors import InvalidInputError, Messages
 from memquill.jsondoc import MAX_DEPTH, parse_json
 from memquill.store import MAX_CONTENT_UNITS, JSONValue
 from memquill.text import utf16_len
+from memquill.tools._item_index import ItemIndex
 
-__all__ = ["CONTENT", "decode_value", "encode_value", "plain_value"]
+__all__ = [
+    "CONTENT",
+    "Expiry",
+    "decode_expiry",
+    "decode_index",
+    "decode_value",
+    "encode_value",
+    "plain_value",
+]
 
 CONTENT: Final = "content"
 _FIELDS: Final = "fields"
 _TEXT: Final = "text"
 _JSON: Final = "json"
+_INDEX: Final = "index"
+_TTL: Final = "ttl"
+
+Expiry = tuple[float, datetime]
+"""An item's time to live in minutes, and when it expires (UTC)."""
 _MAX_DEPTH: Final = MAX_DEPTH  # what a read parses: a value written deeper would not read back
 
 
@@ -49,21 +70,63 @@ def plain_value(value: object) -> dict[str, JSONValue]:
     return copied
 
 
-def encode_value(value: object) -> tuple[str, dict[str, JSONValue] | None]:
-    """The fact's text and extra JSON for ``value`` (see the module docstring).
+def encode_value(
+    value: object, index: ItemIndex = None, expiry: Expiry | None = None
+) -> tuple[str, dict[str, JSONValue] | None]:
+    """The fact's text and extra JSON for ``value`` and a checked ``index`` (see the module
+    docstring).
 
     Raises:
         InvalidInputError: ``value`` is not a JSON object.
     """
     plain = plain_value(value)
     content = plain.get(CONTENT)
+    kept: dict[str, JSONValue] = {} if index is None else {_INDEX: _index_json(index)}
+    if expiry is not None:
+        minutes, moment = expiry
+        kept[_TTL] = {"minutes": minutes, "expiresAt": moment.isoformat(timespec="milliseconds")}
     if isinstance(content, str) and content.strip():
         fields = {name: field for name, field in plain.items() if name != CONTENT}
-        return content, ({_FIELDS: fields} if fields else None)
+        extra: dict[str, JSONValue] = {_FIELDS: fields} if fields else {}
+        extra.update(kept)
+        return content, (extra or None)
     text = json.dumps(plain, ensure_ascii=False, indent=2, allow_nan=False)
     if utf16_len(text) > MAX_CONTENT_UNITS:
         text = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text, {_TEXT: _JSON}
+    return text, {_TEXT: _JSON, **kept}
+
+
+def decode_index(extra: Mapping[str, JSONValue] | None) -> ItemIndex:
+    """The ``index`` a put kept in ``extra`` (``None``: the store's fields; anything a person
+    wrote there that is not ``false`` or a list of text paths counts as ``None``)."""
+    kept = None if extra is None else extra.get(_INDEX)
+    if kept is False:
+        return False
+    if isinstance(kept, list) and kept and all(isinstance(p, str) and p for p in kept):
+        return tuple(str(path) for path in kept)
+    return None
+
+
+def decode_expiry(extra: Mapping[str, JSONValue] | None) -> Expiry | None:
+    """The time to live a put kept in ``extra`` (``None``: it never expires, or what is there
+    is not a time to live)."""
+    kept = None if extra is None else extra.get(_TTL)
+    if not isinstance(kept, dict):
+        return None
+    minutes, moment = kept.get("minutes"), kept.get("expiresAt")
+    if isinstance(minutes, bool) or not isinstance(minutes, int | float):
+        return None
+    if not isinstance(moment, str):
+        return None
+    try:
+        when = datetime.fromisoformat(moment)
+    except ValueError:
+        return None
+    return (float(minutes), when) if when.utcoffset() is not None else None
+
+
+def _index_json(index: Literal[False] | tuple[str, ...]) -> JSONValue:
+    return False if index is False else list(index)
 
 
 def decode_value(content: str, extra: Mapping[str, JSONValue] | None) -> dict[str, JSONValue]:

@@ -19,7 +19,8 @@ the one write path with the source ``tool`` and the store's session id:
 Each namespace has one session (one ``RecordStore``) and one lock in this process; the store's
 own lock (or the database row's) orders writers across processes. At most ``open_limit``
 namespaces are kept open; the least recently used one is closed (its connection, for a
-database) and reopened when needed.
+database) and reopened when needed. A search or listing across namespaces on files reads again
+only the namespaces whose ``records.md`` changed since it last read them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
@@ -49,7 +50,7 @@ from memquill.store import (
     resolve_location,
     with_workspace,
 )
-from memquill.tools._item_index import check_index
+from memquill.tools._item_index import check_index, check_put_index
 from memquill.tools._item_paths import (
     Namespace,
     check_folders,
@@ -60,13 +61,18 @@ from memquill.tools._item_paths import (
     walk_namespaces,
 )
 from memquill.tools._item_space import Space, StoredItem, View, fact_key
-from memquill.tools._item_values import encode_value
+from memquill.tools._item_values import Expiry, encode_value
 from memquill.tools._session import MemorySession
 from memquill.tools._writes import WriteSource, correct, forget, remember
 
 __all__ = ["ItemHit", "ItemStore", "StoredItem"]
 
 DEFAULT_SESSION: Final = "items"
+_FILE_OPEN: Final = 4096
+"""Namespaces kept open on files: a file namespace holds no descriptor, only its decoded
+items, so a search across hundreds of them reads only the files that changed."""
+_DATABASE_OPEN: Final = 64
+"""Namespaces kept open on a database: each holds a connection."""
 _ATTEMPTS: Final = 8
 """Writes retried after a conflict with another writer, each on what it then reads."""
 
@@ -95,7 +101,8 @@ class ItemStore:
         secrets: the credential scanner every write runs (built-in detectors by default).
         lock_timeout: seconds a write waits for another writer before ``busy``.
         now: the clock (UTC); injectable for tests.
-        open_limit: namespaces kept open at once.
+        open_limit: namespaces kept open at once (default 4,096 on files, 64 on a database,
+            where each holds a connection).
 
     Raises:
         InvalidInputError: ``root`` is not an existing folder, or ``store`` is not valid.
@@ -110,13 +117,15 @@ class ItemStore:
         secrets: SecretScanner | None = None,
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
-        open_limit: int = 64,
+        open_limit: int | None = None,
     ) -> None:
         self.root = Path(root).expanduser().absolute()
         if not self.root.is_dir():
             raise InvalidInputError(Messages.ITEM_ROOT)
         self._location = resolve_location(store)
         self._base = parse_location(self._location).workspace if self.is_database else ""
+        if open_limit is None:
+            open_limit = _DATABASE_OPEN if self.is_database else _FILE_OPEN
         if not session_id or open_limit < 1:
             raise ValueError("session_id must be non-empty and open_limit at least 1")
         self._session_id = session_id
@@ -124,6 +133,8 @@ class ItemStore:
         self._lock_timeout = lock_timeout
         self._now = now
         self._open_limit = open_limit
+        self.expired = 0
+        """Items forgotten because their time to live ran out, since this store was made."""
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
         self._last_corpus: (
@@ -138,6 +149,15 @@ class ItemStore:
             InvalidInputError: not ``None``, ``False`` or an ``IndexConfig``-shaped mapping.
         """
         check_index(index)
+
+    @staticmethod
+    def check_put_index(index: object) -> None:
+        """Check a put's ``index`` (``None``, ``False``, or a list of text paths).
+
+        Raises:
+            InvalidInputError: anything else.
+        """
+        check_put_index(index)
 
     def __repr__(self) -> str:
         backend = "postgres" if self.is_database else "file"
@@ -158,7 +178,7 @@ class ItemStore:
         """
         labels = validate_namespace(namespace)
         name = fact_key(key)
-        view = self._read(labels)
+        view = self._unexpired(labels, self._read(labels))
         item = None if view is None else view.items.get(name)
         return None if item is None else _fresh(item)
 
@@ -218,12 +238,23 @@ class ItemStore:
 
     # -- writes ---------------------------------------------------------------------------
 
-    def put(self, namespace: Sequence[str], key: str, value: object) -> None:
-        """Save ``value`` as item ``key`` of ``namespace`` (see the module docstring).
+    def put(
+        self,
+        namespace: Sequence[str],
+        key: str,
+        value: object,
+        *,
+        index: object = None,
+        ttl: float | None = None,
+    ) -> None:
+        """Save ``value`` as item ``key`` of ``namespace`` (see the module docstring);
+        ``index`` (``False``, or the fields embedded for this item) is kept with it, and so is
+        ``ttl``: minutes from now after which the item is forgotten (by :meth:`sweep`, or by
+        the next read of its namespace).
 
         Raises:
-            InvalidInputError: a bad namespace, key or value (nothing is written, no folder
-                made).
+            InvalidInputError: a bad namespace, key, value or index (nothing is written, no
+                folder made).
             SecretError: the value holds credential material (nothing is written, no folder
                 made).
             ConflictError: other writers changed the item at every one of 8 attempts.
@@ -231,7 +262,7 @@ class ItemStore:
         """
         labels = validate_namespace(namespace)
         name = fact_key(key)
-        text, extra = encode_value(value)
+        text, extra = encode_value(value, check_put_index(index), self._expiry(ttl))
         space = self._space(labels)
         # Bad input changes nothing on disk: the write's own checks run before the folder is
         # made (a refused put into a new namespace must not leave it behind).
@@ -296,6 +327,36 @@ class ItemStore:
                     if attempt == _ATTEMPTS - 1:
                         raise
 
+    def sweep(self, prefix: Sequence[str] = ()) -> int:
+        """Forget every item under ``prefix`` whose time to live ran out; how many went.
+        (Every read forgets the expired items of the namespaces it reads, too.)"""
+        before = self.expired
+        for _ in self._views(prefix):
+            pass
+        return self.expired - before
+
+    def refresh(self, namespace: Sequence[str], key: str) -> bool:
+        """Extend the time to live of item ``key`` to its full length, counted from now, once
+        less than half of it is left (one correction then; at most one write per half-life,
+        not one per read). Whether it was written.
+
+        Raises:
+            As :meth:`put`.
+        """
+        labels = validate_namespace(namespace)
+        if not self.is_database and not check_folders(self.root, labels):
+            return False
+        # The view kept from the read that returned the item: a refresh costs no read.
+        view = self._read(labels) if self.is_database else self._walked(labels)
+        item = None if view is None else view.items.get(fact_key(key))
+        if item is None or item.expiry is None:
+            return False
+        minutes, when = item.expiry
+        if (when - self._clock()).total_seconds() >= minutes * 30.0:
+            return False
+        self.put(namespace, key, item.value, index=item.index, ttl=minutes)
+        return True
+
     def close(self) -> None:
         """Close every namespace's connection (for a database; the store stays usable)."""
         with self._spaces_lock:
@@ -352,9 +413,50 @@ class ItemStore:
         """Each namespace under ``prefix`` that holds an item, sorted, with its items."""
         labels = validate_namespace(prefix) if prefix else ()
         for namespace in self._candidates(labels):
-            view = self._read(namespace)
+            view = self._walked(namespace) if not self.is_database else self._read(namespace)
+            view = self._unexpired(namespace, view)
             if view is not None and view.items:
                 yield namespace, view
+
+    def _expiry(self, ttl: object) -> Expiry | None:
+        if ttl is None:
+            return None
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < 1e9:
+            raise InvalidInputError(Messages.ITEM_TTL)
+        return float(ttl), self._clock() + timedelta(minutes=ttl)
+
+    def _unexpired(self, labels: Namespace, view: View | None) -> View | None:
+        """``view`` with the items whose time to live ran out forgotten first (through the
+        one write path: tombstone, text erased, vectors deleted), read again."""
+        if view is None or view.soonest is None or view.soonest > self._clock():
+            return view
+        now = self._clock()
+        for item in list(view.items.values()):
+            if item.expiry is not None and item.expiry[1] <= now:
+                self.delete(labels, item.key)
+                self.expired += 1
+        return self._read(labels)
+
+    def _clock(self) -> datetime:
+        return self._now() if self._now is not None else datetime.now(UTC)
+
+    def _walked(self, labels: Namespace) -> View | None:
+        """The items of a namespace the walk just found (its folders checked, never a link):
+        the view kept from the last read while its ``records.md`` is the same file (inode,
+        size, modification and change times), else read again. A write replaces the file, a
+        person's edit changes its times: either is read."""
+        space = self._space(labels)
+        try:
+            found = os.lstat(space.records_file)
+        except OSError:
+            return self._read(labels)  # gone meanwhile: the store decides
+        mark = (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+        kept = space.marked
+        if kept is not None and kept[0] == mark:
+            return kept[1]
+        view = space.view(space.session.store.snapshot())
+        space.marked = (mark, view)
+        return view
 
     def _corpus(
         self, views: list[tuple[Namespace, View]], accept: Accept | None
