@@ -62,7 +62,7 @@ SPECS: dict[str, Spec] = {
         "installs uv with the system's pip and runs the whole suite: what .ci/run does on a "
         "clean clone; `memquill demo` itself is tests/demo/test_demo.py"
     ),
-    "README.md § Install: uv build --all-packages --out-dir dist # in the clone: the f": Elsewhere(
+    "README.md § Install: uv build --all-packages --out-dir dist # in the clone: the e": Elsewhere(
         CLONE_TESTS
     ),
     "README.md § The command line: source /path/to/memquill/.venv/bin/activate # the clone's en": Elsewhere(
@@ -126,7 +126,7 @@ SPECS: dict[str, Spec] = {
     'README.md § Sync across machines: cd "$MEMQUILL_WORKSPACE" git add -A git diff --cached --quie': Elsewhere(
         (README_SYNC_TEST,)
     ),
-    "README.md § Development: uv sync --locked # the five packages (editable) and the dev ": NotRun(
+    "README.md § Development: uv sync --locked # the eight packages (editable) and the dev": NotRun(
         "the developer's loop: syncs this checkout's own .venv, runs the whole suite and CI "
         "(.ci/run), benchmarks, and the regeneration that rewrites the parity cases"
     ),

@@ -426,10 +426,10 @@ SEQUENCES: Final[dict[str, list[Step]]] = {
             "deleted files",
             (
                 "error",
-                "memquill will not create /memories/t.md again: this conversation created it "
-                "with exactly this text before, and it was deleted since, so a repeated command "
-                "must not bring it back. If the user wants it again now, create it with "
-                "different text (for example, add the date).",
+                "memquill will not create /memories/t.md again: a file with exactly this text "
+                "was deleted before, and a deleted memory never comes back through a tool or a "
+                "conversation. If the user wants it again now, create it with different text "
+                "(for example, add the date).",
             ),
             ("ok", "File created successfully at: /memories/t.md"),
         ),

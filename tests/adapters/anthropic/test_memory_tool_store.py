@@ -47,9 +47,9 @@ def refused(tool: MemquillMemoryTool, workspace: Path, command: str, **arguments
 
 
 FORGOTTEN = (
-    "memquill will not create /memories/t.md again: this conversation created it with exactly "
-    "this text before, and it was deleted since, so a repeated command must not bring it back. "
-    "If the user wants it again now, create it with different text (for example, add the date)."
+    "memquill will not create /memories/t.md again: a file with exactly this text was deleted "
+    "before, and a deleted memory never comes back through a tool or a conversation. If the "
+    "user wants it again now, create it with different text (for example, add the date)."
 )
 
 
@@ -78,12 +78,12 @@ def test_a_deleted_file_never_comes_back_from_a_repeated_command(tmp_path: Path)
     assert answer(tool, moved) == ("error", "The path /memories/t.md does not exist")
     # Its text is gone from the disk; the tombstones stay.
     assert "tea" not in (tmp_path / "memory" / "records.md").read_text("utf-8")
-    # A deliberate re-creation works: other text, another conversation, or a person.
+    # Another conversation may not bring the forgotten words back either (their fingerprint
+    # stays in the tombstone); other text, or a person, may.
+    other = memquill_tool(tmp_path, session_id="chat-43")
+    assert refused(other, tmp_path, "create", **create) == FORGOTTEN
     run(tool, "create", path="/memories/t.md", file_text="tea, no sugar (again, 2026-12-01)\n")
     run(tool, "delete", path="/memories/t.md")
-    other = memquill_tool(tmp_path, session_id="chat-43")
-    run(other, "create", **create)
-    run(other, "delete", path="/memories/t.md")
     person = MemorySession(tmp_path, None)
     remember(person, "tea, no sugar\n", source=WriteSource.manual(), key="t.md")
     assert run(tool, "view", path="/memories/t.md").endswith("     1\ttea, no sugar\n     2\t")

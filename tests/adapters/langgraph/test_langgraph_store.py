@@ -14,7 +14,14 @@ import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp
 from tests.core.store_helpers import HOLD_LOCK, children
 
-from memquill import InvalidInputError, MemquillError, RecordStore, SecretError, UnsafePathError
+from memquill import (
+    InvalidInputError,
+    MemquillError,
+    RecordStore,
+    SecretError,
+    UnsafePathError,
+)
+from memquill.errors import BlockedError
 from memquill.store import Candidate, FactKey
 from memquill_langchain.store import MemquillStore
 
@@ -148,9 +155,22 @@ def test_a_bad_ttl_is_refused_and_a_put_index_kept(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="time to live"):
         store.batch([PutOp(ANA, "k", {"content": "x"}, ttl=-5.0)])
     assert store.get(ANA, "k") is None
-    store.put(ANA, "k", {"content": "x"}, index=False)  # no index for this item: as always
+    store.put(ANA, "k", {"content": "y"}, index=False)  # no index for this item: as always
     assert store.get(ANA, "k") is not None
     assert store.supports_ttl is True
+
+
+def test_a_put_of_forgotten_words_is_blocked_not_dropped(tmp_path: Path) -> None:
+    store = MemquillStore(tmp_path)
+    store.put(ANA, "bob", {"content": "Bob's birthday is 1 June."})
+    store.put(ANA, "bob", {"content": "Bob's birthday is 2 June."})
+    store.delete(ANA, "bob")
+    records = (tmp_path / "memories" / "ana" / "memory" / "records.md").read_bytes()
+    for words in ("Bob's birthday is 1 June.", "bob's  birthday is 2 june."):
+        with pytest.raises(BlockedError, match="forgotten at 20"):
+            store.put(ANA, "bob", {"content": words})
+        assert store.get(ANA, "bob") is None
+    assert (tmp_path / "memories" / "ana" / "memory" / "records.md").read_bytes() == records
 
 
 def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -83,9 +83,9 @@ class Texts:
         "team vault') and try again; {path} is unchanged."
     )
     FORGOTTEN: Final = (
-        "memquill will not create {path} again: this conversation created it with exactly this "
-        "text before, and it was deleted since, so a repeated command must not bring it back. "
-        "If the user wants it again now, create it with different text (for example, add the "
+        "memquill will not create {path} again: a file with exactly this text was deleted "
+        "before, and a deleted memory never comes back through a tool or a conversation. If "
+        "the user wants it again now, create it with different text (for example, add the "
         "date)."
     )
     CONTENDED: Final = (

@@ -40,6 +40,10 @@ class Messages:
         "This fact was corrected or forgotten before, so it is not saved again (a forgotten "
         "fact never comes back). To save it anew on purpose, give it another idempotency key."
     )
+    ITEM_FORGOTTEN: Final = (
+        "An item with these words was forgotten at {when}, so it is not saved again (a "
+        "forgotten fact never comes back); a person may save it again with `memquill remember`."
+    )
     REMEMBERED_AGAIN: Final = (
         "Note: a fact with these words was forgotten at {when}; you saved it again on purpose "
         "(a tool or a conversation could not)."

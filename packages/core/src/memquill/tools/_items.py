@@ -37,7 +37,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.errors import (
+    BlockedError,
+    ConflictError,
+    InvalidInputError,
+    Messages,
+    NotFoundError,
+)
 from memquill.owner_only import private_folder
 from memquill.query import Corpus, SearchDocument, rank, score_value
 from memquill.store import (
@@ -257,6 +263,8 @@ class ItemStore:
                 folder made).
             SecretError: the value holds credential material (nothing is written, no folder
                 made).
+            BlockedError: an agent may not save again the words of an item that was forgotten
+                (deleted or expired); nothing is written.
             ConflictError: other writers changed the item at every one of 8 attempts.
             The store's other errors (``capacity``, ``busy``, ``storage``...).
         """
@@ -276,7 +284,7 @@ class ItemStore:
                 try:
                     if current is None:
                         unique = f"item:{uuid.uuid4()}"  # never a forgotten fact's key again
-                        remember(
+                        outcome = remember(
                             space.session,
                             text,
                             source=source,
@@ -286,9 +294,15 @@ class ItemStore:
                         )
                     elif current.content != text or not _same_json(current.extra, extra):
                         revision = snapshot.record_revision(current)
-                        correct(
+                        outcome = correct(
                             space.session, FactKey(name), text, revision, source=source, extra=extra
                         )
+                    else:
+                        return
+                    if outcome.status == "blocked":
+                        # A put has no receipt to say so: dropping it silently would lose it.
+                        when = outcome.forgotten_at or "an earlier write"
+                        raise BlockedError(Messages.ITEM_FORGOTTEN.format(when=when))
                     return
                 except ConflictError:
                     if attempt == _ATTEMPTS - 1:
