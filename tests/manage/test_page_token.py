@@ -27,7 +27,7 @@ MEMQUILL = str(Path(sys.executable).parent / "memquill")
 
 
 @contextmanager
-def _manage(home: Path, workspace: Path, *args: str) -> Generator[str]:
+def manage_page(home: Path, workspace: Path, *args: str) -> Generator[str]:
     """``memquill manage`` for ``workspace``; yields the address it printed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMQUILL_", "XDG_"))}
     env.update(HOME=str(home), MEMQUILL_DISABLE_PLUGIN_AUTOLOAD="1")
@@ -47,7 +47,7 @@ def _manage(home: Path, workspace: Path, *args: str) -> Generator[str]:
                 process.wait()
 
 
-def _get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+def page_get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
     # The server prints its address before it listens: retry only a refused connection.
     for _ in range(int(CHILD_TIMEOUT * 20)):
         try:
@@ -64,11 +64,11 @@ def test_no_page_and_no_records_without_the_token(tmp_path: Path) -> None:
     workspace.mkdir()
     RecordStore(workspace).save([manual("The alarm code is on the fridge note.")])
     before = raw(workspace)
-    with _manage(tmp_path / "home", workspace) as printed:
+    with manage_page(tmp_path / "home", workspace) as printed:
         address = urlsplit(printed)
         root = f"http://{address.netloc}/"
         for path in ("", "api/memory", "assets/page.js", "?token=guess"):
-            status, _, body = _get(root + path)
+            status, _, body = page_get(root + path)
             assert status == 401, (path, status, body)
             assert b"alarm code" not in body
         refused = request(
@@ -81,28 +81,28 @@ def test_no_page_and_no_records_without_the_token(tmp_path: Path) -> None:
         assert address.path == "/" and address.query.startswith("token=")
         token = address.query.removeprefix("token=")
         # The printed address trades the token for a cookie scoped to the page.
-        status, headers, _ = _get(printed)
+        status, headers, _ = page_get(printed)
         assert status == 303 and headers["location"] == "/"
         cookie = headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
         pair = cookie.split(";")[0]
-        status, _, body = _get(root + "api/memory", Cookie=pair)
+        status, _, body = page_get(root + "api/memory", Cookie=pair)
         assert status == 200 and b"alarm code" in body
-        status, _, body = _get(root + "api/memory", Authorization=f"Bearer {token}")
+        status, _, body = page_get(root + "api/memory", Authorization=f"Bearer {token}")
         assert status == 200
     assert raw(workspace) == before
     token_file = tmp_path / "home" / ".local" / "share" / "memquill" / "http-token"
     assert token_file.read_text("utf-8").strip() == token
     if os.name == "posix":
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    with _manage(tmp_path / "home", workspace) as again:
+    with manage_page(tmp_path / "home", workspace) as again:
         assert again == printed.replace(address.netloc, urlsplit(again).netloc)  # reused
 
 
 def test_no_token_is_an_explicit_choice(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    with _manage(tmp_path / "home", workspace, "--no-token") as printed:
+    with manage_page(tmp_path / "home", workspace, "--no-token") as printed:
         assert "token=" not in printed
-        status, _, _ = _get(printed + "api/memory")
+        status, _, _ = page_get(printed + "api/memory")
         assert status == 200

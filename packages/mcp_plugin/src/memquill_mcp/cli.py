@@ -49,7 +49,13 @@ from memquill.errors import ERRORS, Messages
 from memquill.paths import WORKSPACE_ENV, choose_workspace
 from memquill.plugins import connect_telemetry, get_plugin_manager
 from memquill.semantic import load_embedder
-from memquill.web import default_token_path, load_token
+from memquill.web import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_REQUEST_TIMEOUT,
+    bounded_protocol,
+    default_token_path,
+    load_token,
+)
 from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
 
@@ -202,6 +208,22 @@ def _parser() -> argparse.ArgumentParser:
         "then read and change your memory; only for a machine one person uses",
     )
     parser.add_argument(
+        "--request-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=DEFAULT_REQUEST_TIMEOUT,
+        help="close an HTTP connection that sends no complete request within SECONDS (default "
+        f"{DEFAULT_REQUEST_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help="HTTP connections open at once; a new one displaces the oldest still waiting for "
+        f"its request (default {DEFAULT_MAX_CONNECTIONS})",
+    )
+    parser.add_argument(
         "--allowed-host",
         action="append",
         default=[],
@@ -346,6 +368,7 @@ def _read_token_file(path: Path) -> str:
 
 def _http_app(server: MCPServer, args: argparse.Namespace) -> ASGIApp:
     token, source = _token(args)
+    args.protocol = bounded_protocol(args.request_timeout, args.max_connections)
     args.token_hint = _token_hint(args, server.name, token, source)
     return http_app(
         server,
@@ -395,6 +418,13 @@ def _serve(app: ASGIApp, args: argparse.Namespace, name: str) -> None:
     )
     # log_config=None keeps uvicorn on this process's stderr logging; no access log on stdout.
     config = uvicorn.Config(
-        app, host=args.host, port=args.port, log_config=None, access_log=False, lifespan="on"
+        app,
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        http=args.protocol,  # idle and slow connections are dropped, their number capped
+        ws="none",
     )
     uvicorn.Server(config).run()

@@ -18,7 +18,7 @@ import uvicorn
 
 from memquill.manage._app import create_app
 from memquill.manage._state import Backend
-from memquill.web import LOGIN_PARAMETER
+from memquill.web import LOGIN_PARAMETER, bounded_protocol
 
 __all__ = ["LOOPBACK", "ManageServer"]
 
@@ -60,6 +60,8 @@ class ManageServer:
             access_log=False,
             lifespan="off",
             server_header=False,
+            http=bounded_protocol(),  # idle and slow connections are dropped, their number capped
+            ws="none",
         )
         self._server = uvicorn.Server(config)
 
