@@ -79,7 +79,9 @@ def _row(name: str, figures: tuple[float, float], baseline: tuple[float, float] 
 
 def _scenario(label: str, workspace: Path, repeat: int) -> None:
     store = RecordStore(workspace)
-    client = TestClient(create_app(Backend.open(open_session(workspace))), base_url=ORIGIN)
+    client = TestClient(
+        create_app(Backend.open(open_session(workspace)), token=None), base_url=ORIGIN
+    )
     print(f"{label} ({store.snapshot().size_bytes:,} bytes)")
     base = _times(lambda: (store.snapshot(), store.doctor()), repeat)
     print(_row("snapshot() alone", _times(store.snapshot, repeat), None))

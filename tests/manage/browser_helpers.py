@@ -68,5 +68,5 @@ def open_tab(browser: Browser, url: str, *, width: int = 1100, height: int = 900
 
 def serving(backend: Backend) -> Generator[str]:
     """Serve ``backend`` on a free loopback port for the duration; yields the URL."""
-    with ManageServer(backend).running() as url:
+    with ManageServer(backend, token="browser-test-token").running() as url:
         yield url

@@ -16,6 +16,8 @@ from memquill.manage import Backend, JobsView, JobView, create_app
 PORT = 8765
 ORIGIN = f"http://127.0.0.1:{PORT}"
 JSON_HEADERS = {"Origin": ORIGIN, "Content-Type": "application/json"}
+TOKEN = "page-token-for-the-tests"
+"""The token every :func:`client` sends (as a bearer token)."""
 
 
 @dataclass
@@ -45,8 +47,8 @@ def seed(workspace: Path, *facts: str) -> list[str]:
 
 def client(workspace: Path, jobs: FakeJobs | None = None, *, port: int | None = PORT) -> TestClient:
     """A test client of the page of ``workspace``, addressed as ``http://127.0.0.1:8765``."""
-    app = create_app(Backend.open(open_session(workspace), jobs=jobs), port=port)
-    return TestClient(app, base_url=ORIGIN)
+    app = create_app(Backend.open(open_session(workspace), jobs=jobs), token=TOKEN, port=port)
+    return TestClient(app, base_url=ORIGIN, headers={"Authorization": f"Bearer {TOKEN}"})
 
 
 def revision(workspace: Path) -> str:

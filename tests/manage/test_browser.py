@@ -336,7 +336,7 @@ def test_readable_on_a_phone(
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     backend = _realistic(tmp_path)
-    with ManageServer(backend).running() as url:
+    with ManageServer(backend, token="browser-test-token").running() as url:
         tab = open_tab(browser, url, **PHONE)
         page = tab.page
         width, height = page.evaluate(
@@ -371,7 +371,7 @@ def test_screenshot_for_the_docs(
     """The docs' screenshots. ``MEMQUILL_UPDATE_SCREENSHOT=1`` writes docs/images/manage.png
     (a desktop window) and docs/images/manage-phone.png (390 px wide)."""
     monkeypatch.setenv("HOME", str(tmp_path))  # the page shows the workspace as ~/notes
-    with ManageServer(_realistic(tmp_path)).running() as url:
+    with ManageServer(_realistic(tmp_path), token="browser-test-token").running() as url:
         images = {
             DOCS_IMAGE: open_tab(browser, url, width=900, height=1100).page,
             PHONE_IMAGE: open_tab(browser, url, **PHONE).page,

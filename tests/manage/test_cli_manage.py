@@ -44,6 +44,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @contextmanager
 def _start(env: dict[str, str], *args: str) -> Generator[tuple[subprocess.Popen[str], str]]:
+    """``memquill manage ARGS``; yields the process and the page's address (without the token,
+    which :func:`_authorised` then sends as a bearer token)."""
     with subprocess.Popen(
         [MEMQUILL, "manage", *args],
         stdout=subprocess.PIPE,
@@ -55,7 +57,11 @@ def _start(env: dict[str, str], *args: str) -> Generator[tuple[subprocess.Popen[
             assert process.stdout is not None
             first = process.stdout.readline()
             assert first.startswith("memquill manage: http://127.0.0.1:"), first
-            yield process, first.split()[-1]
+            printed = first.split()[-1]
+            base, _, query = printed.partition("?")
+            _TOKENS[base] = query.removeprefix("token=")
+            _PRINTED[base] = printed
+            yield process, base
         finally:
             process.send_signal(signal.SIGINT)
             try:
@@ -65,12 +71,25 @@ def _start(env: dict[str, str], *args: str) -> Generator[tuple[subprocess.Popen[
                 process.wait()
 
 
+_TOKENS: dict[str, str] = {}
+_PRINTED: dict[str, str] = {}
+
+
+def _authorised(request: urllib.request.Request) -> urllib.request.Request:
+    """``request`` with the bearer token of the page it goes to."""
+    for base, token in _TOKENS.items():
+        if request.full_url.startswith(base):
+            request.add_header("Authorization", f"Bearer {token}")
+    return request
+
+
 def _get(url: str, deadline: float = CHILD_TIMEOUT) -> dict[str, object]:
     """GET JSON, retrying while the freshly printed server comes up."""
     until = time.monotonic() + deadline
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=CHILD_TIMEOUT) as response:
+            request = _authorised(urllib.request.Request(url))
+            with urllib.request.urlopen(request, timeout=CHILD_TIMEOUT) as response:
                 return json.loads(response.read())
         except (urllib.error.URLError, ConnectionError):
             if time.monotonic() > until:
@@ -97,7 +116,7 @@ def test_manage_serves_the_workspace_on_a_free_loopback_port(
             data=body,
             headers={"Content-Type": "application/json", "Origin": url.rstrip("/")},
         )
-        with urllib.request.urlopen(request, timeout=CHILD_TIMEOUT) as response:
+        with urllib.request.urlopen(_authorised(request), timeout=CHILD_TIMEOUT) as response:
             assert json.loads(response.read())["status"] == "saved"
         assert process.poll() is None
     records = RecordStore(workspace).snapshot().records
@@ -118,7 +137,7 @@ def test_open_hands_the_url_to_the_browser(
         while not opened.exists() or not opened.read_text():
             assert time.monotonic() < until, "the browser was never opened"
             time.sleep(0.05)
-        assert opened.read_text().strip() == url
+        assert opened.read_text().strip() == _PRINTED[url]  # the address with the token
 
 
 def test_a_busy_port_and_a_missing_workspace_are_reported(
@@ -209,7 +228,7 @@ def test_plugin_detectors_guard_the_page_writes(
             headers={"Content-Type": "application/json", "Origin": url.rstrip("/")},
         )
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(request, timeout=CHILD_TIMEOUT)
+            urllib.request.urlopen(_authorised(request), timeout=CHILD_TIMEOUT)
         assert refused.value.code == 400
         assert json.loads(refused.value.read())["error"] == "secret"
         refused.value.close()

@@ -112,9 +112,11 @@ def manage_state(text: str, tmp: Path) -> None:
 
     workspace = tmp / "notes"
     workspace.mkdir()
-    app = create_app(Backend.open(open_session(workspace), jobs=Jobs()), port=8765)
+    backend = Backend.open(open_session(workspace), jobs=Jobs())
+    app = create_app(backend, token="doc-token", port=8765)
     origin = "http://127.0.0.1:8765"
-    with TestClient(app, base_url=origin) as client:
+    bearer = {"Authorization": "Bearer doc-token"}
+    with TestClient(app, base_url=origin, headers=bearer) as client:
         fact = {"action": "remember", "content": "Deploys are on Tuesdays.", "idempotencyKey": "k1"}
         fact["expectedRevision"] = client.get("/api/memory").json()["revision"]
         saved = client.post("/api/memory", json=fact, headers={"Origin": origin})

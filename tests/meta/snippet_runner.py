@@ -58,8 +58,10 @@ class Output(io.TextIOWrapper):
 
 
 def _answer(url: str) -> bool:
+    # A page's printed address carries its token, which the page trades for a cookie.
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     try:
-        with urllib.request.urlopen(url, timeout=30) as answer:
+        with browser.open(url, timeout=30) as answer:
             assert answer.status == 200, answer.status
     except urllib.error.URLError as error:
         if isinstance(error.reason, ConnectionRefusedError):

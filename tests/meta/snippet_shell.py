@@ -211,8 +211,10 @@ class Session:
                 refused.append(bool(result.is_error))
         return names, refused
 
-    def _start(self, command: str, pattern: str) -> tuple[subprocess.Popen[bytes], re.Match[str]]:
-        """Start ``command``; returns it once its output shows ``pattern``."""
+    def _start(
+        self, command: str, pattern: str
+    ) -> tuple[subprocess.Popen[bytes], re.Match[str], str]:
+        """Start ``command``; returns it, the match and its output once that shows ``pattern``."""
         log = self.home / f".server-{time.monotonic_ns()}.log"
         with log.open("wb") as output:
             server = subprocess.Popen(
@@ -225,31 +227,35 @@ class Session:
             )
         deadline = time.monotonic() + CEILING
         while time.monotonic() < deadline and server.poll() is None:
-            found = re.search(pattern, log.read_text("utf-8", "replace"))
+            shown = log.read_text("utf-8", "replace")
+            found = re.search(pattern, shown)
             if found:
-                return server, found
+                return server, found, shown
             time.sleep(0.05)
         _stop(server)
         raise AssertionError(f"`{command}` did not start:\n{log.read_text('utf-8', 'replace')}")
 
     def _manage(self, command: str) -> None:
-        server, found = self._start(command, r"http://127\.0\.0\.1:(\d+)/")
+        server, found, _ = self._start(command, r"http://127\.0\.0\.1:(\d+)/\S*")
+        # The printed address carries the token, which the page trades for a cookie.
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         try:
             accepting(int(found.group(1)), server)
-            with urllib.request.urlopen(found.group(0), timeout=30) as answer:
+            with browser.open(found.group(0), timeout=30) as answer:
                 page = answer.read().decode("utf-8")
             assert answer.status == 200 and "<h1>Memory</h1>" in page
         finally:
             _stop(server)
 
     def _mcp_http(self, command: str) -> None:
-        server, found = self._start(command, r"serving \S+ at http://\S+?:(\d+)(/\S*)")
+        pattern = r"serving \S+ at http://\S+?:(\d+)(/\S*)\n.*(?:Bearer|no token)"
+        server, found, shown = self._start(command, pattern)
         url = f"http://127.0.0.1:{found.group(1)}{found.group(2)}"
         headers: dict[str, str] = {}
         allowed = re.search(r"--allowed-host (\S+)", command)
         if allowed:
             headers["Host"] = allowed.group(1)
-        token = self.exported("MEMQUILL_MCP_TOKEN")
+        token = self.exported("MEMQUILL_MCP_TOKEN") or printed_token(shown)
         if token:
             headers["Authorization"] = f"Bearer {token}"
         try:
@@ -258,6 +264,12 @@ class Session:
         finally:
             _stop(server)
         assert names == list(ALL_TOOLS), names
+
+
+def printed_token(output: str) -> str | None:
+    """The token ``memquill-mcp`` printed in its host configuration (one it generated)."""
+    found = re.search(r'"Authorization": "Bearer ([^"<]+)"', output)
+    return found.group(1) if found else None
 
 
 def _stop(server: subprocess.Popen[bytes]) -> None:

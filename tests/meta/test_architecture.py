@@ -68,6 +68,7 @@ LAYERS: Final = {
     "sync": 5,
     "lifecycle": 6,
     "manage": 7,
+    "web": 1,
     "plugins": 8,
     "testing": 8,
     "cli": 8,

@@ -49,6 +49,7 @@ from tests.meta.snippet_shell import (
     environment,
     free_port,
     make_home,
+    printed_token,
     run_block,
     wait_for_log,
 )
@@ -258,17 +259,19 @@ def _http_tools(
             [*command, "--port", str(port)], env=env, stderr=stderr, stdout=subprocess.DEVNULL
         )
     try:
-        wait_for_log(server, log, "serving")
+        wait_for_log(server, log, "Bearer")
         accepting(port, server)
-        return asyncio.run(_list_http(url.replace(":8765/", f":{port}/")))
+        token = printed_token(log.read_text("utf-8"))  # generated: none is configured
+        assert token is not None
+        return asyncio.run(_list_http(url.replace(":8765/", f":{port}/"), token))
     finally:
         server.terminate()
         server.wait(timeout=CEILING)
 
 
-async def _list_http(url: str) -> list[str]:
+async def _list_http(url: str, token: str) -> list[str]:
     async with (
-        httpx2.AsyncClient(timeout=60) as web,
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as web,
         Client(streamable_http_client(url, http_client=web), mode="legacy") as client,
     ):
         return [tool.name for tool in (await client.list_tools()).tools]

@@ -30,6 +30,9 @@ def stdio_env(*, plugins: bool = False) -> dict[str, str]:
     return env if plugins else {**env, **NO_PLUGINS}
 
 
+TEST_TOKEN = "test-token-for-memquill-mcp-over-http-0123456789"
+"""The bearer token :func:`http_server` gives its server unless the test passes its own."""
+
 START_CEILING = 60.0
 """Seconds a server may take to start before the test gives up: a hang guard, not a speed test."""
 
@@ -75,6 +78,11 @@ class HttpServer:
         """The MCP endpoint."""
         return f"http://127.0.0.1:{self.port}/mcp"
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """What an authorised client sends (the default :data:`TEST_TOKEN`)."""
+        return {"Authorization": f"Bearer {TEST_TOKEN}"}
+
 
 @contextmanager
 def http_server(
@@ -84,9 +92,12 @@ def http_server(
     env: Mapping[str, str] | None = None,
     plugins: bool = False,
 ) -> Generator[HttpServer]:
-    """Start an HTTP server on a free loopback port, wait until it accepts, and stop it after."""
+    """Start an HTTP server on a free loopback port, wait until it accepts, and stop it after.
+
+    The server requires :data:`TEST_TOKEN` unless ``env`` sets ``MEMQUILL_MCP_TOKEN``.
+    """
     port = free_port()
-    child_env: dict[str, Any] = {**os.environ, **(env or {})}
+    child_env: dict[str, Any] = {**os.environ, "MEMQUILL_MCP_TOKEN": TEST_TOKEN, **(env or {})}
     if not plugins:
         child_env.update(NO_PLUGINS)
     command = [

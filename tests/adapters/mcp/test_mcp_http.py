@@ -7,7 +7,8 @@ import http.client
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,13 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
-from tests.adapters.mcp.mcp_helpers import HttpServer, http_server, records, text_of
+from tests.adapters.mcp.mcp_helpers import (
+    TEST_TOKEN,
+    HttpServer,
+    http_server,
+    records,
+    text_of,
+)
 
 from memquill import MemorySession, MemoryToolset
 from memquill.tools import CATALOGUE
@@ -48,14 +55,21 @@ def server(workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield running
 
 
-def _client(url: str, mode: str, name: str = "memquill-test") -> Client:
-    return Client(url, mode=mode, client_info=Implementation(name=name, version="1"))
+@asynccontextmanager
+async def _client(
+    server: HttpServer, mode: str, name: str = "memquill-test"
+) -> AsyncGenerator[Client]:
+    info = Implementation(name=name, version="1")
+    async with httpx2.AsyncClient(headers=server.headers, timeout=60) as http:
+        transport = streamable_http_client(server.url, http_client=http)
+        async with Client(transport, mode=mode, client_info=info) as client:
+            yield client
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_http_calls_match_the_core(server: HttpServer, workspace: Path, mode: str) -> None:
     core = MemoryToolset(MemorySession(workspace, "core-reference"))
-    async with _client(server.url, mode) as client:
+    async with _client(server, mode) as client:
         tools = (await client.list_tools()).tools
         assert [(t.name, t.description, t.input_schema) for t in tools] == [
             (spec.name, spec.description, spec.input_schema()) for spec in CATALOGUE
@@ -102,7 +116,7 @@ async def test_http_calls_match_the_core(server: HttpServer, workspace: Path, mo
 async def test_each_http_session_gets_its_own_derived_id(server: HttpServer) -> None:
     ids: list[str] = []
     for index in range(2):
-        async with _client(server.url, "legacy", name="Cursor") as client:
+        async with _client(server, "legacy", name="Cursor") as client:
             for attempt in range(2):
                 result = await client.call_tool(
                     "memory_remember", {"content": f"Session fact {index}.{attempt}."}
@@ -113,7 +127,7 @@ async def test_each_http_session_gets_its_own_derived_id(server: HttpServer) -> 
     assert ids[0] == ids[1] and ids[2] == ids[3] and ids[0] != ids[2]
 
 
-def _post(port: int, headers: dict[str, str]) -> int:
+def _post(port: int, headers: dict[str, str], *, token: str | None = TEST_TOKEN) -> int:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         connection.request(
@@ -123,6 +137,7 @@ def _post(port: int, headers: dict[str, str]) -> int:
             headers={
                 "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream",
+                **({} if token is None else {"Authorization": f"Bearer {token}"}),
                 **headers,
             },
         )
@@ -151,10 +166,11 @@ def test_a_foreign_origin_or_host_is_refused(server: HttpServer, workspace: Path
 def test_a_bearer_token_is_required_when_configured(tmp_path: Path) -> None:
     token = "correct-horse-battery-staple-0123456789"
     with http_server(tmp_path, log=tmp_path / "log", env={"MEMQUILL_MCP_TOKEN": token}) as server:
-        assert _post(server.port, {}) == 401
-        assert _post(server.port, {"Authorization": "Bearer wrong"}) == 401
-        assert _post(server.port, {"Authorization": f"Basic {token}"}) == 401
-        assert _post(server.port, {"Authorization": f"Bearer {token}"}) == 200
+        assert _post(server.port, {}, token=None) == 401
+        assert _post(server.port, {}) == 401  # the default token is not this server's
+        assert _post(server.port, {"Authorization": "Bearer wrong"}, token=None) == 401
+        assert _post(server.port, {"Authorization": f"Basic {token}"}, token=None) == 401
+        assert _post(server.port, {}, token=token) == 200
 
 
 async def test_an_authorised_client_can_use_the_tools(tmp_path: Path) -> None:
@@ -175,7 +191,7 @@ async def test_concurrent_gets_of_a_fifo_never_starve_the_server(tmp_path: Path)
     (tmp_path / "notes.md").write_text("The kettle is in the left cupboard.\n", "utf-8")
     os.mkfifo(tmp_path / "pipe.md")
     with http_server(tmp_path, log=tmp_path / "log") as running:
-        async with _client(running.url, "legacy") as client:
+        async with _client(running, "legacy") as client:
             gets = [client.call_tool("memory_get", {"file_path": "pipe.md"}) for _ in range(16)]
             answers = await asyncio.wait_for(asyncio.gather(*gets), timeout=60)
             found = await asyncio.wait_for(

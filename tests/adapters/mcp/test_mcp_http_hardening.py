@@ -14,7 +14,8 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from memquill import MemorySession
-from memquill_mcp import BearerTokenMiddleware, build_server, http_app
+from memquill.web import TokenGuard
+from memquill_mcp import build_server, http_app
 from memquill_mcp.cli import main
 from memquill_mcp.host_guard import HostOriginGuard, parse_host, parse_origin
 from memquill_mcp.http_server import MIN_REMOTE_TOKEN, transport_security
@@ -114,7 +115,7 @@ def test_tokens_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -
         return real(a, b)
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
-    client = TestClient(BearerTokenMiddleware(_echo(), LONG_TOKEN))
+    client = TestClient(TokenGuard(_echo(), LONG_TOKEN))
     assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert client.get("/", headers={"Authorization": f"Bearer {LONG_TOKEN}"}).status_code == 200
     assert compared == [(b"wrong", LONG_TOKEN.encode()), (LONG_TOKEN.encode(), LONG_TOKEN.encode())]

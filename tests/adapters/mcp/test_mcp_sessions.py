@@ -13,7 +13,8 @@ from starlette.types import Receive, Scope, Send
 from tests.adapters.mcp.mcp_helpers import text_of
 
 from memquill import MemorySession
-from memquill_mcp import BearerTokenMiddleware, ConnectionSessions, build_server, derive_session_id
+from memquill.web import TokenGuard
+from memquill_mcp import ConnectionSessions, build_server, derive_session_id
 from memquill_mcp.http_server import is_loopback, transport_security
 
 
@@ -119,4 +120,4 @@ async def _app(scope: Scope, receive: Receive, send: Send) -> None:
 
 def test_an_empty_bearer_token_is_refused() -> None:
     with pytest.raises(ValueError, match="empty"):
-        BearerTokenMiddleware(_app, "")
+        TokenGuard(_app, "")

@@ -2,8 +2,8 @@
 
 - :func:`build_server`: an ``MCPServer`` offering a session's memory tools, with the core's
   names, descriptions, input and output schemas, annotations, text and error flags.
-- :func:`http_app`: that server as an ASGI app, with DNS-rebinding protection and an optional
-  bearer token.
+- :func:`http_app`: that server as an ASGI app, with DNS-rebinding protection and a required
+  bearer token (:class:`memquill.web.TokenGuard`).
 - :class:`ConnectionSessions`: one derived session per client connection when the host gives
   no session id.
 - :class:`McpClientHarness`, :class:`McpStdioHarness`: the tools driven through a real MCP
@@ -24,7 +24,7 @@ if typing.TYPE_CHECKING:
     from memquill_mcp.cli import DEFAULT_PORT, TOKEN_ENV, WORKSPACE_ENV
     from memquill_mcp.connections import ConnectionSessions, derive_session_id
     from memquill_mcp.harness import McpClientHarness, McpStdioHarness, server_command
-    from memquill_mcp.http_server import DEFAULT_PATH, BearerTokenMiddleware, http_app
+    from memquill_mcp.http_server import DEFAULT_PATH, http_app
     from memquill_mcp.server import READ_SERVER_NAME, WRITE_SERVER_NAME, build_server
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "TOKEN_ENV",
     "WORKSPACE_ENV",
     "WRITE_SERVER_NAME",
-    "BearerTokenMiddleware",
     "ConnectionSessions",
     "McpClientHarness",
     "McpStdioHarness",
@@ -50,7 +49,6 @@ __all__ = [
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
-        "BearerTokenMiddleware": "memquill_mcp.http_server",
         "ConnectionSessions": "memquill_mcp.connections",
         "DEFAULT_PATH": "memquill_mcp.http_server",
         "DEFAULT_PORT": "memquill_mcp.cli",

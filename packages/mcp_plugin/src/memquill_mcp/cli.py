@@ -7,6 +7,12 @@ Typical host configurations (``docs/adapters/mcp.md`` has complete snippets)::
     memquill-mcp --workspace ~/notes --write-only            # ... and the write tools apart
     memquill-mcp --workspace ~/notes --transport http --port 8765
 
+Over HTTP every request needs ``Authorization: Bearer <token>``, on loopback too: the token in
+``--token-file``, else ``$MEMQUILL_MCP_TOKEN``, else one generated into memquill's user data
+folder (``http-token``, owner-only, reused). The server prints the host configuration with its
+header on stderr. ``--no-token`` (loopback only) serves without one, for a machine one person
+uses.
+
 Logs go to stderr only: over stdio, stdout carries nothing but the protocol. A failure to
 start prints one line, ``error[<code>]: <message>``, on stderr and exits with the code's status
 (the ``memquill`` command's table, ``memquill.errors.ERRORS``); a bad option is ``error[usage]``
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import stat
@@ -42,6 +49,13 @@ from memquill.errors import ERRORS, Messages
 from memquill.paths import WORKSPACE_ENV, choose_workspace
 from memquill.plugins import connect_telemetry, get_plugin_manager
 from memquill.semantic import load_embedder
+from memquill.web import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_REQUEST_TIMEOUT,
+    bounded_protocol,
+    default_token_path,
+    load_token,
+)
 from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
 
@@ -185,7 +199,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         type=Path,
         help=f"read the HTTP bearer token from PATH, a file only its owner can read (default "
-        f"${TOKEN_ENV}; optional on loopback)",
+        f"${TOKEN_ENV}, else one generated into memquill's user data folder)",
+    )
+    parser.add_argument(
+        "--no-token",
+        action="store_true",
+        help="serve HTTP on loopback without a token: every local user (and container) can "
+        "then read and change your memory; only for a machine one person uses",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=DEFAULT_REQUEST_TIMEOUT,
+        help="close an HTTP connection that sends no complete request within SECONDS (default "
+        f"{DEFAULT_REQUEST_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help="HTTP connections open at once; a new one displaces the oldest still waiting for "
+        f"its request (default {DEFAULT_MAX_CONNECTIONS})",
     )
     parser.add_argument(
         "--allowed-host",
@@ -279,21 +315,30 @@ def _clock(value: str | None) -> Callable[[], datetime] | None:
     return lambda: fixed
 
 
-def _token(args: argparse.Namespace) -> str | None:
+def _token(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The bearer token and where it came from (for the start-up message)."""
     token_file: Path | None = args.token_file
     if token_file is not None:
-        token = _read_token_file(token_file.expanduser())
+        token, source = _read_token_file(token_file.expanduser()), "--token-file"
     else:
-        token = os.environ.get(TOKEN_ENV, "").strip()
+        token, source = os.environ.get(TOKEN_ENV, "").strip(), f"${TOKEN_ENV}"
     if not is_loopback(args.host):
         if not args.allow_remote:
             raise ValueError(f"--host {args.host} is not loopback: pass --allow-remote to mean it")
+        if args.no_token:
+            raise ValueError("--no-token is for loopback only")
         if len(token) < MIN_REMOTE_TOKEN:
             raise ValueError(
                 f"a non-loopback server needs a bearer token of at least {MIN_REMOTE_TOKEN} "
                 f"characters (${TOKEN_ENV} or --token-file)"
             )
-    return token or None
+    if token:
+        if args.no_token:
+            raise ValueError(f"--no-token contradicts the token in {source}")
+        return token, source
+    if args.no_token:
+        return None, "--no-token"
+    return load_token(), "generated"
 
 
 def _read_token_file(path: Path) -> str:
@@ -322,27 +367,64 @@ def _read_token_file(path: Path) -> str:
 
 
 def _http_app(server: MCPServer, args: argparse.Namespace) -> ASGIApp:
+    token, source = _token(args)
+    args.protocol = bounded_protocol(args.request_timeout, args.max_connections)
+    args.token_hint = _token_hint(args, server.name, token, source)
     return http_app(
         server,
         host=args.host,
         path=args.path,
-        token=_token(args),
+        token=token,
         allowed_hosts=args.allowed_host,
         allowed_origins=args.allowed_origin,
+    )
+
+
+def _url(args: argparse.Namespace) -> str:
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    return f"http://{shown}:{args.port}{args.path}"
+
+
+def _token_hint(args: argparse.Namespace, name: str, token: str | None, source: str) -> str:
+    """How a client passes the token: a host configuration with its header.
+
+    A generated token is shown (its owner needs it, as Jupyter shows its own); a configured one
+    is named by where it came from, never repeated.
+    """
+    if token is None:
+        return "memquill-mcp: no token (--no-token): every local user can use this server"
+    if source == "generated":
+        where = f"the token is in {default_token_path()} (owner-only, reused at every start)"
+        value = token
+    else:
+        where = f"the token is the one in {source}"
+        value = f"<the token in {source}>"
+    config = {
+        "mcpServers": {name: {"url": _url(args), "headers": {"Authorization": f"Bearer {value}"}}}
+    }
+    return (
+        f"memquill-mcp: every request needs Authorization: Bearer <token>; {where}\n"
+        f"memquill-mcp: an MCP host configuration: {json.dumps(config)}"
     )
 
 
 def _serve(app: ASGIApp, args: argparse.Namespace, name: str) -> None:
     import uvicorn  # only the HTTP transport needs it
 
-    shown = f"[{args.host}]" if ":" in args.host else args.host
     print(
-        f"memquill-mcp: serving {name} at http://{shown}:{args.port}{args.path}",
+        f"memquill-mcp: serving {name} at {_url(args)}\n{args.token_hint}",
         file=sys.stderr,
         flush=True,
     )
     # log_config=None keeps uvicorn on this process's stderr logging; no access log on stdout.
     config = uvicorn.Config(
-        app, host=args.host, port=args.port, log_config=None, access_log=False, lifespan="on"
+        app,
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        http=args.protocol,  # idle and slow connections are dropped, their number capped
+        ws="none",
     )
     uvicorn.Server(config).run()

@@ -1,4 +1,4 @@
-"""Serving over streamable HTTP: loopback by default, Host/Origin checked, optional bearer token.
+"""Serving over streamable HTTP: loopback by default, Host/Origin checked, a bearer token required.
 
 A memory server reads and writes a person's notes, so a web page must never reach it. Two
 guards stand in the way:
@@ -9,30 +9,28 @@ guards stand in the way:
   own :class:`~memquill_mcp.host_guard.HostOriginGuard` checks first (the SDK's
   ``TransportSecuritySettings`` check, which takes ``localhost:evil.com`` for a port, stays
   behind it).
-- A bearer token (:class:`BearerTokenMiddleware`): required for every request when configured,
-  compared in constant time. Any address other than loopback needs one of at least
-  :data:`MIN_REMOTE_TOKEN` characters.
+- A bearer token (:class:`memquill.web.TokenGuard`): required for every request, on loopback
+  too (loopback is shared by every user and container of the host), compared in constant time.
+  Only an explicit ``token=None`` on loopback serves without one. Any address other than
+  loopback needs one of at least :data:`MIN_REMOTE_TOKEN` characters.
 """
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 from collections.abc import Sequence
 from typing import Final
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
+from memquill.web import TokenGuard
 from memquill_mcp.host_guard import HostOriginGuard
 
 __all__ = [
     "DEFAULT_PATH",
     "MIN_REMOTE_TOKEN",
-    "BearerTokenMiddleware",
     "http_app",
     "is_loopback",
     "transport_security",
@@ -88,46 +86,12 @@ def transport_security(
     )
 
 
-class BearerTokenMiddleware:
-    """Refuses every HTTP request that lacks ``Authorization: Bearer <token>`` (401).
-
-    Args:
-        app: the ASGI application to protect.
-        token: the shared secret clients must present.
-    """
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        if not token:
-            raise ValueError("the bearer token must not be empty")
-        self._app = app
-        self._token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check the token of HTTP requests; pass lifespan events through."""
-        if scope["type"] == "http" and not self._authorised(Headers(scope=scope)):
-            refusal = JSONResponse(
-                {"error": "invalid_token", "error_description": "a valid bearer token is required"},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="memquill"'},
-            )
-            await refusal(scope, receive, send)
-            return
-        await self._app(scope, receive, send)
-
-    def _authorised(self, headers: Headers) -> bool:
-        scheme, _, credentials = headers.get("authorization", "").partition(" ")
-        # Constant-time comparison, so response timing does not reveal the token.
-        return scheme.lower() == "bearer" and hmac.compare_digest(
-            credentials.strip().encode(), self._token
-        )
-
-
 def http_app(
     server: MCPServer,
     *,
     host: str = "127.0.0.1",
     path: str = DEFAULT_PATH,
-    token: str | None = None,
+    token: str | None,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
 ) -> ASGIApp:
@@ -137,7 +101,8 @@ def http_app(
         server: the server (from :func:`~memquill_mcp.build_server`).
         host: the address it will be bound to (decides the default Host/Origin checks).
         path: the endpoint path.
-        token: require this bearer token on every request.
+        token: the bearer token every request must carry (:func:`memquill.web.load_token`
+            makes one); ``None`` serves without one, allowed on loopback only.
         allowed_hosts: see :func:`transport_security`.
         allowed_origins: see :func:`transport_security`.
 
@@ -154,4 +119,4 @@ def http_app(
         streamable_http_path=path, transport_security=security, host=host
     )
     app = HostOriginGuard(app, security.allowed_hosts, security.allowed_origins)
-    return app if token is None else BearerTokenMiddleware(app, token)
+    return app if token is None else TokenGuard(app, token)

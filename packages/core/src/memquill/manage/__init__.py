@@ -6,13 +6,15 @@ embed the page) uses::
 
     from memquill import open_session
     from memquill.manage import Backend, ManageServer
+    from memquill.web import load_token
 
-    server = ManageServer(Backend.open(open_session("/path/to/workspace")))
-    print(server.url)
+    server = ManageServer(Backend.open(open_session("/path/to/workspace")), token=load_token())
+    print(server.login_url)
     server.serve()
 
-The page serves one workspace, chosen here and never by a request, on 127.0.0.1 only, and
-refuses cross-site requests (see ``docs/manage.md``).
+The page serves one workspace, chosen here and never by a request, on 127.0.0.1 only, answers
+only requests that carry the token (a cookie the browser gets from :attr:`login_url`, or a
+bearer token), and refuses cross-site requests (see ``docs/manage.md``).
 """
 
 from memquill.manage._app import create_app

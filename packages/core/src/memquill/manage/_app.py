@@ -1,7 +1,8 @@
 """The Starlette application: routes, the request guard, and the headers every answer carries.
 
 Every request passes the guard first (loopback ``Host``, same-site ``Origin`` and
-``Sec-Fetch-Site``; for a change also a same-origin ``Origin`` and JSON). Every answer, refused
+``Sec-Fetch-Site``; for a change also a same-origin ``Origin`` and JSON), then the token check
+(:class:`memquill.web.TokenGuard`: the page's cookie or a bearer token). Every answer, refused
 or not, says ``Cache-Control: no-store`` (records must not linger in a disk cache) and carries a
 content security policy that allows only this server's own script and style, no framing and no
 form posts elsewhere.
@@ -27,6 +28,7 @@ from memquill.manage._guard import check_request
 from memquill.manage._page import render_page
 from memquill.manage._state import Backend, State
 from memquill.query import SearchArgs, SearchResult, parse_args
+from memquill.web import TokenGuard
 
 __all__ = ["SECURITY_HEADERS", "create_app"]
 
@@ -122,11 +124,19 @@ async def _no_icon(request: Request) -> Response:
     return Response(status_code=204)
 
 
-def create_app(backend: Backend, *, port: int | None = None) -> ASGIApp:
+def cookie_name(port: int | None) -> str:
+    """The page's cookie: one per port, as a browser keeps cookies per host, not per port."""
+    return f"memquill-manage-{port or 0}"
+
+
+def create_app(backend: Backend, *, token: str | None, port: int | None = None) -> ASGIApp:
     """The management app for ``backend``'s workspace.
 
     Args:
         backend: the workspace session, jobs source and clock the page works with.
+        token: the secret every request must carry (:func:`memquill.web.load_token`); ``None``
+            opens the page to every local user (the documented opt-out for one-person
+            machines).
         port: the port the server listens on, when known; requests naming another are refused.
     """
     app = Starlette(
@@ -139,4 +149,6 @@ def create_app(backend: Backend, *, port: int | None = None) -> ASGIApp:
         ]
     )
     app.state.backend = backend
-    return _Guard(app, port)
+    if token is None:
+        return _Guard(app, port)
+    return _Guard(TokenGuard(app, token, cookie=cookie_name(port), cookie_path="/"), port)

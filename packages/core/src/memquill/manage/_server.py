@@ -12,11 +12,13 @@ import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from typing import Final
+from urllib.parse import quote
 
 import uvicorn
 
 from memquill.manage._app import create_app
 from memquill.manage._state import Backend
+from memquill.web import LOGIN_PARAMETER, bounded_protocol
 
 __all__ = ["LOOPBACK", "ManageServer"]
 
@@ -30,13 +32,16 @@ class ManageServer:
 
     Args:
         backend: the workspace session, jobs source and clock.
+        token: the secret every request must carry (:func:`memquill.web.load_token`); a
+            browser brings it once in :attr:`login_url` and keeps it in a cookie. ``None``
+            opens the page to every local user.
         port: the port to listen on; 0 (the default) picks a free one.
 
     Raises:
         OSError: the port cannot be bound (in use, or not allowed).
     """
 
-    def __init__(self, backend: Backend, *, port: int = 0) -> None:
+    def __init__(self, backend: Backend, *, token: str | None, port: int = 0) -> None:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             self._socket.bind((LOOPBACK, port))
@@ -45,12 +50,18 @@ class ManageServer:
             raise
         self.port: int = self._socket.getsockname()[1]
         self.url = f"http://{LOOPBACK}:{self.port}/"
+        self.login_url = self.url
+        """The address to open: :attr:`url` with the token, which the page trades for a cookie."""
+        if token is not None:
+            self.login_url += f"?{LOGIN_PARAMETER}={quote(token, safe='')}"
         config = uvicorn.Config(
-            create_app(backend, port=self.port),
+            create_app(backend, token=token, port=self.port),
             log_level="warning",
             access_log=False,
             lifespan="off",
             server_header=False,
+            http=bounded_protocol(),  # idle and slow connections are dropped, their number capped
+            ws="none",
         )
         self._server = uvicorn.Server(config)
 
@@ -77,13 +88,13 @@ class ManageServer:
 
     @contextmanager
     def running(self) -> Generator[str]:
-        """Serve in a background thread for the ``with`` block; yields the URL."""
+        """Serve in a background thread for the ``with`` block; yields :attr:`login_url`."""
         thread = threading.Thread(target=self.serve, daemon=True)
         thread.start()
         try:
             if not self._wait_started():
                 raise TimeoutError("the management page did not start")
-            yield self.url
+            yield self.login_url
         finally:
             self._server.should_exit = True
             thread.join(_STARTUP_TIMEOUT)
