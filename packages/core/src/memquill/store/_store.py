@@ -61,6 +61,9 @@ class RecordStore(StoreReader, SyncOperations):
             ``memory/records.md``, or a ``postgresql://`` URL (``docs/multi-host.md``). Read
             as given: the ``MEMQUILL_STORE`` variable is the sessions' business.
         record_key: where operation hashes are keyed (default: the backend's).
+        capacity: the largest records file in bytes, a whole number of MiB from 1 to 64
+            (default: ``store.capacityMiB`` of the workspace's ``.assistant/config.json``,
+            else 2 MiB; :mod:`memquill.store._capacity`).
     """
 
     # -- writes ----------------------------------------------------------------------------

@@ -96,6 +96,7 @@ class ItemStore:
         lock_timeout: seconds a write waits for another writer before ``busy``.
         now: the clock (UTC); injectable for tests.
         open_limit: namespaces kept open at once.
+        capacity: each namespace's records file capacity in bytes (``None``: its own setting).
 
     Raises:
         InvalidInputError: ``root`` is not an existing folder, or ``store`` is not valid.
@@ -111,6 +112,7 @@ class ItemStore:
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
         open_limit: int = 64,
+        capacity: int | None = None,
     ) -> None:
         self.root = Path(root).expanduser().absolute()
         if not self.root.is_dir():
@@ -124,6 +126,7 @@ class ItemStore:
         self._lock_timeout = lock_timeout
         self._now = now
         self._open_limit = open_limit
+        self._capacity = capacity  # per namespace workspace (None: each one's own setting)
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
         self._last_corpus: (
@@ -322,6 +325,7 @@ class ItemStore:
                 now=self._now,
                 secrets=self._secrets,
                 store=location,
+                capacity=self._capacity,
             )
             space = Space(labels, folder, session)
             self._spaces[labels] = space
