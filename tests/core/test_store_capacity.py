@@ -100,12 +100,15 @@ def test_a_store_at_exactly_2_mib_reads_but_takes_nothing_more(workspace: Path) 
     expect_unchanged(workspace, "capacity", Messages.INSUFFICIENT, store.preflight)
     expect_unchanged(workspace, "capacity", Messages.FULL, store.save, [manual("one more")])
     last = snapshot.records[-1]
-    # A correction adds a version, so it does not fit either.
-    expect_unchanged(
-        workspace, "capacity", Messages.FULL, store.correct, last.id, "short", snapshot.revision
-    )
+    # A correction adds a version; it fits because the write drops the old version's text
+    # (automatic compaction, under the lock), keeping its fingerprint.
+    corrected = store.correct(last.id, "short", snapshot.revision)
+    assert corrected.status == "saved" and len(raw(workspace)) <= MAX_STORE_BYTES
+    old = next(r for r in corrected.records if r.id == last.id)
+    assert (old.status, old.content) == ("superseded", "") and "textHash" in old.meta
     # Forgetting shrinks the file, so it always fits.
-    assert store.revoke(last.id, snapshot.revision).status == "saved"
+    assert corrected.record_id is not None
+    assert store.revoke(corrected.record_id, corrected.revision).status == "saved"
     assert len(raw(workspace)) < MAX_STORE_BYTES
 
 
@@ -129,7 +132,7 @@ def test_the_limit_counts_utf8_bytes_not_characters(workspace: Path) -> None:
     assert len(raw(workspace)) <= MAX_STORE_BYTES
 
 
-def test_compact_recovers_space_held_by_superseded_versions(workspace: Path) -> None:
+def test_a_write_that_needs_room_compacts_superseded_versions(workspace: Path) -> None:
     store = RecordStore(workspace)
     saved = store.save([manual(big(f"v0-{i}"), f"k{i}") for i in range(40)])
     revision = saved.revision
@@ -138,10 +141,10 @@ def test_compact_recovers_space_held_by_superseded_versions(workspace: Path) -> 
         revision = store.correct(record_id or "", big("v1"), revision).revision
     store.save([manual(big(f"n{i}"), f"n{i}") for i in range(40)])
     later = [manual(big(f"later{i}"), f"later{i}") for i in range(20)]
-    expect_unchanged(workspace, "capacity", Messages.FULL, store.save, later)
-    compacted = store.compact(store.snapshot().revision)
-    assert compacted.status == "saved"
-    assert len(raw(workspace)) < 80 * BIG + 120 * 600
+    # The write that needs room drops the superseded versions' text itself (automatic).
     assert store.save(later).status == "saved"
+    assert len(raw(workspace)) < 100 * BIG + 140 * 700
+    assert all(not r.content for r in store.snapshot().records if r.status == "superseded")
+    assert store.compact(store.snapshot().revision).status == "duplicate"
     # The compacted history still blocks the original keys.
     assert store.save([manual(big("v0-0"), "k0")]).status == "blocked"

@@ -86,7 +86,7 @@ def test_an_edit_made_while_saving_is_never_overwritten(
 def test_an_unreadable_file_is_a_read_failure(
     workspace: Path, store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def unreadable(file: Path) -> bytes:
+    def unreadable(file: Path, limit: int = 0) -> bytes:
         raise PermissionError(errno.EACCES, "Permission denied")
 
     monkeypatch.setattr("memquill.store._transaction.read_bounded", unreadable)

@@ -44,6 +44,10 @@ class Messages:
         "An item with these words was forgotten at {when}, so it is not saved again (a "
         "forgotten fact never comes back); a person may save it again with `memquill remember`."
     )
+    CAPACITY_SETTING: Final = (
+        "The store's capacity is a whole number of MiB from 1 to 64 (default 2): check "
+        "store.capacityMiB in .assistant/config.json, --capacity or the capacity argument."
+    )
     REMEMBERED_AGAIN: Final = (
         "Note: a fact with these words was forgotten at {when}; you saved it again on purpose "
         "(a tool or a conversation could not)."

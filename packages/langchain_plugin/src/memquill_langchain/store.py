@@ -96,6 +96,8 @@ class MemquillStore(BaseStore):
             URL's ``workspace=`` option); default ``$MEMQUILL_STORE``, else ``file``.
         session_id: the session writes are recorded under.
         lock_timeout: seconds a write waits for another writer before ``BusyError``.
+        capacity: each namespace's records file capacity, in bytes (whole MiB, 1 to 64;
+            default: the namespace folder's ``.assistant/config.json``, else 2 MiB).
         index: ``None`` (keyword search), or LangGraph's ``IndexConfig``: ``{"embed": ...,
             "dims": N, "fields": [...]}`` (``embed`` an ``Embeddings``, a function of texts or
             a ``"provider:model"`` name). A search with a query then ranks the items nearest
@@ -127,6 +129,7 @@ class MemquillStore(BaseStore):
         index: object = None,
         ttl: TTLConfig | None = None,
         plugins: MemquillPluginManager | None = None,
+        capacity: int | None = None,
     ) -> None:
         ItemStore.check_index(index)
         self.ttl_config = ttl
@@ -152,6 +155,7 @@ class MemquillStore(BaseStore):
             session_id=session_id,
             secrets=secret_scanner(manager),
             lock_timeout=lock_timeout,
+            capacity=capacity,
         )
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None

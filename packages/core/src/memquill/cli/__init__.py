@@ -61,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the records live: file (the workspace's memory/records.md) or a "
         "postgresql:// URL (default: $MEMQUILL_STORE, else file); never printed",
     )
+    parser.add_argument(
+        "--capacity",
+        metavar="MIB",
+        type=int,
+        help="the records file's capacity in MiB, 1 to 64 (default: store.capacityMiB in the "
+        "workspace's .assistant/config.json, else 2)",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:
         importlib.import_module(f"memquill.cli.{name}").register(subparsers)

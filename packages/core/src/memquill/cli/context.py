@@ -80,6 +80,13 @@ class Context:
     choice: WorkspaceChoice
     store: str | None = None
     """``--store``: ``file`` or a ``postgresql://`` URL (``None``: ``$MEMQUILL_STORE``)."""
+    capacity_mib: int | None = None
+    """``--capacity``: the records file's capacity in MiB (``None``: the workspace's setting)."""
+
+    @property
+    def capacity(self) -> int | None:
+        """``--capacity`` in bytes (``None``: the workspace's setting)."""
+        return None if self.capacity_mib is None else self.capacity_mib * 1024 * 1024
 
     def ensure_workspace(self) -> None:
         """Create the default workspace on first write (an explicit one must already exist)."""
@@ -93,7 +100,7 @@ class Context:
 
     def session(self, access: Access = "read_write") -> MemorySession:
         """The session every command works in, opened through the plugin-aware factory."""
-        return open_session(self.workspace, access=access, store=self.store)
+        return open_session(self.workspace, access=access, store=self.store, capacity=self.capacity)
 
     @contextmanager
     def read_tools(self) -> Generator[MemoryToolset]:
@@ -128,6 +135,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--workspace", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )
     parser.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--capacity", metavar="MIB", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
 
 
 def read_stdin_text() -> str:
@@ -157,7 +167,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         choice = choose_workspace(args.workspace)
         context = Context(
-            choice.path, choice.origin == "default", bool(args.json), out, err, choice, args.store
+            choice.path,
+            choice.origin == "default",
+            bool(args.json),
+            out,
+            err,
+            choice,
+            args.store,
+            args.capacity,
         )
         _check_text_arguments(args)
         problem = choice.problem()

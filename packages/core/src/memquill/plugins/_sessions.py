@@ -57,6 +57,7 @@ def open_session(
     model: TextModel | None = None,
     runner: AuxiliaryRunner | None = None,
     embedder: Embedder | None = None,
+    capacity: int | None = None,
 ) -> MemorySession:
     """A session on ``workspace`` whose writes run every installed plugin's secret detectors.
 
@@ -76,6 +77,8 @@ def open_session(
         runner: the auxiliary runner model calls go through (default: the process's).
         embedder: the host's embedding model, for semantic recall: search re-orders its
             keyword candidates with similarity (``docs/ranking.md``). Not with ``model``.
+        capacity: the largest records file, in bytes (whole MiB, 1 to 64; default: the
+            workspace's ``.assistant/config.json`` ``store.capacityMiB``, else 2 MiB).
 
     A plugin that fails to load is logged on ``memquill.plugins`` and left out; the others
     still guard writes. A ``read`` session never writes, so it loads no plugins unless
@@ -115,6 +118,7 @@ def open_session(
         secrets=scanner,
         store=store,
         ranker=ranker,
+        capacity=capacity,
     )
     if embedder is not None:
         # Imported here: a keyword session never loads semantic recall or model assistance.

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Final
 
 from memquill.errors import BusyError, InvalidInputError, MemquillError, Messages, StorageError
+from memquill.store._codec import MAX_STORE_BYTES
 from memquill.store._conflicts import conflict_copies
 from memquill.store._doctor import DoctorReport, run_doctor
 from memquill.store._lock import lock_is_held
@@ -55,6 +56,8 @@ class RecordsBackend(ABC):
 
     kind: str = ""
     """``file`` or ``postgres``."""
+    capacity: int = MAX_STORE_BYTES
+    """The largest records file, in bytes (``docs/record-format.md``)."""
 
     def __init__(self) -> None:
         # The last file this backend read or wrote; only ever trusted for identical bytes.
@@ -121,9 +124,10 @@ class FileBackend(RecordsBackend):
 
     kind = FILE
 
-    def __init__(self, workspace: str) -> None:
+    def __init__(self, workspace: str, capacity: int = MAX_STORE_BYTES) -> None:
         super().__init__()
         self._workspace = workspace
+        self.capacity = capacity
 
     def __repr__(self) -> str:
         return f"FileBackend({self._workspace!r})"
@@ -132,14 +136,14 @@ class FileBackend(RecordsBackend):
         return locate(self._workspace).identity
 
     def read(self) -> bytes:
-        return read_raw(locate(self._workspace))
+        return read_raw(locate(self._workspace), self.capacity)
 
     def snapshot(self) -> Snapshot:
         locations = locate(self._workspace)  # one path check for both identity and bytes
-        return self.memo.decode(locations.identity, read_raw(locations)).snapshot
+        return self.memo.decode(locations.identity, read_raw(locations, self.capacity)).snapshot
 
     def transact(self, operation: Operation, timeout: float) -> WriteResult:
-        return write_locked(self._workspace, timeout, operation, self.memo)
+        return write_locked(self._workspace, timeout, operation, self.memo, self.capacity)
 
     def check_writable(self) -> None:
         locations = locate(self._workspace)
@@ -209,8 +213,11 @@ def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
     return list_workspaces(parse_location(location), prefix)
 
 
-def open_backend(workspace: str, location: str | None = None) -> RecordsBackend:
-    """The backend a store location names (``None`` or ``file``: the workspace's file).
+def open_backend(
+    workspace: str, location: str | None = None, capacity: int = MAX_STORE_BYTES
+) -> RecordsBackend:
+    """The backend a store location names (``None`` or ``file``: the workspace's file), with
+    ``capacity`` bytes (a database store keeps its 2 MiB quota).
 
     Nothing is connected or read yet.
 
@@ -220,7 +227,7 @@ def open_backend(workspace: str, location: str | None = None) -> RecordsBackend:
         StorageError: a database location, but the ``memquill[postgres]`` extra is missing.
     """
     if location is None or location == FILE:
-        return FileBackend(workspace)
+        return FileBackend(workspace, capacity)
     if not is_database(location):
         raise InvalidInputError(Messages.STORE_LOCATION)
     try:

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Final
 
 from memquill.atomic import atomic_write
-from memquill.errors import CapacityError, Messages, SourceError, UnsafePathError
+from memquill.errors import Messages, SourceError, UnsafePathError
 from memquill.paths import open_regular
+from memquill.store._capacity import full_error
 from memquill.store._codec import MAX_STORE_BYTES
 
 __all__ = ["BACKUP_PREFIX", "read_bounded", "write_backup"]
@@ -21,8 +22,9 @@ BACKUP_PREFIX: Final = ".records-backup-"
 """Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
 
 
-def read_bounded(file: Path) -> bytes:
-    """The records file's bytes (empty when missing), refusing more than 2 MiB.
+def read_bounded(file: Path, limit: int = MAX_STORE_BYTES) -> bytes:
+    """The records file's bytes (empty when missing), refusing more than ``limit`` bytes (the
+    store's capacity, default 2 MiB).
 
     Never blocks: a FIFO (or any other non-regular file) is refused as an unsafe path.
     """
@@ -37,11 +39,11 @@ def read_bounded(file: Path) -> bytes:
             raise UnsafePathError(Messages.MEMORY_PATH) from error
         raise
     with os.fdopen(fd, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > MAX_STORE_BYTES:
-            raise CapacityError(Messages.FULL)
-        data = handle.read(MAX_STORE_BYTES + 1)
-    if len(data) > MAX_STORE_BYTES:
-        raise CapacityError(Messages.FULL)
+        if os.fstat(handle.fileno()).st_size > limit:
+            raise full_error(limit)
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise full_error(limit)
     return data
 
 

@@ -36,9 +36,10 @@ from memquill.store._fact_keys import validate_key
 from memquill.store._fingerprints import with_fingerprint
 from memquill.store._import import ImportPlan, import_operation, plan_import
 from memquill.store._results import Candidate, Snapshot, WriteResult
+from memquill.store._room import with_room
 from memquill.store._store_reads import StoreReader
 from memquill.store._store_sync import SyncOperations
-from memquill.store._transaction import Outcome
+from memquill.store._transaction import Operation, Outcome
 from memquill.text import LONE_SURROGATE, utf16_len
 
 __all__ = ["MAX_BATCH", "RecordStore", "Target"]
@@ -61,6 +62,9 @@ class RecordStore(StoreReader, SyncOperations):
             ``memory/records.md``, or a ``postgresql://`` URL (``docs/multi-host.md``). Read
             as given: the ``MEMQUILL_STORE`` variable is the sessions' business.
         record_key: where operation hashes are keyed (default: the backend's).
+        capacity: the largest records file in bytes, a whole number of MiB from 1 to 64
+            (default: ``store.capacityMiB`` of the workspace's ``.assistant/config.json``,
+            else 2 MiB; :mod:`memquill.store._capacity`).
     """
 
     # -- writes ----------------------------------------------------------------------------
@@ -143,7 +147,7 @@ class RecordStore(StoreReader, SyncOperations):
                 skip_known=skip_known,
             )
 
-        return self._backend.transact(operation, self._lock_timeout)
+        return self._backend.transact(self._roomy(operation), self._lock_timeout)
 
     def correct(
         self,
@@ -188,7 +192,7 @@ class RecordStore(StoreReader, SyncOperations):
             new_id=lambda: str(uuid.uuid4()),
             known_keys=self._record_key.known(),
         )
-        return self._backend.transact(operation, self._lock_timeout)
+        return self._backend.transact(self._roomy(operation), self._lock_timeout)
 
     def rename_many(
         self,
@@ -223,7 +227,7 @@ class RecordStore(StoreReader, SyncOperations):
             now=self._stamp,
             new_id=lambda: str(uuid.uuid4()),
         )
-        return self._backend.transact(operation, self._lock_timeout)
+        return self._backend.transact(self._roomy(operation), self._lock_timeout)
 
     def revoke(self, target: Target, expected_revision: str) -> WriteResult:
         """Forget a fact and every earlier version of it; its metadata stays as a tombstone
@@ -346,6 +350,10 @@ class RecordStore(StoreReader, SyncOperations):
 
     def _check_content(self, content: str) -> None:
         self._secrets.check(validate_content(content))
+
+    def _roomy(self, operation: Operation) -> Operation:
+        """``operation`` compacting old versions' text when its write needs the room."""
+        return with_room(operation, self.capacity, self._record_key.load())
 
     def _stamp(self) -> str:
         return iso_timestamp(self._now())

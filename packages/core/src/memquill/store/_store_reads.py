@@ -12,7 +12,8 @@ from typing import Final
 
 from memquill.errors import CapacityError, InvalidInputError, Messages
 from memquill.store._backend import RecordsBackend, open_backend
-from memquill.store._codec import MAX_STORE_BYTES, Record
+from memquill.store._capacity import check_capacity, workspace_capacity
+from memquill.store._codec import Record
 from memquill.store._fact_keys import validate_key
 from memquill.store._record_key import KeySource, recognised_hashes
 from memquill.store._results import Preflight, ProjectedRecord, Projection, Snapshot
@@ -46,13 +47,17 @@ class StoreReader:
         secrets: SecretScanner | None = None,
         location: str | None = None,
         record_key: KeySource | None = None,
+        capacity: int | None = None,
     ) -> None:
         self._workspace = os.fspath(workspace)
+        chosen = (
+            workspace_capacity(self._workspace) if capacity is None else check_capacity(capacity)
+        )
         self._lock_timeout = lock_timeout
         self._now = now or (lambda: datetime.now(UTC))
         self._secrets = secrets or SecretScanner()
         self._projection: Projection | None = None
-        self._backend = open_backend(self._workspace, location)
+        self._backend = open_backend(self._workspace, location, chosen)
         self._record_key = record_key or self._backend.record_key()
 
     def __repr__(self) -> str:
@@ -62,6 +67,12 @@ class StoreReader:
     def workspace(self) -> str:
         """The workspace path as given."""
         return self._workspace
+
+    @property
+    def capacity(self) -> int:
+        """The largest records file this store writes or reads, in bytes (default 2 MiB; a
+        setting: :mod:`memquill.store._capacity`)."""
+        return self._backend.capacity
 
     @property
     def record_key(self) -> KeySource:
@@ -139,10 +150,10 @@ class StoreReader:
         snapshot = self.snapshot()
         if type(reserve_bytes) is not int or reserve_bytes < 0:
             raise InvalidInputError(Messages.RESERVATION)
-        if snapshot.size_bytes + reserve_bytes > MAX_STORE_BYTES:
+        if snapshot.size_bytes + reserve_bytes > self.capacity:
             raise CapacityError(Messages.INSUFFICIENT)
         self._backend.check_writable()
-        return Preflight(snapshot.revision, snapshot.size_bytes, MAX_STORE_BYTES)
+        return Preflight(snapshot.revision, snapshot.size_bytes, self.capacity)
 
     def find_operation(self, idempotency_key: str) -> Record | None:
         """The version (any status) that a save with ``idempotency_key`` wrote, if any.

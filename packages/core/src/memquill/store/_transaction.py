@@ -28,7 +28,6 @@ from typing import Final
 
 from memquill.atomic import atomic_write, fsync_folder, remove_staging, staging_affixes
 from memquill.errors import (
-    CapacityError,
     ConflictError,
     MemoryRecordError,
     Messages,
@@ -37,6 +36,7 @@ from memquill.errors import (
 )
 from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
+from memquill.store._capacity import full_error
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
 from memquill.store._fileio import read_bounded, write_backup
 from memquill.store._lock import LOCK_NAME, WriterLock
@@ -135,14 +135,14 @@ def locate(workspace: str) -> Locations:
     return Locations(root, directory, file)
 
 
-def read_raw(locations: Locations) -> bytes:
+def read_raw(locations: Locations, capacity: int = MAX_STORE_BYTES) -> bytes:
     """The records file's bytes (empty when missing). Nothing is created, locked or written.
 
     Raises:
         CapacityError, UnsafePathError, StorageError.
     """
     try:
-        return read_bounded(locations.file)
+        return read_bounded(locations.file, capacity)
     except MemoryRecordError:
         raise
     except OSError as error:
@@ -163,6 +163,7 @@ def write_locked(
     lock_timeout: float,
     operation: Operation,
     memo: RecordsMemo | None = None,
+    capacity: int = MAX_STORE_BYTES,
 ) -> WriteResult:
     """Run ``operation`` inside the locked transaction and publish its draft atomically.
 
@@ -179,7 +180,8 @@ def write_locked(
         # Taking the lock would create memory/ and the lock file. When the operation would be
         # refused or change nothing anyway, answer from an unlocked read, so a refused write
         # leaves the disk untouched (the answer is the one the store gave at that read).
-        answer = apply_operation(memo.decode(found.identity, read_raw(found)), operation)
+        current = memo.decode(found.identity, read_raw(found, capacity))
+        answer = apply_operation(current, operation, capacity)
         if isinstance(answer, WriteResult):
             return answer
     try:
@@ -192,7 +194,7 @@ def write_locked(
     published = False
     try:
         with WriterLock(locations.lock, lock_timeout), _save_errors():
-            result, published = _transact(locations, operation, memo)
+            result, published = _transact(locations, operation, memo, capacity)
     finally:
         if published:
             with _save_errors():
@@ -228,12 +230,15 @@ class Change:
         return _result(written, self.outcome)
 
 
-def apply_operation(current: Decoded, operation: Operation) -> Change | WriteResult:
+def apply_operation(
+    current: Decoded, operation: Operation, capacity: int = MAX_STORE_BYTES
+) -> Change | WriteResult:
     """Run ``operation`` on a copy of ``current``: the change to publish, or the answer when
     nothing is to be written (every backend's transaction runs this under its lock).
 
     Raises:
-        whatever ``operation`` raises; CapacityError when the new file would exceed 2 MiB.
+        whatever ``operation`` raises; CapacityError when the new file would exceed
+        ``capacity`` bytes (default 2 MiB).
     """
     snapshot = current.snapshot
     draft = list(snapshot.records)
@@ -243,8 +248,8 @@ def apply_operation(current: Decoded, operation: Operation) -> Change | WriteRes
     encoded = current.encode(outcome.header or header_of(current.raw) or HEADER, draft)
     if encoded.data == current.raw:  # a merge that brought nothing new: nothing to publish
         return _result(snapshot, Outcome("duplicate", outcome.ids))
-    if len(encoded.data) > MAX_STORE_BYTES:
-        raise CapacityError(Messages.FULL)
+    if len(encoded.data) > capacity:
+        raise full_error(capacity)
     return Change(encoded, outcome)
 
 
@@ -261,21 +266,22 @@ def _transact(
     locations: Locations,
     operation: Operation,
     memo: RecordsMemo,
+    capacity: int,
 ) -> tuple[WriteResult, bool]:
     """The locked part of a write: its result, and whether a new file was renamed into place
     (the caller then fsyncs the directory)."""
     # A writer killed between its staging write and its rename left the staging file, with
     # every fact the file then held: remove it now, so a fact forgotten later is gone from disk.
     remove_stale_staging(locations.directory)
-    raw = read_bounded(locations.file)
-    change = apply_operation(memo.decode(locations.identity, raw), operation)
+    raw = read_bounded(locations.file, capacity)
+    change = apply_operation(memo.decode(locations.identity, raw), operation, capacity)
     if isinstance(change, WriteResult):
         return change, False
     backup = backup_of(locations, raw, change.outcome)
 
     def unchanged() -> None:
         # Writers are serialised by the lock; this catches an editor or sync tool.
-        if read_bounded(locations.file) != raw:
+        if read_bounded(locations.file, capacity) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
 
     # The folder is fsynced once the lock is let go (the module doc says why that is safe).

@@ -109,6 +109,7 @@ class ItemStore:
         now: the clock (UTC); injectable for tests.
         open_limit: namespaces kept open at once (default 4,096 on files, 64 on a database,
             where each holds a connection).
+        capacity: each namespace's records file capacity in bytes (``None``: its own setting).
 
     Raises:
         InvalidInputError: ``root`` is not an existing folder, or ``store`` is not valid.
@@ -124,6 +125,7 @@ class ItemStore:
         lock_timeout: float = 5.0,
         now: Callable[[], datetime] | None = None,
         open_limit: int | None = None,
+        capacity: int | None = None,
     ) -> None:
         self.root = Path(root).expanduser().absolute()
         if not self.root.is_dir():
@@ -141,6 +143,7 @@ class ItemStore:
         self._open_limit = open_limit
         self.expired = 0
         """Items forgotten because their time to live ran out, since this store was made."""
+        self._capacity = capacity  # per namespace workspace (None: each one's own setting)
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
         self._last_corpus: (
@@ -402,6 +405,7 @@ class ItemStore:
                 now=self._now,
                 secrets=self._secrets,
                 store=location,
+                capacity=self._capacity,
             )
             space = Space(labels, folder, session)
             self._spaces[labels] = space

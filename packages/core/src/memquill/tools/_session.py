@@ -44,6 +44,8 @@ class MemorySession:
         ranker: reorders ``memory_search`` candidates (optional model assistance: a
             :class:`memquill.enhance.ModelRanker` around the host's model); ``None`` keeps keyword
             order, exactly as without model assistance.
+        capacity: the largest records file, in bytes (whole MiB, 1 to 64; default: the
+            workspace's ``.assistant/config.json``, else 2 MiB).
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class MemorySession:
         secrets: SecretScanner | None = None,
         store: str | None = None,
         ranker: CandidateRanker | None = None,
+        capacity: int | None = None,
     ) -> None:
         if access not in ("read", "read_write"):
             raise ValueError(f"access must be 'read' or 'read_write', not {access!r}")
@@ -69,6 +72,7 @@ class MemorySession:
         self._now = now
         self._secrets = secrets
         self._location = resolve_location(store)
+        self._capacity = capacity
         self._ranker = ranker
 
     @property
@@ -129,6 +133,7 @@ class MemorySession:
             secrets=self._secrets,
             store=self._location,
             ranker=self._ranker,
+            capacity=self._capacity,
         )
         # Fill the other's cached properties: store and caches belong to the workspace.
         other.__dict__["store"] = self.store
@@ -144,6 +149,7 @@ class MemorySession:
             now=self._now,
             secrets=self._secrets,
             location=self._location,
+            capacity=self._capacity,
         )
 
     @cached_property

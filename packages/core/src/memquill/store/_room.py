@@ -1,0 +1,49 @@
+"""Automatic compaction: a write that would pass the capacity first drops old versions' text.
+
+A save, correction or rename whose new file would exceed the store's capacity empties, under
+the writer lock and in the same write, the text of every ``superseded`` version (what
+``memquill compact`` does), each keeping the keyed fingerprint of the text it held
+(:func:`~memquill.store._fingerprints.with_fingerprint`), so a fact forgotten later still blocks
+all its words. Tombstones, operation hashes and source keys stay, so nothing a forget or a
+correction blocks comes back. Only if the file is still too large is the write refused
+(``capacity``). Which versions are emptied depends only on the records (every superseded
+one), so two machines compact alike, and a compacted copy merges with an uncompacted one to
+the compacted text (``docs/sync.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from memquill.store._codec import Record, encode_block
+from memquill.store._fingerprints import with_fingerprint
+from memquill.store._results import Snapshot
+from memquill.store._transaction import Operation, Outcome
+
+__all__ = ["with_room"]
+
+_HEADROOM: Final = 2
+"""Measure the draft only once the file holds more than 1/_HEADROOM of the capacity."""
+
+
+def with_room(operation: Operation, capacity: int, record_key: bytes) -> Operation:
+    """``operation``, then, when its draft would not fit in ``capacity`` bytes, the draft with
+    every superseded version's text dropped (fingerprinted with ``record_key``)."""
+
+    def run(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+        outcome = operation(snapshot, draft)
+        if outcome.status != "saved" or snapshot.size_bytes * _HEADROOM < capacity:
+            return outcome
+        if _size(draft) <= capacity:
+            return outcome
+        for index, record in enumerate(draft):
+            if record.status == "superseded" and record.content:
+                draft[index] = with_fingerprint(record, record_key).evolve("")
+        return outcome
+
+    return run
+
+
+def _size(records: list[Record]) -> int:
+    # The header is under 80 bytes; the blocks are what grows.
+    return 80 + sum(len(encode_block(record).encode()) for record in records)
