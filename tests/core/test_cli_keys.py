@@ -51,7 +51,7 @@ def test_a_fact_named_by_its_key_from_remember_to_forget(
     )
 
     forgotten = memquill(env, "forget", "deploy/day").stdout
-    assert forgotten.startswith(f"saved {twice['record_id']} key deploy/day")
+    assert forgotten.startswith(f"forgotten {twice['record_id']} key deploy/day")
     fails(env, "not_found", Messages.KEY_NOT_FOUND.format(key="deploy/day"), "forget", "deploy/day")
     fails(
         env,

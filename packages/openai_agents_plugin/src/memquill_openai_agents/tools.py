@@ -17,7 +17,6 @@ other bad argument. Nothing raises into the run.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +26,7 @@ from agents.tool_context import ToolContext
 from pydantic import ValidationError
 
 from memquill import MemorySession, MemoryToolset, ToolResult
+from memquill.jsondoc import parse_json
 from memquill.tools import MemoryTool
 
 __all__ = ["Observer", "memory_tools", "observed_tools"]
@@ -64,7 +64,7 @@ def _tool(tool: MemoryTool, observe: Observer | None) -> FunctionTool:
 async def _run(tool: MemoryTool, arguments: str) -> ToolResult:
     """The core's answer to ``arguments`` (the model's JSON text)."""
     try:
-        parsed: Any = json.loads(arguments or "{}")
+        parsed: Any = parse_json(arguments or "{}")  # depth-bounded, as every parse
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):
