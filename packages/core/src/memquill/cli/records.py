@@ -19,7 +19,15 @@ from typing import Any, Final
 from memquill.cli.context import Context, add_common, counted, read_stdin_text
 from memquill.errors import BlockedError, InvalidInputError, Messages, NotFoundError
 from memquill.store import FactKey, Record, Snapshot, Target, looks_like_id
-from memquill.tools import MemorySession, WriteOutcome, WriteSource, compact, correct, forget
+from memquill.tools import (
+    MemorySession,
+    WriteOutcome,
+    WriteSource,
+    compact,
+    correct,
+    expires_at,
+    forget,
+)
 from memquill.tools import remember as remember_fact
 
 __all__ = ["register"]
@@ -109,9 +117,12 @@ def _list(args: argparse.Namespace, context: Context) -> int:
         status = "" if record.status == "active" else f" [{record.status}]"
         first_line = record.content.split("\n", 1)[0]
         key = f"{record.key or '-':<{width}}  " if width else ""
+        when = expires_at(record.extra)
+        # An item put with a time to live (the LangGraph store's TTL) says when it goes.
+        expiry = "" if when is None else f"  (expires {when.strftime('%Y-%m-%dT%H:%MZ')})"
         lines.append(
             f"{record.id[:_SHORT]}  {_age(record, now):>4}  "
-            f"rev {snapshot.record_revision(record)[:_SHORT]}{status}  {key}{first_line}"
+            f"rev {snapshot.record_revision(record)[:_SHORT]}{status}  {key}{first_line}{expiry}"
         )
     if not shown:
         lines.append("(no remembered facts)")
@@ -271,7 +282,13 @@ def _record_json(snapshot: Snapshot, record: Record) -> dict[str, object]:
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "record_revision": snapshot.record_revision(record),
+        "expires_at": _expiry_json(record),
     }
+
+
+def _expiry_json(record: Record) -> str | None:
+    when = expires_at(record.extra)
+    return None if when is None else when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _summary(snapshot: Snapshot) -> str:

@@ -56,13 +56,20 @@ def _record(record: Mapping[str, object], *, actions: bool) -> str:
         else ""
     )
     content = escape(str(record["content"])) if record["content"] else "<em>(content removed)</em>"
+    expires = record.get("expiresAt")
+    expiry = (
+        f' · <span class="expiry">expires <time datetime="{escape(str(expires))}">'
+        f"{escape(str(expires)[:16])}Z</time></span>"
+        if isinstance(expires, str)
+        else ""
+    )
     return (
         f'<article class="record {escape(status)}" id="record-{escape(record_id)}" '
         f'data-id="{escape(record_id)}" data-revision="{escape(revision)}">'
         f'<p class="content">{content}</p>'
         f'<p class="meta">{badge}<span class="provenance">{escape(str(record["provenance"]))}'
         f'</span> · <span>updated <time datetime="{updated}" title="{updated}">'
-        f"{escape(str(record['age']))}</time></span> · <span>revision "
+        f"{escape(str(record['age']))}</time></span>{expiry} · <span>revision "
         f'<code title="{escape(revision)}">{escape(revision[:_SHORT])}</code></span> · '
         f'<span>id <code title="{escape(record_id)}">{escape(record_id[:8])}</code></span></p>'
         f"{buttons}</article>"

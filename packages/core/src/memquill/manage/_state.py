@@ -15,7 +15,7 @@ from memquill.errors import CorruptError, MemoryRecordError
 from memquill.manage._jobs import JobsSource, jobs_json
 from memquill.manage._words import STATUS_WORDS, age, provenance
 from memquill.store import Diagnosis, DoctorReport, Record, RepairPlan, Snapshot
-from memquill.tools import MemorySession
+from memquill.tools import MemorySession, expires_at
 
 __all__ = [
     "Backend",
@@ -80,7 +80,14 @@ def record_json(snapshot: Snapshot, record: Record, now: datetime) -> dict[str, 
         "age": age(record.updated_at, now),
         "supersedes": record.supersedes,
         "recordRevision": snapshot.record_revision(record),
+        "expiresAt": _expiry(record),
     }
+
+
+def _expiry(record: Record) -> str | None:
+    """When an item put with a time to live expires (UTC, ISO 8601), else ``None``."""
+    when = expires_at(record.extra)
+    return None if when is None else when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def latest_version(snapshot: Snapshot, record_id: str) -> Record | None:

@@ -18,6 +18,7 @@ from memquill.tools._binding import (
 )
 from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
 from memquill.tools._item_paths import check_folders, namespace_folder, validate_namespace
+from memquill.tools._item_values import expires_at
 from memquill.tools._items import ItemHit, ItemStore, StoredItem
 from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
 from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
@@ -84,6 +85,7 @@ __all__ = [
     "compact",
     "correct",
     "default_bindings_path",
+    "expires_at",
     "find_operation",
     "forget",
     "forget_many",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Final, Literal, cast
 
 from memquill.errors import InvalidInputError, Messages
@@ -41,6 +41,7 @@ __all__ = [
     "decode_index",
     "decode_value",
     "encode_value",
+    "expires_at",
     "plain_value",
 ]
 
@@ -123,6 +124,13 @@ def decode_expiry(extra: Mapping[str, JSONValue] | None) -> Expiry | None:
     except ValueError:
         return None
     return (float(minutes), when) if when.utcoffset() is not None else None
+
+
+def expires_at(extra: Mapping[str, JSONValue] | None) -> datetime | None:
+    """When the item whose fact has ``extra`` expires (UTC), for showing it; ``None``: never,
+    or what is there is not a time to live."""
+    expiry = decode_expiry(extra)
+    return None if expiry is None else expiry[1].astimezone(UTC)
 
 
 def _index_json(index: Literal[False] | tuple[str, ...]) -> JSONValue:
