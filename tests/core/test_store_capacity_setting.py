@@ -90,3 +90,12 @@ def test_sessions_and_the_command_line_take_it(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+def test_doctor_reads_a_store_past_2_mib_against_its_own_capacity(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path, capacity=4 * MIB)
+    size = _fill_past(store, MAX_STORE_BYTES)
+    report = store.doctor()
+    assert report.error is None
+    assert (report.used_bytes, report.max_bytes) == (size, 4 * MIB)

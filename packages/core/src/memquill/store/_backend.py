@@ -171,6 +171,7 @@ class FileBackend(RecordsBackend):
             now=now,
             record_key=record_key,
             expected_revision=expected_revision,
+            capacity=self.capacity,
         )
 
     def record_key(self) -> KeySource:

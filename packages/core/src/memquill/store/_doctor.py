@@ -82,7 +82,7 @@ class DoctorReport:
         error: why the store cannot be read (``corrupt`` names ``record_index``), if it cannot.
         revision: the store revision, when readable.
         used_bytes: size of ``records.md`` (0 when absent or unreadable).
-        max_bytes: the 2 MiB bound.
+        max_bytes: the store's capacity (2 MiB unless set).
         counts: versions per status.
         temp_files: staging files present (workspace-relative), before any fix.
         removed: staging files ``fix`` removed.
@@ -141,8 +141,10 @@ def run_doctor(
     now: Callable[[], datetime],
     record_key: KeySource | None = None,
     expected_revision: str | None = None,
+    capacity: int = MAX_STORE_BYTES,
 ) -> DoctorReport:
-    """Inspect the store of ``workspace`` (see the module docstring).
+    """Inspect the store of ``workspace``, read against its ``capacity`` (see the module
+    docstring).
 
     With ``expected_revision``, ``fix`` repairs a hand edit only if the file is still the one
     whose repair plan carried that revision (the plan a person reviewed).
@@ -159,9 +161,9 @@ def run_doctor(
         with WriterLock(locations.lock, lock_timeout):
             removed = _remove(locations, _temp_files(locations))
     diagnosis, plan, backup = None, None, None
-    snapshot, error = _read(locations)
+    snapshot, error = _read(locations, capacity)
     if isinstance(error, CorruptError):
-        raw = read_raw(locations)
+        raw = read_raw(locations, capacity)
         diagnosis = diagnose(raw)
         plan = replace(
             plan_repair(raw, now=now(), secrets=secrets, record_key=record_key),
@@ -171,12 +173,13 @@ def run_doctor(
             raise ConflictError(Messages.STALE)
         if fix and plan.refused is None:
             backup = apply_repair(locations, raw, plan, now=now(), lock_timeout=lock_timeout)
-            snapshot, error = _read(locations)
+            snapshot, error = _read(locations, capacity)
     held = lock_is_held(locations.lock)
     return DoctorReport(
         error=error,
         revision=snapshot.revision if snapshot else None,
         used_bytes=snapshot.size_bytes if snapshot else _size(locations.file),
+        max_bytes=capacity,
         counts=_counts(snapshot) if snapshot else {},
         temp_files=temp_files,
         removed=removed,
@@ -193,9 +196,9 @@ def run_doctor(
     )
 
 
-def _read(locations: Locations) -> tuple[Snapshot | None, MemoryRecordError | None]:
+def _read(locations: Locations, capacity: int) -> tuple[Snapshot | None, MemoryRecordError | None]:
     try:
-        return read_snapshot(locations), None
+        return read_snapshot(locations, capacity), None
     except MemoryRecordError as failure:
         return None, failure
 

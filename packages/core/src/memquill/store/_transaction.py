@@ -149,13 +149,14 @@ def read_raw(locations: Locations, capacity: int = MAX_STORE_BYTES) -> bytes:
         raise StorageError(Messages.READ_FAILED) from error
 
 
-def read_snapshot(locations: Locations) -> Snapshot:
-    """Read and decode the store. Nothing is created, locked or written.
+def read_snapshot(locations: Locations, capacity: int = MAX_STORE_BYTES) -> Snapshot:
+    """Read and decode the store (up to ``capacity`` bytes). Nothing is created, locked or
+    written.
 
     Raises:
         CapacityError, CorruptError, UnsafePathError, StorageError.
     """
-    return decode_snapshot(locations.identity, read_raw(locations))
+    return decode_snapshot(locations.identity, read_raw(locations, capacity))
 
 
 def write_locked(
