@@ -7,8 +7,8 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.adapters.mcp.test_mcp_http_slow_clients import all_closed
 from tests.manage.test_page_token import manage_page, page_get
+from tests.slow_clients import all_closed
 
 from memquill.web import DEFAULT_MAX_CONNECTIONS
 

@@ -11,28 +11,12 @@ from pathlib import Path
 
 from tests.adapters.mcp.mcp_helpers import http_server
 from tests.core.other_user import request
+from tests.slow_clients import CEILING, all_closed
 
 INITIALIZE = (
     b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
     b'"2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}'
 )
-CEILING = 30.0
-"""A hang guard: without a read timeout a held connection is never closed at all."""
-
-
-def all_closed(connections: list[socket.socket]) -> bool:
-    """Whether the server closed every connection within :data:`CEILING` (an answer, such as
-    503, then a close counts)."""
-    deadline = time.monotonic() + CEILING
-    for connection in connections:
-        connection.settimeout(max(0.01, deadline - time.monotonic()))
-        try:
-            connection.recv(1024)
-        except ConnectionResetError:
-            pass
-        except TimeoutError:
-            return False
-    return True
 
 
 def _drip(connection: socket.socket, until: Callable[[], bool]) -> bool:
