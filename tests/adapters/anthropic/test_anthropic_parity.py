@@ -11,6 +11,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ import pytest
 from tests.adapters.anthropic.anthropic_helpers import answer, memquill_tool
 
 from memquill import MemorySession
+from memquill.index import INDEX_DIR_ENV
 from memquill.plugins import get_plugin_manager, plugin_report
 from memquill.testing import CoreHarness, HarnessFactory, Normalizer, ParitySuite, core_spec
 from memquill_anthropic import AnthropicHarness
@@ -42,16 +47,36 @@ def read_everywhere(workspace: Path, calls: list[tuple[str, dict[str, Any]]]) ->
     """Each installed adapter's answers (normalised text, error flag) to ``calls``."""
     seen: dict[str, Any] = {}
     for name, factory in installed().items():
-        harness = factory(MemorySession(workspace, "reader", access="read"))
-        try:
-            normalizer = Normalizer()
-            seen[name] = [
-                (normalizer.text((result := harness.call(tool, args)).text), result.is_error)
-                for tool, args in calls
-            ]
-        finally:
-            harness.close()
+        with contextlib.ExitStack() as own_index:
+            if name == "mcp-stdio":
+                # A subprocess the SDK stops at close (terminated after a short grace on a busy
+                # host) keeps an index of its own: the adapters read after it must not meet an
+                # index it left half-written.
+                folder = own_index.enter_context(tempfile.TemporaryDirectory())
+                own_index.enter_context(_environment(INDEX_DIR_ENV, folder))
+            harness = factory(MemorySession(workspace, "reader", access="read"))
+            try:
+                normalizer = Normalizer()
+                seen[name] = [
+                    (normalizer.text((result := harness.call(tool, args)).text), result.is_error)
+                    for tool, args in calls
+                ]
+            finally:
+                harness.close()
     return seen
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
 
 
 def test_every_adapter_is_installed_here() -> None:
