@@ -230,15 +230,19 @@ class FileSystem:
         result: list[tuple[dict[str, int], str]] = []
         for combo in itertools.product(*options):
             names = dict(self.durable_names)
-            persisted: list[int] = []
-            for changes in combo:
+            words: list[str] = []
+            for folder, changes in zip(folders, combo, strict=True):
                 for change in changes:
                     self._settle(names, change)
-                    persisted.append(change.call)
-            pending = sum(len(changes) for changes in self.pending_entries.values())
-            words = f"entries {sorted(persisted)} of {pending} pending persisted"
-            result.append((names, words))
+                calls = ", ".join(f"call {change.call}" for change in changes) or "none"
+                pending = len(self.pending_entries[folder])
+                words.append(f"{self._label(folder)} entries persisted: {calls} of {pending}")
+            result.append((names, "; ".join(words) or "no entry change pending"))
         return result
+
+    def _label(self, folder: str) -> str:
+        relative = os.path.relpath(folder, self.root)
+        return "workspace/" if relative == "." else f"{relative}/"
 
     def contents(self, inode: int, seed: int) -> list[tuple[bytes, str]]:
         """Every content a cut may leave in file ``inode`` (sampled tears), with a label."""

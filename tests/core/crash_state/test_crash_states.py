@@ -88,6 +88,16 @@ def test_a_remember_survives_every_power_cut(tmp_path: Path) -> None:
     expect_every_promise(run(recorded, tmp_path, "remember"), recorded)
 
 
+def test_a_first_remember_in_a_new_workspace_survives_every_power_cut(tmp_path: Path) -> None:
+    """``memory/`` is an entry of the workspace folder: until that folder is synced, a power cut
+    may take it away with the acknowledged fact inside."""
+    here = workspace(tmp_path)
+    fact = "The first fact of a new workspace."
+    steps = [Step("first remember", lambda store: store.save([manual(fact)]), active(fact))]
+    recorded = record_scenario(here, steps)
+    expect_every_promise(run(recorded, tmp_path, "first remember"), recorded)
+
+
 def test_an_update_survives_every_power_cut(tmp_path: Path) -> None:
     here = workspace(tmp_path)
     old, new = "The on-call rota changes on Mondays.", "The on-call rota changes on Fridays."

@@ -1,6 +1,7 @@
 """The records file's locations, its read path, and the locked, atomic write transaction.
 
-A write: check the paths, create ``memory/``, check again (a symlink may have been swapped in),
+A write: check the paths, create ``memory/`` (and sync the workspace folder, so the new folder
+survives a power cut), check again (a symlink may have been swapped in),
 take the writer lock, read and decode the file, let the operation change a copy, encode it,
 write a temp file and fsync it, check that the file did not change meanwhile, rename the temp
 file over it, release the lock and fsync the directory; only then is the write acknowledged. A
@@ -186,7 +187,12 @@ def write_locked(
         if isinstance(answer, WriteResult):
             return answer
     try:
+        created = not os.path.lexists(found.directory)
         private_folder(found.directory, parents=False)
+        if created:
+            # A new memory/ is an entry of the workspace folder: unsynced, a power cut could
+            # take the folder, and every write acknowledged in it, away.
+            fsync_folder(found.root)
         locations = locate(workspace)
     except MemoryRecordError:
         raise
