@@ -209,9 +209,12 @@ def _open_state(
     problems += _promises(recorded, snapshot, acked, "after the cut")
     allowed = recorded.versions[acked : acked + 2]
     if snapshot.records not in allowed:
+        kept = {record.id for record in snapshot.records}
+        lost = [record.id for record in allowed[0] if record.id not in kept]
         problems.append(
-            f"the records ({len(snapshot.records)}) are neither the last acknowledged file's "
-            f"({len(allowed[0])}) nor the in-flight write's: a write landed in part"
+            (f"lost {len(lost)} acknowledged record(s) of {len(allowed[0])}; " if lost else "")
+            + f"the {len(snapshot.records)} records are neither the last acknowledged file's "
+            "nor the in-flight write's: a write landed in part"
         )
     try:
         report = store.doctor(fix=True)

@@ -234,9 +234,12 @@ class FileSystem:
             for folder, changes in zip(folders, combo, strict=True):
                 for change in changes:
                     self._settle(names, change)
-                calls = ", ".join(f"call {change.call}" for change in changes) or "none"
                 pending = len(self.pending_entries[folder])
-                words.append(f"{self._label(folder)} entries persisted: {calls} of {pending}")
+                calls = "".join(f", call {change.call}" for change in changes)
+                words.append(
+                    f"{self._label(folder)}: {len(changes)} of {pending} pending entry changes "
+                    f"persisted{calls}"
+                )
             result.append((names, "; ".join(words) or "no entry change pending"))
         return result
 
