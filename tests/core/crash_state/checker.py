@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,8 @@ __all__ = ["Outcome", "Step", "check_scenario", "record_scenario"]
 
 Promise = Callable[[Snapshot], str | None]
 """What an acknowledged step promises of every later state: ``None``, or what is wrong."""
+Invariant = Callable[[Snapshot, Mapping[str, bytes]], str | None]
+"""What holds at every cut, of the records and the files (workspace-relative paths)."""
 
 STAGING_PREFIX = ".records-"
 STAGING_SUFFIX = ".tmp"
@@ -53,12 +55,15 @@ class Step:
         run: the call, on the store under test.
         promise: what must hold once it returned.
         forgets: texts that must be gone from disk once it returned.
+        always: what must hold at every cut, even while it runs (a fact that is in a conflict
+            copy until the merged file holds it).
     """
 
     name: str
     run: Callable[[RecordStore], object]
     promise: Promise
     forgets: tuple[str, ...] = ()
+    always: Invariant | None = None
 
 
 @dataclass
@@ -207,6 +212,11 @@ def _open_state(
     except MemoryRecordError as error:
         return [*problems, f"the store cannot be opened: {error.code}: {error.message}"]
     problems += _promises(recorded, snapshot, acked, "after the cut")
+    files = {path: content for path, content in state.tree if content is not None}
+    for step in recorded.steps:
+        broken = step.always(snapshot, files) if step.always else None
+        if broken is not None:
+            problems.append(f"{step.name} broke its invariant: {broken}")
     allowed = recorded.versions[acked : acked + 2]
     if snapshot.records not in allowed:
         kept = {record.id for record in snapshot.records}

@@ -16,7 +16,7 @@ or be named by ``doctor`` and repaired by ``doctor --fix``).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -36,6 +36,7 @@ from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.store._capacity import MIB
+from memquill.store._results import Snapshot
 
 LATER = "A later fact: the staging server is called kestrel."
 
@@ -176,6 +177,33 @@ def test_a_merge_survives_every_power_cut(tmp_path: Path) -> None:
     steps = [Step("merge", lambda store: store.merge(copy), promise), later()]
     recorded = record_scenario(here, steps)
     expect_every_promise(run(recorded, tmp_path, "merge"), recorded)
+
+
+def test_resolving_a_conflict_copy_survives_every_power_cut(tmp_path: Path) -> None:
+    """``sync resolve`` writes a backup, merges the copy and removes it only once the merged file
+    is durable: at no cut may the copy's facts be in neither."""
+    here = workspace(tmp_path)
+    there = tmp_path / "there"
+    there.mkdir()
+    RecordStore(here).save([manual("Deploys happen on Tuesdays.")])
+    theirs = "Their machine knows the VPN is split-tunnel."
+    RecordStore(there).save([manual(theirs)])
+    copy = "memory/records.sync-conflict-20260301-120000-ABCDEFG.md"
+    (here / copy).write_bytes((there / "memory" / "records.md").read_bytes())
+
+    def kept(snapshot: Snapshot, files: Mapping[str, bytes]) -> str | None:
+        if active(theirs)(snapshot) is None or theirs.encode() in files.get(copy, b""):
+            return None
+        return "the copy's fact is neither merged nor in the copy"
+
+    def resolve(store: RecordStore) -> object:
+        return store.resolve_conflict_copies()
+
+    promise = all_of(active(theirs), active("Deploys happen on Tuesdays."))
+    steps = [Step("resolve", resolve, promise, always=kept), later()]
+    recorded = record_scenario(here, steps)
+    assert any(call.op == "link" for call in recorded.calls), "no backup was written"
+    expect_every_promise(run(recorded, tmp_path, "resolve"), recorded)
 
 
 # -- the checker can fail -----------------------------------------------------------------------
