@@ -469,6 +469,17 @@ SPECS: dict[str, Spec] = {
     "docs/security.md § Forgotten means gone: memquill key export --stdout | ssh new-machine memquill key ": Elsewhere(
         (KEY_PIPE_TEST,)
     ),
+    "docs/security.md § Power loss: the model the crash-state test checks: cut 13/13 after [remember returned] (memory/: 0 of 2 pending": Elsewhere(
+        (
+            "tests/core/crash_state/test_crash_states.py::test_the_checker_catches_a_missing_folder_fsync",
+        )
+    ),
+    "docs/security.md § Power loss: the model the crash-state test checks: uv run pytest -q -n 0 -s tests/core/crash_state": Elsewhere(
+        (
+            "tests/core/crash_state/test_crash_states.py::test_a_remember_survives_every_power_cut",
+            "tests/core/crash_state/test_model.py::test_an_unsynced_append_tears_at_sector_boundaries",
+        )
+    ),
     # -- docs/sync.md (the README's blocks, run verbatim on two clones, and the key's) -------
     'docs/sync.md § Git: cd "$MEMQUILL_WORKSPACE" # a clone of the repository your wo': Elsewhere(
         (README_SYNC_TEST,)
