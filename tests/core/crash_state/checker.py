@@ -204,11 +204,12 @@ def _open_state(
         if report.error is None or report.diagnosis is None:
             return [*problems, f"the file does not decode and doctor names no problem: {report}"]
         fixed = store.doctor(fix=True)
-        if not fixed.repaired:
+        try:
+            snapshot = store.snapshot()  # however doctor reports it, the file must now decode
+        except CorruptError:
             refused = fixed.repair.refused if fixed.repair else None
             return [*problems, f"doctor --fix did not repair {report.diagnosis}: {refused}"]
         outcome.repaired += 1
-        snapshot = store.snapshot()
     except MemoryRecordError as error:
         return [*problems, f"the store cannot be opened: {error.code}: {error.message}"]
     problems += _promises(recorded, snapshot, acked, "after the cut")
