@@ -148,6 +148,7 @@ def filled_to_capacity(here: Path) -> tuple[str, str]:
     return record_id, text.format(version + 1)
 
 
+@pytest.mark.slow  # a 1 MiB store, written out for each of ~80 states
 def test_an_automatic_compaction_survives_every_power_cut(tmp_path: Path) -> None:
     here = workspace(tmp_path)
     record_id, new = filled_to_capacity(here)
