@@ -6,6 +6,9 @@ counts them in the file; the JSON gives the same number as ``record`` beside the
 ``record_index`` of :class:`~memquill.errors.CorruptError`. With ``--fix`` it removes stale
 staging files and, when the repair is unambiguous, writes a backup of ``records.md`` and
 repairs it. A PostgreSQL store has no lock file: its report says so instead of a lock line.
+Below the capacity line, a readable store's ``history`` and ``bytes`` lines say what fills it
+(:mod:`memquill.store._history`): live facts, superseded versions and how many are compacted,
+forgotten facts, the deepest and mean history, and the bytes each kind takes.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from memquill.cli.sync import waiting_lines
 from memquill.errors import CorruptError, MemoryRecordError, StorageError
 from memquill.index import IndexSearcher, SearchIndex, index_errors
 from memquill.paths import canonical_workspace
-from memquill.store import DoctorReport
+from memquill.store import DoctorReport, HistoryFigures
 
 __all__ = ["register"]
 
@@ -99,8 +102,12 @@ def _text(report: DoctorReport, *, fix: bool, file_lock: bool = True) -> str:
     lines.append(_store_line(report))
     if report.error is not None and report.repair is not None:
         lines.extend(_repair_lines(report, fix=fix))
-    percent = 100 * report.used_bytes / report.max_bytes
-    lines.append(f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes ({percent:.1f}%)")
+    lines.append(
+        f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes "
+        f"({report.percent_used:.1f}%)"
+    )
+    if report.error is None:
+        lines.extend(_history_lines(report.history))
     if not file_lock:
         lines.append("lock: none (the database locks the row for each write)")
     elif report.lock_held:
@@ -127,6 +134,36 @@ def _text(report: DoctorReport, *, fix: bool, file_lock: bool = True) -> str:
     )
     lines.append("healthy" if report.ok else "problems found")
     return "\n".join(lines)
+
+
+def _history_lines(history: HistoryFigures) -> list[str]:
+    """What fills the store: facts, history and its depth, tombstones, and their bytes."""
+    return [
+        f"history: {counted(history.live, 'live fact')}, "
+        f"{counted(history.superseded, 'superseded version')} ({history.compacted:,} compacted), "
+        f"{counted(history.tombstones, 'forgotten fact')}; deepest history "
+        f"{counted(history.deepest, 'version')}, mean {history.mean_depth:g} per fact",
+        f"bytes: live facts {history.live_bytes:,}, history {history.history_bytes:,}, "
+        f"compacted {history.compacted_bytes:,} (text dropped), "
+        f"tombstones {history.tombstone_bytes:,}",
+    ]
+
+
+def _history_json(history: HistoryFigures) -> dict[str, object]:
+    return {
+        "live": history.live,
+        "superseded": history.superseded,
+        "compacted": history.compacted,
+        "families": history.families,
+        "versions": history.versions,
+        "deepest": history.deepest,
+        "mean_depth": history.mean_depth,
+        "tombstones": history.tombstones,
+        "live_bytes": history.live_bytes,
+        "history_bytes": history.history_bytes,
+        "compacted_bytes": history.compacted_bytes,
+        "tombstone_bytes": history.tombstone_bytes,
+    }
 
 
 def _store_line(report: DoctorReport) -> str:
@@ -196,6 +233,8 @@ def _json(report: DoctorReport) -> dict[str, object]:
         "revision": report.revision,
         "used_bytes": report.used_bytes,
         "max_bytes": report.max_bytes,
+        "percent_used": report.percent_used,
+        "history": _history_json(report.history),
         "counts": dict(report.counts),
         "temp_files": list(report.temp_files),
         "removed": list(report.removed),

@@ -97,7 +97,8 @@ def _lock(doctor: Mapping[str, object]) -> str:
 
 
 def doctor_panel(doctor: Mapping[str, object]) -> str:
-    """Capacity used, the writer lock, staging files left behind and secret findings."""
+    """Capacity used and what fills it, the writer lock, staging files left behind and secret
+    findings."""
     used = int(cast(int, doctor.get("usedBytes", 0)))
     most = int(cast(int, doctor.get("maxBytes", 1))) or 1
     percent = 100 * used / most
@@ -106,6 +107,7 @@ def doctor_panel(doctor: Mapping[str, object]) -> str:
         f'({percent:.1f}%) <meter aria-labelledby="capacity-label" min="0" max="{most}" '
         f'value="{used}" '
         f'high="{int(most * 0.9)}">{percent:.1f}%</meter></li>',
+        *_history_items(doctor),
         f"<li>Writer lock: {_lock(doctor)}</li>",
     ]
     temp = cast(Sequence[str], doctor.get("tempFiles") or [])
@@ -132,6 +134,33 @@ def doctor_panel(doctor: Mapping[str, object]) -> str:
         '<section aria-labelledby="doctor-title" id="doctor">'
         f'<h2 id="doctor-title">Health</h2><p>{verdict}</p><ul>{"".join(items)}</ul></section>'
     )
+
+
+def _history_items(doctor: Mapping[str, object]) -> list[str]:
+    """Live facts, earlier versions (how many compacted, and what those still take), forgotten
+    facts, and how deep a fact's history goes; nothing for a store that cannot be read."""
+    history = doctor.get("history")
+    if doctor.get("error") is not None or not isinstance(history, Mapping):
+        return []
+    figures = cast(Mapping[str, int | float], history)
+    superseded, compacted = int(figures["superseded"]), int(figures["compacted"])
+    kept = (
+        f" ({compacted:,} compacted: their text dropped, "
+        f"{_bytes(int(figures['compactedBytes']))} of metadata kept)"
+        if compacted
+        else ""
+    )
+    return [
+        f"<li>Facts: {int(figures['live']):,} live, "
+        f"{_counted(superseded, 'earlier version')}{kept}, "
+        f"{_counted(int(figures['tombstones']), 'forgotten fact')}</li>",
+        f"<li>History depth: up to {_counted(int(figures['deepest']), 'version')} of a fact, "
+        f"{figures['meanDepth']:g} on average</li>",
+    ]
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count:,} {noun if count == 1 else noun + 's'}"
 
 
 def _sync_items(doctor: Mapping[str, object]) -> list[str]:

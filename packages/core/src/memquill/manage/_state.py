@@ -14,7 +14,14 @@ from datetime import UTC, datetime
 from memquill.errors import CorruptError, MemoryRecordError
 from memquill.manage._jobs import JobsSource, jobs_json
 from memquill.manage._words import STATUS_WORDS, age, provenance
-from memquill.store import Diagnosis, DoctorReport, Record, RepairPlan, Snapshot
+from memquill.store import (
+    Diagnosis,
+    DoctorReport,
+    HistoryFigures,
+    Record,
+    RepairPlan,
+    Snapshot,
+)
 from memquill.tools import MemorySession, expires_at
 
 __all__ = [
@@ -101,7 +108,8 @@ def latest_version(snapshot: Snapshot, record_id: str) -> Record | None:
 
 
 def doctor_json(report: DoctorReport, snapshot: Snapshot | None = None) -> dict[str, object]:
-    """The doctor panel's data: errors, capacity, lock, staging files, secret findings, for
+    """The doctor panel's data: errors, capacity and what fills it (``history``), lock, staging
+    files, secret findings, for
     an unreadable file which record is at fault and the repair ``doctor --fix`` offers, and what
     a workspace kept on several machines waits for (conflict copies, diverged facts with each
     version's text and record revision from ``snapshot``, renamed keys, other record keys)."""
@@ -110,6 +118,8 @@ def doctor_json(report: DoctorReport, snapshot: Snapshot | None = None) -> dict[
         "error": error_json(report.error) if report.error is not None else None,
         "usedBytes": report.used_bytes,
         "maxBytes": report.max_bytes,
+        "percentUsed": report.percent_used,
+        "history": _history_json(report.history),
         "counts": dict(report.counts),
         "tempFiles": list(report.temp_files),
         "lockHeld": report.lock_held,
@@ -134,6 +144,25 @@ def doctor_json(report: DoctorReport, snapshot: Snapshot | None = None) -> dict[
             for item in report.renamed_keys
         ],
         "otherKeys": dict(report.other_keys),
+    }
+
+
+def _history_json(history: HistoryFigures) -> dict[str, object]:
+    """Live facts, superseded and compacted versions, history depth, tombstones, and the bytes
+    each kind takes (:mod:`memquill.store._history`)."""
+    return {
+        "live": history.live,
+        "superseded": history.superseded,
+        "compacted": history.compacted,
+        "families": history.families,
+        "versions": history.versions,
+        "deepest": history.deepest,
+        "meanDepth": history.mean_depth,
+        "tombstones": history.tombstones,
+        "liveBytes": history.live_bytes,
+        "historyBytes": history.history_bytes,
+        "compactedBytes": history.compacted_bytes,
+        "tombstoneBytes": history.tombstone_bytes,
     }
 
 

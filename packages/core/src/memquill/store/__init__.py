@@ -55,6 +55,7 @@ if typing.TYPE_CHECKING:
         validate_key,
     )
     from memquill.store._families import Divergence, KeyRename
+    from memquill.store._history import HistoryFigures
     from memquill.store._import import ImportPlan
     from memquill.store._merge import MergeReport, merge_files
     from memquill.store._merge_file import merge_into_file, read_copy
@@ -102,6 +103,7 @@ __all__ = [
     "DoctorReport",
     "FactKey",
     "FileBackend",
+    "HistoryFigures",
     "ImportPlan",
     "JSONValue",
     "KeyRename",
@@ -166,6 +168,7 @@ __getattr__, __dir__ = _lazy_exports(
         "FILE": "memquill.store._backend",
         "FactKey": "memquill.store._fact_keys",
         "FileBackend": "memquill.store._backend",
+        "HistoryFigures": "memquill.store._history",
         "ID_PATTERN": "memquill.store._codec",
         "ImportPlan": "memquill.store._import",
         "JSONValue": "memquill.store._codec",

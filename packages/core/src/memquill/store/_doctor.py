@@ -2,15 +2,16 @@
 
 It verifies the file (naming the first bad record and why, :mod:`~memquill.store._diagnose`),
 lists staging files a crashed writer left behind, shows who holds the writer lock, how much of
-the 2 MiB is used, which stored records a current secret detector flags, and which hold a
-control character (saved before writes refused them: they stay readable). For a workspace
-kept on several machines (``docs/sync.md``) it also names the conflict copies a file-sync tool
-left (their facts are missing until merged, so the store is not healthy), the facts that
-diverged and the named keys a merge renamed (both wait for a person's choice), and how many
-records were written under a record key this machine does not hold. It changes
-nothing, except that ``fix=True`` removes stale staging files while holding the writer lock (so
-none can belong to a live writer) and repairs a hand edit when that is unambiguous, after a
-backup (:mod:`~memquill.store._repair`).
+the store's capacity is used and by what (live facts, retained history, compacted versions,
+tombstones, and how deep the history goes: :mod:`~memquill.store._history`), which stored
+records a current secret detector flags, and which hold a control character (saved before
+writes refused them: they stay readable). For a workspace kept on several machines
+(``docs/sync.md``) it also names the conflict copies a file-sync tool left (their facts are
+missing until merged, so the store is not healthy), the facts that diverged and the named keys
+a merge renamed (both wait for a person's choice), and how many records were written under a
+record key this machine does not hold. It changes nothing, except that ``fix=True`` removes
+stale staging files while holding the writer lock (so none can belong to a live writer) and
+repairs a hand edit when that is unambiguous, after a backup (:mod:`~memquill.store._repair`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from memquill.store._codec import MAX_STORE_BYTES, store_revision
 from memquill.store._conflicts import conflict_copies
 from memquill.store._diagnose import Diagnosis, diagnose
 from memquill.store._families import Divergence, KeyRename, divergences, renamed_keys
+from memquill.store._history import HistoryFigures, history_figures
 from memquill.store._lock import WriterLock, lock_holder, lock_is_held
 from memquill.store._record_key import KEY_ID_FIELD, KeySource, RecordKey, key_id
 from memquill.store._repair import RepairPlan, apply_repair, plan_repair
@@ -46,6 +48,7 @@ __all__ = [
     "ControlFinding",
     "Diagnosis",
     "DoctorReport",
+    "HistoryFigures",
     "RepairPlan",
     "SecretFinding",
     "report_for",
@@ -101,6 +104,8 @@ class DoctorReport:
         renamed_keys: named keys two families took on two machines; the younger one renamed.
         other_keys: records per record key id this machine does not hold (their duplicates
             and tombstones are recognised only where that key is: ``memquill key import``).
+        history: live facts, history depth, compacted versions, tombstones and the bytes each
+            takes (all zero when the store cannot be read).
     """
 
     error: MemoryRecordError | None
@@ -122,6 +127,12 @@ class DoctorReport:
     diverged: tuple[Divergence, ...] = ()
     renamed_keys: tuple[KeyRename, ...] = ()
     other_keys: Mapping[str, int] = field(default_factory=dict[str, int])
+    history: HistoryFigures = field(default_factory=HistoryFigures)
+
+    @property
+    def percent_used(self) -> float:
+        """``used_bytes`` as a percentage of ``max_bytes``, to one decimal."""
+        return round(100 * self.used_bytes / self.max_bytes, 1) if self.max_bytes else 0.0
 
     @property
     def ok(self) -> bool:
@@ -192,6 +203,7 @@ def run_doctor(
         repaired=backup is not None,
         backup=backup,
         conflict_copies=conflict_copies(locations.directory),
+        history=_history(snapshot),
         **_sync_findings(snapshot, record_key or RecordKey()),
     )
 
@@ -210,14 +222,18 @@ def report_for(
     secrets: SecretScanner,
     used_bytes: int,
     record_key: KeySource | None = None,
+    capacity: int = MAX_STORE_BYTES,
 ) -> DoctorReport:
     """The report of a store that has no files, locks or staging files of its own (a
-    database): the records' health, size, counts and secret findings."""
+    database): the records' health, size against ``capacity``, counts, history figures and
+    secret findings."""
     return DoctorReport(
         error=error,
         revision=snapshot.revision if snapshot else None,
         used_bytes=used_bytes,
+        max_bytes=capacity,
         counts=_counts(snapshot) if snapshot else {},
+        history=_history(snapshot),
         secret_findings=_secret_findings(snapshot, secrets) if snapshot else (),
         control_findings=_control_findings(snapshot) if snapshot else (),
         **_sync_findings(snapshot, record_key),
@@ -244,6 +260,10 @@ def _sync_findings(snapshot: Snapshot | None, record_key: KeySource | None) -> d
         )
         found["other_keys"] = dict(sorted(other.items()))
     return found
+
+
+def _history(snapshot: Snapshot | None) -> HistoryFigures:
+    return history_figures(snapshot.records) if snapshot else HistoryFigures()
 
 
 def _counts(snapshot: Snapshot) -> dict[str, int]:
