@@ -201,7 +201,7 @@ def _open_state(
         snapshot = store.snapshot()
     except CorruptError:
         report = store.doctor()
-        if report.error is None or report.diagnosis is None:
+        if report.ok or (report.error is None and report.diagnosis is None):
             return [*problems, f"the file does not decode and doctor names no problem: {report}"]
         fixed = store.doctor(fix=True)
         try:
