@@ -11,10 +11,16 @@ change: :mod:`._blocks`) and ``folders`` (the walk's folder listings, for the ne
 
 The file holds the notes' vocabulary, so it is private: the folder is ``0700`` and the database
 is created ``0600`` before SQLite opens it (SQLite gives its ``-wal`` and ``-shm`` files the
-database's mode). SQLite runs with ``secure_delete`` (removed content is overwritten with zeros,
-in the database and in the pages the write-ahead log receives), temporary data stays in memory,
-and after a change that removed notes the log is checkpointed and truncated
-(:meth:`IndexDatabase.wipe_log`), so a removed note's words are nowhere in the files.
+database's mode). That narrowing opens and closes the files, which is done only while no other
+connection of this process holds them (:data:`_HELD`): SQLite coordinates processes with POSIX
+advisory locks, and closing *any* descriptor of a file drops every lock the process holds on
+it. Another process would then take itself for the last user and, at its exit, delete the
+``-wal`` and ``-shm`` files this process still reads through (every index opened here after
+that failed with ``disk I/O error``). SQLite runs with ``secure_delete`` (removed content is
+overwritten with zeros, in the database and in the pages the write-ahead log receives),
+temporary data stays in memory, and after a change that removed notes the log is checkpointed
+and truncated (:meth:`IndexDatabase.wipe_log`), so a removed note's words are nowhere in the
+files.
 
 Every change is one transaction, so a crash leaves the old or the new index. A process reads
 one search's data inside one read transaction (a consistent snapshot). A file that SQLite
@@ -27,6 +33,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
+from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
 from typing import Final
@@ -69,6 +77,9 @@ _WIPE_BUSY_MS: Final = 2_000
 """How long truncating the log waits for readers of older snapshots (then: at the next one)."""
 _LOG_BYTES: Final = 1 << 20
 _SIDE_FILES: Final = ("-wal", "-shm")
+_HELD: Final = Counter[tuple[int, int]]()
+"""Open connections of this process per index file (device, inode)."""
+_HELD_LOCK: Final = threading.Lock()
 
 
 class IndexDamaged(Exception):
@@ -91,22 +102,20 @@ class IndexDatabase:
         self.path = path
         self.workspace = workspace
         self.wipe_pending = False
+        self._held: tuple[int, int] | None = None
         target = ":memory:" if path is None else os.fspath(path)
-        if path is not None:
+        with _HELD_LOCK:  # no other thread opens or closes one meanwhile
+            if path is not None and not _HELD[file_inode(path) or (-1, -1)]:
+                _make_private(path)
             try:
-                # Before SQLite creates it 0644 (and its -wal and -shm files like it).
-                private_file(path)
-            except SourceError:
-                raise IndexDamaged("not a regular file") from None
-            for suffix in _SIDE_FILES:
-                tighten_file(Path(os.fspath(path) + suffix))
-        try:
-            self.connection = sqlite3.connect(
-                target, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.DatabaseError as error:
-            raise IndexDamaged(str(error)) from None
-        self.inode = file_inode(path)
+                self.connection = sqlite3.connect(
+                    target, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+                )
+            except sqlite3.DatabaseError as error:
+                raise IndexDamaged(str(error)) from None
+            self.inode = self._held = file_inode(path)
+            if self._held is not None:
+                _HELD[self._held] += 1
         try:
             self._prepare()
         except sqlite3.OperationalError:
@@ -120,8 +129,14 @@ class IndexDatabase:
             raise
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (again: nothing)."""
         self.connection.close()
+        with _HELD_LOCK:
+            held, self._held = self._held, None
+            if held is not None:
+                _HELD[held] -= 1
+                if _HELD[held] <= 0:
+                    del _HELD[held]
 
     def replaced(self) -> bool:
         """Whether the file at ``path`` is no longer the one this connection holds."""
@@ -247,6 +262,18 @@ class IndexDatabase:
                 execute("ROLLBACK")
             raise
         execute("COMMIT")
+
+
+def _make_private(path: Path) -> None:
+    """Create the index file ``0600`` before SQLite would create it ``0644``, and narrow an
+    existing one and its ``-wal`` and ``-shm`` files (only while this process holds no
+    connection to them: see the module doc)."""
+    try:
+        private_file(path)
+    except SourceError:
+        raise IndexDamaged("not a regular file") from None
+    for suffix in _SIDE_FILES:
+        tighten_file(Path(os.fspath(path) + suffix))
 
 
 def file_inode(path: Path | None) -> tuple[int, int] | None:
