@@ -16,7 +16,7 @@ import secrets
 from pathlib import Path
 from typing import Final
 
-from memquill.atomic import atomic_write
+from memquill.atomic import atomic_write, fsync_folder
 from memquill.errors import SourceError
 from memquill.owner_only import private_folder
 from memquill.paths import open_regular
@@ -103,7 +103,11 @@ def _create(path: Path) -> None:
 
 
 def _publish(path: Path, key: bytes, *, replace: bool) -> None:
-    private_folder(path.parent)
+    # A key lost to a power cut would be replaced by a new one, and every hash the old one keyed
+    # (operation hashes, forgotten-text fingerprints) would stop matching: the folders made for
+    # it are synced into their parents, as the key file is into its own by ``atomic_write``.
+    for folder in private_folder(path.parent):
+        fsync_folder(folder.parent)
     # Without ``replace`` a racing process that published first wins, and both then read it.
     with contextlib.suppress(FileExistsError):
         atomic_write(path, key, exclusive=not replace)

@@ -25,8 +25,10 @@ FOLDER_MODE: Final = 0o700
 FILE_MODE: Final = 0o600
 
 
-def private_folder(path: Path, *, parents: bool = True, tighten: bool = False) -> None:
-    """Make ``path`` a folder, creating it (and, with ``parents``, each missing parent) ``0700``.
+def private_folder(path: Path, *, parents: bool = True, tighten: bool = False) -> tuple[Path, ...]:
+    """Make ``path`` a folder, creating it (and, with ``parents``, each missing parent) ``0700``;
+    return the folders this call created, outermost first (a caller that promises durability
+    syncs each one's parent: a new folder's name is durable only then).
 
     An existing folder is left as it is, unless ``tighten`` (a folder that is memquill's own):
     then group and other permissions are removed if the current user owns it.
@@ -42,6 +44,7 @@ def private_folder(path: Path, *, parents: bool = True, tighten: bool = False) -
         if current.parent == current or not parents:
             break
         current = current.parent
+    created: list[Path] = []
     for folder in reversed(missing):
         try:
             os.mkdir(folder, FOLDER_MODE)
@@ -49,11 +52,13 @@ def private_folder(path: Path, *, parents: bool = True, tighten: bool = False) -
             if not folder.is_dir():
                 raise
             continue  # made meanwhile by another process: theirs to set
+        created.append(folder)
         # A umask can only remove bits; one that removed the owner's would leave it unusable.
         if stat.S_IMODE(os.lstat(folder).st_mode) != FOLDER_MODE:
             os.chmod(folder, FOLDER_MODE)
     if tighten and not missing:
         _narrow(path, FOLDER_MODE)
+    return tuple(created)
 
 
 def private_file(path: Path) -> None:

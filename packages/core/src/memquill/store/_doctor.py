@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memquill.atomic import fsync_folder
 from memquill.controls import first_control
 from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages, StorageError
 from memquill.store._codec import MAX_STORE_BYTES, store_revision
@@ -292,6 +293,9 @@ def _remove(locations: Locations, relative: tuple[str, ...]) -> tuple[str, ...]:
             # decides; the report still lists it as not removed.
             continue
         removed.append(path)
+    if removed:
+        # The report says they are gone; a staging file may hold forgotten text.
+        fsync_folder(locations.directory)
     return tuple(removed)
 
 
