@@ -320,8 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--rules",
-        default="1.5:0.8",
-        help="the confidence rule's MARGIN:JOIN_WEIGHT pairs (comma list; default 1.5:0.8)",
+        default="1.5:0.65",
+        help="the confidence rule's MARGIN:JOIN_WEIGHT pairs (comma list; default 1.5:0.65)",
     )
     parser.add_argument(
         "--embedder",

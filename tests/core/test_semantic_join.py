@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memquill import MemorySession, MemoryToolset, remember
 from memquill.enhance import AuxiliaryRunner
-from memquill.semantic import FunctionEmbedder, SemanticRanker, keyword_confident
+from memquill.semantic import FunctionEmbedder, SemanticRanker, joined_order, keyword_confident
 from memquill.tools import WriteSource
 
 SEMANTIC = "Memory ranking semantic: keyword results re-ordered by similarity"
@@ -66,6 +66,16 @@ def test_the_rule_of_confidence() -> None:
     assert not keyword_confident([2.0, 2.0, 1.9, 1.9, 1.8, 0.5])  # the fifth is near the best
     assert keyword_confident([3.78, 1.12, 1.08])  # the best is 3.5 times the last of three
     assert keyword_confident([3.0, 2.9, 2.5, 2.1, 2.0, 1.0])  # exactly 1.5 times the fifth
+
+
+def test_the_join_merges_without_reordering_keyword_hits() -> None:
+    # One weak hit (similarity 0.2) and a joining document at 1.0: the document goes first.
+    assert joined_order([1.96], [0.2], [1.0]) == (1, 0)
+    # Keyword hits keep their order among themselves; a joining document goes before the first
+    # hit whose join score it beats (0.65 * 1 > 0.35 * 0.5 + 0.65 * 0), not before the best.
+    assert joined_order([2.0, 1.0], [0.5, 0.0], [0.5]) == (0, 2, 1)
+    # No keyword hit: the joining documents in their (most similar first) order.
+    assert joined_order([], [], [0.9, 0.8]) == (0, 1)
 
 
 def test_a_paraphrase_is_found_when_keyword_finds_nothing(tmp_path: Path) -> None:

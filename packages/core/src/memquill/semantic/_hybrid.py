@@ -19,8 +19,9 @@ first, if their similarity reaches :data:`MIN_SIMILARITY`.
 
 Where keyword search is not confident (no hit, one hit, or hits it cannot tell apart, such as
 many notes sharing one common word of the query), the nearest documents join
-(:func:`joined_order`): up to :data:`EXTRA` documents keyword search did not find, with a
-similarity of at least :data:`MIN_SIMILARITY`, most similar first. Each candidate gets a join
+(:func:`joined_order`): up to :data:`EXTRA` documents keyword search did not find, each with a
+similarity of at least :data:`MIN_SIMILARITY` and above every keyword hit's (nearer than
+anything keyword search found), most similar first. Each candidate gets a join
 score, the same mix with the similarity's share :data:`JOIN_WEIGHT` (a joining document's
 keyword score is 0, similarity scaled over every candidate), and the two lists are merged by
 it: the keyword hits keep their bounded order among themselves, and a joining document goes
@@ -57,8 +58,9 @@ MIN_SIMILARITY: Final = 0.35
 MARGIN: Final = 1.5
 """Keyword search is confident when its best score is at least this many times the score of
 the last of its first :data:`THIN` hits (measured: ``docs/ranking.md``)."""
-JOIN_WEIGHT: Final = 0.8
-"""The similarity's share where keyword search is not confident (the LangGraph store's)."""
+JOIN_WEIGHT: Final = 0.65
+"""The similarity's share of the join score where keyword search is not confident (measured:
+``docs/ranking.md``)."""
 
 
 def keyword_confident(scores: Sequence[float], thin: int = THIN, margin: float = MARGIN) -> bool:

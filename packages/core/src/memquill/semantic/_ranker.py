@@ -101,7 +101,8 @@ class SemanticRanker:
         min_similarity: the cosine a purely similar candidate needs (0.35).
         margin: keyword search is confident when its best score is at least this many times
             the score of the last of its first ``thin`` hits (1.5).
-        join_weight: the similarity's share where keyword search is not confident (0.8).
+        join_weight: the similarity's share of the join score where keyword search is not
+            confident (0.65).
         join: whether the nearest documents join where keyword search is not confident
             (``False``: the bounded re-rank everywhere, the earlier rule, for comparison).
         timeout: seconds a search gives the embedder (3).
@@ -260,16 +261,21 @@ class SemanticRanker:
         shown = {hit.path for hit in hits}
         extra: list[SearchHit] = []
         similar: list[float] = []
+        keyword = [similarity.get(hit.path, 0.0) for hit in hits]
+        # Where keyword search is not confident, a document joins only when it is nearer than
+        # every keyword hit: a weak embedder then cannot push aside what keyword search found.
+        floor = max(keyword) if joined and keyword else -1.0
         if joined or len(hits) < self.thin:
             for found in ranked:
                 if len(extra) >= self.extra or found.similarity < self.min_similarity:
+                    break
+                if found.similarity <= floor:
                     break
                 if found.document.path not in shown:
                     extra.append(extra_hit(found.document, found.unit, found.similarity))
                     similar.append(found.similarity)
         if not extra and len(hits) < 2:
             return RankDecision()  # nothing to order: the plain search
-        keyword = [similarity.get(hit.path, 0.0) for hit in hits]
         note = "Memory ranking semantic: keyword results re-ordered by similarity"
         if extra:
             note += f", {len(extra)} found by similarity alone"
