@@ -15,6 +15,7 @@ from memquill.semantic._callable import EmbedFunction, FunctionEmbedder
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector, check_vectors
 from memquill.semantic._hybrid import (
     EXTRA,
+    JOIN_FULL,
     JOIN_WEIGHT,
     MARGIN,
     MIN_SIMILARITY,
@@ -38,6 +39,7 @@ from memquill.semantic._vectors import VectorCache, vectors_path
 __all__ = [
     "BATCH",
     "EXTRA",
+    "JOIN_FULL",
     "JOIN_WEIGHT",
     "MARGIN",
     "MIN_SIMILARITY",

@@ -19,7 +19,8 @@ first, if their similarity reaches :data:`MIN_SIMILARITY`.
 
 Where keyword search is not confident (no hit, one hit, or hits it cannot tell apart, such as
 many notes sharing one common word of the query), the nearest documents join
-(:func:`joined_order`): up to :data:`EXTRA` documents keyword search did not find, each with a
+(:func:`joined_order`): up to :data:`EXTRA` documents keyword search did not find (up to
+:data:`JOIN_FULL` when it found :data:`THIN` hits or more, enough to fill the list), each with a
 similarity of at least :data:`MIN_SIMILARITY` and above every keyword hit's (nearer than
 anything keyword search found), most similar first. Each candidate gets a join
 score, the same mix with the similarity's share :data:`JOIN_WEIGHT` (a joining document's
@@ -37,6 +38,7 @@ from typing import Final
 
 __all__ = [
     "EXTRA",
+    "JOIN_FULL",
     "JOIN_WEIGHT",
     "MARGIN",
     "MIN_SIMILARITY",
@@ -58,6 +60,9 @@ MIN_SIMILARITY: Final = 0.35
 MARGIN: Final = 1.5
 """Keyword search is confident when its best score is at least this many times the score of
 the last of its first :data:`THIN` hits (measured: ``docs/ranking.md``)."""
+JOIN_FULL: Final = 1
+"""At most this many documents join a keyword set of :data:`THIN` hits or more that keyword
+search is not confident of (measured: ``docs/ranking.md``)."""
 JOIN_WEIGHT: Final = 0.65
 """The similarity's share of the join score where keyword search is not confident (measured:
 ``docs/ranking.md``)."""

@@ -54,6 +54,7 @@ from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector
 from memquill.semantic._hybrid import (
     EXTRA,
+    JOIN_FULL,
     JOIN_WEIGHT,
     MARGIN,
     MIN_SIMILARITY,
@@ -103,6 +104,8 @@ class SemanticRanker:
             the score of the last of its first ``thin`` hits (1.5).
         join_weight: the similarity's share of the join score where keyword search is not
             confident (0.65).
+        join_full: at most this many documents join ``thin`` keyword hits or more that keyword
+            search is not confident of (1).
         join: whether the nearest documents join where keyword search is not confident
             (``False``: the bounded re-rank everywhere, the earlier rule, for comparison).
         timeout: seconds a search gives the embedder (3).
@@ -124,6 +127,7 @@ class SemanticRanker:
         min_similarity: float = MIN_SIMILARITY,
         margin: float = MARGIN,
         join_weight: float = JOIN_WEIGHT,
+        join_full: int = JOIN_FULL,
         join: bool = True,
         timeout: float = SEARCH_TIMEOUT,
         cache: VectorCache | None = None,
@@ -137,6 +141,7 @@ class SemanticRanker:
         self.min_similarity = min_similarity
         self.margin = margin
         self.join_weight = join_weight
+        self.join_full = join_full
         self.join = join
         self.timeout = timeout
         self._cache = cache
@@ -265,9 +270,10 @@ class SemanticRanker:
         # Where keyword search is not confident, a document joins only when it is nearer than
         # every keyword hit: a weak embedder then cannot push aside what keyword search found.
         floor = max(keyword) if joined and keyword else -1.0
-        if joined or len(hits) < self.thin:
+        limit = self.extra if len(hits) < self.thin else self.join_full if joined else 0
+        if limit:
             for found in ranked:
-                if len(extra) >= self.extra or found.similarity < self.min_similarity:
+                if len(extra) >= limit or found.similarity < self.min_similarity:
                     break
                 if found.similarity <= floor:
                     break
