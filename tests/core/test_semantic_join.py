@@ -97,6 +97,7 @@ def test_the_nearest_is_first_over_one_weak_keyword_hit(tmp_path: Path) -> None:
     assert "User's dog is called Biscuit." in _first_hit(text), text
     assert "[tv.md:3]" in text  # the keyword hit is still shown
     assert "Ana" not in text  # not near enough to join
+    assert _search(_session(root), "which puppy") == text  # the same bytes, another session
 
 
 def test_the_nearest_joins_many_weak_keyword_hits(tmp_path: Path) -> None:

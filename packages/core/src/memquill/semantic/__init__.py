@@ -3,12 +3,12 @@
 Keyword ranking stays the default and the base. Given an :class:`Embedder` (the adapters make
 one from a LangChain ``Embeddings``, a LlamaIndex ``BaseEmbedding`` or a LangGraph
 ``IndexConfig``; :class:`FunctionEmbedder` wraps a plain function), a session's search re-orders
-its keyword top 20 by a low-weight mix with similarity where keyword search is confident
-(:func:`keyword_confident`) and, where it is not, lets the nearest documents join the keyword
-candidates (:class:`SemanticRanker`, :func:`hybrid_order`). Vectors
-live in a cache beside the search index (:class:`VectorCache`), never the truth. Every embedder
-call goes through the auxiliary runner (scene ``memory_embed``): a failure keeps keyword order
-and says so in the rerank fallback line. memquill never downloads a model.
+its keyword top 20 by a low-weight mix with similarity and, where keyword search is thin or
+not confident (:func:`keyword_confident`), lets the nearest documents join the keyword
+candidates (:class:`SemanticRanker`, :func:`hybrid_order`, :func:`joined_order`). Vectors live
+in a cache beside the search index (:class:`VectorCache`), never the truth. Every embedder call
+goes through the auxiliary runner (scene ``memory_embed``): a failure keeps keyword order and
+says so in the rerank fallback line. memquill never downloads a model.
 """
 
 from memquill.semantic._callable import EmbedFunction, FunctionEmbedder

@@ -10,12 +10,13 @@ with ``w`` = :data:`WEIGHT`. So similarity moves a hit past another only when th
 scores are within ``w / (1 - w)`` of the best score of each other (a quarter, at 0.2): a
 clearly better keyword match is never buried. Ties keep keyword order.
 
-That bound holds only where keyword search is **confident** (:func:`keyword_confident`): it
-found at least two hits and its best score is at least :data:`MARGIN` times the score of the
-last of its first :data:`THIN` hits (the fifth, or the last when there are fewer). Then, as
-before, when the keyword set is thin (fewer than :data:`THIN` hits), up to :data:`EXTRA`
-documents keyword search did not find are added **after** every keyword hit, most similar
-first, if their similarity reaches :data:`MIN_SIMILARITY`.
+The keyword hits keep that order among themselves in every case. What else is shown depends
+on whether keyword search is **confident** (:func:`keyword_confident`): it found at least two
+hits and its best score is at least :data:`MARGIN` times the score of the last of its first
+:data:`THIN` hits (the fifth, or the last when there are fewer). Then, when the keyword set is
+thin (fewer than :data:`THIN` hits), up to :data:`EXTRA` documents keyword search did not find
+are added **after** every keyword hit, most similar first, if their similarity reaches
+:data:`MIN_SIMILARITY`.
 
 Where keyword search is not confident (no hit, one hit, or hits it cannot tell apart, such as
 many notes sharing one common word of the query), the nearest documents join
