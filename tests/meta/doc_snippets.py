@@ -443,6 +443,9 @@ SPECS: dict[str, Spec] = {
     "docs/ranking.md § When to turn it on, and what it costs: python3.11 -m venv /tmp/semvenv /tmp/semvenv/bin/pip install": NotRun(
         f"{BENCHMARK}; needs a model installed outside the project and the LoCoMo data set"
     ),
+    "docs/ranking.md § The confidence rule: measured: uv run python benchmarks/semantic_locomo.py PATH/TO/locomo10": NotRun(
+        f"{BENCHMARK}; needs the LoCoMo data set, which is not in the repository"
+    ),
     "docs/record-format.md § Layout: # Memory records⏎ ⏎ <!-- memory-records:v1 -->⏎ ⏎ <!-- memor": Check(
         checks.record_layout
     ),

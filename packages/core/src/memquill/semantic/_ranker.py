@@ -13,9 +13,12 @@ A :class:`~memquill.tools.CandidateRanker` for a session's search, as
    ran out is kept, so the next search goes on from there, and :meth:`SemanticRanker.warm` fills
    a large vault beforehand);
 3. units that are no longer searchable are deleted from the cache;
-4. the keyword candidates are re-ordered by :func:`~memquill.semantic.hybrid_order`, plus a
-   few purely similar documents when the keyword set is thin, and the output's first line
-   says so: ``Memory ranking semantic: …``.
+4. where keyword search is confident (:func:`~memquill.semantic.keyword_confident`), the
+   keyword candidates are re-ordered by :func:`~memquill.semantic.hybrid_order` within its
+   bound, plus a few purely similar documents after them when the keyword set is thin; where
+   it is not, the nearest documents join the keyword candidates, merged in by a join score
+   with similarity's larger share (:func:`~memquill.semantic.joined_order`). The output's
+   first line says so: ``Memory ranking semantic: …``.
 
 A ranker over a query engine with a search index also embeds note chunks at index time: the
 index tells it of every refresh that read or removed notes (:mod:`memquill.semantic._refresh`),
@@ -49,7 +52,18 @@ from memquill.paths import canonical_workspace
 from memquill.query import MemoryQuery, SearchArgs, SearchDocument, SearchHit, parse_args
 from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector
-from memquill.semantic._hybrid import EXTRA, MIN_SIMILARITY, THIN, WEIGHT, hybrid_order
+from memquill.semantic._hybrid import (
+    EXTRA,
+    JOIN_FULL,
+    JOIN_WEIGHT,
+    MARGIN,
+    MIN_SIMILARITY,
+    THIN,
+    WEIGHT,
+    hybrid_order,
+    joined_order,
+    keyword_confident,
+)
 from memquill.semantic._refresh import embed_refreshed
 from memquill.semantic._similarity import Similarities
 from memquill.semantic._units import Unit, extra_hit, units_of
@@ -86,6 +100,14 @@ class SemanticRanker:
         extra: purely similar candidates added to a thin keyword set (3; 0: none).
         thin: a keyword set with fewer hits than this is thin (5).
         min_similarity: the cosine a purely similar candidate needs (0.35).
+        margin: keyword search is confident when its best score is at least this many times
+            the score of the last of its first ``thin`` hits (1.5).
+        join_weight: the similarity's share of the join score where keyword search is not
+            confident (0.65).
+        join_full: at most this many documents join ``thin`` keyword hits or more that keyword
+            search is not confident of (1).
+        join: whether the nearest documents join where keyword search is not confident
+            (``False``: the bounded re-rank everywhere, the earlier rule, for comparison).
         timeout: seconds a search gives the embedder (3).
         cache: where vectors are kept (default: the workspace's file in the index folder).
     """
@@ -103,6 +125,10 @@ class SemanticRanker:
         extra: int = EXTRA,
         thin: int = THIN,
         min_similarity: float = MIN_SIMILARITY,
+        margin: float = MARGIN,
+        join_weight: float = JOIN_WEIGHT,
+        join_full: int = JOIN_FULL,
+        join: bool = True,
         timeout: float = SEARCH_TIMEOUT,
         cache: VectorCache | None = None,
     ) -> None:
@@ -113,6 +139,10 @@ class SemanticRanker:
         self.extra = extra
         self.thin = thin
         self.min_similarity = min_similarity
+        self.margin = margin
+        self.join_weight = join_weight
+        self.join_full = join_full
+        self.join = join
         self.timeout = timeout
         self._cache = cache
         self._similarities_of = Similarities()
@@ -231,25 +261,36 @@ class SemanticRanker:
             )
         except EmbedFallback as failure:
             return RankDecision(notice=fallback_line(failure.result.status, failure.result.reason))
+        scores = [hit.score for hit in hits]
+        joined = self.join and not keyword_confident(scores, self.thin, self.margin)
         shown = {hit.path for hit in hits}
         extra: list[SearchHit] = []
-        if len(hits) < self.thin:
+        similar: list[float] = []
+        keyword = [similarity.get(hit.path, 0.0) for hit in hits]
+        # Where keyword search is not confident, a document joins only when it is nearer than
+        # every keyword hit: a weak embedder then cannot push aside what keyword search found.
+        floor = max(keyword) if joined and keyword else -1.0
+        limit = self.extra if len(hits) < self.thin else self.join_full if joined else 0
+        if limit:
             for found in ranked:
-                if len(extra) >= self.extra or found.similarity < self.min_similarity:
+                if len(extra) >= limit or found.similarity < self.min_similarity:
+                    break
+                if found.similarity <= floor:
                     break
                 if found.document.path not in shown:
                     extra.append(extra_hit(found.document, found.unit, found.similarity))
+                    similar.append(found.similarity)
         if not extra and len(hits) < 2:
             return RankDecision()  # nothing to order: the plain search
-        order = hybrid_order(
-            [hit.score for hit in hits],
-            [similarity.get(hit.path, 0.0) for hit in hits],
-            self.weight,
-        )
         note = "Memory ranking semantic: keyword results re-ordered by similarity"
         if extra:
             note += f", {len(extra)} found by similarity alone"
-        full = (*order, *range(len(hits), len(hits) + len(extra)))
+        if joined:
+            # Not confident: the nearest documents compete with the keyword hits.
+            full = joined_order(scores, keyword, similar, self.weight, self.join_weight)
+        else:
+            order = hybrid_order(scores, keyword, self.weight)
+            full = (*order, *range(len(hits), len(hits) + len(extra)))
         return RankDecision(order=full, extra=tuple(extra), note=note + ".")
 
     async def _similarities(

@@ -8,8 +8,8 @@ stays (it becomes the first line of the output, before the keyword results, whic
 shown). Without a ranker, or with fewer than two candidates, the search is exactly the plain one.
 
 A ranker may also bring candidates keyword search did not find (``extra``: semantic recall's
-purely similar hits when the keyword set is thin); they are ordered like the others, and a
-``note`` line says how the hits were ordered.
+purely similar hits when the keyword set is thin or keyword search is not confident); they are
+ordered like the others, and a ``note`` line says how the hits were ordered.
 
 :class:`memquill.enhance.ModelRanker` is the ranker model assistance provides;
 :class:`memquill.semantic.SemanticRanker` the one semantic recall provides.
