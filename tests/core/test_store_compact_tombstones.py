@@ -9,7 +9,7 @@ import pytest
 from tests.core.store_helpers import conversation, manual, raw, records_path, tool
 
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store import Candidate, RecordKey, merge_files
 from memquill.store._codec import decode_store
 from memquill.store._tombstones import RETENTION_DEPTH, is_ledger
 
@@ -111,3 +111,25 @@ def test_remember_forget_cycles_and_updates_past_the_capacity(tmp_path: Path) ->
     assert sum(1 for r in records if is_ledger(r)) == 1
     assert len(records) < 60 + 1 + 1 + RETENTION_DEPTH + 250
     assert store.save([tool("fact 7 ".ljust(100, "f"), "op-other")]).status == "blocked"
+
+
+def test_a_fact_forgotten_and_folded_on_one_machine_stays_forgotten_in_a_merge(
+    tmp_path: Path,
+) -> None:
+    keys = RecordKey(tmp_path / "key")
+    (tmp_path / "a").mkdir()
+    store = RecordStore(tmp_path / "a", record_key=keys)
+    saved = store.save([tool("Ana likes tea.", "op-ana"), tool("Bo likes jazz.", "op-bo")])
+    live = raw(tmp_path / "a")  # the other machine's copy: both facts live
+    assert saved.record_id is not None
+    store.revoke(saved.record_id, store.snapshot().revision)
+    store.compact(store.snapshot().revision)
+    folded = raw(tmp_path / "a")
+
+    for base in (b"", live):
+        one, _ = merge_files(base, folded, live, keys.load())
+        other, _ = merge_files(base, live, folded, keys.load())
+        assert one == other == merge_files(base, folded, folded, keys.load())[0]
+        records = decode_store(one.decode()).records
+        assert [r.content for r in records if r.status == "active"] == ["Bo likes jazz."]
+        assert b"Ana likes tea" not in one and sum(1 for r in records if is_ledger(r)) == 1

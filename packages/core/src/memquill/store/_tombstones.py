@@ -33,7 +33,7 @@ object in its metadata), so the file stays in the records-file format and an old
 opens it: it sees one forgotten record and does not use its tokens. Its id and operation hash
 are derived from its body, its ``createdAt`` is the epoch (it sorts first), so folding is
 deterministic: the same records fold to the same bytes on every machine, and a merge of a
-compacted and an uncompacted copy (:func:`settle`) gives the compacted bytes.
+compacted and an uncompacted copy gives the compacted bytes (``memquill.store._merge``).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ __all__ = [
     "fold",
     "is_ledger",
     "ledger_of",
-    "settle",
+    "token",
 ]
 
 LEDGER_FIELD: Final = "tombstones"
@@ -226,21 +226,3 @@ def _fold_forgotten(ledger: Ledger, root: str, members: Sequence[Record]) -> Non
         fingerprint = record.meta.get("textHash")
         if isinstance(fingerprint, str):
             ledger.add_text(token(fingerprint), stamp)
-
-
-def settle(records: Sequence[Record]) -> list[Record]:
-    """After a merge: the ledgers of both sides as one, and every family a ledger names
-    folded into it (so a forgotten fact's copy from an uncompacted side does not come back,
-    and compacted and uncompacted copies give the same records). Nothing else is folded."""
-    if not any(is_ledger(r) for r in records):
-        return list(records)
-    ledger = ledger_of(records)
-    families: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        if not is_ledger(record) and token(record.root_id) in ledger.roots:
-            families[record.root_id].append(record)
-    for root, members in families.items():
-        _fold_forgotten(ledger, root, members)
-    covered = {id(r) for members in families.values() for r in members}
-    kept = [r for r in records if id(r) not in covered and not is_ledger(r)]
-    return [ledger.record(), *kept]
