@@ -9,10 +9,10 @@ Runs, each in a fresh workspace, each write through the public store:
   values differing per cycle, 50,000 cycles.
 
 A step is one write (an update, a save) or, for ``forget`` and ``churn``, one cycle of two
-writes (remember then forget, put then delete). Each run prints: steps done, final file size, the compact tombstones' bytes (the ledger block)
-and how many versions they stand for, and wall/CPU per step over the first and the last
-``--window`` steps. ``--scale 0.1`` runs a tenth of every count. A ``CapacityError`` stops
-the run and is reported (exit status 1).
+writes (remember then forget, put then delete). Each run prints: steps done, final file size,
+the compact tombstones' bytes (the ledger block) and what they hold, and wall/CPU per step
+over the first and the last ``--window`` steps. ``--scale 0.1`` runs a tenth of every
+count. A ``CapacityError`` stops the run and is reported (exit status 1).
 
     uv run python benchmarks/store_lifetime.py [--scale 1] [--only update,facts,forget,churn]
 """
@@ -146,8 +146,8 @@ def _report(name: str, workspace: Path, writes: Iterator[Write], window: int) ->
         f"{len(ledger.ops):,} op hashes, {len(ledger.sources):,} source keys, "
         f"{len(ledger.texts):,} text fingerprints"
     )
-    print(f"first {window:,} writes  {per_write(timings[:window])}")
-    print(f"last {window:,} writes   {per_write(timings[-window:])}")
+    print(f"first {window:,} steps   {per_write(timings[:window])}")
+    print(f"last {window:,} steps    {per_write(timings[-window:])}")
     sys.stdout.flush()
     return not failed
 
