@@ -53,6 +53,7 @@ def operations(machines: int) -> st.SearchStrategy[list[tuple[str, int, object]]
             st.tuples(st.just("update"), machine, st.integers(0, 30)),
             st.tuples(st.just("forget"), machine, st.integers(0, 30)),
             st.tuples(st.just("sync"), machine, machine),
+            st.tuples(st.just("compact"), machine, machine),
         ),
         max_size=24,
     )
@@ -77,6 +78,7 @@ class World:
         self.family: dict[str, str] = {}  # record id -> the fact it is a version of
         self.acknowledged: dict[str, str] = {}  # text -> fact
         self.forgotten: set[str] = set()  # facts forgotten somewhere
+        self.compacted = False  # a machine compacted: superseded text may be gone
 
     def _clock(self, index: int) -> Callable[[], datetime]:
         def now() -> datetime:
@@ -123,6 +125,11 @@ class World:
                 target = kept[int(str(argument)) % len(kept)]
                 store.revoke(target, store.snapshot().revision)
                 self.forgotten.add(self.family[target])
+        elif operation == "compact":
+            before = self.raw(index)
+            store.compact(store.snapshot().revision)
+            compacted_copy_merges_to_itself(before, self.raw(index), self.key)
+            self.compacted = True
         elif index != argument:
             self.sync(index, int(str(argument)))
 
@@ -191,15 +198,29 @@ def check_invariants(data: bytes) -> None:
     assert len(hashes) == len(set(hashes)), "a duplicate write was kept twice"
 
 
+def compacted_copy_merges_to_itself(before: bytes, after: bytes, key: bytes) -> None:
+    """A merge of a file compacted (``after``) and its uncompacted copy (``before``), either
+    way round, gives the bytes the compacted file merges to alone (in canonical order), with
+    no base or the uncompacted file as the base (a compacted file is never the ancestor of an
+    uncompacted copy: compaction only drops)."""
+    for base in (b"", before):
+        compacted = merge_files(base, after, after, key)[0]
+        assert merge_files(base, after, before, key)[0] == compacted, "compaction lost"
+        assert merge_files(base, before, after, key)[0] == compacted, "compaction lost"
+        check_invariants(compacted)
+
+
 def check_model(world: World, data: bytes) -> None:
     records = decode_store(data.decode()).records if data else ()
     contents = {record.content for record in records}
+    live = {world.family[r.id] for r in records if r.status == "active" and r.id in world.family}
     for text, fact in world.acknowledged.items():
         if fact in world.forgotten:
             assert text not in contents, f"forgotten text came back: {text!r}"
+        elif world.compacted:  # compaction drops superseded text: the fact itself stays
+            assert fact in live, f"an acknowledged fact was lost: {text!r}"
         else:
             assert text in contents, f"an acknowledged fact was lost: {text!r}"
-    live = {world.family[r.id] for r in records if r.status == "active" and r.id in world.family}
     assert live.isdisjoint(world.forgotten)
 
 

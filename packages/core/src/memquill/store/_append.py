@@ -23,12 +23,13 @@ from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, source_key
 from memquill.store._fingerprints import (
     BLOCKING_KINDS,
-    TEXT_HASH_FIELD,
+    fingerprinted,
     forgotten_at,
     same_words,
 )
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate, Snapshot
+from memquill.store._tombstones import ledger_of
 from memquill.store._transaction import Outcome
 
 __all__ = ["append_candidates", "same_words"]
@@ -62,15 +63,20 @@ def append_candidates(
         ConflictError: an idempotency key was reused for other data, or a fact key is taken.
     """
     tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
+    folded = ledger_of(draft)  # compact tombstones block as the full ones do
     keys = (key, *other_keys)
     prepared = [
         (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
     ]
-    if any(source_key(candidate.source) in tombstoned for candidate, _ in prepared):
+    if any(
+        source_key(candidate.source) in tombstoned
+        or folded.blocks_source(source_key(candidate.source))
+        for candidate, _ in prepared
+    ):
         return Outcome("blocked", tuple(None for _ in prepared))
-    fingerprinted = [r for r in draft if r.status == "revoked" and TEXT_HASH_FIELD in r.meta]
+    blocking = fingerprinted(draft)
     forgotten = [
-        forgotten_at(fingerprinted, keys, candidate.content) if fingerprinted else None
+        forgotten_at(blocking, keys, candidate.content) if blocking else None
         for candidate, _ in prepared
     ]
     ids: list[str | None] = []
@@ -80,6 +86,8 @@ def append_candidates(
     )
     for (candidate, hashes), when in zip(prepared, forgotten, strict=True):
         existing = next((r for r in draft if r.operation_hash in hashes), None)
+        if existing is None and folded.blocks_operation(hashes):
+            return Outcome("blocked", tuple(None for _ in prepared))  # a folded tombstone's
         if existing is None and when is not None and candidate.source.get("kind") in BLOCKING_KINDS:
             ids.append(None)  # forgotten words from a model or a conversation: not again
             continue

@@ -35,7 +35,7 @@ from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
 from memquill.store._fact_keys import FactKey
 from memquill.store._fingerprints import (
     BLOCKING_KINDS,
-    TEXT_HASH_FIELD,
+    fingerprinted,
     forgotten_at,
     with_fingerprint,
 )
@@ -139,12 +139,8 @@ def correction(
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         current = resolve_target(snapshot, target, expected, forgetting=False)
         assert current is not None  # only a forget resolves to nothing
-        fingerprinted = [r for r in draft if r.status == "revoked" and TEXT_HASH_FIELD in r.meta]
-        when = (
-            forgotten_at(fingerprinted, (record_key, *known_keys), content)
-            if fingerprinted
-            else None
-        )
+        blocking = fingerprinted(draft)
+        when = forgotten_at(blocking, (record_key, *known_keys), content) if blocking else None
         if when is not None and source.get("kind") in BLOCKING_KINDS:
             return Outcome("blocked", (None,), forgotten_at=(when,))
         new_key = current.key if key is UNCHANGED else key

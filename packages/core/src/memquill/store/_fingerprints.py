@@ -28,10 +28,12 @@ from typing import Final
 
 from memquill.store._codec import JSONValue, Record
 from memquill.store._record_key import KEYED_PREFIX
+from memquill.store._tombstones import is_ledger, ledger_of
 
 __all__ = [
     "BLOCKING_KINDS",
     "TEXT_HASH_FIELD",
+    "fingerprinted",
     "forgotten_at",
     "same_words",
     "text_fingerprint",
@@ -64,15 +66,27 @@ def with_fingerprint(record: Record, key: bytes | None) -> Record:
     return record.evolve(**{TEXT_HASH_FIELD: text_fingerprint(key, record.content)})
 
 
+def fingerprinted(records: Iterable[Record]) -> list[Record]:
+    """The records whose fingerprints may block: tombstones with ``textHash``, and the
+    ledger of compact tombstones (:mod:`memquill.store._tombstones`)."""
+    return [
+        r for r in records if r.status == "revoked" and (TEXT_HASH_FIELD in r.meta or is_ledger(r))
+    ]
+
+
 def forgotten_at(records: Sequence[Record], keys: Iterable[bytes], content: str) -> str | None:
     """When a forgotten fact whose text matches ``content`` was forgotten (the latest such
-    tombstone's ``updatedAt``), under any of ``keys``; ``None`` when none matches."""
+    tombstone's ``updatedAt``, or the time a compact tombstone keeps), under any of ``keys``;
+    ``None`` when none matches."""
     wanted = {text_fingerprint(key, content) for key in keys}
     stamps = [
         record.updated_at
         for record in records
         if record.status == "revoked" and _fingerprint(record.meta) in wanted
     ]
+    folded = ledger_of(records).forgotten_at(wanted)
+    if folded is not None:
+        stamps.append(folded)
     return max(stamps) if stamps else None
 
 

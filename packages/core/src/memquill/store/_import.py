@@ -42,6 +42,7 @@ from memquill.store._record_key import keyed_fields
 from memquill.store._repair import RepairRefused, edit_sentence, read_edited
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
+from memquill.store._tombstones import ledger_of
 from memquill.store._transaction import Operation, Outcome
 
 __all__ = ["ImportPlan", "import_operation", "plan_import", "read_copy"]
@@ -165,13 +166,19 @@ def _merged(
         raise InvalidInputError(Messages.IMPORT_CHANGES_HISTORY)
     hashes = {record.operation_hash for record in snapshot.records}
     tombstones = {r.source_key for r in snapshot.records if r.status != "active"} - {None}
+    folded = ledger_of(snapshot.records)  # compact tombstones block as the full ones do
     kept: list[Record] = []
     added: list[Record] = []
     changes: list[str] = []
     for index, record in enumerate(copy):
         stored = current.get(record.id)
         if stored is None:  # a record the person added
-            if record.operation_hash in hashes or record.source_key in tombstones:
+            if (
+                record.operation_hash in hashes
+                or record.source_key in tombstones
+                or folded.blocks_operation((record.operation_hash,))
+                or folded.blocks_source(record.source_key)
+            ):
                 raise InvalidInputError(Messages.IMPORT_CHANGES_HISTORY)
             if record.content:
                 secrets.check(validate_content(record.content))

@@ -26,7 +26,12 @@ whichever side is "ours" (``docs/sync.md`` is the contract):
    machines that corrected one fact differently leave one active version (the newest
    correction wins) and the others kept as superseded history, reported as *diverged*; two
    families that took the same named key keep it for the older family and rename the other's.
-5. **Canonical order**: records sorted by ``(createdAt, id)``; the header is the original
+5. **Compact tombstones** (:mod:`memquill.store._tombstones`): a family the ledger of either
+   side names is forgotten; when either side holds a ledger, the result is compacted as
+   ``memquill compact`` would (the ledgers as one, forgotten families folded, history beyond
+   the retention depth folded), so a compacted and an uncompacted copy give the compacted
+   bytes on every machine.
+6. **Canonical order**: records sorted by ``(createdAt, id)``; the header is the original
    system's when either side has it (so that system can still read the file), else memquill's.
 
 The merge is pure (bytes in, bytes out) and the result always decodes: every invariant the
@@ -59,9 +64,12 @@ from memquill.store._families import (
     RESOLVED_FIELD,
     Divergence,
     KeyRename,
+    forgotten_version,
     is_renamed_key,
     normalise_families,
 )
+from memquill.store._fingerprints import with_fingerprint
+from memquill.store._tombstones import fold, is_ledger, ledger_of, token
 
 __all__ = [
     "MergeReport",
@@ -214,8 +222,11 @@ def merge_records(
         if edited:
             both_edited.append(record_id)
     folded_records, folded = _fold_duplicates(joined.values())
-    families = normalise_families(folded_records, record_key)
-    records = tuple(sorted(families.records, key=lambda r: (r.created_at, r.id)))
+    families = normalise_families(_revoke_covered(folded_records, record_key), record_key)
+    settled: Sequence[Record] = families.records
+    if any(is_ledger(record) for record in settled):
+        settled = fold(settled)[0]  # a compacted side: compact the result alike (rule 5)
+    records = tuple(sorted(settled, key=lambda r: (r.created_at, r.id)))
     ours_ids = set(ours_by_id)
     report = MergeReport(
         added=sum(1 for record in records if record.id not in ours_ids),
@@ -225,6 +236,20 @@ def merge_records(
         both_edited=tuple(both_edited),
     )
     return Merged("", records, report)
+
+
+def _revoke_covered(records: Sequence[Record], record_key: bytes | None) -> list[Record]:
+    """``records`` with every version of a family a ledger names as forgotten revoked: the
+    side that compacted it forgot it (rule 5)."""
+    roots = ledger_of(records).roots
+    if not roots:
+        return list(records)
+    return [
+        forgotten_version(with_fingerprint(r, record_key), r.updated_at)
+        if r.status != "revoked" and not is_ledger(r) and token(r.root_id) in roots
+        else r
+        for r in records
+    ]
 
 
 def join_record(base: Record | None, one: Record, other: Record) -> tuple[Record, bool]:

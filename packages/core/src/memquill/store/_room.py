@@ -18,9 +18,10 @@ from typing import Final
 from memquill.store._codec import Record, encode_block
 from memquill.store._fingerprints import with_fingerprint
 from memquill.store._results import Snapshot
+from memquill.store._tombstones import RETENTION_DEPTH, fold
 from memquill.store._transaction import Operation, Outcome
 
-__all__ = ["with_room"]
+__all__ = ["compact_draft", "with_room"]
 
 _HEADROOM: Final = 2
 """Measure the draft only once the file holds more than 1/_HEADROOM of the capacity."""
@@ -36,12 +37,34 @@ def with_room(operation: Operation, capacity: int, record_key: bytes) -> Operati
             return outcome
         if _size(draft) <= capacity:
             return outcome
-        for index, record in enumerate(draft):
-            if record.status == "superseded" and record.content:
-                draft[index] = with_fingerprint(record, record_key).evolve("")
+        empty_superseded(draft, record_key)
+        if _size(draft) > capacity:
+            compact_draft(draft, record_key)
+        if _size(draft) > capacity:  # live facts and retained history fill it: keep less
+            compact_draft(draft, record_key, depth=0)
         return outcome
 
     return run
+
+
+def empty_superseded(draft: list[Record], record_key: bytes) -> int:
+    """Drop (in place) every superseded version's text, keeping its fingerprint; how many."""
+    emptied = 0
+    for index, record in enumerate(draft):
+        if record.status == "superseded" and record.content:
+            draft[index] = with_fingerprint(record, record_key).evolve("")
+            emptied += 1
+    return emptied
+
+
+def compact_draft(draft: list[Record], record_key: bytes, depth: int = RETENTION_DEPTH) -> int:
+    """Compact ``draft`` in place: superseded text dropped, then forgotten families and old
+    history folded into compact tombstones (:mod:`memquill.store._tombstones`); how many
+    versions changed."""
+    emptied = empty_superseded(draft, record_key)
+    folded, count = fold(draft, depth)
+    draft[:] = folded
+    return emptied + count
 
 
 def _size(records: list[Record]) -> int:

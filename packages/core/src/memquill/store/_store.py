@@ -33,10 +33,9 @@ from memquill.store._edits import (
     revocation,
 )
 from memquill.store._fact_keys import validate_key
-from memquill.store._fingerprints import with_fingerprint
 from memquill.store._import import ImportPlan, import_operation, plan_import
 from memquill.store._results import Candidate, Snapshot, WriteResult
-from memquill.store._room import with_room
+from memquill.store._room import compact_draft, with_room
 from memquill.store._store_reads import StoreReader
 from memquill.store._store_sync import SyncOperations
 from memquill.store._transaction import Operation, Outcome
@@ -259,11 +258,12 @@ class RecordStore(StoreReader, SyncOperations):
         return self._backend.transact(operation, self._lock_timeout)
 
     def compact(self, expected_revision: str) -> WriteResult:
-        """Drop the content of superseded versions, keeping all tombstone metadata.
+        """Drop the content of superseded versions, then fold forgotten facts and history
+        beyond the retention depth into compact tombstones (:mod:`memquill.store._tombstones`).
 
-        It frees space while forgotten and corrected facts still block their idempotency keys
-        and source messages; each emptied version keeps the fingerprint of the text it held
-        (``textHash``), so forgetting its fact later still blocks those words.
+        It frees space while forgotten and corrected facts still block their idempotency keys,
+        source messages and words; each emptied version keeps the fingerprint of the text it
+        held (``textHash``), so forgetting its fact later still blocks those words.
 
         Raises:
             ConflictError: ``expected_revision`` is not the store revision.
@@ -274,12 +274,8 @@ class RecordStore(StoreReader, SyncOperations):
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
             if expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
-            emptied = 0
-            for index, record in enumerate(draft):
-                if record.status == "superseded" and record.content:
-                    draft[index] = with_fingerprint(record, record_key).evolve("")
-                    emptied += 1
-            return Outcome("saved" if emptied else "duplicate")
+            changed = compact_draft(draft, record_key)
+            return Outcome("saved" if changed else "duplicate")
 
         return self._backend.transact(operation, self._lock_timeout)
 
