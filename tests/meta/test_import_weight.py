@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,65 @@ def test_an_index_worker_loads_only_what_analysis_needs() -> None:
     modules = loaded_after("import memquill.index._worker")
     answering = ("memquill.index._search_index", "memquill.query._engine", "memquill.store._store")
     assert under(modules, (*HEAVY, *answering, "memquill.tools", "pydantic")) == []
+
+
+# What a search never needs: the plugin manager (it guards writes), the write path and its
+# models, the item store, the bindings, an event loop, and any framework.
+NOT_FOR_SEARCH = (
+    *HEAVY,
+    "pluggy",
+    "memquill.plugins._manager",
+    "memquill.plugins._adapters",
+    "memquill.tools._writes",
+    "memquill.tools._args",
+    "memquill.tools._catalogue",
+    "memquill.tools._items",
+    "memquill.tools._binding",
+    "asyncio",
+    "langchain_core",
+    "llama_index",
+    "mcp",
+)
+# What the import of a session and its tools never needs: no model, store or index either.
+NOT_FOR_TOOLS_IMPORT = (
+    *NOT_FOR_SEARCH,
+    "pydantic",
+    "portalocker",
+    "sqlite3",
+    "memquill.query",
+    "memquill.store",
+    "memquill.index",
+)
+
+
+def test_importing_a_session_and_its_tools_loads_no_model_store_or_plugin() -> None:
+    modules = loaded_after("from memquill import open_session, MemoryToolset")
+    assert under(modules, NOT_FOR_TOOLS_IMPORT) == []
+
+
+def test_a_search_from_the_shell_loads_only_what_a_search_needs(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("pierogi with farmer cheese\n", encoding="utf-8")
+    code = (
+        "import os, sys\n"
+        "from memquill.cli import main\n"
+        f"os.environ['MEMQUILL_INDEX_DIR'] = {str(tmp_path / '.index')!r}\n"
+        f"assert main(['--workspace', {str(tmp_path)!r}, 'search', 'pierogi']) == 0\n"
+    )
+    modules = loaded_after(code)
+    assert "memquill.index" in modules  # the search did run through the index
+    assert "memquill.cli.records" not in modules  # another subcommand's module
+    assert under(modules, NOT_FOR_SEARCH) == []
+
+
+def test_every_subcommand_is_found_in_the_module_that_registers_it() -> None:
+    import argparse
+    import importlib
+
+    from memquill import cli
+
+    registered: dict[str, str] = {}
+    for name in cli._COMMAND_MODULES:  # pyright: ignore[reportPrivateUsage]
+        subparsers = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"memquill.cli.{name}").register(subparsers)
+        registered.update(dict.fromkeys(subparsers.choices, name))
+    assert registered == cli._COMMANDS  # pyright: ignore[reportPrivateUsage]

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Final, NoReturn, TextIO
 
 from memquill import __version__
 
@@ -33,6 +33,27 @@ _COMMAND_MODULES = (
 )
 """The subcommands' modules, imported when the parser is built (``--version`` needs none)."""
 
+_COMMANDS: Final = {
+    **dict.fromkeys(("remember", "list", "update", "forget", "compact"), "records"),
+    **dict.fromkeys(("export", "import"), "transfer"),
+    "doctor": "doctor",
+    **dict.fromkeys(("search", "get", "recent"), "query"),
+    "index": "index",
+    "where": "where",
+    **dict.fromkeys(("merge", "sync"), "sync"),
+    "key": "key",
+    **dict.fromkeys(("extract", "jobs"), "extract"),
+    "manage": "manage",
+    "plugins": "plugins",
+    "enhance": "enhance",
+    "demo": "demo",
+}
+"""Each subcommand's module: a command line naming one loads only that module (a meta test
+checks this against what the modules register)."""
+
+_VALUED_OPTIONS: Final = frozenset({"--workspace", "--store", "--capacity"})
+"""The top-level options that take a value (the word after them is not the subcommand)."""
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with its errors in the one format: the usage, then ``error[usage]: …``."""
@@ -42,8 +63,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error[usage]: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``memquill`` with every subcommand registered."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``memquill`` with every subcommand registered, or only the module
+    of ``command`` (a known subcommand's name): a ``memquill search`` imports no other
+    subcommand, nor what they import."""
     parser = _Parser(
         prog="memquill",
         description="Agent memory a person can read: Markdown truth, safe writes, recall.",
@@ -69,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
         "workspace's .assistant/config.json, else 2)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in _COMMAND_MODULES:
+    only = _COMMANDS.get(command or "")
+    for name in _COMMAND_MODULES if only is None else (only,):
         importlib.import_module(f"memquill.cli.{name}").register(subparsers)
     return parser
 
@@ -83,10 +107,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from memquill.cli.context import run
 
-    args = build_parser().parse_args(arguments)
+    args = build_parser(_command_of(arguments)).parse_args(arguments)
     out: TextIO = sys.stdout
     reconfigure = getattr(out, "reconfigure", None)
     if callable(reconfigure):
         # A file name that is not UTF-8 is printed escaped, never as a crash.
         reconfigure(errors="backslashreplace")
     return run(args, out, sys.stderr)
+
+
+def _command_of(arguments: Sequence[str]) -> str | None:
+    """The subcommand ``arguments`` name, when that is certain without parsing them; ``None``
+    (every subcommand is registered) for help, an unknown or abbreviated option, or none."""
+    words = iter(arguments)
+    for word in words:
+        if word in _VALUED_OPTIONS:
+            next(words, None)
+        elif not (word.startswith("--") and word.partition("=")[0] in _VALUED_OPTIONS):
+            return None if word.startswith("-") else word
+    return None

@@ -15,6 +15,10 @@ Given a ``model``, the session re-ranks search candidates with it (a
 :class:`~memquill.enhance.ModelRanker` on the process's auxiliary runner), and that runner's
 failures reach every plugin's ``memquill_report_event`` hook. Given an ``embedder``, it does the
 same with a :class:`~memquill.semantic.SemanticRanker` (semantic recall).
+
+Plugins only guard writes and hear of model failures, so a ``read`` session with neither a
+model nor an embedder never builds a manager, and importing this module loads neither pluggy
+nor the entry-point machinery.
 """
 
 from __future__ import annotations
@@ -27,17 +31,13 @@ from datetime import datetime
 from pathlib import Path
 
 from memquill.paths import canonical_workspace, fallback_workspace
-from memquill.plugins._manager import (
-    MemquillPluginManager,
-    get_plugin_manager,
-    plugin_report,
-    secret_scanner,
-)
-from memquill.tools import Access, MemorySession
+from memquill.tools import MemorySession
 
 if typing.TYPE_CHECKING:
     from memquill.enhance import AuxiliaryRunner, ProviderEvent, TextModel
+    from memquill.plugins._manager import MemquillPluginManager
     from memquill.semantic import Embedder
+    from memquill.tools import Access
 
 __all__ = ["connect_telemetry", "open_session"]
 
@@ -97,6 +97,9 @@ def open_session(
     scanner = None
     manager = plugins
     if access == "read_write" or plugins is not None or model is not None or embedder is not None:
+        # Loaded only here: a read session that needs no plugin never loads pluggy.
+        from memquill.plugins._manager import get_plugin_manager, plugin_report, secret_scanner
+
         manager = plugins if plugins is not None else get_plugin_manager()
         for failure in plugin_report(manager).failures:
             _log.warning("plugin %s: %s", failure.plugin, failure.message)

@@ -6,47 +6,58 @@ it to a :class:`MemorySession` and is the one place a failure becomes a tool's t
 anything in memquill writes memory.
 :class:`ItemStore` keeps items of nested namespaces as named facts (a LangGraph store's core);
 :func:`namespace_folder` is where a namespace's workspace lives (ADK's per-user scopes too).
+
+Names are imported on first use (:func:`memquill.lazy.lazy_exports`): a read session's tools
+never load the write path, the item store or the bindings.
 """
 
-from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
-from memquill.tools._binding import (
-    BindingBackend,
-    BindingStore,
-    LegacySession,
-    default_bindings_path,
-    write_authorizer,
-)
-from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
-from memquill.tools._item_paths import check_folders, namespace_folder, validate_namespace
-from memquill.tools._item_values import expires_at
-from memquill.tools._items import ItemHit, ItemStore, StoredItem
-from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
-from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
-from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
-from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
-from memquill.tools._retrieval import (
-    PRIVATE_METADATA,
-    RetrievedMemory,
-    memory_context,
-    retrieve,
-)
-from memquill.tools._session import Access, MemorySession
-from memquill.tools._toolset import MemoryTool, MemoryToolset
-from memquill.tools._writes import (
-    Operation,
-    SourceKind,
-    WriteOutcome,
-    WriteSource,
-    compact,
-    correct,
-    find_operation,
-    forget,
-    forget_many,
-    import_records,
-    remember,
-    rename_many,
-    save_candidates,
-)
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
+    from memquill.tools._binding import (
+        BindingBackend,
+        BindingStore,
+        LegacySession,
+        default_bindings_path,
+        write_authorizer,
+    )
+    from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
+    from memquill.tools._item_paths import check_folders, namespace_folder, validate_namespace
+    from memquill.tools._item_values import expires_at
+    from memquill.tools._items import ItemHit, ItemStore, StoredItem
+    from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
+    from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
+    from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
+    from memquill.tools._results import WriteError, WriteOperation, WriteReceipt
+    from memquill.tools._retrieval import (
+        PRIVATE_METADATA,
+        RetrievedMemory,
+        memory_context,
+        retrieve,
+    )
+    from memquill.tools._session import Access, MemorySession
+    from memquill.tools._tool_result import ToolResult
+    from memquill.tools._toolset import MemoryTool, MemoryToolset
+    from memquill.tools._writes import (
+        Operation,
+        SourceKind,
+        WriteOutcome,
+        WriteSource,
+        compact,
+        correct,
+        find_operation,
+        forget,
+        forget_many,
+        import_records,
+        remember,
+        rename_many,
+        save_candidates,
+    )
 
 __all__ = [
     "CANDIDATE_LIMIT",
@@ -103,3 +114,62 @@ __all__ = [
     "validate_namespace",
     "write_authorizer",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "Access": "memquill.tools._session",
+        "BindingBackend": "memquill.tools._binding",
+        "BindingStore": "memquill.tools._binding",
+        "CANDIDATE_LIMIT": "memquill.tools._ranking",
+        "CATALOGUE": "memquill.tools._catalogue",
+        "CandidateRanker": "memquill.tools._ranking",
+        "ForgetArgs": "memquill.tools._args",
+        "ItemHit": "memquill.tools._items",
+        "ItemStore": "memquill.tools._items",
+        "LegacySession": "memquill.tools._binding",
+        "MemorySession": "memquill.tools._session",
+        "MemoryTool": "memquill.tools._toolset",
+        "MemoryToolset": "memquill.tools._toolset",
+        "Operation": "memquill.tools._writes",
+        "PRIVATE_METADATA": "memquill.tools._retrieval",
+        "RankDecision": "memquill.tools._ranking",
+        "RememberArgs": "memquill.tools._args",
+        "RetrievedMemory": "memquill.tools._retrieval",
+        "SEARCH_PROMPT": "memquill.tools._prompts",
+        "SourceKind": "memquill.tools._writes",
+        "StoredItem": "memquill.tools._items",
+        "ToolAccess": "memquill.tools._catalogue",
+        "ToolHints": "memquill.tools._catalogue",
+        "ToolResult": "memquill.tools._tool_result",
+        "ToolSpec": "memquill.tools._catalogue",
+        "UpdateArgs": "memquill.tools._args",
+        "WRITE_PROMPT": "memquill.tools._prompts",
+        "WriteError": "memquill.tools._results",
+        "WriteOperation": "memquill.tools._results",
+        "WriteOutcome": "memquill.tools._writes",
+        "WriteReceipt": "memquill.tools._results",
+        "WriteSource": "memquill.tools._writes",
+        "check_folders": "memquill.tools._item_paths",
+        "compact": "memquill.tools._writes",
+        "correct": "memquill.tools._writes",
+        "default_bindings_path": "memquill.tools._binding",
+        "expires_at": "memquill.tools._item_values",
+        "find_operation": "memquill.tools._writes",
+        "forget": "memquill.tools._writes",
+        "forget_many": "memquill.tools._writes",
+        "import_records": "memquill.tools._writes",
+        "keep_version": "memquill.tools._merges",
+        "memory_context": "memquill.tools._retrieval",
+        "merge_copy": "memquill.tools._merges",
+        "namespace_folder": "memquill.tools._item_paths",
+        "remember": "memquill.tools._writes",
+        "rename_many": "memquill.tools._writes",
+        "resolve_conflict_copies": "memquill.tools._merges",
+        "retrieve": "memquill.tools._retrieval",
+        "save_candidates": "memquill.tools._writes",
+        "system_prompt": "memquill.tools._prompts",
+        "validate_namespace": "memquill.tools._item_paths",
+        "write_authorizer": "memquill.tools._binding",
+    },
+)

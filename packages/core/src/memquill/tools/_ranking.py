@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
-from memquill.query import SearchArgs, SearchHit, SearchResult
+if TYPE_CHECKING:
+    from memquill.query import SearchArgs, SearchHit, SearchResult
 
 __all__ = ["CANDIDATE_LIMIT", "CandidateRanker", "RankDecision", "arrange", "first"]
 

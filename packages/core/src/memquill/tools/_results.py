@@ -1,11 +1,13 @@
-"""What a tool call returns: the text and data every adapter shows, and the write receipts."""
+"""The write tools' results: durable receipts and errors (:class:`ToolResult`, what every
+tool call returns, lives in :mod:`memquill.tools._tool_result`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from memquill.tools._tool_result import ToolResult
 
 __all__ = ["ToolResult", "WriteError", "WriteOperation", "WriteReceipt"]
 
@@ -53,18 +55,3 @@ class WriteError(BaseModel):
     operation: WriteOperation
     code: str
     message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    """What a tool call returns.
-
-    Attributes:
-        text: the text the model sees, identical on every adapter.
-        structured: the same result as JSON-ready data (hits, page, receipt or error).
-        is_error: whether the call failed; adapters set their native error flag from it.
-    """
-
-    text: str
-    structured: dict[str, Any] | None
-    is_error: bool

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from memquill.index import IndexSearcher
-from memquill.query import MemoryQuery
-from memquill.store import RecordStore, SecretScanner, resolve_location
-from memquill.tools._ranking import CandidateRanker
+if TYPE_CHECKING:
+    from memquill.query import MemoryQuery
+    from memquill.store import RecordStore, SecretScanner
+    from memquill.tools._ranking import CandidateRanker
 
 __all__ = ["Access", "MemorySession"]
 
@@ -64,6 +64,9 @@ class MemorySession:
     ) -> None:
         if access not in ("read", "read_write"):
             raise ValueError(f"access must be 'read' or 'read_write', not {access!r}")
+        # The store's layer loads with the first session, not when this module is imported.
+        from memquill.store import resolve_location
+
         self.workspace = Path(workspace).expanduser()  # "~/notes", as the commands take it
         self.session_id = session_id or None
         self.access: Access = access
@@ -143,6 +146,8 @@ class MemorySession:
     @cached_property
     def store(self) -> RecordStore:
         """The workspace's records store (one per session, so its caches are shared)."""
+        from memquill.store import RecordStore  # loaded with the first read, not at import
+
         return RecordStore(
             self.workspace,
             lock_timeout=self._lock_timeout,
@@ -156,6 +161,9 @@ class MemorySession:
     def query(self) -> MemoryQuery:
         """The workspace's query engine, one per session: every tool, retriever and memory
         block built on this session shares its document cache."""
+        from memquill.index import IndexSearcher
+        from memquill.query import MemoryQuery
+
         return MemoryQuery(
             self.workspace, store=self.store, now=self._now, searcher=IndexSearcher()
         )

@@ -5,41 +5,40 @@ turns any :class:`~memquill.errors.MemquillError` into the tool's failure result
 tool the spec's ``Memory … failed: <message>`` text with ``error``/``error_code`` in the
 structured result, for a write tool the ``memory_write_error`` JSON. Nothing below this module
 words a failure for a model, and no adapter does either.
+
+Importing this module loads no validation model, query engine or write path: a toolset loads
+the read tools' models when it is built, and the write path only when a session may write
+(``from memquill import MemoryToolset`` stays cheap; issue 36).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from memquill.errors import InvalidInputError, MemquillError
-from memquill.query import (
-    GetArgs,
-    GetResult,
-    MemoryQuery,
-    RecentArgs,
-    RecentResult,
-    ResultT,
-    SearchArgs,
-    SearchResult,
-    parse_args,
-    render_get,
-    render_recent,
-    render_search,
-    validation_message,
-)
-from memquill.store import FactKey, Target
-from memquill.tools import _writes as writes
-from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
-from memquill.tools._catalogue import CATALOGUE, ToolSpec
 from memquill.tools._prompts import system_prompt
 from memquill.tools._ranking import CANDIDATE_LIMIT, arrange, first
-from memquill.tools._results import ToolResult, WriteError, WriteOperation, WriteReceipt
-from memquill.tools._session import MemorySession
+from memquill.tools._tool_result import ToolResult
+
+if typing.TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+    from memquill.query import (
+        GetArgs,
+        MemoryQuery,
+        RecentArgs,
+        ResultT,
+        SearchArgs,
+    )
+    from memquill.store import Target
+    from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
+    from memquill.tools._results import WriteOperation
+    from memquill.tools._session import MemorySession
+    from memquill.tools._specs import ToolSpec
+    from memquill.tools._writes import WriteOutcome, WriteSource
 
 __all__ = ["MemoryTool", "MemoryToolset", "read_failure", "write_failure"]
 
@@ -81,6 +80,8 @@ class MemoryTool:
 
     def invoke(self, arguments: Mapping[str, Any] | BaseModel) -> ToolResult:
         """Validate ``arguments`` with the tool's model and run it. Never raises for a failure."""
+        from memquill.query import parse_args
+
         try:
             return self._handler(parse_args(self.spec.args, arguments))
         except MemquillError as error:
@@ -89,6 +90,10 @@ class MemoryTool:
     async def ainvoke(self, arguments: Mapping[str, Any] | BaseModel) -> ToolResult:
         """:meth:`invoke` for async callers: file I/O runs on a worker thread, and a model call
         (optional search re-ranking) on the caller's event loop."""
+        import asyncio  # an async caller has its event loop loaded already
+
+        from memquill.query import parse_args
+
         if self._ahandler is None:
             return await asyncio.to_thread(self.invoke, arguments)
         try:
@@ -98,6 +103,8 @@ class MemoryTool:
 
     def reject(self, error: ValidationError) -> ToolResult:
         """The result for arguments that failed validation (a framework may validate first)."""
+        from memquill.query import validation_message
+
         return self._failure(InvalidInputError(validation_message(error)))
 
     def __repr__(self) -> str:
@@ -114,6 +121,17 @@ class MemoryToolset:
     """
 
     def __init__(self, session: MemorySession, *, query: MemoryQuery | None = None) -> None:
+        # The models load here, not at import: a read session never loads the write tools'.
+        from memquill.query import (
+            GetResult,
+            RecentResult,
+            SearchResult,
+            render_get,
+            render_recent,
+            render_search,
+        )
+        from memquill.tools._specs import READ_TOOLS
+
         self.session = session
         self.query = query or session.query
         bindings: dict[str, tuple[Handler, Failure]] = {
@@ -124,7 +142,11 @@ class MemoryToolset:
             "memory_update": (self._update, write_failure("update")),
             "memory_forget": (self._forget, write_failure("forget")),
         }
-        mounted = [s for s in CATALOGUE if s.access == "read" or session.access == "read_write"]
+        mounted: tuple[ToolSpec, ...] = READ_TOOLS
+        if session.access == "read_write":
+            from memquill.tools._catalogue import CATALOGUE
+
+            mounted = CATALOGUE
         # Only a session with a ranker searches differently from an async caller.
         asynchronous = {"memory_search": self._asearch} if session.ranker is not None else {}
         self.tools: tuple[MemoryTool, ...] = tuple(
@@ -175,6 +197,8 @@ class MemoryToolset:
         return system_prompt(write=self.writes_mounted, read=read)
 
     def _search(self, args: SearchArgs) -> ToolResult:
+        from memquill.query import render_search
+
         ranker = self.session.ranker
         if ranker is None:
             return _read_result(self.query.search(args), render_search)
@@ -186,6 +210,10 @@ class MemoryToolset:
         return _read_result(arrange(candidates, decision, args.limit), render_search)
 
     async def _asearch(self, args: SearchArgs) -> ToolResult:
+        import asyncio
+
+        from memquill.query import render_search
+
         ranker = self.session.ranker
         assert ranker is not None  # mounted only for a session with a ranker
         candidates = await asyncio.to_thread(self.query.search, widened(args))
@@ -196,12 +224,18 @@ class MemoryToolset:
         return _read_result(arrange(candidates, decision, args.limit), render_search)
 
     def _get(self, args: GetArgs) -> ToolResult:
+        from memquill.query import render_get
+
         return _read_result(self.query.get(args), render_get)
 
     def _recent(self, args: RecentArgs) -> ToolResult:
+        from memquill.query import render_recent
+
         return _read_result(self.query.recent(args), render_recent)
 
     def _remember(self, args: RememberArgs) -> ToolResult:
+        from memquill.tools import _writes as writes
+
         outcome = writes.remember(
             self.session,
             args.content,
@@ -212,6 +246,8 @@ class MemoryToolset:
         return self._receipt(outcome)
 
     def _update(self, args: UpdateArgs) -> ToolResult:
+        from memquill.tools import _writes as writes
+
         outcome = writes.correct(
             self.session,
             _target(args.id, args.key),
@@ -222,6 +258,8 @@ class MemoryToolset:
         return self._receipt(outcome)
 
     def _forget(self, args: ForgetArgs) -> ToolResult:
+        from memquill.tools import _writes as writes
+
         outcome = writes.forget(
             self.session,
             _target(args.id, args.key),
@@ -230,10 +268,14 @@ class MemoryToolset:
         )
         return self._receipt(outcome)
 
-    def _tool_source(self) -> writes.WriteSource:
-        return writes.WriteSource("tool", session_id=self.session.session_id)
+    def _tool_source(self) -> WriteSource:
+        from memquill.tools._writes import WriteSource
 
-    def _receipt(self, outcome: writes.WriteOutcome) -> ToolResult:
+        return WriteSource("tool", session_id=self.session.session_id)
+
+    def _receipt(self, outcome: WriteOutcome) -> ToolResult:
+        from memquill.tools._results import WriteReceipt
+
         assert outcome.operation not in ("compact", "import", "keep")  # no tool does these
         receipt = WriteReceipt(
             operation=outcome.operation,
@@ -250,6 +292,8 @@ class MemoryToolset:
 
 def _target(record_id: str | None, key: str | None) -> Target:
     """What an update or forget names (its arguments give exactly one of the two)."""
+    from memquill.store import FactKey
+
     return FactKey(key) if key is not None else str(record_id)
 
 
@@ -280,6 +324,8 @@ def write_failure(operation: WriteOperation) -> Failure:
     """A write tool's failure: the ``memory_write_error`` JSON with the error's code."""
 
     def failure(error: MemquillError) -> ToolResult:
+        from memquill.tools._results import WriteError
+
         return _json_result(
             WriteError(operation=operation, code=error.code, message=error.message),
             is_error=True,
