@@ -1,18 +1,20 @@
-"""The records file's locations, its read path, and the locked, atomic write transaction.
+"""The records file's locations, its read path, and the locked write transaction.
 
 A write: check the paths, create ``memory/``, check again (a symlink may have been swapped in),
-take the writer lock, read and decode the file, let the operation change a copy, encode it,
-write a temp file and fsync it, check that the file did not change meanwhile, rename the temp
-file over it, release the lock and fsync the directory; only then is the write acknowledged. A
-process killed at any point leaves the old file or the new one. The staging file it may leave
-behind holds the whole file as it was then, forgotten facts included, so the next writer removes
-it while it holds the lock (staging files are made only under the lock: one that exists then is
-stale), before anything else; ``doctor --fix`` removes them too.
+take the writer lock, take the file as it is (the memo's last file while the file's signature
+is unchanged, else read and decoded), let the operation change a copy, then publish:
 
-The directory fsync runs after the lock is released, so the next writer does not wait for it:
-the renamed file is complete and fsynced, and a writer that builds on it publishes a file that
-contains it, so whichever directory fsync completes makes this write durable, and this writer
-still acknowledges nothing before its own returns.
+- only new versions (a save): their blocks are appended to the file and it is fsynced;
+- anything else: the whole new file goes to a temp file that is fsynced, the file is checked
+  unchanged, the temp file is renamed over it and the directory fsynced, under the lock (the
+  next writer may append to the renamed file).
+
+Only then is the write acknowledged (``docs/security.md``, "Durability"). A process killed at
+any point leaves the old file, the new one, or the old one with a torn tail that nothing
+acknowledged (``doctor`` names it, ``--fix`` cuts it). The staging file a killed rewrite may
+leave behind holds the whole file as it was then, forgotten facts included, so the next writer
+removes it while it holds the lock (staging files are made only under the lock: one that
+exists then is stale), before anything else; ``doctor --fix`` removes them too.
 """
 
 from __future__ import annotations
