@@ -5,6 +5,7 @@ Usage::
     uv run python benchmarks/store_bench.py [--seed 7] [--saves 200] [--workers 8]
         [--per-worker 50] [--dir DIR]
     MEMQUILL_STORE=postgresql://… uv run python benchmarks/store_bench.py --backend postgres
+    uv run python benchmarks/store_bench.py --write-cost [--writes 60] [--sizes 100,1000]
 
 ``--backend postgres`` measures the database beside the file, the same way for both: saves
 into a store seeded with 10 and 1,000 records (steady state: each save adds one record), and
@@ -30,6 +31,15 @@ Scenarios (each in a fresh workspace under ``--dir``, default a temporary folder
   writers' mean latencies (1.0 when every writer waited alike) and when the first and the
   last writer finished. Run twice, side by side: waiting in the kernel (memquill's lock) and
   the baseline of polling with back-off (1 ms doubling to 50 ms, how the lock waited before).
+* ``--write-cost``: the cost of one write as the store grows. Stores of 100, 1,000, 3,500,
+  10,000 and 50,000 records of chat-sized facts (about 100 characters; the file is written
+  directly, untimed; capacity raised to the smallest whole MiB that holds twice the file, at
+  least 2 MiB), then ``--writes`` timed ``remember`` (``save`` of one new fact) and ``update``
+  (``correct`` of a random active fact) each: CPU (``time.process_time``) and wall p50/p95.
+  In the same run, LangGraph's ``SqliteStore.put`` (a file database, WAL) and
+  ``InMemoryStore.put`` at the same sizes: a new key (remember) and an existing key
+  (update). Ratios printed: each size's CPU p50 over the 100-record one, and memquill's over
+  ``SqliteStore``'s.
 * Peak memory: Python allocations (``tracemalloc``) during one ``save`` and one ``snapshot`` on
   the near-2 MiB store, and the peak resident set size of this process and of the largest
   worker (``VmHWM``; ``ru_maxrss`` where there is no ``/proc``).
@@ -56,8 +66,10 @@ import tempfile
 import textwrap
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memquill.store._codec import MAX_STORE_BYTES
@@ -466,7 +478,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="postgres: the database beside the file (URL from --store or $MEMQUILL_STORE)",
     )
     parser.add_argument("--store", metavar="URL", help="the postgresql:// URL (never printed)")
+    parser.add_argument(
+        "--write-cost", action="store_true", help="write CPU/wall by store size beside LangGraph"
+    )
+    parser.add_argument(
+        "--writes", type=int, default=60, help="timed writes per size (--write-cost)"
+    )
+    parser.add_argument("--sizes", help="comma-separated record counts (--write-cost)")
     args = parser.parse_args(argv)
+    if args.write_cost:
+        return write_cost(args)
     if args.backend == "postgres":
         location = args.store or os.environ.get("MEMQUILL_STORE", "")
         if not location.startswith(("postgresql://", "postgres://")):
@@ -566,6 +587,187 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     worker_peak = max(run["worker_peak_rss"] for run in runs.values())
     print(f"peak RSS: this process {kib(peak_rss_bytes())}, largest worker {kib(worker_peak)}")
+    return 0
+
+
+WRITE_SIZES = (100, 1_000, 3_500, 10_000, 50_000)
+_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Cost:
+    """CPU and wall p50/p95 of one kind of write at one store size, in milliseconds."""
+
+    cpu_p50: float
+    cpu_p95: float
+    wall_p50: float
+    wall_p95: float
+
+
+def measured(calls: Sequence[Callable[[], object]]) -> Cost:
+    cpu: list[float] = []
+    wall: list[float] = []
+    for call in calls:
+        c0, w0 = time.process_time(), time.perf_counter()
+        call()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    ms = 1000.0
+    return Cost(
+        percentile(cpu, 0.5) * ms,
+        percentile(cpu, 0.95) * ms,
+        percentile(wall, 0.5) * ms,
+        percentile(wall, 0.95) * ms,
+    )
+
+
+def chat_fact(rng: random.Random, label: str) -> str:
+    return f"{label}: " + sentence(rng, 14)
+
+
+def seeded_store(root: Path, rng: random.Random, count: int) -> tuple[RecordStore, list[str]]:
+    """A workspace whose ``records.md`` holds ``count`` active facts, written directly (one
+    encode, one file write: building it through ``count`` saves would time the old store)."""
+    from memquill.store._codec import HEADER, Record, encode_block, iso_timestamp
+    from memquill.store._record_key import keyed_fields
+
+    workspace = root / f"memquill-{count}"
+    workspace.mkdir()
+    first = RecordStore(workspace)
+    first.save([Candidate("first fact", {"kind": "manual"}, "seed-first")])
+    key = first.record_key.load()
+    now = iso_timestamp(datetime.now(UTC))
+    records: list[Record] = []
+    for i in range(count - 1):
+        record_id = str(uuid.uuid4())
+        meta: dict[str, object] = {
+            "id": record_id,
+            "rootId": record_id,
+            "source": {"kind": "manual"},
+            "status": "active",
+            "createdAt": now,
+            "updatedAt": now,
+            **keyed_fields(key, f"seed-{i}"),
+        }
+        records.append(Record(meta, chat_fact(rng, f"seed {i}")))  # type: ignore[arg-type]
+    file = workspace / "memory" / "records.md"
+    data = file.read_bytes() + "".join(encode_block(r) for r in records).encode()
+    assert data.startswith(HEADER.encode())
+    needed = max(2, -(-2 * len(data) // _MIB))
+    file.write_bytes(data)
+    store = RecordStore(workspace, capacity=needed * _MIB)
+    ids = [r.id for r in records]
+    store.snapshot()  # the store has read its file once, as a long-lived one has
+    return store, ids
+
+
+def memquill_costs(root: Path, rng: random.Random, count: int, writes: int) -> dict[str, Cost]:
+    store, ids = seeded_store(root, rng, count)
+    n = iter(range(10**9))
+
+    def remember() -> None:
+        i = next(n)
+        store.save([Candidate(chat_fact(rng, f"new {i}"), {"kind": "manual"}, f"bench-{i}")])
+
+    targets = rng.sample(ids, writes + 1)
+    revision = store.snapshot().revision
+    state = {"revision": revision}
+
+    def update(target: str) -> Callable[[], None]:
+        def call() -> None:
+            result = store.correct(target, chat_fact(rng, "corrected"), state["revision"])
+            state["revision"] = result.revision
+
+        return call
+
+    remember()  # the first write after a read: untimed
+    costs = {"remember": measured([remember] * writes)}
+    state["revision"] = store.snapshot().revision
+    update(targets[-1])()
+    costs["update"] = measured([update(t) for t in targets[:writes]])
+    costs["size"] = Cost(store.snapshot().size_bytes / _MIB, 0, 0, 0)
+    return costs
+
+
+def langgraph_costs(root: Path, rng: random.Random, count: int, writes: int) -> dict[str, Cost]:
+    from langgraph.store.memory import InMemoryStore
+    from langgraph.store.sqlite import SqliteStore
+
+    costs: dict[str, Cost] = {}
+    path = root / f"langgraph-{count}.sqlite"
+    with SqliteStore.from_conn_string(str(path)) as sqlite:
+        sqlite.setup()
+        memory = InMemoryStore()
+        for name, store in (("sqlite", sqlite), ("memory", memory)):
+            items = [(f"seed-{i}", {"text": chat_fact(rng, f"seed {i}")}) for i in range(count)]
+            for start in range(0, count, 500):
+                store.batch(
+                    [PutOp(("bench",), k, v) for k, v in items[start : start + 500]]  # type: ignore[misc]
+                )
+            counter = iter(range(10**9))
+
+            def new(store: BaseStore = store, counter: Iterator[int] = counter) -> None:
+                store.put(("bench",), f"new-{next(counter)}", {"text": chat_fact(rng, "new")})
+
+            def old(store: BaseStore = store, key: str = "") -> None:
+                store.put(("bench",), key, {"text": chat_fact(rng, "corrected")})
+
+            keys = rng.sample([k for k, _ in items], writes)
+            costs[f"{name} remember"] = measured([new] * writes)
+            costs[f"{name} update"] = measured(
+                [lambda key=key, store=store: old(store, key) for key in keys]
+            )
+    return costs
+
+
+def write_cost(args: argparse.Namespace) -> int:
+    """The ``--write-cost`` scenario (module docstring)."""
+    global PutOp, BaseStore
+    from langgraph.store.base import BaseStore, PutOp
+
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(WRITE_SIZES)
+    load_before = load()
+    results: dict[int, dict[str, Cost]] = {}
+    with tempfile.TemporaryDirectory(prefix="memquill-bench-", dir=args.dir) as temp:
+        root = Path(temp)
+        fs = filesystem_of(root)
+        for count in sizes:
+            rng = random.Random(args.seed + count)
+            results[count] = {
+                **memquill_costs(root, rng, count, args.writes),
+                **langgraph_costs(root, rng, count, args.writes),
+            }
+            print(f"  measured {count:,} records", file=sys.stderr, flush=True)
+    print(f"command: {shlex.join([sys.executable, *sys.argv])}")
+    print(
+        f"python {platform.python_version()}, {platform.system()} {platform.release()}, "
+        f"{os.cpu_count()} CPUs, files on {fs}; seed {args.seed}; {args.writes} writes each; "
+        f"load average {load_before} before, {load()} after"
+    )
+    print()
+    kinds = ("remember", "update")
+    header = f"{'records':>8} {'MiB':>6} {'write':<10}" + "".join(
+        f"{label:>14}" for label in ("cpu p50", "cpu p95", "wall p50", "wall p95")
+    )
+    for kind in kinds:
+        print(header)
+        base = results[sizes[0]][kind].cpu_p50
+        for count in sizes:
+            row = results[count]
+            for name in (kind, f"sqlite {kind}", f"memory {kind}"):
+                cost = row[name]
+                label = "memquill" if name == kind else name.split()[0]
+                print(
+                    f"{count:>8,} {row['size'].cpu_p50:>6.2f} {label:<10}"
+                    f"{cost.cpu_p50:>14.3f}{cost.cpu_p95:>14.3f}"
+                    f"{cost.wall_p50:>14.3f}{cost.wall_p95:>14.3f}"
+                )
+            own = row[kind].cpu_p50
+            print(
+                f"{'':>8} {'':>6} ratios    cpu p50 vs {sizes[0]:,} records {own / base:.2f}x; "
+                f"vs SqliteStore.put {own / max(row[f'sqlite {kind}'].cpu_p50, 1e-9):.2f}x"
+            )
+        print()
     return 0
 
 

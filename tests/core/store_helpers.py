@@ -180,11 +180,16 @@ def children(*scripts: tuple[str, tuple[str, ...]]) -> Generator[list[Child]]:
 
 
 # Pauses a writer inside the transaction right after the staged file is written and fsynced:
-# transaction.py publishes with ``os.replace(staging, file)``.
+# transaction.py publishes with ``os.replace(staging, file)``. A save into an existing file is
+# an append (no staging file), so this writer's save is made to take the whole-file way a
+# correction or a forget takes (``Draft.rewritten``), which is what these tests pause.
 PAUSE_BEFORE_RENAME = """
 import os, sys
 from memquill import RecordStore
 from memquill.store import Candidate
+from memquill.store import _transaction
+
+_transaction.Draft.rewritten = True
 
 real_replace = os.replace
 

@@ -66,6 +66,9 @@ import sys, time
 import memquill.atomic as atomic
 from memquill import RecordStore
 from memquill.store import Candidate
+from memquill.store import _transaction
+
+_transaction.Draft.rewritten = True  # the whole-file way (a save into a file appends)
 
 def stuck(path, data, **options):
     print("holding", flush=True)

@@ -18,6 +18,7 @@ import memquill
 from memquill import RecordStore
 from memquill.atomic import write_new
 from memquill.errors import Messages
+from memquill.store import _transaction
 
 
 @pytest.fixture
@@ -41,6 +42,9 @@ def no_staging_files(workspace: Path) -> bool:
 def test_a_full_disk_while_staging_changes_nothing(
     workspace: Path, store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The whole-file way a correction or a forget takes (a save into a file appends).
+    monkeypatch.setattr(_transaction.Draft, "rewritten", True)
+
     def half_written(path: Path, data: bytes, **_: object) -> None:
         path.write_bytes(data[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -55,6 +59,9 @@ def test_a_full_disk_while_staging_changes_nothing(
 def test_a_failed_rename_leaves_the_old_file(
     workspace: Path, store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The whole-file way a correction or a forget takes (a save into a file appends).
+    monkeypatch.setattr(_transaction.Draft, "rewritten", True)
+
     def refuse(src: object, dst: object) -> None:
         raise OSError(errno.EIO, "I/O error")
 
@@ -66,6 +73,8 @@ def test_a_failed_rename_leaves_the_old_file(
 def test_an_edit_made_while_saving_is_never_overwritten(
     workspace: Path, store: RecordStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The whole-file way a correction or a forget takes (a save into a file appends).
+    monkeypatch.setattr(_transaction.Draft, "rewritten", True)
     real_write = write_new
     edited = raw(workspace).replace(b"the old fact", b"the OLD fact")
 
@@ -90,6 +99,9 @@ def test_an_unreadable_file_is_a_read_failure(
         raise PermissionError(errno.EACCES, "Permission denied")
 
     monkeypatch.setattr("memquill.store._transaction.read_bounded", unreadable)
+    monkeypatch.setattr("memquill.store._transaction.read_signed", unreadable)
+    # A file whose permissions changed has a new change time: the store reads it again.
+    monkeypatch.setattr("memquill.store._transaction.file_signature", lambda _: None)
     expect_unchanged(workspace, "storage", Messages.READ_FAILED, store.snapshot)
     expect_unchanged(workspace, "storage", Messages.SAVE_FAILED, store.save, [manual("new")])
 

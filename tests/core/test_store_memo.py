@@ -78,7 +78,7 @@ def test_appends_by_another_writer_are_decoded_from_where_the_file_was(workspace
     assert contents == ["mine 1", "other 0", "mine 2", "other 1", "mine 3", "other 2", "mine 4"]
 
 
-def test_a_hand_written_block_appended_is_rewritten_canonically(workspace: Path) -> None:
+def test_a_hand_written_block_appended_is_kept_then_rewritten_canonically(workspace: Path) -> None:
     store = RecordStore(workspace)
     store.save([manual("first")])
     store.snapshot()
@@ -94,6 +94,12 @@ def test_a_hand_written_block_appended_is_rewritten_canonically(workspace: Path)
         handle.write(spaced.encode())
     assert [r.content for r in store.snapshot().records] == ["first", "hand"]
     store.save([manual("after")])
+    # A save appends: the hand-written block stays as written (it decodes) until a write
+    # rewrites the file, which writes it canonically.
+    assert b'{"id": "1111' in raw(workspace)
+    assert store.snapshot().revision == RecordStore(workspace).snapshot().revision
+    first = store.snapshot().records[0]
+    store.correct(first.id, "first, corrected", store.snapshot().revision)
     assert b'{"id": "1111' not in raw(workspace)
     assert_as_fresh(workspace, store)
 

@@ -21,12 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, source_key
-from memquill.store._fingerprints import (
-    BLOCKING_KINDS,
-    fingerprinted,
-    forgotten_at,
-    same_words,
-)
+from memquill.store._fingerprints import BLOCKING_KINDS, forgotten_at, same_words
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate, Snapshot
 from memquill.store._tombstones import ledger_of
@@ -62,19 +57,20 @@ def append_candidates(
     Raises:
         ConflictError: an idempotency key was reused for other data, or a fact key is taken.
     """
-    tombstoned = {record.source_key for record in draft if record.status != "active"} - {None}
-    folded = ledger_of(draft)  # compact tombstones block as the full ones do
+    # The draft is the snapshot's records (plus what wrappers appended, none of them
+    # tombstones): the snapshot's indexes answer for it, so a save costs the same at any size.
+    blocking = snapshot.fingerprinted()
+    folded = ledger_of(blocking)  # compact tombstones block as the full ones do
     keys = (key, *other_keys)
     prepared = [
         (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
     ]
     if any(
-        source_key(candidate.source) in tombstoned
+        snapshot.tombstoned(source_key(candidate.source))
         or folded.blocks_source(source_key(candidate.source))
         for candidate, _ in prepared
     ):
         return Outcome("blocked", tuple(None for _ in prepared))
-    blocking = fingerprinted(draft)
     forgotten = [
         forgotten_at(blocking, keys, candidate.content) if blocking else None
         for candidate, _ in prepared
@@ -85,9 +81,11 @@ def append_candidates(
         {same_words(r.content): r.id for r in draft if r.status == "active"} if skip_known else {}
     )
     for (candidate, hashes), when in zip(prepared, forgotten, strict=True):
-        existing = next((r for r in draft if r.operation_hash in hashes), None)
+        existing = _written_by(hashes, snapshot, draft)
         if existing is None and folded.blocks_operation(hashes):
-            return Outcome("blocked", tuple(None for _ in prepared))  # a folded tombstone's
+            return Outcome(
+                "blocked", tuple(None for _ in prepared)
+            )  # a folded operation
         if existing is None and when is not None and candidate.source.get("kind") in BLOCKING_KINDS:
             ids.append(None)  # forgotten words from a model or a conversation: not again
             continue
@@ -118,6 +116,17 @@ def append_candidates(
         return Outcome("blocked", tuple(ids), forgotten_at=tuple(forgotten))
     status = "saved" if created else "duplicate"
     return Outcome(status, tuple(ids), frozenset(created), forgotten_at=tuple(forgotten))
+
+
+def _written_by(hashes: Iterable[str], snapshot: Snapshot, draft: list[Record]) -> Record | None:
+    """The first version, in file order, written by an operation with one of ``hashes``:
+    from the snapshot's index, else among the versions this batch appended to ``draft``."""
+    hashes = tuple(hashes)
+    found = [r for h in hashes if (r := snapshot.by_operation(h)) is not None]
+    if found:
+        return min(found, key=lambda r: snapshot.position(r.id) or 0)
+    added = draft[len(snapshot.records) :]
+    return next((r for r in added if r.operation_hash in hashes), None)
 
 
 def _check_key_free(key: str | None, snapshot: Snapshot) -> None:

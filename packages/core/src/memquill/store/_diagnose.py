@@ -19,7 +19,16 @@ from memquill.store._codec import HEADER, LEGACY_HEADER, MAX_CONTENT_UNITS, deco
 from memquill.store._fact_keys import is_key
 from memquill.text import utf16_len, utf16_take
 
-__all__ = ["MARKER", "MARKER_END", "SEPARATOR", "Diagnosis", "diagnose", "next_marker"]
+__all__ = [
+    "MARKER",
+    "MARKER_END",
+    "SEPARATOR",
+    "Diagnosis",
+    "TornTail",
+    "diagnose",
+    "next_marker",
+    "torn_tail",
+]
 
 # The format's fixed strings (docs/record-format.md).
 MARKER: Final = "<!-- memory-record "
@@ -56,8 +65,96 @@ def next_marker(text: str, start: int) -> int:
     return -1 if found < 0 else found + len(SEPARATOR)
 
 
+@dataclass(frozen=True, slots=True)
+class TornTail:
+    """The end of a records file that holds only the start of a block: a write cut off before
+    it was acknowledged (a crash inside an append, or a power cut that kept part of it).
+
+    Attributes:
+        keep: how many bytes to keep, up to the end of the last complete block.
+        records: how many complete records those hold.
+        dropped: how many bytes follow them.
+    """
+
+    keep: int
+    records: int
+    dropped: int
+
+    def sentence(self) -> str:
+        """What it is, and what ``doctor --fix`` does about it."""
+        return (
+            f"a torn tail: the {self.dropped} bytes after record {self.records} are the start "
+            "of a write that was cut off (a crash or power cut) and never acknowledged"
+        )
+
+
+def torn_tail(raw: bytes) -> TornTail | None:
+    """The torn tail of ``raw``, if its only problem is one (see :class:`TornTail`).
+
+    Torn means: every block before the tail is whole and valid, and the tail (after dropping
+    trailing NUL bytes, which a power cut can leave where data was never written, and a
+    character cut in half) is the start of one block that ends too soon: its marker line is
+    unfinished, or its text is shorter than its ``contentLength`` and not followed by the
+    blank line. A text shorter than its length *and* followed by the blank line reads as a hand
+    edit of the last fact instead, as it always has (``doctor --fix`` keeps such an edit).
+    """
+    body = raw.rstrip(b"\0")
+    text = None
+    for cut in range(4):  # a UTF-8 character cut in half at the very end
+        try:
+            text = body[: len(body) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        break
+    if text is None:
+        return None
+    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    if header is None:
+        return None
+    cursor, index, seen = len(header), 0, _Seen()
+    while cursor < len(text):
+        found = _block_problem(text, cursor, index, seen)
+        if isinstance(found, Diagnosis):
+            if not _unfinished(text[cursor:]):
+                return None
+            break
+        cursor, index = found, index + 1
+    keep = len(text[:cursor].encode("utf-8"))
+    if keep == len(raw):
+        return None
+    return TornTail(keep, index, len(raw) - keep)
+
+
+def _unfinished(rest: str) -> bool:
+    """Whether ``rest`` (from a block's start to the end) is one block that ends too soon."""
+    if SEPARATOR + MARKER in rest:
+        return False  # a later block follows: damage inside the file, not its end
+    if len(rest) <= len(MARKER):
+        return MARKER.startswith(rest)
+    if not rest.startswith(MARKER):
+        return False
+    end = rest.find(MARKER_END, len(MARKER))
+    if end < 0:
+        return "\n" not in rest  # the marker line itself was cut
+    try:
+        parsed: object = parse_json(rest[len(MARKER) : end])
+    except ValueError:
+        return False
+    if not isinstance(parsed, dict):
+        return False
+    length = cast(dict[str, object], parsed).get("contentLength")
+    if type(length) is not int:
+        return False
+    content = rest[end + len(MARKER_END) :]
+    return utf16_len(content) < length + len(SEPARATOR) and not content.endswith(SEPARATOR)
+
+
 def diagnose(raw: bytes) -> Diagnosis | None:
     """The first problem in ``raw`` (the bytes of ``records.md``), or ``None`` if it decodes."""
+    torn = torn_tail(raw)
+    if torn is not None:
+        reason = f"{torn.sentence()}; doctor --fix cuts the file back to record {torn.records}"
+        return Diagnosis(torn.records, None, reason)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

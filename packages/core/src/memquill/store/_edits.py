@@ -35,7 +35,6 @@ from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
 from memquill.store._fact_keys import FactKey
 from memquill.store._fingerprints import (
     BLOCKING_KINDS,
-    fingerprinted,
     forgotten_at,
     with_fingerprint,
 )
@@ -139,7 +138,7 @@ def correction(
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         current = resolve_target(snapshot, target, expected, forgetting=False)
         assert current is not None  # only a forget resolves to nothing
-        blocking = fingerprinted(draft)
+        blocking = snapshot.fingerprinted()
         when = forgotten_at(blocking, (record_key, *known_keys), content) if blocking else None
         if when is not None and source.get("kind") in BLOCKING_KINDS:
             return Outcome("blocked", (None,), forgotten_at=(when,))
@@ -147,6 +146,7 @@ def correction(
         _check_key_free(snapshot, new_key, {current.root_id})
         stamp = now()
         version = _supersede(
+            snapshot,
             draft,
             current,
             content,
@@ -196,6 +196,7 @@ def renaming(
         stamp = now()
         ids = tuple(
             _supersede(
+                snapshot,
                 draft,
                 current,
                 current.content,
@@ -227,6 +228,7 @@ def _check_key_free(snapshot: Snapshot, key: str | None, moving: set[str]) -> No
 
 
 def _supersede(
+    snapshot: Snapshot,
     draft: list[Record],
     current: Record,
     content: str,
@@ -240,7 +242,8 @@ def _supersede(
     new_id: Callable[[], str],
 ) -> Record:
     """Mark ``current`` superseded in ``draft`` and append its new version (returned)."""
-    draft[draft.index(current)] = current.evolve(status="superseded", updatedAt=stamp)
+    position = _position(snapshot, draft, current)
+    draft[position] = current.evolve(status="superseded", updatedAt=stamp)
     hashed = keyed_fields(record_key, f"correction:{current.id}:{expected}:{content}")
     version = current.evolve(
         content,
@@ -260,6 +263,15 @@ def _supersede(
         )
     draft.append(version)
     return version
+
+
+def _position(snapshot: Snapshot, draft: list[Record], record: Record) -> int:
+    """Where ``record`` is in ``draft``: at its place in ``snapshot`` (indexed), unless the
+    draft moved it (then looked for)."""
+    found = snapshot.position(record.id)
+    if found is not None and found < len(draft) and draft[found] is record:
+        return found
+    return draft.index(record)
 
 
 def revocation(

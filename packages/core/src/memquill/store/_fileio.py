@@ -1,25 +1,47 @@
-"""The records file's bounded no-follow read, and the private backup of a records file about
-to be replaced (written whole, as every file is: :mod:`memquill.atomic`)."""
+"""The records file's bounded no-follow read (with the file's signature), the durable append
+of new blocks to it, and the private backup of a records file about to be replaced (written
+whole: :mod:`memquill.atomic`)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import stat
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeAlias
 
 from memquill.atomic import atomic_write
-from memquill.errors import Messages, SourceError, UnsafePathError
+from memquill.errors import ConflictError, Messages, SourceError, UnsafePathError
 from memquill.paths import open_regular
 from memquill.store._capacity import full_error
 from memquill.store._codec import MAX_STORE_BYTES
 
-__all__ = ["BACKUP_PREFIX", "read_bounded", "write_backup"]
+__all__ = [
+    "BACKUP_PREFIX",
+    "Signature",
+    "append_durably",
+    "file_signature",
+    "read_bounded",
+    "read_signed",
+    "signature_of",
+    "write_backup",
+]
 
 BACKUP_PREFIX: Final = ".records-backup-"
 """Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
+
+
+Signature: TypeAlias = tuple[int, int, int, int, int]
+"""What identifies one state of a file without reading it: device, inode, size, and the
+modification and change times in nanoseconds (:func:`signature_of`)."""
+
+
+def signature_of(status: os.stat_result) -> Signature:
+    """The :data:`Signature` of a file from its ``stat``."""
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 
 def read_bounded(file: Path, limit: int = MAX_STORE_BYTES) -> bytes:
@@ -28,10 +50,16 @@ def read_bounded(file: Path, limit: int = MAX_STORE_BYTES) -> bytes:
 
     Never blocks: a FIFO (or any other non-regular file) is refused as an unsafe path.
     """
+    return read_signed(file, limit)[0]
+
+
+def read_signed(file: Path, limit: int = MAX_STORE_BYTES) -> tuple[bytes, Signature | None]:
+    """:func:`read_bounded`, with the file's :data:`Signature` when it did not change while
+    it was read (``None``: it changed, or it is missing)."""
     try:
         fd = open_regular(file)
     except FileNotFoundError:
-        return b""
+        return b"", None
     except SourceError as error:
         raise UnsafePathError(Messages.MEMORY_PATH) from error
     except OSError as error:
@@ -39,12 +67,53 @@ def read_bounded(file: Path, limit: int = MAX_STORE_BYTES) -> bytes:
             raise UnsafePathError(Messages.MEMORY_PATH) from error
         raise
     with os.fdopen(fd, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > limit:
+        before = signature_of(os.fstat(handle.fileno()))
+        if before[2] > limit:
             raise full_error(limit)
         data = handle.read(limit + 1)
+        after = signature_of(os.fstat(handle.fileno()))
     if len(data) > limit:
         raise full_error(limit)
-    return data
+    return data, after if after == before and after[2] == len(data) else None
+
+
+def file_signature(file: Path) -> Signature | None:
+    """The records file's :data:`Signature` now (``None``: missing, or not a regular file)."""
+    try:
+        status = os.stat(file, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return signature_of(status) if stat.S_ISREG(status.st_mode) else None
+
+
+def append_durably(file: Path, tail: bytes, expected: Signature) -> Signature:
+    """Append ``tail`` to ``file`` if it is still the file with the signature ``expected``,
+    then fsync it (data and size: the file's name is durable already); its new signature.
+
+    A failure part-way (a full disk) cuts the file back to its old size, so it leaves no torn
+    tail behind (a power cut still may: ``doctor`` names it, ``docs/security.md``).
+
+    Raises:
+        ConflictError: the file is not the one expected (someone else changed it).
+        OSError: it could not be written or synced.
+    """
+    fd = open_regular(file, os.O_WRONLY | os.O_APPEND)
+    try:
+        if signature_of(os.fstat(fd)) != expected:
+            raise ConflictError(Messages.CHANGED_WHILE_SAVING)
+        try:
+            view = memoryview(tail)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, expected[2])
+                os.fsync(fd)
+            raise
+        return signature_of(os.fstat(fd))
+    finally:
+        os.close(fd)
 
 
 def write_backup(directory: Path, raw: bytes, now: datetime) -> Path:

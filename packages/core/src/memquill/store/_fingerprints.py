@@ -28,12 +28,11 @@ from typing import Final
 
 from memquill.store._codec import JSONValue, Record
 from memquill.store._record_key import KEYED_PREFIX
-from memquill.store._tombstones import is_ledger, ledger_of
+from memquill.store._tombstones import ledger_of
 
 __all__ = [
     "BLOCKING_KINDS",
     "TEXT_HASH_FIELD",
-    "fingerprinted",
     "forgotten_at",
     "same_words",
     "text_fingerprint",
@@ -64,14 +63,6 @@ def with_fingerprint(record: Record, key: bytes | None) -> Record:
     if key is None or not record.content or TEXT_HASH_FIELD in record.meta:
         return record
     return record.evolve(**{TEXT_HASH_FIELD: text_fingerprint(key, record.content)})
-
-
-def fingerprinted(records: Iterable[Record]) -> list[Record]:
-    """The records whose fingerprints may block: tombstones with ``textHash``, and the
-    ledger of compact tombstones (:mod:`memquill.store._tombstones`)."""
-    return [
-        r for r in records if r.status == "revoked" and (TEXT_HASH_FIELD in r.meta or is_ledger(r))
-    ]
 
 
 def forgotten_at(records: Sequence[Record], keys: Iterable[bytes], content: str) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
 from memquill.errors import CorruptError, Messages
@@ -30,11 +30,20 @@ from memquill.store._codec import (
     decode_store,
     encode_block,
 )
+from memquill.store._fileio import Signature, signature_of
 from memquill.store._results import Snapshot
 
-__all__ = ["Decoded", "Encoded", "RecordsMemo", "decode_snapshot", "header_of"]
+__all__ = [
+    "Decoded",
+    "Encoded",
+    "RecordsMemo",
+    "Signature",
+    "decode_snapshot",
+    "header_of",
+    "signature_of",
+]
 
-_NO_BLOCKS: Final[Mapping[int, bytes]] = {}
+_NO_BLOCKS: Final[Mapping[int, tuple[Record, bytes]]] = {}
 
 
 class _Digest(Protocol):
@@ -48,47 +57,113 @@ class Decoded:
     """A records file's bytes with what they decode to.
 
     Attributes:
-        raw: the bytes.
+        buffer: holds the bytes in its first ``snapshot.size_bytes`` bytes. A file that grew
+            by appends shares one ``bytearray`` with the files before it, which is only ever
+            appended to, so each keeps reading its own prefix.
         snapshot: the store they are.
-        blocks: encoded blocks known so far, by ``id()`` of a record in ``snapshot`` (the
-            snapshot keeps those records alive, so an id is never reused meanwhile).
-        digest: sha256 state after the identity, NUL and ``raw`` (the revision's hash).
+        blocks: encoded blocks known so far, by ``id()`` of a record, each with the record
+            itself (an entry counts only for that very object, so an id reused after a record
+            is gone never matches).
+        digest: sha256 state after the identity, NUL and the bytes (the revision's hash).
+        signature: the file's :data:`Signature` when these bytes were read or written
+            (``None``: not known, the file is read again before it is trusted).
     """
 
-    raw: bytes
+    buffer: bytes | bytearray
     snapshot: Snapshot
-    blocks: Mapping[int, bytes]
+    blocks: Mapping[int, tuple[Record, bytes]]
     digest: _Digest
+    signature: Signature | None = None
 
-    def encode(self, header: str, records: Sequence[Record]) -> Encoded:
-        """The file holding ``records``, encoding only records this file does not hold."""
+    @property
+    def raw(self) -> bytes:
+        """The bytes."""
+        buffer, size = self.buffer, self.snapshot.size_bytes
+        if isinstance(buffer, bytes) and len(buffer) == size:
+            return buffer
+        return bytes(buffer[:size])
+
+    @property
+    def header(self) -> str | None:
+        """The header the file starts with, if it is one memquill reads."""
+        return header_of(bytes(self.buffer[: min(self.snapshot.size_bytes, 128)]))
+
+    def signed(self, signature: Signature | None) -> Decoded:
+        """This file, known to be the one with ``signature``."""
+        return replace(self, signature=signature)
+
+    def encode(self, header: str, records: Sequence[Record], *, appends: bool = False) -> Encoded:
+        """The file holding ``records``, encoding only records this file does not hold.
+
+        ``appends``: ``records`` are this file's records (the very objects, in order) plus
+        new ones, under the same header, so the new file is these bytes plus the new blocks.
+        """
         known = self.blocks
-        blocks = {id(record): known.get(id(record)) or _block(record) for record in records}
-        data = b"".join([header.encode(), *(blocks[id(record)] for record in records)])
-        return Encoded(self, data, tuple(records), blocks)
+        size = len(self.snapshot.records)
+        if appends and self.snapshot.size_bytes and header == self.header:
+            added = records[size:]
+            tail = b"".join(_block(record) for record in added)
+            return Encoded(self, tuple(records), known, tail=tail)
+        blocks: dict[int, tuple[Record, bytes]] = {}
+        for record in records:
+            entry = known.get(id(record))
+            if entry is None or entry[0] is not record:
+                entry = (record, _block(record))
+            blocks[id(record)] = entry
+        data = b"".join([header.encode(), *(blocks[id(record)][1] for record in records)])
+        return Encoded(self, tuple(records), blocks, full=data)
 
 
 @dataclass(frozen=True, slots=True)
 class Encoded:
-    """A new file built from ``base``: its bytes, records and blocks."""
+    """A new file built from ``base``: its records, blocks, and either its whole bytes
+    (``full``) or the bytes it adds at the end of ``base`` (``tail``)."""
 
     base: Decoded
-    data: bytes
     records: tuple[Record, ...]
-    blocks: Mapping[int, bytes]
+    blocks: Mapping[int, tuple[Record, bytes]]
+    full: bytes | None = None
+    tail: bytes | None = None
 
-    def decoded(self) -> Decoded:
+    @property
+    def size(self) -> int:
+        """The new file's size in bytes."""
+        if self.full is not None:
+            return len(self.full)
+        return self.base.snapshot.size_bytes + len(self.tail or b"")
+
+    @property
+    def data(self) -> bytes:
+        """The new file's bytes."""
+        if self.full is not None:
+            return self.full
+        return self.base.raw + (self.tail or b"")
+
+    def decoded(self, signature: Signature | None = None) -> Decoded:
         """The new file as :class:`Decoded` (its revision continues ``base``'s digest when the
-        new file only appends to it)."""
+        new file only appends to it); ``signature``: the file's once written."""
         base = self.base
         identity = base.snapshot.identity
-        if base.raw and self.data.startswith(base.raw):
+        if self.tail is not None:
+            size = base.snapshot.size_bytes
+            buffer = base.buffer
+            if not (isinstance(buffer, bytearray) and len(buffer) == size):
+                buffer = bytearray(buffer[:size])  # once; later appends extend it in place
+            buffer += self.tail
             digest = base.digest.copy()
-            digest.update(self.data[len(base.raw) :])
+            digest.update(self.tail)
+            blocks = base.blocks
+            snapshot = Snapshot(identity, digest.hexdigest(), self.records, len(buffer))
+            snapshot.follows(base.snapshot)
+            return Decoded(buffer, snapshot, blocks, digest, signature)
+        data = self.data
+        if base.raw and data.startswith(base.raw):
+            digest = base.digest.copy()
+            digest.update(data[base.snapshot.size_bytes :])
         else:
-            digest = _digest(identity, self.data)
-        snapshot = Snapshot(identity, digest.hexdigest(), self.records, len(self.data))
-        return Decoded(self.data, snapshot, self.blocks, digest)
+            digest = _digest(identity, data)
+        snapshot = Snapshot(identity, digest.hexdigest(), self.records, len(data))
+        return Decoded(data, snapshot, self.blocks, digest, signature)
 
 
 class RecordsMemo:
@@ -108,9 +183,10 @@ class RecordsMemo:
         """
         last = self._last
         if last is not None and last.snapshot.identity == identity:
-            if last.raw == raw:
+            size = last.snapshot.size_bytes
+            if size == len(raw) and last.raw == raw:
                 return last
-            if last.raw and raw.startswith(last.raw):
+            if size and size < len(raw) and raw.startswith(last.raw):
                 extended = _extend(last, raw)
                 if extended is not None:
                     self._last = extended
@@ -171,6 +247,7 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
     digest = last.digest.copy()
     digest.update(tail)
     snapshot = Snapshot(last.snapshot.identity, digest.hexdigest(), records, len(raw))
+    snapshot.follows(last.snapshot)
     return Decoded(raw, snapshot, last.blocks, digest)
 
 

@@ -16,6 +16,10 @@ text that is blank, too long or holds a credential, CRLF plus a length that stil
 (which characters were the user's?). :func:`apply_repair` then writes a backup of the file as
 it was and publishes the repair atomically, under the writer lock, only if the file is still
 the one that was planned.
+
+A torn tail (:func:`~memquill.store._diagnose.torn_tail`: the start of an append cut off by a
+crash or a power cut, never acknowledged) is repaired first and alone: the file is cut back to
+its last complete block, after the same backup.
 """
 
 from __future__ import annotations
@@ -40,7 +44,14 @@ from memquill.store._codec import (
     iso_timestamp,
     validate_content,
 )
-from memquill.store._diagnose import MARKER, MARKER_END, SEPARATOR, diagnose, next_marker
+from memquill.store._diagnose import (
+    MARKER,
+    MARKER_END,
+    SEPARATOR,
+    diagnose,
+    next_marker,
+    torn_tail,
+)
 from memquill.store._fileio import BACKUP_PREFIX, read_bounded, write_backup
 from memquill.store._lock import WriterLock
 from memquill.store._record_key import KeySource, RecordKey, keyed_fields
@@ -139,6 +150,12 @@ def plan_repair(
     A kept edit's ``operationHash`` is keyed with ``record_key`` (the user's by default), like
     every hash memquill writes.
     """
+    torn = torn_tail(raw)
+    if torn is not None:
+        # Nothing after the last complete block was ever acknowledged: cut it off (the backup
+        # apply_repair writes first keeps it).
+        sentence = f"{torn.sentence()}: removed, keeping the {torn.records} complete records"
+        return RepairPlan((sentence,), None, raw[: torn.keep])
     changes: list[str] = []
     try:
         edited = read_edited(raw)
@@ -250,7 +267,7 @@ def apply_repair(
     """
     assert plan.data is not None, "apply_repair needs a plan that was not refused"
     with WriterLock(locations.lock, lock_timeout):
-        if read_bounded(locations.file) != raw:
+        if read_bounded(locations.file, max(len(raw), MAX_STORE_BYTES)) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
         backup = write_backup(locations.directory, raw, now)
         atomic_write(locations.file, plan.data)

@@ -8,6 +8,8 @@ from typing import Literal
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, record_revision
+from memquill.store._fingerprints import TEXT_HASH_FIELD
+from memquill.store._tombstones import is_ledger
 
 __all__ = [
     "Candidate",
@@ -44,9 +46,57 @@ class Candidate:
     extra: Mapping[str, JSONValue] | None = None
 
 
+class _Index:
+    """Positions of a snapshot's records by id, operation hash, active key, source key of a
+    tombstone and root id, plus the forgotten versions that carry a text fingerprint.
+
+    A snapshot that only appends to another (a save) shares its index and extends it with its
+    new records; the records before stay where they were, so each snapshot sharing it reads
+    only positions below its own length (``limit``).
+    """
+
+    __slots__ = ("count", "fingerprinted", "hashes", "ids", "keys", "roots", "tip", "tombstoned")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.tip: tuple[Record, ...] = ()
+        self.ids: dict[str, int] = {}
+        self.hashes: dict[str, int] = {}
+        self.keys: dict[str, int] = {}
+        self.tombstoned: dict[str, int] = {}
+        self.roots: dict[str, list[int]] = {}
+        self.fingerprinted: list[int] = []
+
+    def extend(self, records: tuple[Record, ...]) -> None:
+        """Index ``records[self.count:]`` (``records`` starts with what is indexed already)."""
+        for position in range(self.count, len(records)):
+            record = records[position]
+            meta = record.meta
+            self.ids.setdefault(record.id, position)
+            operation = meta.get("operationHash")
+            if isinstance(operation, str):
+                self.hashes.setdefault(operation, position)
+            self.roots.setdefault(record.root_id, []).append(position)
+            if record.status == "active":
+                key = record.key
+                if key is not None:
+                    self.keys.setdefault(key, position)
+            else:
+                source = record.source_key
+                if source is not None:
+                    self.tombstoned.setdefault(source, position)
+                if record.status == "revoked" and (TEXT_HASH_FIELD in meta or is_ledger(record)):
+                    self.fingerprinted.append(position)
+        self.count = len(records)
+        self.tip = records
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """The store at one revision (every version, in file order).
+
+    Lookups by id, key, operation hash, tombstoned source key and fact are indexed once per
+    snapshot (a snapshot that appends to another extends its index instead: :meth:`follows`).
 
     Attributes:
         identity: what seeds the store's revisions (a file store: its workspace's real path).
@@ -59,25 +109,56 @@ class Snapshot:
     revision: str
     records: tuple[Record, ...]
     size_bytes: int
-    # The key index of the active versions, built on first use (a list: the dataclass is frozen).
-    _key_index_cache: list[dict[str, Record]] = field(
-        default_factory=list[dict[str, Record]], init=False, compare=False, repr=False
+    # The index, built on first use (a list: the dataclass is frozen).
+    _index_cache: list[_Index] = field(
+        default_factory=list[_Index], init=False, compare=False, repr=False
     )
+
+    def follows(self, before: Snapshot) -> None:
+        """Share ``before``'s index: this snapshot's records are ``before``'s plus new ones at
+        the end (the caller knows; nothing is compared). Only the newest snapshot of a chain
+        extends an index, so ``before`` must be the last one that did."""
+        cache = before._index_cache
+        if cache and cache[0].tip is before.records and not self._index_cache:
+            self._index_cache.append(cache[0])
 
     def find(self, record_id: str, *, active_only: bool = False) -> Record | None:
         """The version with ``record_id`` (only if active, when asked)."""
-        for record in self.records:
-            if record.id == record_id and (record.status == "active" or not active_only):
-                return record
-        return None
+        position = self.position(record_id)
+        if position is None:
+            return None
+        record = self.records[position]
+        return record if record.status == "active" or not active_only else None
+
+    def position(self, record_id: str) -> int | None:
+        """Where the version with ``record_id`` is in :attr:`records` (``None``: nowhere)."""
+        return self._at(self._index().ids.get(record_id))
+
+    def by_operation(self, operation_hash: str) -> Record | None:
+        """The first version written by the operation with this hash."""
+        position = self._at(self._index().hashes.get(operation_hash))
+        return None if position is None else self.records[position]
+
+    def tombstoned(self, source_key: str | None) -> bool:
+        """Whether a corrected or forgotten version came from this source message."""
+        if source_key is None:
+            return False
+        return self._at(self._index().tombstoned.get(source_key)) is not None
+
+    def fingerprinted(self) -> list[Record]:
+        """The forgotten versions that keep their text's fingerprint, and the ledger of compact
+        tombstones (:mod:`memquill.store._tombstones`), in file order."""
+        limit = len(self.records)
+        return [self.records[p] for p in self._index().fingerprinted if p < limit]
 
     def record_revision(self, record: Record) -> str:
         """The record revision of ``record`` in this workspace."""
         return record_revision(self.identity, record)
 
     def by_key(self, key: str) -> Record | None:
-        """The active version whose fact has ``key`` (indexed once per snapshot)."""
-        return self._key_index().get(key) if key else None
+        """The active version whose fact has ``key``."""
+        position = self._at(self._index().keys.get(key)) if key else None
+        return None if position is None else self.records[position]
 
     def keyed(self, prefix: str = "") -> tuple[Record, ...]:
         """The active versions whose key is ``prefix`` or lies under it, in file order.
@@ -86,36 +167,41 @@ class Snapshot:
         keyed active version.
         """
         under = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-        return tuple(
-            record
-            for key, record in self._key_index().items()
-            if key == prefix or key.startswith(under)
+        limit = len(self.records)
+        found = sorted(
+            position
+            for key, position in self._index().keys.items()
+            if position < limit and (key == prefix or key.startswith(under))
         )
+        return tuple(self.records[p] for p in found)
 
     def family(self, record: Record) -> tuple[Record, ...]:
         """Every version of ``record``'s fact, in file order. The first version is the one
         whose id is the root id (its ``created_at`` is when the fact was first saved)."""
-        root = record.root_id
-        return tuple(r for r in self.records if r.root_id == root)
+        limit = len(self.records)
+        positions = self._index().roots.get(record.root_id, ())
+        return tuple(self.records[p] for p in positions if p < limit)
 
     def current(self, record: Record) -> Record | None:
         """The active version of ``record``'s fact (itself when active; ``None``: forgotten)."""
         if record.status == "active":
             return record
-        root = record.root_id
-        return next((r for r in self.records if r.root_id == root and r.status == "active"), None)
+        return next((r for r in self.family(record) if r.status == "active"), None)
 
-    def _key_index(self) -> dict[str, Record]:
-        cache = self._key_index_cache
+    def _at(self, position: int | None) -> int | None:
+        return position if position is not None and position < len(self.records) else None
+
+    def _index(self) -> _Index:
+        cache = self._index_cache
         if not cache:
-            cache.append(
-                {
-                    key: record
-                    for record in self.records
-                    if record.status == "active" and (key := record.key) is not None
-                }
-            )
-        return cache[0]
+            cache.append(_Index())
+        index = cache[0]
+        if index.tip is not self.records:
+            if index.count > len(self.records):
+                # An older snapshot of a shared index: positions below its length hold.
+                return index
+            index.extend(self.records)
+        return index
 
 
 @dataclass(frozen=True, slots=True)

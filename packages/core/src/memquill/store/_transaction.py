@@ -1,19 +1,21 @@
-"""The records file's locations, its read path, and the locked, atomic write transaction.
+"""The records file's locations, its read path, and the locked write transaction.
 
 A write: check the paths, create ``memory/`` (and sync the workspace folder, so the new folder
-survives a power cut), check again (a symlink may have been swapped in),
-take the writer lock, read and decode the file, let the operation change a copy, encode it,
-write a temp file and fsync it, check that the file did not change meanwhile, rename the temp
-file over it, release the lock and fsync the directory; only then is the write acknowledged. A
-process killed at any point leaves the old file or the new one. The staging file it may leave
-behind holds the whole file as it was then, forgotten facts included, so the next writer removes
-it while it holds the lock (staging files are made only under the lock: one that exists then is
-stale), before anything else; ``doctor --fix`` removes them too.
+survives a power cut), check again (a symlink may have been swapped in), take the writer lock,
+take the file as it is (the memo's last file while the file's signature is unchanged, else read
+and decoded), let the operation change a copy, then publish:
 
-The directory fsync runs after the lock is released, so the next writer does not wait for it:
-the renamed file is complete and fsynced, and a writer that builds on it publishes a file that
-contains it, so whichever directory fsync completes makes this write durable, and this writer
-still acknowledges nothing before its own returns.
+- only new versions (a save): their blocks are appended to the file and it is fsynced;
+- anything else: the whole new file goes to a temp file that is fsynced, the file is checked
+  unchanged, the temp file is renamed over it and the directory fsynced, under the lock (the
+  next writer may append to the renamed file).
+
+Only then is the write acknowledged (``docs/security.md``, "Durability"). A process killed at
+any point leaves the old file, the new one, or the old one with a torn tail that nothing
+acknowledged (``doctor`` names it, ``--fix`` cuts it). The staging file a killed rewrite may
+leave behind holds the whole file as it was then, forgotten facts included, so the next writer
+removes it while it holds the lock (staging files are made only under the lock: one that
+exists then is stale), before anything else; ``doctor --fix`` removes them too.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, SupportsIndex, cast
 
 from memquill.atomic import atomic_write, fsync_folder, remove_staging, staging_affixes
 from memquill.errors import (
@@ -39,9 +41,15 @@ from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
 from memquill.store._capacity import full_error
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
-from memquill.store._fileio import read_bounded, write_backup
+from memquill.store._fileio import (
+    append_durably,
+    file_signature,
+    read_bounded,
+    read_signed,
+    write_backup,
+)
 from memquill.store._lock import LOCK_NAME, WriterLock
-from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot, header_of
+from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
 
 __all__ = [
@@ -248,16 +256,62 @@ def apply_operation(
         ``capacity`` bytes (default 2 MiB).
     """
     snapshot = current.snapshot
-    draft = list(snapshot.records)
+    draft = Draft(snapshot.records)
     outcome = operation(snapshot, draft)
     if outcome.status != "saved":
         return _result(snapshot, outcome)
-    encoded = current.encode(outcome.header or header_of(current.raw) or HEADER, draft)
-    if encoded.data == current.raw:  # a merge that brought nothing new: nothing to publish
+    header = outcome.header or current.header or HEADER
+    encoded = current.encode(header, draft, appends=not draft.rewritten)
+    unchanged = encoded.tail == b"" if encoded.full is None else encoded.full == current.raw
+    if unchanged:  # a merge that brought nothing new: nothing to publish
         return _result(snapshot, Outcome("duplicate", outcome.ids))
-    if len(encoded.data) > capacity:
+    if encoded.size > capacity:
         raise full_error(capacity)
     return Change(encoded, outcome)
+
+
+class Draft(list[Record]):
+    """The copy of a snapshot's records an operation edits: a list that notes whether anything
+    but appending changed it (``rewritten``), so a write that only adds versions is published
+    as an append without comparing the records."""
+
+    rewritten: bool = False
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self.rewritten = True
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        self.rewritten = True
+        super().__delitem__(index)
+
+    def __imul__(self, count: SupportsIndex) -> Draft:
+        self.rewritten = True
+        return cast(Draft, super().__imul__(count))
+
+    def insert(self, index: SupportsIndex, value: Record) -> None:
+        self.rewritten = True
+        super().insert(index, value)
+
+    def pop(self, index: SupportsIndex = -1) -> Record:
+        self.rewritten = True
+        return super().pop(index)
+
+    def remove(self, value: Record) -> None:
+        self.rewritten = True
+        super().remove(value)
+
+    def clear(self) -> None:
+        self.rewritten = True
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self.rewritten = True
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self.rewritten = True
+        super().reverse()
 
 
 def remove_stale_staging(directory: Path) -> tuple[str, ...]:
@@ -276,26 +330,55 @@ def _transact(
     capacity: int,
 ) -> tuple[WriteResult, bool]:
     """The locked part of a write: its result, and whether a new file was renamed into place
-    (the caller then fsyncs the directory)."""
+    (the caller then fsyncs the directory; a rename's is done here, under the lock, already)."""
     # A writer killed between its staging write and its rename left the staging file, with
     # every fact the file then held: remove it now, so a fact forgotten later is gone from disk.
     remove_stale_staging(locations.directory)
-    raw = read_bounded(locations.file, capacity)
-    change = apply_operation(memo.decode(locations.identity, raw), operation, capacity)
+    current = _current(locations, memo, capacity)
+    change = apply_operation(current, operation, capacity)
     if isinstance(change, WriteResult):
         return change, False
+    encoded = change.encoded
+    if encoded.tail is not None and current.signature is not None:
+        # Only new blocks: appended in place and fsynced, nothing else is rewritten.
+        signature = append_durably(locations.file, encoded.tail, current.signature)
+        written = encoded.decoded(signature)
+        memo.remember(written)
+        return _result(written.snapshot, change.outcome), False
+    raw = current.raw
     backup = backup_of(locations, raw, change.outcome)
 
     def unchanged() -> None:
         # Writers are serialised by the lock; this catches an editor or sync tool.
-        if read_bounded(locations.file, capacity) != raw:
+        moved = current.signature is None or file_signature(locations.file) != current.signature
+        if moved and read_bounded(locations.file, capacity) != raw:
             raise ConflictError(Messages.CHANGED_WHILE_SAVING)
 
-    # The folder is fsynced once the lock is let go (the module doc says why that is safe).
     atomic_write(locations.file, change.data, check=unchanged, sync_folder=False)
-    written = change.encoded.decoded()
+    # The rename is made durable before the lock is let go: the next writer may only append
+    # to this file, and its fsync covers the file's bytes, not the name this rename gave it.
+    fsync_folder(locations.directory)
+    written = change.encoded.decoded(file_signature(locations.file))
     memo.remember(written)
-    return replace(_result(written.snapshot, change.outcome), backup=backup), True
+    return replace(_result(written.snapshot, change.outcome), backup=backup), False
+
+
+def _current(locations: Locations, memo: RecordsMemo, capacity: int) -> Decoded:
+    """The records file as it is now (read under the lock): the memo's last file when the
+    file's signature (device, inode, size, modification and change times) is still the one it
+    had when that was read or written, else read and decoded (reusing what the memo holds)."""
+    last = memo.last
+    if (
+        last is not None
+        and last.signature is not None
+        and last.snapshot.identity == locations.identity
+        and file_signature(locations.file) == last.signature
+    ):
+        return last
+    raw, signature = read_signed(locations.file, capacity)
+    decoded = memo.decode(locations.identity, raw).signed(signature)
+    memo.remember(decoded)
+    return decoded
 
 
 def backup_of(locations: Locations, raw: bytes, outcome: Outcome) -> str | None:

@@ -1,0 +1,211 @@
+"""A remember appends to ``records.md``; a torn tail is named and repaired, never read as data.
+
+issue 33 item 3: a write's cost must not grow with the file, so a save into an existing store
+writes only its new blocks (the same inode, nothing else rewritten) and fsyncs the file once;
+the store revision stays what a full read computes, and an edit made by someone else between
+two writes is still seen. A power cut in the middle of an append can leave the first bytes of
+an unacknowledged block: ``doctor`` names that torn tail, and ``doctor --fix`` cuts the file
+back to its last complete block after a backup, losing no acknowledged record.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from tests.core.store_helpers import (
+    Child,
+    children,
+    expect_error,
+    manual,
+    raw,
+    records_path,
+    revision_of,
+)
+
+from memquill import RecordStore
+from memquill.store._codec import HEADER, encode_block
+
+
+def _filled(workspace: Path, count: int = 300) -> RecordStore:
+    store = RecordStore(workspace)
+    for start in range(0, count, 40):
+        store.save([manual(f"seed fact number {i}") for i in range(start, start + 40)])
+    return store
+
+
+def test_a_save_into_a_big_store_writes_only_its_new_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _filled(tmp_path)
+    file = records_path(tmp_path)
+    before = os.stat(file)
+    written: list[int] = []
+    real_write = os.write
+
+    def counted(fd: int, data: bytes | memoryview) -> int:
+        count = real_write(fd, data)
+        written.append(count)
+        return count
+
+    monkeypatch.setattr(os, "write", counted)
+    result = store.save([manual("one more fact")])
+    after = os.stat(file)
+    monkeypatch.undo()
+    assert result.status == "saved"
+    block = encode_block(result.records[-1]).encode()
+    assert (after.st_ino, after.st_size) == (before.st_ino, before.st_size + len(block))
+    assert sum(written) == len(block)
+    assert raw(tmp_path).endswith(block)
+
+
+def test_the_revision_after_appends_is_what_a_full_read_computes(tmp_path: Path) -> None:
+    store = _filled(tmp_path, 80)
+    for i in range(5):
+        result = store.save([manual(f"appended {i}")])
+        assert result.revision == revision_of(tmp_path, raw(tmp_path))
+        assert RecordStore(tmp_path).snapshot().revision == result.revision
+    assert len(RecordStore(tmp_path).snapshot().records) == 85
+
+
+def test_an_edit_between_two_appends_is_seen_by_the_next_write(tmp_path: Path) -> None:
+    store = _filled(tmp_path, 40)
+    store.save([manual("before the edit")])
+    file = records_path(tmp_path)
+    data = file.read_bytes()
+    # A same-size edit in place, as an editor that writes into the file would make.
+    edited = data.replace(b"seed fact number 7\n", b"seed fact number 9\n", 1)
+    assert edited != data and len(edited) == len(data)
+    with open(file, "r+b") as handle:
+        handle.write(edited)
+    result = store.save([manual("after the edit")])
+    assert result.revision == revision_of(tmp_path, raw(tmp_path))
+    contents = [record.content for record in result.records]
+    assert contents.count("seed fact number 9") == 2
+    assert raw(tmp_path).startswith(edited)
+
+
+def test_a_corrected_fact_is_written_whole_and_still_reads(tmp_path: Path) -> None:
+    store = _filled(tmp_path, 40)
+    saved = store.save([manual("to correct")])
+    assert saved.record_id is not None
+    result = store.correct(saved.record_id, "corrected", saved.revision)
+    assert result.revision == revision_of(tmp_path, raw(tmp_path))
+    snapshot = RecordStore(tmp_path).snapshot()
+    assert [r.status for r in snapshot.records if r.root_id == saved.record_id] == [
+        "superseded",
+        "active",
+    ]
+
+
+# A writer that stops inside its append: the first half of its block is written, then it
+# waits to be killed (a power cut that kept only part of an unsynced write looks the same).
+TORN_APPEND = """
+import os, sys
+from memquill import RecordStore
+from memquill.store import Candidate
+
+store = RecordStore(sys.argv[1], lock_timeout=30)
+store.snapshot()
+real_write = os.write
+
+def half_then_wait(fd, data):
+    view = memoryview(data)
+    if len(view) > 40 and os.fstat(fd).st_size > 0:
+        real_write(fd, view[: len(view) // 2])
+        print("torn", flush=True)
+        sys.stdin.readline()
+        raise SystemExit(3)
+    return real_write(fd, data)
+
+os.write = half_then_wait
+store.save([Candidate(sys.argv[2], {"kind": "manual"}, sys.argv[2])])
+print("acknowledged", flush=True)
+"""
+
+
+def _torn(tmp_path: Path) -> tuple[RecordStore, bytes]:
+    store = _filled(tmp_path, 40)
+    acknowledged = store.save([manual("the last acknowledged fact")])
+    assert acknowledged.status == "saved"
+    before = raw(tmp_path)
+    with children((TORN_APPEND, (str(tmp_path), "never acknowledged"))) as [writer]:
+        writer.expect("torn")
+        writer.kill()
+    after = raw(tmp_path)
+    assert after.startswith(before) and len(after) > len(before)
+    return store, before
+
+
+def test_kill_9_inside_an_append_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    store, before = _torn(tmp_path)
+    # Nothing reads the torn tail as data, and no write builds on it.
+    message = _corrupt_message(store)
+    expect_error("corrupt", message, store.snapshot)
+    expect_error("corrupt", message, store.save, [manual("a fact after the crash")])
+    assert raw(tmp_path).startswith(before)
+    report = store.doctor()
+    assert report.diagnosis is not None
+    assert "torn tail" in report.diagnosis.reason
+    fixed = store.doctor(fix=True)
+    assert fixed.repaired and fixed.backup is not None
+    assert raw(tmp_path) == before
+    contents = [r.content for r in RecordStore(tmp_path).snapshot().records]
+    assert "the last acknowledged fact" in contents
+    assert "never acknowledged" not in contents
+    backup = (tmp_path / fixed.backup).read_bytes()
+    assert backup.startswith(before) and len(backup) > len(before)
+    again = RecordStore(tmp_path).save([manual("a fact after the repair")])
+    assert again.status == "saved"
+
+
+def _corrupt_message(store: RecordStore) -> str:
+    try:
+        store.snapshot()
+    except Exception as error:
+        return str(getattr(error, "message", error))
+    raise AssertionError("the torn file read as valid")
+
+
+def test_doctor_names_a_torn_tail_of_zeros_and_cuts_it(tmp_path: Path) -> None:
+    store = _filled(tmp_path, 40)
+    before = raw(tmp_path)
+    file = records_path(tmp_path)
+    with open(file, "ab") as handle:  # a power cut that kept the new size but not the data
+        handle.write(b"\0" * 512)
+    report = store.doctor()
+    assert report.diagnosis is not None and "torn tail" in report.diagnosis.reason
+    assert store.doctor(fix=True).repaired
+    assert raw(tmp_path) == before
+
+
+def test_a_hand_edit_of_the_last_fact_is_not_a_torn_tail(tmp_path: Path) -> None:
+    store = _filled(tmp_path, 40)
+    data = raw(tmp_path)
+    assert data.endswith(b"seed fact number 39\n\n")
+    records_path(tmp_path).write_bytes(data[: -len(b"39\n\n")] + b"39, edited\n\n")
+    report = store.doctor()
+    assert report.diagnosis is not None
+    assert "torn tail" not in report.diagnosis.reason
+    assert "edited" in report.diagnosis.reason
+    assert HEADER.encode() in raw(tmp_path)
+
+
+def test_a_child_append_survives_kill_9_once_acknowledged(tmp_path: Path) -> None:
+    _filled(tmp_path, 40)
+    script = """
+import sys
+from memquill import RecordStore
+from memquill.store import Candidate
+store = RecordStore(sys.argv[1], lock_timeout=30)
+for i in range(20):
+    store.save([Candidate(f"child fact {i}", {"kind": "manual"}, f"child {i}")])
+    print("acknowledged", i, flush=True)
+sys.stdin.readline()
+"""
+    child = Child(script, str(tmp_path))
+    seen = [child.expect("acknowledged") for _ in range(20)]
+    child.kill()
+    contents = {r.content for r in RecordStore(tmp_path).snapshot().records}
+    assert {f"child fact {i}" for i in map(int, seen)} <= contents
