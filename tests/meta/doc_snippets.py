@@ -472,9 +472,14 @@ SPECS: dict[str, Spec] = {
     "docs/security.md § Forgotten means gone: memquill key export --stdout | ssh new-machine memquill key ": Elsewhere(
         (KEY_PIPE_TEST,)
     ),
-    "docs/security.md § Power loss: the model the crash-state test checks: cut 13/13 after [remember returned] (memory/: 0 of 2 pending": Elsewhere(
+    "docs/security.md § Power loss: the model the crash-state test checks: cut 13/13 after [update returned] (memory/: 0 of 2 pending e": Elsewhere(
         (
             "tests/core/crash_state/test_crash_states.py::test_the_checker_catches_a_missing_folder_fsync",
+        )
+    ),
+    "docs/security.md § Power loss: the model the crash-state test checks: cut 8/8 after [remember returned] (no entry change pending):": Elsewhere(
+        (
+            "tests/core/crash_state/test_crash_states.py::test_the_checker_catches_a_missing_append_fsync",
         )
     ),
     "docs/security.md § Power loss: the model the crash-state test checks: uv run pytest -q -n 0 -s tests/core/crash_state": Elsewhere(

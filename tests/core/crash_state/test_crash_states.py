@@ -211,6 +211,22 @@ def test_resolving_a_conflict_copy_survives_every_power_cut(tmp_path: Path) -> N
 
 
 def broken(drop: Callable[[Call], bool], tmp_path: Path) -> Outcome:
+    """A correction (a rewrite: staging file, rename, folder fsync) with some calls dropped."""
+    here = workspace(tmp_path)
+    old, new = "The build cache lives in /var/cache/ci.", "The build cache lives in /srv/ci."
+    saved = RecordStore(here).save([manual(old)])
+    record_id = saved.targets[0].record_id
+    assert record_id is not None
+
+    def update(store: RecordStore) -> object:
+        return store.correct(record_id, new, store.snapshot().revision)
+
+    recorded = record_scenario(here, [Step("update", update, corrected(old, new))], drop=drop)
+    return run(recorded, tmp_path, "broken update")
+
+
+def broken_append(drop: Callable[[Call], bool], tmp_path: Path) -> Outcome:
+    """A remember (an append to ``records.md``) with some calls dropped."""
     here = workspace(tmp_path)
     RecordStore(here).save([manual("Deploys happen on Tuesdays.")])
     fact = "The build cache lives in /var/cache/ci."
@@ -219,12 +235,16 @@ def broken(drop: Callable[[Call], bool], tmp_path: Path) -> Outcome:
     return run(recorded, tmp_path, "broken remember")
 
 
+def lost(outcome: Outcome, operation: str) -> list[str]:
+    found = [line for line in outcome.problems if f"lost an acknowledged {operation}" in line]
+    print("\n".join(found[:1] + [line for line in outcome.problems if "lost 1" in line][:1]))
+    return found
+
+
 def test_the_checker_catches_a_missing_folder_fsync(tmp_path: Path) -> None:
     memory = os.path.realpath(tmp_path / "workspace" / "memory")
     outcome = broken(lambda call: call.op == "fsync" and call.path == memory, tmp_path)
-    acknowledged = [line for line in outcome.problems if "lost an acknowledged remember" in line]
-    print("\n".join(acknowledged[:1] + [line for line in outcome.problems if "lost 1" in line][:1]))
-    assert acknowledged
+    assert lost(outcome, "update")
 
 
 def test_the_checker_catches_a_missing_staging_fsync(tmp_path: Path) -> None:
@@ -232,10 +252,13 @@ def test_the_checker_catches_a_missing_staging_fsync(tmp_path: Path) -> None:
         name = os.path.basename(call.path or "")
         return call.op == "fsync" and name.startswith(".records-") and name.endswith(".tmp")
 
-    outcome = broken(staging, tmp_path)
-    acknowledged = [line for line in outcome.problems if "lost an acknowledged remember" in line]
-    print("\n".join(acknowledged[:1] + [line for line in outcome.problems if "lost 1" in line][:1]))
-    assert acknowledged
+    assert lost(broken(staging, tmp_path), "update")
+
+
+def test_the_checker_catches_a_missing_append_fsync(tmp_path: Path) -> None:
+    records = os.path.realpath(tmp_path / "workspace" / "memory" / "records.md")
+    outcome = broken_append(lambda call: call.op == "fsync" and call.path == records, tmp_path)
+    assert lost(outcome, "remember")
 
 
 @pytest.mark.parametrize("op", ["write", "fsync"])
