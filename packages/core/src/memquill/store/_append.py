@@ -83,9 +83,7 @@ def append_candidates(
     for (candidate, hashes), when in zip(prepared, forgotten, strict=True):
         existing = _written_by(hashes, snapshot, draft)
         if existing is None and folded.blocks_operation(hashes):
-            return Outcome(
-                "blocked", tuple(None for _ in prepared)
-            )  # a folded operation
+            return Outcome("blocked", tuple(None for _ in prepared))  # a folded operation
         if existing is None and when is not None and candidate.source.get("kind") in BLOCKING_KINDS:
             ids.append(None)  # forgotten words from a model or a conversation: not again
             continue
