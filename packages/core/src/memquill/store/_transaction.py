@@ -206,14 +206,8 @@ def write_locked(
         raise
     except OSError as error:
         raise StorageError(Messages.UNAVAILABLE) from error
-    published = False
-    try:
-        with WriterLock(locations.lock, lock_timeout), _save_errors():
-            result, published = _transact(locations, operation, memo, capacity)
-    finally:
-        if published:
-            with _save_errors():
-                fsync_folder(locations.directory)
+    with WriterLock(locations.lock, lock_timeout), _save_errors():
+        result, _ = _transact(locations, operation, memo, capacity)
     return result
 
 
