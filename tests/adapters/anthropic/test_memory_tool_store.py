@@ -143,6 +143,16 @@ def test_refusals_change_nothing_on_disk(tmp_path: Path) -> None:
     refused(tool, tmp_path, "rename", old_path="/memories/ops.md", new_path="/memories/ops.md")
 
 
+def test_an_edit_that_changes_nothing_writes_nothing(tmp_path: Path) -> None:
+    tool = memquill_tool(tmp_path)
+    run(tool, "create", path="/memories/t.md", file_text="tea, no sugar\n")
+    before = tree(tmp_path)
+    text = run(tool, "str_replace", path="/memories/t.md", old_str="tea", new_str="tea")
+    assert text.startswith("The memory file has been edited.")  # the reference's answer
+    assert tree(tmp_path) == before  # no new version: records.md is byte-identical
+    assert len(RecordStore(tmp_path).snapshot().records) == 1
+
+
 def test_directories_are_deleted_and_moved_in_one_write(tmp_path: Path) -> None:
     session = MemorySession(tmp_path, "chat-42", now=Clock())
     tool = MemquillMemoryTool(session)
