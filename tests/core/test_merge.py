@@ -127,6 +127,22 @@ def test_a_family_forgotten_on_one_side_is_forgotten_with_every_version() -> Non
     assert b"5434" not in merge_files(file(first), ours, theirs)[0]
 
 
+def test_a_family_forgotten_on_both_sides_carries_the_later_forgets_time() -> None:
+    first = record(A, "port 5434", created=T0)
+    # Each side corrected the fact its own way, then forgot it: ours at T3, theirs at T2.
+    ours = file(
+        record(A, status="revoked", updated=T3),
+        record(B, root=A, created=T1, status="revoked", updated=T3, supersedes=A),
+    )
+    theirs = file(
+        record(A, status="revoked", updated=T2),
+        record(C, root=A, created=T1, status="revoked", updated=T2, supersedes=A),
+    )
+    result = merged(file(first), ours, theirs)
+    assert [r.id for r in result] == [A, B, C]
+    assert {r.updated_at for r in result} == {T3}  # every tombstone: the latest forget
+
+
 def test_a_duplicate_write_is_kept_once_and_forgetting_either_forgets_it() -> None:
     op = "hmac-v1:" + "ab" * 32
     ours = file(record(A, "tea over coffee", created=T1, op=op))
