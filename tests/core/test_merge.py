@@ -211,6 +211,24 @@ def test_a_resolved_divergence_stays_resolved() -> None:
     assert divergences(result) == ()
 
 
+def test_two_different_resolutions_keep_the_larger_id_on_every_machine() -> None:
+    # Each machine resolved the divergence of B by another version: the rule is fixed (the
+    # larger id), so every machine, whichever side is ours, writes the same bytes.
+    done = record(A, "v0", status="superseded", updated=T1)
+    waiting = record(B, "Mochi", root=A, created=T1, status="superseded", supersedes=A)
+    kept = record(C, "Momo", root=A, created=T2, supersedes=A)
+    newer = record(D, "Mochi", root=A, created=T3, supersedes=C)
+    by_c = record(B, "Mochi", root=A, created=T1, status="superseded", supersedes=A, resolvedBy=C)
+    by_d = record(B, "Mochi", root=A, created=T1, status="superseded", supersedes=A, resolvedBy=D)
+    superseded = record(
+        C, "Momo", root=A, created=T2, status="superseded", updated=T3, supersedes=A
+    )
+    base = file(done, waiting, kept)
+    result = merged(base, file(done, by_c, kept), file(done, by_d, superseded, newer))
+    assert C < D and by_id(result)[B].meta["resolvedBy"] == D
+    assert divergences(result) == ()
+
+
 def test_compaction_on_one_side_keeps_the_text_dropped() -> None:
     old = record(A, "old text", status="superseded", updated=T1)
     compacted = record(A, "", status="superseded", updated=T1)
