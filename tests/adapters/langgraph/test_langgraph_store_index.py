@@ -214,3 +214,20 @@ def test_a_delete_removes_the_item_vector_at_the_write(tmp_path: Path) -> None:
     path = vectors_path(canonical_workspace(folder))
     assert path is not None
     assert rows[f"i:{ids['b-car']}"] not in path.read_bytes()  # secure_delete overwrote it
+
+
+def test_a_delete_drops_the_vectors_the_store_keeps_in_memory(tmp_path: Path) -> None:
+    embed = CountingEmbed(TRIGRAMS)
+    config: IndexConfig = {"dims": TRIGRAMS.dims, "embed": embed, "fields": ["topic"]}
+    store = MemquillStore(tmp_path, index=config)
+    store.put(ANA, "a-bike", {"content": "Tyres ordered.", "topic": "bicycle tyres"})
+    store.put(ANA, "b-car", {"content": "Tyres fitted.", "topic": "car tyres"})
+    assert _top(store, "automobile tyres") == ["b-car", "a-bike"]
+    assert "car tyres" in embed.texts
+    store.delete(ANA, "b-car")
+    # Other words (forgotten words are never saved again) on the same embedded topic.
+    store.put(ANA, "c-car", {"content": "Tyres rotated.", "topic": "car tyres"})
+    embed.texts.clear()
+    assert _top(store, "automobile tyres") == ["c-car", "a-bike"]
+    # The forgotten item's vector went with it, from memory too: the topic is embedded afresh.
+    assert "car tyres" in embed.texts
