@@ -11,6 +11,7 @@ import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
+from tests.core.plugin_helpers import BROKEN_PLUGIN, write_distribution
 
 from memquill import (
     InvalidInputError,
@@ -21,9 +22,10 @@ from memquill import (
     StorageError,
     UnsafePathError,
 )
+from memquill.plugins import DISABLE_AUTOLOAD_ENV
 from memquill.query import MAX_SEARCH_LIMIT
 from memquill.tools import WriteReceipt
-from memquill_llamaindex import MemquillRetriever
+from memquill_llamaindex import MemquillRetriever, MemquillToolSpec
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 REVISION = re.compile(r"[0-9a-f]{64}")
@@ -202,3 +204,24 @@ def test_from_workspace_searches_read_only(workspace: Path) -> None:
     (node,) = retriever.retrieve("tea")
     assert node.node_id == "notes/project.md#6"
     assert node.text == "The tea shop project ships in October."
+
+
+def test_from_workspace_opens_a_read_session_that_loads_no_plugin(
+    workspace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A plugin that fails to load: a session that may write loads the plugins (their secret
+    # detectors guard its writes) and logs the failure; the retriever's read session loads none.
+    monkeypatch.delenv(DISABLE_AUTOLOAD_ENV, raising=False)
+    broken = {"memquill_tmp_broken": BROKEN_PLUGIN}
+    site = write_distribution(tmp_path / "site", broken, {"tmp-broken": "memquill_tmp_broken"})
+    monkeypatch.syspath_prepend(site)
+    with caplog.at_level(logging.WARNING, logger="memquill.plugins"):
+        MemquillToolSpec.from_workspace(workspace, "chat-9")
+        assert "plugin tmp-broken" in caplog.text
+        caplog.clear()
+        retriever = MemquillRetriever.from_workspace(workspace)
+    assert caplog.records == []
+    assert retriever.retrieve("tea")
