@@ -15,7 +15,7 @@ from tests.core.sync_helpers import MEMQUILL, base_environment, run
 from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
 from memquill.store import Candidate, RecordKey, key_id, key_text, merge_files
-from memquill.sync import driver_command
+from memquill.sync import driver_command, git_setup, set_up_git
 
 
 @pytest.fixture
@@ -198,6 +198,23 @@ def test_status_names_a_tracked_file_in_conflict_once(tmp_path: Path, env: dict[
     assert status["git"]["tracked"] == ["memory/.records-lock"]
     memquill(env, "sync", "setup")  # in the middle of that merge: out of the index all the same
     assert run(["git", "ls-files", "memory/.records-lock"], workspace, env).stdout == ""
+
+
+def test_a_per_machine_file_committed_after_setup_means_not_ready(
+    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = _git_workspace_with_a_committed_lock(tmp_path, env)
+    for name, value in env.items():  # git run in this process sees the test's home only
+        monkeypatch.setenv(name, value)
+    assert set_up_git(workspace)[0].ready
+    # Set up in every other way; then the lock is forced past its ignore line and committed.
+    run(["git", "add", ".gitattributes", ".gitignore"], workspace, env)
+    run(["git", "add", "-f", "memory/.records-lock"], workspace, env)
+    run(["git", "commit", "-q", "-m", "set up, the lock with it"], workspace, env)
+    setup = git_setup(workspace)
+    assert (setup.attribute, setup.driver_runs, setup.unignored) == (True, True, ())
+    assert setup.tracked == ("memory/.records-lock",)
+    assert not setup.ready
 
 
 def test_key_export_to_a_new_private_file_only(tmp_path: Path, env: dict[str, str]) -> None:
