@@ -19,7 +19,8 @@ import pytest
 from memquill import MemorySession, MemoryToolset, forget, remember
 from memquill.enhance import AuxiliaryRunner
 from memquill.paths import canonical_workspace
-from memquill.semantic import SemanticRanker, VectorCache, hybrid_order, vectors_path
+from memquill.semantic import SemanticRanker, VectorCache, vectors_path
+from memquill.semantic._hybrid import hybrid_order
 from memquill.testing import (
     PARITY_ALIASES,
     BlockingEmbedder,

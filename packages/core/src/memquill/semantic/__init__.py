@@ -4,8 +4,8 @@ Keyword ranking stays the default and the base. Given an :class:`Embedder` (the 
 one from a LangChain ``Embeddings``, a LlamaIndex ``BaseEmbedding`` or a LangGraph
 ``IndexConfig``; :class:`FunctionEmbedder` wraps a plain function), a session's search re-orders
 its keyword top 20 by a low-weight mix with similarity and, where keyword search is thin or
-not confident (:func:`keyword_confident`), lets the nearest documents join the keyword
-candidates (:class:`SemanticRanker`, :func:`hybrid_order`, :func:`joined_order`). Vectors live
+not confident, lets the nearest documents join the keyword candidates (:class:`SemanticRanker`;
+the rule and its constants are :mod:`memquill.semantic._hybrid`'s). Vectors live
 in a cache beside the search index (:class:`VectorCache`), never the truth. Every embedder call
 goes through the auxiliary runner (scene ``memory_embed``): a failure keeps keyword order and
 says so in the rerank fallback line. memquill never downloads a model.
@@ -13,18 +13,6 @@ says so in the rerank fallback line. memquill never downloads a model.
 
 from memquill.semantic._callable import EmbedFunction, FunctionEmbedder
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector, check_vectors
-from memquill.semantic._hybrid import (
-    EXTRA,
-    JOIN_FULL,
-    JOIN_WEIGHT,
-    MARGIN,
-    MIN_SIMILARITY,
-    THIN,
-    WEIGHT,
-    hybrid_order,
-    joined_order,
-    keyword_confident,
-)
 from memquill.semantic._load import load_embedder
 from memquill.semantic._ranker import BATCH, SEARCH_TIMEOUT, SemanticRanker, Similar
 from memquill.semantic._texts import (
@@ -38,14 +26,7 @@ from memquill.semantic._vectors import VectorCache, vectors_path
 
 __all__ = [
     "BATCH",
-    "EXTRA",
-    "JOIN_FULL",
-    "JOIN_WEIGHT",
-    "MARGIN",
-    "MIN_SIMILARITY",
     "SEARCH_TIMEOUT",
-    "THIN",
-    "WEIGHT",
     "EmbedFunction",
     "EmbedKind",
     "Embedder",
@@ -56,9 +37,6 @@ __all__ = [
     "Vector",
     "VectorCache",
     "check_vectors",
-    "hybrid_order",
-    "joined_order",
-    "keyword_confident",
     "load_embedder",
     "similarities",
     "similarities_blocking",

@@ -13,11 +13,11 @@ A :class:`~memquill.tools.CandidateRanker` for a session's search, as
    ran out is kept, so the next search goes on from there, and :meth:`SemanticRanker.warm` fills
    a large vault beforehand);
 3. units that are no longer searchable are deleted from the cache;
-4. where keyword search is confident (:func:`~memquill.semantic.keyword_confident`), the
-   keyword candidates are re-ordered by :func:`~memquill.semantic.hybrid_order` within its
+4. where keyword search is confident (:func:`~memquill.semantic._hybrid.keyword_confident`), the
+   keyword candidates are re-ordered by :func:`~memquill.semantic._hybrid.hybrid_order` within its
    bound, plus a few purely similar documents after them when the keyword set is thin; where
    it is not, the nearest documents join the keyword candidates, merged in by a join score
-   with similarity's larger share (:func:`~memquill.semantic.joined_order`). The output's
+   with similarity's larger share (:func:`~memquill.semantic._hybrid.joined_order`). The output's
    first line says so: ``Memory ranking semantic: …``.
 
 A ranker over a query engine with a search index also embeds note chunks at index time: the
