@@ -5,10 +5,10 @@ by :func:`~memquill.semantic._hybrid.hybrid_order`, as
 :class:`~memquill.semantic.SemanticRanker` does for ``memory_search``: the query and every
 text not in ``memo`` are embedded through the auxiliary runner (scene ``memory_embed``) within
 ``timeout``; any failure keeps keyword order and answers the rerank fallback line instead.
-``memo`` (text digest → vector) is the caller's to keep and to empty. Given ``units`` — each text's workspace and unit name (``i:<record id>``
-for a key-value store's item) — the vectors are also kept in that workspace's vector cache
-(:mod:`memquill.semantic._item_cache`), so another process with the same embedder finds them,
-and a forget deletes them at the write.
+``memo`` (text digest → vector) is the caller's to keep and to empty. Given ``units`` — each
+text's workspace and unit name (``i:<record id>`` for a key-value store's item) — the vectors
+are also kept in that workspace's vector cache (:mod:`memquill.semantic._item_cache`), so
+another process with the same embedder finds them, and a forget deletes them at the write.
 """
 
 from __future__ import annotations
