@@ -149,23 +149,6 @@ def _history_lines(history: HistoryFigures) -> list[str]:
     ]
 
 
-def _history_json(history: HistoryFigures) -> dict[str, object]:
-    return {
-        "live": history.live,
-        "superseded": history.superseded,
-        "compacted": history.compacted,
-        "families": history.families,
-        "versions": history.versions,
-        "deepest": history.deepest,
-        "mean_depth": history.mean_depth,
-        "tombstones": history.tombstones,
-        "live_bytes": history.live_bytes,
-        "history_bytes": history.history_bytes,
-        "compacted_bytes": history.compacted_bytes,
-        "tombstone_bytes": history.tombstone_bytes,
-    }
-
-
 def _store_line(report: DoctorReport) -> str:
     error = report.error
     if error is None:
@@ -234,7 +217,7 @@ def _json(report: DoctorReport) -> dict[str, object]:
         "used_bytes": report.used_bytes,
         "max_bytes": report.max_bytes,
         "percent_used": report.percent_used,
-        "history": _history_json(report.history),
+        "history": report.history.figures(),
         "counts": dict(report.counts),
         "temp_files": list(report.temp_files),
         "removed": list(report.removed),

@@ -148,22 +148,13 @@ def doctor_json(report: DoctorReport, snapshot: Snapshot | None = None) -> dict[
 
 
 def _history_json(history: HistoryFigures) -> dict[str, object]:
-    """Live facts, superseded and compacted versions, history depth, tombstones, and the bytes
-    each kind takes (:mod:`memquill.store._history`)."""
-    return {
-        "live": history.live,
-        "superseded": history.superseded,
-        "compacted": history.compacted,
-        "families": history.families,
-        "versions": history.versions,
-        "deepest": history.deepest,
-        "meanDepth": history.mean_depth,
-        "tombstones": history.tombstones,
-        "liveBytes": history.live_bytes,
-        "historyBytes": history.history_bytes,
-        "compactedBytes": history.compacted_bytes,
-        "tombstoneBytes": history.tombstone_bytes,
-    }
+    """:meth:`~memquill.store.HistoryFigures.figures`, keys in the page's camelCase."""
+    return {_camel(name): value for name, value in history.figures().items()}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 def _versions_json(snapshot: Snapshot | None, ids: tuple[str, ...]) -> list[dict[str, object]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 from memquill.store._codec import Record, encode_block
@@ -67,6 +67,16 @@ class HistoryFigures:
     def mean_depth(self) -> float:
         """Versions per family that is not forgotten, to two decimals (0 when none)."""
         return round(self.versions / self.families, 2) if self.families else 0.0
+
+    def figures(self) -> dict[str, int | float]:
+        """Every figure by its attribute's name, ``mean_depth`` after ``deepest``: the one
+        mapping ``doctor --json`` and the management page show (each in its key style)."""
+        found: dict[str, int | float] = {}
+        for item in fields(self):
+            found[item.name] = getattr(self, item.name)
+            if item.name == "deepest":
+                found["mean_depth"] = self.mean_depth
+        return found
 
 
 def history_figures(records: Iterable[Record]) -> HistoryFigures:
