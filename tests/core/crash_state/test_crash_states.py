@@ -74,6 +74,18 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+def saved_then_corrected(here: Path, old: str, new: str) -> Step:
+    """``old`` saved in ``here`` now; the step that corrects it to ``new`` (an update)."""
+    saved = RecordStore(here).save([manual(old)])
+    record_id = saved.targets[0].record_id
+    assert record_id is not None
+
+    def update(store: RecordStore) -> object:
+        return store.correct(record_id, new, store.snapshot().revision)
+
+    return Step("update", update, corrected(old, new))
+
+
 # -- the five operations -----------------------------------------------------------------------
 
 
@@ -102,14 +114,7 @@ def test_a_first_remember_in_a_new_workspace_survives_every_power_cut(tmp_path: 
 def test_an_update_survives_every_power_cut(tmp_path: Path) -> None:
     here = workspace(tmp_path)
     old, new = "The on-call rota changes on Mondays.", "The on-call rota changes on Fridays."
-    saved = RecordStore(here).save([manual(old)])
-    record_id = saved.targets[0].record_id
-    assert record_id is not None
-
-    def update(store: RecordStore) -> object:
-        return store.correct(record_id, new, store.snapshot().revision)
-
-    steps = [Step("update", update, corrected(old, new)), later()]
+    steps = [saved_then_corrected(here, old, new), later()]
     recorded = record_scenario(here, steps)
     expect_every_promise(run(recorded, tmp_path, "update"), recorded)
 
@@ -214,14 +219,7 @@ def broken(drop: Callable[[Call], bool], tmp_path: Path) -> Outcome:
     """A correction (a rewrite: staging file, rename, folder fsync) with some calls dropped."""
     here = workspace(tmp_path)
     old, new = "The build cache lives in /var/cache/ci.", "The build cache lives in /srv/ci."
-    saved = RecordStore(here).save([manual(old)])
-    record_id = saved.targets[0].record_id
-    assert record_id is not None
-
-    def update(store: RecordStore) -> object:
-        return store.correct(record_id, new, store.snapshot().revision)
-
-    recorded = record_scenario(here, [Step("update", update, corrected(old, new))], drop=drop)
+    recorded = record_scenario(here, [saved_then_corrected(here, old, new)], drop=drop)
     return run(recorded, tmp_path, "broken update")
 
 
