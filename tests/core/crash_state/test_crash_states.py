@@ -119,6 +119,26 @@ def test_an_update_survives_every_power_cut(tmp_path: Path) -> None:
     expect_every_promise(run(recorded, tmp_path, "update"), recorded)
 
 
+def test_an_appended_correction_survives_every_power_cut(tmp_path: Path) -> None:
+    """A fact corrected once is in a v2 file: its next correction is an append."""
+    here = workspace(tmp_path)
+    first, old, new = "Standup at 9:00.", "Standup at 9:15.", "Standup at 9:30."
+    store = RecordStore(here)
+    saved = store.save([manual(first)])
+    record_id = saved.targets[0].record_id
+    assert record_id is not None
+    store.correct(record_id, old, store.snapshot().revision)
+    current = store.snapshot().records[-1].id
+
+    def update(store: RecordStore) -> object:
+        return store.correct(current, new, store.snapshot().revision)
+
+    steps = [Step("appended update", update, corrected(old, new)), later()]
+    recorded = record_scenario(here, steps)
+    assert not any(call.op == "rename" for call in recorded.calls), "the correction rewrote"
+    expect_every_promise(run(recorded, tmp_path, "appended update"), recorded)
+
+
 def test_a_forget_survives_every_power_cut(tmp_path: Path) -> None:
     here = workspace(tmp_path)
     first, second = "The vault PIN hint is heron-42.", "The vault PIN hint is osprey-77."

@@ -36,7 +36,7 @@ __all__ = [
     "CREDENTIAL_PREFIXES",
     "CREDENTIAL_STEMS",
     "NOTE_EXTENSIONS",
-    "RECORDS_MARKER",
+    "RECORDS_MARKERS",
     "SUSPECT_NAMES",
     "SUSPECT_STARTS",
     "is_managed_record_path",
@@ -245,16 +245,17 @@ def is_note(path: str, extensions: Collection[str] = NOTE_EXTENSIONS) -> bool:
     return posixpath.splitext(path.replace("\\", "/"))[1].lower() in extensions
 
 
-RECORDS_MARKER: Final = b"<!-- memory-records:v1 -->"
-"""The line that opens every records file after its title (``docs/record-format.md``)."""
+RECORDS_MARKERS: Final = (b"<!-- memory-records:v1 -->", b"<!-- memory-records:v2 -->")
+"""The lines that open a records file after its title (``docs/record-format.md``; v2: its
+corrections may be appended)."""
 _RECORDS_OPENING: Final = 512
 """Bytes of a file's start in which the marker is looked for: the title and the marker."""
 
 
 def is_records_text(data: bytes) -> bool:
     """Whether ``data`` (a file's bytes, or its start) is in memquill's records format: one of
-    its first three non-blank lines is exactly :data:`RECORDS_MARKER` (after the title, as
-    ``records.md`` and ``memquill export`` write it). Such a file is memquill's own, never a
+    its first three non-blank lines is exactly one of :data:`RECORDS_MARKERS` (after the title,
+    as ``records.md`` and ``memquill export`` write it). Such a file is memquill's own, never a
     note: its old versions and markup would otherwise be served as notes."""
     lines = [line.strip() for line in data[:_RECORDS_OPENING].splitlines() if line.strip()]
-    return RECORDS_MARKER in lines[:3]
+    return any(marker in lines[:3] for marker in RECORDS_MARKERS)

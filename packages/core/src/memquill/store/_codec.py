@@ -2,13 +2,19 @@
 
 A file is a header followed by record blocks, and nothing else::
 
-    # Memory records\\n\\n<!-- memory-records:v1 -->\\n\\n
+    # Memory records\\n\\n<!-- memory-records:v2 -->\\n\\n
     <!-- memory-record {compact JSON metadata + "contentLength"} -->\\n
     <exactly contentLength UTF-16 units of content>\\n\\n
     ...
 
 ``docs/record-format.md`` is the full contract. Decoding is strict: anything else is
 :class:`~memquill.errors.CorruptError`, and a corrupt file is never rewritten.
+
+In a ``v2`` file a correction may be appended without rewriting the version it replaces: a
+version still written ``active`` that a later version of its fact names in ``supersedes`` is
+read as ``superseded`` since that version's ``createdAt`` (:func:`implied_supersede`), exactly
+what a rewrite would have written. ``v1`` files (memquill's before, and the original system's)
+write every status in place, and are read as they always were.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ from memquill.text import LONE_SURROGATE, utf16_len, utf16_take
 
 __all__ = [
     "HEADER",
+    "HEADERS",
+    "HEADER_V2",
     "ID_PATTERN",
     "LEGACY_HEADER",
     "MAX_CONTENT_UNITS",
@@ -54,7 +62,9 @@ __all__ = [
     "encode_block",
     "encode_store",
     "identity_bytes",
+    "implied_supersede",
     "iso_timestamp",
+    "merged_header",
     "record_revision",
     "sha256_hex",
     "source_key",
@@ -65,9 +75,28 @@ __all__ = [
 
 
 HEADER: Final = "# Memory records\n\n<!-- memory-records:v1 -->\n\n"
-"""The header of a records file memquill creates."""
+"""The header of a records file memquill creates (every status written in place)."""
+HEADER_V2: Final = "# Memory records\n\n<!-- memory-records:v2 -->\n\n"
+"""The header of a file whose corrections may be appended (statuses implied by successors).
+
+A file gets it at its first correction, which rewrites it once; earlier memquill versions
+accept only the ``v1`` headers, so they refuse such a file (``corrupt``) instead of reading
+an implied-superseded version as active."""
 LEGACY_HEADER: Final = "# CodePilot memory records\n\n<!-- memory-records:v1 -->\n\n"
-"""The original system's header: read, and kept when such a file is rewritten."""
+"""The original system's header: read, and kept when such a file is rewritten (its
+corrections keep rewriting it, so the original system can still read it)."""
+HEADERS: Final = (HEADER_V2, HEADER, LEGACY_HEADER)
+"""Every header memquill reads."""
+
+
+def merged_header(*headers: str | None) -> str:
+    """The header of a merge of files with ``headers`` (the same whichever side merges): the
+    original system's if a side has it (that system can then still read the result), else
+    v2 if a side has it (a merge rewrites every status in place, so either would read), else
+    memquill's v1."""
+    return next((h for h in (LEGACY_HEADER, HEADER_V2) if h in headers), HEADER)
+
+
 MAX_CONTENT_UNITS: Final = 16_000
 """The longest record content, in UTF-16 code units."""
 MAX_STORE_BYTES: Final = 2 * 1024 * 1024
@@ -159,35 +188,63 @@ def decode_store(text: str) -> StoreImage:
     """
     if not text:
         return StoreImage()
-    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         raise CorruptError(Messages.FOREIGN)
-    return StoreImage(header, decode_blocks(text, len(header)))
+    return StoreImage(header, decode_blocks(text, len(header), implied=header == HEADER_V2))
 
 
-def decode_blocks(text: str, cursor: int, before: tuple[Record, ...] = ()) -> tuple[Record, ...]:
+def decode_blocks(
+    text: str, cursor: int, before: tuple[Record, ...] = (), *, implied: bool = False
+) -> tuple[Record, ...]:
     """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
 
     ``before`` are the records already decoded in front of ``cursor`` (ids must stay unique
     and ``record_index`` counts them); the result is ``before`` plus the new records.
+    ``implied`` (a ``v2`` file): a correction makes the active version it names superseded
+    (:func:`implied_supersede`), in the result, before its own key is checked.
 
     Raises:
         CorruptError: a block fails validation (``record_index`` names the first bad one).
     """
     records = list(before)
-    seen = {record.id for record in records}
+    seen = {record.id: position for position, record in enumerate(records)}
     keys = {record.key for record in records if record.status == "active"} - {None}
     while cursor < len(text):
         index = len(records)
         record, cursor = _decode_block(text, cursor, index)
+        replaced = seen.get(record.supersedes or "") if implied else None
+        if replaced is not None:
+            earlier = records[replaced]
+            superseded = implied_supersede(earlier, record)
+            if superseded is not earlier:
+                records[replaced] = superseded
+                keys.discard(earlier.key)
         key = record.key if record.status == "active" else None
         if record.id in seen or (key is not None and key in keys):
             raise CorruptError(Messages.EDITED, index)  # ids are unique, keys among active facts
-        seen.add(record.id)
+        seen[record.id] = index
         if key is not None:
             keys.add(key)
         records.append(record)
     return tuple(records)
+
+
+def implied_supersede(earlier: Record, successor: Record) -> Record:
+    """``earlier`` as a ``v2`` file reads it once ``successor`` follows it: superseded since
+    ``successor`` was created, when ``successor`` is a correction of it (same fact, names it in
+    ``supersedes``) and ``earlier`` is still written active; else ``earlier`` itself.
+
+    This is the very record a correction's rewrite writes, so a file whose corrections were
+    appended and the same file rewritten decode to equal records.
+    """
+    if (
+        earlier.status != "active"
+        or successor.supersedes != earlier.id
+        or successor.root_id != earlier.root_id
+    ):
+        return earlier
+    return earlier.evolve(status="superseded", updatedAt=successor.created_at)
 
 
 def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:

@@ -15,7 +15,7 @@ from typing import Final, cast
 
 from memquill.errors import CorruptError
 from memquill.jsondoc import JSONDepthError, parse_json
-from memquill.store._codec import HEADER, LEGACY_HEADER, MAX_CONTENT_UNITS, decode_store
+from memquill.store._codec import HEADER, HEADER_V2, HEADERS, MAX_CONTENT_UNITS, decode_store
 from memquill.store._fact_keys import is_key
 from memquill.text import utf16_len, utf16_take
 
@@ -108,10 +108,10 @@ def torn_tail(raw: bytes) -> TornTail | None:
         break
     if text is None:
         return None
-    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         return None
-    cursor, index, seen = len(header), 0, _Seen()
+    cursor, index, seen = len(header), 0, _Seen(implied=header == HEADER_V2)
     while cursor < len(text):
         found = _block_problem(text, cursor, index, seen)
         if isinstance(found, Diagnosis):
@@ -162,13 +162,13 @@ def diagnose(raw: bytes) -> Diagnosis | None:
         index = _count_blocks(raw[: error.start].decode("utf-8"))
         reason = f"byte {error.start} is not UTF-8 text (a binary or re-encoded file?)"
         return Diagnosis(index, None, reason)
-    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
-        crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER))
+        crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in HEADERS)
         if crlf:
             return Diagnosis(None, None, "an editor changed the line endings to CRLF (\\r\\n)")
         return Diagnosis(None, None, "it does not start with memquill's records header")
-    cursor, index, seen = len(header), 0, _Seen()
+    cursor, index, seen = len(header), 0, _Seen(implied=header == HEADER_V2)
     while cursor < len(text):
         found = _block_problem(text, cursor, index, seen)
         if isinstance(found, Diagnosis):
@@ -188,10 +188,12 @@ def _count_blocks(text: str) -> int:
 
 @dataclass(slots=True)
 class _Seen:
-    """The ids, and the keys of active facts, of the blocks before the current one."""
+    """The ids, and the keys of active facts (by id), of the blocks before the current one;
+    ``implied``: a v2 file, where a correction frees the key of the version it supersedes."""
 
+    implied: bool = False
     ids: set[str] = field(default_factory=set[str])
-    keys: set[str] = field(default_factory=set[str])
+    keys: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis | int:
@@ -244,12 +246,17 @@ def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis
     except CorruptError:
         return problem(_field_problem(meta, text[body : body + points]), record_id)
     key = meta.get("key") if meta.get("status") == "active" else None
+    replaced = meta.get("supersedes")
+    if seen.implied and isinstance(replaced, str):
+        freed = next((k for k, holder in seen.keys.items() if holder == replaced), None)
+        if freed is not None:
+            del seen.keys[freed]
     if isinstance(key, str) and key in seen.keys:
         return problem(f"its key {key} names an earlier active fact too", record_id)
     if record_id is not None:
         seen.ids.add(record_id)
     if isinstance(key, str):
-        seen.keys.add(key)
+        seen.keys[key] = record_id or ""
     return body + points + 2
 
 

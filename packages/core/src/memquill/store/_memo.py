@@ -23,8 +23,8 @@ from typing import Final, Protocol
 
 from memquill.errors import CorruptError, Messages
 from memquill.store._codec import (
-    HEADER,
-    LEGACY_HEADER,
+    HEADER_V2,
+    HEADERS,
     Record,
     decode_blocks,
     decode_store,
@@ -95,8 +95,10 @@ class Decoded:
     def encode(self, header: str, records: Sequence[Record], *, appends: bool = False) -> Encoded:
         """The file holding ``records``, encoding only records this file does not hold.
 
-        ``appends``: ``records`` are this file's records (the very objects, in order) plus
-        new ones, under the same header, so the new file is these bytes plus the new blocks.
+        ``appends``: ``records`` are this file's records (the very objects, in order, but for
+        the versions new ones supersede, as a ``v2`` file implies them:
+        :func:`~memquill.store._codec.implied_supersede`) plus new ones, under the same
+        header, so the new file is these bytes plus the new blocks.
         """
         known = self.blocks
         size = len(self.snapshot.records)
@@ -216,7 +218,7 @@ def decode_snapshot(identity: bytes, raw: bytes) -> Snapshot:
 
 def header_of(raw: bytes) -> str | None:
     """The header ``raw`` starts with, if it is one memquill reads."""
-    return next((h for h in (HEADER, LEGACY_HEADER) if raw.startswith(h.encode())), None)
+    return next((h for h in HEADERS if raw.startswith(h.encode())), None)
 
 
 def _decode(identity: bytes, raw: bytes) -> Decoded:
@@ -241,7 +243,8 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
     """
     tail = raw[len(last.raw) :]
     try:
-        records = decode_blocks(tail.decode("utf-8"), 0, last.snapshot.records)
+        implied = last.header == HEADER_V2
+        records = decode_blocks(tail.decode("utf-8"), 0, last.snapshot.records, implied=implied)
     except (UnicodeDecodeError, CorruptError):
         return None
     digest = last.digest.copy()

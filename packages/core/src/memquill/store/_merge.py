@@ -42,15 +42,13 @@ same when the sides are swapped, and merging a result again changes nothing.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
 from memquill.errors import CapacityError, CorruptError, Messages
 from memquill.store._codec import (
-    HEADER,
-    LEGACY_HEADER,
     MAX_STORE_BYTES,
     JSONValue,
     Record,
@@ -58,6 +56,7 @@ from memquill.store._codec import (
     decode_store,
     encode_block,
     encode_store,
+    merged_header,
 )
 from memquill.store._families import (
     KEY_FIELD,
@@ -68,7 +67,7 @@ from memquill.store._families import (
     is_renamed_key,
     normalise_families,
 )
-from memquill.store._fingerprints import with_fingerprint
+from memquill.store._fingerprints import text_fingerprint, with_fingerprint
 from memquill.store._tombstones import fold, is_ledger, ledger_of, token
 
 __all__ = [
@@ -189,7 +188,7 @@ def merge_images(
     """
     header = ""
     if not empty:  # an empty side decodes with memquill's header, so only a file counts
-        header = LEGACY_HEADER if LEGACY_HEADER in (ours.header, theirs.header) else HEADER
+        header = merged_header(ours.header, theirs.header)
     merged = merge_records(base.records, ours.records, theirs.records, record_key)
     result = Merged(header, merged.records, merged.report)
     if header:
@@ -239,17 +238,48 @@ def merge_records(
 
 
 def _revoke_covered(records: Sequence[Record], record_key: bytes | None) -> list[Record]:
-    """``records`` with every version of a family a ledger names as forgotten revoked: the
-    side that compacted it forgot it (rule 5)."""
-    roots = ledger_of(records).roots
-    if not roots:
+    """``records`` with what a ledger covers forgotten (rule 5):
+
+    - a family the ledger names: the side that compacted it forgot it; revoked;
+    - a version made by an operation the ledger holds, with the words it forgot (or none
+      left): rule 3 across a fold, the same write made on two machines, one of which forgot
+      and folded it. Alone in its family it is dropped, as rule 3 folds a duplicate into the
+      write it repeats (which the ledger holds), so merging the result again changes nothing;
+      corrected on its own, its family is revoked.
+    """
+    ledger = ledger_of(records)
+    if not ledger:
         return list(records)
-    return [
-        forgotten_version(with_fingerprint(r, record_key), r.updated_at)
-        if r.status != "revoked" and not is_ledger(r) and token(r.root_id) in roots
-        else r
-        for r in records
-    ]
+
+    def forgotten(record: Record) -> str | None:
+        """When the ledger says ``record``'s words were forgotten (``None``: it does not)."""
+        if not record.content or record_key is None:
+            return None
+        return ledger.forgotten_at((text_fingerprint(record_key, record.content),))
+
+    def repeats(record: Record) -> bool:
+        """Whether ``record`` repeats a forgotten write the ledger holds."""
+        if record.status == "revoked" or is_ledger(record):
+            return False
+        if not ledger.blocks_operation((record.operation_hash,)):
+            return False
+        return not record.content or record_key is None or forgotten(record) is not None
+
+    named = {r.root_id for r in records if token(r.root_id) in ledger.roots}
+    repeated = {r.root_id for r in records if repeats(r)} - named
+    members = Counter(r.root_id for r in records if r.root_id in repeated)
+    kept: list[Record] = []
+    for record in records:
+        root = record.root_id
+        if root in repeated and members[root] == 1:
+            continue  # the duplicate of a folded write: folded into it
+        if (root in named or root in repeated) and record.status != "revoked":
+            # Revoked when its words were forgotten (the ledger's time, so merging the result
+            # again with this copy gives the same ledger), else at its own last change.
+            when = forgotten(record) or record.updated_at
+            record = forgotten_version(with_fingerprint(record, record_key), when)
+        kept.append(record)
+    return kept
 
 
 def join_record(base: Record | None, one: Record, other: Record) -> tuple[Record, bool]:

@@ -15,7 +15,6 @@ from datetime import datetime
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.store._codec import (
     HEADER,
-    LEGACY_HEADER,
     JSONValue,
     Record,
     StoreImage,
@@ -65,7 +64,9 @@ def merge_operation(
     """
     their_image = decode_side(theirs, Messages.MERGE_THEIRS_CORRUPT)
     base_image = decode_side(base, Messages.MERGE_BASE_CORRUPT)
-    header = LEGACY_HEADER if theirs and their_image.header == LEGACY_HEADER else None
+    # Theirs counts only as a file (an empty side decodes with memquill's header); the
+    # transaction ranks it against ours (``merged_header``), as the merge driver does.
+    header = their_image.header if theirs else None
 
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         if expected_revision is not None and expected_revision != snapshot.revision:

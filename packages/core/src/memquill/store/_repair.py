@@ -33,8 +33,7 @@ from memquill.atomic import atomic_write
 from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
 from memquill.jsondoc import parse_json
 from memquill.store._codec import (
-    HEADER,
-    LEGACY_HEADER,
+    HEADERS,
     MAX_STORE_BYTES,
     JSONValue,
     Record,
@@ -122,10 +121,10 @@ def read_edited(raw: bytes) -> EditedFile:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise RepairRefused("the file holds bytes that are not UTF-8 text") from None
-    crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in (HEADER, LEGACY_HEADER))
+    crlf = any(text.startswith(h.replace("\n", "\r\n")) for h in HEADERS)
     if crlf:
         text = text.replace("\r\n", "\n")
-    header = next((h for h in (HEADER, LEGACY_HEADER) if text.startswith(h)), None)
+    header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         raise RepairRefused("it does not start with memquill's records header")
     blocks: list[tuple[Record, bool]] = []

@@ -50,12 +50,25 @@ class _Index:
     """Positions of a snapshot's records by id, operation hash, active key, source key of a
     tombstone and root id, plus the forgotten versions that carry a text fingerprint.
 
-    A snapshot that only appends to another (a save) shares its index and extends it with its
-    new records; the records before stay where they were, so each snapshot sharing it reads
-    only positions below its own length (``limit``).
+    A snapshot that only appends to another (a save, an appended correction) shares its index
+    and extends it with its new records; the records before stay where they were, so each
+    snapshot sharing it reads only positions below its own length (``limit``). An appended
+    correction also turns the version it supersedes from active to superseded, which moves that
+    version's key and source in the index: the index is then ``patched``, and an older snapshot
+    builds its own instead of reading it.
     """
 
-    __slots__ = ("count", "fingerprinted", "hashes", "ids", "keys", "roots", "tip", "tombstoned")
+    __slots__ = (
+        "count",
+        "fingerprinted",
+        "hashes",
+        "ids",
+        "keys",
+        "patched",
+        "roots",
+        "tip",
+        "tombstoned",
+    )
 
     def __init__(self) -> None:
         self.count = 0
@@ -66,12 +79,16 @@ class _Index:
         self.tombstoned: dict[str, int] = {}
         self.roots: dict[str, list[int]] = {}
         self.fingerprinted: list[int] = []
+        self.patched = False
 
     def extend(self, records: tuple[Record, ...]) -> None:
         """Index ``records[self.count:]`` (``records`` starts with what is indexed already)."""
         for position in range(self.count, len(records)):
             record = records[position]
             meta = record.meta
+            replaced = self.ids.get(record.supersedes or "")
+            if replaced is not None and replaced < self.count:
+                self._supersede(replaced, records[replaced])
             self.ids.setdefault(record.id, position)
             operation = meta.get("operationHash")
             if isinstance(operation, str):
@@ -89,6 +106,19 @@ class _Index:
                     self.fingerprinted.append(position)
         self.count = len(records)
         self.tip = records
+
+    def _supersede(self, position: int, now: Record) -> None:
+        """Re-index the indexed version at ``position``, which is now ``now`` (superseded by
+        an appended correction, when it was active)."""
+        if now.status == "active" or self.tip[position].status != "active":
+            return
+        self.patched = True
+        key = now.key
+        if key is not None and self.keys.get(key) == position:
+            del self.keys[key]
+        source = now.source_key
+        if source is not None:
+            self.tombstoned.setdefault(source, position)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,8 +228,12 @@ class Snapshot:
         index = cache[0]
         if index.tip is not self.records:
             if index.count > len(self.records):
-                # An older snapshot of a shared index: positions below its length hold.
-                return index
+                if not index.patched:
+                    # An older snapshot of a shared index: positions below its length hold.
+                    return index
+                # A correction appended since moved an older version: this one's own index.
+                index = _Index()
+                cache[0] = index
             index.extend(self.records)
         return index
 

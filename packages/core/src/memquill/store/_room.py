@@ -19,7 +19,7 @@ from memquill.store._codec import Record, encode_block
 from memquill.store._fingerprints import with_fingerprint
 from memquill.store._results import Snapshot
 from memquill.store._tombstones import RETENTION_DEPTH, fold
-from memquill.store._transaction import Operation, Outcome
+from memquill.store._transaction import Draft, Operation, Outcome
 
 __all__ = ["compact_draft", "with_room"]
 
@@ -35,7 +35,7 @@ def with_room(operation: Operation, capacity: int, record_key: bytes) -> Operati
         outcome = operation(snapshot, draft)
         if outcome.status != "saved" or snapshot.size_bytes * _HEADROOM < capacity:
             return outcome
-        if _size(draft) <= capacity:
+        if _grown(snapshot, draft) <= capacity:
             return outcome
         empty_superseded(draft, record_key)
         if _size(draft) > capacity:
@@ -65,6 +65,25 @@ def compact_draft(draft: list[Record], record_key: bytes, depth: int = RETENTION
     folded, count = fold(draft, depth)
     draft[:] = folded
     return emptied + count
+
+
+def _grown(snapshot: Snapshot, draft: list[Record]) -> int:
+    """The size of the file ``draft`` would be written as, or more (never less): the file's
+    size, plus the versions appended, plus what the versions replaced in place grew by. Only
+    what changed is encoded, so a write near the capacity costs what one far from it does."""
+    count = len(snapshot.records)
+    replaced = draft.replaced if isinstance(draft, Draft) else None
+    if not isinstance(draft, Draft) or draft.reshaped or len(draft) < count:
+        return _size(draft)
+    grown = snapshot.size_bytes + sum(len(_block(record)) for record in draft[count:])
+    for position in replaced or ():
+        if position < count:
+            grown += len(_block(draft[position])) - len(_block(snapshot.records[position]))
+    return grown
+
+
+def _block(record: Record) -> bytes:
+    return encode_block(record).encode()
 
 
 def _size(records: list[Record]) -> int:

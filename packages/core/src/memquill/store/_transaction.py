@@ -40,7 +40,15 @@ from memquill.errors import (
 from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
 from memquill.store._capacity import full_error
-from memquill.store._codec import HEADER, MAX_STORE_BYTES, Record, identity_bytes
+from memquill.store._codec import (
+    HEADER,
+    HEADER_V2,
+    MAX_STORE_BYTES,
+    Record,
+    identity_bytes,
+    implied_supersede,
+    merged_header,
+)
 from memquill.store._fileio import (
     append_durably,
     file_signature,
@@ -54,6 +62,7 @@ from memquill.store._results import CandidateResult, Snapshot, WriteResult, Writ
 
 __all__ = [
     "Change",
+    "Draft",
     "Locations",
     "Operation",
     "Outcome",
@@ -78,9 +87,9 @@ class Outcome:
         changed: which of ``ids`` this operation wrote (the rest were already so).
         backup: when set, the records being replaced are first written to a private backup
             file named by this time (``memory/.records-backup-<time>.md``).
-        header: the header the new file gets (``None``: the one the file has, else
-            memquill's); a merge gives a file the original system's header when the other
-            copy had it.
+        header: a merge's other file's header, ranked against the file's own
+            (:func:`~memquill.store._codec.merged_header`); ``None``: the one the file has,
+            else memquill's.
         forgotten_at: per target, when a forgotten fact with the same text was forgotten
             (``None``: none was); empty when no target was checked.
     """
@@ -254,8 +263,17 @@ def apply_operation(
     outcome = operation(snapshot, draft)
     if outcome.status != "saved":
         return _result(snapshot, outcome)
-    header = outcome.header or current.header or HEADER
-    encoded = current.encode(header, draft, appends=not draft.rewritten)
+    header = current.header or HEADER
+    if outcome.header is not None:  # a merge: the other file's header, ranked against ours
+        header = merged_header(outcome.header, current.header)
+    appends = not draft.rewritten
+    if not appends and outcome.header is None and draft.corrects(snapshot.records):
+        # Corrections alone: a v2 file takes them appended (the versions they replace read
+        # as superseded); a memquill v1 file becomes v2 in this rewrite, once; the original
+        # system's header keeps its corrections rewritten, so that system still reads it.
+        appends = header == HEADER_V2
+        header = HEADER_V2 if header == HEADER else header
+    encoded = current.encode(header, draft, appends=appends)
     unchanged = encoded.tail == b"" if encoded.full is None else encoded.full == current.raw
     if unchanged:  # a merge that brought nothing new: nothing to publish
         return _result(snapshot, Outcome("duplicate", outcome.ids))
@@ -267,44 +285,78 @@ def apply_operation(
 class Draft(list[Record]):
     """The copy of a snapshot's records an operation edits: a list that notes whether anything
     but appending changed it (``rewritten``), so a write that only adds versions is published
-    as an append without comparing the records."""
+    as an append without comparing the records, and which places were replaced one by one,
+    so a write that only corrects facts can be told (:meth:`corrects`)."""
 
     rewritten: bool = False
+    reshaped: bool = False
+    replaced: set[int] | None = None
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self.rewritten = True
+        if isinstance(index, int) and not self.reshaped:
+            replaced = self.replaced if self.replaced is not None else set[int]()
+            replaced.add(index % len(self) if index < 0 else index)
+            self.replaced = replaced
+        else:
+            self.reshaped = True
         super().__setitem__(index, value)
 
+    def corrects(self, records: tuple[Record, ...]) -> bool:
+        """Whether this draft is ``records`` plus appended versions, where each version it
+        replaced became what a ``v2`` file implies of it once the appended version that
+        corrects it follows (:func:`~memquill.store._codec.implied_supersede`)."""
+        count = len(records)
+        if self.reshaped or not self.replaced or len(self) <= count:
+            return False
+        successors = {record.supersedes: record for record in self[count:]}
+        for position in self.replaced:
+            if position >= count:
+                continue
+            earlier, now = records[position], self[position]
+            successor = successors.get(earlier.id)
+            implied = None if successor is None else implied_supersede(earlier, successor)
+            if (
+                implied is None
+                or implied is earlier
+                or list(implied.meta.items()) != list(now.meta.items())
+                or implied.content != now.content
+            ):
+                return False
+        # Every other place still holds its record: only ``__setitem__`` replaces one, and it
+        # noted it (anything that moves records marks the draft reshaped).
+        return True
+
     def __delitem__(self, index: Any) -> None:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         super().__delitem__(index)
 
     def __imul__(self, count: SupportsIndex) -> Draft:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         return cast(Draft, super().__imul__(count))
 
     def insert(self, index: SupportsIndex, value: Record) -> None:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         super().insert(index, value)
 
     def pop(self, index: SupportsIndex = -1) -> Record:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         return super().pop(index)
 
     def remove(self, value: Record) -> None:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         super().remove(value)
 
     def clear(self) -> None:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         super().clear()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         super().sort(*args, **kwargs)
 
     def reverse(self) -> None:
-        self.rewritten = True
+        self.rewritten = self.reshaped = True
         super().reverse()
 
 
