@@ -21,10 +21,9 @@ from collections.abc import Callable, Iterable, Mapping
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, source_key
-from memquill.store._fingerprints import BLOCKING_KINDS, forgotten_at, same_words
+from memquill.store._fingerprints import BLOCKING_KINDS, same_words, text_fingerprint
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate, Snapshot
-from memquill.store._tombstones import ledger_of
 from memquill.store._transaction import Outcome
 
 __all__ = ["append_candidates", "same_words"]
@@ -59,8 +58,7 @@ def append_candidates(
     """
     # The draft is the snapshot's records (plus what wrappers appended, none of them
     # tombstones): the snapshot's indexes answer for it, so a save costs the same at any size.
-    blocking = snapshot.fingerprinted()
-    folded = ledger_of(blocking)  # compact tombstones block as the full ones do
+    folded = snapshot.ledger()  # compact tombstones block as the full ones do
     keys = (key, *other_keys)
     prepared = [
         (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
@@ -72,7 +70,7 @@ def append_candidates(
     ):
         return Outcome("blocked", tuple(None for _ in prepared))
     forgotten = [
-        forgotten_at(blocking, keys, candidate.content) if blocking else None
+        snapshot.forgotten_at(text_fingerprint(k, candidate.content) for k in keys)
         for candidate, _ in prepared
     ]
     ids: list[str | None] = []

@@ -35,7 +35,7 @@ from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
 from memquill.store._fact_keys import FactKey
 from memquill.store._fingerprints import (
     BLOCKING_KINDS,
-    forgotten_at,
+    text_fingerprint,
     with_fingerprint,
 )
 from memquill.store._record_key import keyed_fields
@@ -138,8 +138,8 @@ def correction(
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         current = resolve_target(snapshot, target, expected, forgetting=False)
         assert current is not None  # only a forget resolves to nothing
-        blocking = snapshot.fingerprinted()
-        when = forgotten_at(blocking, (record_key, *known_keys), content) if blocking else None
+        keys = (record_key, *known_keys)
+        when = snapshot.forgotten_at(text_fingerprint(k, content) for k in keys)
         if when is not None and source.get("kind") in BLOCKING_KINDS:
             return Outcome("blocked", (None,), forgotten_at=(when,))
         new_key = current.key if key is UNCHANGED else key

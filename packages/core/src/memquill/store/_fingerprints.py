@@ -23,17 +23,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from memquill.store._codec import JSONValue, Record
+from memquill.store._codec import Record
 from memquill.store._record_key import KEYED_PREFIX
-from memquill.store._tombstones import ledger_of
 
 __all__ = [
     "BLOCKING_KINDS",
     "TEXT_HASH_FIELD",
-    "forgotten_at",
     "same_words",
     "text_fingerprint",
     "with_fingerprint",
@@ -63,24 +60,3 @@ def with_fingerprint(record: Record, key: bytes | None) -> Record:
     if key is None or not record.content or TEXT_HASH_FIELD in record.meta:
         return record
     return record.evolve(**{TEXT_HASH_FIELD: text_fingerprint(key, record.content)})
-
-
-def forgotten_at(records: Sequence[Record], keys: Iterable[bytes], content: str) -> str | None:
-    """When a forgotten fact whose text matches ``content`` was forgotten (the latest such
-    tombstone's ``updatedAt``, or the time a compact tombstone keeps), under any of ``keys``;
-    ``None`` when none matches."""
-    wanted = {text_fingerprint(key, content) for key in keys}
-    stamps = [
-        record.updated_at
-        for record in records
-        if record.status == "revoked" and _fingerprint(record.meta) in wanted
-    ]
-    folded = ledger_of(records).forgotten_at(wanted)
-    if folded is not None:
-        stamps.append(folded)
-    return max(stamps) if stamps else None
-
-
-def _fingerprint(meta: Mapping[str, JSONValue]) -> str | None:
-    value = meta.get(TEXT_HASH_FIELD)
-    return value if isinstance(value, str) else None

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import JSONValue, Record, record_revision
 from memquill.store._fingerprints import TEXT_HASH_FIELD
-from memquill.store._tombstones import is_ledger
+from memquill.store._tombstones import Ledger, is_ledger, ledger_of
 
 __all__ = [
     "Candidate",
@@ -48,7 +48,8 @@ class Candidate:
 
 class _Index:
     """Positions of a snapshot's records by id, operation hash, active key, source key of a
-    tombstone and root id, plus the forgotten versions that carry a text fingerprint.
+    tombstone and root id, the latest time each forgotten text (by fingerprint) was forgotten,
+    and where the ledgers of compact tombstones are.
 
     A snapshot that only appends to another (a save, an appended correction) shares its index
     and extends it with its new records; the records before stay where they were, so each
@@ -60,10 +61,12 @@ class _Index:
 
     __slots__ = (
         "count",
-        "fingerprinted",
+        "forgotten",
         "hashes",
         "ids",
         "keys",
+        "ledger",
+        "ledgers",
         "patched",
         "roots",
         "tip",
@@ -78,7 +81,9 @@ class _Index:
         self.keys: dict[str, int] = {}
         self.tombstoned: dict[str, int] = {}
         self.roots: dict[str, list[int]] = {}
-        self.fingerprinted: list[int] = []
+        self.forgotten: dict[str, str] = {}
+        self.ledgers: list[int] = []
+        self.ledger: Ledger | None = None
         self.patched = False
 
     def extend(self, records: tuple[Record, ...]) -> None:
@@ -103,9 +108,25 @@ class _Index:
                 if source is not None:
                     self.tombstoned.setdefault(source, position)
                 if record.status == "revoked" and (TEXT_HASH_FIELD in meta or is_ledger(record)):
-                    self.fingerprinted.append(position)
+                    self._forgotten(position, record)
         self.count = len(records)
         self.tip = records
+
+    def _forgotten(self, position: int, record: Record) -> None:
+        """Index a tombstone's text fingerprint (the latest time it was forgotten) or a ledger.
+        Only a rewrite writes tombstones (its snapshot gets a new index); one appended to a
+        shared index would be unseen by older snapshots' positions, so they build their own."""
+        if self.count:
+            self.patched = True
+        if is_ledger(record):
+            self.ledgers.append(position)
+            self.ledger = None
+            return
+        fingerprint = record.meta.get(TEXT_HASH_FIELD)
+        if isinstance(fingerprint, str) and self.forgotten.get(fingerprint, "") < (
+            stamp := record.updated_at
+        ):
+            self.forgotten[fingerprint] = stamp
 
     def _supersede(self, position: int, now: Record) -> None:
         """Re-index the indexed version at ``position``, which is now ``now`` (superseded by
@@ -175,11 +196,25 @@ class Snapshot:
             return False
         return self._at(self._index().tombstoned.get(source_key)) is not None
 
-    def fingerprinted(self) -> list[Record]:
-        """The forgotten versions that keep their text's fingerprint, and the ledger of compact
-        tombstones (:mod:`memquill.store._tombstones`), in file order."""
-        limit = len(self.records)
-        return [self.records[p] for p in self._index().fingerprinted if p < limit]
+    def forgotten_at(self, fingerprints: Iterable[str]) -> str | None:
+        """When a forgotten fact whose text has one of ``fingerprints`` was forgotten: the
+        latest tombstone's ``updatedAt`` or the time the compact tombstones keep (``None``:
+        none was). Indexed: the cost does not grow with what was forgotten."""
+        index = self._index()
+        wanted = tuple(fingerprints)
+        stamps = [index.forgotten[f] for f in wanted if f in index.forgotten]
+        folded = self.ledger().forgotten_at(wanted) if index.ledgers else None
+        if folded is not None:
+            stamps.append(folded)
+        return max(stamps) if stamps else None
+
+    def ledger(self) -> Ledger:
+        """The compact tombstones (:mod:`memquill.store._tombstones`), parsed once per index
+        (empty when there are none)."""
+        index = self._index()
+        if index.ledger is None:
+            index.ledger = ledger_of(self.records[p] for p in index.ledgers)
+        return index.ledger
 
     def record_revision(self, record: Record) -> str:
         """The record revision of ``record`` in this workspace."""

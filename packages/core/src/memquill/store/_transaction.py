@@ -216,8 +216,7 @@ def write_locked(
     except OSError as error:
         raise StorageError(Messages.UNAVAILABLE) from error
     with WriterLock(locations.lock, lock_timeout), _save_errors():
-        result, _ = _transact(locations, operation, memo, capacity)
-    return result
+        return _transact(locations, operation, memo, capacity)
 
 
 @contextlib.contextmanager
@@ -374,23 +373,23 @@ def _transact(
     operation: Operation,
     memo: RecordsMemo,
     capacity: int,
-) -> tuple[WriteResult, bool]:
-    """The locked part of a write: its result, and whether a new file was renamed into place
-    (the caller then fsyncs the directory; a rename's is done here, under the lock, already)."""
+) -> WriteResult:
+    """The locked part of a write: its result, once published (appended and fsynced, or
+    renamed into place with the folder fsynced, under the lock)."""
     # A writer killed between its staging write and its rename left the staging file, with
     # every fact the file then held: remove it now, so a fact forgotten later is gone from disk.
     remove_stale_staging(locations.directory)
     current = _current(locations, memo, capacity)
     change = apply_operation(current, operation, capacity)
     if isinstance(change, WriteResult):
-        return change, False
+        return change
     encoded = change.encoded
     if encoded.tail is not None and current.signature is not None:
         # Only new blocks: appended in place and fsynced, nothing else is rewritten.
         signature = append_durably(locations.file, encoded.tail, current.signature)
         written = encoded.decoded(signature)
         memo.remember(written)
-        return _result(written.snapshot, change.outcome), False
+        return _result(written.snapshot, change.outcome)
     raw = current.raw
     backup = backup_of(locations, raw, change.outcome)
 
@@ -406,7 +405,7 @@ def _transact(
     fsync_folder(locations.directory)
     written = change.encoded.decoded(file_signature(locations.file))
     memo.remember(written)
-    return replace(_result(written.snapshot, change.outcome), backup=backup), False
+    return replace(_result(written.snapshot, change.outcome), backup=backup)
 
 
 def _current(locations: Locations, memo: RecordsMemo, capacity: int) -> Decoded:
