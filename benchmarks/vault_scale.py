@@ -376,9 +376,12 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     index_folder = work / f"index-{size}"
     before_folder = work / f"index-before-{size}"
     fts = work / f"fts-{size}.sqlite3"
-    for folder in (index_folder, before_folder):
+    built = [fts, *(next(f.glob("*.sqlite3"), None) for f in (index_folder, before_folder))]
+    # --reuse: the indexes of an earlier run stand (a run measuring only the cold path).
+    reuse = args.reuse and all(built[: 3 if args.before else 2])
+    for folder in (index_folder, before_folder) if not reuse else ():
         shutil.rmtree(folder, ignore_errors=True)
-    for stale in work.glob(fts.name + "*"):
+    for stale in work.glob(fts.name + "*") if not reuse else ():
         stale.unlink()
     # Bytecode may be cached (as in an installed package): no child compiles what it imports.
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -395,11 +398,13 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     text_mb = sum(p.stat().st_size for p in note_files(root)) / 1e6
     load_before = os.getloadavg()[0]
     row: dict[str, Any] = {"size": size, "files": files, "text_mb": text_mb}
-    if args.before:
+    if args.before and not reuse:
         row["before_build"] = spawn("memquill-build", root, before_folder, [], 0, before_env)
+    if args.before:
         row["before_mb"] = size_of(next(before_folder.glob("*.sqlite3"))) / 1e6
-    row["build"] = spawn("memquill-build", root, index_folder, [], 0, env)
-    row["fts_build"] = spawn("fts-build", root, fts, [], 0, env)
+    if not reuse:
+        row["build"] = spawn("memquill-build", root, index_folder, [], 0, env)
+        row["fts_build"] = spawn("fts-build", root, fts, [], 0, env)
     row["index_mb"] = size_of(next(index_folder.glob("*.sqlite3"))) / 1e6
     row["fts_mb"] = size_of(fts) / 1e6
     many = queries[: args.queries]
@@ -615,6 +620,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--cold-only", action="store_true", help="measure only the cold path (and the builds)"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the indexes of an earlier run in --work (with --cold-only)",
     )
     parser.add_argument("--scan-max", type=int, default=20000, help="largest vault scanned")
     parser.add_argument(
