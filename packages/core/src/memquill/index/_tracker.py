@@ -26,7 +26,6 @@ from memquill.index._folders import KeptListings
 from memquill.index._notes import NoteTable
 from memquill.index._sync import Progress, SyncReport, analyse, synchronise
 from memquill.index._watch import Changes, Watcher, open_watcher
-from memquill.index._writer import IndexWriter
 from memquill.query import (
     DocumentCache,
     FolderListing,
@@ -270,6 +269,8 @@ def _quick(
         identities.pop(path, None)
     removals = [path for path in removed if path in notes.by_path]
     if removals:
+        from memquill.index._writer import IndexWriter  # only a change writes
+
         IndexWriter(database, notes).store(None, removals)
     with database.reading() as connection:
         notes.refresh(connection)
