@@ -126,6 +126,8 @@ def test_a_search_from_the_shell_loads_only_what_a_search_needs(tmp_path: Path) 
     assert "memquill.index" in modules  # the search did run through the index
     assert "memquill.cli.records" not in modules  # another subcommand's module
     assert under(modules, NOT_FOR_SEARCH) == []
+    # One answer, then the process exits: it watches no folder for later changes.
+    assert "memquill.index._watch" not in modules
 
 
 def test_every_subcommand_is_found_in_the_module_that_registers_it() -> None:
