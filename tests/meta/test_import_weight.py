@@ -103,6 +103,7 @@ NOT_FOR_TOOLS_IMPORT = (
     "pydantic",
     "portalocker",
     "sqlite3",
+    "logging",  # only a session that loads plugins may have a failure to log
     "memquill.query",
     "memquill.store",
     "memquill.index",
