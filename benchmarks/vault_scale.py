@@ -19,7 +19,15 @@ process:
 - the first search in a fresh process (import timed apart);
 - a search right after editing one note (memquill: the watcher sees the edit; FTS5: the row
   is replaced first; plain scan: it re-reads the file);
-- whether the pierogi note is the top hit for "pierogi farmer cheese".
+- whether the pierogi note is the top hit for "pierogi farmer cheese";
+- the cold path, whole process: ``memquill search QUESTION`` from a shell against a Python script
+  that imports ``sqlite3``, opens the FTS5 index, searches and prints the top five paths,
+  interleaved run by run (``--cold-runs`` of each, wall and CPU time, and memquill ÷ FTS5).
+  ``--cold-only`` measures only this (and the builds it needs).
+
+Children may write their bytecode cache (``PYTHONDONTWRITEBYTECODE`` is dropped) and each cold
+command runs once untimed first: an installed package has its bytecode, so a cold start never
+compiles.
 
 ``--before`` measures another version of memquill (its ``memquill`` package folder first on
 the path) beside this one in the same run, each with its own index. Every figure is given in
@@ -274,6 +282,66 @@ def searcher(
     return fts_search, fts_edit
 
 
+# The FTS5 peer of ``memquill search``: a whole process that imports, opens, searches, prints.
+FTS_SCRIPT = """
+import re, sqlite3, sys
+store, root, question = sys.argv[1:4]
+stop = frozenset(sys.argv[4].split(" "))
+words = [w for w in re.findall(r"\\w+", question.lower()) if w not in stop]
+connection = sqlite3.connect(store)
+rows = connection.execute(
+    "SELECT path FROM notes WHERE notes MATCH ? ORDER BY bm25(notes) LIMIT 5",
+    (" OR ".join(f'"{w}"' for w in words) or '"none"',),
+).fetchall()
+for (path,) in rows:
+    print(path[len(root) + 1 :])
+"""
+
+
+def cold_command(kind: str, root: Path, store: Path, question: str) -> list[str]:
+    """The whole-process command of one cold search: ``memquill search`` or the FTS5 script."""
+    if kind == "fts":
+        return [sys.executable, "-c", FTS_SCRIPT, str(store), str(root), question, _STOP_TEXT]
+    # The console script a shell runs (``PYTHONPATH`` picks the version measured).
+    script = Path(sys.executable).with_name("memquill")
+    return [str(script), "--workspace", str(root), "search", question]
+
+
+def run_cold(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one whole process."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    error = process.stderr.read() if process.stderr else ""
+    if process.returncode != 0:
+        raise SystemExit(f"{command[:4]} failed ({process.returncode}):\n{error[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def measure_cold(
+    engines: list[tuple[str, str, Path, dict[str, str]]],
+    root: Path,
+    questions: list[str],
+) -> dict[str, dict[str, list[float]]]:
+    """Each engine's whole-process search, interleaved question by question (all see the
+    same load); one untimed run each first (bytecode written, files in the page cache)."""
+    for _, kind, store, env in engines:
+        run_cold(cold_command(kind, root, store, questions[0]), env)
+    found: dict[str, dict[str, list[float]]] = {
+        name: {"wall": [], "cpu": []} for name, *_ in engines
+    }
+    for question in questions:
+        for name, kind, store, env in engines:
+            wall, cpu = run_cold(cold_command(kind, root, store, question), env)
+            found[name]["wall"].append(wall)
+            found[name]["cpu"].append(cpu)
+    return found
+
+
 def spawn(
     kind: str, root: Path, store: Path, queries: list[str], edits: int, env: dict[str, str]
 ) -> dict[str, Any]:
@@ -308,14 +376,19 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     index_folder = work / f"index-{size}"
     before_folder = work / f"index-before-{size}"
     fts = work / f"fts-{size}.sqlite3"
-    for folder in (index_folder, before_folder):
+    built = [fts, *(next(f.glob("*.sqlite3"), None) for f in (index_folder, before_folder))]
+    # --reuse: the indexes of an earlier run stand (a run measuring only the cold path).
+    reuse = args.reuse and all(built[: 3 if args.before else 2])
+    for folder in (index_folder, before_folder) if not reuse else ():
         shutil.rmtree(folder, ignore_errors=True)
-    for stale in work.glob(fts.name + "*"):
+    for stale in work.glob(fts.name + "*") if not reuse else ():
         stale.unlink()
-    env = {**os.environ, "MEMQUILL_INDEX_DIR": str(index_folder)}
+    # Bytecode may be cached (as in an installed package): no child compiles what it imports.
+    base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {**base_env, "MEMQUILL_INDEX_DIR": str(index_folder)}
     # The version measured beside this one: its own package first on the path, its own index.
     before_env = {
-        **os.environ,
+        **base_env,
         "MEMQUILL_INDEX_DIR": str(before_folder),
         "PYTHONPATH": os.pathsep.join(
             filter(None, [str(args.before), os.environ.get("PYTHONPATH")])
@@ -325,14 +398,29 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     text_mb = sum(p.stat().st_size for p in note_files(root)) / 1e6
     load_before = os.getloadavg()[0]
     row: dict[str, Any] = {"size": size, "files": files, "text_mb": text_mb}
-    if args.before:
+    if args.before and not reuse:
         row["before_build"] = spawn("memquill-build", root, before_folder, [], 0, before_env)
+    if args.before:
         row["before_mb"] = size_of(next(before_folder.glob("*.sqlite3"))) / 1e6
-    row["build"] = spawn("memquill-build", root, index_folder, [], 0, env)
-    row["fts_build"] = spawn("fts-build", root, fts, [], 0, env)
+    if not reuse:
+        row["build"] = spawn("memquill-build", root, index_folder, [], 0, env)
+        row["fts_build"] = spawn("fts-build", root, fts, [], 0, env)
     row["index_mb"] = size_of(next(index_folder.glob("*.sqlite3"))) / 1e6
     row["fts_mb"] = size_of(fts) / 1e6
     many = queries[: args.queries]
+    cold_engines = [
+        ("before", "memquill", before_folder, before_env),
+        ("memquill", "memquill", index_folder, env),
+        ("fts", "fts", fts, env),
+    ]
+    row["cold"] = measure_cold(
+        [engine for engine in cold_engines if engine[0] != "before" or args.before],
+        root,
+        many[1 : 1 + args.cold_runs],
+    )
+    if args.cold_only:
+        row["load"] = (load_before, os.getloadavg()[0])
+        return row
     scan_queries = many[: max(3, args.queries // (1 + size // 2000))]
     engines = [
         ("before", "memquill", before_folder, many, before_env),
@@ -356,6 +444,46 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     return row
 
 
+def cold_cell(name: str) -> Callable[[dict[str, Any]], str]:
+    def render(r: dict[str, Any]) -> str:
+        found = r.get("cold", {}).get(name)
+        if not found:
+            return "—"
+        return f"{ms(statistics.median(found['wall']))} ({ms(statistics.median(found['cpu']))})"
+
+    return render
+
+
+def cold_ratio(name: str) -> Callable[[dict[str, Any]], str]:
+    def render(r: dict[str, Any]) -> str:
+        cold = r.get("cold", {})
+        if name not in cold or "fts" not in cold:
+            return "—"
+        wall = statistics.median(cold[name]["wall"]) / statistics.median(cold["fts"]["wall"])
+        cpu = statistics.median(cold[name]["cpu"]) / statistics.median(cold["fts"]["cpu"])
+        return f"{wall:.2f}× ({cpu:.2f}×)"
+
+    return render
+
+
+def cold_rows(
+    rows: list[dict[str, Any]], names: dict[str, str], *, load: bool = True
+) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+    """The cold-path rows: each engine's whole-process search, and memquill ÷ FTS5."""
+    table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
+    for name in ("before", "memquill", "fts"):
+        if any(name in row.get("cold", {}) for row in rows):
+            table.append((f"{names[name]} cold search, whole process (CPU)", cold_cell(name)))
+    for name in ("before", "memquill"):
+        if any(name in row.get("cold", {}) for row in rows):
+            table.append((f"{names[name]} cold ÷ FTS5 script (CPU)", cold_ratio(name)))
+    if load:
+        table.append(
+            ("load average (start / end)", lambda r: f"{r['load'][0]:.1f} / {r['load'][1]:.1f}")
+        )
+    return table
+
+
 def report(rows: list[dict[str, Any]]) -> None:
     """The table: wall time first, CPU time (user + system) beside it."""
 
@@ -372,6 +500,11 @@ def report(rows: list[dict[str, Any]]) -> None:
         "scan": "plain scan",
     }
     present = [name for name in names if any(name in row for row in rows)]
+    # The cold rows come first; a --cold-only run has no others.
+    if not any("memquill" in row for row in rows):
+        for label, render in cold_rows(rows, names):
+            print(line(label, [render(row) for row in rows]))
+        return
     table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
 
     def build(key: str, label: str) -> None:
@@ -399,6 +532,7 @@ def report(rows: list[dict[str, Any]]) -> None:
     def engine(name: str, label: str, render: Callable[[dict[str, Any]], str]) -> None:
         table.append((f"{names[name]} {label}", lambda r: render(r[name]) if name in r else "—"))
 
+    table.extend(cold_rows(rows, names, load=False))
     for name in present:
         engine(
             name,
@@ -471,7 +605,7 @@ def report(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     repo = Path(__file__).resolve().parents[1]
     parser.add_argument("--sizes", default="512,5000,20000,100000")
     parser.add_argument(
@@ -481,6 +615,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="warm queries per engine")
     parser.add_argument("--fresh", type=int, default=5, help="fresh processes per engine")
     parser.add_argument("--edits", type=int, default=10, help="searches right after an edit")
+    parser.add_argument(
+        "--cold-runs", type=int, default=7, help="whole-process searches per engine, interleaved"
+    )
+    parser.add_argument(
+        "--cold-only", action="store_true", help="measure only the cold path (and the builds)"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the indexes of an earlier run in --work (with --cold-only)",
+    )
     parser.add_argument("--scan-max", type=int, default=20000, help="largest vault scanned")
     parser.add_argument(
         "--before",

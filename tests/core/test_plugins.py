@@ -319,3 +319,18 @@ def test_the_manager_is_a_pluggy_manager_for_the_memquill_project(
     assert isinstance(bare, pluggy.PluginManager)
     assert bare.project_name == "memquill"
     assert bare.get_plugin(BUILTIN) is not None
+
+
+def test_a_session_logs_each_plugin_that_fails(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from memquill.plugins import open_session
+
+    pm = get_plugin_manager(load_entrypoints=False)
+    pm.register(Adapters("not a spec"), name="broken-adapters")
+    with caplog.at_level("WARNING", logger="memquill.plugins"):
+        open_session(tmp_path, "chat-1", plugins=pm)
+    logged = [(r.name, r.getMessage()) for r in caplog.records]
+    assert logged == [
+        ("memquill.plugins", "plugin broken-adapters: registered str, not an AdapterSpec")
+    ]

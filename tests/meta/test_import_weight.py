@@ -103,6 +103,7 @@ NOT_FOR_TOOLS_IMPORT = (
     "pydantic",
     "portalocker",
     "sqlite3",
+    "logging",  # only a session that loads plugins may have a failure to log
     "memquill.query",
     "memquill.store",
     "memquill.index",
@@ -126,6 +127,8 @@ def test_a_search_from_the_shell_loads_only_what_a_search_needs(tmp_path: Path) 
     assert "memquill.index" in modules  # the search did run through the index
     assert "memquill.cli.records" not in modules  # another subcommand's module
     assert under(modules, NOT_FOR_SEARCH) == []
+    # One answer, then the process exits: it watches no folder for later changes.
+    assert "memquill.index._watch" not in modules
 
 
 def test_every_subcommand_is_found_in_the_module_that_registers_it() -> None:
@@ -140,3 +143,39 @@ def test_every_subcommand_is_found_in_the_module_that_registers_it() -> None:
         importlib.import_module(f"memquill.cli.{name}").register(subparsers)
         registered.update(dict.fromkeys(subparsers.choices, name))
     assert registered == cli._COMMANDS  # pyright: ignore[reportPrivateUsage]
+
+
+# What reading a current index never needs: the build (analysis, batches, worker processes),
+# the writer and its blocks, the checker and the vectors file (for notes read or gone).
+INDEX_WRITE_SIDE = (
+    "memquill.index._build",
+    "memquill.index._writer",
+    "memquill.index._batch",
+    "memquill.index._blocks",
+    "memquill.index._analysis",
+    "memquill.index._parts",
+    "memquill.index._verify",
+    "memquill.index._vectors_file",
+)
+
+
+def _search_code(root: Path, query: str) -> str:
+    """A fresh process's search through the index (no racy window: every note is settled)."""
+    return (
+        "from memquill.index import IndexSearcher\n"
+        "from memquill.query import MemoryQuery, SearchArgs\n"
+        f"searcher = IndexSearcher({str(root / '.index')!r}, notice=None, watch=False,"
+        " racy_seconds=0)\n"
+        f"engine = MemoryQuery({str(root)!r}, searcher=searcher)\n"
+        f"hits = engine.search(SearchArgs(query={query!r})).hits\n"
+        "assert hits and hits[0].path == 'a.md', hits\n"
+    )
+
+
+def test_a_search_on_a_current_index_loads_no_index_write_side(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("pierogi with farmer cheese\n", encoding="utf-8")
+    building = loaded_after(_search_code(tmp_path, "pierogi"))
+    assert "memquill.index._writer" in building  # the first search built the index
+    modules = loaded_after(_search_code(tmp_path, "cheese"))
+    assert "memquill.index._search_index" in modules
+    assert under(modules, INDEX_WRITE_SIDE) == []

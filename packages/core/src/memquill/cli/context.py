@@ -108,7 +108,14 @@ class Context:
         an empty one (so ``search`` says nothing matches, exactly as an empty workspace
         does), without creating it. The stand-in is scanned, never indexed, and removed."""
         if not self.workspace_missing:
-            yield MemoryToolset(self.session("read"))
+            from memquill.index import IndexSearcher
+
+            session = self.session("read")
+            # One answer, then the process exits: watching every folder for later changes
+            # (one inotify watch each) would only cost.
+            searcher = IndexSearcher(watch=False)
+            query = MemoryQuery(session.workspace, store=session.store, searcher=searcher)
+            yield MemoryToolset(session, query=query)
             return
         with tempfile.TemporaryDirectory(prefix="memquill-empty-") as empty:
             session = open_session(empty, access="read", store=self.store)

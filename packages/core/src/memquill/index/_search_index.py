@@ -41,8 +41,6 @@ from memquill.index._status import (
 )
 from memquill.index._sync import Progress, SyncReport
 from memquill.index._tracker import ChangeTracker
-from memquill.index._vectors_file import forget_note_vectors
-from memquill.index._verify import verify_blobs
 from memquill.owner_only import private_folder
 from memquill.query import (
     CANDIDATES,
@@ -256,6 +254,8 @@ class SearchIndex:
             try:
                 problems = database.check()
                 if not problems:
+                    from memquill.index._verify import verify_blobs  # only a check reads blobs
+
                     problems = verify_blobs(database)
             except IndexDamaged as error:
                 problems = [str(error)]
@@ -294,6 +294,9 @@ class SearchIndex:
         if listener is not None:
             listener(self.root, report)
             return
+        # Loaded only once a note was read or is gone: a search of a current index never is.
+        from memquill.index._vectors_file import forget_note_vectors
+
         try:
             forget_note_vectors(self.root, report.read | report.gone)  # what no longer holds
         except (sqlite3.Error, OSError) as error:

@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from memquill.index._build import UnitDone, analysers, run_units, worker_count
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteRow, NoteTable
-from memquill.index._writer import IndexWriter
 from memquill.query import (
     DocumentCache,
     ScanBudget,
@@ -29,6 +27,9 @@ from memquill.query import (
     load_scan_config,
     walk_workspace,
 )
+
+if TYPE_CHECKING:
+    from memquill.index._build import UnitDone
 
 __all__ = ["RACY_NS", "Progress", "SyncReport", "analyse", "stale_notes", "synchronise"]
 
@@ -125,6 +126,8 @@ def synchronise(
     keep = set(admitted.paths)
     removals = [path for path in notes.by_path if path not in keep]
     if removals or analysed or not database.meta_int("synced_ns"):
+        from memquill.index._writer import IndexWriter  # a current index loads no write side
+
         IndexWriter(database, notes).store(None, removals, synced=True)
         with database.reading() as connection:
             notes.refresh(connection)
@@ -190,6 +193,10 @@ def analyse(
         return 0
     if announce is not None:
         announce(len(pending))
+    # The build and the writer load only when a note must be read: a current index needs neither.
+    from memquill.index._build import analysers, run_units, worker_count
+    from memquill.index._writer import IndexWriter
+
     writer = IndexWriter(database, notes)
     count = analysers(len(pending), worker_count() if workers is None else workers)
     done = 0

@@ -19,14 +19,12 @@ import os
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memquill.index._db import IndexDatabase
 from memquill.index._folders import KeptListings
 from memquill.index._notes import NoteTable
 from memquill.index._sync import Progress, SyncReport, analyse, synchronise
-from memquill.index._watch import Changes, Watcher, open_watcher
-from memquill.index._writer import IndexWriter
 from memquill.query import (
     DocumentCache,
     FolderListing,
@@ -41,6 +39,9 @@ from memquill.query import (
     load_scan_config,
     walk_workspace,
 )
+
+if TYPE_CHECKING:
+    from memquill.index._watch import Changes, Watcher
 
 __all__ = ["QUICK_MOST", "ChangeTracker"]
 
@@ -112,6 +113,8 @@ class ChangeTracker:
         config = load_scan_config(self._root)
         watcher = self._watcher
         if watcher is None and self._watch:
+            from memquill.index._watch import open_watcher  # a process that never watches skips it
+
             watcher = self._watcher = open_watcher(self._root)
             self._watch = watcher is not None
         seen, previous, force = self._seen, None, set[str]()
@@ -270,6 +273,8 @@ def _quick(
         identities.pop(path, None)
     removals = [path for path in removed if path in notes.by_path]
     if removals:
+        from memquill.index._writer import IndexWriter  # only a change writes
+
         IndexWriter(database, notes).store(None, removals)
     with database.reading() as connection:
         notes.refresh(connection)

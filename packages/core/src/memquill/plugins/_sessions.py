@@ -23,7 +23,6 @@ nor the entry-point machinery.
 
 from __future__ import annotations
 
-import logging
 import os
 import typing
 from collections.abc import Callable
@@ -41,7 +40,8 @@ if typing.TYPE_CHECKING:
 
 __all__ = ["connect_telemetry", "open_session"]
 
-_log = logging.getLogger("memquill.plugins")
+_LOGGER = "memquill.plugins"
+"""Where a plugin that fails to load is reported (:mod:`logging` loads only then)."""
 
 
 def open_session(
@@ -102,7 +102,9 @@ def open_session(
 
         manager = plugins if plugins is not None else get_plugin_manager()
         for failure in plugin_report(manager).failures:
-            _log.warning("plugin %s: %s", failure.plugin, failure.message)
+            import logging  # only a failure is logged: importing a session loads no logging
+
+            logging.getLogger(_LOGGER).warning("plugin %s: %s", failure.plugin, failure.message)
         scanner = secret_scanner(manager)
     ranker = None
     if model is not None:

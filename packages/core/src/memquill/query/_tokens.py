@@ -87,7 +87,6 @@ _JOINERS: Final = "_-./" + CAMEL_MARK
 _RUN: Final = rf"{_SEGMENT}(?:[{re.escape(_JOINERS)}]{_SEGMENT})*"
 _TOKEN_RE: Final = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_RUN})")
 _RUN_RE: Final = re.compile(_RUN)
-_ANY_RE: Final = re.compile(rf"[{_CJK}]+|{_RUN}")
 _SEGMENT_RE: Final = re.compile(_SEGMENT)
 _JOINER_RE: Final = re.compile(f"[{re.escape(_JOINERS)}]")
 _WORD_CHAR_RE: Final = re.compile(_WORD_CHAR)
