@@ -90,13 +90,23 @@ NO_QUOTA: Final = 1 << 40
 @dataclass(frozen=True, slots=True)
 class _Loaded:
     """The workspace as this backend last read or wrote it: its ``seq``, header, rows in
-    file order and bytes (``blob``: the bytes are a kept blob, not rows)."""
+    file order, and its bytes or their decoding (whichever is known; ``blob``: the bytes are
+    a kept blob, not rows)."""
 
     seq: int = 0
     header: str = ""
     rows: tuple[Row, ...] = ()
-    raw: bytes = b""
+    raw: bytes | None = b""
     blob: bool = False
+    decoded: Decoded | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The bytes (copied out of the decoding only when asked for)."""
+        if self.raw is not None:
+            return self.raw
+        assert self.decoded is not None
+        return self.decoded.raw
 
 
 class PostgresBackend(RecordsBackend):
@@ -145,11 +155,13 @@ class PostgresBackend(RecordsBackend):
 
     def read(self) -> bytes:
         with self._busy:
-            return self._with_connection(self._read_consistent)
+            self._with_connection(self._read_consistent)
+            return self._loaded.data
 
     def snapshot(self) -> Snapshot:
-        raw = self.read()
-        return self.memo.decode(self.identity(), raw).snapshot
+        with self._busy:
+            self._with_connection(self._read_consistent)
+            return self._current().snapshot
 
     def transact(self, operation: Operation, timeout: float) -> WriteResult:
         with self._busy:
@@ -163,13 +175,13 @@ class PostgresBackend(RecordsBackend):
                             connection.execute(
                                 "SELECT set_config('lock_timeout', %s, true)", (milliseconds,)
                             )
-                        raw = self._fetch(connection, "nowait" if timeout <= 0 else "wait")
+                        self._fetch(connection, "nowait" if timeout <= 0 else "wait")
                         started = True
-                        current = self.memo.decode(self.identity_now(), raw)
+                        current = self._current()
                         change = apply_operation(current, operation, self._capacity)
                         if isinstance(change, WriteResult):
                             return change
-                        backup = self._backup(raw, change)
+                        backup = self._backup(current, change)
                         stored = self._store(connection, current, change)
                 except pg_errors.LockNotAvailable:
                     raise BusyError(Messages.LOCK_HELD) from None
@@ -226,13 +238,22 @@ class PostgresBackend(RecordsBackend):
 
     # -- internals -----------------------------------------------------------------------
 
-    def _read_consistent(self, connection: Connection) -> bytes:
+    def _read_consistent(self, connection: Connection) -> None:
         # One snapshot for the workspace row and its rows (a writer may commit in between).
         with connection.transaction():
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            return self._fetch(connection, None)
+            self._fetch(connection, None)
 
-    def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> bytes:
+    def _current(self) -> Decoded:
+        """The workspace as last fetched, decoded (reusing what the memo holds)."""
+        loaded = self._loaded
+        if loaded.decoded is None:
+            assert self._identity is not None
+            self._loaded = replace(loaded, decoded=self.memo.decode(self._identity, loaded.data))
+        assert self._loaded.decoded is not None
+        return self._loaded.decoded
+
+    def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> None:
         """The workspace's bytes (``lock``: its row taken ``FOR NO KEY UPDATE``, waiting or
         not), rebuilt from the rows this backend holds and those changed since."""
         query = (
@@ -256,7 +277,6 @@ class PostgresBackend(RecordsBackend):
             self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
         elif self._loaded.blob or seq != self._loaded.seq:
             self._loaded = self._rows_since(connection, workspace_id, seq, versions, header)
-        return self._loaded.raw
 
     def _rows_since(
         self, connection: Connection, workspace_id: object, seq: int, versions: int, header: str
@@ -329,18 +349,18 @@ class PostgresBackend(RecordsBackend):
                         for position, row, record in inserts
                     ],
                 )
-        size = len(header.encode()) + sum(len(row.block) for row in rows)
-        connection.execute(WROTE, (seq, len(rows), header, size, workspace_id))
-        return _Loaded(seq, header, rows, b"")
+        connection.execute(WROTE, (seq, len(rows), header, encoded.size, workspace_id))
+        return _Loaded(seq, header, rows, None)
 
     def _published(self, change: Change, stored: _Loaded) -> WriteResult:
         written = change.encoded.decoded()
         self.memo.remember(written)
-        self._loaded = replace(stored, raw=written.raw)
-        self._mirror(written.raw)
+        self._loaded = replace(stored, decoded=written)
+        if self._location.mirror:
+            self._mirror(written.raw)
         return change.result(written.snapshot)
 
-    def _backup(self, raw: bytes, change: Change) -> str | None:
+    def _backup(self, current: Decoded, change: Change) -> str | None:
         """The backup a change asks for, written to the local workspace's ``memory/`` before
         the change is committed (none without a local workspace).
 
@@ -352,7 +372,7 @@ class PostgresBackend(RecordsBackend):
         try:
             locations = locate(self._workspace)
             locations.directory.mkdir(exist_ok=True)
-            return backup_of(locations, raw, change.outcome)
+            return backup_of(locations, current.raw, change.outcome)
         except OSError as error:
             raise StorageError(Messages.SAVE_FAILED) from error
 
