@@ -255,3 +255,29 @@ def test_a_v1_client_is_refused_by_a_v2_database_and_never_writes(
             early.execute(postgres_v1.READ_FOR_WRITE, {"known": b"", "name": "team"})
             early.execute(postgres_v1.REPLACE, (b"overwritten", "team"))
     assert (state(database), team.export()) == before
+
+
+def test_another_host_catches_up_through_compaction_that_removes_and_moves_rows(
+    db: Backing,
+) -> None:
+    assert db.url is not None and db.name is not None
+    writer, reader = db.store(), db.store()
+    saved = writer.save([keyed(f"Fact {n}.", f"facts/{n}") for n in range(6)])
+    reader.snapshot()
+    revision = saved.revision
+    for n in range(0, 6, 2):
+        revision = writer.revoke(FactKey(f"facts/{n}"), revision).revision
+    revision = writer.correct(FactKey("facts/1"), "Fact 1, again.", revision).revision
+    assert reader.snapshot().revision == revision
+    # Compaction folds the forgotten families into a ledger that sorts first: rows go, and
+    # every other row moves.
+    compacted = writer.compact(revision)
+    assert compacted.status == "saved"
+    assert len(rows(db.url, db.name)) < 7
+    seen = reader.snapshot()
+    assert seen.revision == compacted.revision == db.revision_of(db.raw())
+    assert seen.records == writer.snapshot().records
+    assert reader.export() == writer.export() == db.raw()
+    # And the reader can write on top of what it caught up with.
+    assert reader.save([keyed("Fact 9.", "facts/9")], seen.revision).status == "saved"
+    assert writer.snapshot().revision == reader.snapshot().revision == db.revision_of(db.raw())
