@@ -281,3 +281,30 @@ def test_another_host_catches_up_through_compaction_that_removes_and_moves_rows(
     # And the reader can write on top of what it caught up with.
     assert reader.save([keyed("Fact 9.", "facts/9")], seen.revision).status == "saved"
     assert writer.snapshot().revision == reader.snapshot().revision == db.revision_of(db.raw())
+
+
+def test_export_gives_the_file_stores_bytes_through_keys_forgets_and_compaction(
+    db: Backing, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.core.test_store_postgres import FixedIds, fixed_clock
+
+    from memquill.store import _store as store_module
+
+    file_workspace = tmp_path / "file-ws"
+    (file_workspace / "memory").mkdir(parents=True)
+    (file_workspace / "memory" / ".records-lock").touch()  # ids drawn once, as on the database
+    on_db = db.store(now=fixed_clock())
+    on_file = RecordStore(file_workspace, now=fixed_clock(), record_key=on_db.record_key)
+    on_db.snapshot()
+    exported: list[bytes] = []
+    for store in (on_file, on_db):
+        monkeypatch.setattr(store_module, "uuid", FixedIds())
+        first = store.save([keyed(f"Fact {n}.", f"facts/{n}") for n in range(5)])
+        revision = store.revoke(FactKey("facts/1"), first.revision).revision
+        revision = store.revoke(FactKey("facts/3"), revision).revision
+        revision = store.save([manual("unkeyed"), keyed("Fact 7.", "facts/7")], revision).revision
+        revision = store.compact(revision).revision
+        store.save([keyed("Fact 8.", "facts/8")], revision)
+        exported.append(store.export())
+    assert exported[0] == exported[1] == db.raw()
+    assert exported[0] == (file_workspace / "memory" / "records.md").read_bytes()
