@@ -23,6 +23,7 @@ from memquill import RecordStore
 from memquill.errors import MemoryRecordError, Messages
 from memquill.store import Candidate, FactKey
 from memquill.store._codec import HEADER, decode_store
+from memquill.store._postgres import NO_QUOTA
 
 Connection = psycopg.Connection[tuple[object, ...]]
 
@@ -110,6 +111,8 @@ def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> No
     size = store.snapshot().size_bytes
     assert size > 2 * 1024 * 1024
     assert len(rows(db.url, db.name)) == 160
+    report = store.doctor()
+    assert report.ok and report.used_bytes == size and report.max_bytes == NO_QUOTA
     # A quota is the workspace row's setting: a write past it is refused, nothing written.
     with psycopg.connect(db.url, autocommit=True) as connection:
         connection.execute(

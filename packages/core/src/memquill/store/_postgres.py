@@ -215,9 +215,16 @@ class PostgresBackend(RecordsBackend):
         try:
             snapshot = self.memo.decode(self.identity(), raw).snapshot
         except MemoryRecordError as failure:
-            return report_for(None, failure, secrets=secrets, used_bytes=len(raw))
+            return report_for(
+                None, failure, secrets=secrets, used_bytes=len(raw), capacity=self._capacity
+            )
         return report_for(
-            snapshot, None, secrets=secrets, used_bytes=len(raw), record_key=record_key
+            snapshot,
+            None,
+            secrets=secrets,
+            used_bytes=len(raw),
+            record_key=record_key,
+            capacity=self._capacity,
         )
 
     def record_key(self) -> KeySource:
