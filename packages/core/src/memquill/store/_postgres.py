@@ -261,8 +261,8 @@ class PostgresBackend(RecordsBackend):
         return self._loaded.decoded
 
     def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> None:
-        """The workspace's bytes (``lock``: its row taken ``FOR NO KEY UPDATE``, waiting or
-        not), rebuilt from the rows this backend holds and those changed since."""
+        """Bring the workspace up to date (``lock``: its row taken ``FOR NO KEY UPDATE``,
+        waiting or not): the rows this backend holds, plus those changed since."""
         query = (
             READ if lock is None else READ_FOR_WRITE if lock == "wait" else READ_FOR_WRITE_NOWAIT
         )
