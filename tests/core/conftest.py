@@ -64,9 +64,16 @@ class Backing:
             return
         with contextlib.suppress(MemoryRecordError):  # bytes put before may not decode
             self.store().snapshot()  # the row exists from first use
-        with psycopg.connect(self._url(), autocommit=True) as connection:
+        # As a workspace the store keeps as bytes (a v1 blob that did not split into rows).
+        with psycopg.connect(self._url(), autocommit=True) as connection, connection.transaction():
             connection.execute(
-                "UPDATE memquill.records SET records = %s WHERE workspace = %s", (data, self.name)
+                "DELETE FROM memquill.versions WHERE workspace_id = "
+                "(SELECT workspace_id FROM memquill.workspaces WHERE workspace = %s)",
+                (self.name,),
+            )
+            connection.execute(
+                "UPDATE memquill.workspaces SET blob = %s, seq = seq + 1 WHERE workspace = %s",
+                (data, self.name),
             )
 
     def image(self) -> tuple[dict[str, bytes], bytes]:

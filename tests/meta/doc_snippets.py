@@ -390,7 +390,12 @@ SPECS: dict[str, Spec] = {
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
         swaps={"3f2a9c1e": "$(_mq store)"},
     ),
-    "docs/multi-host.md § Forgetting, honestly: VACUUM (FULL, VERBOSE) memquill.records; -- rewrites the tab": NotRun(
+    "docs/multi-host.md § Where the truth lives, and what stays the same: UPDATE memquill.workspaces SET quota_bytes = 16777216 WHERE ": Elsewhere(
+        (
+            "tests/core/test_store_postgres_rows.py::test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota",
+        )
+    ),
+    "docs/multi-host.md § Forgetting, honestly: VACUUM (FULL, VERBOSE) memquill.versions; -- rewrites the ta": NotRun(
         "PostgreSQL maintenance: needs a server"
     ),
     "docs/plugins.md § memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None: from memquill.plugins import IntegrationSpec, hookimpl STORE": Elsewhere(

@@ -3,12 +3,13 @@
 A backend has an identity that seeds revisions, ``read() -> bytes``, and ``transact(operation,
 timeout)``, which runs the store's pure operation on the current bytes and publishes the result
 atomically or not at all. Everything else (the format, revisions, idempotency, tombstones, the
-2 MiB bound) is the same code for every backend.
+capacity check) is the same code for every backend.
 
 - :class:`FileBackend`: ``memory/records.md`` in the workspace, the kernel lock and the atomic
   rename (``_transaction.py``), exactly as before; its identity is the workspace's real path.
-- ``PostgresBackend`` (``_postgres.py``, the ``memquill[postgres]`` extra): one row per
-  workspace holding the exact bytes; its identity is the workspace id stored in that row.
+- ``PostgresBackend`` (``_postgres.py``, the ``memquill[postgres]`` extra): a row per record
+  version, from which the exact bytes are rebuilt; its identity is the workspace id stored in
+  the workspace's row.
 
 :func:`open_backend` picks one from a store location: ``None`` or ``"file"`` for the file, a
 ``postgresql://`` URL for the database.
@@ -56,12 +57,17 @@ class RecordsBackend(ABC):
 
     kind: str = ""
     """``file`` or ``postgres``."""
-    capacity: int = MAX_STORE_BYTES
-    """The largest records file, in bytes (``docs/record-format.md``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = MAX_STORE_BYTES) -> None:
         # The last file this backend read or wrote; only ever trusted for identical bytes.
         self.memo = RecordsMemo()
+        self._capacity = capacity
+
+    @property
+    def capacity(self) -> int:
+        """The largest records file, in bytes (``docs/record-format.md``; a database store's
+        is its workspace's quota)."""
+        return self._capacity
 
     @abstractmethod
     def identity(self) -> bytes:
@@ -125,9 +131,8 @@ class FileBackend(RecordsBackend):
     kind = FILE
 
     def __init__(self, workspace: str, capacity: int = MAX_STORE_BYTES) -> None:
-        super().__init__()
+        super().__init__(capacity)
         self._workspace = workspace
-        self.capacity = capacity
 
     def __repr__(self) -> str:
         return f"FileBackend({self._workspace!r})"
@@ -218,7 +223,7 @@ def open_backend(
     workspace: str, location: str | None = None, capacity: int = MAX_STORE_BYTES
 ) -> RecordsBackend:
     """The backend a store location names (``None`` or ``file``: the workspace's file), with
-    ``capacity`` bytes (a database store keeps its 2 MiB quota).
+    ``capacity`` bytes (a database store's capacity is its workspace row's quota instead).
 
     Nothing is connected or read yet.
 

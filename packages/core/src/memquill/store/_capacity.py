@@ -12,7 +12,7 @@ needs more sets it, from 1 MiB to 64 MiB (:data:`MAX_CAPACITY`), whole MiB:
 A missing or unreadable config file, or one without the key, means the default; a value out of
 range in the file is an ``invalid`` error when the store is opened (never silently clamped: a
 store that shrank would refuse to read its own file). Every copy of a synced workspace should
-use the same capacity. A store kept in PostgreSQL keeps its 2 MiB quota.
+use the same capacity. A store kept in PostgreSQL has its workspace row's quota instead.
 """
 
 from __future__ import annotations

@@ -1,10 +1,15 @@
-"""``PostgresBackend``: the records store in one PostgreSQL row per workspace.
+"""``PostgresBackend``: the records store in PostgreSQL, a row per record version.
 
-The row holds the exact bytes of ``records.md`` (the 2 MiB bound keeps that cheap), so the
-format, revisions, tombstones and every check are the file store's. A write is one
-transaction: ``SELECT … FOR NO KEY UPDATE`` on the row (other writers queue on the server, in
-order; ``lock_timeout`` turns a long wait into ``busy``), the store's pure operation, and an
-``UPDATE``; it is acknowledged only after ``COMMIT`` returns. A writer that freezes inside the
+Each version row keeps its block's exact metadata text and content (``_postgres_rows``), so
+the bytes of ``records.md`` are rebuilt exactly from the rows, and the format, revisions (sha256
+of the workspace id, NUL and those bytes), tombstones and every check are the file store's. A
+reader fetches only the rows changed since it last looked (each write bumps the workspace's
+``seq`` and stamps the rows it wrote). A write is one transaction: ``SELECT … FOR NO KEY
+UPDATE`` on the workspace row (other writers queue on the server, in order; ``lock_timeout``
+turns a long wait into ``busy``), the store's pure operation on the records so loaded, and
+only the difference written (new versions inserted, changed ones updated, removed ones
+deleted); it is acknowledged only after ``COMMIT`` returns. There is no size bound but the
+workspace row's ``quota_bytes`` (none by default). A writer that freezes inside the
 transaction is cut off by the server (``idle_in_transaction_session_timeout``) and its write
 never happens; a writer that dies is rolled back. Nothing is ever written outside that
 transaction.
@@ -13,8 +18,8 @@ The store location is ``postgresql://user:password@host:port/database`` with opt
 ``#``: ``workspace=NAME`` (the row; default ``default``), ``mirror=1`` (keep a read-only copy
 at ``memory/.records-mirror.md`` in the local workspace after every write) and
 ``idle_timeout=SECONDS`` (default 5). The URL is never logged, repeated in an error, or shown
-by ``repr``. The schema (``memquill.records`` and ``memquill.schema_version``) is created on
-first use; the workspace's row (and its id, which seeds revisions) on first connection. What
+by ``repr``. The schema is created (or a v1 one upgraded) on first use; the workspace's row
+(and its id, which seeds revisions) on first connection. What
 is said to the server (the schema, the statements, opening a connection) is
 :mod:`memquill.store._postgres_sql`'s.
 """
@@ -38,16 +43,23 @@ from memquill.atomic import atomic_write
 from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
 from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
+from memquill.store._codec import Record
 from memquill.store._doctor import DoctorReport, report_for
-from memquill.store._memo import Decoded
+from memquill.store._memo import Decoded, header_of
 from memquill.store._postgres_location import PostgresLocation, parse_location
+from memquill.store._postgres_rows import Row, assemble, columns, difference, split
 from memquill.store._postgres_sql import (
-    APPEND,
+    CREATE_WORKSPACE,
+    DELETE_ROWS,
+    INSERT_ROW,
     READ,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
-    REPLACE,
+    RECORD_KEY,
+    ROWS,
     SCHEMA_VERSION,
+    UPDATE_ROW,
+    WROTE,
     Connection,
     as_bytes,
     close_quietly,
@@ -61,6 +73,7 @@ from memquill.store._transaction import Change, Operation, apply_operation, back
 
 __all__ = [
     "MIRROR_NAME",
+    "NO_QUOTA",
     "SCHEMA_VERSION",
     "PostgresBackend",
     "PostgresLocation",
@@ -70,6 +83,30 @@ __all__ = [
 
 _T = TypeVar("_T")
 MIRROR_NAME: Final = ".records-mirror.md"
+NO_QUOTA: Final = 1 << 40
+"""The capacity of a workspace without a quota (1 TiB: in effect none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """The workspace as this backend last read or wrote it: its ``seq``, header, rows in
+    file order, and its bytes or their decoding (whichever is known; ``blob``: the bytes are
+    a kept blob, not rows)."""
+
+    seq: int = 0
+    header: str = ""
+    rows: tuple[Row, ...] = ()
+    raw: bytes | None = b""
+    blob: bool = False
+    decoded: Decoded | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The bytes (copied out of the decoding only when asked for)."""
+        if self.raw is not None:
+            return self.raw
+        assert self.decoded is not None
+        return self.decoded.raw
 
 
 class PostgresBackend(RecordsBackend):
@@ -83,16 +120,14 @@ class PostgresBackend(RecordsBackend):
     kind = "postgres"
 
     def __init__(self, location: PostgresLocation, workspace: str | None = None) -> None:
-        super().__init__()
+        super().__init__(NO_QUOTA)
         self._location = location
         self._workspace = workspace
         self._connection: Connection | None = None
         self._identity: bytes | None = None
         self._key: bytes | None = None
-        # The last bytes read or written and their sha256 as the server computed it: the
-        # server sends the row's bytes only when their hash differs.
-        self._raw = b""
-        self._digest = b""
+        # The rows last read or written: the server sends only the rows changed since.
+        self._loaded = _Loaded()
         self._busy = threading.Lock()  # one statement stream per connection
 
     def __repr__(self) -> str:
@@ -111,13 +146,22 @@ class PostgresBackend(RecordsBackend):
         assert self._identity is not None
         return self._identity
 
+    @property
+    def capacity(self) -> int:
+        """The workspace row's ``quota_bytes`` as last read (none: :data:`NO_QUOTA`)."""
+        if self._identity is None:
+            self.read()
+        return self._capacity
+
     def read(self) -> bytes:
         with self._busy:
-            return self._with_connection(lambda connection: self._fetch(connection, None))
+            self._with_connection(self._read_consistent)
+            return self._loaded.data
 
     def snapshot(self) -> Snapshot:
-        raw = self.read()
-        return self.memo.decode(self.identity(), raw).snapshot
+        with self._busy:
+            self._with_connection(self._read_consistent)
+            return self._current().snapshot
 
     def transact(self, operation: Operation, timeout: float) -> WriteResult:
         with self._busy:
@@ -131,14 +175,14 @@ class PostgresBackend(RecordsBackend):
                             connection.execute(
                                 "SELECT set_config('lock_timeout', %s, true)", (milliseconds,)
                             )
-                        raw = self._fetch(connection, "nowait" if timeout <= 0 else "wait")
+                        self._fetch(connection, "nowait" if timeout <= 0 else "wait")
                         started = True
-                        current = self.memo.decode(self.identity_now(), raw)
-                        change = apply_operation(current, operation)
+                        current = self._current()
+                        change = apply_operation(current, operation, self._capacity)
                         if isinstance(change, WriteResult):
                             return change
-                        backup = self._backup(raw, change)
-                        digest = self._store(connection, current, change)
+                        backup = self._backup(current, change)
+                        stored = self._store(connection, current, change)
                 except pg_errors.LockNotAvailable:
                     raise BusyError(Messages.LOCK_HELD) from None
                 except psycopg.OperationalError:
@@ -149,7 +193,7 @@ class PostgresBackend(RecordsBackend):
                 except psycopg.Error:
                     self._drop()
                     raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
-                return replace(self._published(change, digest), backup=backup)
+                return replace(self._published(change, stored), backup=backup)
         raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: attempt 2 raises
 
     def check_writable(self) -> None:
@@ -171,9 +215,16 @@ class PostgresBackend(RecordsBackend):
         try:
             snapshot = self.memo.decode(self.identity(), raw).snapshot
         except MemoryRecordError as failure:
-            return report_for(None, failure, secrets=secrets, used_bytes=len(raw))
+            return report_for(
+                None, failure, secrets=secrets, used_bytes=len(raw), capacity=self._capacity
+            )
         return report_for(
-            snapshot, None, secrets=secrets, used_bytes=len(raw), record_key=record_key
+            snapshot,
+            None,
+            secrets=secrets,
+            used_bytes=len(raw),
+            record_key=record_key,
+            capacity=self._capacity,
         )
 
     def record_key(self) -> KeySource:
@@ -194,47 +245,129 @@ class PostgresBackend(RecordsBackend):
 
     # -- internals -----------------------------------------------------------------------
 
-    def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> bytes:
-        """The row's bytes (``lock``: taken ``FOR NO KEY UPDATE``, waiting or not)."""
+    def _read_consistent(self, connection: Connection) -> None:
+        # One snapshot for the workspace row and its rows (a writer may commit in between).
+        with connection.transaction():
+            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            self._fetch(connection, None)
+
+    def _current(self) -> Decoded:
+        """The workspace as last fetched, decoded (reusing what the memo holds)."""
+        loaded = self._loaded
+        if loaded.decoded is None:
+            assert self._identity is not None
+            self._loaded = replace(loaded, decoded=self.memo.decode(self._identity, loaded.data))
+        assert self._loaded.decoded is not None
+        return self._loaded.decoded
+
+    def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> None:
+        """Bring the workspace up to date (``lock``: its row taken ``FOR NO KEY UPDATE``,
+        waiting or not): the rows this backend holds, plus those changed since."""
         query = (
             READ if lock is None else READ_FOR_WRITE if lock == "wait" else READ_FOR_WRITE_NOWAIT
         )
-        arguments = {"known": self._digest, "name": self._location.workspace}
-        found = connection.execute(query, arguments).fetchone()
+        name = self._location.workspace
+        found = connection.execute(query, (name,)).fetchone()
         if found is None:
             self._create_row(connection)
-            found = connection.execute(query, arguments).fetchone()
+            found = connection.execute(query, (name,)).fetchone()
         if found is None:
             raise StorageError(Messages.DATABASE_UNAVAILABLE)
-        identity, digest, records = found
-        self._identity = str(identity).encode()
-        if records is not None:
-            self._raw = as_bytes(records)
-            self._digest = as_bytes(digest)
-        return self._raw
+        workspace_id, seq, versions, header, blob, quota = found
+        identity = str(workspace_id).encode()
+        if identity != self._identity:
+            self._loaded = _Loaded()
+        self._identity = identity
+        self._capacity = quota if isinstance(quota, int) else NO_QUOTA
+        assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
+        if blob is not None:
+            self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
+        elif self._loaded.blob or seq != self._loaded.seq:
+            self._loaded = self._rows_since(connection, workspace_id, seq, versions, header)
 
-    def _store(self, connection: Connection, current: Decoded, change: Change) -> bytes:
-        """Write the change into the row; the new bytes' sha256 as the server hashed them."""
-        data = change.data
-        if current.raw and data.startswith(current.raw):
-            # An append sends only the new blocks.
-            found = connection.execute(
-                APPEND, (data[len(current.raw) :], self._location.workspace)
-            ).fetchone()
+    def _rows_since(
+        self, connection: Connection, workspace_id: object, seq: int, versions: int, header: str
+    ) -> _Loaded:
+        known = () if self._loaded.blob else self._loaded.rows
+        since = 0 if self._loaded.blob else self._loaded.seq
+        rows = list(known)
+        for position, record_id, meta, content in connection.execute(
+            ROWS, (workspace_id, since)
+        ).fetchall():
+            assert isinstance(position, int)
+            row = Row.of(str(record_id), str(meta), str(content))
+            if position < len(rows):
+                rows[position] = row
+            elif position == len(rows):
+                rows.append(row)
+            else:
+                break  # a gap: not the rows this backend knew; read them all
         else:
-            found = connection.execute(REPLACE, (data, self._location.workspace)).fetchone()
-        if found is None:
-            raise StorageError(Messages.DATABASE_SAVE_FAILED)
-        return as_bytes(found[0])
+            del rows[versions:]
+            if len(rows) == versions:
+                return _Loaded(seq, header, tuple(rows), assemble(header, rows))
+        if since == 0:
+            raise StorageError(Messages.DATABASE_UNAVAILABLE)  # rows out of order: not ours
+        self._loaded = _Loaded()
+        return self._rows_since(connection, workspace_id, seq, versions, header)
 
-    def _published(self, change: Change, digest: bytes) -> WriteResult:
+    def _store(self, connection: Connection, current: Decoded, change: Change) -> _Loaded:
+        """Write the change's difference to the rows; the workspace as it then is."""
+        loaded = self._loaded
+        encoded = change.encoded
+        records = encoded.records
+        seq = loaded.seq + 1
+        workspace_id = self.identity_now().decode()
+        if encoded.tail is not None and not loaded.blob and loaded.rows:
+            header = loaded.header
+            added = split(encoded.tail.decode(), 0, records[len(loaded.rows) :])
+            start = len(loaded.rows)
+            inserts = [(start + n, row, record) for n, (row, record) in enumerate(added)]
+            updates: list[tuple[int, Row, Record]] = []
+            deletes: list[str] = []
+            rows = (*loaded.rows, *(row for row, _ in added))
+        else:
+            data = change.data
+            header = header_of(data[:128]) or ""
+            pairs = split(data.decode(), len(header), records)
+            if loaded.blob:
+                connection.execute(
+                    "DELETE FROM memquill.versions WHERE workspace_id = %s", (workspace_id,)
+                )
+            found = difference(() if loaded.blob else loaded.rows, pairs)
+            inserts, updates, deletes = found.inserts, found.updates, found.deletes
+            rows = tuple(row for row, _ in pairs)
+        if deletes:
+            connection.execute(DELETE_ROWS, (workspace_id, deletes))
+        with connection.cursor() as cursor:
+            if updates:
+                cursor.executemany(
+                    UPDATE_ROW,
+                    [
+                        (position, *columns(row, record), seq, workspace_id, row.id)
+                        for position, row, record in updates
+                    ],
+                )
+            if inserts:
+                cursor.executemany(
+                    INSERT_ROW,
+                    [
+                        (workspace_id, row.id, position, *columns(row, record), seq)
+                        for position, row, record in inserts
+                    ],
+                )
+        connection.execute(WROTE, (seq, len(rows), header, encoded.size, workspace_id))
+        return _Loaded(seq, header, rows, None)
+
+    def _published(self, change: Change, stored: _Loaded) -> WriteResult:
         written = change.encoded.decoded()
         self.memo.remember(written)
-        self._raw, self._digest = written.raw, digest
-        self._mirror(written.raw)
+        self._loaded = replace(stored, decoded=written)
+        if self._location.mirror:
+            self._mirror(written.raw)
         return change.result(written.snapshot)
 
-    def _backup(self, raw: bytes, change: Change) -> str | None:
+    def _backup(self, current: Decoded, change: Change) -> str | None:
         """The backup a change asks for, written to the local workspace's ``memory/`` before
         the change is committed (none without a local workspace).
 
@@ -246,7 +379,7 @@ class PostgresBackend(RecordsBackend):
         try:
             locations = locate(self._workspace)
             locations.directory.mkdir(exist_ok=True)
-            return backup_of(locations, raw, change.outcome)
+            return backup_of(locations, current.raw, change.outcome)
         except OSError as error:
             raise StorageError(Messages.SAVE_FAILED) from error
 
@@ -296,17 +429,15 @@ class PostgresBackend(RecordsBackend):
 
     def _create_row(self, connection: Connection) -> None:
         connection.execute(
-            "INSERT INTO memquill.records (workspace, workspace_id, record_key) "
-            "VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING",
+            CREATE_WORKSPACE,
             (self._location.workspace, uuid.uuid4(), secrets.token_bytes(KEY_BYTES)),
         )
 
     def _fetch_key(self, connection: Connection) -> bytes:
-        query = "SELECT record_key FROM memquill.records WHERE workspace = %s"
-        found = connection.execute(query, (self._location.workspace,)).fetchone()
+        found = connection.execute(RECORD_KEY, (self._location.workspace,)).fetchone()
         if found is None:
             self._create_row(connection)
-            found = connection.execute(query, (self._location.workspace,)).fetchone()
+            found = connection.execute(RECORD_KEY, (self._location.workspace,)).fetchone()
         key = as_bytes(found[0]) if found is not None else b""
         if len(key) != KEY_BYTES:
             raise StorageError(Messages.RECORD_KEY_UNAVAILABLE)

@@ -1,9 +1,11 @@
-"""The PostgreSQL side of the records row: the schema, the statements and connections.
+"""The PostgreSQL side of the records store: the schema, the statements and connections.
 
 :class:`~memquill.store._postgres.PostgresBackend` holds the store's logic; this module holds
-what it says to the server. The schema (``memquill.records``, one row per workspace, and
-``memquill.schema_version``) is created on first use under an advisory lock, and a newer
-schema than this version knows is refused. Every connection is opened in autocommit mode with
+what it says to the server. The schema (v2: ``memquill.workspaces``, one row per workspace,
+``memquill.versions``, one row per record version, the view ``memquill.records`` and
+``memquill.schema_version``) is created on first use under an advisory lock, a v1 schema is
+upgraded (:mod:`memquill.store._postgres_upgrade`), and a newer schema than this version
+knows is refused. Every connection is opened in autocommit mode with
 ``idle_in_transaction_session_timeout`` set from the location, so a writer that freezes inside
 a transaction is cut off by the server. libpq's messages can quote the connection string,
 password included, so every driver error becomes ``StorageError`` with memquill's own message.
@@ -18,16 +20,23 @@ import psycopg
 
 from memquill.errors import Messages, StorageError
 from memquill.store._postgres_location import PostgresLocation
+from memquill.store._postgres_upgrade import upgrade_workspaces
 
 __all__ = [
-    "APPEND",
     "CREATE",
+    "CREATE_WORKSPACE",
+    "DELETE_ROWS",
+    "INSERT_ROW",
     "READ",
     "READ_FOR_WRITE",
     "READ_FOR_WRITE_NOWAIT",
-    "REPLACE",
+    "RECORD_KEY",
+    "ROWS",
     "SCHEMA_VERSION",
+    "UPDATE_ROW",
+    "UPGRADE",
     "VERSION",
+    "WROTE",
     "Connection",
     "as_bytes",
     "close_quietly",
@@ -38,42 +47,105 @@ __all__ = [
 
 Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
 
-SCHEMA_VERSION: Final = 1
-_SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises first-use schema creation
+SCHEMA_VERSION: Final = 2
+_SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises creating and upgrading it
 
 CREATE: Final = (
     "CREATE SCHEMA IF NOT EXISTS memquill",
     """CREATE TABLE IF NOT EXISTS memquill.schema_version (
         version integer PRIMARY KEY,
         applied_at timestamptz NOT NULL DEFAULT now())""",
-    # 2097152 is MAX_STORE_BYTES (2 MiB); a test keeps the two equal.
-    """CREATE TABLE IF NOT EXISTS memquill.records (
+    # One row per workspace: its id (which seeds revisions), record key, the file's header,
+    # ``seq`` (bumped by every write; each version row names the write that last set it),
+    # how many versions it holds, and an optional quota. ``blob``: bytes that could not be
+    # split into rows (a v1 workspace that did not decode), kept and read as they are until
+    # a write replaces them.
+    """CREATE TABLE IF NOT EXISTS memquill.workspaces (
         workspace text PRIMARY KEY,
         workspace_id uuid NOT NULL UNIQUE,
         record_key bytea NOT NULL CHECK (octet_length(record_key) = 32),
-        records bytea NOT NULL DEFAULT ''::bytea CHECK (octet_length(records) <= 2097152),
-        digest bytea GENERATED ALWAYS AS (sha256(records)) STORED,
+        header text NOT NULL DEFAULT '',
+        blob bytea,
+        seq bigint NOT NULL DEFAULT 0,
+        versions integer NOT NULL DEFAULT 0,
+        size_bytes bigint NOT NULL DEFAULT 0,
+        quota_bytes bigint CHECK (quota_bytes > 0),
         updated_at timestamptz NOT NULL DEFAULT now())""",
-    # Stored out of line but not compressed: every write rewrites the value, and compressing
-    # up to 2 MiB of text at each write costs more than the space it saves.
-    "ALTER TABLE memquill.records ALTER COLUMN records SET STORAGE EXTERNAL",
+    # One row per record version, in file order (``position``). ``meta`` is the block's exact
+    # metadata JSON and ``content`` its text; the other columns repeat fields for the indexes.
+    """CREATE TABLE IF NOT EXISTS memquill.versions (
+        workspace_id uuid NOT NULL
+            REFERENCES memquill.workspaces (workspace_id) ON DELETE CASCADE,
+        id text NOT NULL,
+        position integer NOT NULL,
+        root_id text NOT NULL,
+        status text NOT NULL,
+        key text,
+        source_key bytea,
+        operation_hash text,
+        created_at text NOT NULL,
+        updated_at text NOT NULL,
+        meta text NOT NULL,
+        content text NOT NULL,
+        changed bigint NOT NULL CHECK (changed > 0),
+        PRIMARY KEY (workspace_id, id),
+        -- A key names one active fact per workspace; checked at commit, so a write may move
+        -- a key from one version to another in any order.
+        EXCLUDE USING btree (workspace_id WITH =, key WITH =)
+            WHERE (status = 'active' AND key IS NOT NULL) DEFERRABLE INITIALLY DEFERRED)""",
+    "CREATE INDEX IF NOT EXISTS versions_position ON memquill.versions (workspace_id, position)",
+    "CREATE INDEX IF NOT EXISTS versions_changed ON memquill.versions (workspace_id, changed)",
+    "CREATE INDEX IF NOT EXISTS versions_root ON memquill.versions (workspace_id, root_id)",
+    """CREATE INDEX IF NOT EXISTS versions_operation
+        ON memquill.versions (workspace_id, operation_hash)""",
+    """CREATE INDEX IF NOT EXISTS versions_source ON memquill.versions (workspace_id, source_key)
+        WHERE source_key IS NOT NULL""",
+    # Each workspace's records.md, rebuilt from its rows: for people reading the database,
+    # and in place of v1's table of the same name, so a v1 client finds the schema, reads
+    # its version (2) and refuses; one connected before the upgrade cannot write through it
+    # (the view is not updatable).
+    # A row's block is built as ``_postgres_rows.Row.of`` builds it.
+    """CREATE OR REPLACE VIEW memquill.records AS
+        SELECT w.workspace, w.workspace_id, f.records, sha256(f.records) AS digest,
+            w.updated_at
+        FROM memquill.workspaces w, LATERAL (
+            SELECT coalesce(w.blob, convert_to(w.header || coalesce(
+                (SELECT string_agg('<!-- memory-record ' || v.meta || E' -->\\n' || v.content
+                    || E'\\n\\n', '' ORDER BY v.position) FROM memquill.versions v
+                 WHERE v.workspace_id = w.workspace_id), ''), 'UTF8')) AS records) f""",
 )
 VERSION: Final = "INSERT INTO memquill.schema_version (version) VALUES (%s) ON CONFLICT DO NOTHING"
-# The bytes come back only when they differ from the ones this backend already holds.
-# ``digest`` is sha256 of the bytes, computed by the server at each write.
-READ: Final = """
-    SELECT workspace_id::text, digest, CASE WHEN digest = %(known)s THEN NULL ELSE records END
-    FROM memquill.records WHERE workspace = %(name)s"""
-READ_FOR_WRITE: Final = READ + " FOR NO KEY UPDATE"
-READ_FOR_WRITE_NOWAIT: Final = READ + " FOR NO KEY UPDATE NOWAIT"
-APPEND: Final = (
-    "UPDATE memquill.records SET records = records || %s, updated_at = now() "
-    "WHERE workspace = %s RETURNING digest"
-)
-REPLACE: Final = (
-    "UPDATE memquill.records SET records = %s, updated_at = now() "
-    "WHERE workspace = %s RETURNING digest"
-)
+UPGRADE: Final = ("ALTER TABLE memquill.records RENAME TO records_v1", *CREATE)
+"""From v1 (``memquill.records``, one blob per workspace): the blobs move aside to
+``memquill.records_v1``, which each workspace then leaves in a transaction of its own."""
+
+_WORKSPACE: Final = """
+    SELECT workspace_id::text, seq, versions, header, blob, quota_bytes
+    FROM memquill.workspaces WHERE workspace = %s"""
+READ: Final = _WORKSPACE
+READ_FOR_WRITE: Final = _WORKSPACE + " FOR NO KEY UPDATE"
+READ_FOR_WRITE_NOWAIT: Final = _WORKSPACE + " FOR NO KEY UPDATE NOWAIT"
+ROWS: Final = """
+    SELECT position, id, meta, content FROM memquill.versions
+    WHERE workspace_id = %s AND changed > %s ORDER BY position"""
+INSERT_ROW: Final = """
+    INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
+        source_key, operation_hash, created_at, updated_at, meta, content, changed)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+UPDATE_ROW: Final = """
+    UPDATE memquill.versions SET position = %s, root_id = %s, status = %s, key = %s,
+        source_key = %s, operation_hash = %s, created_at = %s, updated_at = %s, meta = %s,
+        content = %s, changed = %s
+    WHERE workspace_id = %s AND id = %s"""
+DELETE_ROWS: Final = "DELETE FROM memquill.versions WHERE workspace_id = %s AND id = ANY(%s)"
+WROTE: Final = """
+    UPDATE memquill.workspaces SET seq = %s, versions = %s, header = %s, blob = NULL,
+        size_bytes = %s, updated_at = now()
+    WHERE workspace_id = %s"""
+CREATE_WORKSPACE: Final = """
+    INSERT INTO memquill.workspaces (workspace, workspace_id, record_key)
+    VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING"""
+RECORD_KEY: Final = "SELECT record_key FROM memquill.workspaces WHERE workspace = %s"
 
 
 def connect(location: PostgresLocation) -> Connection:
@@ -115,6 +187,7 @@ def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:
         with psycopg.connect(
             location.conninfo, autocommit=True, connect_timeout=10, application_name="memquill"
         ) as connection:
+            # memquill.records: v2's view, or v1's table before the first connection upgrades it
             found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
             if found is None or found[0] is None:
                 return ()
@@ -143,17 +216,25 @@ def as_bytes(value: object) -> bytes:
 
 
 def ensure_schema(connection: Connection) -> None:
-    """Create the schema on first use (serialised by an advisory lock); refuse a newer one."""
+    """Create the schema on first use, or upgrade a v1 one (both serialised by an advisory
+    lock), then move any v1 workspace still waiting; refuse a newer schema."""
     found = connection.execute(
-        "SELECT to_regclass('memquill.records') IS NOT NULL "
+        "SELECT to_regclass('memquill.workspaces') IS NOT NULL "
         "AND to_regclass('memquill.schema_version') IS NOT NULL"
     ).fetchone()
     if not (found and found[0]):
         with connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in CREATE:
-                connection.execute(statement)
+            v1 = connection.execute(
+                "SELECT to_regclass('memquill.workspaces') IS NULL AND EXISTS (SELECT 1 "
+                "FROM pg_class WHERE oid = to_regclass('memquill.records') AND relkind = 'r')"
+            ).fetchone()
+            for statement in UPGRADE if v1 and v1[0] else CREATE:
+                connection.execute(statement)  # pyright: ignore[reportArgumentType]
             connection.execute(VERSION, (SCHEMA_VERSION,))
     version = connection.execute("SELECT max(version) FROM memquill.schema_version").fetchone()
     if version is None or not isinstance(version[0], int) or version[0] > SCHEMA_VERSION:
         raise StorageError(Messages.DATABASE_SCHEMA)
+    waiting = connection.execute("SELECT to_regclass('memquill.records_v1') IS NOT NULL").fetchone()
+    if waiting and waiting[0]:
+        upgrade_workspaces(connection)

@@ -1,0 +1,66 @@
+"""Upgrading a v1 database (one ``bytea`` row per workspace) to rows, one workspace at a time.
+
+The schema step (``_postgres_sql.ensure_schema``, under the advisory lock) renames v1's table
+to ``memquill.records_v1``. Then every connecting client runs :func:`upgrade_workspaces`
+before it uses the database: each workspace moves in a transaction of its own that locks its
+v1 row, writes its workspace row and version rows (its id and record key kept, so every
+revision stays valid) and deletes the v1 row. A second client waits on the row lock and finds
+the row gone, so each workspace moves exactly once, and no client goes on while one is left.
+Bytes that do not decode are kept as they are (``blob``), read and reported as the file store
+would report them, never rewritten.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, cast
+
+from memquill.store._postgres_rows import columns, rows_of
+
+if TYPE_CHECKING:
+    from memquill.store._postgres_sql import Connection
+
+__all__ = ["upgrade_workspaces"]
+
+_NEXT: Final = """
+    SELECT workspace, workspace_id, record_key, records FROM memquill.records_v1
+    ORDER BY workspace LIMIT 1 FOR UPDATE"""
+_LEFT: Final = "SELECT EXISTS (SELECT 1 FROM memquill.records_v1)"
+_WORKSPACE: Final = """
+    INSERT INTO memquill.workspaces (workspace, workspace_id, record_key, header, blob, seq,
+        versions, size_bytes)
+    VALUES (%s, %s, %s, %s, %s, 1, %s, %s)"""
+_ROW: Final = """
+    INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
+        source_key, operation_hash, created_at, updated_at, meta, content, changed)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1)"""
+
+
+def upgrade_workspaces(connection: Connection) -> int:
+    """Move every workspace left in ``memquill.records_v1`` to rows; how many this call moved."""
+    moved = 0
+    while True:
+        with connection.transaction():
+            found = connection.execute(_NEXT).fetchone()
+            if found is None:
+                left = connection.execute(_LEFT).fetchone()
+                if not (left and left[0]):
+                    return moved
+                continue  # the row this client waited for was moved by another: the next
+            name, workspace_id, key, records = found
+            raw = bytes(cast("bytes", records))
+            parsed = rows_of(raw)
+            header, rows = parsed if parsed is not None else ("", [])
+            blob = raw if parsed is None else None
+            connection.execute(
+                _WORKSPACE, (name, workspace_id, key, header, blob, len(rows), len(raw))
+            )
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    _ROW,
+                    [
+                        (workspace_id, row.id, position, *columns(row, record))
+                        for position, (row, record) in enumerate(rows)
+                    ],
+                )
+            connection.execute("DELETE FROM memquill.records_v1 WHERE workspace = %s", (name,))
+            moved += 1

@@ -1,0 +1,313 @@
+"""The PostgreSQL store's schema v2: a row per record version, no 2 MiB ceiling, and the
+upgrade of a v1 database (one blob per workspace, built here with v1's own statements)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+from tests.conftest import Server
+from tests.core import postgres_v1
+from tests.core.conftest import Backing, database_backing
+from tests.core.store_helpers import expect_error, manual
+
+from memquill import RecordStore
+from memquill.errors import MemoryRecordError, Messages
+from memquill.store import Candidate, FactKey
+from memquill.store._codec import HEADER, decode_store
+from memquill.store._postgres import NO_QUOTA
+
+Connection = psycopg.Connection[tuple[object, ...]]
+
+
+@pytest.fixture
+def db(tmp_path: Path, postgres_server: Server) -> Backing:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return database_backing(workspace, postgres_server)
+
+
+@pytest.fixture
+def database(postgres_server: Server) -> Iterator[str]:
+    """A database of this test's own (a v1 schema must not meet the shared one)."""
+    name = f"memquill_v1_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield f"{postgres_server.url.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+            connection.execute(
+                sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def rows(url: str, workspace: str) -> list[tuple[object, ...]]:
+    """The workspace's version rows in file order: id, status, key, changed."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        return connection.execute(
+            "SELECT v.id, v.status, v.key, v.changed FROM memquill.versions v "
+            "JOIN memquill.workspaces w USING (workspace_id) WHERE w.workspace = %s "
+            "ORDER BY v.position",
+            (workspace,),
+        ).fetchall()
+
+
+def keyed(content: str, key: str) -> Candidate:
+    return Candidate(content, {"kind": "manual"}, f"op:{key}:{content}", key)
+
+
+def test_each_version_is_a_row_and_a_write_touches_only_its_rows(db: Backing) -> None:
+    assert db.url is not None and db.name is not None
+    store = db.store()
+    saved = store.save([keyed("Tea.", "drinks/ana"), keyed("Mate.", "drinks/bo"), manual("x")])
+    before = rows(db.url, db.name)
+    assert [(status, key) for _, status, key, _ in before] == [
+        ("active", "drinks/ana"),
+        ("active", "drinks/bo"),
+        ("active", None),
+    ]
+    corrected = store.correct(FactKey("drinks/ana"), "Coffee.", saved.revision)
+    after = rows(db.url, db.name)
+    assert [(status, key) for _, status, key, _ in after] == [
+        ("superseded", "drinks/ana"),
+        ("active", "drinks/bo"),
+        ("active", None),
+        ("active", "drinks/ana"),
+    ]
+    # Only the corrected version and the new one were written; the others kept their rows.
+    assert after[1:3] == before[1:3] and after[0][3] == after[3][3] != before[0][3]
+    # The rows give back the file's bytes, so revisions are the file store's.
+    assert corrected.revision == db.revision_of(db.raw()) == store.snapshot().revision
+    assert [r.content for r in decode_store(db.raw().decode()).records] == [
+        "Tea.",
+        "Mate.",
+        "x",
+        "Coffee.",
+    ]
+    # Another client reads the same records and revision, fetching only what changed.
+    other = db.store()
+    assert other.snapshot().revision == corrected.revision
+    store.revoke(FactKey("drinks/bo"), corrected.revision)
+    assert other.snapshot().revision == store.snapshot().revision == db.revision_of(db.raw())
+    assert other.snapshot().records == store.snapshot().records
+
+
+def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> None:
+    assert db.url is not None and db.name is not None
+    store = db.store()
+    words = " ".join(f"word{n}" for n in range(1800))  # about 15,000 characters
+    for batch in range(4):  # 160 facts of 15,000 characters: about 2.3 MiB
+        facts = [manual(f"fact {batch}-{n}: {words}", f"k{batch}-{n}") for n in range(40)]
+        assert store.save(facts).status == "saved"
+    size = store.snapshot().size_bytes
+    assert size > 2 * 1024 * 1024
+    assert len(rows(db.url, db.name)) == 160
+    report = store.doctor()
+    assert report.ok and report.used_bytes == size and report.max_bytes == NO_QUOTA
+    # A quota is the workspace row's setting: a write past it is refused, nothing written.
+    with psycopg.connect(db.url, autocommit=True) as connection:
+        connection.execute(
+            "UPDATE memquill.workspaces SET quota_bytes = %s WHERE workspace = %s",
+            (size + 1000, db.name),
+        )
+    limited = db.store()
+    assert limited.capacity == size + 1000
+    with pytest.raises(MemoryRecordError) as refused:
+        limited.save([manual(f"one more: {words}", "one-more")])
+    assert refused.value.code == "capacity"
+    assert store.snapshot().size_bytes == size
+    assert limited.save([manual("short")]).status == "saved"
+
+
+def v1_database(url: str, tmp_path: Path) -> dict[str, tuple[str, bytes]]:
+    """A v1 database as v1 left it: three workspaces (records from a file store, an empty
+    one, one an administrator broke), each name mapped to its id and bytes."""
+    source = tmp_path / "source"
+    source.mkdir()
+    made = RecordStore(source)
+    first = made.save([keyed("Tea.", "drinks/ana"), manual("the deploy window is Tuesday")])
+    fixed = made.correct(FactKey("drinks/ana"), "Coffee.", first.revision)
+    made.revoke(first.record_ids[1] or "", fixed.revision)
+    blobs = {
+        "team": made.export(),
+        "empty": b"",
+        "broken": (HEADER + "<!-- memory-record {not json} -->\nx\n\n").encode(),
+    }
+    workspaces = {name: (str(uuid.uuid4()), data) for name, data in blobs.items()}
+    with psycopg.connect(url, autocommit=True) as connection:
+        postgres_v1.ensure_schema(connection)
+        for name, (workspace_id, data) in workspaces.items():
+            postgres_v1.create_workspace(
+                connection, name, workspace_id, secrets.token_bytes(32), data
+            )
+    return workspaces
+
+
+def v1_revision(workspace_id: str, data: bytes) -> str:
+    return hashlib.sha256(workspace_id.encode() + b"\0" + data).hexdigest()
+
+
+def state(url: str) -> list[tuple[object, ...]]:
+    """Everything the upgrade writes, to compare before and after a second connection."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        return [
+            *connection.execute(
+                "SELECT workspace, workspace_id, seq, header, blob FROM memquill.workspaces "
+                "ORDER BY workspace"
+            ).fetchall(),
+            *connection.execute(
+                "SELECT workspace_id, id, meta, changed FROM memquill.versions ORDER BY 1, 2"
+            ).fetchall(),
+            *connection.execute("SELECT version FROM memquill.schema_version").fetchall(),
+        ]
+
+
+def test_a_v1_database_upgrades_on_first_connect_once_and_keeps_revisions(
+    database: str, tmp_path: Path
+) -> None:
+    workspaces = v1_database(database, tmp_path)
+    team = RecordStore(tmp_path, location=f"{database}#workspace=team")
+    snapshot = team.snapshot()
+    workspace_id, data = workspaces["team"]
+    # The same identity and the same bytes: every revision a client held is still valid.
+    assert snapshot.revision == v1_revision(workspace_id, data)
+    assert team.export() == data
+    assert [status for _, status, _, _ in rows(database, "team")] == [
+        "superseded",
+        "revoked",
+        "active",
+    ]
+    empty = RecordStore(tmp_path, location=f"{database}#workspace=empty").snapshot()
+    assert empty.revision == v1_revision(*workspaces["empty"])
+    # Bytes that never decoded are kept as they were and reported, as the file store does.
+    broken = RecordStore(tmp_path, location=f"{database}#workspace=broken")
+    expect_error("corrupt", Messages.EDITED, broken.snapshot)
+    upgraded = state(database)
+    with psycopg.connect(database, autocommit=True) as connection:
+        left = connection.execute("SELECT count(*) FROM memquill.records_v1").fetchone()
+    assert left == (0,)
+    # A second connection finds nothing to do.
+    RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    assert state(database) == upgraded
+    assert team.save([manual("after the upgrade")], snapshot.revision).status == "saved"
+
+
+CONNECT = """
+import sys
+from memquill import RecordStore
+print(RecordStore(sys.argv[1], location=sys.argv[2]).snapshot().revision, flush=True)
+"""
+
+
+def test_two_clients_connecting_at_once_upgrade_each_workspace_once(
+    database: str, tmp_path: Path
+) -> None:
+    workspaces = v1_database(database, tmp_path)
+    location = f"{database}#workspace=team"
+    clients = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONNECT, str(tmp_path), location],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    answers = [client.communicate(timeout=60) for client in clients]
+    expected = v1_revision(*workspaces["team"])
+    assert [out.strip() for out, _ in answers] == [expected, expected], answers
+    with psycopg.connect(database, autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT workspace, workspace_id::text, "
+            "(SELECT count(*) FROM memquill.versions v WHERE v.workspace_id = w.workspace_id) "
+            "FROM memquill.workspaces w ORDER BY workspace"
+        ).fetchall()
+    assert found == [
+        ("broken", workspaces["broken"][0], 0),
+        ("empty", workspaces["empty"][0], 0),
+        ("team", workspaces["team"][0], 3),
+    ]
+
+
+def test_a_v1_client_is_refused_by_a_v2_database_and_never_writes(
+    database: str, tmp_path: Path
+) -> None:
+    v1_database(database, tmp_path)
+    with psycopg.connect(database, autocommit=True) as early:
+        postgres_v1.ensure_schema(early)  # a v1 client connected before the upgrade
+        team = RecordStore(tmp_path, location=f"{database}#workspace=team")
+        team.snapshot()  # the upgrade
+        before = state(database), team.export()
+        # A v1 client connecting now is told its schema is newer than it knows.
+        with (
+            psycopg.connect(database, autocommit=True) as late,
+            pytest.raises(postgres_v1.NewerSchemaError),
+        ):
+            postgres_v1.ensure_schema(late)
+        # The one connected before cannot write through v1's statements either.
+        with pytest.raises(psycopg.Error), early.transaction():
+            early.execute(postgres_v1.READ_FOR_WRITE, {"known": b"", "name": "team"})
+            early.execute(postgres_v1.REPLACE, (b"overwritten", "team"))
+    assert (state(database), team.export()) == before
+
+
+def test_another_host_catches_up_through_compaction_that_removes_and_moves_rows(
+    db: Backing,
+) -> None:
+    assert db.url is not None and db.name is not None
+    writer, reader = db.store(), db.store()
+    saved = writer.save([keyed(f"Fact {n}.", f"facts/{n}") for n in range(6)])
+    reader.snapshot()
+    revision = saved.revision
+    for n in range(0, 6, 2):
+        revision = writer.revoke(FactKey(f"facts/{n}"), revision).revision
+    revision = writer.correct(FactKey("facts/1"), "Fact 1, again.", revision).revision
+    assert reader.snapshot().revision == revision
+    # Compaction folds the forgotten families into a ledger that sorts first: rows go, and
+    # every other row moves.
+    compacted = writer.compact(revision)
+    assert compacted.status == "saved"
+    assert len(rows(db.url, db.name)) < 7
+    seen = reader.snapshot()
+    assert seen.revision == compacted.revision == db.revision_of(db.raw())
+    assert seen.records == writer.snapshot().records
+    assert reader.export() == writer.export() == db.raw()
+    # And the reader can write on top of what it caught up with.
+    assert reader.save([keyed("Fact 9.", "facts/9")], seen.revision).status == "saved"
+    assert writer.snapshot().revision == reader.snapshot().revision == db.revision_of(db.raw())
+
+
+def test_export_gives_the_file_stores_bytes_through_keys_forgets_and_compaction(
+    db: Backing, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.core.test_store_postgres import FixedIds, fixed_clock
+
+    from memquill.store import _store as store_module
+
+    file_workspace = tmp_path / "file-ws"
+    (file_workspace / "memory").mkdir(parents=True)
+    (file_workspace / "memory" / ".records-lock").touch()  # ids drawn once, as on the database
+    on_db = db.store(now=fixed_clock())
+    on_file = RecordStore(file_workspace, now=fixed_clock(), record_key=on_db.record_key)
+    on_db.snapshot()
+    exported: list[bytes] = []
+    for store in (on_file, on_db):
+        monkeypatch.setattr(store_module, "uuid", FixedIds())
+        first = store.save([keyed(f"Fact {n}.", f"facts/{n}") for n in range(5)])
+        revision = store.revoke(FactKey("facts/1"), first.revision).revision
+        revision = store.revoke(FactKey("facts/3"), revision).revision
+        revision = store.save([manual("unkeyed"), keyed("Fact 7.", "facts/7")], revision).revision
+        revision = store.compact(revision).revision
+        store.save([keyed("Fact 8.", "facts/8")], revision)
+        exported.append(store.export())
+    assert exported[0] == exported[1] == db.raw()
+    assert exported[0] == (file_workspace / "memory" / "records.md").read_bytes()
