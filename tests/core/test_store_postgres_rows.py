@@ -101,6 +101,31 @@ def test_each_version_is_a_row_and_a_write_touches_only_its_rows(db: Backing) ->
     assert other.snapshot().records == store.snapshot().records
 
 
+def test_an_appended_correction_supersedes_its_row_and_keeps_the_bytes(db: Backing) -> None:
+    """A second correction of a keyed fact is appended (a v2 file): the old version's bytes
+    stay, its row's status and key columns say superseded, and the key moves without tripping
+    the one-active-key constraint."""
+    assert db.url is not None and db.name is not None
+    store = db.store()
+    saved = store.save([keyed("Tea.", "drinks/ana"), manual("x")])
+    revision = store.correct(FactKey("drinks/ana"), "Coffee.", saved.revision).revision
+    rewritten = db.raw()
+    corrected = store.correct(FactKey("drinks/ana"), "Mate.", revision)
+    assert db.raw().startswith(rewritten)  # appended: the bytes before are unchanged
+    assert [(status, key) for _, status, key, _ in rows(db.url, db.name)] == [
+        ("superseded", "drinks/ana"),
+        ("active", None),
+        ("superseded", "drinks/ana"),
+        ("active", "drinks/ana"),
+    ]
+    assert corrected.revision == db.revision_of(db.raw()) == store.snapshot().revision
+    other = db.store()
+    assert other.snapshot().records == store.snapshot().records
+    assert store.snapshot().by_key("drinks/ana") == other.snapshot().by_key("drinks/ana")
+    again = store.correct(FactKey("drinks/ana"), "Water.", corrected.revision)
+    assert other.snapshot().revision == again.revision
+
+
 def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> None:
     assert db.url is not None and db.name is not None
     store = db.store()

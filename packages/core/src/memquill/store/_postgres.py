@@ -323,7 +323,14 @@ class PostgresBackend(RecordsBackend):
             added = split(encoded.tail.decode(), 0, records[len(loaded.rows) :])
             start = len(loaded.rows)
             inserts = [(start + n, row, record) for n, (row, record) in enumerate(added)]
-            updates: list[tuple[int, Row, Record]] = []
+            # An appended correction leaves the bytes of the version it supersedes as they
+            # are (a v2 file implies its status): only that row's indexed columns change.
+            before = current.snapshot.records
+            updates: list[tuple[int, Row, Record]] = [
+                (position, loaded.rows[position], records[position])
+                for position in range(start)
+                if records[position] is not before[position]
+            ]
             deletes: list[str] = []
             rows = (*loaded.rows, *(row for row, _ in added))
         else:
