@@ -105,7 +105,7 @@ class Decoded:
         if appends and self.snapshot.size_bytes and header == self.header:
             added = records[size:]
             tail = b"".join(_block(record) for record in added)
-            return Encoded(self, tuple(records), known, tail=tail)
+            return Encoded(self, _frozen(records), known, tail=tail)
         blocks: dict[int, tuple[Record, bytes]] = {}
         for record in records:
             entry = known.get(id(record))
@@ -113,7 +113,7 @@ class Decoded:
                 entry = (record, _block(record))
             blocks[id(record)] = entry
         data = b"".join([header.encode(), *(blocks[id(record)][1] for record in records)])
-        return Encoded(self, tuple(records), blocks, full=data)
+        return Encoded(self, _frozen(records), blocks, full=data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +270,15 @@ def _digest(identity: bytes, raw: bytes) -> _Digest:
     digest = hashlib.sha256(identity + b"\0")
     digest.update(raw)
     return digest
+
+
+def _frozen(records: Sequence[Record]) -> tuple[Record, ...]:
+    """``records`` as a tuple. A list subclass (the transaction's draft) is sliced first: a
+    slice is a plain list, which ``tuple`` copies at once instead of iterating record by
+    record (at 50,000 records the difference is most of a write's cost)."""
+    if isinstance(records, tuple):
+        return records
+    return tuple(records[:]) if isinstance(records, list) else tuple(records)
 
 
 def _block(record: Record) -> bytes:
