@@ -99,35 +99,31 @@ class MemoryCommands:
         path, text = parse_path(command.path), command.file_text
         base = _CREATE_PREFIX + hashlib.sha256(f"{path.key}\0{text}".encode()).hexdigest()
         operation = base
-        for attempt in range(ATTEMPTS):
-            with self._answers(path):
-                files = self._read(path)
-                if files.exists(path):
-                    raise ToolError(Texts.EXISTS.format(path=command.path))
-                self._check_room(files, path)
-                check_text(command.path, text)
-                try:
-                    outcome = remember(
-                        self.session,
-                        text,
-                        source=self.source,
-                        idempotency_key=operation,
-                        key=path.key,
-                    )
-                except ConflictError:
-                    _pause(attempt)
-                    continue  # created meanwhile: the next read says so
-                if outcome.status == "saved":
-                    return Texts.CREATED.format(path=command.path)
-                if outcome.status == "duplicate":  # this very create, run twice at once
-                    raise ToolError(Texts.EXISTS.format(path=command.path))
-                written = find_operation(self.session, operation, source=self.source)
-                alive = None if written is None else self._read(path).snapshot.current(written)
-                if written is None or alive is None:
-                    raise ToolError(Texts.FORGOTTEN.format(path=command.path))
-                # Moved or edited since, not deleted: this create is a new file.
-                operation = f"{base}:after:{written.root_id}"
-        raise ToolError(Texts.CONTENDED.format(path=command.path, attempts=ATTEMPTS))
+
+        def attempt() -> str | None:
+            nonlocal operation
+            files = self._read(path)
+            if files.exists(path):
+                raise ToolError(Texts.EXISTS.format(path=command.path))
+            self._check_room(files, path)
+            check_text(command.path, text)
+            with _changed_on(ConflictError):  # created meanwhile: the next read says so
+                outcome = remember(
+                    self.session, text, source=self.source, idempotency_key=operation, key=path.key
+                )
+            if outcome.status == "saved":
+                return Texts.CREATED.format(path=command.path)
+            if outcome.status == "duplicate":  # this very create, run twice at once
+                raise ToolError(Texts.EXISTS.format(path=command.path))
+            written = find_operation(self.session, operation, source=self.source)
+            alive = None if written is None else self._read(path).snapshot.current(written)
+            if written is None or alive is None:
+                raise ToolError(Texts.FORGOTTEN.format(path=command.path))
+            # Moved or edited since, not deleted: this create is a new file.
+            operation = f"{base}:after:{written.root_id}"
+            return None
+
+        return self._until_applied(path, command.path, attempt)
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         """``old_str`` replaced by ``new_str`` in the current text, if it occurs exactly once."""
@@ -151,94 +147,101 @@ class MemoryCommands:
         path = parse_path(command.path)
         if path.is_root:
             raise ToolError(Texts.DELETE_ROOT)
-        for attempt in range(ATTEMPTS):
-            with self._answers(path):
-                files = self._read(path)
-                doomed = self._named(files, path)
-                if not doomed:
-                    raise ToolError(Texts.DELETE_MISSING.format(path=command.path))
-                targets = [(FactKey(r.key or ""), files.revision(r)) for _, r in doomed]
-                try:
-                    forget_many(self.session, targets, source=self.source)
-                except (ConflictError, NotFoundError):
-                    _pause(attempt)
-                    continue
-                return Texts.DELETED.format(path=command.path)
-        raise ToolError(Texts.CONTENDED.format(path=command.path, attempts=ATTEMPTS))
+
+        def attempt() -> str:
+            files = self._read(path)
+            doomed = self._named(files, path)
+            if not doomed:
+                raise ToolError(Texts.DELETE_MISSING.format(path=command.path))
+            targets = [(FactKey(r.key or ""), files.revision(r)) for _, r in doomed]
+            with _changed_on(ConflictError, NotFoundError):
+                forget_many(self.session, targets, source=self.source)
+            return Texts.DELETED.format(path=command.path)
+
+        return self._until_applied(path, command.path, attempt)
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         """A file or a directory moved to a new path that does not exist yet, in one write."""
         old, new = parse_path(command.old_path), parse_path(command.new_path)
         if old.is_root:
             raise ToolError(Texts.RENAME_ROOT)
-        for attempt in range(ATTEMPTS):
-            with self._answers(old):
-                files = self._read(old)
-                if files.exists(new):
-                    raise ToolError(Texts.DESTINATION_EXISTS.format(path=command.new_path))
-                moving = self._named(files, old)
-                if not moving:
-                    raise ToolError(Texts.DELETE_MISSING.format(path=command.old_path))
-                if old.contains(new):
-                    raise ToolError(Texts.INTO_ITSELF.format(old=old.given, new=new.given))
-                self._check_room(files, new)
-                moves = [
-                    (FactKey(r.key or ""), _moved_key(new, names), files.revision(r))
-                    for names, r in moving
-                ]
-                try:
-                    rename_many(self.session, moves, source=self.source)
-                except (ConflictError, NotFoundError):
-                    _pause(attempt)
-                    continue
-                return Texts.RENAMED.format(old=command.old_path, new=command.new_path)
-        raise ToolError(Texts.CONTENDED.format(path=command.old_path, attempts=ATTEMPTS))
+
+        def attempt() -> str:
+            files = self._read(old)
+            if files.exists(new):
+                raise ToolError(Texts.DESTINATION_EXISTS.format(path=command.new_path))
+            moving = self._named(files, old)
+            if not moving:
+                raise ToolError(Texts.DELETE_MISSING.format(path=command.old_path))
+            if old.contains(new):
+                raise ToolError(Texts.INTO_ITSELF.format(old=old.given, new=new.given))
+            self._check_room(files, new)
+            moves = [
+                (FactKey(r.key or ""), _moved_key(new, names), files.revision(r))
+                for names, r in moving
+            ]
+            with _changed_on(ConflictError, NotFoundError):
+                rename_many(self.session, moves, source=self.source)
+            return Texts.RENAMED.format(old=command.old_path, new=command.new_path)
+
+        return self._until_applied(old, command.old_path, attempt)
 
     def clear_all(self) -> str:
         """Every file under ``/memories`` forgotten, in one write."""
         root = parse_path(ROOT)
-        for attempt in range(ATTEMPTS):
-            with self._answers(root):
-                files = self._read(root)
-                targets = [(FactKey(r.key or ""), files.revision(r)) for _, r in files.below(root)]
-                if not targets:
-                    return Texts.CLEARED
-                try:
+
+        def attempt() -> str:
+            files = self._read(root)
+            targets = [(FactKey(r.key or ""), files.revision(r)) for _, r in files.below(root)]
+            if targets:
+                with _changed_on(ConflictError, NotFoundError):
                     forget_many(self.session, targets, source=self.source)
-                except (ConflictError, NotFoundError):
-                    _pause(attempt)
-                    continue
-                return Texts.CLEARED
-        raise ToolError(Texts.CONTENDED.format(path=ROOT, attempts=ATTEMPTS))
+            return Texts.CLEARED
+
+        return self._until_applied(root, ROOT, attempt)
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _edit(self, path: MemoryPath, change: Change) -> str:
         """Apply ``change`` to the current text of the file at ``path`` until it sticks."""
-        for attempt in range(ATTEMPTS):
-            with self._answers(path):
-                files = self._read(path)
-                record = files.file(path)
-                if record is None:
-                    text = Texts.NOT_A_FILE if files.is_directory(path) else Texts.MISSING
-                    raise ToolError(text.format(path=path.given))
-                edited, answer = change(record.content)
-                if edited == record.content:
-                    return answer  # nothing to write
-                check_text(path.given, edited)
-                try:
-                    correct(
-                        self.session,
-                        FactKey(path.key),
-                        edited,
-                        files.revision(record),
-                        source=self.source,
-                    )
-                except (ConflictError, NotFoundError):
-                    _pause(attempt)
-                    continue
+
+        def attempt() -> str:
+            files = self._read(path)
+            record = files.file(path)
+            if record is None:
+                text = Texts.NOT_A_FILE if files.is_directory(path) else Texts.MISSING
+                raise ToolError(text.format(path=path.given))
+            edited, answer = change(record.content)
+            if edited == record.content:
+                return answer  # nothing to write
+            check_text(path.given, edited)
+            with _changed_on(ConflictError, NotFoundError):
+                revision = files.revision(record)
+                correct(self.session, FactKey(path.key), edited, revision, source=self.source)
+            return answer
+
+        return self._until_applied(path, path.given, attempt)
+
+    def _until_applied(
+        self, path: MemoryPath, given: str, attempt: Callable[[], str | None]
+    ) -> str:
+        """Run ``attempt`` (which reads, checks and writes) until it answers, at most
+        :data:`ATTEMPTS` times; the ``CONTENDED`` refusal, naming ``given``, after that.
+
+        ``attempt`` raising :class:`_Changed` (the file changed under its write) runs it again
+        after a short pause; returning ``None`` runs it again at once. memquill's errors become
+        the ``ToolError`` the model reads (:meth:`_answers`, for ``path``).
+        """
+        for tries in range(ATTEMPTS):
+            try:
+                with self._answers(path):
+                    answer = attempt()
+            except _Changed:
+                _pause(tries)
+                continue
+            if answer is not None:
                 return answer
-        raise ToolError(Texts.CONTENDED.format(path=path.given, attempts=ATTEMPTS))
+        raise ToolError(Texts.CONTENDED.format(path=given, attempts=ATTEMPTS))
 
     def _read(self, path: MemoryPath) -> MemoryFiles:
         with self._answers(path):
@@ -268,6 +271,19 @@ class MemoryCommands:
             raise ToolError(Texts.CREDENTIAL.format(path=path.given, kinds=kinds)) from error
         except MemquillError as error:
             raise ToolError(Texts.REFUSED.format(path=path.given, reason=error.message)) from error
+
+
+class _Changed(Exception):  # a signal inside this module, never raised out of it
+    """The file changed under a command's write: read again and apply the command again."""
+
+
+@contextmanager
+def _changed_on(*errors: type[MemquillError]) -> Generator[None]:
+    """``errors`` (a write's ``conflict``, ``not_found``) become :class:`_Changed`."""
+    try:
+        yield
+    except errors:
+        raise _Changed from None
 
 
 def _moved_key(new: MemoryPath, names: tuple[str, ...]) -> str:

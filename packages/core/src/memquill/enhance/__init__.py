@@ -37,10 +37,11 @@ scene stands without calling the model.
 
 from __future__ import annotations
 
+from memquill.enhance._bridge import WAIT_MARGIN, blocking, model_loop, run_blocking, within
 from memquill.enhance._classify import Failure, Outcome, RootCause, StatusClass, classify
 from memquill.enhance._identity import KEY_BYTES, KEY_FILE
 from memquill.enhance._model import ModelDeferred, ModelIdentity, Prompt, TextModel
-from memquill.enhance._ranker import ModelRanker, model_loop, run_blocking
+from memquill.enhance._ranker import ModelRanker
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts
 from memquill.enhance._rerank import (
     EXCERPT_UNITS,
@@ -95,6 +96,7 @@ __all__ = [
     "RERANK_SYSTEM_PROMPT",
     "RERANK_TIMEOUT",
     "SCENES",
+    "WAIT_MARGIN",
     "AuxiliaryRequest",
     "AuxiliaryResult",
     "AuxiliaryRunner",
@@ -122,6 +124,7 @@ __all__ = [
     "StatusClass",
     "Telemetry",
     "TextModel",
+    "blocking",
     "classify",
     "default_runner",
     "default_state_dir",
@@ -132,4 +135,5 @@ __all__ = [
     "rerank",
     "rerank_prompt",
     "run_blocking",
+    "within",
 ]

@@ -40,11 +40,13 @@ from pathlib import Path
 from typing import Final
 
 from memquill.enhance import (
+    WAIT_MARGIN,
     AuxiliaryResult,
     AuxiliaryRunner,
+    blocking,
     default_runner,
     fallback_line,
-    run_blocking,
+    within,
 )
 from memquill.errors import MemquillError
 from memquill.index import IndexSearcher, SyncReport
@@ -76,8 +78,10 @@ SEARCH_TIMEOUT: Final = 3.0
 """Seconds a search gives the embedder (every call together) before keyword order stays."""
 BATCH: Final = 64
 """Texts per embedder call."""
-_WAIT_MARGIN: Final = 1.0
 _WARM_TIMEOUT: Final = 120.0
+
+
+_LATE: Final = RankDecision(notice=fallback_line("failed", "timeout"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,16 +178,8 @@ class SemanticRanker:
     ) -> RankDecision:
         """The hybrid order of ``hits`` (and any purely similar candidates), or why not."""
         args = search or parse_args(SearchArgs, {"query": query})
-        work = asyncio.ensure_future(self._decide(query, hits, args, scope))
-        try:
-            done, _ = await asyncio.wait({work}, timeout=self.timeout + _WAIT_MARGIN)
-        except asyncio.CancelledError:
-            work.cancel()
-            raise
-        if not done:
-            work.cancel()
-            return RankDecision(notice=fallback_line("failed", "timeout"))
-        return work.result()
+        decision = self._decide(query, hits, args, scope)
+        return await within(decision, self.timeout + WAIT_MARGIN, _LATE)
 
     def rank_blocking(
         self,
@@ -194,12 +190,8 @@ class SemanticRanker:
         search: SearchArgs | None = None,
     ) -> RankDecision:
         """:meth:`rank` for synchronous callers (on the process's model-call loop)."""
-        try:
-            return run_blocking(
-                self.rank(query, hits, scope=scope, search=search), self.timeout + 2 * _WAIT_MARGIN
-            )
-        except TimeoutError:
-            return RankDecision(notice=fallback_line("failed", "timeout"))
+        call = self.rank(query, hits, scope=scope, search=search)
+        return blocking(call, self.timeout + 2 * WAIT_MARGIN, _LATE)
 
     async def similar(
         self, query: str, *, scope: str, search: SearchArgs | None = None

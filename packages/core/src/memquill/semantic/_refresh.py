@@ -27,7 +27,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.enhance import run_blocking
+from memquill.enhance import WAIT_MARGIN, run_blocking
 from memquill.errors import MemquillError
 from memquill.index import SyncReport
 from memquill.paths import read_text_nofollow
@@ -40,7 +40,6 @@ __all__ = ["SCOPE", "EmbedUnits", "embed_refreshed"]
 
 SCOPE: Final = "index"
 """The runner scope of embedding at index time (its own cooldown)."""
-_MARGIN: Final = 2.0
 
 EmbedUnits = Callable[[Sequence[Unit], str, str, float], Coroutine[Any, Any, object]]
 """``(units, space, scope, deadline)``: embed ``units`` and store their vectors."""
@@ -67,7 +66,7 @@ def embed_refreshed(
         if not missing:
             return 0
         deadline = time.monotonic() + timeout
-        run_blocking(embed_units(missing, named, SCOPE, deadline), timeout + _MARGIN)
+        run_blocking(embed_units(missing, named, SCOPE, deadline), timeout + 2 * WAIT_MARGIN)
     except EmbedFallback as failure:
         _log.warning(
             "note chunks not embedded at index time (%s: %s); the next semantic search does it",

@@ -19,7 +19,7 @@ import time
 from collections.abc import MutableMapping, Sequence
 from operator import mul
 
-from memquill.enhance import AuxiliaryRunner, default_runner, fallback_line, run_blocking
+from memquill.enhance import WAIT_MARGIN, AuxiliaryRunner, blocking, default_runner, fallback_line
 from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
 from memquill.semantic._embedder import Embedder, Vector
 from memquill.semantic._hybrid import WEIGHT, hybrid_order
@@ -34,7 +34,6 @@ __all__ = [
 ]
 
 _BATCH = 64
-_MARGIN = 1.0
 
 
 def text_digest(space: str, text: str) -> str:
@@ -72,7 +71,7 @@ async def similarity_order(
             units,
         )
     )
-    done, _ = await asyncio.wait({work}, timeout=timeout + _MARGIN)
+    done, _ = await asyncio.wait({work}, timeout=timeout + WAIT_MARGIN)
     if not done:
         work.cancel()
         return None, fallback_line("failed", "timeout")
@@ -105,10 +104,7 @@ def similarity_order_blocking(
         timeout=timeout,
         units=units,
     )
-    try:
-        return run_blocking(call, timeout + 2 * _MARGIN)
-    except TimeoutError:
-        return None, fallback_line("failed", "timeout")
+    return blocking(call, timeout + 2 * WAIT_MARGIN, (None, fallback_line("failed", "timeout")))
 
 
 async def similarities(
@@ -130,7 +126,7 @@ async def similarities(
             embedder, query, texts, memo, runner or default_runner(), (scope, timeout), units
         )
     )
-    done, _ = await asyncio.wait({work}, timeout=timeout + _MARGIN)
+    done, _ = await asyncio.wait({work}, timeout=timeout + WAIT_MARGIN)
     if not done:
         work.cancel()
         return None, fallback_line("failed", "timeout")
@@ -159,10 +155,7 @@ def similarities_blocking(
         timeout=timeout,
         units=units,
     )
-    try:
-        return run_blocking(call, timeout + 2 * _MARGIN)
-    except TimeoutError:
-        return None, fallback_line("failed", "timeout")
+    return blocking(call, timeout + 2 * WAIT_MARGIN, (None, fallback_line("failed", "timeout")))
 
 
 async def _order(
