@@ -92,20 +92,30 @@ class Decoded:
         """This file, known to be the one with ``signature``."""
         return replace(self, signature=signature)
 
-    def encode(self, header: str, records: Sequence[Record], *, appends: bool = False) -> Encoded:
+    def encode(
+        self,
+        header: str,
+        records: Sequence[Record],
+        *,
+        appends: bool = False,
+        kept: bool = False,
+    ) -> Encoded:
         """The file holding ``records``, encoding only records this file does not hold.
 
         ``appends``: ``records`` are this file's records (the very objects, in order, but for
         the versions new ones supersede, as a ``v2`` file implies them:
         :func:`~memquill.store._codec.implied_supersede`) plus new ones, under the same
-        header, so the new file is these bytes plus the new blocks.
+        header, so the new file is these bytes plus the new blocks. ``kept``: with
+        ``appends``, no version was superseded either, so the new records are this file's
+        tuple plus the new ones (one copy of the references, not three).
         """
         known = self.blocks
         size = len(self.snapshot.records)
         if appends and self.snapshot.size_bytes and header == self.header:
             added = records[size:]
             tail = b"".join(_block(record) for record in added)
-            return Encoded(self, _frozen(records), known, tail=tail)
+            ordered = self.snapshot.records + tuple(added) if kept else _frozen(records)
+            return Encoded(self, ordered, known, tail=tail)
         blocks: dict[int, tuple[Record, bytes]] = {}
         for record in records:
             entry = known.get(id(record))

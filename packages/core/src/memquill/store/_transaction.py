@@ -272,7 +272,7 @@ def apply_operation(
         # system's header keeps its corrections rewritten, so that system still reads it.
         appends = header == HEADER_V2
         header = HEADER_V2 if header == HEADER else header
-    encoded = current.encode(header, draft, appends=appends)
+    encoded = current.encode(header, draft, appends=appends, kept=not draft.rewritten)
     unchanged = encoded.tail == b"" if encoded.full is None else encoded.full == current.raw
     if unchanged:  # a merge that brought nothing new: nothing to publish
         return _result(snapshot, Outcome("duplicate", outcome.ids))
