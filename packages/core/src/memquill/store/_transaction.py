@@ -21,13 +21,16 @@ exists then is stale), before anything else; ``doctor --fix`` removes them too.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import operator
 import os
 import stat
-from collections.abc import Callable, Generator
+import sys
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, SupportsIndex, cast
+from typing import Any, Final, SupportsIndex, cast, overload
 
 from memquill.atomic import atomic_write, fsync_folder, remove_staging, staging_affixes
 from memquill.errors import (
@@ -285,13 +288,92 @@ class Draft(list[Record]):
     """The copy of a snapshot's records an operation edits: a list that notes whether anything
     but appending changed it (``rewritten``), so a write that only adds versions is published
     as an append without comparing the records, and which places were replaced one by one,
-    so a write that only corrects facts can be told (:meth:`corrects`)."""
+    so a write that only corrects facts can be told (:meth:`corrects`).
+
+    The snapshot's records are not copied until something but appending touches the list:
+    until then it holds only what was appended, after the snapshot's tuple (``_base``), so a
+    save into a large store copies no reference to the records it leaves alone.
+    """
 
     rewritten: bool = False
     reshaped: bool = False
     replaced: set[int] | None = None
 
+    def __init__(self, base: tuple[Record, ...] = ()) -> None:
+        super().__init__()
+        self._base = base
+
+    def _whole(self) -> None:
+        """Hold every record in the list itself (before anything but appending is done)."""
+        base = self._base
+        if base:
+            tail = super().copy()
+            super().clear()
+            super().extend(base)
+            super().extend(tail)
+            self._base = ()
+
+    def __len__(self) -> int:
+        return len(self._base) + super().__len__()
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Record: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Record]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> Record | list[Record]:
+        base = self._base
+        if base and isinstance(index, slice) and index == slice(len(base), None):
+            return super().copy()  # what was appended: the common read of a draft
+        if base and not isinstance(index, slice):
+            position = operator.index(index)
+            if position < 0:
+                position += len(self)
+            if 0 <= position < len(base):
+                return base[position]
+            if position < 0:
+                raise IndexError("list index out of range")
+            return super().__getitem__(position - len(base))
+        self._whole()
+        return super().__getitem__(index)
+
+    def __iter__(self) -> Iterator[Record]:
+        if self._base:
+            return itertools.chain(self._base, super().__iter__())
+        return super().__iter__()
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._base or super().__contains__(value)
+
+    def __eq__(self, other: object) -> bool:
+        self._whole()
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a list: unhashable
+
+    def __reversed__(self) -> Iterator[Record]:
+        self._whole()
+        return super().__reversed__()
+
+    def __add__(self, other: list[Record]) -> list[Record]:  # type: ignore[override]
+        self._whole()
+        return super().__add__(other)
+
+    def copy(self) -> list[Record]:
+        self._whole()
+        return super().copy()
+
+    def index(
+        self, value: Record, start: SupportsIndex = 0, stop: SupportsIndex = sys.maxsize
+    ) -> int:
+        self._whole()
+        return super().index(value, start, stop)
+
+    def count(self, value: Record) -> int:
+        self._whole()
+        return super().count(value)
+
     def __setitem__(self, index: Any, value: Any) -> None:
+        self._whole()
         self.rewritten = True
         if isinstance(index, int) and not self.reshaped:
             replaced = self.replaced if self.replaced is not None else set[int]()
@@ -327,34 +409,42 @@ class Draft(list[Record]):
         return True
 
     def __delitem__(self, index: Any) -> None:
+        self._whole()
         self.rewritten = self.reshaped = True
         super().__delitem__(index)
 
     def __imul__(self, count: SupportsIndex) -> Draft:
+        self._whole()
         self.rewritten = self.reshaped = True
         return cast(Draft, super().__imul__(count))
 
     def insert(self, index: SupportsIndex, value: Record) -> None:
+        self._whole()
         self.rewritten = self.reshaped = True
         super().insert(index, value)
 
     def pop(self, index: SupportsIndex = -1) -> Record:
+        self._whole()
         self.rewritten = self.reshaped = True
         return super().pop(index)
 
     def remove(self, value: Record) -> None:
+        self._whole()
         self.rewritten = self.reshaped = True
         super().remove(value)
 
     def clear(self) -> None:
+        self._whole()
         self.rewritten = self.reshaped = True
         super().clear()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._whole()
         self.rewritten = self.reshaped = True
         super().sort(*args, **kwargs)
 
     def reverse(self) -> None:
+        self._whole()
         self.rewritten = self.reshaped = True
         super().reverse()
 

@@ -1,0 +1,55 @@
+"""The transaction's draft reads as the list it stands for, copying the snapshot's records only
+once something but appending touches it (a save into a large store copies no reference)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memquill.store._codec import Record
+from memquill.store._transaction import Draft
+
+
+def _records(count: int) -> tuple[Record, ...]:
+    return tuple(Record({"id": f"r{n}"}, f"text {n}") for n in range(count))
+
+
+def test_an_appended_draft_reads_as_the_whole_list_without_copying() -> None:
+    base, more = _records(5), _records(8)[5:]
+    draft = Draft(base)
+    draft.append(more[0])
+    draft.extend(more[1:])
+    expected = [*base, *more]
+    assert draft._base is base  # nothing copied yet
+    assert len(draft) == 8 and list(draft) == expected and draft[5:] == list(more)
+    for position in range(-8, 8):
+        assert draft[position] is expected[position]
+    for bad in (8, -9):
+        with pytest.raises(IndexError):
+            draft[bad]
+    assert base[2] in draft and more[1] in draft and Record({}, "") not in draft
+    assert not draft.rewritten and draft._base is base
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.__setitem__(1, Record({"id": "x"}, "x")),
+        lambda d: d.__setitem__(slice(None), list(d)[::-1]),
+        lambda d: d.__delitem__(0),
+        lambda d: d.insert(0, Record({"id": "x"}, "x")),
+        lambda d: d.pop(),
+        lambda d: d.remove(d[3]),
+        lambda d: d.sort(key=lambda r: r.content, reverse=True),
+        lambda d: d.reverse(),
+        lambda d: d.clear(),
+    ],
+)
+def test_any_other_change_acts_on_the_whole_list(change: object) -> None:
+    base = _records(4)
+    draft, plain = Draft(base), list(base)
+    draft.append(_records(5)[4])
+    plain.append(_records(5)[4])
+    change(draft)  # type: ignore[operator]
+    change(plain)  # type: ignore[operator]
+    assert list(draft) == plain and len(draft) == len(plain) and draft == plain
+    assert draft.rewritten
