@@ -28,6 +28,21 @@ def test_an_appended_draft_reads_as_the_whole_list_without_copying() -> None:
             draft[bad]
     assert base[2] in draft and more[1] in draft and Record({}, "") not in draft
     assert not draft.rewritten and draft._base is base
+    assert draft.frozen() == tuple(expected)
+
+
+def test_a_replaced_place_reads_as_replaced_before_and_after_the_copy() -> None:
+    base = _records(6)
+    draft = Draft(base)
+    new = Record({"id": "new"}, "new")
+    draft[2] = new
+    draft.append(new)
+    expected = [*base[:2], new, *base[3:], new]
+    assert draft._base is base  # one place replaced: still nothing copied
+    assert draft[2] is new and draft[-5] is new and draft[6:] == [new]
+    assert draft.frozen() == tuple(expected) and draft.replaced == {2}
+    assert list(draft) == expected and draft._base == ()  # iterating copies, once
+    assert draft.frozen() == tuple(expected)
 
 
 @pytest.mark.parametrize(

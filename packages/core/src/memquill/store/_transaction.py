@@ -275,7 +275,7 @@ def apply_operation(
         # system's header keeps its corrections rewritten, so that system still reads it.
         appends = header == HEADER_V2
         header = HEADER_V2 if header == HEADER else header
-    encoded = current.encode(header, draft, appends=appends, kept=not draft.rewritten)
+    encoded = current.encode(header, draft.frozen(), appends=appends)
     unchanged = encoded.tail == b"" if encoded.full is None else encoded.full == current.raw
     if unchanged:  # a merge that brought nothing new: nothing to publish
         return _result(snapshot, Outcome("duplicate", outcome.ids))
@@ -302,16 +302,33 @@ class Draft(list[Record]):
     def __init__(self, base: tuple[Record, ...] = ()) -> None:
         super().__init__()
         self._base = base
+        self._swapped: dict[int, Record] = {}  # places of ``_base`` replaced one by one
 
     def _whole(self) -> None:
-        """Hold every record in the list itself (before anything but appending is done)."""
+        """Hold every record in the list itself (before anything but appending or replacing
+        one place is done)."""
         base = self._base
         if base:
             tail = super().copy()
             super().clear()
             super().extend(base)
             super().extend(tail)
-            self._base = ()
+            for position, record in self._swapped.items():
+                super().__setitem__(position, record)
+            self._base, self._swapped = (), {}
+
+    def frozen(self) -> tuple[Record, ...]:
+        """The records as a tuple, copying each reference once."""
+        base = self._base
+        if not base:
+            return tuple(super().copy())  # a plain list: copied at once, not iterated
+        if not self._swapped:
+            return base + tuple(super().copy())
+        items = list(base)
+        for position, record in self._swapped.items():
+            items[position] = record
+        items.extend(super().copy())
+        return tuple(items)
 
     def __len__(self) -> int:
         return len(self._base) + super().__len__()
@@ -329,7 +346,7 @@ class Draft(list[Record]):
             if position < 0:
                 position += len(self)
             if 0 <= position < len(base):
-                return base[position]
+                return self._swapped.get(position, base[position])
             if position < 0:
                 raise IndexError("list index out of range")
             return super().__getitem__(position - len(base))
@@ -337,11 +354,15 @@ class Draft(list[Record]):
         return super().__getitem__(index)
 
     def __iter__(self) -> Iterator[Record]:
+        if self._swapped:
+            self._whole()
         if self._base:
             return itertools.chain(self._base, super().__iter__())
         return super().__iter__()
 
     def __contains__(self, value: object) -> bool:
+        if self._swapped:
+            self._whole()
         return value in self._base or super().__contains__(value)
 
     def __eq__(self, other: object) -> bool:
@@ -373,14 +394,18 @@ class Draft(list[Record]):
         return super().count(value)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        self._whole()
         self.rewritten = True
         if isinstance(index, int) and not self.reshaped:
+            position = index % len(self) if index < 0 else index
             replaced = self.replaced if self.replaced is not None else set[int]()
-            replaced.add(index % len(self) if index < 0 else index)
+            replaced.add(position)
             self.replaced = replaced
+            if self._base and position < len(self._base):
+                self._swapped[position] = value  # a correction: no copy of the rest
+                return
         else:
             self.reshaped = True
+        self._whole()
         super().__setitem__(index, value)
 
     def corrects(self, records: tuple[Record, ...]) -> bool:
