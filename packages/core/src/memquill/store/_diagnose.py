@@ -188,12 +188,14 @@ def _count_blocks(text: str) -> int:
 
 @dataclass(slots=True)
 class _Seen:
-    """The ids, and the keys of active facts (by id), of the blocks before the current one;
-    ``implied``: a v2 file, where a correction frees the key of the version it supersedes."""
+    """The ids, and the keys of active facts, of the blocks before the current one;
+    ``implied``: a v2 file, where a correction frees the key of the version it supersedes
+    (``held``: the key each active version holds, by id, so that is one lookup)."""
 
     implied: bool = False
     ids: set[str] = field(default_factory=set[str])
-    keys: dict[str, str] = field(default_factory=dict[str, str])
+    keys: set[str] = field(default_factory=set[str])
+    held: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis | int:
@@ -248,15 +250,15 @@ def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis
     key = meta.get("key") if meta.get("status") == "active" else None
     replaced = meta.get("supersedes")
     if seen.implied and isinstance(replaced, str):
-        freed = next((k for k, holder in seen.keys.items() if holder == replaced), None)
-        if freed is not None:
-            del seen.keys[freed]
+        seen.keys.discard(seen.held.pop(replaced, ""))
     if isinstance(key, str) and key in seen.keys:
         return problem(f"its key {key} names an earlier active fact too", record_id)
     if record_id is not None:
         seen.ids.add(record_id)
     if isinstance(key, str):
-        seen.keys[key] = record_id or ""
+        seen.keys.add(key)
+        if record_id is not None:
+            seen.held[record_id] = key
     return body + points + 2
 
 
