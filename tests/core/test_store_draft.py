@@ -3,6 +3,8 @@ once something but appending touches it (a save into a large store copies no ref
 
 from __future__ import annotations
 
+import operator
+
 import pytest
 
 from memquill.store._codec import Record
@@ -29,6 +31,7 @@ def test_an_appended_draft_reads_as_the_whole_list_without_copying() -> None:
     assert base[2] in draft and more[1] in draft and Record({}, "") not in draft
     assert not draft.rewritten and draft._base is base
     assert draft.frozen() == tuple(expected)
+    assert operator.ne(Draft(base), list(base)) is False and Draft(base) != list(base[1:])
 
 
 def test_a_replaced_place_reads_as_replaced_before_and_after_the_copy() -> None:
@@ -67,4 +70,5 @@ def test_any_other_change_acts_on_the_whole_list(change: object) -> None:
     change(draft)  # type: ignore[operator]
     change(plain)  # type: ignore[operator]
     assert list(draft) == plain and len(draft) == len(plain) and draft == plain
+    assert operator.ne(draft, plain) is False  # != reads the whole list too
     assert draft.rewritten

@@ -369,6 +369,10 @@ class Draft(list[Record]):
         self._whole()
         return super().__eq__(other)
 
+    def __ne__(self, other: object) -> bool:
+        self._whole()
+        return super().__ne__(other)
+
     __hash__ = None  # type: ignore[assignment]  # a list: unhashable
 
     def __reversed__(self) -> Iterator[Record]:
