@@ -124,6 +124,9 @@ class Child:
     def expect(self, want: str) -> str:
         """Read the next line, which must start with ``want``; return the rest of it."""
         line = self.readline()
+        if not line:  # the child exited: what it printed on stderr says why
+            _, err = self.process.communicate(timeout=CHILD_TIMEOUT)
+            pytest.fail(f"child exited ({self.process.returncode}) before {want!r}: {err.decode()}")
         assert line.startswith(want), f"child said {line!r}"
         return line[len(want) :].strip()
 

@@ -11,6 +11,7 @@ back to its last complete block after a backup, losing no acknowledged record.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,8 @@ def test_a_corrected_fact_is_written_whole_and_still_reads(tmp_path: Path) -> No
 
 
 # A writer that stops inside its append: the first half of its block is written, then it
-# waits to be killed (a power cut that kept only part of an unsynced write looks the same).
+# waits to be killed (a power cut that kept only part of an unsynced write looks the same) or
+# told to go on (a writer the scheduler paused mid-write).
 TORN_APPEND = """
 import os, sys
 from memquill import RecordStore
@@ -113,10 +115,12 @@ real_write = os.write
 def half_then_wait(fd, data):
     view = memoryview(data)
     if len(view) > 40 and os.fstat(fd).st_size > 0:
-        real_write(fd, view[: len(view) // 2])
+        written = real_write(fd, view[: len(view) // 2])
         print("torn", flush=True)
-        sys.stdin.readline()
-        raise SystemExit(3)
+        if sys.stdin.readline().strip() != "go":
+            raise SystemExit(3)
+        os.write = real_write
+        return written
     return real_write(fd, data)
 
 os.write = half_then_wait
@@ -158,6 +162,29 @@ def test_kill_9_inside_an_append_loses_no_acknowledged_write(tmp_path: Path) -> 
     assert backup.startswith(before) and len(backup) > len(before)
     again = RecordStore(tmp_path).save([manual("a fact after the repair")])
     assert again.status == "saved"
+
+
+def test_a_read_during_an_append_waits_for_the_writer(tmp_path: Path) -> None:
+    # Reads take no lock, and an append is not atomic to them: a read that ends inside the
+    # new block used to fail as ``corrupt`` (four agents inserting into one memory-tool file
+    # met it under load). It now waits for the writer and reads what it wrote.
+    _filled(tmp_path, 40)
+    with children((TORN_APPEND, (str(tmp_path), "appended while read"))) as [writer]:
+        writer.expect("torn")
+        reader = RecordStore(tmp_path)  # its own store: nothing of the file memoised
+        doctor = RecordStore(tmp_path)
+        with ThreadPoolExecutor(2) as pool:
+            read = pool.submit(reader.snapshot)
+            report = pool.submit(doctor.doctor)
+            done, _ = wait([read, report], timeout=0.5)
+            assert not done, [future.exception() for future in done]  # both wait
+            writer.send("go")
+            writer.expect("acknowledged")
+            contents = {record.content for record in read.result(timeout=30).records}
+            assert report.result(timeout=30).diagnosis is None
+        writer.finish()
+    assert "appended while read" in contents
+    assert len(contents) == 41
 
 
 def _corrupt_message(store: RecordStore) -> str:

@@ -19,7 +19,9 @@ call cannot be withdrawn) but drops every reference to the open file except the 
 own, so a grant after that frees the lock again as the call returns. Where the kernel cannot
 be asked to wait (Windows), the wait polls.
 
-``preflight`` and ``doctor`` only look: they take the lock shared for a moment (:func:`probe`).
+``preflight`` and ``doctor`` only look: they take the lock shared for a moment (:func:`probe`);
+so does a store read that met a write in progress, waiting for the writer to finish
+(``wait_for_lock(..., shared=True)``).
 A writer that finds the lock held shared knows no writer holds it and waits the probe out,
 whatever its own timeout.
 """
@@ -58,8 +60,9 @@ _FIRST_POLL: Final = 0.001
 _LONGEST_POLL: Final = 0.05
 
 
-def wait_for_lock(fd: int, timeout: float) -> None:
-    """Take the exclusive lock on ``fd`` within ``timeout`` seconds.
+def wait_for_lock(fd: int, timeout: float, *, shared: bool = False) -> None:
+    """Take the exclusive lock on ``fd`` within ``timeout`` seconds (``shared``: the lock a
+    probe takes, granted once no writer holds it).
 
     A lock held only by probes (``preflight`` and ``doctor`` hold it shared, for a moment) is
     waited for up to :data:`PROBE_PATIENCE` even when ``timeout`` is shorter, so a writer
@@ -68,22 +71,23 @@ def wait_for_lock(fd: int, timeout: float) -> None:
     Raises:
         BusyError: the deadline passed, or the lock cannot be taken at all.
     """
-    if _try(fd, portalocker.LOCK_EX):
+    mode = PROBE_MODE if shared else portalocker.LOCK_EX
+    if _try(fd, mode):
         return
-    if timeout < PROBE_PATIENCE and _only_probes(fd):
+    if not shared and timeout < PROBE_PATIENCE and _only_probes(fd):
         timeout = PROBE_PATIENCE
     if timeout <= 0:
         raise BusyError(Messages.LOCK_HELD)  # a writer holds it and the caller will not wait
     deadline = time.monotonic() + timeout
     if os.name == "posix" and _KernelWait.pending < _MAX_PENDING:
         try:
-            waiter = _KernelWait(fd)
+            waiter = _KernelWait(fd, mode)
         except OSError:
             pass  # no descriptor to spare: poll
         else:
             waiter.wait(timeout)
             return
-    _poll(fd, deadline)
+    _poll(fd, deadline, mode)
 
 
 def take_lock(path: Path, timeout: float) -> int:
@@ -147,8 +151,9 @@ class _KernelWait:
     """Helper threads still blocked in a request (their callers may have given up)."""
     _count: ClassVar = threading.Lock()
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, mode: portalocker.LockFlags) -> None:
         self._caller = fd
+        self._mode = mode
         self._fd = os.dup(fd)
         self._state = threading.Lock()  # guards the flags and the helper's descriptor
         self._done = threading.Event()
@@ -165,7 +170,7 @@ class _KernelWait:
             helper.start()
         except RuntimeError:  # no thread to spare: poll
             self._close()
-            _poll(self._caller, time.monotonic() + timeout)
+            _poll(self._caller, time.monotonic() + timeout, self._mode)
             return
         self._done.wait(timeout)
         with self._state:
@@ -185,7 +190,7 @@ class _KernelWait:
 
     def _request(self) -> None:
         try:
-            portalocker.lock(self._fd, portalocker.LOCK_EX)
+            portalocker.lock(self._fd, self._mode)
         except BaseException as error:  # noqa: BLE001  (handed to the waiting caller)
             self._error = error
         with self._state:
@@ -201,11 +206,11 @@ class _KernelWait:
             _KernelWait.pending -= 1
 
 
-def _poll(fd: int, deadline: float) -> None:
+def _poll(fd: int, deadline: float, mode: portalocker.LockFlags) -> None:
     wait = _FIRST_POLL
     while True:
         try:
-            portalocker.lock(fd, portalocker.LOCK_EX | portalocker.LOCK_NB)
+            portalocker.lock(fd, mode | portalocker.LOCK_NB)
         except portalocker.AlreadyLocked:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

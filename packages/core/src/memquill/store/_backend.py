@@ -21,6 +21,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Final
 
 from memquill.errors import BusyError, InvalidInputError, MemquillError, Messages, StorageError
@@ -32,7 +33,13 @@ from memquill.store._memo import RecordsMemo
 from memquill.store._record_key import KeySource, RecordKey
 from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
-from memquill.store._transaction import Operation, locate, read_raw, write_locked
+from memquill.store._transaction import (
+    Operation,
+    locate,
+    read_raw,
+    read_settled,
+    write_locked,
+)
 
 __all__ = [
     "FILE",
@@ -145,7 +152,8 @@ class FileBackend(RecordsBackend):
 
     def snapshot(self) -> Snapshot:
         locations = locate(self._workspace)  # one path check for both identity and bytes
-        return self.memo.decode(locations.identity, read_raw(locations, self.capacity)).snapshot
+        decode = partial(self.memo.decode, locations.identity)
+        return read_settled(locations, decode, self.capacity).snapshot
 
     def transact(self, operation: Operation, timeout: float) -> WriteResult:
         return write_locked(self._workspace, timeout, operation, self.memo, self.capacity)

@@ -18,6 +18,8 @@ import os
 import platform
 import socket
 import uuid
+from collections.abc import Generator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -27,10 +29,10 @@ import portalocker
 
 from memquill.errors import BusyError, MemquillError, Messages, SourceError, StorageError
 from memquill.jsondoc import parse_json
-from memquill.kernel_lock import probe, wait_for_lock
+from memquill.kernel_lock import probe, release_lock, wait_for_lock
 from memquill.paths import open_regular
 
-__all__ = ["LOCK_NAME", "WriterLock", "lock_holder", "lock_is_held"]
+__all__ = ["LOCK_NAME", "WriterLock", "between_writes", "lock_holder", "lock_is_held"]
 
 LOCK_NAME: Final = ".records-lock"
 _OPEN_FLAGS: Final = (
@@ -126,6 +128,33 @@ class WriterLock:
                 os.ftruncate(fd, len(data))
         except OSError:
             pass  # diagnostics only: a full disk must not stop the writer from holding the lock
+
+
+@contextmanager
+def between_writes(path: Path, timeout: float) -> Generator[None]:
+    """Hold the lock ``path`` shared for the body: no writer is inside a write meanwhile.
+
+    Writers hold it exclusively from their read to their last fsync, so a file read here is
+    one a writer finished (or a killed writer left). Holds nothing when there is no lock file
+    (no writer ever came) or it cannot be opened for reading; it never creates one.
+
+    Raises:
+        BusyError: a writer still held the lock after ``timeout`` seconds.
+    """
+    try:
+        fd = open_regular(path)
+    except (OSError, SourceError):
+        yield
+        return
+    try:
+        wait_for_lock(fd, timeout, shared=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        yield
+    finally:
+        release_lock(fd)
 
 
 def lock_is_held(path: Path) -> bool:

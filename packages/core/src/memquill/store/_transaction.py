@@ -29,12 +29,14 @@ import sys
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import Any, Final, SupportsIndex, cast, overload
+from typing import Any, Final, SupportsIndex, TypeVar, cast, overload
 
 from memquill.atomic import atomic_write, fsync_folder, remove_staging, staging_affixes
 from memquill.errors import (
     ConflictError,
+    CorruptError,
     MemoryRecordError,
     Messages,
     StorageError,
@@ -59,11 +61,18 @@ from memquill.store._fileio import (
     read_signed,
     write_backup,
 )
-from memquill.store._lock import LOCK_NAME, WriterLock
+from memquill.store._lock import LOCK_NAME, WriterLock, between_writes
 from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
 
+_Decoded = TypeVar("_Decoded")
+
+SETTLE_PATIENCE: Final = 5.0
+"""Seconds a read that met a write in progress waits for its writer (the store's default
+lock timeout)."""
+
 __all__ = [
+    "SETTLE_PATIENCE",
     "Change",
     "Draft",
     "Locations",
@@ -74,6 +83,7 @@ __all__ = [
     "decode_snapshot",
     "locate",
     "read_raw",
+    "read_settled",
     "read_snapshot",
     "remove_stale_staging",
     "write_locked",
@@ -170,14 +180,40 @@ def read_raw(locations: Locations, capacity: int = MAX_STORE_BYTES) -> bytes:
         raise StorageError(Messages.READ_FAILED) from error
 
 
-def read_snapshot(locations: Locations, capacity: int = MAX_STORE_BYTES) -> Snapshot:
-    """Read and decode the store (up to ``capacity`` bytes). Nothing is created, locked or
-    written.
+def read_settled(
+    locations: Locations, decode: Callable[[bytes], _Decoded], capacity: int = MAX_STORE_BYTES
+) -> _Decoded:
+    """``decode`` of the records file's bytes, never of a write still in progress. Nothing is
+    created or written.
+
+    A read takes no lock, and an append is not atomic to readers: a read that races one can
+    end inside the new blocks, which do not decode. Only then is the file read again, holding
+    the writer lock shared (:func:`~memquill.store._lock.between_writes`), which waits for the
+    writer to finish; bytes that still do not decode are a torn tail a killed writer left.
 
     Raises:
         CapacityError, CorruptError, UnsafePathError, StorageError.
+        BusyError: a writer held the lock for :data:`SETTLE_PATIENCE` seconds.
     """
-    return decode_snapshot(locations.identity, read_raw(locations, capacity))
+    raw = read_raw(locations, capacity)
+    try:
+        return decode(raw)
+    except CorruptError:
+        with between_writes(locations.lock, SETTLE_PATIENCE):
+            settled = read_raw(locations, capacity)
+        if settled == raw:
+            raise
+    return decode(settled)
+
+
+def read_snapshot(locations: Locations, capacity: int = MAX_STORE_BYTES) -> Snapshot:
+    """Read and decode the store (up to ``capacity`` bytes; :func:`read_settled`). Nothing is
+    created, locked or written.
+
+    Raises:
+        CapacityError, CorruptError, UnsafePathError, StorageError, BusyError.
+    """
+    return read_settled(locations, partial(decode_snapshot, locations.identity), capacity)
 
 
 def write_locked(
