@@ -90,7 +90,7 @@ def append_candidates(
             if words in known:
                 ids.append(known[words])
                 continue
-            _check_key_free(candidate.key, snapshot)
+            snapshot.check_key_free(candidate.key)
             record_id = new_id()
             fields = keyed_fields(key, candidate.idempotency_key)
             draft.append(_new_record(record_id, candidate, now, fields))
@@ -123,18 +123,6 @@ def _written_by(hashes: Iterable[str], snapshot: Snapshot, draft: list[Record]) 
         return min(found, key=lambda r: snapshot.position(r.id) or 0)
     added = draft[len(snapshot.records) :]
     return next((r for r in added if r.operation_hash in hashes), None)
-
-
-def _check_key_free(key: str | None, snapshot: Snapshot) -> None:
-    """Refuse a fact key that an active fact already has (a batch never repeats a key).
-
-    Raises:
-        ConflictError: naming the fact that has it, its current id and record revision.
-    """
-    holder = snapshot.by_key(key) if key is not None else None
-    if holder is not None:
-        revision = snapshot.record_revision(holder)[:16]
-        raise ConflictError(Messages.KEY_IN_USE.format(key=key, id=holder.id, revision=revision))
 
 
 def _same_provenance(a: Mapping[str, JSONValue], b: Mapping[str, JSONValue]) -> bool:

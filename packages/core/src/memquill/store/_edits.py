@@ -143,7 +143,7 @@ def correction(
         if when is not None and source.get("kind") in BLOCKING_KINDS:
             return Outcome("blocked", (None,), forgotten_at=(when,))
         new_key = current.key if key is UNCHANGED else key
-        _check_key_free(snapshot, new_key, {current.root_id})
+        snapshot.check_key_free(new_key, {current.root_id})
         stamp = now()
         version = _supersede(
             snapshot,
@@ -192,7 +192,7 @@ def renaming(
         if len({new_key for _, new_key, _ in chosen}) != len(chosen):
             raise InvalidInputError(Messages.BATCH_KEYS)
         for _, new_key, _ in chosen:
-            _check_key_free(snapshot, new_key, roots)
+            snapshot.check_key_free(new_key, roots)
         stamp = now()
         ids = tuple(
             _supersede(
@@ -213,18 +213,6 @@ def renaming(
         return Outcome("saved", ids, frozenset(ids))
 
     return operation
-
-
-def _check_key_free(snapshot: Snapshot, key: str | None, moving: set[str]) -> None:
-    """Refuse ``key`` when an active fact other than those of ``moving`` (root ids) has it.
-
-    Raises:
-        ConflictError: naming the fact that has it, its current id and record revision.
-    """
-    holder = snapshot.by_key(key) if key is not None else None
-    if holder is not None and holder.root_id not in moving:
-        revision = snapshot.record_revision(holder)[:16]
-        raise ConflictError(Messages.KEY_IN_USE.format(key=key, id=holder.id, revision=revision))
 
 
 def _supersede(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -224,6 +224,19 @@ class Snapshot:
         """The active version whose fact has ``key``."""
         position = self._at(self._index().keys.get(key)) if key else None
         return None if position is None else self.records[position]
+
+    def check_key_free(self, key: str | None, moving: Set[str] = frozenset()) -> None:
+        """Refuse ``key`` when an active fact has it, unless that fact is one of ``moving``
+        (root ids: the facts a write gives new keys at once).
+
+        Raises:
+            ConflictError: naming the fact that has it, its current id and record revision.
+        """
+        holder = self.by_key(key) if key is not None else None
+        if holder is not None and holder.root_id not in moving:
+            revision = self.record_revision(holder)[:16]
+            message = Messages.KEY_IN_USE.format(key=key, id=holder.id, revision=revision)
+            raise ConflictError(message)
 
     def keyed(self, prefix: str = "") -> tuple[Record, ...]:
         """The active versions whose key is ``prefix`` or lies under it, in file order.
