@@ -9,6 +9,7 @@ import pytest
 from tests.core.store_helpers import conversation, manual, raw, records_path, tool
 
 from memquill import RecordStore
+from memquill.errors import NotFoundError
 from memquill.store import Candidate, RecordKey, merge_files
 from memquill.store._codec import decode_store
 from memquill.store._tombstones import RETENTION_DEPTH, is_ledger
@@ -61,6 +62,26 @@ def test_folded_tombstones_block_as_the_full_ones_did(tmp_path: Path) -> None:
     person = store.save([manual("Bob's birthday is 1 June.")])
     assert (person.status, person.targets[0].forgotten_at) == ("saved", when)
     assert store.save([tool("Bob's birthday is 3 June.", "op-3", "s3")]).status == "saved"
+
+
+def test_forgetting_a_folded_fact_again_answers_as_before_the_fold(tmp_path: Path) -> None:
+    # An agent that retries a forget (its first call timed out) after a compaction folded
+    # the fact gets what it got before the fold, "forgotten already", not "no such fact".
+    store = RecordStore(tmp_path)
+    saved = store.save([tool("a fact to forget twice", "op-twice")])
+    assert saved.record_id is not None
+    assert store.revoke(saved.record_id, store.snapshot().revision).status == "saved"
+    again = store.revoke(saved.record_id, "0" * 64)
+    assert (again.status, again.record_id) == ("duplicate", saved.record_id)
+    store.compact(store.snapshot().revision)
+    assert [is_ledger(r) for r in store.snapshot().records] == [True]
+    before = raw(tmp_path)
+    folded = store.revoke(saved.record_id, "0" * 64)
+    assert (folded.status, folded.record_id) == ("duplicate", saved.record_id)
+    assert raw(tmp_path) == before
+    # An id that never was is still not found.
+    with pytest.raises(NotFoundError):
+        store.revoke("00000000-0000-4000-8000-000000000000", store.snapshot().revision)
 
 
 def test_history_beyond_the_retention_depth_goes(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@ target is resolved under the writer lock, on the records the transaction read:
   ``not_found`` naming the current id and revision. A bare ``conflict`` would send the caller
   round a refresh loop: reading the old id again can never help;
 - the id of a forgotten version: ``forget`` answers ``duplicate`` (the fact is gone already,
-  whatever revision was given); ``update`` answers ``not_found``.
+  whatever revision was given); ``update`` answers ``not_found``. The same for a forgotten
+  fact's first id once compact tombstones folded it (the ledger keeps root ids only: a later
+  version's id is then unknown);
 
 Then the revision must be the store revision or the target's record revision, else
 ``conflict``. Forgetting empties every version of each fact and erases its key and extra
@@ -86,6 +88,8 @@ def resolve_target(
         return _checked(snapshot, record, expected)
     record = snapshot.find(target)
     if record is None:
+        if forgetting and snapshot.ledger().holds_root(target):
+            return None  # a fact forgotten and folded since: forgotten already, as before
         if expected != snapshot.revision:  # as before there were keys: the revision first
             raise ConflictError(Messages.STALE)
         raise NotFoundError(Messages.NOT_FOUND if forgetting else Messages.ACTIVE_NOT_FOUND)

@@ -103,6 +103,10 @@ class Ledger:
     def __bool__(self) -> bool:
         return bool(self.roots or self.ops or self.sources or self.texts)
 
+    def holds_root(self, record_id: str) -> bool:
+        """Whether ``record_id`` is the root id of a folded fact (its first version's id)."""
+        return bool(self.roots) and token(record_id) in self.roots
+
     def blocks_operation(self, hashes: Iterable[str]) -> bool:
         """Whether any of ``hashes`` (an operation's) belongs to a folded tombstone."""
         return bool(self.ops) and any(token(value) in self.ops for value in hashes)
