@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -22,8 +23,12 @@ from tests.core.store_helpers import expect_error, manual
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError, Messages
 from memquill.store import Candidate, FactKey
+from memquill.store import _postgres as postgres_backend
 from memquill.store._codec import HEADER, decode_store
+from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA
+from memquill.store._results import WriteResult
+from memquill.store._transaction import Change, Operation, apply_operation
 
 Connection = psycopg.Connection[tuple[object, ...]]
 
@@ -124,6 +129,38 @@ def test_an_appended_correction_supersedes_its_row_and_keeps_the_bytes(db: Backi
     assert store.snapshot().by_key("drinks/ana") == other.snapshot().by_key("drinks/ana")
     again = store.correct(FactKey("drinks/ana"), "Water.", corrected.revision)
     assert other.snapshot().revision == again.revision
+
+
+def test_the_places_a_correction_replaced_are_the_rows_it_updates(
+    db: Backing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write's change names the versions an appended correction superseded (its draft
+    noted them), and those are the rows updated: no scan of every record finds them. A change
+    that names none updates none (here the old version's row then still says active)."""
+    assert db.url is not None and db.name is not None
+    changes: list[Change] = []
+    dropping = False
+
+    def spied(current: Decoded, operation: Operation, capacity: int) -> Change | WriteResult:
+        answer = apply_operation(current, operation, capacity)
+        if isinstance(answer, Change):
+            changes.append(answer)
+            if dropping:
+                answer = replace(answer, replaced=frozenset())
+        return answer
+
+    monkeypatch.setattr(postgres_backend, "apply_operation", spied)
+    store = db.store()
+    saved = store.save([keyed("Tea.", "drinks/ana"), manual("x"), manual("y")])
+    revision = store.correct(FactKey("drinks/ana"), "Coffee.", saved.revision).revision
+    x, y = (store.snapshot().records[n].id for n in (1, 2))
+    corrected = store.correct(x, "x2", revision)
+    assert [change.replaced for change in changes] == [frozenset(), {0}, {1}]
+    assert [status for _, status, _, _ in rows(db.url, db.name)][:2] == ["superseded"] * 2
+    dropping = True
+    store.correct(y, "y2", corrected.revision)
+    assert changes[-1].replaced == {2}
+    assert [status for _, status, _, _ in rows(db.url, db.name)][2] == "active"
 
 
 def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> None:

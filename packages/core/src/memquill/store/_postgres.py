@@ -324,11 +324,12 @@ class PostgresBackend(RecordsBackend):
             start = len(loaded.rows)
             inserts = [(start + n, row, record) for n, (row, record) in enumerate(added)]
             # An appended correction leaves the bytes of the version it supersedes as they
-            # are (a v2 file implies its status): only that row's indexed columns change.
+            # are (a v2 file implies its status): only that row's indexed columns change. The
+            # draft noted which places it replaced, so no record is compared but those.
             before = current.snapshot.records
             updates: list[tuple[int, Row, Record]] = [
                 (position, loaded.rows[position], records[position])
-                for position in range(start)
+                for position in sorted(change.replaced)
                 if records[position] is not before[position]
             ]
             deletes: list[str] = []
