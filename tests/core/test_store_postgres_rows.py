@@ -257,12 +257,35 @@ def test_a_v1_database_upgrades_on_first_connect_once_and_keeps_revisions(
     expect_error("corrupt", Messages.EDITED, broken.snapshot)
     upgraded = state(database)
     with psycopg.connect(database, autocommit=True) as connection:
-        left = connection.execute("SELECT count(*) FROM memquill.records_v1").fetchone()
-    assert left == (0,)
+        # v1's emptied table is gone; the view in its place gives each workspace's bytes.
+        left = connection.execute("SELECT to_regclass('memquill.records_v1')").fetchone()
+        shown = connection.execute(
+            "SELECT workspace, records FROM memquill.records ORDER BY workspace"
+        ).fetchall()
+    assert left == (None,)
+    assert shown == [(name, workspaces[name][1]) for name in ("broken", "empty", "team")]
     # A second connection finds nothing to do.
     RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
     assert state(database) == upgraded
     assert team.save([manual("after the upgrade")], snapshot.revision).status == "saved"
+
+
+def test_an_emptied_v1_table_something_depends_on_is_kept(database: str, tmp_path: Path) -> None:
+    """The upgrade drops v1's emptied table only when nothing of the operator's refers to it:
+    a view over it keeps it (empty), and the store works beside it."""
+    workspaces = v1_database(database, tmp_path)
+    with psycopg.connect(database, autocommit=True) as connection:
+        connection.execute("CREATE VIEW public.v1_names AS SELECT workspace FROM memquill.records")
+    team = RecordStore(tmp_path, location=f"{database}#workspace=team")
+    assert team.snapshot().revision == v1_revision(*workspaces["team"])
+    with psycopg.connect(database, autocommit=True) as connection:
+        kept = connection.execute("SELECT count(*) FROM memquill.records_v1").fetchone()
+        named = connection.execute("SELECT count(*) FROM public.v1_names").fetchone()
+    assert (kept, named) == ((0,), (0,))
+    upgraded = state(database)
+    RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    assert state(database) == upgraded
+    assert team.save([manual("after the upgrade")]).status == "saved"
 
 
 CONNECT = """
