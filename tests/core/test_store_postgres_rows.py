@@ -272,7 +272,8 @@ def test_a_v1_database_upgrades_on_first_connect_once_and_keeps_revisions(
 
 def test_an_emptied_v1_table_something_depends_on_is_kept(database: str, tmp_path: Path) -> None:
     """The upgrade drops v1's emptied table only when nothing of the operator's refers to it:
-    a view over it keeps it (empty), and the store works beside it."""
+    a view over it keeps it (empty), the store works beside it, and a later connection drops
+    it once the view is gone."""
     workspaces = v1_database(database, tmp_path)
     with psycopg.connect(database, autocommit=True) as connection:
         connection.execute("CREATE VIEW public.v1_names AS SELECT workspace FROM memquill.records")
@@ -286,6 +287,17 @@ def test_an_emptied_v1_table_something_depends_on_is_kept(database: str, tmp_pat
     RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
     assert state(database) == upgraded
     assert team.save([manual("after the upgrade")]).status == "saved"
+    # Once nothing depends on it, a later connection drops it; one that cannot have the
+    # table at once (a reader holds it) leaves it for the next, and goes on.
+    with psycopg.connect(database, autocommit=True) as connection:
+        connection.execute("DROP VIEW public.v1_names")
+    with psycopg.connect(database) as reader:
+        reader.execute("SELECT count(*) FROM memquill.records_v1")  # held until it ends
+        RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    with psycopg.connect(database, autocommit=True) as connection:
+        gone = connection.execute("SELECT to_regclass('memquill.records_v1')").fetchone()
+    assert gone == (None,)
 
 
 CONNECT = """

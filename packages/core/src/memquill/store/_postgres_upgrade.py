@@ -10,9 +10,9 @@ Bytes that do not decode are kept as they are (``blob``), read and reported as t
 would report them, never rewritten.
 
 Once it is empty, the upgrade's last transaction drops ``memquill.records_v1``, unless an
-object of the operator's (a view, a foreign key) depends on it: then it stays, empty, and is
-dropped by a later connection once nothing does. Movers hold the schema lock shared and the
-drop holds it alone, so no mover ever meets the table half gone.
+object of the operator's (a view, a foreign key) depends on it or a reader holds it for more
+than half a second: then it stays, empty, and a later connection drops it. Movers hold the
+schema lock shared and the drop holds it alone, so no mover ever meets the table half gone.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ _LEFT: Final = "SELECT EXISTS (SELECT 1 FROM memquill.records_v1)"
 _EXISTS: Final = """
     SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'memquill' AND c.relname = 'records_v1')"""
+_DROP_PATIENCE: Final = "500ms"
+"""How long dropping the emptied v1 table waits for a reader of it to let go."""
 _WORKSPACE: Final = """
     INSERT INTO memquill.workspaces (workspace, workspace_id, record_key, header, blob, seq,
         versions, size_bytes)
@@ -100,6 +102,11 @@ def _drop_emptied(connection: Connection, schema_lock: int) -> None:
         left = connection.execute(_LEFT).fetchone()
         if left and left[0]:
             return  # not emptied: the next connection moves what is left
-        # RESTRICT: an object of the operator's that depends on the table keeps it.
-        with contextlib.suppress(pg_errors.DependentObjectsStillExist), connection.transaction():
+        # RESTRICT: an object of the operator's that depends on the table keeps it. A reader
+        # holding the table would hold up every connection: not waiting, the next one drops it.
+        connection.execute("SELECT set_config('lock_timeout', %s, true)", (_DROP_PATIENCE,))
+        with (
+            contextlib.suppress(pg_errors.DependentObjectsStillExist, pg_errors.LockNotAvailable),
+            connection.transaction(),
+        ):
             connection.execute("DROP TABLE memquill.records_v1 RESTRICT")
