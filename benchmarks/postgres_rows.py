@@ -1,6 +1,7 @@
-"""A put on the PostgreSQL store at 1,000 and 10,000 records (schema v2: rows).
+"""A put on the PostgreSQL store at 1,000 and 10,000 records, or --sizes (schema v2: rows).
 
     uv run python benchmarks/postgres_rows.py            # starts a throwaway cluster
+    uv run python benchmarks/postgres_rows.py --sizes 1000 50000
     PYTHONPATH=/path/to/older/src uv run python benchmarks/postgres_rows.py   # an older memquill
 
 Fills a fresh workspace to each size (saves of 40 facts), then times 30 single saves from a
@@ -9,6 +10,7 @@ warm store (p50 and p95, ms), and one snapshot by a second store that catches up
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -55,9 +57,14 @@ def measure(url: str, size: int) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="A put on the PostgreSQL store at each size.")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[1_000, 10_000], help="records per workspace"
+    )
+    sizes: list[int] = parser.parse_args().sizes
     cluster = postgres_cluster.start(Path(tempfile.mkdtemp(prefix="memquill-bench-")))
     try:
-        for size in (1_000, 10_000):
+        for size in sizes:
             print(measure(cluster.url, size), flush=True)
     finally:
         postgres_cluster.stop(cluster.data, cluster.bindir)

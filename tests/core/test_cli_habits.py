@@ -13,6 +13,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import psycopg
 import pytest
 from tests.core.cli_helpers import cli_env, run_cli, tree
 from tests.core.conftest import Backing, Server, database_backing
@@ -128,6 +129,31 @@ def test_postgres_urls_work_like_postgresql_and_doctor_reports_no_lock_file(
     report = json.loads(_ok(run_cli(env, *ws, "doctor", "--json")))
     assert (report["store"], report["lock_held"], report["lock_holder"]) == ("postgres", None, None)
     assert not (db.workspace / "memory").exists()  # no records.md, no lock file
+
+
+def test_doctor_says_a_database_workspace_without_a_quota_has_none(
+    env: dict[str, str], db: Backing
+) -> None:
+    """No quota is no capacity to show a percentage of: the text and the JSON say so, and a
+    quota the operator sets is shown as the file store shows its capacity."""
+    assert db.url is not None and db.name is not None and db.location is not None
+    ws = ("--workspace", str(db.workspace), "--store", db.location)
+    _ok(run_cli(env, *ws, "remember", "The team deploys on Tuesdays."))
+    used = len(db.raw())
+    doctor = _ok(run_cli(env, *ws, "doctor")).decode()
+    assert f"capacity: used {used:,} bytes; no quota set\n" in doctor
+    assert "TiB" not in doctor and f"of {1 << 40:,}" not in doctor
+    report = json.loads(_ok(run_cli(env, *ws, "doctor", "--json")))
+    assert (report["used_bytes"], report["max_bytes"], report["percent_used"]) == (used, None, None)
+    with psycopg.connect(db.url, autocommit=True) as connection:
+        connection.execute(
+            "UPDATE memquill.workspaces SET quota_bytes = %s WHERE workspace = %s",
+            (4 * used, db.name),
+        )
+    doctor = _ok(run_cli(env, *ws, "doctor")).decode()
+    assert f"capacity: {used:,} of {4 * used:,} bytes (25.0%)\n" in doctor
+    report = json.loads(_ok(run_cli(env, *ws, "doctor", "--json")))
+    assert (report["max_bytes"], report["percent_used"]) == (4 * used, 25.0)
 
 
 def test_remember_dash_reads_the_fact_from_standard_input(

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -22,8 +23,12 @@ from tests.core.store_helpers import expect_error, manual
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError, Messages
 from memquill.store import Candidate, FactKey
+from memquill.store import _postgres as postgres_backend
 from memquill.store._codec import HEADER, decode_store
+from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA
+from memquill.store._results import WriteResult
+from memquill.store._transaction import Change, Operation, apply_operation
 
 Connection = psycopg.Connection[tuple[object, ...]]
 
@@ -126,6 +131,38 @@ def test_an_appended_correction_supersedes_its_row_and_keeps_the_bytes(db: Backi
     assert other.snapshot().revision == again.revision
 
 
+def test_the_places_a_correction_replaced_are_the_rows_it_updates(
+    db: Backing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write's change names the versions an appended correction superseded (its draft
+    noted them), and those are the rows updated: no scan of every record finds them. A change
+    that names none updates none (here the old version's row then still says active)."""
+    assert db.url is not None and db.name is not None
+    changes: list[Change] = []
+    dropping = False
+
+    def spied(current: Decoded, operation: Operation, capacity: int) -> Change | WriteResult:
+        answer = apply_operation(current, operation, capacity)
+        if isinstance(answer, Change):
+            changes.append(answer)
+            if dropping:
+                answer = replace(answer, replaced=frozenset())
+        return answer
+
+    monkeypatch.setattr(postgres_backend, "apply_operation", spied)
+    store = db.store()
+    saved = store.save([keyed("Tea.", "drinks/ana"), manual("x"), manual("y")])
+    revision = store.correct(FactKey("drinks/ana"), "Coffee.", saved.revision).revision
+    x, y = (store.snapshot().records[n].id for n in (1, 2))
+    corrected = store.correct(x, "x2", revision)
+    assert [change.replaced for change in changes] == [frozenset(), {0}, {1}]
+    assert [status for _, status, _, _ in rows(db.url, db.name)][:2] == ["superseded"] * 2
+    dropping = True
+    store.correct(y, "y2", corrected.revision)
+    assert changes[-1].replaced == {2}
+    assert [status for _, status, _, _ in rows(db.url, db.name)][2] == "active"
+
+
 def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> None:
     assert db.url is not None and db.name is not None
     store = db.store()
@@ -137,7 +174,9 @@ def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> No
     assert size > 2 * 1024 * 1024
     assert len(rows(db.url, db.name)) == 160
     report = store.doctor()
-    assert report.ok and report.used_bytes == size and report.max_bytes == NO_QUOTA
+    assert report.ok and report.used_bytes == size
+    assert (report.max_bytes, report.percent_used) == (None, None)  # no quota: none shown
+    assert store.capacity == NO_QUOTA  # what writes are checked against: in effect none
     # A quota is the workspace row's setting: a write past it is refused, nothing written.
     with psycopg.connect(db.url, autocommit=True) as connection:
         connection.execute(
@@ -218,12 +257,47 @@ def test_a_v1_database_upgrades_on_first_connect_once_and_keeps_revisions(
     expect_error("corrupt", Messages.EDITED, broken.snapshot)
     upgraded = state(database)
     with psycopg.connect(database, autocommit=True) as connection:
-        left = connection.execute("SELECT count(*) FROM memquill.records_v1").fetchone()
-    assert left == (0,)
+        # v1's emptied table is gone; the view in its place gives each workspace's bytes.
+        left = connection.execute("SELECT to_regclass('memquill.records_v1')").fetchone()
+        shown = connection.execute(
+            "SELECT workspace, records FROM memquill.records ORDER BY workspace"
+        ).fetchall()
+    assert left == (None,)
+    assert shown == [(name, workspaces[name][1]) for name in ("broken", "empty", "team")]
     # A second connection finds nothing to do.
     RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
     assert state(database) == upgraded
     assert team.save([manual("after the upgrade")], snapshot.revision).status == "saved"
+
+
+def test_an_emptied_v1_table_something_depends_on_is_kept(database: str, tmp_path: Path) -> None:
+    """The upgrade drops v1's emptied table only when nothing of the operator's refers to it:
+    a view over it keeps it (empty), the store works beside it, and a later connection drops
+    it once the view is gone."""
+    workspaces = v1_database(database, tmp_path)
+    with psycopg.connect(database, autocommit=True) as connection:
+        connection.execute("CREATE VIEW public.v1_names AS SELECT workspace FROM memquill.records")
+    team = RecordStore(tmp_path, location=f"{database}#workspace=team")
+    assert team.snapshot().revision == v1_revision(*workspaces["team"])
+    with psycopg.connect(database, autocommit=True) as connection:
+        kept = connection.execute("SELECT count(*) FROM memquill.records_v1").fetchone()
+        named = connection.execute("SELECT count(*) FROM public.v1_names").fetchone()
+    assert (kept, named) == ((0,), (0,))
+    upgraded = state(database)
+    RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    assert state(database) == upgraded
+    assert team.save([manual("after the upgrade")]).status == "saved"
+    # Once nothing depends on it, a later connection drops it; one that cannot have the
+    # table at once (a reader holds it) leaves it for the next, and goes on.
+    with psycopg.connect(database, autocommit=True) as connection:
+        connection.execute("DROP VIEW public.v1_names")
+    with psycopg.connect(database) as reader:
+        reader.execute("SELECT count(*) FROM memquill.records_v1")  # held until it ends
+        RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    with psycopg.connect(database, autocommit=True) as connection:
+        gone = connection.execute("SELECT to_regclass('memquill.records_v1')").fetchone()
+    assert gone == (None,)
 
 
 CONNECT = """

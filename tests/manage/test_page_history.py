@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.manage.manage_helpers import client, revision, seed
 
 from memquill import RecordStore
+from memquill.manage._panels import doctor_panel
 from memquill.store._history import history_figures
 
 
@@ -46,3 +47,14 @@ def test_the_health_panel_shows_history_depth_compaction_and_capacity(tmp_path: 
         f"{figures.compacted_bytes / 1024:,.1f} KiB of metadata kept), 1 forgotten fact</li>"
     ) in html
     assert "<li>History depth: up to 3 versions of a fact, 3 on average</li>" in html
+
+
+def test_the_health_panel_says_a_store_without_a_quota_has_none() -> None:
+    """A database workspace without a quota has no capacity (``maxBytes`` null): the panel
+    gives the space used and says there is no quota, with no meter of a made-up bound."""
+    doctor: dict[str, object] = {"ok": True, "usedBytes": 2048, "maxBytes": None}
+    html = doctor_panel(doctor)
+    assert "<li>Space used: 2.0 KiB; no quota set</li>" in html
+    assert "<meter" not in html
+    bounded = doctor_panel({**doctor, "maxBytes": 4096, "percentUsed": 50.0})
+    assert "Space used</span>: 2.0 KiB of 4.0 KiB (50.0%) <meter" in bounded

@@ -6,7 +6,9 @@ counts them in the file; the JSON gives the same number as ``record`` beside the
 ``record_index`` of :class:`~memquill.errors.CorruptError`. With ``--fix`` it removes stale
 staging files and, when the repair is unambiguous, writes a backup of ``records.md`` and
 repairs it. A PostgreSQL store has no lock file: its report says so instead of a lock line.
-Below the capacity line, a readable store's ``history`` and ``bytes`` lines say what fills it
+A store without a capacity (a database workspace without a quota) says so on the capacity
+line, and its JSON has ``max_bytes`` and ``percent_used`` ``null``. Below the capacity line,
+a readable store's ``history`` and ``bytes`` lines say what fills it
 (:mod:`memquill.store._history`): live facts, superseded versions and how many are compacted,
 forgotten facts, the deepest and mean history, and the bytes each kind takes.
 """
@@ -102,10 +104,7 @@ def _text(report: DoctorReport, *, fix: bool, file_lock: bool = True) -> str:
     lines.append(_store_line(report))
     if report.error is not None and report.repair is not None:
         lines.extend(_repair_lines(report, fix=fix))
-    lines.append(
-        f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes "
-        f"({report.percent_used:.1f}%)"
-    )
+    lines.append(_capacity_line(report))
     if report.error is None:
         lines.extend(_history_lines(report.history))
     if not file_lock:
@@ -134,6 +133,16 @@ def _text(report: DoctorReport, *, fix: bool, file_lock: bool = True) -> str:
     )
     lines.append("healthy" if report.ok else "problems found")
     return "\n".join(lines)
+
+
+def _capacity_line(report: DoctorReport) -> str:
+    """The bytes in use, against the capacity when the store has one."""
+    if report.max_bytes is None or report.percent_used is None:
+        return f"capacity: used {report.used_bytes:,} bytes; no quota set"
+    return (
+        f"capacity: {report.used_bytes:,} of {report.max_bytes:,} bytes "
+        f"({report.percent_used:.1f}%)"
+    )
 
 
 def _history_lines(history: HistoryFigures) -> list[str]:

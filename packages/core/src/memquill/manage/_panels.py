@@ -99,14 +99,8 @@ def _lock(doctor: Mapping[str, object]) -> str:
 def doctor_panel(doctor: Mapping[str, object]) -> str:
     """Capacity used and what fills it, the writer lock, staging files left behind and secret
     findings."""
-    used = int(cast(int, doctor.get("usedBytes", 0)))
-    most = int(cast(int, doctor.get("maxBytes", 1))) or 1
-    percent = 100 * used / most
     items = [
-        f'<li><span id="capacity-label">Space used</span>: {_bytes(used)} of {_bytes(most)} '
-        f'({percent:.1f}%) <meter aria-labelledby="capacity-label" min="0" max="{most}" '
-        f'value="{used}" '
-        f'high="{int(most * 0.9)}">{percent:.1f}%</meter></li>',
+        _capacity_item(doctor),
         *_history_items(doctor),
         f"<li>Writer lock: {_lock(doctor)}</li>",
     ]
@@ -133,6 +127,23 @@ def doctor_panel(doctor: Mapping[str, object]) -> str:
     return (
         '<section aria-labelledby="doctor-title" id="doctor">'
         f'<h2 id="doctor-title">Health</h2><p>{verdict}</p><ul>{"".join(items)}</ul></section>'
+    )
+
+
+def _capacity_item(doctor: Mapping[str, object]) -> str:
+    """The space used, against the capacity and with a meter when the store has one (a
+    database workspace without a quota has none: ``maxBytes`` null)."""
+    used = int(cast(int, doctor.get("usedBytes", 0)))
+    bound = doctor.get("maxBytes", 1)
+    if bound is None:
+        return f"<li>Space used: {_bytes(used)}; no quota set</li>"
+    most = int(cast(int, bound)) or 1
+    percent = 100 * used / most
+    return (
+        f'<li><span id="capacity-label">Space used</span>: {_bytes(used)} of {_bytes(most)} '
+        f'({percent:.1f}%) <meter aria-labelledby="capacity-label" min="0" max="{most}" '
+        f'value="{used}" '
+        f'high="{int(most * 0.9)}">{percent:.1f}%</meter></li>'
     )
 
 

@@ -86,7 +86,8 @@ class DoctorReport:
         error: why the store cannot be read (``corrupt`` names ``record_index``), if it cannot.
         revision: the store revision, when readable.
         used_bytes: size of ``records.md`` (0 when absent or unreadable).
-        max_bytes: the store's capacity (2 MiB unless set).
+        max_bytes: the store's capacity (2 MiB unless set; ``None``: it has none, as a
+            database workspace without a quota).
         counts: versions per status.
         temp_files: staging files present (workspace-relative), before any fix.
         removed: staging files ``fix`` removed.
@@ -112,7 +113,7 @@ class DoctorReport:
     error: MemoryRecordError | None
     revision: str | None
     used_bytes: int
-    max_bytes: int = MAX_STORE_BYTES
+    max_bytes: int | None = MAX_STORE_BYTES
     counts: Mapping[str, int] = field(default_factory=dict[str, int])
     temp_files: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
@@ -131,8 +132,11 @@ class DoctorReport:
     history: HistoryFigures = field(default_factory=HistoryFigures)
 
     @property
-    def percent_used(self) -> float:
-        """``used_bytes`` as a percentage of ``max_bytes``, to one decimal."""
+    def percent_used(self) -> float | None:
+        """``used_bytes`` as a percentage of ``max_bytes``, to one decimal (``None``: no
+        capacity, so no share of one)."""
+        if self.max_bytes is None:
+            return None
         return round(100 * self.used_bytes / self.max_bytes, 1) if self.max_bytes else 0.0
 
     @property
@@ -223,11 +227,11 @@ def report_for(
     secrets: SecretScanner,
     used_bytes: int,
     record_key: KeySource | None = None,
-    capacity: int = MAX_STORE_BYTES,
+    capacity: int | None = MAX_STORE_BYTES,
 ) -> DoctorReport:
     """The report of a store that has no files, locks or staging files of its own (a
-    database): the records' health, size against ``capacity``, counts, history figures and
-    secret findings."""
+    database): the records' health, size against ``capacity`` (``None``: it has none),
+    counts, history figures and secret findings."""
     return DoctorReport(
         error=error,
         revision=snapshot.revision if snapshot else None,

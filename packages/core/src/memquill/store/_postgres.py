@@ -84,7 +84,8 @@ __all__ = [
 _T = TypeVar("_T")
 MIRROR_NAME: Final = ".records-mirror.md"
 NO_QUOTA: Final = 1 << 40
-"""The capacity of a workspace without a quota (1 TiB: in effect none)."""
+"""The bound writes are checked against in a workspace without a quota (1 TiB: in effect
+none; ``doctor`` reports no capacity rather than this)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,7 @@ class PostgresBackend(RecordsBackend):
         self._connection: Connection | None = None
         self._identity: bytes | None = None
         self._key: bytes | None = None
+        self._quota: int | None = None  # the row's quota_bytes (``None``: none)
         # The rows last read or written: the server sends only the rows changed since.
         self._loaded = _Loaded()
         self._busy = threading.Lock()  # one statement stream per connection
@@ -216,7 +218,7 @@ class PostgresBackend(RecordsBackend):
             snapshot = self.memo.decode(self.identity(), raw).snapshot
         except MemoryRecordError as failure:
             return report_for(
-                None, failure, secrets=secrets, used_bytes=len(raw), capacity=self._capacity
+                None, failure, secrets=secrets, used_bytes=len(raw), capacity=self._quota
             )
         return report_for(
             snapshot,
@@ -224,7 +226,7 @@ class PostgresBackend(RecordsBackend):
             secrets=secrets,
             used_bytes=len(raw),
             record_key=record_key,
-            capacity=self._capacity,
+            capacity=self._quota,  # no quota: no capacity to report, not NO_QUOTA
         )
 
     def record_key(self) -> KeySource:
@@ -278,7 +280,8 @@ class PostgresBackend(RecordsBackend):
         if identity != self._identity:
             self._loaded = _Loaded()
         self._identity = identity
-        self._capacity = quota if isinstance(quota, int) else NO_QUOTA
+        self._quota = quota if isinstance(quota, int) else None
+        self._capacity = NO_QUOTA if self._quota is None else self._quota
         assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
         if blob is not None:
             self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
@@ -324,11 +327,12 @@ class PostgresBackend(RecordsBackend):
             start = len(loaded.rows)
             inserts = [(start + n, row, record) for n, (row, record) in enumerate(added)]
             # An appended correction leaves the bytes of the version it supersedes as they
-            # are (a v2 file implies its status): only that row's indexed columns change.
+            # are (a v2 file implies its status): only that row's indexed columns change. The
+            # draft noted which places it replaced, so no record is compared but those.
             before = current.snapshot.records
             updates: list[tuple[int, Row, Record]] = [
                 (position, loaded.rows[position], records[position])
-                for position in range(start)
+                for position in sorted(change.replaced)
                 if records[position] is not before[position]
             ]
             deletes: list[str] = []

@@ -117,7 +117,8 @@ CREATE: Final = (
 VERSION: Final = "INSERT INTO memquill.schema_version (version) VALUES (%s) ON CONFLICT DO NOTHING"
 UPGRADE: Final = ("ALTER TABLE memquill.records RENAME TO records_v1", *CREATE)
 """From v1 (``memquill.records``, one blob per workspace): the blobs move aside to
-``memquill.records_v1``, which each workspace then leaves in a transaction of its own."""
+``memquill.records_v1``, which each workspace then leaves in a transaction of its own, and
+which is dropped once empty (:mod:`memquill.store._postgres_upgrade`)."""
 
 _WORKSPACE: Final = """
     SELECT workspace_id::text, seq, versions, header, blob, quota_bytes
@@ -237,4 +238,4 @@ def ensure_schema(connection: Connection) -> None:
         raise StorageError(Messages.DATABASE_SCHEMA)
     waiting = connection.execute("SELECT to_regclass('memquill.records_v1') IS NOT NULL").fetchone()
     if waiting and waiting[0]:
-        upgrade_workspaces(connection)
+        upgrade_workspaces(connection, _SCHEMA_LOCK)

@@ -271,10 +271,16 @@ def _save_errors() -> Generator[None]:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """A new file to publish (its bytes and records) and what the operation reported."""
+    """A new file to publish (its bytes and records) and what the operation reported.
+
+    ``replaced``: the places of the current file's records the operation replaced one by one
+    (when the new file only appends, the versions its corrections supersede), so a backend
+    that stores records apart updates exactly those, without comparing every record.
+    """
 
     encoded: Encoded
     outcome: Outcome
+    replaced: frozenset[int] = frozenset()
 
     @property
     def data(self) -> bytes:
@@ -317,7 +323,9 @@ def apply_operation(
         return _result(snapshot, Outcome("duplicate", outcome.ids))
     if encoded.size > capacity:
         raise full_error(capacity)
-    return Change(encoded, outcome)
+    count = len(snapshot.records)
+    replaced = frozenset(place for place in draft.replaced or () if place < count)
+    return Change(encoded, outcome, replaced)
 
 
 class Draft(list[Record]):
