@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TextIO
 
 from memquill.query._documents import note_document
-from memquill.query._rank import Corpus, RankParams, rank
+from memquill.query._rank import Corpus, rank
+from memquill.query._rank_model import RankParams
 
 CASES_FILE = Path(__file__).with_name("recency_cases.toml")
 

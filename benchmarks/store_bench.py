@@ -628,7 +628,8 @@ def chat_fact(rng: random.Random, label: str) -> str:
 def seeded_store(root: Path, rng: random.Random, count: int) -> tuple[RecordStore, list[str]]:
     """A workspace whose ``records.md`` holds ``count`` active facts, written directly (one
     encode, one file write: building it through ``count`` saves would time the old store)."""
-    from memquill.store._codec import HEADER, Record, encode_block, iso_timestamp
+    from memquill.store._codec import HEADER, encode_block, iso_timestamp
+    from memquill.store._record import Record
     from memquill.store._record_key import keyed_fields
 
     workspace = root / f"memquill-{count}"

@@ -19,7 +19,7 @@ import pytest
 
 from memquill.errors import MemoryRecordError
 from memquill.store import Candidate
-from memquill.store._codec import JSONValue
+from memquill.store._record import JSONValue
 
 CHILD_TIMEOUT = 120.0
 """A ceiling that only stops a hung child from hanging the suite; never a speed assertion."""

@@ -14,14 +14,8 @@ from tests.core.store_helpers import manual, raw, records_path, tree
 
 from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
-from memquill.store._codec import (
-    HEADER,
-    MAX_STORE_BYTES,
-    JSONValue,
-    Record,
-    StoreImage,
-    encode_store,
-)
+from memquill.store._codec import HEADER, MAX_STORE_BYTES, StoreImage, encode_store
+from memquill.store._record import JSONValue, Record
 from memquill.store._secret_kinds import secret_message
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")

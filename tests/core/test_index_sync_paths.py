@@ -26,8 +26,7 @@ from memquill.index import _tracker as tracker_module
 from memquill.index._watch import WATCH_ENV, open_watcher
 from memquill.query import _scan as scan_module
 from memquill.query import _walk as walk_module
-from memquill.query._scan import Identity
-from memquill.query._walk_cache import file_identity
+from memquill.query._walk_cache import Identity, file_identity
 
 NOW = datetime(2026, 9, 22, 12, tzinfo=UTC)
 

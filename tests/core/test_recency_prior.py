@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from memquill.query._documents import note_document
-from memquill.query._rank import Corpus, RankParams, rank
+from memquill.query._rank import Corpus, rank
+from memquill.query._rank_model import RankParams
 
 CASES = Path(__file__).parents[2] / "benchmarks" / "recency_cases.toml"
 DATA: dict[str, Any] = tomllib.loads(CASES.read_text(encoding="utf-8"))

@@ -14,16 +14,15 @@ from memquill.errors import CorruptError, Messages
 from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
-    Record,
     StoreImage,
     decode_store,
     encode_block,
     encode_store,
     iso_timestamp,
     record_revision,
-    source_key,
     store_revision,
 )
+from memquill.store._record import Record, source_key
 
 ID_A = "0b6f2a52-8c1e-4c5e-9a0e-3d2b1f7c6a01"
 ID_B = "1c7e3b63-9d2f-4d6f-8b1f-4e3c2a8d7b02"

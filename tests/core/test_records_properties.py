@@ -16,13 +16,13 @@ from memquill.controls import FORBIDDEN
 from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
-    Record,
     StoreImage,
     decode_store,
     encode_block,
     encode_store,
     iso_timestamp,
 )
+from memquill.store._record import Record
 from memquill.store._transaction import read_snapshot
 from memquill.text import utf16_len
 

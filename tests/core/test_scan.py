@@ -10,8 +10,9 @@ import pytest
 from tests.core.query_helpers import engine, make_unreadable, remember, write
 
 from memquill.query import _scan as scan_module
-from memquill.query._scan import DocumentCache, ScanBudget, scan_workspace
+from memquill.query._scan import ScanBudget, scan_workspace
 from memquill.query._scanconfig import glob_pattern, load_scan_config
+from memquill.query._walk_cache import DocumentCache
 
 
 def scanned(root: Path, cache: DocumentCache | None = None) -> list[str]:

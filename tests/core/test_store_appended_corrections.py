@@ -23,12 +23,12 @@ from memquill.store._codec import (
     HEADER,
     HEADER_V2,
     LEGACY_HEADER,
-    Record,
     decode_store,
     encode_block,
     encode_store,
 )
 from memquill.store._diagnose import diagnose
+from memquill.store._record import Record
 
 STANDUP = FactKey("team/standup")
 

@@ -10,14 +10,8 @@ from tests.core.store_helpers import expect_unchanged, manual, raw, records_path
 
 from memquill import RecordStore
 from memquill.errors import Messages
-from memquill.store._codec import (
-    HEADER,
-    MAX_STORE_BYTES,
-    JSONValue,
-    Record,
-    StoreImage,
-    encode_store,
-)
+from memquill.store._codec import HEADER, MAX_STORE_BYTES, StoreImage, encode_store
+from memquill.store._record import JSONValue, Record
 
 BIG = 16_000
 

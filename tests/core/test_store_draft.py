@@ -7,7 +7,7 @@ import operator
 
 import pytest
 
-from memquill.store._codec import Record
+from memquill.store._record import Record
 from memquill.store._transaction import Draft
 
 

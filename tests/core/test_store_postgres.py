@@ -29,7 +29,9 @@ from memquill import RecordStore, open_session
 from memquill.errors import MemoryRecordError, Messages
 from memquill.store import _store as store_module
 from memquill.store._codec import decode_store
-from memquill.store._postgres import MIRROR_NAME, SCHEMA_VERSION, parse_location
+from memquill.store._postgres import MIRROR_NAME
+from memquill.store._postgres_location import parse_location
+from memquill.store._postgres_sql import SCHEMA_VERSION
 from memquill.store._record_key import operation_hashes
 
 # Pauses a database writer inside its transaction: after the row lock, before or after the

@@ -30,8 +30,9 @@ from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.errors import CorruptError, MemoryRecordError
-from memquill.store._codec import Record, identity_bytes
+from memquill.store._codec import identity_bytes
 from memquill.store._memo import decode_snapshot
+from memquill.store._record import Record
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 

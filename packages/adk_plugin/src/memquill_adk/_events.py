@@ -20,8 +20,6 @@ from memquill.lifecycle import MessageRole, SourceMessage, ToolCall, ToolOutput
 if TYPE_CHECKING:
     from google.adk.events.event import Event
 
-__all__ = ["source_messages"]
-
 
 def source_messages(events: Sequence[Event]) -> list[SourceMessage]:
     """The messages ``events`` hold, in order (events without content are left out)."""

@@ -58,8 +58,6 @@ from memquill_anthropic._messages import Texts
 from memquill_anthropic._paths import ROOT, MemoryPath, key_of, parse_path
 from memquill_anthropic._text import check_text, insert_text, numbered, replace_once
 
-__all__ = ["ATTEMPTS", "MemoryCommands"]
-
 ATTEMPTS: Final = 64
 """How often a command reads and applies itself again when the file changed under it."""
 _CREATE_PREFIX: Final = "memory-tool:create:"

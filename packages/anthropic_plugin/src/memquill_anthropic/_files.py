@@ -23,8 +23,6 @@ from memquill_anthropic._messages import Texts
 from memquill_anthropic._paths import MemoryPath, names_of_key
 from memquill_anthropic._text import file_size, size_label
 
-__all__ = ["MemoryFiles"]
-
 
 @dataclass
 class _Folder:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["Texts"]
-
 
 class Texts:
     """The memory tool's answers (``str.format`` templates)."""

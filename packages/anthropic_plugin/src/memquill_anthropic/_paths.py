@@ -30,8 +30,6 @@ from memquill import InvalidInputError
 from memquill.store import MAX_KEY_CHARS, quote_key, unquote_key
 from memquill_anthropic._messages import Texts
 
-__all__ = ["ROOT", "MemoryPath", "names_of_key", "parse_path"]
-
 ROOT: Final = "/memories"
 
 

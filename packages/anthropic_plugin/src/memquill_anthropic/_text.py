@@ -22,8 +22,6 @@ from anthropic.lib.tools import ToolError
 from memquill.store import MAX_CONTENT_UNITS
 from memquill_anthropic._messages import Texts
 
-__all__ = ["check_text", "file_size", "insert_text", "numbered", "replace_once", "size_label"]
-
 _WIDTH: Final = 6  # len(str(999999)): the reference's widest line number
 
 

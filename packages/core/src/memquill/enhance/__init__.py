@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from memquill.enhance._bridge import WAIT_MARGIN, blocking, model_loop, run_blocking, within
 from memquill.enhance._classify import Failure, Outcome, RootCause, StatusClass, classify
-from memquill.enhance._identity import KEY_BYTES, KEY_FILE
+from memquill.enhance._identity import KEY_FILE
 from memquill.enhance._model import ModelDeferred, ModelIdentity, Prompt, TextModel
 from memquill.enhance._ranker import ModelRanker
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts
@@ -83,6 +83,7 @@ from memquill.enhance._telemetry import (
     Telemetry,
     provider_class,
 )
+from memquill.keyfiles import KEY_BYTES
 
 __all__ = [
     "EVENT_NAME",

@@ -36,8 +36,6 @@ from collections.abc import Callable, Coroutine
 from contextlib import suppress
 from typing import Any, Final, TypeVar
 
-__all__ = ["BEAT", "GRACE", "MAX_STUCK", "CallOverdue", "is_loop_bound", "run_call", "stuck_loops"]
-
 BEAT: Final = 0.1
 """Seconds between a busy call loop's beats."""
 GRACE: Final = 1.0

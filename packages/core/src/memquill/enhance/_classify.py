@@ -59,8 +59,6 @@ from memquill.enhance._signals import (
     UNSUPPORTED_NAMES,
 )
 
-__all__ = ["Failure", "Outcome", "RootCause", "StatusClass", "classify"]
-
 RootCause = Literal[
     "credentials",
     "http_4xx",

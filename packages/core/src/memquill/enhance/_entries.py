@@ -15,8 +15,6 @@ from dataclasses import dataclass
 
 from memquill.enhance._results import AuxiliaryResult, Scene, SceneStatus
 
-__all__ = ["Entries", "Entry"]
-
 
 @dataclass(slots=True)
 class Entry:

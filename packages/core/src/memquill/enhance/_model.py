@@ -24,8 +24,6 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
-__all__ = ["ModelDeferred", "ModelIdentity", "Prompt", "TextModel"]
-
 _SIMPLE = (str, int, float, bool, type(None))
 
 

@@ -22,8 +22,6 @@ from memquill.enhance._runner import AuxiliaryRunner, default_runner
 from memquill.query import SearchArgs, SearchHit
 from memquill.tools import RankDecision
 
-__all__ = ["ModelRanker"]
-
 
 class ModelRanker:
     """Reorders search candidates with ``model``.

@@ -30,8 +30,6 @@ from typing import Any, Final
 from memquill.json_file import Faults, JsonFile
 from memquill.jsondoc import parse_json
 
-__all__ = ["MAX_RECEIPT_BYTES", "BlockReceipt", "BlockReceipts", "PersistenceUnavailable"]
-
 MAX_RECEIPT_BYTES: Final = 1024
 _FORMAT: Final = "memquill-model-block"
 _KEYS: Final = ("format", "version", "label", "fingerprint", "reason", "rootCause")

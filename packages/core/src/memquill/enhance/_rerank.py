@@ -34,21 +34,6 @@ from memquill.enhance._runner import AuxiliaryRunner
 from memquill.jsondoc import parse_json
 from memquill.text import utf16_prefix
 
-__all__ = [
-    "EXCERPT_UNITS",
-    "HEADING_UNITS",
-    "MAX_CANDIDATES",
-    "RERANK_MAX_TOKENS",
-    "RERANK_SYSTEM_PROMPT",
-    "RERANK_TIMEOUT",
-    "RerankCandidate",
-    "RerankOutcome",
-    "fallback_line",
-    "parse_ranking",
-    "rerank",
-    "rerank_prompt",
-]
-
 MAX_CANDIDATES: Final = 20
 HEADING_UNITS: Final = 200
 EXCERPT_UNITS: Final = 500

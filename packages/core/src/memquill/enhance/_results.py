@@ -15,17 +15,6 @@ from typing import Final, Literal
 
 from memquill.enhance._model import Prompt, TextModel
 
-__all__ = [
-    "SCENES",
-    "AuxiliaryRequest",
-    "AuxiliaryResult",
-    "Reason",
-    "Scene",
-    "SceneState",
-    "SceneStatus",
-    "Status",
-]
-
 Scene = Literal["memory_rerank", "memory_extract", "memory_embed"]
 SCENES: Final[tuple[Scene, ...]] = ("memory_rerank", "memory_extract")
 """The text model's scenes (``memory_embed``, semantic recall, calls an embedder instead)."""

@@ -55,15 +55,6 @@ from memquill.enhance._results import (
 from memquill.enhance._telemetry import Telemetry
 from memquill.paths import user_data_dir
 
-__all__ = [
-    "MAX_COOLDOWN",
-    "AuxiliaryRunner",
-    "Call",
-    "Identified",
-    "default_runner",
-    "default_state_dir",
-]
-
 MAX_COOLDOWN: Final = 300.0
 _TIMEOUT: Final = Failure("timeout", "transient_upstream")
 _LOG: Final = logging.getLogger("memquill.enhance")

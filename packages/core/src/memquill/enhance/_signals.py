@@ -13,32 +13,6 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = [
-    "CANCEL_NAMES",
-    "CANCEL_TEXT",
-    "CHILDREN",
-    "CREDENTIAL_CODES",
-    "CREDENTIAL_NAMES",
-    "CREDENTIAL_TEXT",
-    "DNS_CODES",
-    "DNS_NAMES",
-    "DNS_TEXT",
-    "MAX_DEPTH",
-    "MAX_NODES",
-    "MCP_UNSUPPORTED",
-    "MCP_USER_REJECTED",
-    "MESSAGE_UNITS",
-    "NO_OUTPUT_NAMES",
-    "TIMEOUT_CODES",
-    "TIMEOUT_NAMES",
-    "TIMEOUT_TEXT",
-    "TRANSPORT_CODES",
-    "TRANSPORT_NAMES",
-    "TYPE_STATUS",
-    "UNSUPPORTED_CODES",
-    "UNSUPPORTED_NAMES",
-]
-
 MAX_NODES: Final = 16
 MAX_DEPTH: Final = 4
 MESSAGE_UNITS: Final = 300

@@ -27,15 +27,6 @@ from typing import Final, Literal, get_args
 
 from memquill.enhance._classify import Failure, Outcome, RootCause, StatusClass
 
-__all__ = [
-    "EVENT_NAME",
-    "NoiseBudget",
-    "ProviderClass",
-    "ProviderEvent",
-    "Telemetry",
-    "provider_class",
-]
-
 EVENT_NAME: Final = "memquill.model_failure"
 LOGGER: Final = logging.getLogger("memquill.enhance")
 ProviderClass = Literal["langchain", "llamaindex", "mcp_sampling", "custom"]

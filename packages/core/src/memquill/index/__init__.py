@@ -45,11 +45,11 @@ if typing.TYPE_CHECKING:
     from memquill.index._search_index import (
         DAMAGED_WARNING,
         NOTICE_FROM,
-        IndexStatus,
         SearchIndex,
         stderr_notice,
     )
     from memquill.index._searcher import IN_MEMORY, IndexSearcher
+    from memquill.index._status import IndexStatus
     from memquill.index._sync import SyncReport
     from memquill.index._unusable import index_errors
     from memquill.index._vectors_file import (
@@ -85,7 +85,7 @@ __getattr__, __dir__ = _lazy_exports(
         "INDEX_DIR_ENV": "memquill.index._location",
         "IN_MEMORY": "memquill.index._searcher",
         "IndexSearcher": "memquill.index._searcher",
-        "IndexStatus": "memquill.index._search_index",
+        "IndexStatus": "memquill.index._status",
         "NOTICE_FROM": "memquill.index._search_index",
         "SearchIndex": "memquill.index._search_index",
         "SyncReport": "memquill.index._sync",

@@ -19,8 +19,6 @@ from memquill.index._codec import FieldCounts
 from memquill.index._parts import note_words
 from memquill.query import Identity, count_words, fold, note_meta, path_day, split_words
 
-__all__ = ["NoteFigures", "analyse_note", "chunk_matrix"]
-
 
 @dataclass(frozen=True, slots=True)
 class NoteFigures:

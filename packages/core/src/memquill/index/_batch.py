@@ -22,8 +22,6 @@ from memquill.index._pages import NoteRow
 from memquill.index._term_lists import encode_term_list
 from memquill.query import Identity
 
-__all__ = ["BLOCKS_FROM", "AnalysedBatch", "AnalysedNote", "BatchBuilder"]
-
 BLOCKS_FROM: Final = 32
 """A batch of this many notes or more comes with its postings cut into blocks."""
 _EXTEND = list[int].extend

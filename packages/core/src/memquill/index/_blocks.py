@@ -32,8 +32,6 @@ from memquill.index._codec import (
 from memquill.index._db import IndexDamaged
 from memquill.index._term_lists import TermList
 
-__all__ = ["BlockEditor"]
-
 Entry = tuple[int, FieldCounts | None]
 """A note's body count and field counts (``None``: no field holds the term)."""
 _BLOCKS_OF: Final = (

@@ -29,20 +29,6 @@ from memquill.index._batch import AnalysedBatch, BatchBuilder
 from memquill.paths import read_text_stat
 from memquill.query import Identity, file_identity
 
-__all__ = [
-    "MAX_BATCH",
-    "PARALLEL_FROM",
-    "UNIT",
-    "Analyser",
-    "Finish",
-    "Start",
-    "Unit",
-    "UnitDone",
-    "analysers",
-    "run_units",
-    "worker_count",
-]
-
 UNIT: Final = 256
 """Notes handed out at a time."""
 MAX_BATCH: Final = 8192

@@ -29,24 +29,6 @@ from typing import Final
 
 from memquill.index._db import IndexDamaged
 
-__all__ = [
-    "BLOCK",
-    "CorruptBlob",
-    "FieldCounts",
-    "Postings",
-    "block_size",
-    "decode_block",
-    "encode_block",
-    "fives",
-    "narrow",
-    "narrow_signed",
-    "seal",
-    "shift_block",
-    "take",
-    "unseal",
-    "zip_numbers",
-]
-
 FieldCounts = tuple[int, int, int, int, int]
 """A term's counts in a note's title, tags, aliases, headings and path."""
 

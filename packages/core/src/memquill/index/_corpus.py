@@ -21,7 +21,8 @@ from typing import Final
 
 from memquill.errors import SourceError
 from memquill.index._gains import GainFactors, Norms, month_term, note_term
-from memquill.index._notes import NoteRow, NoteTable
+from memquill.index._notes import NoteTable
+from memquill.index._pages import NoteRow
 from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import Term, select
 from memquill.index._term_lists import ChunkMatrix
@@ -46,8 +47,6 @@ from memquill.query import (
     query_terms,
 )
 from memquill.safe_read import read_at_most
-
-__all__ = ["IndexedCorpus", "StaleNote"]
 
 _NO_POSTINGS: Final[tuple[Posting, ...]] = ()
 DOCUMENT_MEMO: Final = 256

@@ -45,16 +45,6 @@ from memquill.errors import SourceError
 from memquill.owner_only import private_file, tighten_file
 from memquill.query import CHUNK_OVERLAP, CHUNK_SIZE, STEMMER_VERSION, TOKENIZER_VERSION
 
-__all__ = [
-    "FORMAT",
-    "IndexDamaged",
-    "IndexDatabase",
-    "IndexOutdated",
-    "discard_index",
-    "file_inode",
-    "remove_index_files",
-]
-
 SCHEMA_VERSION: Final = 6  # 6: files in the records format are no longer indexed as notes
 FORMAT: Final = (
     f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; "

@@ -39,8 +39,6 @@ from memquill.index._db import FORMAT, IndexDatabase
 from memquill.private_paths import CREDENTIAL_PARTS, SUSPECT_NAMES, SUSPECT_STARTS
 from memquill.query import FolderListing, Identity, ScanConfig
 
-__all__ = ["KeptListings", "decode_listing", "listing_key"]
-
 Kept = dict[str, tuple[Identity, FolderListing]]
 """Folder -> (its identity when listed, its listing)."""
 _HEAD: Final = struct.Struct("<5qII")

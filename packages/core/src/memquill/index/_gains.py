@@ -26,8 +26,6 @@ from memquill.index._notes import NoteTable
 from memquill.index._prune import Term
 from memquill.query import Posting, RankParams
 
-__all__ = ["GainFactors", "Norms", "month_term", "note_term"]
-
 _MEMO: Final = 1 << 21
 """Gains kept, over every term (8 bytes each)."""
 _SCAN_OVER_SEARCH: Final = 8

@@ -13,8 +13,6 @@ from typing import Final
 
 from memquill.index._db import IndexDatabase
 
-__all__ = ["drop_unheld", "term_id", "term_ids"]
-
 _LOOKUP: Final = 500
 """Terms looked up per statement (well under SQLite's limit on parameters)."""
 

@@ -14,8 +14,6 @@ from typing import Final
 
 from memquill.paths import user_cache_dir
 
-__all__ = ["INDEX_DIR_ENV", "default_index_dir", "index_dir", "index_path"]
-
 INDEX_DIR_ENV: Final = "MEMQUILL_INDEX_DIR"
 
 

@@ -17,8 +17,6 @@ from memquill.index._codec import CorruptBlob
 from memquill.index._db import IndexDamaged
 from memquill.index._pages import NoteRow, decode_page
 
-__all__ = ["NoteRow", "NoteTable"]
-
 _ID = itemgetter(0)
 _PATH = itemgetter(1)
 _BYTES = itemgetter(8)

@@ -25,8 +25,6 @@ from typing import Final, Literal, NamedTuple, cast
 from memquill.index._codec import CorruptBlob, seal, unseal
 from memquill.query import Identity
 
-__all__ = ["PAGE", "NoteRow", "decode_page", "encode_page"]
-
 PAGE: Final = 128
 """Notes per page."""
 _COUNT: Final = struct.Struct("<I")

@@ -29,8 +29,6 @@ from typing import Final
 from memquill.query import CHUNK_SIZE, camel_free, fold, heading_text, split_words, window_bounds
 from memquill.text import utf16_len
 
-__all__ = ["ChunkSpan", "NoteWords", "chunk_spans", "note_words"]
-
 _SPACE: Final = (" ", "\n")
 _HEADING_START: Final = re.compile(r"^#{1,6}[^\S\n]", re.MULTILINE)
 """Where a heading line starts (``heading_text``'s test; a line never holds a line break)."""

@@ -22,8 +22,6 @@ from memquill.index._lexicon import term_id
 from memquill.index._notes import NoteTable
 from memquill.index._term_lists import ChunkMatrix, decode_chunk_matrix
 
-__all__ = ["EMPTY", "PostingsReader", "find"]
-
 EMPTY: Final = Postings(array("I"), array("I"), {})
 _HELD: Final = 1 << 22
 """Postings entries kept, over every term (about 8 bytes each, twice)."""

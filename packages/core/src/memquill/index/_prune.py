@@ -25,8 +25,6 @@ from itertools import compress, repeat
 from operator import add, ge
 from typing import Final
 
-__all__ = ["MARGIN", "Term", "select"]
-
 MARGIN: Final = 1e-9
 _REPRUNE: Final = 2
 """Drop hopeless documents again once more than this many times ``depth`` are in play."""

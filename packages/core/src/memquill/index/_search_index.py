@@ -55,15 +55,6 @@ from memquill.query import (
     walk_workspace,
 )
 
-__all__ = [
-    "DAMAGED_WARNING",
-    "NOTICE_FROM",
-    "IndexStatus",
-    "RefreshListener",
-    "SearchIndex",
-    "stderr_notice",
-]
-
 DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from the notes."
 NOTICE_FROM: Final = 2000
 """Analysing this many notes before an answer is announced (on stderr by default)."""

@@ -20,8 +20,6 @@ from memquill.index._search_index import RefreshListener, SearchIndex, stderr_no
 from memquill.index._unusable import UNUSABLE, unusable_message
 from memquill.query import FileType, RankedHit, RankParams, SearchDocument
 
-__all__ = ["IN_MEMORY", "IndexSearcher"]
-
 IN_MEMORY: Final = ":memory:"
 """``$MEMQUILL_INDEX_DIR`` (or ``folder``) value that keeps every index in process memory."""
 

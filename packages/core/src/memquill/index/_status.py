@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from memquill.index._notes import NoteTable
     from memquill.query import Walk
 
-__all__ = ["IndexStatus", "check_buildable", "index_exists", "on_disk", "read_status"]
-
 
 @dataclass(frozen=True, slots=True)
 class IndexStatus:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from memquill.index._db import IndexDatabase
-from memquill.index._notes import NoteRow, NoteTable
+from memquill.index._notes import NoteTable
+from memquill.index._pages import NoteRow
 from memquill.query import (
     DocumentCache,
     ScanBudget,
@@ -31,7 +32,6 @@ from memquill.query import (
 if TYPE_CHECKING:
     from memquill.index._build import UnitDone
 
-__all__ = ["RACY_NS", "Progress", "SyncReport", "analyse", "stale_notes", "synchronise"]
 
 RACY_NS: Final = 2_000_000_000
 """A row indexed less than this after its file's last change is read again."""

@@ -37,15 +37,6 @@ from memquill.index._codec import (
     zip_numbers,
 )
 
-__all__ = [
-    "ChunkMatrix",
-    "TermList",
-    "decode_chunk_matrix",
-    "decode_term_list",
-    "encode_term_list",
-    "relabel",
-]
-
 _HEAD: Final = struct.Struct("<IIIcccc")
 _WIDTHS: Final = {b"B": 1, b"H": 2, b"I": 4}
 

@@ -43,7 +43,6 @@ from memquill.query import (
 if TYPE_CHECKING:
     from memquill.index._watch import Changes, Watcher
 
-__all__ = ["QUICK_MOST", "ChangeTracker"]
 
 QUICK_MOST: Final = 256
 """More changed notes than this go the full way (with progress and notices)."""

@@ -18,8 +18,6 @@ from typing import Final
 from memquill.errors import MemquillError, Messages, StorageError
 from memquill.index._db import IndexDamaged, IndexOutdated
 
-__all__ = ["UNUSABLE", "index_errors", "unusable_message"]
-
 UNUSABLE: Final = (OSError, sqlite3.OperationalError, IndexDamaged, IndexOutdated)
 """What opening, reading or writing an index file raises when its folder cannot be used."""
 

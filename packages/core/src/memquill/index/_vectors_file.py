@@ -28,8 +28,6 @@ from memquill.index._location import index_dir, index_path
 from memquill.paths import read_text_nofollow
 from memquill.query import note_document
 
-__all__ = ["forget_note_vectors", "forget_vectors", "unit_digest", "vectors_path"]
-
 _BUSY_SECONDS: Final = 5.0
 
 

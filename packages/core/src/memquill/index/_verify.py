@@ -8,8 +8,6 @@ from memquill.index._folders import decode_listing
 from memquill.index._pages import PAGE, decode_page
 from memquill.index._term_lists import decode_term_list
 
-__all__ = ["verify_blobs"]
-
 
 def verify_blobs(database: IndexDatabase) -> list[str]:
     """Problems with any postings block, term list, page or kept folder listing (empty: all

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-__all__ = ["WATCH_ENV", "Changes", "Watcher", "open_watcher"]
-
 WATCH_ENV: Final = "MEMQUILL_INDEX_WATCH"
 """Set to ``0`` (or ``false``, ``no``, ``off``) to never watch: a walk before every answer."""
 

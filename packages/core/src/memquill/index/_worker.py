@@ -16,8 +16,6 @@ from typing import IO, Final
 
 from memquill.index._build import Analyser, Finish, Start, Unit
 
-__all__ = ["PROGRAM", "main", "read_message", "write_message"]
-
 _LENGTH: Final = struct.Struct("<Q")
 PROGRAM: Final = ("-m", "memquill.index._worker")
 """The worker's command line after the interpreter. The package facades are lazy, so it imports

@@ -26,8 +26,6 @@ from memquill.index._notes import NoteTable
 from memquill.index._pages import PAGE, NoteRow, encode_page
 from memquill.index._term_lists import TermList, decode_term_list, relabel
 
-__all__ = ["IndexWriter"]
-
 _LOOKUP: Final = 500
 """Ids looked up per statement (well under SQLite's limit on parameters)."""
 

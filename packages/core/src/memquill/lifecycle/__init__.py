@@ -56,6 +56,7 @@ from memquill.lifecycle._model import (
     JobStatus,
     Ledger,
     SourceRef,
+    turn_id,
 )
 from memquill.lifecycle._pass import PassReport
 from memquill.lifecycle._prompt import (
@@ -69,13 +70,7 @@ from memquill.lifecycle._prompt import (
 )
 from memquill.lifecycle._status import STATUS_JOBS, JobsView, JobView, job_status, retry_jobs
 from memquill.lifecycle._transcript import TranscriptSource, read_transcript
-from memquill.lifecycle._turns import (
-    CommittedTurn,
-    Refusal,
-    committed_turns,
-    has_memory_write,
-    turn_id,
-)
+from memquill.lifecycle._turns import CommittedTurn, Refusal, committed_turns, has_memory_write
 
 __all__ = [
     "BATCH_TURNS",

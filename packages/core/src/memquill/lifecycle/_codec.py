@@ -31,8 +31,6 @@ from memquill.lifecycle._model import (
     turn_id,
 )
 
-__all__ = ["decode_ledger", "encode_ledger", "valid_reference"]
-
 _VERSION: Final = 1
 _MAX_ID_CHARS: Final = 200
 _MAX_LABEL_CHARS: Final = 300

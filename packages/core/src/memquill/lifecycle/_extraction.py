@@ -33,8 +33,6 @@ from memquill.lifecycle._turns import CommittedTurn, flush_session, record_turn
 from memquill.store import iso_timestamp
 from memquill.tools import MemorySession
 
-__all__ = ["Extraction"]
-
 _LOG: Final = logging.getLogger("memquill.lifecycle")
 
 

@@ -41,8 +41,6 @@ from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.lifecycle._model import MAX_LEDGER_BYTES, Ledger
 from memquill.paths import canonical_workspace
 
-__all__ = ["LEDGER_PATH", "LedgerFile"]
-
 LEDGER_DIR: Final = ".assistant"
 LEDGER_NAME: Final = "memory-jobs.json"
 LEDGER_PATH: Final = f"{LEDGER_DIR}/{LEDGER_NAME}"

@@ -28,14 +28,6 @@ from typing import Final
 
 from memquill.query import is_cjk, query_terms, tokenize, words
 
-__all__ = [
-    "FRAMING_WORDS",
-    "MIN_QUOTE_CHARACTERS",
-    "MIN_QUOTE_WORDS",
-    "content_problem",
-    "quote_problem",
-]
-
 MIN_QUOTE_WORDS: Final = 3
 MIN_QUOTE_CHARACTERS: Final = 12
 FRAMING_WORDS: Final = (

@@ -28,19 +28,6 @@ from typing import Final, Literal, Protocol, runtime_checkable
 
 from memquill.tools import BindingBackend
 
-__all__ = [
-    "MessageRole",
-    "MessageSource",
-    "RecordedMessages",
-    "SessionGate",
-    "SessionState",
-    "SourceMessage",
-    "ToolCall",
-    "ToolOutput",
-    "always_ready",
-    "binding_gate",
-]
-
 MessageRole = Literal["user", "assistant", "system", "tool"]
 
 

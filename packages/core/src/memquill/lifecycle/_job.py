@@ -52,8 +52,6 @@ from memquill.lifecycle._sources import UsableTurn, changed, storage_signature, 
 from memquill.store import Candidate, iso_timestamp
 from memquill.tools import MemorySession, WriteSource, save_candidates
 
-__all__ = ["MAX_CALLS_PER_PASS", "PassConfig", "PassState", "process_job"]
-
 MAX_CALLS_PER_PASS: Final = 3
 EXTRACTION_TIMEOUT: Final = 120.0
 RESERVE_BYTES: Final = 32 * 1024

@@ -20,22 +20,6 @@ from typing import Final, Literal
 
 from memquill.store import sha256_hex
 
-__all__ = [
-    "BATCH_TURNS",
-    "ELIGIBLE",
-    "JOB_STATUSES",
-    "MAX_ATTEMPTS",
-    "MAX_JOBS",
-    "MAX_LEDGER_BYTES",
-    "MAX_SOURCES",
-    "MAX_TURNS",
-    "Job",
-    "JobStatus",
-    "Ledger",
-    "SourceRef",
-    "turn_id",
-]
-
 MAX_TURNS: Final = 5000
 """Committed turns a workspace's ledger records; past it, extraction stops (``job_limit``)."""
 MAX_JOBS: Final = 5000

@@ -24,8 +24,6 @@ from typing import Final
 from memquill.lifecycle._job import MAX_CALLS_PER_PASS, PassConfig, PassState, process_job
 from memquill.lifecycle._model import ELIGIBLE, JobStatus
 
-__all__ = ["SCHEDULER", "PassReport", "Scheduler", "run_pass"]
-
 _LOG: Final = logging.getLogger("memquill.lifecycle")
 
 

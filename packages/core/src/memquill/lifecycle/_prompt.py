@@ -26,17 +26,6 @@ from memquill.jsondoc import parse_json
 from memquill.lifecycle._grounding import content_problem, quote_problem
 from memquill.text import utf16_prefix
 
-__all__ = [
-    "EXTRACTION_MAX_TOKENS",
-    "EXTRACTION_SYSTEM_PROMPT",
-    "MAX_FACTS",
-    "Fact",
-    "PromptTurn",
-    "cut_turns",
-    "extraction_prompt",
-    "parse_facts",
-]
-
 MAX_FACTS: Final = 8
 EXTRACTION_MAX_TOKENS: Final = 1000
 USER_UNITS: Final = 6000

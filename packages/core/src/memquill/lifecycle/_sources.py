@@ -18,8 +18,6 @@ from pathlib import Path
 from memquill.lifecycle._host import SourceMessage
 from memquill.lifecycle._model import Job, SourceRef
 
-__all__ = ["UsableTurn", "changed", "storage_signature", "usable_turns"]
-
 
 @dataclass(frozen=True, slots=True)
 class UsableTurn:

@@ -17,8 +17,6 @@ from typing import Final
 from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._model import ELIGIBLE, MAX_TURNS, Job, JobStatus
 
-__all__ = ["STATUS_JOBS", "JobView", "JobsView", "job_status", "retry_jobs"]
-
 STATUS_JOBS: Final = 20
 """How many of the latest jobs the status shows by default."""
 _EXHAUSTED: Final = "retry_exhausted"

@@ -36,8 +36,6 @@ from memquill.jsondoc import parse_json
 from memquill.lifecycle._host import MessageRole, SourceMessage, ToolCall, ToolOutput
 from memquill.paths import read_regular
 
-__all__ = ["TranscriptSource", "read_transcript"]
-
 MAX_TRANSCRIPT_BYTES: Final = 16 * 1024 * 1024
 _ROLES: Final = frozenset({"user", "assistant", "system", "tool"})
 

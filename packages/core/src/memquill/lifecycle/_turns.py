@@ -28,16 +28,6 @@ from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import SourceMessage, ToolCall, ToolOutput
 from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef, turn_id
 
-__all__ = [
-    "CommittedTurn",
-    "Refusal",
-    "committed_turns",
-    "flush_session",
-    "has_memory_write",
-    "record_turn",
-    "turn_id",
-]
-
 Refusal = Literal[
     "unsuccessful",
     "system_turn",

@@ -24,8 +24,6 @@ from memquill.manage._state import Backend
 from memquill.store import ID_PATTERN, REVISION_PATTERN
 from memquill.tools import WriteOutcome, WriteSource, correct, forget, keep_version, remember
 
-__all__ = ["Action", "Outcome", "parse_action", "perform"]
-
 WORKSPACE_CHANGED: Final = "Workspace or memory changed."
 KEY_PREFIX: Final = "manual:page:"
 """Page keys live apart from the CLI's (``manual:<sha256>`` or ``--key``) and the tools'."""

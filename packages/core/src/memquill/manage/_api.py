@@ -28,8 +28,6 @@ from memquill.manage._actions import (
 from memquill.manage._guard import Refusal, read_body
 from memquill.manage._state import Backend, State, error_json, latest_version, record_json
 
-__all__ = ["HTTP_STATUS", "get_memory", "post_memory", "refusal_response"]
-
 HTTP_STATUS: Final[dict[str, int]] = {
     "capacity": 507,
     "corrupt": 422,

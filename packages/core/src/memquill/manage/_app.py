@@ -30,8 +30,6 @@ from memquill.manage._state import Backend, State
 from memquill.query import SearchArgs, SearchResult, parse_args
 from memquill.web import TokenGuard
 
-__all__ = ["SECURITY_HEADERS", "create_app"]
-
 SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
     (b"cache-control", b"no-store"),
     (

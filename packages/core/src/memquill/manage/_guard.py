@@ -15,14 +15,6 @@ from typing import Final
 
 from starlette.requests import Request
 
-__all__ = [
-    "LOOPBACK_HOSTS",
-    "MAX_BODY_BYTES",
-    "Refusal",
-    "check_request",
-    "read_body",
-]
-
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 MAX_BODY_BYTES: Final = 64 * 1024

@@ -17,15 +17,6 @@ from typing import Final, Protocol, runtime_checkable
 from memquill.errors import MemquillError
 from memquill.lifecycle import Extraction, job_status, retry_jobs
 
-__all__ = [
-    "RETRYABLE",
-    "JobView",
-    "JobsSource",
-    "JobsView",
-    "LedgerJobs",
-    "jobs_json",
-]
-
 RETRYABLE: Final = frozenset({"pending", "running", "unavailable", "failed", "cooldown"})
 """Statuses the runner picks up again (spec 9.4 step 3)."""
 

@@ -15,8 +15,6 @@ from typing import Final, cast
 from memquill.manage._panels import doctor_panel, jobs_panel, store_problem
 from memquill.query import SearchResult
 
-__all__ = ["render_page"]
-
 _SHORT: Final = 16
 _SEARCH_TITLE: Final = '<h2 id="search-title">Search</h2>'
 _HEAD: Final = (

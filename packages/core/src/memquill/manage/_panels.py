@@ -14,8 +14,6 @@ from typing import Final, cast
 
 from memquill.manage._words import JOB_REASONS, JOB_STATUSES
 
-__all__ = ["doctor_panel", "jobs_panel", "store_problem"]
-
 
 def _bytes(count: int) -> str:
     return f"{count / 1024:,.1f} KiB" if count < 1024 * 1024 else f"{count / 1048576:,.2f} MiB"

@@ -20,8 +20,6 @@ from memquill.manage._app import create_app
 from memquill.manage._state import Backend
 from memquill.web import LOGIN_PARAMETER, bounded_protocol
 
-__all__ = ["LOOPBACK", "ManageServer"]
-
 LOOPBACK: Final = "127.0.0.1"
 _STARTUP_TIMEOUT: Final = 30.0
 """Only stops a server that never comes up from hanging its caller; never a speed target."""

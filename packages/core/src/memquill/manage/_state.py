@@ -24,15 +24,6 @@ from memquill.store import (
 )
 from memquill.tools import MemorySession, expires_at
 
-__all__ = [
-    "Backend",
-    "State",
-    "doctor_json",
-    "error_json",
-    "latest_version",
-    "record_json",
-]
-
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)

@@ -12,8 +12,6 @@ from typing import Final
 
 from memquill.store import JSONValue
 
-__all__ = ["JOB_REASONS", "JOB_STATUSES", "STATUS_WORDS", "age", "provenance"]
-
 STATUS_WORDS: Final[Mapping[str, str]] = {
     "active": "current",
     "superseded": "replaced by a correction",

@@ -15,8 +15,6 @@ from typing import Any, Protocol
 
 from memquill.tools import MemorySession
 
-__all__ = ["AdapterHarness", "AdapterSpec", "HarnessResult", "ToolDescriptor"]
-
 
 @dataclass(frozen=True, slots=True)
 class ToolDescriptor:

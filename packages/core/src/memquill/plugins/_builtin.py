@@ -14,8 +14,6 @@ from typing import Final
 from memquill.plugins.hookspecs import hookimpl
 from memquill.store import BUILTIN_DETECTORS, SecretDetector
 
-__all__ = ["PLUGIN_NAME", "memquill_register_secret_detectors"]
-
 PLUGIN_NAME: Final = "memquill.builtin"
 """The name this module is registered under."""
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import importlib.metadata
 from dataclasses import dataclass
 
-__all__ = ["IntegrationSpec"]
-
 
 @dataclass(frozen=True, slots=True)
 class IntegrationSpec:

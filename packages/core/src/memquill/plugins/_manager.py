@@ -34,22 +34,6 @@ from memquill.store import SecretDetector, SecretScanner
 if typing.TYPE_CHECKING:
     from memquill.enhance import TextModel
 
-__all__ = [
-    "DISABLE_AUTOLOAD_ENV",
-    "ENTRY_POINT_GROUP",
-    "MemquillPluginManager",
-    "PluginFailure",
-    "PluginInfo",
-    "PluginReport",
-    "RegisteredAdapter",
-    "RegisteredDetector",
-    "RegisteredIntegration",
-    "get_plugin_manager",
-    "plugin_report",
-    "registered_adapters",
-    "secret_scanner",
-    "text_model",
-]
 
 ENTRY_POINT_GROUP: Final = PROJECT_NAME
 """The entry-point group plugin distributions declare (``[project.entry-points.memquill]``)."""

@@ -38,7 +38,6 @@ if typing.TYPE_CHECKING:
     from memquill.semantic import Embedder
     from memquill.tools import Access
 
-__all__ = ["connect_telemetry", "open_session"]
 
 _LOGGER = "memquill.plugins"
 """Where a plugin that fails to load is reported (:mod:`logging` loads only then)."""

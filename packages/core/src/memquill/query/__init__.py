@@ -30,6 +30,7 @@ if typing.TYPE_CHECKING:
     from memquill.query._dates import MonthKey, month_matches, path_day, query_months
     from memquill.query._documents import SearchDocument, note_document, record_document
     from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery, Searcher
+    from memquill.query._listing import list_folder
     from memquill.query._markdown import (
         CHUNK_OVERLAP,
         CHUNK_SIZE,
@@ -50,34 +51,18 @@ if typing.TYPE_CHECKING:
     from memquill.query._rank import (
         CANDIDATES,
         Corpus,
-        Posting,
-        RankDocument,
-        RankedHit,
-        RankParams,
         day_factor,
         idf,
         matches_filters,
         month_gain,
-        path_key,
         rank,
     )
+    from memquill.query._rank_model import Posting, RankDocument, RankedHit, RankParams
     from memquill.query._render import render_get, render_recent, render_search, score_value
-    from memquill.query._scan import (
-        DocumentCache,
-        FolderListing,
-        Identity,
-        PreviousWalk,
-        ScanBudget,
-        Walk,
-        WalkedFile,
-        admit,
-        file_identity,
-        list_folder,
-        walk_workspace,
-    )
+    from memquill.query._scan import ScanBudget, admit, walk_workspace
     from memquill.query._scanconfig import ScanConfig, load_scan_config
+    from memquill.query._stemmer import STEMMER_VERSION
     from memquill.query._tokens import (
-        STEMMER_VERSION,
         TOKENIZER_VERSION,
         camel_free,
         fold,
@@ -86,6 +71,15 @@ if typing.TYPE_CHECKING:
         tokenize,
         words,
     )
+    from memquill.query._walk import Walk, WalkedFile
+    from memquill.query._walk_cache import (
+        DocumentCache,
+        FolderListing,
+        Identity,
+        PreviousWalk,
+        file_identity,
+    )
+    from memquill.text import path_key
 
 __all__ = [
     "CANDIDATES",
@@ -169,27 +163,27 @@ __getattr__, __dir__ = _lazy_exports(
         "CHUNK_SIZE": "memquill.query._markdown",
         "MAX_SEARCH_LIMIT": "memquill.query._args",
         "Corpus": "memquill.query._rank",
-        "DocumentCache": "memquill.query._scan",
+        "DocumentCache": "memquill.query._walk_cache",
         "FileType": "memquill.query._args",
-        "FolderListing": "memquill.query._scan",
+        "FolderListing": "memquill.query._walk_cache",
         "GetArgs": "memquill.query._args",
         "GetResult": "memquill.query._models",
         "HitKind": "memquill.query._models",
-        "Identity": "memquill.query._scan",
+        "Identity": "memquill.query._walk_cache",
         "MemoryQuery": "memquill.query._engine",
         "MonthKey": "memquill.query._dates",
         "PAGE_UNITS": "memquill.query._engine",
-        "Posting": "memquill.query._rank",
-        "PreviousWalk": "memquill.query._scan",
-        "RankDocument": "memquill.query._rank",
-        "RankParams": "memquill.query._rank",
-        "RankedHit": "memquill.query._rank",
+        "Posting": "memquill.query._rank_model",
+        "PreviousWalk": "memquill.query._walk_cache",
+        "RankDocument": "memquill.query._rank_model",
+        "RankParams": "memquill.query._rank_model",
+        "RankedHit": "memquill.query._rank_model",
         "RecentArgs": "memquill.query._args",
         "RecentResult": "memquill.query._models",
         "RecentSection": "memquill.query._models",
         "ResultT": "memquill.query._models",
         "SNIPPET_UNITS": "memquill.query._engine",
-        "STEMMER_VERSION": "memquill.query._tokens",
+        "STEMMER_VERSION": "memquill.query._stemmer",
         "ScanBudget": "memquill.query._scan",
         "ScanConfig": "memquill.query._scanconfig",
         "SearchArgs": "memquill.query._args",
@@ -199,18 +193,18 @@ __getattr__, __dir__ = _lazy_exports(
         "Searcher": "memquill.query._engine",
         "SectionKind": "memquill.query._models",
         "TOKENIZER_VERSION": "memquill.query._tokens",
-        "Walk": "memquill.query._scan",
-        "WalkedFile": "memquill.query._scan",
+        "Walk": "memquill.query._walk",
+        "WalkedFile": "memquill.query._walk",
         "admit": "memquill.query._scan",
         "camel_free": "memquill.query._tokens",
         "count_words": "memquill.query._counts",
         "day_factor": "memquill.query._rank",
-        "file_identity": "memquill.query._scan",
+        "file_identity": "memquill.query._walk_cache",
         "fold": "memquill.query._tokens",
         "heading_text": "memquill.query._markdown",
         "idf": "memquill.query._rank",
         "is_cjk": "memquill.query._tokens",
-        "list_folder": "memquill.query._scan",
+        "list_folder": "memquill.query._listing",
         "load_scan_config": "memquill.query._scanconfig",
         "matches_filters": "memquill.query._rank",
         "month_gain": "memquill.query._rank",
@@ -219,7 +213,7 @@ __getattr__, __dir__ = _lazy_exports(
         "note_meta": "memquill.query._markdown",
         "parse_args": "memquill.query._args",
         "path_day": "memquill.query._dates",
-        "path_key": "memquill.query._rank",
+        "path_key": "memquill.text",
         "query_months": "memquill.query._dates",
         "query_terms": "memquill.query._tokens",
         "rank": "memquill.query._rank",

@@ -24,20 +24,6 @@ from pydantic import (
 from memquill.errors import InvalidInputError
 from memquill.text import utf16_len
 
-__all__ = [
-    "MAX_CHAR_START",
-    "MAX_SEARCH_LIMIT",
-    "NOT_BOOL",
-    "FileType",
-    "GetArgs",
-    "Int",
-    "RecentArgs",
-    "SearchArgs",
-    "parse_args",
-    "utf16_bounds",
-    "validation_message",
-]
-
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 MAX_CHAR_START: Final = 512 * 1024

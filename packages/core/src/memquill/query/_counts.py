@@ -19,8 +19,6 @@ from typing import Final
 
 from memquill.query._tokens import fold, folded_terms
 
-__all__ = ["count_words", "split_words", "term_counts"]
-
 _SEPARATE: Final = bytes(
     0x20 if byte < 0x80 and not (chr(byte).isalnum() or chr(byte) in "'_-./") else byte
     for byte in range(256)

@@ -15,8 +15,6 @@ import re
 from datetime import date
 from typing import Final
 
-__all__ = ["MONTHS", "MonthKey", "month_matches", "path_day", "path_month", "query_months"]
-
 MONTHS: Final = (
     "january",
     "february",

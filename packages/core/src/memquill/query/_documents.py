@@ -17,15 +17,6 @@ from memquill.query._markdown import Chunk, NoteMeta, chunk_markdown, note_meta
 from memquill.query._tokens import count_term, fold, plain
 from memquill.store import ProjectedRecord
 
-__all__ = [
-    "WORKSPACE_FILE",
-    "DocumentKind",
-    "SearchDocument",
-    "note_document",
-    "record_document",
-    "record_label",
-]
-
 WORKSPACE_FILE: Final = "workspace-file"
 """The provenance shown for a user's own note."""
 

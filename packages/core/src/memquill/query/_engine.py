@@ -29,15 +29,15 @@ from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_doc
 from memquill.query._excerpt import build_excerpt
 from memquill.query._markdown import wiki_links
 from memquill.query._models import GetResult, RecentResult, SearchHit, SearchResult
-from memquill.query._rank import Corpus, RankedHit, RankParams, matches_filters, rank
+from memquill.query._rank import Corpus, matches_filters, rank
+from memquill.query._rank_model import RankedHit, RankParams
 from memquill.query._recent import collect_recent, records_unavailable
 from memquill.query._render import score_value
-from memquill.query._scan import DocumentCache, scan_workspace
+from memquill.query._scan import scan_workspace
 from memquill.query._scanconfig import load_scan_config
+from memquill.query._walk_cache import DocumentCache
 from memquill.store import ProjectedRecord, RecordStore, conflict_notice
 from memquill.text import utf16_len, utf16_slice
-
-__all__ = ["PAGE_UNITS", "SNIPPET_UNITS", "MemoryQuery", "Searcher"]
 
 PAGE_UNITS: Final = 3000
 """A ``get`` page, in UTF-16 units."""

@@ -39,8 +39,6 @@ from memquill.query._tokens import (
 )
 from memquill.text import unit_starts, utf16_len
 
-__all__ = ["ELLIPSIS", "Excerpt", "LineIndex", "build_excerpt"]
-
 ELLIPSIS: Final = "\u2026"
 """Marks text left out at a cut (one UTF-16 unit)."""
 MIN_TAIL: Final = 40

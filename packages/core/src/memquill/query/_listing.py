@@ -25,8 +25,6 @@ from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import FolderListing, Step
 from memquill.text import path_key
 
-__all__ = ["classify", "list_folder", "sort_entries"]
-
 _NAME: Final = attrgetter("name")
 
 

@@ -22,20 +22,6 @@ from typing import Final
 
 from memquill.text import point_of, utf16_len
 
-__all__ = [
-    "CHUNK_OVERLAP",
-    "CHUNK_SIZE",
-    "MAX_LINKS",
-    "Chunk",
-    "NoteMeta",
-    "chunk_markdown",
-    "frontmatter_lines",
-    "heading_text",
-    "note_meta",
-    "wiki_links",
-    "window_bounds",
-]
-
 CHUNK_SIZE: Final = 1200
 """Chunk window, in UTF-16 units."""
 CHUNK_OVERLAP: Final = 150

@@ -11,16 +11,6 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = [
-    "GetResult",
-    "HitKind",
-    "RecentResult",
-    "RecentSection",
-    "SearchHit",
-    "SearchResult",
-    "SectionKind",
-]
-
 HitKind = Literal["note", "record"]
 SectionKind = Literal["longterm", "daily", "record"]
 

@@ -42,23 +42,6 @@ from memquill.query._rank_model import (
 from memquill.query._tokens import count_term, query_terms, search_prefixes
 from memquill.text import path_key
 
-__all__ = [
-    "CANDIDATES",
-    "FileType",
-    "Posting",
-    "RankCorpus",
-    "RankDocument",
-    "RankParams",
-    "RankedHit",
-    "day_factor",
-    "idf",
-    "matches_filters",
-    "month_gain",
-    "path_key",
-    "rank",
-    "recency_factor",
-]
-
 CANDIDATES: Final = 20
 """Hits ranked per search; ``limit`` shows a prefix of them."""
 

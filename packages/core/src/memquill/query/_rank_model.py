@@ -16,8 +16,6 @@ from memquill.query._dates import MonthKey
 from memquill.query._documents import DocumentKind, SearchDocument
 from memquill.query._markdown import Chunk
 
-__all__ = ["Posting", "RankCorpus", "RankDocument", "RankParams", "RankedHit"]
-
 Posting = tuple[int, int, tuple[int, ...] | None]
 """Document index, body count, per-field counts (``None`` when no field holds the term)."""
 

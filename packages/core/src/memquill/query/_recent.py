@@ -23,8 +23,6 @@ from memquill.query._models import RecentResult, RecentSection
 from memquill.store import RecordStore
 from memquill.text import utf16_cut
 
-__all__ = ["DAILY_NAME", "LONGTERM_CANDIDATES", "collect_recent"]
-
 LONGTERM_CANDIDATES: Final = ("memory.md", "Memory.md", "MEMORY.md", "longterm/summary.md")
 DAILY_FOLDERS: Final = ("memory/daily", "daily")
 DAILY_NAME: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.md")

@@ -12,18 +12,6 @@ from typing import Final
 from memquill.query._models import GetResult, RecentResult, RecentSection, SearchResult
 from memquill.text import utf16_cut
 
-__all__ = [
-    "RESPONSE_UNITS",
-    "TRUNCATED",
-    "continuation_marker",
-    "render_get",
-    "render_recent",
-    "render_search",
-    "score_value",
-    "shown_source",
-    "truncate",
-]
-
 RESPONSE_UNITS: Final = 12_000
 """Search and recent text is cut here (UTF-16 units)."""
 TRUNCATED: Final = "\n[...truncated...]"

@@ -29,38 +29,12 @@ from typing import Final, Generic, TypeVar
 from memquill.errors import SourceError
 from memquill.paths import read_text_nofollow
 from memquill.query._documents import SearchDocument, note_document
-from memquill.query._listing import classify, list_folder
 from memquill.query._scanconfig import ScanConfig, load_scan_config
 from memquill.query._walk import Walk, WalkedFile, walk_folders
 from memquill.query._walk_cache import (
     DocumentCache,
-    FolderListing,
-    Identity,
     PreviousWalk,
-    file_identity,
 )
-
-__all__ = [
-    "ENTRY_LIMIT",
-    "FILE_LIMIT",
-    "TOTAL_BYTES_LIMIT",
-    "Admitted",
-    "DocumentCache",
-    "FolderListing",
-    "Identity",
-    "PreviousWalk",
-    "ScanBudget",
-    "ScanResult",
-    "Walk",
-    "WalkedFile",
-    "admit",
-    "classify",
-    "file_identity",
-    "list_folder",
-    "scan_workspace",
-    "skip_warning",
-    "walk_workspace",
-]
 
 ENTRY_LIMIT: Final = 1_000_000
 FILE_LIMIT: Final = 200_000

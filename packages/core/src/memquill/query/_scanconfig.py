@@ -29,14 +29,6 @@ from memquill.jsondoc import parse_json
 from memquill.paths import MAX_READ_BYTES, read_text_nofollow
 from memquill.private_paths import NOTE_EXTENSIONS
 
-__all__ = [
-    "DEFAULT_IGNORE",
-    "MAX_DEPTH",
-    "ScanConfig",
-    "glob_pattern",
-    "load_scan_config",
-]
-
 CONFIG_PATH: Final = ".assistant/config.json"
 DEFAULT_IGNORE: Final = (
     ".obsidian/**",

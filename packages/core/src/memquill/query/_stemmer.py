@@ -29,15 +29,6 @@ from typing import Final, Protocol, cast
 
 import Stemmer
 
-__all__ = [
-    "IRREGULAR",
-    "SNOWBALL_EXCEPTIONS",
-    "STEMMER_VERSION",
-    "irregular_forms",
-    "search_prefix",
-    "stem",
-]
-
 # Forms that are more often an unrelated word are left out ("bit", "left", "saw", "rose",
 # "felt", "lay", "found", "bore"), as are stop words, which a query never searches for. A
 # kept form that is also a name ("Drew") still finds that name: both sides stem alike.

@@ -32,27 +32,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Final
 
-from memquill.query._stemmer import STEMMER_VERSION, irregular_forms, search_prefix, stem
-
-__all__ = [
-    "CAMEL_MARK",
-    "QUESTION_WORDS",
-    "STEMMER_VERSION",
-    "STOP_WORDS",
-    "TOKENIZER_VERSION",
-    "camel_free",
-    "count_term",
-    "fold",
-    "folded_terms",
-    "is_cjk",
-    "plain",
-    "query_terms",
-    "search_prefixes",
-    "term_of_word",
-    "term_spans",
-    "tokenize",
-    "words",
-]
+from memquill.query._stemmer import irregular_forms, search_prefix, stem
 
 TOKENIZER_VERSION: Final = 3
 """Bumped whenever the terms a text or a query yields change (2: identifier parts; 3: the

@@ -36,8 +36,6 @@ from memquill.query._walk_cache import (
     file_identity,
 )
 
-__all__ = ["Walk", "WalkedFile", "walk_folders"]
-
 _LINKS: Final = attrgetter("st_nlink")
 _IDENTITY: Final = cast(
     "Callable[[os.stat_result], Identity]",

@@ -15,15 +15,6 @@ from dataclasses import dataclass
 from memquill.query._documents import SearchDocument
 from memquill.query._scanconfig import ScanConfig
 
-__all__ = [
-    "DocumentCache",
-    "FolderListing",
-    "Identity",
-    "PreviousWalk",
-    "Step",
-    "file_identity",
-]
-
 Identity = tuple[int, int, int, int, int]
 """A file's identity: size, mtime_ns, inode, ctime_ns, device."""
 Step = tuple[str, str]

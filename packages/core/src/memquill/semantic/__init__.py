@@ -11,6 +11,7 @@ goes through the auxiliary runner (scene ``memory_embed``): a failure keeps keyw
 says so in the rerank fallback line. memquill never downloads a model.
 """
 
+from memquill.index import vectors_path
 from memquill.semantic._callable import EmbedFunction, FunctionEmbedder
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector, check_vectors
 from memquill.semantic._load import load_embedder
@@ -22,7 +23,7 @@ from memquill.semantic._texts import (
     similarity_order_blocking,
 )
 from memquill.semantic._units import Unit, units_of
-from memquill.semantic._vectors import VectorCache, vectors_path
+from memquill.semantic._vectors import VectorCache
 
 __all__ = [
     "BATCH",

@@ -14,8 +14,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from memquill.enhance import ModelIdentity
 from memquill.semantic._embedder import EmbedKind
 
-__all__ = ["EmbedFunction", "FunctionEmbedder"]
-
 EmbedFunction = Callable[
     [list[str]], "Sequence[Sequence[float]] | Awaitable[Sequence[Sequence[float]]]"
 ]

@@ -12,8 +12,6 @@ from __future__ import annotations
 from memquill.enhance import AuxiliaryResult, AuxiliaryRunner, Call
 from memquill.semantic._embedder import Embedder, EmbedKind, Vector, check_vectors
 
-__all__ = ["EmbedFallback", "embed_call", "embedder_dims", "space_of"]
-
 
 class EmbedFallback(Exception):
     """Keyword order stays: ``result`` says why (status and reason)."""

@@ -21,8 +21,6 @@ from typing import Literal, Protocol, runtime_checkable
 
 from memquill.enhance import ModelIdentity
 
-__all__ = ["EmbedKind", "Embedder", "Vector", "check_vectors"]
-
 EmbedKind = Literal["query", "document"]
 Vector = tuple[float, ...]
 """A unit-length vector (what the cache keeps and similarity multiplies)."""

@@ -37,19 +37,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = [
-    "EXTRA",
-    "JOIN_FULL",
-    "JOIN_WEIGHT",
-    "MARGIN",
-    "MIN_SIMILARITY",
-    "THIN",
-    "WEIGHT",
-    "hybrid_order",
-    "joined_order",
-    "keyword_confident",
-]
-
 WEIGHT: Final = 0.2
 """The similarity's share of the hybrid score (measured: ``docs/ranking.md``)."""
 THIN: Final = 5

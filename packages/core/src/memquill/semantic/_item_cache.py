@@ -23,8 +23,6 @@ from memquill.paths import canonical_workspace
 from memquill.semantic._embedder import Vector
 from memquill.semantic._vectors import VectorCache
 
-__all__ = ["ItemUnit", "keep_vectors", "kept_vectors"]
-
 ItemUnit = tuple[Path, str]
 """A text's workspace folder and unit name (``i:<record id>``)."""
 

@@ -6,8 +6,6 @@ import importlib
 
 from memquill.semantic._embedder import Embedder
 
-__all__ = ["load_embedder"]
-
 
 def load_embedder(spec: str) -> Embedder:
     """The :class:`Embedder` at ``module:attribute`` (called first when it is a factory).

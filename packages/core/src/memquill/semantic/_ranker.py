@@ -49,7 +49,7 @@ from memquill.enhance import (
     within,
 )
 from memquill.errors import MemquillError
-from memquill.index import IndexSearcher, SyncReport
+from memquill.index import IndexSearcher, SyncReport, vectors_path
 from memquill.paths import canonical_workspace
 from memquill.query import MemoryQuery, SearchArgs, SearchDocument, SearchHit, parse_args
 from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
@@ -69,10 +69,8 @@ from memquill.semantic._hybrid import (
 from memquill.semantic._refresh import embed_refreshed
 from memquill.semantic._similarity import Similarities
 from memquill.semantic._units import Unit, extra_hit, units_of
-from memquill.semantic._vectors import VectorCache, vectors_path
+from memquill.semantic._vectors import VectorCache
 from memquill.tools import RankDecision
-
-__all__ = ["BATCH", "SEARCH_TIMEOUT", "SemanticRanker", "Similar"]
 
 SEARCH_TIMEOUT: Final = 3.0
 """Seconds a search gives the embedder (every call together) before keyword order stays."""

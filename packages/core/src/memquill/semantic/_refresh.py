@@ -36,8 +36,6 @@ from memquill.semantic._embed_call import EmbedFallback
 from memquill.semantic._units import Unit, units_of
 from memquill.semantic._vectors import VectorCache
 
-__all__ = ["SCOPE", "EmbedUnits", "embed_refreshed"]
-
 SCOPE: Final = "index"
 """The runner scope of embedding at index time (its own cooldown)."""
 

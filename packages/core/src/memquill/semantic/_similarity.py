@@ -18,8 +18,6 @@ from typing import Any
 
 from memquill.semantic._embedder import Vector
 
-__all__ = ["Similarities"]
-
 
 class Similarities:
     """Dot products of a query with the current units' vectors (thread-safe)."""

@@ -25,14 +25,6 @@ from memquill.semantic._embedder import Embedder, Vector
 from memquill.semantic._hybrid import WEIGHT, hybrid_order
 from memquill.semantic._item_cache import ItemUnit, keep_vectors, kept_vectors
 
-__all__ = [
-    "similarities",
-    "similarities_blocking",
-    "similarity_order",
-    "similarity_order_blocking",
-    "text_digest",
-]
-
 _BATCH = 64
 
 

@@ -16,8 +16,6 @@ from memquill.index import unit_digest
 from memquill.query import SNIPPET_UNITS, SearchDocument, SearchHit
 from memquill.text import utf16_cut
 
-__all__ = ["Unit", "extra_hit", "snippet", "units_of"]
-
 _ELLIPSIS: Final = "…"
 
 

@@ -34,11 +34,8 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from memquill.index import vectors_path
 from memquill.owner_only import private_file, private_folder, tighten_file
 from memquill.semantic._embedder import Vector
-
-__all__ = ["FORMAT", "VectorCache", "vectors_path"]  # vectors_path: the index layer's
 
 FORMAT: Final = "memquill-vectors:v1"
 _BUSY_SECONDS: Final = 5.0

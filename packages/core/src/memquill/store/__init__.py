@@ -32,9 +32,6 @@ if typing.TYPE_CHECKING:
         MAX_CONTENT_UNITS,
         MAX_STORE_BYTES,
         REVISION_PATTERN,
-        JSONValue,
-        Record,
-        RecordStatus,
         iso_timestamp,
         sha256_hex,
         store_revision,
@@ -61,6 +58,7 @@ if typing.TYPE_CHECKING:
     from memquill.store._merge_file import merge_into_file, read_copy
     from memquill.store._merge_ops import MergeResult
     from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
+    from memquill.store._record import JSONValue, Record, RecordStatus
     from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
     from memquill.store._repair import RepairPlan
     from memquill.store._results import (
@@ -73,13 +71,9 @@ if typing.TYPE_CHECKING:
         WriteResult,
         WriteStatus,
     )
-    from memquill.store._secrets import (
-        BUILTIN_DETECTORS,
-        RegexDetector,
-        SecretDetector,
-        SecretScanner,
-        normalize_for_detection,
-    )
+    from memquill.store._secret_detectors import RegexDetector, SecretDetector
+    from memquill.store._secret_rules import BUILTIN_DETECTORS
+    from memquill.store._secrets import SecretScanner, normalize_for_detection
     from memquill.store._store import MAX_BATCH, RecordStore
     from memquill.store._store_sync import ResolvedCopy, ResolveReport
 
@@ -158,7 +152,7 @@ __all__ = [
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
-        "BUILTIN_DETECTORS": "memquill.store._secrets",
+        "BUILTIN_DETECTORS": "memquill.store._secret_rules",
         "Candidate": "memquill.store._results",
         "CandidateResult": "memquill.store._results",
         "ControlFinding": "memquill.store._doctor",
@@ -171,7 +165,7 @@ __getattr__, __dir__ = _lazy_exports(
         "HistoryFigures": "memquill.store._history",
         "ID_PATTERN": "memquill.store._codec",
         "ImportPlan": "memquill.store._import",
-        "JSONValue": "memquill.store._codec",
+        "JSONValue": "memquill.store._record",
         "KEY_PATTERN": "memquill.store._fact_keys",
         "KeyRename": "memquill.store._families",
         "MAX_BATCH": "memquill.store._store",
@@ -185,17 +179,17 @@ __getattr__, __dir__ = _lazy_exports(
         "ProjectedRecord": "memquill.store._results",
         "Projection": "memquill.store._results",
         "REVISION_PATTERN": "memquill.store._codec",
-        "Record": "memquill.store._codec",
+        "Record": "memquill.store._record",
         "RecordKey": "memquill.store._record_key",
-        "RecordStatus": "memquill.store._codec",
+        "RecordStatus": "memquill.store._record",
         "RecordStore": "memquill.store._store",
         "RecordsBackend": "memquill.store._backend",
-        "RegexDetector": "memquill.store._secrets",
+        "RegexDetector": "memquill.store._secret_detectors",
         "RepairPlan": "memquill.store._repair",
         "ResolveReport": "memquill.store._store_sync",
         "ResolvedCopy": "memquill.store._store_sync",
         "STORE_ENV": "memquill.store._backend",
-        "SecretDetector": "memquill.store._secrets",
+        "SecretDetector": "memquill.store._secret_detectors",
         "SecretFinding": "memquill.store._doctor",
         "SecretScanner": "memquill.store._secrets",
         "Snapshot": "memquill.store._results",

@@ -20,13 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from memquill.errors import ConflictError, Messages
-from memquill.store._codec import JSONValue, Record, source_key
 from memquill.store._fingerprints import BLOCKING_KINDS, same_words, text_fingerprint
+from memquill.store._record import JSONValue, Record, source_key
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import Candidate, Snapshot
 from memquill.store._transaction import Outcome
-
-__all__ = ["append_candidates", "same_words"]
 
 
 def append_candidates(

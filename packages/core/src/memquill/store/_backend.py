@@ -41,17 +41,6 @@ from memquill.store._transaction import (
     write_locked,
 )
 
-__all__ = [
-    "FILE",
-    "STORE_ENV",
-    "FileBackend",
-    "RecordsBackend",
-    "database_workspaces",
-    "is_database",
-    "open_backend",
-    "resolve_location",
-]
-
 STORE_ENV: Final = "MEMQUILL_STORE"
 """The environment variable every surface reads the store location from (unless given)."""
 FILE: Final = "file"
@@ -221,7 +210,8 @@ def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
     if not is_database(location):
         raise InvalidInputError(Messages.STORE_LOCATION)
     try:
-        from memquill.store._postgres import list_workspaces, parse_location
+        from memquill.store._postgres_location import parse_location
+        from memquill.store._postgres_sql import list_workspaces
     except ImportError:
         raise StorageError(Messages.DATABASE_DRIVER) from None
     return list_workspaces(parse_location(location), prefix)
@@ -245,7 +235,8 @@ def open_backend(
     if not is_database(location):
         raise InvalidInputError(Messages.STORE_LOCATION)
     try:
-        from memquill.store._postgres import PostgresBackend, parse_location
+        from memquill.store._postgres import PostgresBackend
+        from memquill.store._postgres_location import parse_location
     except ImportError:
         raise StorageError(Messages.DATABASE_DRIVER) from None
     return PostgresBackend(parse_location(location), workspace)

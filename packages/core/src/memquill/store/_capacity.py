@@ -26,16 +26,6 @@ from memquill.jsondoc import parse_json
 from memquill.safe_read import read_text_nofollow
 from memquill.store._codec import MAX_STORE_BYTES
 
-__all__ = [
-    "CONFIG_PATH",
-    "DEFAULT_CAPACITY",
-    "MAX_CAPACITY",
-    "MIB",
-    "check_capacity",
-    "full_error",
-    "workspace_capacity",
-]
-
 MIB: Final = 1024 * 1024
 DEFAULT_CAPACITY: Final = MAX_STORE_BYTES
 """2 MiB: the spec's human-sized file."""

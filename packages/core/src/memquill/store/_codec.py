@@ -39,40 +39,8 @@ from memquill.store._record import (
     KEY_FIELD,
     JSONValue,
     Record,
-    RecordStatus,
-    source_key,
 )
 from memquill.text import LONE_SURROGATE, utf16_len, utf16_take
-
-__all__ = [
-    "HEADER",
-    "HEADERS",
-    "HEADER_V2",
-    "ID_PATTERN",
-    "LEGACY_HEADER",
-    "MAX_CONTENT_UNITS",
-    "MAX_STORE_BYTES",
-    "REVISION_PATTERN",
-    "JSONValue",
-    "Record",
-    "RecordStatus",
-    "StoreImage",
-    "decode_blocks",
-    "decode_store",
-    "encode_block",
-    "encode_store",
-    "identity_bytes",
-    "implied_supersede",
-    "iso_timestamp",
-    "merged_header",
-    "record_revision",
-    "sha256_hex",
-    "source_key",
-    "store_revision",
-    "validate_content",
-    "validate_source",
-]
-
 
 HEADER: Final = "# Memory records\n\n<!-- memory-records:v1 -->\n\n"
 """The header of a records file memquill creates (every status written in place)."""

@@ -16,8 +16,6 @@ from pathlib import Path
 from memquill.errors import Messages
 from memquill.private_paths import is_records_conflict_copy
 
-__all__ = ["conflict_copies", "conflict_notice"]
-
 
 def conflict_copies(directory: Path) -> tuple[str, ...]:
     """The conflict copies in ``directory`` (a workspace's ``memory/``), workspace-relative

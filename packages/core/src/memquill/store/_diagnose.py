@@ -19,17 +19,6 @@ from memquill.store._codec import HEADER, HEADER_V2, HEADERS, MAX_CONTENT_UNITS,
 from memquill.store._fact_keys import is_key
 from memquill.text import utf16_len, utf16_take
 
-__all__ = [
-    "MARKER",
-    "MARKER_END",
-    "SEPARATOR",
-    "Diagnosis",
-    "TornTail",
-    "diagnose",
-    "next_marker",
-    "torn_tail",
-]
-
 # The format's fixed strings (docs/record-format.md).
 MARKER: Final = "<!-- memory-record "
 MARKER_END: Final = " -->\n"

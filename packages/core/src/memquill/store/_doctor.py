@@ -45,17 +45,6 @@ from memquill.store._transaction import (
     read_snapshot,
 )
 
-__all__ = [
-    "ControlFinding",
-    "Diagnosis",
-    "DoctorReport",
-    "HistoryFigures",
-    "RepairPlan",
-    "SecretFinding",
-    "report_for",
-    "run_doctor",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class SecretFinding:

@@ -33,29 +33,19 @@ from typing import Final, TypeAlias, cast
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.jsondoc import parse_json
-from memquill.store._codec import MAX_CONTENT_UNITS, JSONValue, Record
+from memquill.store._codec import MAX_CONTENT_UNITS
 from memquill.store._fact_keys import FactKey
 from memquill.store._fingerprints import (
     BLOCKING_KINDS,
     text_fingerprint,
     with_fingerprint,
 )
+from memquill.store._record import JSONValue, Record
 from memquill.store._record_key import keyed_fields
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Operation, Outcome
 from memquill.text import utf16_len
-
-__all__ = [
-    "UNCHANGED",
-    "Target",
-    "Unchanged",
-    "check_extra",
-    "correction",
-    "renaming",
-    "resolve_target",
-    "revocation",
-]
 
 Target: TypeAlias = "str | FactKey"
 """What a write names: a record id (36 characters) or a fact key."""

@@ -25,19 +25,6 @@ from typing import Final
 
 from memquill.errors import InvalidInputError, Messages
 
-__all__ = [
-    "ID_SHAPE",
-    "KEY_PATTERN",
-    "MAX_KEY_CHARS",
-    "FactKey",
-    "is_key",
-    "key_of",
-    "looks_like_id",
-    "quote_key",
-    "unquote_key",
-    "validate_key",
-]
-
 MAX_KEY_CHARS: Final = 200
 """The longest key, in characters (keys are ASCII)."""
 KEY_PATTERN: Final = r"^[A-Za-z0-9._~%-]+(?:/[A-Za-z0-9._~%-]+)*$"

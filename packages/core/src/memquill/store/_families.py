@@ -34,24 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.store._codec import JSONValue, Record
 from memquill.store._fingerprints import with_fingerprint
-from memquill.store._record import EXTRA_FIELD, KEY_FIELD
-
-__all__ = [
-    "KEY_FIELD",
-    "RESOLVED_FIELD",
-    "Divergence",
-    "Families",
-    "KeyRename",
-    "divergences",
-    "family_of",
-    "forgotten_version",
-    "is_renamed_key",
-    "normalise_families",
-    "renamed_key",
-    "renamed_keys",
-]
+from memquill.store._record import EXTRA_FIELD, KEY_FIELD, JSONValue, Record
 
 _ERASED: Final = frozenset({KEY_FIELD, EXTRA_FIELD})
 _MAX_KEY: Final = 200

@@ -19,17 +19,6 @@ from memquill.paths import open_regular
 from memquill.store._capacity import full_error
 from memquill.store._codec import MAX_STORE_BYTES
 
-__all__ = [
-    "BACKUP_PREFIX",
-    "Signature",
-    "append_durably",
-    "file_signature",
-    "read_bounded",
-    "read_signed",
-    "signature_of",
-    "write_backup",
-]
-
 BACKUP_PREFIX: Final = ".records-backup-"
 """Backups are ``memory/.records-backup-<UTC time>.md``: private, like every ``.records-`` file."""
 

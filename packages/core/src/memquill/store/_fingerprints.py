@@ -25,16 +25,8 @@ import hmac
 import unicodedata
 from typing import Final
 
-from memquill.store._codec import Record
+from memquill.store._record import Record
 from memquill.store._record_key import KEYED_PREFIX
-
-__all__ = [
-    "BLOCKING_KINDS",
-    "TEXT_HASH_FIELD",
-    "same_words",
-    "text_fingerprint",
-    "with_fingerprint",
-]
 
 TEXT_HASH_FIELD: Final = "textHash"
 """The metadata key holding a version's forgotten-text fingerprint."""

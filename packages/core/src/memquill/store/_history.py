@@ -25,10 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Literal
 
-from memquill.store._codec import Record, encode_block
+from memquill.store._codec import encode_block
 from memquill.store._fingerprints import TEXT_HASH_FIELD
-
-__all__ = ["HistoryFigures", "history_figures"]
+from memquill.store._record import Record
 
 Category = Literal["live", "history", "compacted", "tombstone"]
 

@@ -29,7 +29,6 @@ from datetime import datetime
 
 from memquill.errors import ConflictError, CorruptError, InvalidInputError, Messages
 from memquill.store._codec import (
-    Record,
     StoreImage,
     decode_store,
     encode_store,
@@ -38,14 +37,13 @@ from memquill.store._codec import (
 )
 from memquill.store._diagnose import diagnose
 from memquill.store._memo import decode_snapshot
+from memquill.store._record import Record
 from memquill.store._record_key import keyed_fields
 from memquill.store._repair import RepairRefused, edit_sentence, read_edited
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._tombstones import ledger_of
 from memquill.store._transaction import Operation, Outcome
-
-__all__ = ["ImportPlan", "import_operation", "plan_import", "read_copy"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,6 @@ from memquill.jsondoc import parse_json
 from memquill.kernel_lock import probe, release_lock, wait_for_lock
 from memquill.paths import open_regular
 
-__all__ = ["LOCK_NAME", "WriterLock", "between_writes", "lock_holder", "lock_is_held"]
-
 LOCK_NAME: Final = ".records-lock"
 _OPEN_FLAGS: Final = (
     os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -22,26 +22,10 @@ from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
 from memquill.errors import CorruptError, Messages
-from memquill.store._codec import (
-    HEADER_V2,
-    HEADERS,
-    Record,
-    decode_blocks,
-    decode_store,
-    encode_block,
-)
-from memquill.store._fileio import Signature, signature_of
+from memquill.store._codec import HEADER_V2, HEADERS, decode_blocks, decode_store, encode_block
+from memquill.store._fileio import Signature
+from memquill.store._record import Record
 from memquill.store._results import Snapshot
-
-__all__ = [
-    "Decoded",
-    "Encoded",
-    "RecordsMemo",
-    "Signature",
-    "decode_snapshot",
-    "header_of",
-    "signature_of",
-]
 
 _NO_BLOCKS: Final[Mapping[int, tuple[Record, bytes]]] = {}
 

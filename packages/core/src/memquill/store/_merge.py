@@ -50,8 +50,6 @@ from typing import Final, TypeAlias
 from memquill.errors import CapacityError, CorruptError, Messages
 from memquill.store._codec import (
     MAX_STORE_BYTES,
-    JSONValue,
-    Record,
     StoreImage,
     decode_store,
     encode_block,
@@ -59,7 +57,6 @@ from memquill.store._codec import (
     merged_header,
 )
 from memquill.store._families import (
-    KEY_FIELD,
     RESOLVED_FIELD,
     Divergence,
     KeyRename,
@@ -68,16 +65,8 @@ from memquill.store._families import (
     normalise_families,
 )
 from memquill.store._fingerprints import text_fingerprint, with_fingerprint
+from memquill.store._record import KEY_FIELD, JSONValue, Record
 from memquill.store._tombstones import fold, is_ledger, ledger_of, token
-
-__all__ = [
-    "MergeReport",
-    "Merged",
-    "decode_side",
-    "merge_files",
-    "merge_images",
-    "merge_records",
-]
 
 _RANK: Final = {"active": 0, "superseded": 1, "revoked": 2}
 _OWN_FIELDS: Final = frozenset({"status", "updatedAt"})

@@ -17,8 +17,6 @@ from memquill.errors import ConflictError, MemoryRecordError, Messages, StorageE
 from memquill.store._fileio import read_bounded
 from memquill.store._merge import MergeReport, merge_files
 
-__all__ = ["merge_into_file", "read_copy"]
-
 
 def read_copy(path: Path) -> bytes:
     """The bytes of a copy of ``records.md`` at ``path`` (an empty file: none).

@@ -13,20 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
-from memquill.store._codec import (
-    HEADER,
-    JSONValue,
-    Record,
-    StoreImage,
-    decode_store,
-    encode_store,
-)
+from memquill.store._codec import HEADER, StoreImage, decode_store, encode_store
 from memquill.store._families import RESOLVED_FIELD, Divergence, divergences
 from memquill.store._merge import MergeReport, decode_side, merge_records
+from memquill.store._record import JSONValue, Record
 from memquill.store._results import Snapshot, WriteResult, check_revision
 from memquill.store._transaction import Operation, Outcome
-
-__all__ = ["MergeResult", "keep_operation", "merge_operation"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,12 +41,12 @@ from psycopg import errors as pg_errors
 
 from memquill.atomic import atomic_write
 from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
+from memquill.keyfiles import KEY_BYTES
 from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
-from memquill.store._codec import Record
 from memquill.store._doctor import DoctorReport, report_for
 from memquill.store._memo import Decoded, header_of
-from memquill.store._postgres_location import PostgresLocation, parse_location
+from memquill.store._postgres_location import PostgresLocation
 from memquill.store._postgres_rows import Row, assemble, columns, difference, split
 from memquill.store._postgres_sql import (
     CREATE_WORKSPACE,
@@ -57,29 +57,18 @@ from memquill.store._postgres_sql import (
     READ_FOR_WRITE_NOWAIT,
     RECORD_KEY,
     ROWS,
-    SCHEMA_VERSION,
     UPDATE_ROW,
     WROTE,
     Connection,
     as_bytes,
     close_quietly,
     connect,
-    list_workspaces,
 )
-from memquill.store._record_key import KEY_BYTES, KeySource
+from memquill.store._record import Record
+from memquill.store._record_key import KeySource
 from memquill.store._results import Snapshot, WriteResult
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Change, Operation, apply_operation, backup_of, locate
-
-__all__ = [
-    "MIRROR_NAME",
-    "NO_QUOTA",
-    "SCHEMA_VERSION",
-    "PostgresBackend",
-    "PostgresLocation",
-    "list_workspaces",
-    "parse_location",
-]
 
 _T = TypeVar("_T")
 MIRROR_NAME: Final = ".records-mirror.md"

@@ -14,8 +14,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from memquill.errors import InvalidInputError, Messages
 
-__all__ = ["OPTIONS", "PostgresLocation", "parse_location", "with_workspace"]
-
 OPTIONS: Final = ("workspace", "mirror", "idle_timeout")
 """The options a location takes after ``#``."""
 _MAX_NAME: Final = 200

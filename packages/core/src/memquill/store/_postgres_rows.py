@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from memquill.errors import CorruptError, Messages, StorageError
-from memquill.store._codec import Record, decode_store
-
-__all__ = ["Difference", "Row", "assemble", "columns", "difference", "rows_of", "split"]
+from memquill.store._codec import decode_store
+from memquill.store._record import Record
 
 _PREFIX: Final = "<!-- memory-record "
 _META_END: Final = " -->\n"

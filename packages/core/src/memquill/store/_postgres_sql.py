@@ -22,29 +22,6 @@ from memquill.errors import Messages, StorageError
 from memquill.store._postgres_location import PostgresLocation
 from memquill.store._postgres_upgrade import upgrade_workspaces
 
-__all__ = [
-    "CREATE",
-    "CREATE_WORKSPACE",
-    "DELETE_ROWS",
-    "INSERT_ROW",
-    "READ",
-    "READ_FOR_WRITE",
-    "READ_FOR_WRITE_NOWAIT",
-    "RECORD_KEY",
-    "ROWS",
-    "SCHEMA_VERSION",
-    "UPDATE_ROW",
-    "UPGRADE",
-    "VERSION",
-    "WROTE",
-    "Connection",
-    "as_bytes",
-    "close_quietly",
-    "connect",
-    "ensure_schema",
-    "list_workspaces",
-]
-
 Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
 
 SCHEMA_VERSION: Final = 2

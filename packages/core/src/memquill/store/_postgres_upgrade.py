@@ -27,7 +27,6 @@ from memquill.store._postgres_rows import columns, rows_of
 if TYPE_CHECKING:
     from memquill.store._postgres_sql import Connection
 
-__all__ = ["upgrade_workspaces"]
 
 _NEXT: Final = """
     SELECT workspace, workspace_id, record_key, records FROM memquill.records_v1

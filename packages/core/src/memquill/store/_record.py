@@ -8,8 +8,6 @@ from typing import Final, Literal, TypeAlias, cast
 
 from memquill.store._fact_keys import key_of
 
-__all__ = ["EXTRA_FIELD", "KEY_FIELD", "JSONValue", "Record", "RecordStatus", "source_key"]
-
 JSONValue: TypeAlias = "str | int | float | bool | list[JSONValue] | dict[str, JSONValue] | None"
 RecordStatus: TypeAlias = Literal["active", "superseded", "revoked"]
 

@@ -43,24 +43,7 @@ from typing import Final, Literal, Protocol
 from memquill.errors import InvalidInputError, Messages, StorageError
 from memquill.keyfiles import KEY_BYTES, UnsafeKeyFile, load_key_file, read_key_file, write_key_file
 from memquill.paths import user_data_dir
-from memquill.store._codec import JSONValue
-
-__all__ = [
-    "KEYED_PREFIX",
-    "KEY_BYTES",
-    "KEY_FILE",
-    "KEY_ID_FIELD",
-    "KNOWN_FOLDER",
-    "Installed",
-    "KeySource",
-    "RecordKey",
-    "key_from_text",
-    "key_id",
-    "key_text",
-    "keyed_fields",
-    "operation_hashes",
-    "recognised_hashes",
-]
+from memquill.store._record import JSONValue
 
 KEY_FILE: Final = "record-key.v1"
 KNOWN_FOLDER: Final = "record-keys.v1"

@@ -35,8 +35,6 @@ from memquill.jsondoc import parse_json
 from memquill.store._codec import (
     HEADERS,
     MAX_STORE_BYTES,
-    JSONValue,
-    Record,
     StoreImage,
     decode_store,
     encode_store,
@@ -51,23 +49,13 @@ from memquill.store._diagnose import (
     next_marker,
     torn_tail,
 )
-from memquill.store._fileio import BACKUP_PREFIX, read_bounded, write_backup
+from memquill.store._fileio import read_bounded, write_backup
 from memquill.store._lock import WriterLock
+from memquill.store._record import JSONValue, Record
 from memquill.store._record_key import KeySource, RecordKey, keyed_fields
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Locations
 from memquill.text import utf16_len, utf16_take
-
-__all__ = [
-    "BACKUP_PREFIX",
-    "EditedFile",
-    "RepairPlan",
-    "RepairRefused",
-    "apply_repair",
-    "edit_sentence",
-    "plan_repair",
-    "read_edited",
-]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,21 +7,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memquill.errors import ConflictError, Messages
-from memquill.store._codec import JSONValue, Record, record_revision
+from memquill.store._codec import record_revision
 from memquill.store._fingerprints import TEXT_HASH_FIELD
+from memquill.store._record import JSONValue, Record
 from memquill.store._tombstones import Ledger, is_ledger, ledger_of
-
-__all__ = [
-    "Candidate",
-    "CandidateResult",
-    "Preflight",
-    "ProjectedRecord",
-    "Projection",
-    "Snapshot",
-    "WriteResult",
-    "WriteStatus",
-    "check_revision",
-]
 
 WriteStatus = Literal["saved", "duplicate", "blocked"]
 """``saved`` (written), ``duplicate`` (already so, nothing written), ``blocked`` (tombstoned)."""

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from memquill.store._codec import Record, encode_block
+from memquill.store._codec import encode_block
 from memquill.store._fingerprints import with_fingerprint
+from memquill.store._record import Record
 from memquill.store._results import Snapshot
 from memquill.store._tombstones import RETENTION_DEPTH, fold
 from memquill.store._transaction import Draft, Operation, Outcome
-
-__all__ = ["compact_draft", "with_room"]
 
 _HEADROOM: Final = 2
 """Measure the draft only once the file holds more than 1/_HEADROOM of the capacity."""

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["RegexDetector", "SecretDetector"]
-
 
 class SecretDetector(Protocol):
     """Anything with a ``name`` that can tell whether a text holds a credential."""

@@ -14,8 +14,6 @@ from typing import Final
 
 from memquill.errors import Messages
 
-__all__ = ["KIND_WORDS", "describe_kinds", "secret_message"]
-
 KIND_WORDS: Final[Mapping[str, str]] = {
     "private_key": "a private key",
     "provider_key": "an AI provider API key",

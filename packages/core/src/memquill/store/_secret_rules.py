@@ -25,8 +25,6 @@ from memquill.store._secret_values import (
     spoken_value_is_secret,
 )
 
-__all__ = ["BUILTIN_DETECTORS"]
-
 Confirm = Callable[[re.Match[str]], bool]
 
 

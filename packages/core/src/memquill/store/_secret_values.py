@@ -14,15 +14,6 @@ import binascii
 import re
 from typing import Final
 
-__all__ = [
-    "assigned_value_is_secret",
-    "basic_credentials_decode",
-    "has_filler",
-    "is_placeholder",
-    "looks_like_key_material",
-    "spoken_value_is_secret",
-]
-
 _PLACEHOLDER: Final = re.compile(
     r"""^(?:
         <[^>]*>? | \[[^\]]*\]? | \{\{.*\}\}? | \{[^}]*\} | \$.* | %[A-Za-z_(]+.*

@@ -16,19 +16,9 @@ from collections.abc import Iterable
 from typing import Final
 
 from memquill.errors import SecretError
-from memquill.store._secret_detectors import RegexDetector, SecretDetector
+from memquill.store._secret_detectors import SecretDetector
 from memquill.store._secret_kinds import secret_message
 from memquill.store._secret_rules import BUILTIN_DETECTORS
-from memquill.store._secret_values import is_placeholder
-
-__all__ = [
-    "BUILTIN_DETECTORS",
-    "RegexDetector",
-    "SecretDetector",
-    "SecretScanner",
-    "is_placeholder",
-    "normalize_for_detection",
-]
 
 # Characters that render as nothing: every format character (Unicode category Cf: zero-width
 # space and joiners, bidi controls, soft hyphen, tags), variation selectors, the combining

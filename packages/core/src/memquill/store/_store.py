@@ -15,13 +15,7 @@ from typing import Final
 
 from memquill.errors import ConflictError, InvalidInputError, Messages
 from memquill.store._append import append_candidates
-from memquill.store._codec import (
-    JSONValue,
-    Record,
-    iso_timestamp,
-    validate_content,
-    validate_source,
-)
+from memquill.store._codec import iso_timestamp, validate_content, validate_source
 from memquill.store._doctor import DoctorReport
 from memquill.store._edits import (
     UNCHANGED,
@@ -34,14 +28,13 @@ from memquill.store._edits import (
 )
 from memquill.store._fact_keys import validate_key
 from memquill.store._import import ImportPlan, import_operation, plan_import
+from memquill.store._record import JSONValue, Record
 from memquill.store._results import Candidate, Snapshot, WriteResult
 from memquill.store._room import compact_draft, with_room
 from memquill.store._store_reads import StoreReader
 from memquill.store._store_sync import SyncOperations
 from memquill.store._transaction import Operation, Outcome
 from memquill.text import LONE_SURROGATE, utf16_len
-
-__all__ = ["MAX_BATCH", "RecordStore", "Target"]
 
 MAX_BATCH: Final = 40
 MAX_KEY_UNITS: Final = 1000

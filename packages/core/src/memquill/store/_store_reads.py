@@ -13,14 +13,12 @@ from typing import Final
 from memquill.errors import CapacityError, InvalidInputError, Messages
 from memquill.store._backend import RecordsBackend, open_backend
 from memquill.store._capacity import check_capacity, workspace_capacity
-from memquill.store._codec import Record
 from memquill.store._fact_keys import validate_key
+from memquill.store._record import Record
 from memquill.store._record_key import KeySource, recognised_hashes
 from memquill.store._results import Preflight, ProjectedRecord, Projection, Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Locations, locate
-
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "StoreReader"]
 
 DEFAULT_LOCK_TIMEOUT: Final = 5.0
 

@@ -25,15 +25,14 @@ from typing import Final
 from memquill.atomic import fsync_folder
 from memquill.errors import MemoryRecordError, Messages, StorageError
 from memquill.store._backend import RecordsBackend
-from memquill.store._codec import JSONValue, iso_timestamp, validate_source
+from memquill.store._codec import iso_timestamp, validate_source
 from memquill.store._fileio import read_bounded
 from memquill.store._merge import MergeReport
 from memquill.store._merge_ops import MergeResult, keep_operation, merge_operation
+from memquill.store._record import JSONValue
 from memquill.store._record_key import KeySource, keyed_fields
 from memquill.store._results import WriteResult
 from memquill.store._transaction import locate
-
-__all__ = ["ResolveReport", "ResolvedCopy", "SyncOperations"]
 
 _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
 

@@ -47,17 +47,8 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Final, cast
 
-from memquill.store._codec import JSONValue, Record, iso_timestamp, source_key
-
-__all__ = [
-    "LEDGER_FIELD",
-    "RETENTION_DEPTH",
-    "Ledger",
-    "fold",
-    "is_ledger",
-    "ledger_of",
-    "token",
-]
+from memquill.store._codec import iso_timestamp
+from memquill.store._record import JSONValue, Record, source_key
 
 LEDGER_FIELD: Final = "tombstones"
 """The metadata key of the ledger record holding the compact tombstones."""

@@ -49,7 +49,6 @@ from memquill.store._codec import (
     HEADER,
     HEADER_V2,
     MAX_STORE_BYTES,
-    Record,
     identity_bytes,
     implied_supersede,
     merged_header,
@@ -63,6 +62,7 @@ from memquill.store._fileio import (
 )
 from memquill.store._lock import LOCK_NAME, WriterLock, between_writes
 from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot
+from memquill.store._record import Record
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
 
 _Decoded = TypeVar("_Decoded")
@@ -70,24 +70,6 @@ _Decoded = TypeVar("_Decoded")
 SETTLE_PATIENCE: Final = 5.0
 """Seconds a read that met a write in progress waits for its writer (the store's default
 lock timeout)."""
-
-__all__ = [
-    "SETTLE_PATIENCE",
-    "Change",
-    "Draft",
-    "Locations",
-    "Operation",
-    "Outcome",
-    "apply_operation",
-    "backup_of",
-    "decode_snapshot",
-    "locate",
-    "read_raw",
-    "read_settled",
-    "read_snapshot",
-    "remove_stale_staging",
-    "write_locked",
-]
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,15 +39,6 @@ from typing import Final
 from memquill.atomic import atomic_write
 from memquill.errors import InvalidInputError, Messages, StorageError
 
-__all__ = [
-    "ATTRIBUTE_LINE",
-    "IGNORE_LINES",
-    "GitSetup",
-    "driver_command",
-    "git_setup",
-    "set_up_git",
-]
-
 RECORDS: Final = "memory/records.md"
 ATTRIBUTE_LINE: Final = f"{RECORDS} merge=memquill -text diff"
 IGNORE_LINES: Final = ("memory/.records-*", ".assistant/memory-jobs.json*")

@@ -17,8 +17,6 @@ from memquill.paths import canonical_workspace
 from memquill.store import Divergence, KeyRename, RecordKey, RecordStore, key_id
 from memquill.sync._git import GitSetup, git_setup
 
-__all__ = ["SyncStatus", "sync_status"]
-
 
 @dataclass(frozen=True, slots=True)
 class SyncStatus:

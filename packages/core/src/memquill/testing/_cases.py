@@ -22,8 +22,6 @@ from typing import Any, Literal
 from memquill.testing._embedders import PARITY_EMBEDDERS
 from memquill.testing._models import ModelScript, parse_script
 
-__all__ = ["Case", "Fixture", "Step", "load_cases", "load_fixtures"]
-
 Action = Literal["plan_mode_on", "plan_mode_off", "write_file"]
 
 

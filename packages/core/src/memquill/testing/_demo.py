@@ -19,8 +19,6 @@ from memquill.testing._harness import CoreHarness
 from memquill.testing._normalize import Normalizer
 from memquill.tools import MemorySession
 
-__all__ = ["SCENARIO", "AdapterRun", "DemoStep", "core_spec", "run_adapter"]
-
 SESSION_ID: Final = "memquill-demo"
 _FACT: Final = "The team deploys to production on Tuesdays after the 10:00 stand-up."
 _CORRECTION: Final = "The team deploys to production on Wednesdays after the 10:00 stand-up."

@@ -23,20 +23,6 @@ from memquill.enhance import ModelIdentity
 from memquill.semantic import Embedder, EmbedKind, SemanticRanker
 from memquill.tools import MemorySession
 
-__all__ = [
-    "PARITY_ALIASES",
-    "PARITY_EMBEDDERS",
-    "BlockingEmbedder",
-    "FailingEmbedder",
-    "HangingEmbedder",
-    "TrigramEmbedder",
-    "failing_parity_embedder",
-    "parity_embedder",
-    "parity_embedder_spec",
-    "trigram_vectors",
-    "with_framework_embedder",
-]
-
 _WORD: Final = re.compile(r"\w+")
 PARITY_ALIASES: Final = {"car": "automobile", "cars": "automobile", "vehicle": "automobile"}
 """The synonyms parity cases rely on."""

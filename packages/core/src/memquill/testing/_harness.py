@@ -11,8 +11,6 @@ from typing import Any
 from memquill.plugins import HarnessResult, ToolDescriptor
 from memquill.tools import MemorySession, MemoryToolset
 
-__all__ = ["CoreHarness"]
-
 
 class CoreHarness:
     """Calls the core's tool handlers directly, with no framework in between."""

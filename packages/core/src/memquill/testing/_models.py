@@ -20,20 +20,6 @@ from typing import Any, Final
 from memquill.enhance import ModelIdentity, ModelRanker, Prompt, TextModel
 from memquill.tools import MemorySession
 
-__all__ = [
-    "ERROR_KINDS",
-    "FAKE_SECRET",
-    "ModelScript",
-    "Reply",
-    "ScriptedProviderError",
-    "ScriptedTextModel",
-    "parse_script",
-    "play",
-    "script_of",
-    "scripted_failure",
-    "with_framework_model",
-]
-
 FAKE_SECRET: Final = "sk-proj-SCRIPTEDsecretDO-NOT-LEAK-0123456789abcdef"  # noqa: S105
 """A key-shaped string every scripted failure message carries: it must never be shown."""
 

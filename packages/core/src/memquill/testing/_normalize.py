@@ -14,8 +14,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
-__all__ = ["Normalizer", "canonical_schema"]
-
 _ID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _REVISION: Final = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{16})(?![0-9a-f])")
 _SHORT: Final = 16

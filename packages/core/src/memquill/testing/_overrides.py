@@ -6,8 +6,6 @@ subclass overrides or deletes without ``@pytest.mark.xfail(reason=...)`` is repo
 
 from __future__ import annotations
 
-__all__ = ["unexcused_overrides"]
-
 
 def unexcused_overrides(suite: type, subclass: type) -> list[str]:
     """The names of ``suite``'s tests that ``subclass`` overrides or removes without an xfail

@@ -20,8 +20,6 @@ from memquill.testing._models import ScriptedTextModel
 from memquill.testing._normalize import Normalizer
 from memquill.tools import MemorySession
 
-__all__ = ["HarnessFactory", "Outcome", "assert_outcomes", "run_case"]
-
 HarnessFactory = Callable[[MemorySession], AdapterHarness]
 UNAVAILABLE: Final = "<tool not offered>"
 _REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)(?::([0-9]+))?\}")

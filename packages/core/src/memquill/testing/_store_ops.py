@@ -14,8 +14,6 @@ from typing import Any
 
 import pytest
 
-__all__ = ["VALUES", "Store", "aware", "base_module", "keys_of", "operation", "refused"]
-
 Store = Any
 """A LangGraph ``BaseStore`` (typed loosely: memquill does not import LangGraph)."""
 

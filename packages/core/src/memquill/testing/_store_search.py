@@ -12,8 +12,6 @@ from typing import Any, ClassVar, Literal
 
 from memquill.testing._store_ops import Store, keys_of
 
-__all__ = ["SearchConformance"]
-
 
 class SearchConformance:
     """Searches and namespaces, as :class:`~memquill.testing.StoreConformance` runs them."""

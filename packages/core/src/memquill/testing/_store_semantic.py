@@ -20,8 +20,6 @@ import pytest
 
 from memquill.testing._store_ops import Store
 
-__all__ = ["CONCEPTS", "SemanticConformance", "concept_embed"]
-
 CONCEPTS: Final = {
     "animal": {"dog", "dogs", "puppy", "pet", "pets", "cat", "biscuit"},
     "drink": {"coffee", "drinks", "drink", "oat", "flat", "whites", "tea"},

@@ -37,8 +37,6 @@ from memquill.testing._store_ops import VALUES, Store, aware, keys_of, operation
 from memquill.testing._store_search import SearchConformance
 from memquill.testing._store_semantic import SemanticConformance
 
-__all__ = ["StoreConformance"]
-
 
 class StoreConformance(SearchConformance, SemanticConformance):
     """The LangGraph store contract (see the module docstring). Override the ``store``

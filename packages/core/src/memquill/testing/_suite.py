@@ -22,8 +22,6 @@ from memquill.testing._overrides import unexcused_overrides
 from memquill.testing._runner import HarnessFactory, assert_outcomes, run_case
 from memquill.tools import MemorySession
 
-__all__ = ["ParitySuite"]
-
 
 class ParitySuite:
     """The conformance suite every memquill adapter must pass.

@@ -26,10 +26,11 @@ if typing.TYPE_CHECKING:
         default_bindings_path,
         write_authorizer,
     )
-    from memquill.tools._catalogue import CATALOGUE, ToolAccess, ToolHints, ToolSpec
+    from memquill.tools._catalogue import CATALOGUE
     from memquill.tools._item_paths import check_folders, namespace_folder, validate_namespace
+    from memquill.tools._item_space import StoredItem
     from memquill.tools._item_values import expires_at
-    from memquill.tools._items import ItemHit, ItemStore, StoredItem
+    from memquill.tools._items import ItemHit, ItemStore
     from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
     from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
     from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
@@ -41,6 +42,7 @@ if typing.TYPE_CHECKING:
         retrieve,
     )
     from memquill.tools._session import Access, MemorySession
+    from memquill.tools._specs import ToolAccess, ToolHints, ToolSpec
     from memquill.tools._tool_result import ToolResult
     from memquill.tools._toolset import MemoryTool, MemoryToolset
     from memquill.tools._writes import (
@@ -138,11 +140,11 @@ __getattr__, __dir__ = _lazy_exports(
         "RetrievedMemory": "memquill.tools._retrieval",
         "SEARCH_PROMPT": "memquill.tools._prompts",
         "SourceKind": "memquill.tools._writes",
-        "StoredItem": "memquill.tools._items",
-        "ToolAccess": "memquill.tools._catalogue",
-        "ToolHints": "memquill.tools._catalogue",
+        "StoredItem": "memquill.tools._item_space",
+        "ToolAccess": "memquill.tools._specs",
+        "ToolHints": "memquill.tools._specs",
         "ToolResult": "memquill.tools._tool_result",
-        "ToolSpec": "memquill.tools._catalogue",
+        "ToolSpec": "memquill.tools._specs",
         "UpdateArgs": "memquill.tools._args",
         "WRITE_PROMPT": "memquill.tools._prompts",
         "WriteError": "memquill.tools._results",

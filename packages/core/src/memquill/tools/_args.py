@@ -18,14 +18,6 @@ from memquill.errors import Messages
 from memquill.query import utf16_bounds
 from memquill.store import KEY_PATTERN, MAX_CONTENT_UNITS, MAX_KEY_CHARS, is_key
 
-__all__ = [
-    "ID_OR_PREFIX_PATTERN",
-    "REVISION_OR_PREFIX_PATTERN",
-    "ForgetArgs",
-    "RememberArgs",
-    "UpdateArgs",
-]
-
 Content = Annotated[
     str,
     Field(

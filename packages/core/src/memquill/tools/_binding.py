@@ -37,15 +37,6 @@ from memquill.json_file import Faults, JsonFile
 from memquill.jsondoc import parse_json
 from memquill.paths import canonical_workspace, user_data_dir
 
-__all__ = [
-    "TASK_SESSION",
-    "BindingBackend",
-    "BindingStore",
-    "LegacySession",
-    "default_bindings_path",
-    "write_authorizer",
-]
-
 TASK_SESSION: Final = "task"
 """The session kind that is never bound: background tasks never own workspace memory."""
 

@@ -10,9 +10,7 @@ from typing import Final
 
 from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
 from memquill.tools._results import WriteReceipt
-from memquill.tools._specs import READ_TOOLS, ToolAccess, ToolHints, ToolSpec
-
-__all__ = ["CATALOGUE", "ToolAccess", "ToolHints", "ToolSpec"]
+from memquill.tools._specs import READ_TOOLS, ToolHints, ToolSpec
 
 CATALOGUE: Final[tuple[ToolSpec, ...]] = (
     *READ_TOOLS,

@@ -12,8 +12,6 @@ from typing import Literal, cast
 
 from memquill.errors import InvalidInputError, Messages
 
-__all__ = ["ItemIndex", "check_index", "check_put_index"]
-
 ItemIndex = Literal[False] | tuple[str, ...] | None
 """What of an item is embedded: ``None`` the store's fields, ``False`` nothing (the item is
 kept out of the vector index), a tuple the fields it names (LangGraph's paths)."""

@@ -28,20 +28,6 @@ from typing import Final, cast
 
 from memquill.errors import InvalidInputError, Messages, UnsafePathError
 
-__all__ = [
-    "MAX_FOLDER_NAME",
-    "MAX_ROW_NAME",
-    "Namespace",
-    "check_folders",
-    "folder_label",
-    "label_folder",
-    "namespace_folder",
-    "namespace_of_row",
-    "row_name",
-    "validate_namespace",
-    "walk_namespaces",
-]
-
 Namespace = tuple[str, ...]
 """A namespace: one or more non-empty labels."""
 

@@ -31,8 +31,6 @@ from memquill.tools._item_paths import Namespace
 from memquill.tools._item_values import Expiry, decode_expiry, decode_index, decode_value
 from memquill.tools._session import MemorySession
 
-__all__ = ["Space", "StoredItem", "View", "fact_key", "item_key"]
-
 
 @dataclass(frozen=True, slots=True)
 class StoredItem:

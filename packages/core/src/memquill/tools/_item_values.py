@@ -34,17 +34,6 @@ from memquill.store import MAX_CONTENT_UNITS, JSONValue
 from memquill.text import utf16_len
 from memquill.tools._item_index import ItemIndex
 
-__all__ = [
-    "CONTENT",
-    "Expiry",
-    "decode_expiry",
-    "decode_index",
-    "decode_value",
-    "encode_value",
-    "expires_at",
-    "plain_value",
-]
-
 CONTENT: Final = "content"
 _FIELDS: Final = "fields"
 _TEXT: Final = "text"

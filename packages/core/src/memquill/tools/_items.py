@@ -71,8 +71,6 @@ from memquill.tools._item_values import Expiry, encode_value
 from memquill.tools._session import MemorySession
 from memquill.tools._writes import WriteSource, correct, forget, remember
 
-__all__ = ["ItemHit", "ItemStore", "StoredItem"]
-
 DEFAULT_SESSION: Final = "items"
 _FILE_OPEN: Final = 4096
 """Namespaces kept open on files: a file namespace holds no descriptor, only its decoded

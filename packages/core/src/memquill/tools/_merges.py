@@ -15,8 +15,6 @@ from memquill.tools._session import MemorySession
 from memquill.tools._vector_hook import forget_revoked_vectors
 from memquill.tools._writes import WriteOutcome, WriteSource, authorize, outcome_of
 
-__all__ = ["keep_version", "merge_copy", "resolve_conflict_copies"]
-
 
 def merge_copy(
     session: MemorySession,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["SEARCH_PROMPT", "WRITE_PROMPT", "system_prompt"]
-
 SEARCH_PROMPT: Final = (
     "You have long-term memory kept as Markdown in the user's workspace. At the start of each "
     "conversation, call memory_recent. Before answering about past work, decisions, dates, "

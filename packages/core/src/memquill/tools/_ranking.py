@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Final, Protocol
 if TYPE_CHECKING:
     from memquill.query import SearchArgs, SearchHit, SearchResult
 
-__all__ = ["CANDIDATE_LIMIT", "CandidateRanker", "RankDecision", "arrange", "first"]
 
 CANDIDATE_LIMIT: Final = 20
 """Keyword candidates a ranker sees (the most ``memory_search`` ever shows)."""

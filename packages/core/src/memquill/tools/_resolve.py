@@ -21,8 +21,6 @@ from typing import Final
 from memquill.errors import InvalidInputError, Messages, NotFoundError
 from memquill.store import FactKey, RecordStore, Snapshot, Target
 
-__all__ = ["FULL_ID", "FULL_REVISION", "resolve_record", "resolve_revision", "resolve_target"]
-
 FULL_ID: Final = 36
 """Characters of a record id (a UUID)."""
 FULL_REVISION: Final = 64

@@ -7,10 +7,6 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memquill.tools._tool_result import ToolResult
-
-__all__ = ["ToolResult", "WriteError", "WriteOperation", "WriteReceipt"]
-
 WriteOperation = Literal["remember", "update", "forget"]
 """The three write tools' operations, as receipts name them."""
 

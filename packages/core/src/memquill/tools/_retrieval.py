@@ -24,8 +24,6 @@ from memquill.query import (
 from memquill.tools._ranking import CandidateRanker, arrange
 from memquill.tools._toolset import MemoryToolset, widened
 
-__all__ = ["HITS_HEADING", "PRIVATE_METADATA", "RetrievedMemory", "memory_context", "retrieve"]
-
 PRIVATE_METADATA: Final = ("rank", "score", "provenance", "record_id", "record_revision")
 """Metadata no model needs to read: the ordering, the provenance line, a record's id and
 revision (noise to a model, and they change on every edit)."""

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from memquill.store import RecordStore, SecretScanner
     from memquill.tools._ranking import CandidateRanker
 
-__all__ = ["Access", "MemorySession"]
 
 Access = Literal["read", "read_write"]
 """``read``: search, get and recent only. ``read_write``: also remember, update and forget."""

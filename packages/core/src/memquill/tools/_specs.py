@@ -17,7 +17,6 @@ from memquill.query import GetArgs, GetResult, RecentArgs, RecentResult, SearchA
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["READ_TOOLS", "ToolAccess", "ToolHints", "ToolSpec"]
 
 ToolAccess = Literal["read", "write"]
 """``read`` tools exist for every session; ``write`` tools only with write access."""

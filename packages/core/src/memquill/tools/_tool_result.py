@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ToolResult"]
-
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:

@@ -40,7 +40,6 @@ if typing.TYPE_CHECKING:
     from memquill.tools._specs import ToolSpec
     from memquill.tools._writes import WriteOutcome, WriteSource
 
-__all__ = ["MemoryTool", "MemoryToolset", "read_failure", "write_failure"]
 
 Handler = Callable[[Any], ToolResult]
 AsyncHandler = Callable[[Any], Awaitable[ToolResult]]

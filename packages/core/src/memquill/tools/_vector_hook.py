@@ -20,8 +20,6 @@ from memquill.paths import canonical_workspace
 from memquill.store import Record
 from memquill.tools._session import MemorySession
 
-__all__ = ["forget_revoked_vectors"]
-
 
 def forget_revoked_vectors(session: MemorySession, records: Iterable[Record]) -> None:
     """Delete the vectors of every revoked version in ``records`` from ``session``'s

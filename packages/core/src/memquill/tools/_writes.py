@@ -45,24 +45,6 @@ from memquill.tools._resolve import (
 from memquill.tools._session import MemorySession
 from memquill.tools._vector_hook import forget_revoked_vectors
 
-__all__ = [
-    "Operation",
-    "SourceKind",
-    "WriteOutcome",
-    "WriteSource",
-    "authorize",
-    "compact",
-    "correct",
-    "find_operation",
-    "forget",
-    "forget_many",
-    "import_records",
-    "outcome_of",
-    "remember",
-    "rename_many",
-    "save_candidates",
-]
-
 SourceKind = Literal["manual", "tool", "conversation"]
 """Who a write comes from: a person (CLI, page), a model's tool call, or a conversation."""
 

@@ -18,8 +18,6 @@ from http.cookies import CookieError, SimpleCookie
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
 
-__all__ = ["LOGIN_PARAMETER", "TokenGuard"]
-
 LOGIN_PARAMETER: Final = "token"
 """The query parameter a page's address carries the token in."""
 

@@ -20,8 +20,6 @@ import asyncio
 import time
 from typing import Any, Final
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "DEFAULT_REQUEST_TIMEOUT", "bounded_protocol"]
-
 DEFAULT_REQUEST_TIMEOUT: Final = 10.0
 """Seconds a connection has to deliver a complete request."""
 

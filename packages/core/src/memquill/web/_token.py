@@ -24,8 +24,6 @@ from memquill.owner_only import private_folder
 from memquill.paths import user_data_dir
 from memquill.safe_read import open_regular
 
-__all__ = ["TOKEN_FILE", "default_token_path", "load_token", "read_token_file"]
-
 TOKEN_FILE: Final = "http-token"  # noqa: S105 - the file's name, not a secret
 """The generated token's file name, in ``memquill`` under the user data folder."""
 
