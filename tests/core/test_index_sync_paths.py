@@ -24,7 +24,6 @@ from memquill.index import _corpus as corpus_module
 from memquill.index import _search_index as search_index_module
 from memquill.index import _tracker as tracker_module
 from memquill.index._watch import WATCH_ENV, open_watcher
-from memquill.query import _scan as scan_module
 from memquill.query import _walk as walk_module
 from memquill.query._walk_cache import Identity, file_identity
 
@@ -78,7 +77,7 @@ def test_a_watched_write_is_read_again_though_its_identity_did_not_change(
     """Two writes of the same size within one timestamp tick keep a file's identity; only the
     watcher's event says to read it again (the ``force`` list), also when the watcher's quick
     path hands over to a walk."""
-    for module in (walk_module, scan_module, build_module, corpus_module, tracker_module):
+    for module in (walk_module, build_module, corpus_module, tracker_module):
         monkeypatch.setattr(module, "file_identity", _coarse)
     for _ in range(5):
         while time.time() % 1 > 0.2:  # start early in a second: both writes fall inside it
