@@ -274,4 +274,8 @@ def test_from_workspace_opens_a_plugin_aware_session(
     cached = tool_class.from_workspace(tmp_path, "chat-42", cache_control={"type": "ephemeral"})
     assert cached.to_dict().get("cache_control") == {"type": "ephemeral"}
     with pytest.raises(ValueError, match="access"):
-        tool_class.from_workspace(tmp_path, "chat-42", access="write")  # type: ignore[arg-type]
+        tool_class.from_workspace(
+            tmp_path,
+            "chat-42",
+            access="write",  # pyright: ignore[reportArgumentType]  (not an access, on purpose)
+        )

@@ -192,10 +192,10 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(InvalidNamespaceError):
         store.batch([PutOp((), "k", {"content": "x"})])
     with pytest.raises(ValueError, match="Unknown operation"):
-        store.batch(["not an op"])  # type: ignore[list-item]
+        store.batch(["not an op"])  # pyright: ignore[reportArgumentType]  (bad input on purpose)
     for value in ({1: "x"}, {"n": float("nan")}, {"s": {1, 2}}, "text"):
         with pytest.raises(InvalidInputError):
-            store.put(ANA, "k", value)  # type: ignore[arg-type]
+            store.put(ANA, "k", value)  # pyright: ignore[reportArgumentType]  (bad on purpose)
     with pytest.raises(InvalidInputError):
         store.put(ANA, "", {"content": "x"})
     with pytest.raises(InvalidInputError):

@@ -117,9 +117,14 @@ def test_a_put_names_what_is_embedded_and_false_keeps_it_out(tmp_path: Path) -> 
     car, note = store.items.get(ANA, "b-car"), MemquillStore(tmp_path).items.get(ANA, "c-note")
     assert car is not None and car.index is False
     assert note is not None and note.index == ("note",)
-    for bad in ([], [""], "note", True, [3]):
+    for bad in ([], [""], "note", True, [3]):  # wrong types among them, on purpose
         with pytest.raises(InvalidInputError, match="An index is"):
-            store.put(ANA, "bad", {"content": "x"}, index=bad)  # type: ignore[arg-type]
+            store.put(
+                ANA,
+                "bad",
+                {"content": "x"},
+                index=bad,  # pyright: ignore[reportArgumentType]
+            )
     assert store.get(ANA, "bad") is None
 
 
