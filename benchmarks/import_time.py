@@ -101,7 +101,7 @@ def report(rows: list[tuple[str, list[float | None]]], before: bool, runs: int) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="fresh processes per figure")
     parser.add_argument(
         "--before",

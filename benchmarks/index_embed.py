@@ -98,7 +98,7 @@ def refreshes(root: Path, edits: int) -> dict[str, tuple[float, float, int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=5000)
     parser.add_argument(
         "--data",

@@ -110,7 +110,7 @@ def _scenario(label: str, workspace: Path, repeat: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--dir", type=Path, default=None)

@@ -164,7 +164,7 @@ def concurrent(kind: str, where: Path, workers: int, inserts: int) -> tuple[int,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--workers", type=int, default=4)

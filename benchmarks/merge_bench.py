@@ -146,7 +146,7 @@ def child_wall(repeat: int, command: list[str], reset: Callable[[], object]) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--seed", type=int, default=7)

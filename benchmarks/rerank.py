@@ -78,7 +78,8 @@ def build(root: Path, notes: int, seed: int) -> None:
 
 def paired(plain: Callable[[], object], ranked: Callable[[], object], runs: int) -> Pairs:
     """Alternate the two calls, so machine noise and drift fall on both alike."""
-    plain(), ranked()  # warm-up: caches, the bridge loop, the install key
+    plain()  # warm-up: caches, the bridge loop, the install key
+    ranked()
     pairs: Pairs = ([], [])
     for _ in range(runs):
         for samples, call in zip(pairs, (plain, ranked), strict=True):
@@ -116,7 +117,7 @@ def report(title: str, pairs: Pairs) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=300)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--timeouts", type=int, default=3)

@@ -222,7 +222,7 @@ def grid(prepared: Sequence[Prepared], name: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("data", type=Path, help="path to locomo10.json")
     parser.add_argument("--grid", choices=sorted(GRIDS), help="score a grid on conversations 1-5")
     parser.add_argument("--detail", action="store_true", help="figures by question category")

@@ -164,7 +164,7 @@ def ms(values: Sequence[float]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15, help="fresh processes per kind")
     parser.add_argument("--queries", type=int, default=40, help="queries in the warm loop")
     parser.add_argument("--keep", type=Path, help="build the workspace here and keep it")

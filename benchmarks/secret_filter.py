@@ -140,7 +140,7 @@ def detect_secrets_row(python: str, texts: list[str], repeat: int, no_entropy: b
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200, help="timed rounds over the corpus")
     parser.add_argument("--detect-secrets-python", metavar="PYTHON", help="compare with it")
     parser.add_argument("--show-misses", action="store_true", help="list misses and FPs")

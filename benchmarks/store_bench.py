@@ -72,6 +72,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memquill.store import JSONValue
 from memquill.store._codec import MAX_STORE_BYTES
 from memquill.store._results import Candidate
 from memquill.store._store import RecordStore
@@ -641,7 +642,7 @@ def seeded_store(root: Path, rng: random.Random, count: int) -> tuple[RecordStor
     records: list[Record] = []
     for i in range(count - 1):
         record_id = str(uuid.uuid4())
-        meta: dict[str, object] = {
+        meta: dict[str, JSONValue] = {
             "id": record_id,
             "rootId": record_id,
             "source": {"kind": "manual"},
@@ -650,7 +651,7 @@ def seeded_store(root: Path, rng: random.Random, count: int) -> tuple[RecordStor
             "updatedAt": now,
             **keyed_fields(key, f"seed-{i}"),
         }
-        records.append(Record(meta, chat_fact(rng, f"seed {i}")))  # type: ignore[arg-type]
+        records.append(Record(meta, chat_fact(rng, f"seed {i}")))
     file = workspace / "memory" / "records.md"
     data = file.read_bytes() + "".join(encode_block(r) for r in records).encode()
     assert data.startswith(HEADER.encode())
@@ -702,9 +703,7 @@ def langgraph_costs(root: Path, rng: random.Random, count: int, writes: int) -> 
         for name, store in (("sqlite", sqlite), ("memory", memory)):
             items = [(f"seed-{i}", {"text": chat_fact(rng, f"seed {i}")}) for i in range(count)]
             for start in range(0, count, 500):
-                store.batch(
-                    [PutOp(("bench",), k, v) for k, v in items[start : start + 500]]  # type: ignore[misc]
-                )
+                store.batch([PutOp(("bench",), k, v) for k, v in items[start : start + 500]])
             counter = iter(range(10**9))
 
             def new(store: BaseStore = store, counter: Iterator[int] = counter) -> None:

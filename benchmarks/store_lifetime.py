@@ -153,7 +153,7 @@ def _report(name: str, workspace: Path, writes: Iterator[Write], window: int) ->
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--only", default="update,facts,forget,churn")
     parser.add_argument("--window", type=int, default=500)

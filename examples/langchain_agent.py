@@ -76,7 +76,7 @@ def _call(name: str, **args: Any) -> AIMessage:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run one request through an agent with memory and print the conversation."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workspace", type=Path, help="notes folder (default: a temporary one)")
     parser.add_argument("--model", help="a chat model for init_chat_model, e.g. openai:gpt-4.1")
     options = parser.parse_args(argv)

@@ -108,7 +108,7 @@ def _fact(sentence: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Talk to an agent for three turns, then ask it what it learned, in a new thread."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workspace", type=Path, help="memory folder (default: a temporary one)")
     parser.add_argument("--model", help="a chat model for init_chat_model, e.g. openai:gpt-4.1")
     options = parser.parse_args(argv)

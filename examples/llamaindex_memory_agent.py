@@ -86,7 +86,7 @@ async def run(workspace: Path) -> None:
     engine = create_async_engine("sqlite+aiosqlite://")  # the chat store; we own its engine
     store = SQLAlchemyChatStore(table_name="chat", async_engine=engine)
     session = open_session(workspace)
-    block = MemquillMemoryBlock.with_extraction(session, store, OfflineExtractor())
+    block = MemquillMemoryBlock.with_extraction(session, store, OfflineExtractor(max_tokens=None))
     try:
         memory = Memory.from_defaults(session_id="first", memory_blocks=[block], chat_store=store)
         for text in CONVERSATION:

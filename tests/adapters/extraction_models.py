@@ -98,7 +98,7 @@ class FrameworkExtractor:
             self.chat.on_call = on_call
             self.model: TextModel = ChatModelTextModel(self.chat)
         else:
-            self.llm = ScriptedExtractorLLM()
+            self.llm = ScriptedExtractorLLM(max_tokens=None)
             self.llm.replies = list(replies)
             self.llm._on_call = on_call  # pyright: ignore[reportPrivateUsage]
             self.model = LLMTextModel(self.llm)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from memquill_langchain import MemquillToolkit
 from memquill_llamaindex import MemquillToolSpec
 from memquill_mcp import build_server
 
-Call = Callable[[dict[str, Any]], Awaitable[str]]
+Call = Callable[[dict[str, Any]], Coroutine[Any, Any, str]]
 
 
 def _core(session: MemorySession) -> Call:

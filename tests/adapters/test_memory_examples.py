@@ -39,7 +39,7 @@ def test_the_agent_remembers_what_the_user_said_without_a_memory_tool(
 
     records = MemorySession(tmp_path).store.snapshot().records
     assert [record.content for record in records] == FACTS
-    assert {record.source["kind"] for record in records} == {"conversation"}
+    assert {str(record.source["kind"]) for record in records} == {"conversation"}
     assert [job.status for job in job_status(tmp_path).jobs] == ["completed"]
     answer = out.split("user: Where do I live, and what is my job?\nagent: ")[1]
     assert "I moved to Lisbon in March." in answer and "marine biologist" in answer

@@ -6,7 +6,7 @@ import os
 import random
 import time
 from pathlib import Path
-from typing import Final
+from typing import Final, TypedDict
 
 from tests.core.query_helpers import NOW, ReadTools, remember, write
 
@@ -88,9 +88,18 @@ def indexed(root: Path, searcher: IndexSearcher, params: RankParams | None = Non
     return ReadTools(MemoryQuery(root, now=lambda: NOW, params=params, searcher=searcher))
 
 
-def queries(rng: random.Random, count: int) -> list[dict[str, object]]:
+class SearchArguments(TypedDict):
+    """The arguments of ``ReadTools.search`` a random query sets."""
+
+    query: str
+    tags: list[str]
+    file_type: str
+    limit: int
+
+
+def queries(rng: random.Random, count: int) -> list[SearchArguments]:
     """Search arguments: words, months, filters, tags and limits."""
-    found: list[dict[str, object]] = []
+    found: list[SearchArguments] = []
     for _ in range(count):
         words = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
         found.append(

@@ -15,6 +15,7 @@ import pytest
 from memquill.errors import Messages, SourceError
 from memquill.index import IN_MEMORY, IndexSearcher
 from memquill.index import _build as build_module
+from memquill.paths import read_text_nofollow, read_text_stat
 from memquill.query import (
     DocumentCache,
     GetResult,
@@ -126,18 +127,18 @@ def assert_no_leak(text: str, root: Path, *secrets: str) -> None:
 
 def make_unreadable(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """Make the scan's reader fail for files called ``name`` (as a permission error would)."""
-    real = scan_module.read_text_nofollow
+    real = read_text_nofollow
 
-    def flaky(path: Path, **kwargs: int) -> str:
+    def flaky(path: Path, **kwargs: Any) -> str:
         if path.name == name:
             raise SourceError(Messages.SOURCE_UNREADABLE)
         return real(path, **kwargs)
 
     monkeypatch.setattr(scan_module, "read_text_nofollow", flaky)
 
-    real_stat = build_module.read_text_stat
+    real_stat = read_text_stat
 
-    def flaky_stat(path: Path, **kwargs: int) -> tuple[str, os.stat_result]:
+    def flaky_stat(path: Path, **kwargs: Any) -> tuple[str, os.stat_result]:
         if path.name == name:
             raise SourceError(Messages.SOURCE_UNREADABLE)
         return real_stat(path, **kwargs)

@@ -166,7 +166,7 @@ def test_the_page_keeps_working_with_jobs_unavailable(deep_ledger: Path) -> None
 
     from memquill.manage import LedgerJobs
 
-    page = client(deep_ledger, LedgerJobs(deep_ledger))  # type: ignore[arg-type]
+    page = client(deep_ledger, LedgerJobs(deep_ledger))
     assert page.get("/").status_code == 200
     memory = page.get("/api/memory")
     assert memory.status_code == 200

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.core.store_helpers import manual, raw, records_path, tree
@@ -116,10 +117,10 @@ def test_a_lock_file_the_disk_will_not_open_is_storage_not_busy(
     before = tree(tmp_path)
     real_open = os.open
 
-    def refusing_open(path: object, flags: int, *args: object, **kwargs: object) -> int:
-        if os.fspath(path).endswith(".records-lock"):  # type: ignore[arg-type]
+    def refusing_open(path: str | os.PathLike[str], flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path).endswith(".records-lock"):
             raise OSError(code, os.strerror(code))
-        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+        return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", refusing_open)
     with pytest.raises(StorageError) as caught:

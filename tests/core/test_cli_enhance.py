@@ -73,7 +73,7 @@ async def test_a_block_shows_across_processes_until_the_key_changes(
     try:
         from acme_models import reranker  # pyright: ignore[reportMissingImports]
 
-        class Refused(type(reranker())):  # type: ignore[misc]
+        class Refused(type(reranker())):
             """The host's model, refused once by its provider (in this process)."""
 
             async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:

@@ -79,7 +79,7 @@ def test_extract_saves_the_transcripts_facts_once(workspace, capsys) -> None:
     assert "batches closed now: 2; model calls: 2" in out
     assert "The user said: I also play the cello." in out
     records = MemorySession(workspace).store.snapshot().records
-    assert len(records) == 4 and {r.source["kind"] for r in records} == {"conversation"}
+    assert len(records) == 4 and {str(r.source["kind"]) for r in records} == {"conversation"}
 
     assert _run(workspace, "extract", transcript, "--model", "cli_models:quoting") == 0
     again = capsys.readouterr().out

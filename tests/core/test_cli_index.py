@@ -111,7 +111,7 @@ def test_the_eta_counts_from_the_first_notes_done(monkeypatch: pytest.MonkeyPatc
     # Workers take a second to start; then 100 notes a second: the bar must not promise
     # the pace of the first second.
     clock = iter([0.0, 1.0, 1.5])
-    monkeypatch.setattr(index_command.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
     terminal = Terminal()
     bar = index_command._Bar.on(terminal)  # pyright: ignore[reportPrivateUsage]
     assert bar is not None

@@ -80,8 +80,8 @@ def _refuse(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     inside = os.fspath(folder)
 
     def guard(real: Callable[..., object], writes: Callable[..., bool]) -> Callable[..., object]:
-        def refused(path: object, *args: object, **kwargs: object) -> object:
-            if os.fspath(path).startswith(inside) and writes(*args):  # type: ignore[arg-type]
+        def refused(path: str | os.PathLike[str], *args: object, **kwargs: object) -> object:
+            if os.fspath(path).startswith(inside) and writes(*args):
                 raise OSError(errno.EROFS, os.strerror(errno.EROFS))
             return real(path, *args, **kwargs)
 

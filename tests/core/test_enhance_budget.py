@@ -26,6 +26,7 @@ from memquill.enhance import (
     ProviderEvent,
     RerankCandidate,
     Telemetry,
+    TextModel,
     rerank,
 )
 from memquill.enhance._calls import GRACE, MAX_STUCK, stuck_loops
@@ -58,7 +59,7 @@ class Blocking:
 
 
 def _tools(
-    tmp_path: Path, model: object | None, telemetry: Telemetry | None = None
+    tmp_path: Path, model: TextModel | None, telemetry: Telemetry | None = None
 ) -> MemoryToolset:
     root = tmp_path / "ws"
     for name, text in NOTES.items():
@@ -66,7 +67,7 @@ def _tools(
     ranker = None
     if model is not None:
         runner = make_runner(tmp_path / "state", telemetry=telemetry)
-        ranker = ModelRanker(model, runner=runner)  # type: ignore[arg-type]
+        ranker = ModelRanker(model, runner=runner)
     return MemoryToolset(MemorySession(root, "s-1", "read", now=lambda: NOW, ranker=ranker))
 
 

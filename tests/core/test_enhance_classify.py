@@ -26,18 +26,23 @@ def _request() -> httpx.Request:
     return httpx.Request("POST", "https://api.example.test/v1/chat")
 
 
+def _client_request() -> httpx2.Request:
+    """A request as the OpenAI and Anthropic clients build it (on httpx2)."""
+    return httpx2.Request("POST", "https://api.example.test/v1/chat")
+
+
 def _openai(cls: type[openai.APIStatusError], status: int, code: str | None = None) -> Exception:
     # The client passes the response's "error" member as the body.
     body = {"message": f"no ({FAKE_SECRET})", "code": code} if code else None
     return cls(
         f"Error code: {status} {FAKE_SECRET}",
-        response=httpx.Response(status, request=_request()),
+        response=httpx2.Response(status, request=_client_request()),
         body=body,
     )
 
 
 def _anthropic(cls: type[anthropic.APIStatusError], status: int) -> Exception:
-    return cls("no", response=httpx.Response(status, request=_request()), body=None)
+    return cls("no", response=httpx2.Response(status, request=_client_request()), body=None)
 
 
 def _wrapped(error: BaseException) -> Exception:
@@ -87,10 +92,15 @@ CASES: list[tuple[str, BaseException, str, str]] = [
         "user_action_required",
     ),
     ("openai-500", _openai(openai.InternalServerError, 500), "http_5xx", "transient_upstream"),
-    ("openai-timeout", openai.APITimeoutError(request=_request()), "timeout", "transient_upstream"),
+    (
+        "openai-timeout",
+        openai.APITimeoutError(request=_client_request()),
+        "timeout",
+        "transient_upstream",
+    ),
     (
         "openai-connection",
-        openai.APIConnectionError(request=_request()),
+        openai.APIConnectionError(request=_client_request()),
         "transport",
         "transient_upstream",
     ),
@@ -199,7 +209,7 @@ CASES: list[tuple[str, BaseException, str, str]] = [
 @pytest.mark.parametrize(
     ("error", "root", "outcome"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
-def test_real_exceptions(error: BaseException, root: str, outcome: str) -> None:
+def test_real_exceptions(error: Exception, root: str, outcome: str) -> None:
     failure = classify(error)
     assert (failure.root_cause, failure.outcome) == (root, outcome)
     # Wrapped by a framework, inside a group, or kept by a retry helper: the same answer.

@@ -13,6 +13,7 @@ from tests.core.enhance_helpers import Signal, make_runner
 from memquill.enhance import (
     RERANK_SYSTEM_PROMPT,
     RerankCandidate,
+    RerankOutcome,
     fallback_line,
     parse_ranking,
     rerank,
@@ -70,9 +71,9 @@ def test_the_fallback_line_is_exact() -> None:
 
 
 async def _rank(
-    tmp_path: Path, script: list[object], **kw: float
-) -> tuple[object, ScriptedTextModel]:
-    model = ScriptedTextModel(parse_script(script))  # type: ignore[arg-type]
+    tmp_path: Path, script: list[str | dict[str, str]], **kw: float
+) -> tuple[RerankOutcome, ScriptedTextModel]:
+    model = ScriptedTextModel(parse_script(script))
     outcome = await rerank(
         make_runner(tmp_path), model, scope="s", query="q", candidates=CANDIDATES, **kw
     )
@@ -81,7 +82,7 @@ async def _rank(
 
 async def test_a_valid_answer_reorders(tmp_path: Path) -> None:
     outcome, model = await _rank(tmp_path, ["[1,0]"])
-    assert outcome.order == (1, 0) and outcome.notice is None  # type: ignore[attr-defined]
+    assert outcome.order == (1, 0) and outcome.notice is None
     assert model.calls == 1
 
 
@@ -101,10 +102,10 @@ async def test_a_valid_answer_reorders(tmp_path: Path) -> None:
     ],
 )
 async def test_failures_keep_keyword_order_and_say_why(
-    tmp_path: Path, script: list[object], line: str
+    tmp_path: Path, script: list[str | dict[str, str]], line: str
 ) -> None:
     outcome, _ = await _rank(tmp_path, script)
-    assert outcome.order is None and outcome.notice == line  # type: ignore[attr-defined]
+    assert outcome.order is None and outcome.notice == line
     assert FAKE_SECRET not in repr(outcome)
 
 
@@ -128,7 +129,7 @@ async def test_a_hanging_model_times_out_promptly_and_is_cancelled(tmp_path: Pat
     cancelled = Signal()
 
     class Hangs(ScriptedTextModel):
-        async def generate(self, prompt: object, *, max_tokens: int) -> str:  # type: ignore[override]
+        async def generate(self, prompt: object, *, max_tokens: int) -> str:
             try:
                 await asyncio.Event().wait()
             finally:
@@ -149,7 +150,7 @@ async def test_a_model_that_ignores_cancellation_does_not_hold_the_search(tmp_pa
     release = Signal()
 
     class Stubborn(ScriptedTextModel):
-        async def generate(self, prompt: object, *, max_tokens: int) -> str:  # type: ignore[override]
+        async def generate(self, prompt: object, *, max_tokens: int) -> str:
             while not release.is_set():
                 try:
                     await release.wait()

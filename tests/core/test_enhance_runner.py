@@ -16,24 +16,24 @@ import textwrap
 from pathlib import Path
 
 import anthropic
-import httpx
+import httpx2
 import openai
 import pytest
 from mcp.shared.exceptions import MCPError
 from tests.core.enhance_helpers import Clock, FailingModel, Signal, ask, make_runner
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
+from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt, Scene
 from memquill.testing import FAKE_SECRET, ScriptedProviderError, scripted_failure
 
 YEAR = 365 * 24 * 3600.0
 
 
-def _request() -> httpx.Request:
-    return httpx.Request("POST", "https://api.example.test/v1/chat")
+def _request() -> httpx2.Request:
+    return httpx2.Request("POST", "https://api.example.test/v1/chat")
 
 
 def _openai_401() -> openai.AuthenticationError:
-    response = httpx.Response(401, request=_request())
+    response = httpx2.Response(401, request=_request())
     return openai.AuthenticationError(
         f"Incorrect API key provided: {FAKE_SECRET}", response=response, body=None
     )
@@ -116,10 +116,10 @@ async def test_does_not_coalesce_concurrent_requests(tmp_path: Path) -> None:
     [
         _openai_401(),
         openai.PermissionDeniedError(
-            "forbidden", response=httpx.Response(403, request=_request()), body=None
+            "forbidden", response=httpx2.Response(403, request=_request()), body=None
         ),
         anthropic.AuthenticationError(
-            "invalid x-api-key", response=httpx.Response(401, request=_request()), body=None
+            "invalid x-api-key", response=httpx2.Response(401, request=_request()), body=None
         ),
         openai.OpenAIError(f"The api_key client option must be set ({FAKE_SECRET})"),
         ScriptedProviderError("denied", 403),
@@ -288,7 +288,8 @@ async def test_receipt_write_failure_keeps_the_latch_without_calling_again(
     monkeypatch.setattr(os, "replace", broken)
     first = await ask(runner, model)
     assert first.reason == "persistence_unavailable"
-    for scope, scene in (("b", "memory_rerank"), ("a", "memory_extract")):
+    scenes: tuple[tuple[str, Scene], ...] = (("b", "memory_rerank"), ("a", "memory_extract"))
+    for scope, scene in scenes:
         assert (await ask(runner, model, scope=scope, scene=scene)).reason == (
             "persistence_unavailable"
         )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import NOW, make_unreadable, write
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, ModelRanker, Prompt
+from memquill.enhance import AuxiliaryRunner, ModelIdentity, ModelRanker, Prompt, TextModel
 from memquill.testing import FAKE_SECRET, ScriptedTextModel, parse_script
 from memquill.tools import MemorySession, MemoryToolset, ToolResult
 
@@ -29,11 +29,13 @@ def _workspace(root: Path) -> Path:
     return root
 
 
-def _tools(root: Path, model: object | None, state: Path, *, timeout: float = 3.0) -> MemoryToolset:
+def _tools(
+    root: Path, model: TextModel | None, state: Path, *, timeout: float = 3.0
+) -> MemoryToolset:
     ranker = None
     if model is not None:
         runner = AuxiliaryRunner(state_dir=state)
-        ranker = ModelRanker(model, runner=runner, timeout=timeout)  # type: ignore[arg-type]
+        ranker = ModelRanker(model, runner=runner, timeout=timeout)
     session = MemorySession(root, "s-1", "read", now=lambda: NOW, ranker=ranker)
     return MemoryToolset(session)
 
@@ -89,10 +91,10 @@ def test_ranking_can_promote_a_hit_from_beyond_the_limit(tmp_path: Path) -> None
     ],
 )
 def test_failures_prefix_one_line_and_keep_the_keyword_results(
-    tmp_path: Path, reply: object, line: str
+    tmp_path: Path, reply: str | dict[str, str], line: str
 ) -> None:
     root = _workspace(tmp_path / "ws")
-    model = ScriptedTextModel(parse_script([reply]))  # type: ignore[list-item]
+    model = ScriptedTextModel(parse_script([reply]))
     result = _search(_tools(root, model, tmp_path / "state"))
     assert result.text == line + "\n\n" + _plain(root, tmp_path)
     assert not result.is_error
@@ -142,7 +144,8 @@ def test_repeated_failures_cool_down_per_scope(tmp_path: Path) -> None:
     assert first == "Memory ranking failed: request_failed. Using keyword order."
     assert second == "Memory ranking cooldown: request_failed. Using keyword order."
     other = MemoryToolset(tools.session.with_session_id("s-2"))
-    assert _search(other).structured["reranked"] is True  # type: ignore[index]
+    structured = _search(other).structured
+    assert structured is not None and structured["reranked"] is True
     assert model.calls == 2
 
 

@@ -56,7 +56,8 @@ async def test_opentelemetry_recipe_with_the_in_memory_exporter(tmp_path: Path) 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    plugin.tracer = provider.get_tracer("memquill")  # a private provider, not the global one
+    # A private provider, not the global one: the recipe module's global, replaced.
+    vars(plugin)["tracer"] = provider.get_tracer("memquill")
     runner = make_runner(tmp_path, telemetry=_telemetry_for(plugin))
     await ask(runner, FailingModel(scripted_failure("http_401"), key="refused"), scope="a")
     assert exporter.get_finished_spans() == ()
@@ -101,8 +102,10 @@ async def test_sentry_recipe_through_a_real_client_transport(tmp_path: Path) -> 
         sentry_sdk.get_client().close()
     (envelope,) = transport.envelopes
     event = envelope.get_event()
-    assert event is not None and event["message"] == "memquill.model_failure"
-    assert event["tags"]["memquill.failure.root_cause"] == "http_5xx"
-    assert event["tags"]["memquill.scene"] == "memory_rerank"
+    assert event is not None and event.get("message") == "memquill.model_failure"
+    tags = event.get("tags")
+    assert tags is not None
+    assert tags["memquill.failure.root_cause"] == "http_5xx"
+    assert tags["memquill.scene"] == "memory_rerank"
     raw = json.dumps(event, default=str)
     assert FAKE_SECRET not in raw and "Provider said no" not in raw

@@ -32,9 +32,9 @@ def assert_same_answers(
     for _ in range(rounds):
         for arguments in queries(rng, rounds):
             params = rng.choice(PARAMS)
-            expected = reference(root, params).search(**arguments)  # type: ignore[arg-type]
+            expected = reference(root, params).search(**arguments)
             for searcher in searchers:
-                got = indexed(root, searcher, params).search(**arguments)  # type: ignore[arg-type]
+                got = indexed(root, searcher, params).search(**arguments)
                 assert got.text == expected.text, arguments
                 assert got.result == expected.result
 

@@ -42,8 +42,8 @@ def answers_match(root: Path, folder: Path, seed: int = 1, rounds: int = 6) -> l
     texts: list[str] = []
     try:
         for arguments in queries(random.Random(seed), rounds):
-            expected = reference(root).search(**arguments)  # type: ignore[arg-type]
-            got = indexed(root, searcher).search(**arguments)  # type: ignore[arg-type]
+            expected = reference(root).search(**arguments)
+            got = indexed(root, searcher).search(**arguments)
             texts.append(got.text)
             text = got.text
             for prefix in (DAMAGED_WARNING + "\n\n", DAMAGED_WARNING + "\n"):

@@ -25,6 +25,7 @@ from memquill.index import _search_index as search_index_module
 from memquill.index import _tracker as tracker_module
 from memquill.index._watch import WATCH_ENV, open_watcher
 from memquill.query import _walk as walk_module
+from memquill.query import rank
 from memquill.query._walk_cache import Identity, file_identity
 
 NOW = datetime(2026, 9, 22, 12, tzinfo=UTC)
@@ -124,7 +125,7 @@ def test_a_note_changed_between_refresh_and_read_is_searched_again(
     """A note written by another process after the index was brought up to date, before its
     text is read for the answer: the search starts over and answers from the new text."""
     index = SearchIndex(vault, location=":memory:", notice=None, racy_seconds=0, watch=False)
-    real_rank: Callable[..., Any] = search_index_module.rank
+    real_rank: Callable[..., Any] = rank
     edits: list[str] = []
 
     def rank_after_a_write(*args: Any, **kwargs: Any) -> Any:

@@ -177,7 +177,7 @@ def test_two_processes_at_once_never_double_charge_or_double_save(tmp_path) -> N
     records = setup.records(active=False)
     assert len(records) == 9
     assert len({r.operation_hash for r in records}) == 9
-    assert sorted(r.source.get("messageId") for r in records) == sorted(
+    assert sorted(str(r.source.get("messageId")) for r in records) == sorted(
         f"u{i}" for i in range(1, 10)
     )
     assert job_status(setup.workspace).pending_turns == 0

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcript
@@ -28,10 +29,10 @@ RECEIPT = json.dumps(
 )  # fmt: skip
 
 
-def _turn(number: int, **fields: object) -> CommittedTurn:
-    values: dict[str, object] = {"user_text": "I like green tea."}
+def _turn(number: int, **fields: Any) -> CommittedTurn:
+    values: dict[str, Any] = {"user_text": "I like green tea."}
     values.update(fields)
-    return CommittedTurn("s1", f"u{number}", f"a{number}", **values)  # type: ignore[arg-type]
+    return CommittedTurn("s1", f"u{number}", f"a{number}", **values)
 
 
 REFUSED = {
@@ -48,9 +49,9 @@ REFUSED = {
 def test_turns_that_do_not_count_touch_nothing(tmp_path, fields: dict[str, object]) -> None:
     setup = new_setup(tmp_path)
     extraction = setup.extraction(None)
-    base = {"user_text": "I like green tea."}
+    base: dict[str, Any] = {"user_text": "I like green tea."}
     base.update(fields)
-    turn = CommittedTurn("s1", base.pop("user_message_id", "u1"), "a1", **base)  # type: ignore[arg-type]
+    turn = CommittedTurn("s1", base.pop("user_message_id", "u1"), "a1", **base)
     assert turn.refusal() is not None
     for _ in range(3):
         assert extraction.enqueue(turn) is False

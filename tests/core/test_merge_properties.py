@@ -272,12 +272,16 @@ _FOLDED_AGAIN = [
 @example(steps=_FOLDED_TWIN)
 @example(steps=_FOLDED_AGAIN)
 @given(steps=operations(2))
-def test_two_machines_converge_on_the_same_bytes(mode: Mode, steps: list) -> None:  # type: ignore[type-arg]
+def test_two_machines_converge_on_the_same_bytes(
+    mode: Mode, steps: list[tuple[str, int, object]]
+) -> None:
     run_history(2, mode, steps)
 
 
 @pytest.mark.parametrize("mode", ["git", "file-sync"])
 @settings(max_examples=75)
 @given(steps=operations(3))
-def test_three_machines_converge_on_the_same_bytes(mode: Mode, steps: list) -> None:  # type: ignore[type-arg]
+def test_three_machines_converge_on_the_same_bytes(
+    mode: Mode, steps: list[tuple[str, int, object]]
+) -> None:
     run_history(3, mode, steps)

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import remember, write
 
-from memquill import paths
 from memquill.errors import Messages, SourceError
 from memquill.paths import open_regular, read_text_nofollow
 
@@ -189,7 +188,7 @@ def test_the_type_is_checked_on_the_descriptor(
     # says what it really is.
     os.mkfifo(tmp_path / "pipe.md")
     regular = os.stat(__file__)
-    monkeypatch.setattr(paths.os, "lstat", lambda path: regular)
+    monkeypatch.setattr(os, "lstat", lambda path: regular)
     with pytest.raises(SourceError) as info:
         open_regular(tmp_path / "pipe.md")
     assert info.value.message == NOT_REGULAR

@@ -37,6 +37,7 @@ def test_sections_order_limits_and_truncation(tmp_path: Path) -> None:
     # One heading for every remembered fact (a change from the spec, which repeats it).
     assert parts[4].startswith(f"Source: memory/records/{older.record_id}.md (")
     assert response.text.count("## Active Memory") == 1
+    assert older.record_revision is not None
     assert f"revision:{older.record_revision[:16]})" in parts[4]  # the short form
     assert parts[3].endswith("n" * (500 - len("newer fact ")) + "\n[...truncated...]")
     assert len(parts) == 5

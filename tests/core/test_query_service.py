@@ -145,7 +145,7 @@ def test_argument_bounds_fail_as_text(tmp_path: Path) -> None:
         query.search("x", limit=21),
         query.search("x", tags=["a"] * 21),
         query.search("x", tags=[""]),
-        query.search("x", file_type="other"),  # type: ignore[arg-type]
+        query.search("x", file_type="other"),  # no such file type
     ):
         assert not response.ok and response.text.startswith("Memory search failed: ")
         assert response.result.error_code == "invalid"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.core.query_helpers import engine, make_unreadable, remember, write
 
+from memquill.paths import read_text_nofollow
 from memquill.query import _scan as scan_module
 from memquill.query._scan import ScanBudget, scan_workspace
 from memquill.query._scanconfig import glob_pattern, load_scan_config
@@ -169,9 +171,9 @@ def test_cache_reuses_unchanged_files_and_rereads_changed_ones(
     write(tmp_path, "a.md", "one")
     write(tmp_path, "b.md", "two")
     reads: list[str] = []
-    real = scan_module.read_text_nofollow
+    real = read_text_nofollow
 
-    def counting(path: Path, **kwargs: int) -> str:
+    def counting(path: Path, **kwargs: Any) -> str:
         reads.append(path.name)
         return real(path, **kwargs)
 

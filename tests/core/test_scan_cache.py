@@ -11,7 +11,6 @@ import pytest
 from tests.core.query_helpers import make_unreadable, write
 
 from memquill.query import _scan as scan_module
-from memquill.query import _walk as walk_module
 from memquill.query._scan import ScanResult, scan_workspace
 from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import DocumentCache, FolderListing
@@ -37,7 +36,7 @@ def listings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         listed.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(walk_module.os, "scandir", counting)
+    monkeypatch.setattr(os, "scandir", counting)
     yield listed
 
 

@@ -8,18 +8,19 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memquill.query._args import FileType
 from memquill.query._counts import term_counts
 from memquill.query._documents import SearchDocument, note_document
 from memquill.query._rank import Corpus, rank, recency_factor
-from memquill.query._rank_model import RankParams
+from memquill.query._rank_model import RankedHit, RankParams
 from memquill.query._tokens import count_term, fold, query_terms, tokenize
 from memquill.text import path_key
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 
 
-def paths(hits: list[object]) -> list[str]:
-    return [hit.document.path for hit in hits]  # type: ignore[attr-defined]
+def paths(hits: list[RankedHit]) -> list[str]:
+    return [hit.document.path for hit in hits]
 
 
 def test_whole_words_not_substrings() -> None:
@@ -151,8 +152,8 @@ def test_file_type_filter_follows_spec_2_4() -> None:
     ]
     corpus = Corpus(docs)
 
-    def kind(file_type: str) -> set[str]:
-        return set(paths(rank(corpus, "word", now=NOW, file_type=file_type)))  # type: ignore[arg-type]
+    def kind(file_type: FileType) -> set[str]:
+        return set(paths(rank(corpus, "word", now=NOW, file_type=file_type)))
 
     assert kind("daily") == {"memory/daily/2026-09-21.md", "daily/2026-01-01.md"}
     assert kind("longterm") == {"MEMORY.md", "memory/records/r.md"}

@@ -19,7 +19,7 @@ import pytest
 from memquill import MemorySession, MemoryToolset, forget, remember
 from memquill.enhance import AuxiliaryRunner
 from memquill.paths import canonical_workspace
-from memquill.semantic import SemanticRanker, VectorCache, vectors_path
+from memquill.semantic import Embedder, SemanticRanker, VectorCache, vectors_path
 from memquill.semantic._hybrid import hybrid_order
 from memquill.testing import (
     PARITY_ALIASES,
@@ -42,10 +42,10 @@ def _workspace(root: Path) -> Path:
     return root
 
 
-def _session(root: Path, embedder: object, *, timeout: float = 3.0) -> MemorySession:
+def _session(root: Path, embedder: Embedder, *, timeout: float = 3.0) -> MemorySession:
     session = MemorySession(root, "s1")
     runner = AuxiliaryRunner(state_dir=root.with_name(root.name + "-state"))
-    ranker = SemanticRanker(embedder, session.query, runner=runner, timeout=timeout)  # type: ignore[arg-type]
+    ranker = SemanticRanker(embedder, session.query, runner=runner, timeout=timeout)
     return session.with_ranker(ranker)
 
 

@@ -20,7 +20,7 @@ from memquill.cli import main
 from memquill.enhance import AuxiliaryRunner
 from memquill.index import IndexSearcher, SearchIndex
 from memquill.paths import canonical_workspace
-from memquill.semantic import SemanticRanker, VectorCache, vectors_path
+from memquill.semantic import Embedder, SemanticRanker, VectorCache, vectors_path
 from memquill.testing import FailingEmbedder, TrigramEmbedder
 
 NOTES = {
@@ -38,13 +38,13 @@ def _workspace(root: Path) -> Path:
     return root
 
 
-def _session(root: Path, embedder: object, *, watch: bool) -> MemorySession:
+def _session(root: Path, embedder: Embedder, *, watch: bool) -> MemorySession:
     session = MemorySession(root, "s1")
     query = session.query
     # The session's own query engine, its index searcher with or without the change watcher.
     query.__dict__["_searcher"] = IndexSearcher(watch=watch)
     runner = AuxiliaryRunner(state_dir=root.with_name(root.name + "-state"))
-    ranker = SemanticRanker(embedder, query, runner=runner, timeout=2.0)  # type: ignore[arg-type]
+    ranker = SemanticRanker(embedder, query, runner=runner, timeout=2.0)
     return session.with_ranker(ranker)
 
 

@@ -11,8 +11,9 @@ back to its last complete block after a backup, losing no acknowledged record.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.core.store_helpers import (
@@ -176,7 +177,8 @@ def test_a_read_during_an_append_waits_for_the_writer(tmp_path: Path) -> None:
         with ThreadPoolExecutor(2) as pool:
             read = pool.submit(reader.snapshot)
             report = pool.submit(doctor.doctor)
-            done, _ = wait([read, report], timeout=0.5)
+            both: list[Future[Any]] = [read, report]
+            done, _ = wait(both, timeout=0.5)
             assert not done, [future.exception() for future in done]  # both wait
             writer.send("go")
             writer.expect("acknowledged")

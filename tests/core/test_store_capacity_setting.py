@@ -59,7 +59,8 @@ def test_the_limit_is_named_in_the_capacity_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize("capacity", [0, MIB - 1, 65 * MIB, 2.5 * MIB, "2"])
 def test_a_capacity_out_of_range_is_invalid(tmp_path: Path, capacity: object) -> None:
     with pytest.raises(InvalidInputError) as caught:
-        RecordStore(tmp_path, capacity=capacity)  # type: ignore[arg-type]
+        # Out of range or not an int, on purpose.
+        RecordStore(tmp_path, capacity=capacity)  # pyright: ignore[reportArgumentType]
     assert caught.value.message == Messages.CAPACITY_SETTING
 
 

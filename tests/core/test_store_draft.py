@@ -4,6 +4,7 @@ once something but appending touches it (a save into a large store copies no ref
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 
 import pytest
 
@@ -62,13 +63,13 @@ def test_a_replaced_place_reads_as_replaced_before_and_after_the_copy() -> None:
         lambda d: d.clear(),
     ],
 )
-def test_any_other_change_acts_on_the_whole_list(change: object) -> None:
+def test_any_other_change_acts_on_the_whole_list(change: Callable[[list[Record]], object]) -> None:
     base = _records(4)
     draft, plain = Draft(base), list(base)
     draft.append(_records(5)[4])
     plain.append(_records(5)[4])
-    change(draft)  # type: ignore[operator]
-    change(plain)  # type: ignore[operator]
+    change(draft)
+    change(plain)
     assert list(draft) == plain and len(draft) == len(plain) and draft == plain
     assert operator.ne(draft, plain) is False  # != reads the whole list too
     assert draft.rewritten

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
+from psycopg.rows import TupleRow
 from tests import postgres_cluster
 from tests.core.conftest import Backing, Server, database_backing
 from tests.core.store_helpers import children, expect_error, manual
@@ -125,7 +127,7 @@ def contents(backing: Backing) -> list[str]:
     return [record.content for record in decode_store(backing.raw().decode()).records]
 
 
-def admin(server_url: str) -> psycopg.Connection[tuple[object, ...]]:
+def admin(server_url: str) -> psycopg.Connection[TupleRow]:
     return psycopg.connect(server_url, autocommit=True)
 
 
@@ -319,7 +321,7 @@ def test_a_newer_schema_is_refused(db: Backing, postgres_server: Server) -> None
     name = f"memquill_newer_{uuid.uuid4().hex[:8]}"
     base = postgres_server.url.rsplit("/", 1)[0]
     with admin(postgres_server.url) as connection:
-        connection.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType]
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
         url = f"{base}/{name}"
         RecordStore(db.workspace, location=url).save([manual("first use creates the schema")])
@@ -332,7 +334,9 @@ def test_a_newer_schema_is_refused(db: Backing, postgres_server: Server) -> None
         )
     finally:
         with admin(postgres_server.url) as connection:
-            connection.execute(f"DROP DATABASE {name} WITH (FORCE)")  # pyright: ignore[reportArgumentType]
+            connection.execute(
+                sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 def test_the_mirror_is_a_read_only_copy_that_queries_ignore(db: Backing) -> None:

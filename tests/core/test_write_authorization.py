@@ -12,7 +12,7 @@ from tests.core.store_helpers import conversation, tree
 from memquill import MemorySession
 from memquill.errors import InvalidInputError, Messages
 from memquill.store import Candidate
-from memquill.tools import WriteSource, remember, save_candidates
+from memquill.tools import Access, WriteSource, remember, save_candidates
 
 NO_SESSION_SOURCES = [
     pytest.param({"kind": "tool"}, id="tool"),
@@ -48,9 +48,9 @@ def test_a_candidate_without_a_session_is_refused_by_the_write_rule(
     ("access", "agrees"), [("read", True), ("read_write", False)], ids=["read-only", "host-says-no"]
 )
 def test_a_session_that_may_not_write_saves_no_candidate(
-    tmp_path: Path, access: str, agrees: bool
+    tmp_path: Path, access: Access, agrees: bool
 ) -> None:
-    session = MemorySession(tmp_path, "chat-1", access, lambda: agrees)  # type: ignore[arg-type]
+    session = MemorySession(tmp_path, "chat-1", access, lambda: agrees)
     batch = [conversation("A fact.", "job:0")]
     _refused(tmp_path, Messages.WRITE_UNAUTHORIZED, lambda: save_candidates(session, batch))
 

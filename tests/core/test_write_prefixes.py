@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.core.store_helpers import records_path
 
 from memquill.errors import ConflictError, InvalidInputError, NotFoundError
-from memquill.store import JSONValue, Record, RecordStore
+from memquill.store import JSONValue, Record, RecordStore, Target
 from memquill.store._codec import HEADER, StoreImage, encode_store
 from memquill.tools import MemorySession, MemoryToolset, WriteSource, correct, forget
 from memquill.tools import _writes as writes_module
-from memquill.tools._resolve import resolve_record, resolve_revision
+from memquill.tools._resolve import resolve_record, resolve_revision, resolve_target
 
 MANUAL = WriteSource("manual")
 
@@ -111,10 +112,10 @@ def test_a_prefix_resolved_before_a_concurrent_write_is_still_refused(
     session = MemorySession(tmp_path, "chat-1", "read_write")
     outcome = writes_module.remember(session, "Deploys on Tuesdays.", source=MANUAL)
     assert outcome.record_id is not None and outcome.record_revision is not None
-    real = writes_module.resolve_target
+    real = resolve_target
 
-    def then_someone_else_writes(*args: object, **kwargs: object) -> tuple[str, str]:
-        resolved = real(*args, **kwargs)  # type: ignore[arg-type]
+    def then_someone_else_writes(*args: Any, **kwargs: Any) -> tuple[Target, str]:
+        resolved = real(*args, **kwargs)
         RecordStore(tmp_path).correct(
             outcome.record_id or "", "Deploys on Wednesdays.", outcome.record_revision or ""
         )

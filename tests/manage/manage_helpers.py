@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 from tests.core.store_helpers import manual
 
 from memquill import RecordStore, open_session
-from memquill.manage import Backend, JobsView, JobView, create_app
+from memquill.manage import Backend, JobsSource, JobsView, JobView, create_app
 
 PORT = 8765
 ORIGIN = f"http://127.0.0.1:{PORT}"
@@ -45,7 +45,9 @@ def seed(workspace: Path, *facts: str) -> list[str]:
     return [record_id for record_id in result.record_ids if record_id is not None]
 
 
-def client(workspace: Path, jobs: FakeJobs | None = None, *, port: int | None = PORT) -> TestClient:
+def client(
+    workspace: Path, jobs: JobsSource | None = None, *, port: int | None = PORT
+) -> TestClient:
     """A test client of the page of ``workspace``, addressed as ``http://127.0.0.1:8765``."""
     app = create_app(Backend.open(open_session(workspace), jobs=jobs), token=TOKEN, port=port)
     return TestClient(app, base_url=ORIGIN, headers={"Authorization": f"Bearer {TOKEN}"})

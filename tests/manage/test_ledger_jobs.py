@@ -21,7 +21,7 @@ async def _failed_workspace(tmp_path: Path) -> Path:
 
 async def test_the_panel_shows_the_ledgers_jobs_and_retry_clears_their_wait(tmp_path) -> None:
     workspace = await _failed_workspace(tmp_path)
-    page = client(workspace, LedgerJobs(workspace))  # type: ignore[arg-type]
+    page = client(workspace, LedgerJobs(workspace))
     data = page.get("/api/memory").json()["enhancement"]
     (job,) = data["jobs"]
     assert (job["status"], job["reason"], job["canRetry"]) == (
@@ -38,7 +38,7 @@ async def test_the_panel_shows_the_ledgers_jobs_and_retry_clears_their_wait(tmp_
 
 
 def test_an_unused_workspace_shows_no_jobs_and_stays_untouched(tmp_path) -> None:
-    page = client(tmp_path, LedgerJobs(tmp_path))  # type: ignore[arg-type]
+    page = client(tmp_path, LedgerJobs(tmp_path))
     data = page.get("/api/memory").json()["enhancement"]
     assert data == {"jobs": [], "capacityReached": False, "pendingTurns": 0, "canRetry": False}
     assert not (tmp_path / ".assistant").exists()
@@ -47,5 +47,5 @@ def test_an_unused_workspace_shows_no_jobs_and_stays_untouched(tmp_path) -> None
 def test_a_corrupt_ledger_is_shown_as_unavailable(tmp_path) -> None:
     (tmp_path / ".assistant").mkdir()
     (tmp_path / ".assistant" / "memory-jobs.json").write_text("{")
-    page = client(tmp_path, LedgerJobs(tmp_path))  # type: ignore[arg-type]
+    page = client(tmp_path, LedgerJobs(tmp_path))
     assert page.get("/api/memory").json()["enhancement"] == {"error": "unavailable"}

@@ -18,7 +18,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from google.adk.agents import LlmAgent
@@ -47,6 +47,11 @@ class TestAdkParity(ParitySuite):
         return AdkHarness
 
 
+class Scope(TypedDict):
+    app_name: str
+    user_id: str
+
+
 def entry(words: str) -> MemoryEntry:
     return MemoryEntry(content=types.Content(role="user", parts=[types.Part(text=words)]))
 
@@ -57,7 +62,7 @@ def texts(found: Any) -> list[str]:
 
 async def test_add_search_delete_through_the_memory_service(tmp_path: Path) -> None:
     service = MemquillMemoryService(tmp_path)
-    scope = {"app_name": APP, "user_id": USER}
+    scope: Scope = {"app_name": APP, "user_id": USER}
     await service.add_memory(
         **scope, memories=[entry("Ana prefers window seats."), entry("Ana is vegetarian.")]
     )
@@ -69,15 +74,16 @@ async def test_add_search_delete_through_the_memory_service(tmp_path: Path) -> N
     ]
     found = await service.search_memory(**scope, query="window seat")
     assert texts(found) == ["Ana prefers window seats."]
-    assert found.memories[0].id == records[0].id
+    memory_id = found.memories[0].id
+    assert memory_id == records[0].id and memory_id is not None
     assert found.memories[0].custom_metadata["score"] > 0
-    await service.delete_memory(**scope, memory_id=found.memories[0].id)
+    await service.delete_memory(**scope, memory_id=memory_id)
     assert texts(await service.search_memory(**scope, query="window seat")) == []
     # The tombstone: the forgotten text is never saved again.
     await service.add_memory(**scope, memories=[entry("Ana prefers window seats.")])
     assert texts(await service.search_memory(**scope, query="window seat")) == []
     with pytest.raises(NotFoundError):
-        await service.delete_memory(**scope, memory_id=found.memories[0].id + "0")
+        await service.delete_memory(**scope, memory_id=memory_id + "0")
 
 
 async def test_each_user_is_a_private_folder_and_reads_create_nothing(tmp_path: Path) -> None:
@@ -161,7 +167,9 @@ async def test_a_session_feeds_extraction_with_the_hosts_model(tmp_path: Path) -
     await service.flush_session(session)
     assert len(model.requests) == 1
     prompt = model.requests[0]
-    assert "I moved to Lisbon in March" in str(prompt.contents[0].parts[0].text)
+    parts = prompt.contents[0].parts
+    assert parts is not None
+    assert "I moved to Lisbon in March" in str(parts[0].text)
     assert prompt.config.system_instruction
     records = RecordStore(service.workspace(APP, USER)).snapshot().records
     assert [(r.content, r.source["kind"], r.source["sessionId"]) for r in records] == [
@@ -227,9 +235,12 @@ async def test_an_agent_runs_with_memquills_tools_and_adks_load_memory(tmp_path:
         ]
 
     await ask("Remember: I take oat milk in my coffee.")
-    declared = {tool.name: tool for tool in model.requests[0].config.tools[0].function_declarations}
+    tools = model.requests[0].config.tools
+    assert tools is not None and isinstance(tools[0], types.Tool)
+    declared = {tool.name: tool for tool in tools[0].function_declarations or ()}
     assert set(declared) >= {"memory_search", "memory_remember", "memory_forget", "load_memory"}
     schema = declared["memory_remember"].parameters_json_schema
+    assert schema is not None
     assert schema["additionalProperties"] is False and "content" in schema["properties"]
     saved = responses(model.requests[1])[-1]
     assert set(saved) == {"result"} and '"status":"saved"' in saved["result"].replace(" ", "")
@@ -238,7 +249,8 @@ async def test_an_agent_runs_with_memquills_tools_and_adks_load_memory(tmp_path:
     # A bad call is the core's error text, as ADK's own tools answer a failure.
     failed = await memory_tools(service.session(APP, USER))[0].run_async(
         args={"query": ""},
-        tool_context=None,  # type: ignore[arg-type]
+        # ADK types a ToolContext (built from a live invocation); memquill's tools never read it.
+        tool_context=None,  # pyright: ignore[reportArgumentType]
     )
     assert set(failed) == {"error"}
 

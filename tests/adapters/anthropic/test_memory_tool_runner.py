@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from anthropic import Anthropic, AsyncAnthropic
+from anthropic.types.beta import BetaMessageParam
 from tests.adapters.anthropic.scripted_api import ScriptedMessagesAPI, text, tool_use
 
 from memquill import MemorySession, RecordStore
@@ -71,7 +72,10 @@ EXPECTED_RESULTS: Final[list[list[tuple[str, bool]]]] = [
     ],
     [(f"Successfully deleted {PATH}", False), (f"{LISTING}\n0B\t/memories", False)],
 ]
-MESSAGES: Final = [{"role": "user", "content": "I take my coffee with oat milk now."}]
+# A plain dict, as users write it.
+MESSAGES: Final[list[BetaMessageParam]] = [
+    {"role": "user", "content": "I take my coffee with oat milk now."}
+]
 
 
 def check_the_conversation(api: ScriptedMessagesAPI, final: Any, workspace: Path) -> None:
@@ -112,7 +116,7 @@ def test_the_sync_tool_runner_drives_the_memory_tool(tmp_path: Path) -> None:
         runner = client.beta.messages.tool_runner(
             model=MODEL,
             max_tokens=1024,
-            messages=MESSAGES,  # type: ignore[arg-type]  (a plain dict, as users write it)
+            messages=MESSAGES,
             tools=[MemquillMemoryTool(session), *memory_tools(session)],
         )
         final = runner.until_done()
@@ -126,7 +130,7 @@ async def test_the_async_tool_runner_drives_the_async_memory_tool(tmp_path: Path
         runner = client.beta.messages.tool_runner(
             model=MODEL,
             max_tokens=1024,
-            messages=MESSAGES,  # type: ignore[arg-type]
+            messages=MESSAGES,
             tools=[MemquillAsyncMemoryTool(session), *async_memory_tools(session)],
         )
         final = await runner.until_done()

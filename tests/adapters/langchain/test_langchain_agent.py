@@ -146,6 +146,7 @@ def test_a_stale_revision_comes_back_as_an_error_tool_message(tmp_path: Path) ->
     statuses = sorted(updates[call_id].status for call_id in ("a", "b"))
     assert statuses == ["error", "success"]
     failed = next(m for m in updates.values() if m.status == "error")
+    assert isinstance(failed.content, str)
     assert failed.content.startswith('{"type":"memory_write_error","operation":"update"')
     # The loser's id is an old version now: the answer names the current one (no refresh loop).
     assert '"code":"not_found"' in failed.content and "its current version is" in failed.content

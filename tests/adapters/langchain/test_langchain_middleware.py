@@ -17,8 +17,15 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
 from langchain_core.outputs import ChatResult
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 from tests.adapters.extraction_models import ScriptedExtractorChat
@@ -212,11 +219,11 @@ def test_without_a_checkpointer_the_seen_messages_are_the_source(tmp_path: Path)
     memory = MemquillMiddleware(_per_user(tmp_path), model=extractor)
     model = _agent_model(*REPLIES)
     agent = create_agent(model, [], middleware=[memory])
-    history: list[BaseMessage] = []
+    history: list[AnyMessage] = []
     for number, text in enumerate(USERS, start=1):
-        history.append(HumanMessage(text, id=f"u{number}"))
-        config = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
-        history = agent.invoke({"messages": history}, config)["messages"]
+        config: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+        said = HumanMessage(text, id=f"u{number}")
+        history = agent.invoke({"messages": [*history, said]}, config)["messages"]
     assert memory.wait(60)
     assert len(_records(tmp_path / "ana")) == 3
 
@@ -227,7 +234,7 @@ def test_runs_the_resolver_leaves_out_record_nothing(tmp_path: Path) -> None:
 
     memory = MemquillMiddleware(automatic)
     agent = create_agent(_agent_model("ok", "ok"), [], middleware=[memory])
-    heartbeat = {"configurable": {"thread_id": "t", "kind": "heartbeat"}}
+    heartbeat: RunnableConfig = {"configurable": {"thread_id": "t", "kind": "heartbeat"}}
     agent.invoke({"messages": [HumanMessage("ping", id="h1")]}, heartbeat)
     assert not (tmp_path / ".assistant").exists()
     agent.invoke(
@@ -243,7 +250,7 @@ async def test_an_async_agent_extracts_on_its_own_loop(tmp_path: Path) -> None:
     memory = MemquillMiddleware(_per_user(tmp_path), model=extractor, checkpointer=saver)
     agent = create_agent(_agent_model(*REPLIES), [], middleware=[memory], checkpointer=saver)
     for number, text in enumerate(USERS, start=1):
-        config = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
+        config: RunnableConfig = {"configurable": {"thread_id": "t1", "user_id": "ana"}}
         await agent.ainvoke({"messages": [HumanMessage(text, id=f"u{number}")]}, config)
     await memory.drain()
     assert len(_records(tmp_path / "ana")) == 3

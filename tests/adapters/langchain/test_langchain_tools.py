@@ -82,7 +82,7 @@ def test_plan_mode_refuses_writes_with_the_core_message_and_changes_nothing(
     }
     for operation, (name, args) in attempts.items():
         message = tools[name].invoke(call(name, args))
-        assert isinstance(message, ToolMessage)
+        assert isinstance(message, ToolMessage) and isinstance(message.content, str)
         assert message.status == "error"
         assert json.loads(message.content) == {
             "type": "memory_write_error",
@@ -152,7 +152,7 @@ def test_a_core_failure_is_raised_as_a_memory_tool_error(tmp_path: Path) -> None
     assert isinstance(error, MemquillError)
     assert error.result.is_error
     assert error.result.structured == json.loads(str(error)) == json.loads(error.message)
-    assert error.result.structured["code"] == "secret"
+    assert error.result.structured is not None and error.result.structured["code"] == "secret"
     copy = pickle.loads(pickle.dumps(error))
     assert (type(copy), copy.result, str(copy)) == (MemoryToolError, error.result, str(error))
     assert records_text(tmp_path) is None

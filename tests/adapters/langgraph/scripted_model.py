@@ -31,7 +31,7 @@ class ScriptedChatModel(GenericFakeChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        turn = next(self.messages)
+        turn: Turn = next(self.messages)
         message = turn(messages) if callable(turn) else turn
         return ChatResult(generations=[ChatGeneration(message=message)])
 

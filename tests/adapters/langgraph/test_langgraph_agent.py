@@ -17,7 +17,7 @@ from memquill_langchain.store import MemquillStore
 
 
 def _user(runtime: ToolRuntime) -> tuple[str, str]:
-    return ("memories", str(runtime.config["configurable"]["user_id"]))
+    return ("memories", str(runtime.config.get("configurable", {})["user_id"]))
 
 
 @tool

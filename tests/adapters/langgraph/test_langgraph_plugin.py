@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from memquill.cli.plugins import _text
@@ -71,7 +72,7 @@ def test_a_store_whose_framework_is_missing_says_what_to_install() -> None:
 
 class _Twice:
     @hookimpl
-    def memquill_register_integrations(self, register):  # type: ignore[no-untyped-def]
+    def memquill_register_integrations(self, register: Callable[[object], None]) -> None:
         register(STORE)
         register("not a spec")
 

@@ -29,7 +29,8 @@ def test_two_hosts_share_namespaces_items_and_history(
         assert host_b.list_namespaces() == [("memories", "Ana"), ("memories", "bo")]
         assert [i.key for i in host_b.search(("memories",), query="tea")] == ["drink"]
         host_b.put(("memories", "Ana"), "drink", {"content": "Ana drinks coffee."})
-        assert host_a.get(("memories", "Ana"), "drink").value == {"content": "Ana drinks coffee."}
+        drink = host_a.get(("memories", "Ana"), "drink")
+        assert drink is not None and drink.value == {"content": "Ana drinks coffee."}
         host_a.delete(("memories", "bo"), "drink")
         assert host_b.list_namespaces() == [("memories", "Ana")]
         with psycopg.connect(postgres_server.url, autocommit=True) as connection:

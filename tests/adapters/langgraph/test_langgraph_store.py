@@ -9,6 +9,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp
@@ -38,6 +39,13 @@ def versions(root: Path, *folders: str) -> list[tuple[str, str, str]]:
     return [(r.status, r.key or "", r.content) for r in snapshot.records]
 
 
+def item_value(store: MemquillStore, namespace: tuple[str, ...], key: str) -> dict[str, Any]:
+    """The value of an item the test wrote (a missing one fails the test)."""
+    item = store.get(namespace, key)
+    assert item is not None, (namespace, key)
+    return item.value
+
+
 def test_a_namespace_is_a_private_folder_and_its_items_are_readable(tmp_path: Path) -> None:
     store = MemquillStore(tmp_path)
     store.put(ANA, "coffee", {"content": "Ana drinks her coffee black.", "topic": "food"})
@@ -49,7 +57,7 @@ def test_a_namespace_is_a_private_folder_and_its_items_are_readable(tmp_path: Pa
     assert "\nAna drinks her coffee black.\n" in text
     assert '"key":"coffee"' in text and '"extra":{"fields":{"topic":"food"}}' in text
     assert '\n{\n  "theme": "dark",\n  "size": 3\n}\n' in text  # any other value: its JSON
-    assert store.get(ANA, "settings").value == {"theme": "dark", "size": 3}
+    assert item_value(store, ANA, "settings") == {"theme": "dark", "size": 3}
 
 
 def test_labels_become_folder_names_reversibly(tmp_path: Path) -> None:
@@ -77,10 +85,11 @@ def test_a_put_of_a_key_in_use_is_one_correction_and_an_identical_one_nothing(
         ("active", "coffee", "Ana drinks coffee."),
     ]
     second = store.get(ANA, "coffee")
+    assert first is not None and second is not None
     assert second.created_at == first.created_at and second.updated_at >= first.updated_at
     store.put(ANA, "coffee", {"content": "Ana drinks coffee.", "n": 1})
     store.put(ANA, "coffee", {"content": "Ana drinks coffee.", "n": 1.0})
-    assert store.get(ANA, "coffee").value == {"content": "Ana drinks coffee.", "n": 1.0}
+    assert item_value(store, ANA, "coffee") == {"content": "Ana drinks coffee.", "n": 1.0}
     assert len(versions(tmp_path, "memories", "ana")) == 4, "1 and 1.0 are two values"
 
 
@@ -150,7 +159,8 @@ def test_a_bad_ttl_is_refused_and_a_put_index_kept(tmp_path: Path) -> None:
         MemquillStore(tmp_path, index={"dims": 3, "embed": "fake"})
     store = MemquillStore(tmp_path)
     store.put(ANA, "k", {"content": "x"}, index=["content"])  # kept for a store with an index
-    assert store.items.get(ANA, "k").index == ("content",)
+    kept = store.items.get(ANA, "k")
+    assert kept is not None and kept.index == ("content",)
     store.delete(ANA, "k")
     with pytest.raises(InvalidInputError, match="time to live"):
         store.batch([PutOp(ANA, "k", {"content": "x"}, ttl=-5.0)])
@@ -182,10 +192,10 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(InvalidNamespaceError):
         store.batch([PutOp((), "k", {"content": "x"})])
     with pytest.raises(ValueError, match="Unknown operation"):
-        store.batch(["not an op"])  # type: ignore[list-item]
+        store.batch(["not an op"])  # pyright: ignore[reportArgumentType]  (bad input on purpose)
     for value in ({1: "x"}, {"n": float("nan")}, {"s": {1, 2}}, "text"):
         with pytest.raises(InvalidInputError):
-            store.put(ANA, "k", value)  # type: ignore[arg-type]
+            store.put(ANA, "k", value)  # pyright: ignore[reportArgumentType]  (bad on purpose)
     with pytest.raises(InvalidInputError):
         store.put(ANA, "", {"content": "x"})
     with pytest.raises(InvalidInputError):
@@ -198,9 +208,9 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
 def test_a_read_is_a_copy(tmp_path: Path) -> None:
     store = MemquillStore(tmp_path)
     store.put(ANA, "k", {"content": "x", "list": [1]})
-    store.get(ANA, "k").value["list"].append(2)
+    item_value(store, ANA, "k")["list"].append(2)
     store.search(ANA)[0].value["list"].append(3)
-    assert store.get(ANA, "k").value == {"content": "x", "list": [1]}
+    assert item_value(store, ANA, "k") == {"content": "x", "list": [1]}
 
 
 def test_what_a_person_writes_is_what_the_store_reads(tmp_path: Path) -> None:
@@ -215,16 +225,16 @@ def test_what_a_person_writes_is_what_the_store_reads(tmp_path: Path) -> None:
         people.correct(FactKey(key), text, snapshot.record_revision(current))
     people.save([Candidate("Ana likes hiking.", {"kind": "manual"}, "manual:1", key="hiking")])
     people.save([Candidate("A fact without a key.", {"kind": "manual"}, "manual:2")])
-    assert store.get(ANA, "settings").value == {"theme": "light"}
-    assert store.get(ANA, "coffee").value == {"content": "Ana drinks coffee.", "topic": "food"}
-    assert store.get(ANA, "hiking").value == {"content": "Ana likes hiking."}
+    assert item_value(store, ANA, "settings") == {"theme": "light"}
+    assert item_value(store, ANA, "coffee") == {"content": "Ana drinks coffee.", "topic": "food"}
+    assert item_value(store, ANA, "hiking") == {"content": "Ana likes hiking."}
     assert sorted(item.key for item in store.search(ANA)) == ["coffee", "hiking", "settings"]
     # Prose where the JSON was: the person's words win.
     snapshot = people.snapshot()
     current = snapshot.by_key("settings")
     assert current is not None
     people.correct(FactKey("settings"), "Ana wants light mode.", snapshot.record_revision(current))
-    assert store.get(ANA, "settings").value == {"content": "Ana wants light mode."}
+    assert item_value(store, ANA, "settings") == {"content": "Ana wants light mode."}
 
 
 def test_the_walk_skips_other_folders_and_never_follows_links(tmp_path: Path) -> None:
@@ -253,7 +263,7 @@ def test_two_users_never_see_each_others_items(tmp_path: Path) -> None:
         found = store.search(("memories", user), query="coffee", limit=50)
         assert found and all(item.namespace[:2] == ("memories", user) for item in found)
         assert not any(other in item.value["content"] for item in found)
-        assert store.get(("memories", user), "drink").value["content"].startswith(user.title())
+        assert item_value(store, ("memories", user), "drink")["content"].startswith(user.title())
     assert len(store.search(("memories",), query="coffee")) == 3
 
 
@@ -285,7 +295,8 @@ async def test_a_put_waiting_for_the_lock_leaves_the_loop_running(tmp_path: Path
         finally:
             ticking.cancel()
             write.cancel()
-    assert (await store.aget(ANA, "second")).value == {"content": "second"}
+    second = await store.aget(ANA, "second")
+    assert second is not None and second.value == {"content": "second"}
 
 
 PUTTER = """
@@ -320,7 +331,7 @@ def test_kill_9_during_puts_loses_nothing_acknowledged(tmp_path: Path) -> None:
         child.kill()  # mid-run: somewhere inside a put, a correction or between them
     store = MemquillStore(tmp_path)
     for key in acknowledged:
-        assert store.get(ANA, key).value == _expected(key)
+        assert item_value(store, ANA, key) == _expected(key)
     report = RecordStore(tmp_path / "memories" / "ana").doctor()
     assert report.error is None and not report.lock_held, report
     store.put(ANA, "after", {"content": "the store goes on"})

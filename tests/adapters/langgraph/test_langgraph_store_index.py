@@ -114,11 +114,17 @@ def test_a_put_names_what_is_embedded_and_false_keeps_it_out(tmp_path: Path) -> 
     assert "New tyres for the car." not in embed.texts
     assert "Tyres, bread." not in embed.texts and "a car" in embed.texts
     # The choice is the item's, kept with it: a new store over the same root honours it.
-    assert store.items.get(ANA, "b-car").index is False
-    assert MemquillStore(tmp_path).items.get(ANA, "c-note").index == ("note",)
-    for bad in ([], [""], "note", True, [3]):
+    car, note = store.items.get(ANA, "b-car"), MemquillStore(tmp_path).items.get(ANA, "c-note")
+    assert car is not None and car.index is False
+    assert note is not None and note.index == ("note",)
+    for bad in ([], [""], "note", True, [3]):  # wrong types among them, on purpose
         with pytest.raises(InvalidInputError, match="An index is"):
-            store.put(ANA, "bad", {"content": "x"}, index=bad)  # type: ignore[arg-type]
+            store.put(
+                ANA,
+                "bad",
+                {"content": "x"},
+                index=bad,  # pyright: ignore[reportArgumentType]
+            )
     assert store.get(ANA, "bad") is None
 
 

@@ -78,8 +78,8 @@ class TestDefaults(StoreConformance):
         return InMemoryStore(index=self.semantic_index)
 """
     )
-    result = pytester.runpytest("-q", "-p", "no:cacheprovider", "-p", "no:randomly")
-    reports = result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+    recorder = pytester.inline_run("-q", "-p", "no:cacheprovider", "-p", "no:randomly")
+    reports = recorder.getreports("pytest_runtest_logreport")
     failed = sorted(report.nodeid.split("::")[-1] for report in reports if report.failed)
     assert failed == [
         "test_a_namespace_whose_items_were_deleted",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +71,11 @@ class _ScriptedLLM(MockFunctionCallingLLM):
     """
 
     offered: list[list[str]] = Field(default_factory=list, exclude=True)
+
+    # Declared so a type checker sees the mock's own constructor: pydantic's model transform
+    # would otherwise describe one built from the fields, where the generator is no field.
+    def __init__(self, response_generator: Callable[..., ChatMessage], **kwargs: Any) -> None:
+        super().__init__(response_generator=response_generator, **kwargs)
 
     def _prepare_chat_with_tools(self, tools: Sequence[Any], *args: Any, **kwargs: Any) -> dict:
         self.offered.append([tool.metadata.name for tool in tools])

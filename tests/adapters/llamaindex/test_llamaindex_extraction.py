@@ -46,7 +46,7 @@ def store(engine: AsyncEngine) -> SQLAlchemyChatStore:
 
 
 def _extractor(*replies: str) -> ScriptedExtractorLLM:
-    llm = ScriptedExtractorLLM()
+    llm = ScriptedExtractorLLM(max_tokens=None)
     llm.replies = list(replies)
     return llm
 

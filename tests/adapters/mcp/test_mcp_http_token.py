@@ -11,6 +11,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 from tests.adapters.mcp.mcp_helpers import http_server, records
 from tests.core.other_user import request
@@ -37,7 +38,7 @@ RECENT = _rpc("tools/call", {"name": "memory_recent", "arguments": {}}, 2)
 REMEMBER = _rpc("tools/call", {"name": "memory_remember", "arguments": {"content": "Owned."}}, 3)
 
 
-def _host_config(log: Path) -> dict[str, object]:
+def _host_config(log: Path) -> dict[str, Any]:
     found = re.search(r"an MCP host configuration: (\{.*\})", log.read_text("utf-8"))
     assert found, log.read_text("utf-8")
     servers = json.loads(found.group(1))["mcpServers"]
@@ -60,7 +61,7 @@ def test_no_request_without_the_generated_token(tmp_path: Path) -> None:
                 assert b"spare key" not in answer.body
         config = _host_config(log)
         assert config["url"] == server.url
-        header = config["headers"]["Authorization"]  # type: ignore[index]
+        header = config["headers"]["Authorization"]
         answer = request("POST", server.url, {**ACCEPT, "Authorization": header}, INITIALIZE)
         assert answer.status == 200, answer.body
     assert records(workspace) == before  # nothing written by the refused calls

@@ -15,6 +15,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from memquill import MemorySession
@@ -37,6 +38,8 @@ def test_the_sdk_still_has_the_tool_seam() -> None:
 async def test_raw_arguments_reach_the_core_unchanged(tmp_path: Any) -> None:
     server: MCPServer = build_server(MemorySession(tmp_path, "seam", "read_write"))
     result = await server.call_tool("memory_remember", {"content": "x", "source": "model"})
-    assert result.is_error  # type: ignore[union-attr]
-    text = result.content[0].text  # type: ignore[union-attr]
+    assert isinstance(result, CallToolResult) and result.is_error
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    text = block.text
     assert '"code":"invalid"' in text and "source: Extra inputs are not permitted" in text, text

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, RunConfig, Runner, SQLiteSession
+from agents import Agent, FunctionTool, RunConfig, Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message, function_call
 from tests.core.lifecycle_helpers import ExtractModel, answer, fact
 
@@ -43,7 +43,7 @@ async def test_the_agent_remembers_and_finds_a_fact(tmp_path: Path) -> None:
         ]
     )
     session = open_session(tmp_path, "chat-1")
-    agent = Agent(name="assistant", model=model, tools=memory_tools(session))
+    agent = Agent(name="assistant", model=model, tools=[*memory_tools(session)])
     result = await Runner.run(agent, "I take oat milk now.", run_config=QUIET)
     assert result.final_output == "Noted."
     saved, found = outputs(result)
@@ -54,8 +54,8 @@ async def test_the_agent_remembers_and_finds_a_fact(tmp_path: Path) -> None:
     given = {tool.name: tool for tool in model.calls[0].tools}
     assert sorted(given) == sorted(t.name for t in memory_tools(session))
     remember = given["memory_remember"]
-    assert remember.strict_json_schema  # type: ignore[union-attr]
-    schema = remember.params_json_schema  # type: ignore[union-attr]
+    assert isinstance(remember, FunctionTool) and remember.strict_json_schema
+    schema = remember.params_json_schema
     assert schema["additionalProperties"] is False
     assert sorted(schema["required"]) == ["content", "idempotency_key", "key"]
 
@@ -73,7 +73,7 @@ async def test_strict_nulls_and_failures_come_back_as_the_core_text(tmp_path: Pa
         ]
     )
     session = open_session(tmp_path, "chat-1")
-    agent = Agent(name="assistant", model=model, tools=memory_tools(session))
+    agent = Agent(name="assistant", model=model, tools=[*memory_tools(session)])
     result = await Runner.run(agent, "go", run_config=QUIET)
     saved, secret, broken = outputs(result)
     assert json.loads(saved)["status"] == "saved"

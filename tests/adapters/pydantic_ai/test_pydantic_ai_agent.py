@@ -48,6 +48,12 @@ class Script:
         return ModelResponse(parts=[ToolCallPart(name, arguments)])
 
 
+def text(part: ToolReturnPart) -> str:
+    """The tool's answer: memquill's tools return JSON text."""
+    assert isinstance(part.content, str), part.content
+    return part.content
+
+
 def facts(workspace: Path) -> str:
     records = workspace / "memory" / "records.md"
     return records.read_text("utf-8") if records.exists() else ""
@@ -64,8 +70,8 @@ async def test_the_agent_remembers_and_finds_a_fact(tmp_path: Path) -> None:
     result = await Agent(FunctionModel(script.reply), toolsets=[toolset]).run("Remember my coffee.")
     assert result.output == "done"
     remembered, found = script.returned
-    assert remembered.outcome == "success" and '"status":"saved"' in remembered.content
-    assert found.outcome == "success" and "oat milk" in found.content
+    assert remembered.outcome == "success" and '"status":"saved"' in text(remembered)
+    assert found.outcome == "success" and "oat milk" in text(found)
     assert "oat milk" in facts(tmp_path)
     # The instructions are the core's usage prompt for the six tools.
     session = MemorySession(tmp_path, "other")
@@ -101,7 +107,7 @@ async def test_a_refused_write_is_a_failed_result_and_spends_no_retry(tmp_path: 
     result = await Agent(FunctionModel(script.reply), toolsets=[toolset]).run("Keep my key.")
     assert result.output == "done"
     assert [part.outcome for part in script.returned] == ["failed"] * 3
-    assert all('"code":"secret"' in part.content for part in script.returned)
+    assert all('"code":"secret"' in text(part) for part in script.returned)
     assert FAKE_SECRET not in facts(tmp_path)
 
 

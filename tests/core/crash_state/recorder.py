@@ -132,7 +132,7 @@ class Recorder:
         try:
             for name, wrapper in wrappers.items():
                 setattr(os, name, wrapper)
-            builtins.open = io.open = self._guard_open(saved_open)  # type: ignore[assignment]
+            builtins.open = io.open = self._guard_open(saved_open)
             yield self
         finally:
             for name, original in saved.items():
