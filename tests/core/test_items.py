@@ -1,4 +1,4 @@
-"""``memquill.tools.ItemStore``'s names: labels as folder names and item keys as fact keys, both
+"""``memquill.items.ItemStore``'s names: labels as folder names and item keys as fact keys, both
 reversible and one-to-one, whatever the text."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memquill import InvalidInputError
+from memquill.items import ItemStore
+from memquill.items._paths import MAX_FOLDER_NAME, folder_label, label_folder
+from memquill.items._space import fact_key, item_key
 from memquill.store import is_key
-from memquill.tools import ItemStore
-from memquill.tools._item_paths import MAX_FOLDER_NAME, folder_label, label_folder
-from memquill.tools._item_space import fact_key, item_key
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=60)
 
@@ -97,3 +97,19 @@ def test_the_root_must_exist_and_nothing_is_made_by_reading(tmp_path: Path) -> N
         ItemStore.check_index({"dims": 3})
     ItemStore.check_index(None)
     ItemStore.check_index(False)
+
+
+def test_the_item_store_names_still_resolve_from_tools_with_a_warning() -> None:
+    """The item store moved from ``memquill.tools`` to ``memquill.items``: the old names still
+    work for a release, warn where they went, and are no longer listed."""
+    import memquill.items
+    import memquill.tools
+
+    for name in memquill.items.__all__:
+        with pytest.warns(DeprecationWarning, match=f"memquill.items.{name}"):
+            old = getattr(memquill.tools, name)
+        assert old is getattr(memquill.items, name)
+        assert name not in memquill.tools.__all__
+        assert name not in dir(memquill.tools)
+    with pytest.raises(AttributeError):
+        memquill.tools.NoSuchName  # noqa: B018 - the lookup is the test

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.core.test_cli_records import as_json, env, memquill
 from tests.manage.manage_helpers import client
 
-from memquill.tools import ItemStore
+from memquill.items import ItemStore
 
 __all__ = ["env"]  # the private-home fixture of the CLI tests
 

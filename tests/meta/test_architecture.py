@@ -66,6 +66,7 @@ LAYERS: Final = {
     "enhance": 5,
     "semantic": 5,
     "sync": 5,
+    "items": 5,
     "lifecycle": 6,
     "manage": 7,
     "web": 1,

@@ -90,7 +90,7 @@ NOT_FOR_SEARCH = (
     "memquill.tools._writes",
     "memquill.tools._args",
     "memquill.tools._catalogue",
-    "memquill.tools._items",
+    "memquill.items._store",
     "memquill.tools._binding",
     "asyncio",
     "langchain_core",

@@ -21,6 +21,7 @@ FACADES = [
     "memquill",
     "memquill.enhance",
     "memquill.index",
+    "memquill.items",
     "memquill.lifecycle",
     "memquill.manage",
     "memquill.plugins",

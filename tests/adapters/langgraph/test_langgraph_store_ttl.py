@@ -13,7 +13,7 @@ import pytest
 from langgraph.store.base import TTLConfig
 
 from memquill import InvalidInputError, RecordStore
-from memquill.tools import ItemStore
+from memquill.items import ItemStore
 from memquill_langchain.store import MemquillStore
 
 ANA = ("memories", "ana")

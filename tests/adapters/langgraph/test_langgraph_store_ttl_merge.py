@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memquill import RecordStore
-from memquill.tools import ItemStore, expires_at
+from memquill.items import ItemStore, expires_at
 
 ANA = ("memories", "ana")
 

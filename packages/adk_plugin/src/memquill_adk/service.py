@@ -55,6 +55,7 @@ from typing_extensions import override
 from memquill import ConflictError, InvalidInputError, MemorySession, NotFoundError, WriteSource
 from memquill.enhance import TextModel
 from memquill.errors import Messages
+from memquill.items import check_folders, namespace_folder, validate_namespace
 from memquill.lifecycle import Extraction, RecordedMessages, committed_turns
 from memquill.owner_only import private_folder
 from memquill.plugins import (
@@ -65,14 +66,7 @@ from memquill.plugins import (
 )
 from memquill.query import SearchArgs, parse_args
 from memquill.store import Candidate
-from memquill.tools import (
-    check_folders,
-    forget,
-    namespace_folder,
-    retrieve,
-    save_candidates,
-    validate_namespace,
-)
+from memquill.tools import forget, retrieve, save_candidates
 from memquill_adk._events import source_messages
 from memquill_adk.model import AdkTextModel
 

@@ -12,6 +12,7 @@ on first use. (Foundation: it imports nothing of memquill; adapters reach it as
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,13 +20,16 @@ __all__ = ["lazy_exports"]
 
 
 def lazy_exports(
-    package: str, homes: Mapping[str, str]
+    package: str, homes: Mapping[str, str], moved: Mapping[str, str] | None = None
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``, whose public names live in ``homes``.
 
     Args:
         package: the package's ``__name__``.
         homes: public name → the module that defines it.
+        moved: a name that was public here and now lives in another facade → that facade. It
+            still resolves, with a ``DeprecationWarning`` naming its new home, but is no
+            longer listed (a name is removed only after such a release; see the CHANGELOG).
 
     Example::
 
@@ -35,6 +39,11 @@ def lazy_exports(
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
+        if home is None and moved and name in moved:
+            where = moved[name]
+            message = f"{package}.{name} moved to {where}.{name}; import it from there"
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(where), name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(home), name)

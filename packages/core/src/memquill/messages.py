@@ -187,7 +187,7 @@ class Messages:
     WRITE_UNAUTHORIZED: Final = (
         "Memory write permission or workspace scope is no longer authorized."
     )
-    # Items in namespaces (a LangGraph store): memquill.tools.ItemStore.
+    # Items in namespaces (a LangGraph store): memquill.items.ItemStore.
     ITEM_ROOT: Final = (
         "The item store's root must be an existing folder (memquill never creates a folder "
         "you named): create it first."

@@ -8,7 +8,7 @@ every tool, node and LangMem memory tool reads and writes through it::
 
     agent = create_agent(model, tools, store=MemquillStore("/srv/memory"))
 
-The mapping (``docs/adapters/langgraph.md``) is :class:`memquill.tools.ItemStore`'s: a namespace
+The mapping (``docs/adapters/langgraph.md``) is :class:`memquill.items.ItemStore`'s: a namespace
 ``("memories", "ana")`` is the workspace folder ``ROOT/memories/ana/`` (labels escaped
 reversibly, folders ``0700``), a key is the fact's key, ``{"content": TEXT, ...}`` keeps
 ``TEXT`` as the fact's text and the other fields beside it, any other value is kept as JSON
@@ -66,6 +66,7 @@ except ImportError as missing:  # the package imports without the extra; this mo
 
 from memquill import InvalidInputError, MemquillError
 from memquill.errors import Messages
+from memquill.items import ItemHit, ItemStore, StoredItem
 from memquill.plugins import (
     MemquillPluginManager,
     get_plugin_manager,
@@ -73,7 +74,7 @@ from memquill.plugins import (
     secret_scanner,
 )
 from memquill.semantic import similarities_blocking
-from memquill.tools import CANDIDATE_LIMIT, ItemHit, ItemStore, StoredItem
+from memquill.tools import CANDIDATE_LIMIT
 from memquill_langchain.embeddings import embedder_from_index
 
 __all__ = ["DEFAULT_SESSION_ID", "MemquillStore"]

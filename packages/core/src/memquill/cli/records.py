@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from memquill.cli.context import Context, add_common, counted, read_stdin_text
 from memquill.errors import BlockedError, InvalidInputError, Messages, NotFoundError
+from memquill.items import expires_at
 from memquill.store import FactKey, Record, Snapshot, Target, looks_like_id
 from memquill.tools import (
     MemorySession,
@@ -25,7 +26,6 @@ from memquill.tools import (
     WriteSource,
     compact,
     correct,
-    expires_at,
     forget,
 )
 from memquill.tools import remember as remember_fact

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from memquill.errors import CorruptError, MemoryRecordError
+from memquill.items import expires_at
 from memquill.manage._jobs import JobsSource, jobs_json
 from memquill.manage._words import STATUS_WORDS, age, provenance
 from memquill.store import (
@@ -22,7 +23,7 @@ from memquill.store import (
     RepairPlan,
     Snapshot,
 )
-from memquill.tools import MemorySession, expires_at
+from memquill.tools import MemorySession
 
 
 def _utc_now() -> datetime:

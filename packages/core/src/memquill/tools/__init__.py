@@ -4,11 +4,9 @@
 it to a :class:`MemorySession` and is the one place a failure becomes a tool's text;
 :mod:`memquill.tools._writes` (with :mod:`memquill.tools._merges` for sync) is the only way
 anything in memquill writes memory.
-:class:`ItemStore` keeps items of nested namespaces as named facts (a LangGraph store's core);
-:func:`namespace_folder` is where a namespace's workspace lives (ADK's per-user scopes too).
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`): a read session's tools
-never load the write path, the item store or the bindings.
+never load the write path or the bindings.
 """
 
 from __future__ import annotations
@@ -27,10 +25,6 @@ if typing.TYPE_CHECKING:
         write_authorizer,
     )
     from memquill.tools._catalogue import CATALOGUE
-    from memquill.tools._item_paths import check_folders, namespace_folder, validate_namespace
-    from memquill.tools._item_space import StoredItem
-    from memquill.tools._item_values import expires_at
-    from memquill.tools._items import ItemHit, ItemStore
     from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
     from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
     from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
@@ -72,8 +66,6 @@ __all__ = [
     "BindingStore",
     "CandidateRanker",
     "ForgetArgs",
-    "ItemHit",
-    "ItemStore",
     "LegacySession",
     "MemorySession",
     "MemoryTool",
@@ -83,7 +75,6 @@ __all__ = [
     "RememberArgs",
     "RetrievedMemory",
     "SourceKind",
-    "StoredItem",
     "ToolAccess",
     "ToolHints",
     "ToolResult",
@@ -94,11 +85,9 @@ __all__ = [
     "WriteOutcome",
     "WriteReceipt",
     "WriteSource",
-    "check_folders",
     "compact",
     "correct",
     "default_bindings_path",
-    "expires_at",
     "find_operation",
     "forget",
     "forget_many",
@@ -106,14 +95,12 @@ __all__ = [
     "keep_version",
     "memory_context",
     "merge_copy",
-    "namespace_folder",
     "remember",
     "rename_many",
     "resolve_conflict_copies",
     "retrieve",
     "save_candidates",
     "system_prompt",
-    "validate_namespace",
     "write_authorizer",
 ]
 
@@ -127,8 +114,6 @@ __getattr__, __dir__ = _lazy_exports(
         "CATALOGUE": "memquill.tools._catalogue",
         "CandidateRanker": "memquill.tools._ranking",
         "ForgetArgs": "memquill.tools._args",
-        "ItemHit": "memquill.tools._items",
-        "ItemStore": "memquill.tools._items",
         "LegacySession": "memquill.tools._binding",
         "MemorySession": "memquill.tools._session",
         "MemoryTool": "memquill.tools._toolset",
@@ -140,7 +125,6 @@ __getattr__, __dir__ = _lazy_exports(
         "RetrievedMemory": "memquill.tools._retrieval",
         "SEARCH_PROMPT": "memquill.tools._prompts",
         "SourceKind": "memquill.tools._writes",
-        "StoredItem": "memquill.tools._item_space",
         "ToolAccess": "memquill.tools._specs",
         "ToolHints": "memquill.tools._specs",
         "ToolResult": "memquill.tools._tool_result",
@@ -152,11 +136,9 @@ __getattr__, __dir__ = _lazy_exports(
         "WriteOutcome": "memquill.tools._writes",
         "WriteReceipt": "memquill.tools._results",
         "WriteSource": "memquill.tools._writes",
-        "check_folders": "memquill.tools._item_paths",
         "compact": "memquill.tools._writes",
         "correct": "memquill.tools._writes",
         "default_bindings_path": "memquill.tools._binding",
-        "expires_at": "memquill.tools._item_values",
         "find_operation": "memquill.tools._writes",
         "forget": "memquill.tools._writes",
         "forget_many": "memquill.tools._writes",
@@ -164,14 +146,25 @@ __getattr__, __dir__ = _lazy_exports(
         "keep_version": "memquill.tools._merges",
         "memory_context": "memquill.tools._retrieval",
         "merge_copy": "memquill.tools._merges",
-        "namespace_folder": "memquill.tools._item_paths",
         "remember": "memquill.tools._writes",
         "rename_many": "memquill.tools._writes",
         "resolve_conflict_copies": "memquill.tools._merges",
         "retrieve": "memquill.tools._retrieval",
         "save_candidates": "memquill.tools._writes",
         "system_prompt": "memquill.tools._prompts",
-        "validate_namespace": "memquill.tools._item_paths",
         "write_authorizer": "memquill.tools._binding",
     },
+    # The item store is a layer of its own now (memquill.items).
+    moved=dict.fromkeys(
+        (
+            "ItemHit",
+            "ItemStore",
+            "StoredItem",
+            "check_folders",
+            "expires_at",
+            "namespace_folder",
+            "validate_namespace",
+        ),
+        "memquill.items",
+    ),
 )

@@ -17,6 +17,9 @@ from datetime import datetime
 from pathlib import Path
 
 from memquill.errors import InvalidInputError, Messages
+from memquill.items._index import ItemIndex
+from memquill.items._paths import Namespace
+from memquill.items._values import Expiry, decode_expiry, decode_index, decode_value
 from memquill.query import SearchDocument, record_document
 from memquill.store import (
     JSONValue,
@@ -26,10 +29,7 @@ from memquill.store import (
     quote_key,
     unquote_key,
 )
-from memquill.tools._item_index import ItemIndex
-from memquill.tools._item_paths import Namespace
-from memquill.tools._item_values import Expiry, decode_expiry, decode_index, decode_value
-from memquill.tools._session import MemorySession
+from memquill.tools import MemorySession
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ A value is a JSON object. How it is kept (``docs/adapters/langgraph.md``):
   text, so the value read is exactly the value written, and a person's edit of that JSON is
   what the next read returns.
 
-A put's ``index`` (what of the item is embedded, :data:`~memquill.tools._item_index.ItemIndex`)
+A put's ``index`` (what of the item is embedded, :data:`~memquill.items._index.ItemIndex`)
 other than the store's default is kept beside them: ``"index": false`` or ``"index": [paths]``.
 
 An item put with a time to live keeps it there too: ``"ttl": {"minutes": M, "expiresAt": T}``
@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from typing import Final, Literal, cast
 
 from memquill.errors import InvalidInputError, Messages
+from memquill.items._index import ItemIndex
 from memquill.jsondoc import MAX_DEPTH, parse_json
 from memquill.store import MAX_CONTENT_UNITS, JSONValue
 from memquill.text import utf16_len
-from memquill.tools._item_index import ItemIndex
 
 CONTENT: Final = "content"
 _FIELDS: Final = "fields"

@@ -1,9 +1,9 @@
 """``ItemStore``: items in nested namespaces, kept as named facts, one workspace per namespace.
 
 The framework-neutral heart of key-value memory interfaces (a LangGraph ``BaseStore``): a
-namespace is a workspace folder under the store's root (:mod:`memquill.tools._item_paths`), an
-item's key is its fact's key (:func:`~memquill.tools._item_space.fact_key`), and its value is
-the fact's text plus extra JSON (:mod:`memquill.tools._item_values`). Every write goes through
+namespace is a workspace folder under the store's root (:mod:`memquill.items._paths`), an
+item's key is its fact's key (:func:`~memquill.items._space.fact_key`), and its value is
+the fact's text plus extra JSON (:mod:`memquill.items._values`). Every write goes through
 the one write path with the source ``tool`` and the store's session id:
 
 - ``put`` of a new key saves a fact; of a key in use, corrects it (one new version, history
@@ -44,6 +44,18 @@ from memquill.errors import (
     Messages,
     NotFoundError,
 )
+from memquill.items._index import check_index, check_put_index
+from memquill.items._paths import (
+    Namespace,
+    check_folders,
+    namespace_folder,
+    namespace_of_row,
+    row_name,
+    validate_namespace,
+    walk_namespaces,
+)
+from memquill.items._space import Space, StoredItem, View, fact_key
+from memquill.items._values import Expiry, encode_value
 from memquill.owner_only import private_folder
 from memquill.query import Corpus, SearchDocument, rank, score_value
 from memquill.store import (
@@ -56,20 +68,7 @@ from memquill.store import (
     resolve_location,
     with_workspace,
 )
-from memquill.tools._item_index import check_index, check_put_index
-from memquill.tools._item_paths import (
-    Namespace,
-    check_folders,
-    namespace_folder,
-    namespace_of_row,
-    row_name,
-    validate_namespace,
-    walk_namespaces,
-)
-from memquill.tools._item_space import Space, StoredItem, View, fact_key
-from memquill.tools._item_values import Expiry, encode_value
-from memquill.tools._session import MemorySession
-from memquill.tools._writes import WriteSource, correct, forget, remember
+from memquill.tools import MemorySession, WriteSource, correct, forget, remember
 
 DEFAULT_SESSION: Final = "items"
 _FILE_OPEN: Final = 4096
@@ -150,7 +149,7 @@ class ItemStore:
 
     @staticmethod
     def check_index(index: object) -> None:
-        """Check a semantic index configuration (:func:`~memquill.tools._item_index.check_index`).
+        """Check a semantic index configuration (:func:`~memquill.items._index.check_index`).
 
         Raises:
             InvalidInputError: not ``None``, ``False`` or an ``IndexConfig``-shaped mapping.

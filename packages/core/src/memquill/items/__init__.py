@@ -1,0 +1,46 @@
+"""The item store: items of nested namespaces, kept as named facts (a key-value store's core).
+
+:class:`ItemStore` is what a key-value memory interface stands on (the LangGraph store; ADK's
+per-user scopes use :func:`namespace_folder`): a namespace is a workspace folder under the
+store's root, an item's key is its fact's key, and its value the fact's text plus extra JSON.
+Every write goes through the one write path (:mod:`memquill.tools`), so items are facts like
+any other: revisions, tombstones, secret refusal, history. :func:`expires_at` reads an item's
+time to live from its record, for the CLI and the management page.
+
+Names are imported on first use (:func:`memquill.lazy.lazy_exports`).
+"""
+
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.items._paths import check_folders, namespace_folder, validate_namespace
+    from memquill.items._space import StoredItem
+    from memquill.items._store import ItemHit, ItemStore
+    from memquill.items._values import expires_at
+
+__all__ = [
+    "ItemHit",
+    "ItemStore",
+    "StoredItem",
+    "check_folders",
+    "expires_at",
+    "namespace_folder",
+    "validate_namespace",
+]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "ItemHit": "memquill.items._store",
+        "ItemStore": "memquill.items._store",
+        "StoredItem": "memquill.items._space",
+        "check_folders": "memquill.items._paths",
+        "expires_at": "memquill.items._values",
+        "namespace_folder": "memquill.items._paths",
+        "validate_namespace": "memquill.items._paths",
+    },
+)
