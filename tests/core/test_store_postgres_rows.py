@@ -176,6 +176,7 @@ def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> No
     report = store.doctor()
     assert report.ok and report.used_bytes == size
     assert (report.max_bytes, report.percent_used) == (None, None)  # no quota: none shown
+    assert store.preflight().max_bytes is None  # the same answer, not a capacity of 1 TiB
     assert store.capacity == NO_QUOTA  # what writes are checked against: in effect none
     # A quota is the workspace row's setting: a write past it is refused, nothing written.
     with psycopg.connect(db.url, autocommit=True) as connection:
@@ -185,6 +186,7 @@ def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> No
         )
     limited = db.store()
     assert limited.capacity == size + 1000
+    assert limited.preflight(0).max_bytes == size + 1000
     with pytest.raises(MemoryRecordError) as refused:
         limited.save([manual(f"one more: {words}", "one-more")])
     assert refused.value.code == "capacity"

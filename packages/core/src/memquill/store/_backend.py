@@ -65,6 +65,12 @@ class RecordsBackend(ABC):
         is its workspace's quota)."""
         return self._capacity
 
+    @property
+    def quota(self) -> int | None:
+        """The capacity to report to a person: :attr:`capacity`, or ``None`` where there is
+        none (a database workspace without a quota, whose writes are still bounded)."""
+        return self.capacity
+
     @abstractmethod
     def identity(self) -> bytes:
         """What seeds this store's revisions."""

@@ -144,6 +144,13 @@ class PostgresBackend(RecordsBackend):
             self.read()
         return self._capacity
 
+    @property
+    def quota(self) -> int | None:
+        """The workspace row's ``quota_bytes`` as last read (``None``: none set)."""
+        if self._identity is None:
+            self.read()
+        return self._quota
+
     def read(self) -> bytes:
         with self._busy:
             self._with_connection(self._read_consistent)

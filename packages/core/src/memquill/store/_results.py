@@ -384,11 +384,12 @@ class WriteResult:
 
 @dataclass(frozen=True, slots=True)
 class Preflight:
-    """The result of :meth:`RecordStore.preflight`."""
+    """The result of :meth:`RecordStore.preflight`: the revision, the bytes in use and the
+    capacity (``max_bytes``; ``None``: none, as a database workspace without a quota)."""
 
     revision: str
     used_bytes: int
-    max_bytes: int
+    max_bytes: int | None
 
 
 def check_revision(snapshot: Snapshot, target: Record | None, expected: str) -> None:

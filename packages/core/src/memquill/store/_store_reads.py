@@ -141,7 +141,7 @@ class StoreReader:
 
         Raises:
             InvalidInputError: ``reserve_bytes`` is not a non-negative integer.
-            CapacityError: the store is (or would be) over 2 MiB.
+            CapacityError: the store is (or would be) over its capacity.
             BusyError: another writer holds the lock.
             CorruptError, UnsafePathError, StorageError.
         """
@@ -151,7 +151,7 @@ class StoreReader:
         if snapshot.size_bytes + reserve_bytes > self.capacity:
             raise CapacityError(Messages.INSUFFICIENT)
         self._backend.check_writable()
-        return Preflight(snapshot.revision, snapshot.size_bytes, self.capacity)
+        return Preflight(snapshot.revision, snapshot.size_bytes, self._backend.quota)
 
     def find_operation(self, idempotency_key: str) -> Record | None:
         """The version (any status) that a save with ``idempotency_key`` wrote, if any.
