@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Final, SupportsIndex, overload
+from typing import Final, SupportsIndex, cast, overload
 
 from memquill.store._record import Record
 
@@ -116,7 +116,7 @@ class RecordList(Sequence[Record]):
                 a is b or a == b for a, b in zip(self._chunks, other._chunks, strict=True)
             )
         if isinstance(other, tuple):
-            same: tuple[object, ...] = other  # pyright: a tuple of unknowns
+            same = cast("tuple[object, ...]", other)
             return self._length == len(same) and tuple(self) == same
         return NotImplemented
 
