@@ -35,7 +35,8 @@ def test_a_record_list_reads_as_its_tuple(size: int) -> None:
     for bad in (size, -size - 1):
         with pytest.raises(IndexError):
             listed[bad]
-    for cut in (slice(None), slice(1, None), slice(-3, None), slice(None, None, -2)):
+    cuts = (slice(None), slice(1, None), slice(-3, None), slice(None, None, -2), slice(5, 2))
+    for cut in (*cuts, slice(CHUNK - 1, CHUNK + 2), slice(-CHUNK - 2, -1), slice(size, None)):
         assert listed[cut] == items[cut]
     if items:
         assert items[-1] in listed and listed.index(items[-1]) == size - 1

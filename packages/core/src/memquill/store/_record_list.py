@@ -90,7 +90,13 @@ class RecordList(Sequence[Record]):
     def __getitem__(self, index: slice) -> tuple[Record, ...]: ...
     def __getitem__(self, index: SupportsIndex | slice) -> Record | tuple[Record, ...]:
         if isinstance(index, slice):
-            return tuple(self)[index]
+            start, stop, step = index.indices(self._length)
+            if step != 1:
+                return tuple(self)[index]
+            # Only the chunks the slice covers: a write reads what it appended in O(1) chunks.
+            first, offset = divmod(start, CHUNK)
+            covered = itertools.chain.from_iterable(self._chunks[first:])
+            return tuple(itertools.islice(covered, offset, offset + max(stop - start, 0)))
         position = operator.index(index)
         if position < 0:
             position += self._length
