@@ -126,7 +126,7 @@ def record_scenario(
 def _records(identity: bytes, root: str) -> tuple[Record, ...]:
     path = Path(root, "memory", "records.md")
     raw = path.read_bytes() if path.exists() else b""
-    return decode_snapshot(identity, raw).records
+    return tuple(decode_snapshot(identity, raw).records)
 
 
 def check_scenario(recorded: Recorded, scratch: Path, *, limit: int = 48) -> Outcome:

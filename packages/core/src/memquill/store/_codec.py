@@ -24,7 +24,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,7 +163,7 @@ def decode_store(text: str) -> StoreImage:
 
 
 def decode_blocks(
-    text: str, cursor: int, before: tuple[Record, ...] = (), *, implied: bool = False
+    text: str, cursor: int, before: Sequence[Record] = (), *, implied: bool = False
 ) -> tuple[Record, ...]:
     """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
 

@@ -69,7 +69,7 @@ def read_copy(data: bytes) -> tuple[Record, ...]:
             names the record and why.
     """
     try:
-        return decode_snapshot(b"", data).records
+        return tuple(decode_snapshot(b"", data).records)
     except CorruptError:
         pass
     try:

@@ -25,6 +25,7 @@ from memquill.errors import CorruptError, Messages
 from memquill.store._codec import HEADER_V2, HEADERS, decode_blocks, decode_store, encode_block
 from memquill.store._fileio import Signature
 from memquill.store._record import Record
+from memquill.store._record_list import RecordList
 from memquill.store._results import Snapshot
 
 _NO_BLOCKS: Final[Mapping[int, tuple[Record, bytes]]] = {}
@@ -76,7 +77,7 @@ class Decoded:
         """This file, known to be the one with ``signature``."""
         return replace(self, signature=signature)
 
-    def encode(self, header: str, records: tuple[Record, ...], *, appends: bool = False) -> Encoded:
+    def encode(self, header: str, records: RecordList, *, appends: bool = False) -> Encoded:
         """The file holding ``records``, encoding only records this file does not hold.
 
         ``appends``: ``records`` are this file's records (the very objects, in order, but for
@@ -105,7 +106,7 @@ class Encoded:
     (``full``) or the bytes it adds at the end of ``base`` (``tail``)."""
 
     base: Decoded
-    records: tuple[Record, ...]
+    records: RecordList
     blocks: Mapping[int, tuple[Record, bytes]]
     full: bytes | None = None
     tail: bytes | None = None
@@ -213,7 +214,7 @@ def _decode(identity: bytes, raw: bytes) -> Decoded:
         raise CorruptError(Messages.EDITED, _bad_block(raw[: error.start])) from None
     image = decode_store(text)
     digest = _digest(identity, raw)
-    snapshot = Snapshot(identity, digest.hexdigest(), image.records, len(raw))
+    snapshot = Snapshot(identity, digest.hexdigest(), RecordList(image.records), len(raw))
     return Decoded(raw, snapshot, _NO_BLOCKS, digest)
 
 
@@ -232,7 +233,7 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
         return None
     digest = last.digest.copy()
     digest.update(tail)
-    snapshot = Snapshot(last.snapshot.identity, digest.hexdigest(), records, len(raw))
+    snapshot = Snapshot(last.snapshot.identity, digest.hexdigest(), RecordList(records), len(raw))
     snapshot.follows(last.snapshot)
     return Decoded(raw, snapshot, last.blocks, digest)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -10,6 +10,7 @@ from memquill.errors import ConflictError, Messages
 from memquill.store._codec import record_revision
 from memquill.store._fingerprints import TEXT_HASH_FIELD
 from memquill.store._record import JSONValue, Record
+from memquill.store._record_list import RecordList
 from memquill.store._tombstones import Ledger, is_ledger, ledger_of
 
 WriteStatus = Literal["saved", "duplicate", "blocked"]
@@ -64,7 +65,7 @@ class _Index:
 
     def __init__(self) -> None:
         self.count = 0
-        self.tip: tuple[Record, ...] = ()
+        self.tip: Sequence[Record] = ()
         self.ids: dict[str, int] = {}
         self.hashes: dict[str, int] = {}
         self.keys: dict[str, int] = {}
@@ -75,7 +76,7 @@ class _Index:
         self.ledger: Ledger | None = None
         self.patched = False
 
-    def extend(self, records: tuple[Record, ...]) -> None:
+    def extend(self, records: Sequence[Record]) -> None:
         """Index ``records[self.count:]`` (``records`` starts with what is indexed already)."""
         for position in range(self.count, len(records)):
             record = records[position]
@@ -147,7 +148,7 @@ class Snapshot:
 
     identity: bytes
     revision: str
-    records: tuple[Record, ...]
+    records: RecordList
     size_bytes: int
     # The index, built on first use (a list: the dataclass is frozen).
     _index_cache: list[_Index] = field(
@@ -366,7 +367,7 @@ class WriteResult:
 
     status: WriteStatus
     revision: str
-    records: tuple[Record, ...]
+    records: RecordList
     targets: tuple[CandidateResult, ...]
     record_revision: str | None
     backup: str | None = None

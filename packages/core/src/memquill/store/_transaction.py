@@ -26,7 +26,7 @@ import operator
 import os
 import stat
 import sys
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -63,6 +63,7 @@ from memquill.store._fileio import (
 from memquill.store._lock import LOCK_NAME, WriterLock, between_writes
 from memquill.store._memo import Decoded, Encoded, RecordsMemo, decode_snapshot
 from memquill.store._record import Record
+from memquill.store._record_list import RecordList
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
 
 _Decoded = TypeVar("_Decoded")
@@ -325,7 +326,7 @@ class Draft(list[Record]):
     reshaped: bool = False
     replaced: set[int] | None = None
 
-    def __init__(self, base: tuple[Record, ...] = ()) -> None:
+    def __init__(self, base: Sequence[Record] = ()) -> None:
         super().__init__()
         self._base = base
         self._swapped: dict[int, Record] = {}  # places of ``_base`` replaced one by one
@@ -343,18 +344,15 @@ class Draft(list[Record]):
                 super().__setitem__(position, record)
             self._base, self._swapped = (), {}
 
-    def frozen(self) -> tuple[Record, ...]:
-        """The records as a tuple, copying each reference once."""
+    def frozen(self) -> RecordList:
+        """The records as a :class:`RecordList`. Built on the snapshot's, it shares every
+        chunk neither an appended nor a replaced record touches (no per-record copy)."""
         base = self._base
         if not base:
-            return tuple(super().copy())  # a plain list: copied at once, not iterated
-        if not self._swapped:
-            return base + tuple(super().copy())
-        items = list(base)
-        for position, record in self._swapped.items():
-            items[position] = record
-        items.extend(super().copy())
-        return tuple(items)
+            return RecordList(tuple(super().copy()))  # a plain list: copied at once
+        if not isinstance(base, RecordList):
+            base = RecordList(base)
+        return base.replaced(self._swapped).extended(super().copy())
 
     def __len__(self) -> int:
         return len(self._base) + super().__len__()
@@ -438,7 +436,7 @@ class Draft(list[Record]):
         self._whole()
         super().__setitem__(index, value)
 
-    def corrects(self, records: tuple[Record, ...]) -> bool:
+    def corrects(self, records: Sequence[Record]) -> bool:
         """Whether this draft is ``records`` plus appended versions, where each version it
         replaced became what a ``v2`` file implies of it once the appended version that
         corrects it follows (:func:`~memquill.store._codec.implied_supersede`)."""
