@@ -14,28 +14,18 @@ import importlib
 from collections import Counter
 from pathlib import Path
 
-FACADES = (
-    "memquill",
-    "memquill.enhance",
-    "memquill.index",
-    "memquill.items",
-    "memquill.lifecycle",
-    "memquill.manage",
-    "memquill.plugins",
-    "memquill.query",
-    "memquill.semantic",
-    "memquill.store",
-    "memquill.sync",
-    "memquill.testing",
-    "memquill.tools",
-    "memquill_adk",
-    "memquill_anthropic",
-    "memquill_langchain",
-    "memquill_llamaindex",
-    "memquill_mcp",
-    "memquill_openai_agents",
-    "memquill_pydantic_ai",
-)
+ROOT = Path(__file__).parents[1]
+
+
+def facades(tree: Path) -> list[str]:
+    """``memquill``, its subpackages and the adapters' packages: every package with a facade."""
+    found: list[str] = []
+    for source in sorted(tree.glob("packages/*/src")):
+        for init in sorted(source.glob("*/__init__.py")) + sorted(
+            source.glob("memquill/*/__init__.py")
+        ):
+            found.append(".".join(init.parent.relative_to(source).parts))
+    return sorted(set(found))
 
 
 def parts(tree: Path) -> tuple[Counter[str], Counter[str]]:
@@ -53,7 +43,7 @@ def parts(tree: Path) -> tuple[Counter[str], Counter[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("trees", nargs="*", type=Path, default=[Path(__file__).parents[1]])
+    parser.add_argument("trees", nargs="*", type=Path, default=[ROOT])
     trees: list[Path] = parser.parse_args().trees
     measured = [parts(tree) for tree in trees]
     names = sorted({part for files, _ in measured for part in files})
@@ -67,11 +57,11 @@ def main() -> None:
         print(part.ljust(12) + "".join(f"{cell:>30}" for cell in cells))
     print()
     total = 0
-    for facade in FACADES:
-        try:
-            count = len(importlib.import_module(facade).__all__)
-        except ImportError:
-            continue  # an older tree without this facade
+    for facade in facades(ROOT):
+        exported: list[str] | None = getattr(importlib.import_module(facade), "__all__", None)
+        if exported is None:
+            continue  # a package without a public list (the CLI, the page)
+        count = len(exported)
         total += count
         print(f"{facade:<24}{count:>5}")
     print(f"{'names in all':<24}{total:>5}")
