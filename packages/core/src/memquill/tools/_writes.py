@@ -354,7 +354,10 @@ def outcome_of(
     # The store reports the record revision of its first target only.
     known = record_id is not None and record_id == result.record_id
     revision = result.record_revision if known else None
-    record = next((r for r in result.records if r.id == record_id), None) if record_id else None
+    # From the end: the record a write reports is nearly always the one it just appended, and
+    # a scan from the start would make every write O(records).
+    found = (r for r in reversed(result.records) if r.id == record_id)
+    record = next(found, None) if record_id else None
     key = record.key if record is not None else None
     forgotten = result.targets[0].forgotten_at if result.targets else None
     return WriteOutcome(
