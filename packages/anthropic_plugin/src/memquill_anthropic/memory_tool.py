@@ -102,21 +102,27 @@ class MemquillMemoryTool(_SessionTool, BetaAbstractMemoryTool):
     """
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        """A file's numbered lines, or a directory's listing."""
         return self._commands.view(command)
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        """A new file (an existing path is refused, as by the reference)."""
         return self._commands.create(command)
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        """``old_str`` replaced by ``new_str`` in the current text, if it occurs exactly once."""
         return self._commands.str_replace(command)
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        """``insert_text`` put before line ``insert_line`` of the current text."""
         return self._commands.insert(command)
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        """A file forgotten, or a directory: every file under it, in one write."""
         return self._commands.delete(command)
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        """A file or a directory moved to a new path that does not exist yet, in one write."""
         return self._commands.rename(command)
 
     def clear_all_memory(self) -> str:
@@ -135,21 +141,27 @@ class MemquillAsyncMemoryTool(_SessionTool, BetaAsyncAbstractMemoryTool):
     """
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        """A file's numbered lines, or a directory's listing."""
         return await asyncio.to_thread(self._commands.view, command)
 
     async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        """A new file (an existing path is refused, as by the reference)."""
         return await asyncio.to_thread(self._commands.create, command)
 
     async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        """``old_str`` replaced by ``new_str`` in the current text, if it occurs exactly once."""
         return await asyncio.to_thread(self._commands.str_replace, command)
 
     async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        """``insert_text`` put before line ``insert_line`` of the current text."""
         return await asyncio.to_thread(self._commands.insert, command)
 
     async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        """A file forgotten, or a directory: every file under it, in one write."""
         return await asyncio.to_thread(self._commands.delete, command)
 
     async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        """A file or a directory moved to a new path that does not exist yet, in one write."""
         return await asyncio.to_thread(self._commands.rename, command)
 
     async def clear_all_memory(self) -> str:

@@ -66,6 +66,8 @@ def atomic_write(
     """Put ``data`` at ``path`` in one step (see the module doc).
 
     Args:
+        path: the file to create or replace.
+        data: its whole new content.
         mode: the file's exact permissions (``None``: as ``open`` makes a file, the umask's).
         exclusive: publish only if nothing is at ``path`` yet (``FileExistsError`` otherwise).
         check: called once the staging file is complete, before it replaces the old file.

@@ -111,6 +111,9 @@ def _verify(updated: str, cases: Sequence[Case], texts: list[list[str | None]], 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Rewrite each parity case file's expected texts from a run of the core, printing the
+    diff (``--check``: print it and write nothing); the exit status is 1 when ``--check``
+    finds a difference."""
     parser = argparse.ArgumentParser(description="Regenerate the parity expected texts.")
     parser.add_argument("--check", action="store_true", help="report differences, write nothing")
     args = parser.parse_args(argv)
