@@ -235,11 +235,11 @@ def test_a_duplicate_id_is_corrupt() -> None:
         "\ufeff" + HEADER + GOOD,
         HEADER.replace("\n", "\r\n") + GOOD,
         "# Memory records\n<!-- memory-records:v1 -->\n\n" + GOOD,
-        "# Memory records\n\n<!-- memory-records:v3 -->\n\n",
+        "# Memory records\n\n<!-- memory-records:v4 -->\n\n",
         HEADER[:-1],
         GOOD,
     ],
-    ids=["foreign", "BOM", "CRLF header", "one newline", "v3", "truncated header", "no header"],
+    ids=["foreign", "BOM", "CRLF header", "one newline", "v4", "truncated header", "no header"],
 )
 def test_anything_without_an_exact_header_is_not_managed(text: str) -> None:
     with pytest.raises(CorruptError) as info:

@@ -15,6 +15,15 @@ version still written ``active`` that a later version of its fact names in ``sup
 read as ``superseded`` since that version's ``createdAt`` (:func:`implied_supersede`), exactly
 what a rewrite would have written. ``v1`` files (memquill's before, and the original system's)
 write every status in place, and are read as they always were.
+
+A ``v3`` file reads as ``v2`` and may also hold forgets that were appended instead of
+rewritten: a later ``revoked`` block whose ``id`` an earlier block has *claims* that block and
+takes its place in the records (the very tombstone a rewrite writes there), and a claimed
+block is skipped whatever it holds. A forget then overwrites what it claimed in place, with
+filler that keeps the block's shape whatever part of that write reaches the disk
+(:func:`erase_block`), so a claimed block may no longer be readable metadata: only its marker,
+its id, its ``contentLength`` and its length in UTF-16 units are kept. A block that is not
+valid and that no later tombstone claims is corrupt, as in every version.
 """
 
 from __future__ import annotations
@@ -50,19 +59,30 @@ HEADER_V2: Final = "# Memory records\n\n<!-- memory-records:v2 -->\n\n"
 A file gets it at its first correction, which rewrites it once; earlier memquill versions
 accept only the ``v1`` headers, so they refuse such a file (``corrupt``) instead of reading
 an implied-superseded version as active."""
+HEADER_V3: Final = "# Memory records\n\n<!-- memory-records:v3 -->\n\n"
+"""The header of a file whose forgets may be appended (a later tombstone claims each version it
+forgets, which is then erased in place); it reads as ``v2`` otherwise.
+
+Earlier memquill versions accept only the ``v1`` and ``v2`` headers, so they refuse such a
+file (``corrupt``) instead of reading a forgotten version, or its erased block, as data."""
 LEGACY_HEADER: Final = "# CodePilot memory records\n\n<!-- memory-records:v1 -->\n\n"
 """The original system's header: read, and kept when such a file is rewritten (its
 corrections keep rewriting it, so the original system can still read it)."""
-HEADERS: Final = (HEADER_V2, HEADER, LEGACY_HEADER)
+HEADERS: Final = (HEADER_V3, HEADER_V2, HEADER, LEGACY_HEADER)
 """Every header memquill reads."""
 
 
 def merged_header(*headers: str | None) -> str:
     """The header of a merge of files with ``headers`` (the same whichever side merges): the
     original system's if a side has it (that system can then still read the result), else
-    v2 if a side has it (a merge rewrites every status in place, so either would read), else
-    memquill's v1."""
-    return next((h for h in (LEGACY_HEADER, HEADER_V2) if h in headers), HEADER)
+    the newest of v3 and v2 a side has (a merge rewrites every status in place, so any would
+    read), else memquill's v1."""
+    return next((h for h in (LEGACY_HEADER, HEADER_V3, HEADER_V2) if h in headers), HEADER)
+
+
+def implies(header: str | None) -> bool:
+    """Whether a file with ``header`` may hold appended corrections (``v2`` and ``v3``)."""
+    return header in (HEADER_V2, HEADER_V3)
 
 
 MAX_CONTENT_UNITS: Final = 16_000
@@ -78,6 +98,16 @@ _PREFIX: Final = "<!-- memory-record "
 _META_END: Final = " -->\n"
 _SEPARATOR: Final = "\n\n"
 _ID: Final = re.compile(ID_PATTERN)
+# What an erased block's metadata keeps (erase_block): its id first, its contentLength last.
+_ERASED_META: Final = re.compile(
+    r'\{"id":"([a-f0-9-]{36})"[^\n]*,"contentLength":(0|[1-9][0-9]{0,4})\}'
+)
+_ERASED_HEAD: Final = len(_PREFIX) + len('{"id":"') + 36 + 1
+# Erasure filler: ASCII becomes a space; any other character keeps its lead byte and takes the
+# lowest continuation bytes valid after it (C2 A0 rather than a C1 control).
+_ASCII_BLANK: Final = dict.fromkeys(range(128), " ")
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
+_SECOND_BYTE: Final = {0xC2: 0xA0, 0xE0: 0xA0, 0xED: 0x80, 0xF0: 0x90}
 _STATUSES: Final = frozenset({"active", "superseded", "revoked"})
 _KINDS: Final = frozenset({"manual", "conversation", "tool"})
 _ROLES: Final = frozenset({"user", "assistant"})
@@ -159,43 +189,80 @@ def decode_store(text: str) -> StoreImage:
     header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         raise CorruptError(Messages.FOREIGN)
-    return StoreImage(header, decode_blocks(text, len(header), implied=header == HEADER_V2))
+    records = decode_blocks(text, len(header), implied=implies(header), claims=header == HEADER_V3)
+    return StoreImage(header, records)
 
 
 def decode_blocks(
-    text: str, cursor: int, before: Sequence[Record] = (), *, implied: bool = False
+    text: str,
+    cursor: int,
+    before: Sequence[Record] = (),
+    *,
+    implied: bool = False,
+    claims: bool = False,
 ) -> tuple[Record, ...]:
     """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
 
     ``before`` are the records already decoded in front of ``cursor`` (ids must stay unique
     and ``record_index`` counts them); the result is ``before`` plus the new records.
-    ``implied`` (a ``v2`` file): a correction makes the active version it names superseded
-    (:func:`implied_supersede`), in the result, before its own key is checked.
+    ``implied`` (a ``v2`` or ``v3`` file): a correction makes the active version it names
+    superseded (:func:`implied_supersede`), in the result, before its own key is checked.
+    ``claims`` (a ``v3`` file): a ``revoked`` block whose id an earlier block has takes that
+    block's place, and a block that does not decode but keeps an erased block's shape
+    (:func:`erase_block`) waits for such a tombstone; the file is corrupt at the first one
+    none claims.
 
     Raises:
         CorruptError: a block fails validation (``record_index`` names the first bad one).
     """
-    records = list(before)
-    seen = {record.id: position for position, record in enumerate(records)}
-    keys = {record.key for record in records if record.status == "active"} - {None}
+    records: list[Record | None] = list(before)
+    seen = {record.id: position for position, record in enumerate(before)}
+    keys = {record.key for record in before if record.status == "active"} - {None}
+    erased: dict[str, int] = {}  # id -> block number of an erased block no tombstone claimed yet
+    blocks = len(records)
     while cursor < len(text):
-        index = len(records)
-        record, cursor = _decode_block(text, cursor, index)
+        index, blocks = blocks, blocks + 1
+        if not claims:
+            record, cursor = _decode_block(text, cursor, index)
+        else:
+            try:
+                record, cursor = _decode_block(text, cursor, index)
+            except CorruptError:
+                record_id, cursor = erased_shape(text, cursor, index)
+                if record_id in seen:
+                    raise
+                erased[record_id] = index
+                seen[record_id] = len(records)
+                records.append(None)
+                continue
+            place = seen.get(record.id) if record.status == "revoked" else None
+            if place is not None:
+                earlier = records[place]
+                if earlier is None:
+                    del erased[record.id]
+                elif earlier.status == "revoked":
+                    raise CorruptError(Messages.EDITED, index)  # a tombstone of a tombstone
+                elif earlier.status == "active":
+                    keys.discard(earlier.key)
+                records[place] = record
+                continue
         replaced = seen.get(record.supersedes or "") if implied else None
-        if replaced is not None:
-            earlier = records[replaced]
+        earlier = records[replaced] if replaced is not None else None
+        if earlier is not None:
             superseded = implied_supersede(earlier, record)
             if superseded is not earlier:
-                records[replaced] = superseded
+                records[replaced or 0] = superseded
                 keys.discard(earlier.key)
         key = record.key if record.status == "active" else None
         if record.id in seen or (key is not None and key in keys):
             raise CorruptError(Messages.EDITED, index)  # ids are unique, keys among active facts
-        seen[record.id] = index
+        seen[record.id] = len(records)
         if key is not None:
             keys.add(key)
         records.append(record)
-    return tuple(records)
+    if erased:
+        raise CorruptError(Messages.EDITED, min(erased.values()))  # erased, yet never forgotten
+    return cast(tuple[Record, ...], tuple(records))
 
 
 def implied_supersede(earlier: Record, successor: Record) -> Record:
@@ -245,6 +312,63 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if not _valid_record(record):
         raise corrupt()
     return record, body + points + 2
+
+
+def erased_shape(text: str, cursor: int, index: int) -> tuple[str, int]:
+    """The id of the block at ``cursor`` read only by an erased block's shape (marker, id,
+    ``contentLength``, that many UTF-16 units, the blank line), and where the next begins.
+
+    Raises:
+        CorruptError: not even that shape.
+    """
+    start = cursor + len(_PREFIX)
+    end = text.find(_META_END, start)
+    found = _ERASED_META.fullmatch(text, start, end) if end >= 0 else None
+    if not text.startswith(_PREFIX, cursor) or found is None:
+        raise CorruptError(Messages.EDITED, index)
+    length = int(found[2])
+    body = end + len(_META_END)
+    points = utf16_take(text, body, length) if length <= MAX_CONTENT_UNITS else None
+    if points is None or text[body + points : body + points + 2] != _SEPARATOR:
+        raise CorruptError(Messages.EDITED, index)
+    return found[1], body + points + 2
+
+
+def erase_block(block: bytes) -> bytes:
+    """``block`` (one record block, as encoded) with everything but its shape overwritten: the
+    metadata between its id and its ``contentLength``, and its text.
+
+    Each character becomes filler of the same UTF-8 length and lead byte, with continuation
+    bytes valid after that lead (``C2 A0`` for ``C2``, so no C1 control is written): however
+    much of the in-place write reaches the disk, sector by sector, the bytes stay UTF-8 of the
+    same UTF-16 length, so the block keeps its shape for the tombstone that claims it
+    (:func:`decode_blocks` with ``claims``). What the filler still shows, until the next
+    rewrite drops the block, is the text's length and each character's UTF-8 length.
+    """
+    text = block.decode("utf-8")
+    metadata_end = text.index(_META_END)
+    length = text.rindex(',"contentLength":', 0, metadata_end)
+    body = metadata_end + len(_META_END)
+    head = text[:_ERASED_HEAD].encode()
+    return b"".join(
+        (
+            head,
+            _filler(text[_ERASED_HEAD:length]),
+            text[length:body].encode(),
+            _filler(text[body : len(text) - len(_SEPARATOR)]),
+            _SEPARATOR.encode(),
+        )
+    )
+
+
+def _filler(text: str) -> bytes:
+    return _NON_ASCII.sub(_filler_character, text.translate(_ASCII_BLANK)).encode()
+
+
+def _filler_character(found: re.Match[str]) -> str:
+    data = found[0].encode()
+    second = _SECOND_BYTE.get(data[0], 0x80)
+    return bytes((data[0], second, *(0x80,) * (len(data) - 2))).decode()
 
 
 def _valid_record(record: Record) -> bool:

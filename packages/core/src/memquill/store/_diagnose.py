@@ -15,7 +15,15 @@ from typing import Final, cast
 
 from memquill.errors import CorruptError
 from memquill.jsondoc import JSONDepthError, parse_json
-from memquill.store._codec import HEADER, HEADER_V2, HEADERS, MAX_CONTENT_UNITS, decode_store
+from memquill.store._codec import (
+    HEADER,
+    HEADER_V3,
+    HEADERS,
+    MAX_CONTENT_UNITS,
+    decode_store,
+    erased_shape,
+    implies,
+)
 from memquill.store._fact_keys import is_key
 from memquill.text import utf16_len, utf16_take
 
@@ -100,7 +108,7 @@ def torn_tail(raw: bytes) -> TornTail | None:
     header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         return None
-    cursor, index, seen = len(header), 0, _Seen(implied=header == HEADER_V2)
+    cursor, index, seen = len(header), 0, _Seen(implies(header), header == HEADER_V3)
     while cursor < len(text):
         found = _block_problem(text, cursor, index, seen)
         if isinstance(found, Diagnosis):
@@ -108,6 +116,8 @@ def torn_tail(raw: bytes) -> TornTail | None:
                 return None
             break
         cursor, index = found, index + 1
+    if seen.erased:
+        return None  # a forget's erasure is never torn off: its tombstones were synced first
     keep = len(text[:cursor].encode("utf-8"))
     if keep == len(raw):
         return None
@@ -157,12 +167,15 @@ def diagnose(raw: bytes) -> Diagnosis | None:
         if crlf:
             return Diagnosis(None, None, "an editor changed the line endings to CRLF (\\r\\n)")
         return Diagnosis(None, None, "it does not start with memquill's records header")
-    cursor, index, seen = len(header), 0, _Seen(implied=header == HEADER_V2)
+    cursor, index, seen = len(header), 0, _Seen(implies(header), header == HEADER_V3)
     while cursor < len(text):
         found = _block_problem(text, cursor, index, seen)
         if isinstance(found, Diagnosis):
             return found
         cursor, index = found, index + 1
+    if seen.erased:
+        record_id, index = min(seen.erased.items(), key=lambda item: item[1])
+        return Diagnosis(index, record_id, "it was erased by a forget, yet no tombstone follows it")
     try:
         decode_store(text)
     except CorruptError as error:  # something this walk does not model: still say where
@@ -178,17 +191,40 @@ def _count_blocks(text: str) -> int:
 @dataclass(slots=True)
 class _Seen:
     """The ids, and the keys of active facts, of the blocks before the current one;
-    ``implied``: a v2 file, where a correction frees the key of the version it supersedes
-    (``held``: the key each active version holds, by id, so that is one lookup)."""
+    ``implied``: a v2 or v3 file, where a correction frees the key of the version it
+    supersedes (``held``: the key each active version holds, by id, so that is one lookup);
+    ``claims``: a v3 file, where a later tombstone claims an earlier block of its id
+    (``erased``: blocks only such a tombstone explains, by id, not claimed yet;
+    ``forgotten``: the ids already revoked)."""
 
     implied: bool = False
+    claims: bool = False
+    erased: dict[str, int] = field(default_factory=dict[str, int])
+    forgotten: set[str] = field(default_factory=set[str])
     ids: set[str] = field(default_factory=set[str])
     keys: set[str] = field(default_factory=set[str])
     held: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis | int:
-    """The problem of the block at ``cursor``, or where the next block starts."""
+    """The problem of the block at ``cursor``, or where the next block starts (in a v3 file,
+    a block with only an erased block's shape waits for its tombstone)."""
+    found = _strict_problem(text, cursor, index, seen)
+    if not seen.claims or not isinstance(found, Diagnosis):
+        return found
+    try:
+        record_id, following = erased_shape(text, cursor, index)
+    except CorruptError:
+        return found
+    if record_id in seen.ids:
+        return found
+    seen.ids.add(record_id)
+    seen.erased[record_id] = index
+    return following
+
+
+def _strict_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis | int:
+    """The problem of the block at ``cursor`` read as a record, or where the next starts."""
 
     def problem(reason: str, record_id: str | None = None) -> Diagnosis:
         return Diagnosis(index, record_id, reason)
@@ -229,13 +265,21 @@ def _block_problem(text: str, cursor: int, index: int, seen: _Seen) -> Diagnosis
                 record_id,
             )
         return problem("it is not followed by a blank line", record_id)
-    if record_id is not None and record_id in seen.ids:
+    revoked = meta.get("status") == "revoked"
+    claims = seen.claims and revoked and record_id not in seen.forgotten
+    if record_id is not None and record_id in seen.ids and not claims:
         return problem(f"its id {record_id} is used by an earlier record too", record_id)
     block = text[cursor : body + points + 2]
     try:
         decode_store(HEADER + block)
     except CorruptError:
         return problem(_field_problem(meta, text[body : body + points]), record_id)
+    if record_id is not None and revoked:
+        seen.forgotten.add(record_id)
+    if record_id is not None and record_id in seen.ids:  # a v3 tombstone claims its block
+        seen.erased.pop(record_id, None)
+        seen.keys.discard(seen.held.pop(record_id, ""))
+        return body + points + 2
     key = meta.get("key") if meta.get("status") == "active" else None
     replaced = meta.get("supersedes")
     if seen.implied and isinstance(replaced, str):

@@ -22,7 +22,14 @@ from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
 from memquill.errors import CorruptError, Messages
-from memquill.store._codec import HEADER_V2, HEADERS, decode_blocks, decode_store, encode_block
+from memquill.store._codec import (
+    HEADER_V3,
+    HEADERS,
+    decode_blocks,
+    decode_store,
+    encode_block,
+    implies,
+)
 from memquill.store._fileio import Signature
 from memquill.store._record import Record
 from memquill.store._record_list import RecordList
@@ -227,8 +234,13 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
     """
     tail = raw[len(last.raw) :]
     try:
-        implied = last.header == HEADER_V2
-        records = decode_blocks(tail.decode("utf-8"), 0, last.snapshot.records, implied=implied)
+        records = decode_blocks(
+            tail.decode("utf-8"),
+            0,
+            last.snapshot.records,
+            implied=implies(last.header),
+            claims=last.header == HEADER_V3,
+        )
     except (UnicodeDecodeError, CorruptError):
         return None
     digest = last.digest.copy()

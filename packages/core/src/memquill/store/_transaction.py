@@ -51,6 +51,7 @@ from memquill.store._codec import (
     MAX_STORE_BYTES,
     identity_bytes,
     implied_supersede,
+    implies,
     merged_header,
 )
 from memquill.store._fileio import (
@@ -298,7 +299,7 @@ def apply_operation(
         # Corrections alone: a v2 file takes them appended (the versions they replace read
         # as superseded); a memquill v1 file becomes v2 in this rewrite, once; the original
         # system's header keeps its corrections rewritten, so that system still reads it.
-        appends = header == HEADER_V2
+        appends = implies(header)
         header = HEADER_V2 if header == HEADER else header
     encoded = current.encode(header, draft.frozen(), appends=appends)
     unchanged = encoded.tail == b"" if encoded.full is None else encoded.full == current.raw
