@@ -181,6 +181,7 @@ async def evaluate(
     runner: AuxiliaryRunner,
     weights: Sequence[float],
     rules: Sequence[Rule],
+    timeout: float = 30.0,
 ) -> Means:
     means = Means()
     conversation = item.conversation
@@ -189,7 +190,7 @@ async def evaluate(
 
     def ranker(root: Path) -> SemanticRanker:
         query = MemoryQuery(root, now=lambda: clock)
-        return SemanticRanker(embedder, query, runner=runner, timeout=30.0)
+        return SemanticRanker(embedder, query, runner=runner, timeout=timeout)
 
     records, files, evidence = (
         ranker(item.records_root),
@@ -295,7 +296,7 @@ async def main_async(args: argparse.Namespace) -> int:
         prepared = prepare(conversations, Path(scratch) / "data")
         parts = {"tuned": Means(), "held": Means(), "all": Means()}
         for item in prepared:
-            means = await evaluate(item, embedder, runner, weights, rules)
+            means = await evaluate(item, embedder, runner, weights, rules, args.timeout)
             parts["tuned" if item.conversation.number <= 5 else "held"].merge(means)
             parts["all"].merge(means)
             print(f"conversation {item.conversation.number} done", file=sys.stderr)
@@ -333,6 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="seed of the record ids (default 7)")
     parser.add_argument(
         "--conversations", default="1-10", help="which conversations, e.g. 1,6 (default 1-10)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds an embedding call may take (default 30; more on a loaded machine)",
     )
     return asyncio.run(main_async(parser.parse_args(argv)))
 
