@@ -16,7 +16,7 @@ from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
 from memquill.store._codec import HEADER, MAX_STORE_BYTES, StoreImage, encode_store
 from memquill.store._record import JSONValue, Record
-from memquill.store._secret_kinds import secret_message
+from memquill.store._secrets import secret_message
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 

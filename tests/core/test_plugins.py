@@ -29,8 +29,7 @@ from memquill.plugins._manager import (
     secret_scanner,
 )
 from memquill.plugins.hookspecs import hookimpl
-from memquill.store._secret_detectors import RegexDetector, SecretDetector
-from memquill.store._secret_rules import BUILTIN_DETECTORS
+from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, SecretDetector
 from memquill.store._store import RecordStore
 from memquill.tools._session import MemorySession
 

@@ -15,9 +15,7 @@ from tests.core.store_helpers import CHILD_TIMEOUT, expect_unchanged, manual, ra
 
 from memquill import RecordStore
 from memquill.store import SecretScanner, normalize_for_detection
-from memquill.store._secret_detectors import RegexDetector
-from memquill.store._secret_kinds import secret_message
-from memquill.store._secret_rules import BUILTIN_DETECTORS
+from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, secret_message
 
 SHAPES = [shape for shape, _ in CREDENTIALS]
 

@@ -11,10 +11,7 @@ from tests.core.store_helpers import conversation, expect_unchanged, manual, raw
 from memquill import RecordStore, SecretError
 from memquill.store import SecretScanner
 from memquill.store._codec import HEADER
-from memquill.store._secret_detectors import RegexDetector
-from memquill.store._secret_kinds import secret_message
-from memquill.store._secret_rules import BUILTIN_DETECTORS
-from memquill.store._secret_values import is_placeholder
+from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, is_placeholder, secret_message
 
 # Shapes of real credentials (made up), per detector. Each must be refused.
 SECRETS: dict[str, list[str]] = {

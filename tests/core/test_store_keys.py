@@ -18,7 +18,7 @@ from memquill import NotFoundError, RecordStore
 from memquill.errors import Messages
 from memquill.store import Candidate, FactKey
 from memquill.store._codec import decode_store
-from memquill.store._secret_kinds import secret_message
+from memquill.store._secrets import secret_message
 
 
 class Clock:

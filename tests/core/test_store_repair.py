@@ -16,7 +16,7 @@ from memquill.errors import ConflictError, Messages
 from memquill.store import SecretScanner
 from memquill.store._diagnose import diagnose
 from memquill.store._repair import apply_repair, plan_repair
-from memquill.store._secret_kinds import secret_message
+from memquill.store._secrets import secret_message
 from memquill.store._transaction import locate
 
 NOW = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)

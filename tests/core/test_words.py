@@ -15,7 +15,7 @@ from tests.core.store_helpers import manual, raw, records_path
 
 from memquill import MemorySession, MemoryToolset, RecordStore
 from memquill.store import BUILTIN_DETECTORS, SecretScanner
-from memquill.store._secret_kinds import KIND_WORDS, describe_kinds
+from memquill.store._secrets import KIND_WORDS, describe_kinds
 from memquill.tools import memory_context
 from memquill.tools._retrieval import HITS_HEADING
 

@@ -71,9 +71,13 @@ if typing.TYPE_CHECKING:
         WriteResult,
         WriteStatus,
     )
-    from memquill.store._secret_detectors import RegexDetector, SecretDetector
-    from memquill.store._secret_rules import BUILTIN_DETECTORS
-    from memquill.store._secrets import SecretScanner, normalize_for_detection
+    from memquill.store._secrets import (
+        BUILTIN_DETECTORS,
+        RegexDetector,
+        SecretDetector,
+        SecretScanner,
+        normalize_for_detection,
+    )
     from memquill.store._store import MAX_BATCH, RecordStore
     from memquill.store._store_sync import ResolvedCopy, ResolveReport
 
@@ -152,7 +156,7 @@ __all__ = [
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
-        "BUILTIN_DETECTORS": "memquill.store._secret_rules",
+        "BUILTIN_DETECTORS": "memquill.store._secrets",
         "Candidate": "memquill.store._results",
         "CandidateResult": "memquill.store._results",
         "ControlFinding": "memquill.store._doctor",
@@ -184,12 +188,12 @@ __getattr__, __dir__ = _lazy_exports(
         "RecordStatus": "memquill.store._record",
         "RecordStore": "memquill.store._store",
         "RecordsBackend": "memquill.store._backend",
-        "RegexDetector": "memquill.store._secret_detectors",
+        "RegexDetector": "memquill.store._secrets",
         "RepairPlan": "memquill.store._repair",
         "ResolveReport": "memquill.store._store_sync",
         "ResolvedCopy": "memquill.store._store_sync",
         "STORE_ENV": "memquill.store._backend",
-        "SecretDetector": "memquill.store._secret_detectors",
+        "SecretDetector": "memquill.store._secrets",
         "SecretFinding": "memquill.store._doctor",
         "SecretScanner": "memquill.store._secrets",
         "Snapshot": "memquill.store._results",
