@@ -13,7 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, FunctionTool, RunConfig, Runner, SQLiteSession
+from agents import (
+    Agent,
+    FunctionTool,
+    RunConfig,
+    Runner,
+    SQLiteSession,
+    WebSearchTool,
+    function_tool,
+)
 from agents.testing import ScriptedModel, assistant_message, function_call
 from tests.core.lifecycle_helpers import ExtractModel, answer, fact
 
@@ -80,6 +88,35 @@ async def test_strict_nulls_and_failures_come_back_as_the_core_text(tmp_path: Pa
     assert json.loads(secret)["code"] == "secret" and FAKE_SECRET not in secret
     assert broken.startswith("Memory search failed: ")
     assert records(tmp_path) == ["Deploys on Fridays."]
+
+
+@function_tool
+def deploy_day() -> str:
+    """The day deploys happen."""
+    return "Friday"
+
+
+async def test_the_memory_tools_join_the_hosts_own_in_one_list(tmp_path: Path) -> None:
+    # ``Agent.tools`` is a ``list[Tool]`` and a list is invariant: the memory tools are a
+    # ``list[Tool]`` too, so ``+`` with the host's tools type-checks as it is written
+    # (pyright checks this file; the ``+`` is what is checked, hence RUF005's noqa).
+    model = ScriptedModel(
+        [
+            [function_call("deploy_day", {}, call_id="c1")],
+            [function_call("memory_remember", {"content": "Deploys on Fridays."}, call_id="c2")],
+            [assistant_message("Noted.")],
+        ]
+    )
+    session = open_session(tmp_path, "chat-1")
+    tools = memory_tools(session) + [deploy_day]  # noqa: RUF005
+    agent = Agent(name="assistant", model=model, tools=tools)
+    result = await Runner.run(agent, "When do we deploy?", run_config=QUIET)
+    day, saved = outputs(result)
+    assert day == "Friday" and json.loads(saved)["status"] == "saved"
+    assert records(tmp_path) == ["Deploys on Fridays."]
+    # A hosted tool, another member of the SDK's ``Tool`` union, joins them the same way.
+    hosted = Agent(name="researcher", tools=memory_tools(session) + [WebSearchTool()])  # noqa: RUF005
+    assert [tool.name for tool in hosted.tools][-1] == "web_search"
 
 
 async def test_a_read_only_session_gets_the_read_tools(tmp_path: Path) -> None:

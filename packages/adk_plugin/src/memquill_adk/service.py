@@ -52,7 +52,7 @@ from google.adk.models.base_llm import BaseLlm
 from google.genai import types
 from typing_extensions import override
 
-from memquill import ConflictError, InvalidInputError, MemorySession, NotFoundError, WriteSource
+from memquill import InvalidInputError, MemorySession, NotFoundError, WriteSource
 from memquill.enhance import TextModel
 from memquill.errors import Messages
 from memquill.items import check_folders, namespace_folder, validate_namespace
@@ -66,7 +66,7 @@ from memquill.plugins import (
 )
 from memquill.query import SearchArgs, parse_args
 from memquill.store import Candidate
-from memquill.tools import forget, retrieve, save_candidates
+from memquill.tools import forget_current, retrieve, save_candidates
 from memquill_adk._events import source_messages
 from memquill_adk.model import AdkTextModel
 
@@ -84,7 +84,6 @@ NO_MODEL: Final = (
 )
 _LOG: Final = logging.getLogger("memquill.adk")
 _BATCH: Final = 40  # the store's largest all-or-nothing batch
-_ATTEMPTS: Final = 8
 
 
 @dataclass
@@ -297,19 +296,8 @@ class MemquillMemoryService(BaseMemoryService):
             raise NotFoundError(Messages.NOT_FOUND)
         source = WriteSource("tool", session_id=self._session_id)
         with scope.lock:
-            for attempt in range(_ATTEMPTS):
-                snapshot = scope.session.store.snapshot()
-                record = snapshot.find(memory_id)
-                if record is None:
-                    raise NotFoundError(Messages.NOT_FOUND)
-                try:
-                    forget(
-                        scope.session, memory_id, snapshot.record_revision(record), source=source
-                    )
-                    return
-                except ConflictError:
-                    if attempt == _ATTEMPTS - 1:
-                        raise
+            if forget_current(scope.session, memory_id, source=source) is None:
+                raise NotFoundError(Messages.NOT_FOUND)
 
     def _scope(self, app_name: str, user_id: str, create: bool) -> _Scope | None:
         labels = validate_namespace((app_name, user_id))

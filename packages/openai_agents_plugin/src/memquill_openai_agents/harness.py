@@ -36,7 +36,10 @@ class OpenAIAgentsHarness:
     def __init__(self, session: MemorySession) -> None:
         self._seen: list[ToolResult] = []
         tools = observed_tools(session, self._seen.append)
-        self._tools: dict[str, FunctionTool] = {tool.name: tool for tool in tools}
+        # Every one is a FunctionTool, typed as the SDK's Tool union: the test only narrows.
+        self._tools: dict[str, FunctionTool] = {
+            tool.name: tool for tool in tools if isinstance(tool, FunctionTool)
+        }
         self._calls = 0
 
     def catalogue(self) -> list[ToolDescriptor]:

@@ -2,7 +2,9 @@
 
 ``Agent(name=..., tools=memory_tools(session))`` gives the agent ``memory_search``,
 ``memory_get`` and ``memory_recent`` (and, with write access, ``memory_remember``,
-``memory_update`` and ``memory_forget``) with the core's names and descriptions. The parameters
+``memory_update`` and ``memory_forget``) with the core's names and descriptions. The list is
+typed as the SDK's ``list[Tool]`` (what ``Agent.tools`` takes; a list is invariant), so
+``memory_tools(session) + [my_tool]`` type-checks with any of the host's tools. The parameters
 are the core's JSON schema made strict by the SDK's own ``ensure_strict_json_schema`` (every
 property required, an optional one sent as ``null``, no unknown keys), as the SDK sends its own
 function tools; ``null`` is what the core's optional fields already accept.
@@ -20,7 +22,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from agents import FunctionTool
+from agents import FunctionTool, Tool
 from agents.strict_schema import ensure_strict_json_schema
 from agents.tool_context import ToolContext
 from pydantic import ValidationError
@@ -34,14 +36,15 @@ __all__ = ["Observer", "memory_tools", "observed_tools"]
 Observer = Callable[[ToolResult], None]
 
 
-def memory_tools(session: MemorySession) -> list[FunctionTool]:
+def memory_tools(session: MemorySession) -> list[Tool]:
     """The session's tools (all six with write access, the three read tools else)."""
     return observed_tools(session, None)
 
 
-def observed_tools(session: MemorySession, observe: Observer | None) -> list[FunctionTool]:
+def observed_tools(session: MemorySession, observe: Observer | None) -> list[Tool]:
     """:func:`memory_tools`, handing each call's whole core result to ``observe`` too (the
-    function call output carries text only; the harness reads the structured result this way)."""
+    function call output carries text only; the harness reads the structured result this way).
+    Each tool is a ``FunctionTool``."""
     return [_tool(tool, observe) for tool in MemoryToolset(session).tools]
 
 

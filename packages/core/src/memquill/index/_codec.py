@@ -47,6 +47,17 @@ class CorruptBlob(IndexDamaged):
     """A stored blob failed its checksum or does not parse (the index is damaged)."""
 
 
+def stored_blob(value: object, what: str) -> bytes:
+    """``value``, a column the index read from SQLite, as the blob it must be.
+
+    Raises:
+        CorruptBlob: it is not a blob (another type in the column: the index is damaged).
+    """
+    if not isinstance(value, bytes):
+        raise CorruptBlob(f"{what}: not a blob")
+    return value
+
+
 @dataclass(slots=True)
 class Postings:
     """One term's postings (one block, or several joined).

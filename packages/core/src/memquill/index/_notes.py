@@ -13,7 +13,7 @@ from datetime import date
 from itertools import compress
 from operator import itemgetter
 
-from memquill.index._codec import CorruptBlob
+from memquill.index._codec import CorruptBlob, stored_blob
 from memquill.index._db import IndexDamaged
 from memquill.index._pages import NoteRow, decode_page
 
@@ -155,7 +155,7 @@ class NoteTable:
 
 def _decode(blob: object) -> list[NoteRow]:
     try:
-        return decode_page(bytes(blob))  # type: ignore[arg-type]
+        return decode_page(stored_blob(blob, "note page"))
     except CorruptBlob:
         raise
     except Exception as error:  # noqa: BLE001 - any parse failure is damage

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.index._codec import Postings, decode_block
+from memquill.index._codec import Postings, decode_block, stored_blob
 from memquill.index._db import IndexDamaged
 from memquill.index._lexicon import term_id
 from memquill.index._notes import NoteTable
@@ -128,7 +128,7 @@ class PostingsReader:
 
     def _keep(self, key: tuple[int, int], blob: object) -> ChunkMatrix:
         try:
-            terms = decode_chunk_matrix(bytes(blob))  # type: ignore[arg-type]
+            terms = decode_chunk_matrix(stored_blob(blob, "term list"))
         except Exception as error:  # noqa: BLE001 - any parse failure is damage
             raise IndexDamaged(str(error)) from None
         if len(self._lists) >= _LIST_MEMO:
@@ -147,7 +147,7 @@ def find(postings: Postings, doc_id: int) -> int:
 
 def _decode(blob: object) -> Postings:
     try:
-        return decode_block(bytes(blob))  # type: ignore[arg-type]
+        return decode_block(stored_blob(blob, "postings block"))
     except Exception as error:  # noqa: BLE001 - any parse failure is damage
         raise IndexDamaged(str(error)) from None
 

@@ -90,17 +90,21 @@ class IndexSearcher:
         candidates: int,
     ) -> tuple[list[RankedHit], tuple[str, ...]]:
         """Rank through ``root``'s index (see :meth:`SearchIndex.search`)."""
-        arguments = {
-            "records": records,
-            "now": now,
-            "tags": tags,
-            "file_type": file_type,
-            "params": params,
-            "candidates": candidates,
-        }
+
+        def ranked(index: SearchIndex) -> tuple[list[RankedHit], tuple[str, ...]]:
+            return index.search(
+                query,
+                records=records,
+                now=now,
+                tags=tags,
+                file_type=file_type,
+                params=params,
+                candidates=candidates,
+            )
+
         index = self.index(root)
         try:
-            return index.search(query, **arguments)  # type: ignore[arg-type]
+            return ranked(index)
         except StaleNote:
             # Notes kept changing under every attempt: say so rather than mix versions.
             raise SourceError(Messages.SOURCE_READ_FAILED) from None
@@ -120,7 +124,7 @@ class IndexSearcher:
                     listener=self._listener,
                 )
                 self._indexes[root] = memory
-            hits, warnings = memory.search(query, **arguments)  # type: ignore[arg-type]
+            hits, warnings = ranked(memory)
             note = f"{Messages.INDEX_IN_MEMORY} {unusable_message(error)}"
             return hits, (note, *warnings)
 

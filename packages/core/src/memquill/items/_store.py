@@ -68,7 +68,7 @@ from memquill.store import (
     resolve_location,
     with_workspace,
 )
-from memquill.tools import MemorySession, WriteSource, correct, forget, remember
+from memquill.tools import MemorySession, WriteSource, correct, forget_current, remember
 
 DEFAULT_SESSION: Final = "items"
 _FILE_OPEN: Final = 4096
@@ -77,7 +77,7 @@ items, so a search across hundreds of them reads only the files that changed."""
 _DATABASE_OPEN: Final = 64
 """Namespaces kept open on a database: each holds a connection."""
 _ATTEMPTS: Final = 8
-"""Writes retried after a conflict with another writer, each on what it then reads."""
+"""Puts retried after a conflict with another writer, each on what it then reads."""
 
 Accept = Callable[[Mapping[str, Any]], bool]
 """Whether an item's value passes a filter."""
@@ -322,24 +322,10 @@ class ItemStore:
         space = self._space(labels)
         source = WriteSource("tool", session_id=self._session_id)
         with space.lock:
-            for attempt in range(_ATTEMPTS):
-                snapshot = space.session.store.snapshot()
-                current = snapshot.by_key(name)
-                if current is None:
-                    return
-                try:
-                    forget(
-                        space.session,
-                        FactKey(name),
-                        snapshot.record_revision(current),
-                        source=source,
-                    )
-                    return
-                except NotFoundError:
-                    return  # forgotten meanwhile
-                except ConflictError:
-                    if attempt == _ATTEMPTS - 1:
-                        raise
+            try:
+                forget_current(space.session, FactKey(name), source=source)
+            except NotFoundError:
+                return  # forgotten meanwhile
 
     def sweep(self, prefix: Sequence[str] = ()) -> int:
         """Forget every item under ``prefix`` whose time to live ran out; how many went.

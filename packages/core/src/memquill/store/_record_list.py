@@ -130,7 +130,9 @@ class RecordList(Sequence[Record]):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
-    __hash__ = None  # type: ignore[assignment]  # records are unhashable, as their tuple is
+    # Records are unhashable, as their tuple is. None is the data model's mark of that (as
+    # typeshed's list has it); the stubs type object.__hash__ as a method, hence the ignore.
+    __hash__ = None  # pyright: ignore[reportAssignmentType]
 
     def __add__(self, other: Iterable[Record]) -> tuple[Record, ...]:
         return (*self, *other)

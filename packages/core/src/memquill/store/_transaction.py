@@ -68,6 +68,7 @@ from memquill.store._record_list import RecordList
 from memquill.store._results import CandidateResult, Snapshot, WriteResult, WriteStatus
 
 _Decoded = TypeVar("_Decoded")
+_Other = TypeVar("_Other")
 
 SETTLE_PATIENCE: Final = 5.0
 """Seconds a read that met a write in progress waits for its writer (the store's default
@@ -398,13 +399,13 @@ class Draft(list[Record]):
         self._whole()
         return super().__ne__(other)
 
-    __hash__ = None  # type: ignore[assignment]  # a list: unhashable
+    __hash__ = None  # a list: unhashable
 
     def __reversed__(self) -> Iterator[Record]:
         self._whole()
         return super().__reversed__()
 
-    def __add__(self, other: list[Record]) -> list[Record]:  # type: ignore[override]
+    def __add__(self, other: list[_Other]) -> list[_Other | Record]:
         self._whole()
         return super().__add__(other)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Literal, cast
 
-from memquill.errors import InvalidInputError, Messages
+from memquill.errors import ConflictError, InvalidInputError, Messages
 from memquill.store import (
     UNCHANGED,
     Candidate,
@@ -56,6 +56,8 @@ _TOOL_KEY_PREFIX: Final = "tool:"
 _MANUAL_KEY_PREFIX: Final = "manual:"
 _SESSION_KINDS: Final = frozenset({"tool", "conversation"})
 """Source kinds that must name the trusted session they came from."""
+FORGET_ATTEMPTS: Final = 8
+"""Reads and forgets :func:`forget_current` makes before a ``conflict`` is the caller's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +284,43 @@ def forget_many(
     outcome = outcome_of("forget", result, result.record_id, result.status)
     named = first.value if isinstance(first, FactKey) else None
     return replace(outcome, key=named)
+
+
+def forget_current(
+    session: MemorySession, target: Target, *, source: WriteSource
+) -> WriteOutcome | None:
+    """Forget the fact ``target`` names as it stands now, for a caller that holds no revision
+    of its own (a framework's ``delete`` by key or id): never a blind write.
+
+    Each attempt reads the store, takes the revision of the version ``target`` names (a
+    :class:`~memquill.store.FactKey`: its active fact; an id: that version) and forgets with
+    it through :func:`forget`, so compare-and-swap holds as for any forget. When another
+    writer moved the fact between the read and the forget (``conflict``), it reads again and
+    forgets what it then reads, at most :data:`FORGET_ATTEMPTS` times in all; the last
+    ``conflict`` is raised. ``None``: the read found nothing ``target`` names (nothing is
+    written).
+
+    Raises:
+        NotFoundError: the fact went between the read and the forget, or the version an id
+            named was corrected meanwhile (the error names the current one), as :func:`forget`.
+        ConflictError: still moving after :data:`FORGET_ATTEMPTS` attempts.
+        InvalidInputError, and the store's errors, as :func:`forget`.
+    """
+    attempt = 1
+    while True:
+        snapshot = session.store.snapshot()
+        if isinstance(target, FactKey):
+            record = snapshot.by_key(target.value)
+        else:
+            record = snapshot.find(target)
+        if record is None:
+            return None
+        try:
+            return forget(session, target, snapshot.record_revision(record), source=source)
+        except ConflictError:
+            if attempt == FORGET_ATTEMPTS:
+                raise
+            attempt += 1
 
 
 def compact(session: MemorySession, expected_revision: str, *, source: WriteSource) -> WriteOutcome:

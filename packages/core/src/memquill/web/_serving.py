@@ -51,7 +51,7 @@ def bounded_protocol(
             self._deadline: asyncio.TimerHandle | None = None
             self._waiting_since = 0.0
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
             self._arm()
             if len(self.connections) > max_connections:
