@@ -198,7 +198,7 @@ async def evaluate(
         ranker(item.evidence_root),
     )
     for each in (records, files, evidence):
-        await each.warm(scope=scope)
+        await each.warm(scope=scope, timeout=timeout)
     warmed = embedder.documents_embedded
     for question in conversation.questions:
         if question.category not in ANSWERABLE:
