@@ -18,10 +18,14 @@ The store location is ``postgresql://user:password@host:port/database`` with opt
 ``#``: ``workspace=NAME`` (the row; default ``default``), ``mirror=1`` (keep a read-only copy
 at ``memory/.records-mirror.md`` in the local workspace after every write) and
 ``idle_timeout=SECONDS`` (default 5). The URL is never logged, repeated in an error, or shown
-by ``repr``. The schema is created (or a v1 one upgraded) on first use; the workspace's row
-(and its id, which seeds revisions) on first connection. What
-is said to the server (the schema, the statements, opening a connection) is
-:mod:`memquill.store._postgres_sql`'s.
+by ``repr``. The schema is created (or a v1 one upgraded) at a backend's first use; the
+workspace's row (and its id, which seeds revisions) at its first read or write. A backend owns
+no connection: each read and each write transaction borrows one from the process's pool for
+the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
+transaction did anything is retried once on a new connection, one that fails later is
+reported (``storage``) and never completed by anyone. A read that finds the workspace row's
+``seq`` unchanged is that one statement. What is said to the server (the schema, the
+statements, opening a connection) is :mod:`memquill.store._postgres_sql`'s.
 """
 
 from __future__ import annotations
