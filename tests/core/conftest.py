@@ -9,13 +9,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import tempfile
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from tests import postgres_cluster
 from tests.conftest import Server
 from tests.core.store_helpers import raw, records_path, tree
 
@@ -108,3 +111,18 @@ def backing(request: pytest.FixtureRequest, tmp_path: Path) -> Backing:
     if request.param == "file":
         return Backing("file", workspace, None)
     return database_backing(workspace, request.getfixturevalue("postgres_server"))
+
+
+@pytest.fixture(scope="module")
+def own_server() -> Iterator[Server]:
+    """A server of this module's own, for the tests that end backends or restart it: the shared
+    one serves other test files in other workers at the same time."""
+    if postgres_cluster.bindir() is None:
+        pytest.fail("ending backends and restarting need the PostgreSQL server binaries")
+    # Outside pytest's temporary folders, which only their owner may enter (as root, the server
+    # runs as the postgres user).
+    cluster = postgres_cluster.start(Path(tempfile.mkdtemp(prefix="memquill-pg-own-")))
+    try:
+        yield Server(cluster.url, cluster.data, cluster.bindir)
+    finally:
+        postgres_cluster.stop(cluster.data, cluster.bindir)

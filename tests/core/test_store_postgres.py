@@ -12,10 +12,9 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -98,21 +97,6 @@ def db(tmp_path: Path, postgres_server: Server) -> Backing:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     return database_backing(workspace, postgres_server)
-
-
-@pytest.fixture(scope="module")
-def own_server() -> Iterator[Server]:
-    """A server of this module's own, for the tests that end backends or restart it: the shared
-    one serves other test files in other workers at the same time."""
-    if postgres_cluster.bindir() is None:
-        pytest.fail("ending backends and restarting need the PostgreSQL server binaries")
-    # Outside pytest's temporary folders, which only their owner may enter (as root, the server
-    # runs as the postgres user).
-    cluster = postgres_cluster.start(Path(tempfile.mkdtemp(prefix="memquill-pg-own-")))
-    try:
-        yield Server(cluster.url, cluster.data, cluster.bindir)
-    finally:
-        postgres_cluster.stop(cluster.data, cluster.bindir)
 
 
 @pytest.fixture

@@ -138,6 +138,9 @@ class Messages:
     DATABASE_SCHEMA: Final = (
         "The memory database was set up by a newer memquill; upgrade memquill to use it."
     )
+    DATABASE_BUSY: Final = (
+        "Every connection this process keeps to the memory database stayed in use; try again."
+    )
     DATABASE_SAVE_FAILED: Final = (
         "Memory could not be saved: the database connection failed during the write. The "
         "write may not have been applied; read memory again before retrying."

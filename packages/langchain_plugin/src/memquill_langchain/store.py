@@ -191,8 +191,9 @@ class MemquillStore(BaseStore):
         return self._items
 
     def close(self) -> None:
-        """Stop the TTL sweep thread and close the database connections, if any (the store
-        stays usable; expired items are still forgotten at the next read)."""
+        """Stop the TTL sweep thread and let go of the open namespaces (the store stays
+        usable; expired items are still forgotten at the next read; a database's connections
+        stay in the process's pool, shared by every store of that database)."""
         self._stop.set()
         if self._sweeper is not None:
             self._sweeper.join(timeout=5.0)

@@ -155,6 +155,11 @@ class Space:
         self._view = view
         return view
 
+    @property
+    def kept(self) -> View | None:
+        """The view the last :meth:`view` call made or returned (``None``: none yet)."""
+        return self._view
+
     def documents(self, view: View) -> dict[str, SearchDocument]:
         """Each item's search document (built once per revision), by fact key."""
         if view.documents is None:

@@ -18,9 +18,11 @@ the one write path with the source ``tool`` and the store's session id:
 
 Each namespace has one session (one ``RecordStore``) and one lock in this process; the store's
 own lock (or the database row's) orders writers across processes. At most ``open_limit``
-namespaces are kept open; the least recently used one is closed (its connection, for a
-database) and reopened when needed. A search or listing across namespaces on files reads again
-only the namespaces whose ``records.md`` changed since it last read them.
+namespaces are kept open; the least recently used one is closed and reopened when needed. On a
+database every namespace borrows a connection per read or write from one small pool per
+process and database, so many namespaces never mean many connections. A search or listing
+across namespaces on files reads again only the namespaces whose ``records.md`` changed since
+it last read them.
 """
 
 from __future__ import annotations
@@ -74,8 +76,9 @@ DEFAULT_SESSION: Final = "items"
 _FILE_OPEN: Final = 4096
 """Namespaces kept open on files: a file namespace holds no descriptor, only its decoded
 items, so a search across hundreds of them reads only the files that changed."""
-_DATABASE_OPEN: Final = 64
-"""Namespaces kept open on a database: each holds a connection."""
+_DATABASE_OPEN: Final = 4096
+"""Namespaces kept open on a database: each holds its decoded items, not a connection (the
+database's connections are shared by every namespace: ``memquill.store._postgres_pool``)."""
 _ATTEMPTS: Final = 8
 """Puts retried after a conflict with another writer, each on what it then reads."""
 
@@ -104,8 +107,8 @@ class ItemStore:
         secrets: the credential scanner every write runs (built-in detectors by default).
         lock_timeout: seconds a write waits for another writer before ``busy``.
         now: the clock (UTC); injectable for tests.
-        open_limit: namespaces kept open at once (default 4,096 on files, 64 on a database,
-            where each holds a connection).
+        open_limit: namespaces kept open at once (default 4,096; on a database they share a
+            few connections).
         capacity: each namespace's records file capacity in bytes (``None``: its own setting).
 
     Raises:
@@ -347,7 +350,7 @@ class ItemStore:
         if not self.is_database and not check_folders(self.root, labels):
             return False
         # The view kept from the read that returned the item: a refresh costs no read.
-        view = self._read(labels) if self.is_database else self._walked(labels)
+        view = self._kept(labels) if self.is_database else self._walked(labels)
         item = None if view is None else view.items.get(fact_key(key))
         if item is None or item.expiry is None:
             return False
@@ -358,7 +361,8 @@ class ItemStore:
         return True
 
     def close(self) -> None:
-        """Close every namespace's connection (for a database; the store stays usable)."""
+        """Let go of every open namespace (the store stays usable; a database's connections
+        stay in the process's pool for the next read or write)."""
         with self._spaces_lock:
             spaces = list(self._spaces.values())
             self._spaces.clear()
@@ -409,6 +413,11 @@ class ItemStore:
             return None
         space = self._space(labels)
         return space.view(space.session.store.snapshot())
+
+    def _kept(self, labels: Namespace) -> View | None:
+        """The items of a database namespace as its last read found them (read if none)."""
+        kept = self._space(labels).kept
+        return kept if kept is not None else self._read(labels)
 
     def _views(self, prefix: Sequence[str]) -> Iterator[tuple[Namespace, View]]:
         """Each namespace under ``prefix`` that holds an item, sorted, with its items."""

@@ -217,7 +217,7 @@ def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
         raise InvalidInputError(Messages.STORE_LOCATION)
     try:
         from memquill.store._postgres_location import parse_location
-        from memquill.store._postgres_sql import list_workspaces
+        from memquill.store._postgres_pool import list_workspaces
     except ImportError:
         raise StorageError(Messages.DATABASE_DRIVER) from None
     return list_workspaces(parse_location(location), prefix)

@@ -18,10 +18,14 @@ The store location is ``postgresql://user:password@host:port/database`` with opt
 ``#``: ``workspace=NAME`` (the row; default ``default``), ``mirror=1`` (keep a read-only copy
 at ``memory/.records-mirror.md`` in the local workspace after every write) and
 ``idle_timeout=SECONDS`` (default 5). The URL is never logged, repeated in an error, or shown
-by ``repr``. The schema is created (or a v1 one upgraded) on first use; the workspace's row
-(and its id, which seeds revisions) on first connection. What
-is said to the server (the schema, the statements, opening a connection) is
-:mod:`memquill.store._postgres_sql`'s.
+by ``repr``. The schema is created (or a v1 one upgraded) at a backend's first use; the
+workspace's row (and its id, which seeds revisions) at its first read or write. A backend owns
+no connection: each read and each write transaction borrows one from the process's pool for
+the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
+transaction did anything is retried once on a new connection, one that fails later is
+reported (``storage``) and never completed by anyone. A read that finds the workspace row's
+``seq`` unchanged is that one statement. What is said to the server (the schema, the
+statements, opening a connection) is :mod:`memquill.store._postgres_sql`'s.
 """
 
 from __future__ import annotations
@@ -30,8 +34,7 @@ import contextlib
 import secrets
 import threading
 import uuid
-import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal, TypeVar
@@ -47,6 +50,7 @@ from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for
 from memquill.store._memo import Decoded, header_of
 from memquill.store._postgres_location import PostgresLocation
+from memquill.store._postgres_pool import pool_for
 from memquill.store._postgres_rows import Row, assemble, columns, difference, split
 from memquill.store._postgres_sql import (
     CREATE_WORKSPACE,
@@ -61,8 +65,7 @@ from memquill.store._postgres_sql import (
     WROTE,
     Connection,
     as_bytes,
-    close_quietly,
-    connect,
+    ensure_schema,
 )
 from memquill.store._record import Record
 from memquill.store._record_key import KeySource
@@ -113,13 +116,14 @@ class PostgresBackend(RecordsBackend):
         super().__init__(NO_QUOTA)
         self._location = location
         self._workspace = workspace
-        self._connection: Connection | None = None
+        self._pool = pool_for(location)
+        self._schema_checked = False  # the schema is ensured at this backend's first use
         self._identity: bytes | None = None
         self._key: bytes | None = None
         self._quota: int | None = None  # the row's quota_bytes (``None``: none)
         # The rows last read or written: the server sends only the rows changed since.
         self._loaded = _Loaded()
-        self._busy = threading.Lock()  # one statement stream per connection
+        self._busy = threading.Lock()  # one operation at a time on ``_loaded``
 
     def __repr__(self) -> str:
         return f"PostgresBackend(workspace={self._location.workspace!r})"
@@ -164,10 +168,10 @@ class PostgresBackend(RecordsBackend):
     def transact(self, operation: Operation, timeout: float) -> WriteResult:
         with self._busy:
             for attempt in (1, 2):
-                connection = self._connect()
                 started = False
                 try:
-                    with connection.transaction():
+                    # A retry never trusts an idle connection again (all may be stale).
+                    with self._borrowed(fresh=attempt == 2) as connection, connection.transaction():
                         if timeout > 0:
                             milliseconds = f"{max(1, round(timeout * 1000))}ms"
                             connection.execute(
@@ -184,12 +188,11 @@ class PostgresBackend(RecordsBackend):
                 except pg_errors.LockNotAvailable:
                     raise BusyError(Messages.LOCK_HELD) from None
                 except psycopg.OperationalError:
-                    self._drop()
+                    # The pool closes a connection left broken or inside a transaction.
                     if started or attempt == 2:
                         raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
                     continue  # a connection gone stale before the transaction did anything
                 except psycopg.Error:
-                    self._drop()
                     raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
                 return replace(self._published(change, stored), backup=backup)
         raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: attempt 2 raises
@@ -244,6 +247,19 @@ class PostgresBackend(RecordsBackend):
     # -- internals -----------------------------------------------------------------------
 
     def _read_consistent(self, connection: Connection) -> None:
+        loaded = self._loaded
+        if self._identity is not None and not loaded.blob:
+            # One statement (its own snapshot): nothing changed since the last read, so the
+            # rows held are the workspace's and no transaction is needed.
+            found = connection.execute(READ, (self._location.workspace,)).fetchone()
+            if (
+                found is not None
+                and str(found[0]).encode() == self._identity
+                and found[1] == loaded.seq
+                and found[4] is None
+            ):
+                self._set_quota(found[5])
+                return
         # One snapshot for the workspace row and its rows (a writer may commit in between).
         with connection.transaction():
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -276,13 +292,16 @@ class PostgresBackend(RecordsBackend):
         if identity != self._identity:
             self._loaded = _Loaded()
         self._identity = identity
-        self._quota = quota if isinstance(quota, int) else None
-        self._capacity = NO_QUOTA if self._quota is None else self._quota
+        self._set_quota(quota)
         assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
         if blob is not None:
             self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
         elif self._loaded.blob or seq != self._loaded.seq:
             self._loaded = self._rows_since(connection, workspace_id, seq, versions, header)
+
+    def _set_quota(self, quota: object) -> None:
+        self._quota = quota if isinstance(quota, int) else None
+        self._capacity = NO_QUOTA if self._quota is None else self._quota
 
     def _rows_since(
         self, connection: Connection, workspace_id: object, seq: int, versions: int, header: str
@@ -400,37 +419,31 @@ class PostgresBackend(RecordsBackend):
             # Read-only, and only its owner's: it holds every active fact.
             atomic_write(locations.directory / MIRROR_NAME, data, mode=0o400)
 
-    def _connect(self) -> Connection:
-        if self._connection is not None and not self._connection.closed:
-            return self._connection
-        connection = connect(self._location)
-        self._connection = connection
-        # A store dropped without close() still closes its connection.
-        self._finalizer = weakref.finalize(self, close_quietly, connection)
-        return connection
+    @contextlib.contextmanager
+    def _borrowed(self, *, fresh: bool = False) -> Generator[Connection]:
+        """A connection of the database's pool, the schema ensured on this backend's first
+        use (so an upgrade or a newer schema is seen by every backend opened after it)."""
+        with self._pool.connection(fresh=fresh) as connection:
+            if not self._schema_checked:
+                ensure_schema(connection)
+                self._schema_checked = True
+            yield connection
 
     def close(self) -> None:
-        """Close the connection (the next use opens a new one)."""
-        with self._busy:
-            self._drop()
-
-    def _drop(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            close_quietly(connection)
+        """Nothing to close: connections are borrowed per read or write from the process's
+        pool for the database (:mod:`memquill.store._postgres_pool`), which keeps them."""
 
     def _with_connection(self, work: Callable[[Connection], _T]) -> _T:
-        """Run ``work``; a connection that went stale is replaced once (reads only)."""
+        """Run ``work`` on a borrowed connection; one that went stale is replaced once
+        (reads only)."""
         for attempt in (1, 2):
-            connection = self._connect()
             try:
-                return work(connection)
+                with self._borrowed(fresh=attempt == 2) as connection:
+                    return work(connection)
             except psycopg.OperationalError:
-                self._drop()
                 if attempt == 2:
                     raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
             except psycopg.Error:
-                self._drop()
                 raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
         raise StorageError(Messages.DATABASE_UNAVAILABLE)  # not reached: attempt 2 raises
 

@@ -127,10 +127,11 @@ RECORD_KEY: Final = "SELECT record_key FROM memquill.workspaces WHERE workspace 
 
 
 def connect(location: PostgresLocation) -> Connection:
-    """A new connection to ``location``, its idle timeout set and the schema ensured.
+    """A new connection to ``location``, its idle timeout set (the schema is not looked at:
+    :func:`ensure_schema` does, once per backend).
 
     Raises:
-        StorageError: the database cannot be reached, or its schema is newer than this one.
+        StorageError: the database cannot be reached.
     """
     try:
         connection = psycopg.connect(
@@ -144,7 +145,6 @@ def connect(location: PostgresLocation) -> Connection:
         connection.execute(
             "SELECT set_config('idle_in_transaction_session_timeout', %s, false)", (idle,)
         )
-        ensure_schema(connection)
     except psycopg.Error:
         connection.close()
         raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
@@ -154,29 +154,18 @@ def connect(location: PostgresLocation) -> Connection:
     return connection
 
 
-def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:
+def workspace_names(connection: Connection, prefix: str) -> tuple[str, ...]:
     """The names of the workspace rows that start with ``prefix``, sorted (none before the
-    schema exists; nothing is created).
-
-    Raises:
-        StorageError: the database cannot be reached or read.
-    """
-    try:
-        with psycopg.connect(
-            location.conninfo, autocommit=True, connect_timeout=10, application_name="memquill"
-        ) as connection:
-            # memquill.records: v2's view, or v1's table before the first connection upgrades it
-            found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
-            if found is None or found[0] is None:
-                return ()
-            rows = connection.execute(
-                "SELECT workspace FROM memquill.records "
-                'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
-                (prefix, prefix),
-            ).fetchall()
-    except psycopg.Error:
-        # libpq's message can quote the connection string, password included.
-        raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
+    schema exists; nothing is created)."""
+    # memquill.records: v2's view, or v1's table before the first connection upgrades it
+    found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
+    if found is None or found[0] is None:
+        return ()
+    rows = connection.execute(
+        "SELECT workspace FROM memquill.records "
+        'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
+        (prefix, prefix),
+    ).fetchall()
     return tuple(str(row[0]) for row in rows)
 
 
