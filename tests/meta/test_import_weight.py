@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,60 @@ def test_a_search_on_a_current_index_loads_no_index_write_side(tmp_path: Path) -
     modules = loaded_after(_search_code(tmp_path, "cheese"))
     assert "memquill.index._search_index" in modules
     assert under(modules, INDEX_WRITE_SIDE) == []
+
+
+# What reading a current workspace never needs: the store's write side (appends, corrections,
+# imports, compaction's room, merges), its doctor and what only the doctor uses (diagnosis,
+# repair, families, history), and the credential scanner that only writes run.
+STORE_WRITE_SIDE = (
+    "memquill.store._append",
+    "memquill.store._edits",
+    "memquill.store._import",
+    "memquill.store._room",
+    "memquill.store._merge",
+    "memquill.store._merge_ops",
+    "memquill.store._doctor",
+    "memquill.store._diagnose",
+    "memquill.store._repair",
+    "memquill.store._families",
+    "memquill.store._history",
+    "memquill.store._secrets",
+    "memquill.store._secret_rules",
+    "memquill.store._secret_detectors",
+    "memquill.store._secret_values",
+    "memquill.store._secret_kinds",
+)
+
+
+def _shell_search_code(root: Path, query: str) -> str:
+    """``memquill search`` in a fresh process, as the command line runs it; its output must
+    show the remembered fact (the store was read)."""
+    return (
+        "import contextlib, io, os\n"
+        "from memquill.cli import main\n"
+        f"os.environ['MEMQUILL_INDEX_DIR'] = {str(root / '.index')!r}\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    status = main(['--workspace', {str(root)!r}, 'search', {query!r}])\n"
+        "assert status == 0 and 'source: memory-record' in out.getvalue(), out.getvalue()\n"
+    )
+
+
+def test_reading_a_current_workspace_from_the_shell_loads_no_store_write_side(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.md").write_text("pierogi with farmer cheese\n", encoding="utf-8")
+    remember = (
+        "from memquill.cli import main\n"
+        f"assert main(['--workspace', {str(tmp_path)!r}, 'remember', 'pierogi are best fried',"
+        " '--key', 'food/pierogi']) == 0\n"
+    )
+    assert "memquill.store._append" in loaded_after(remember)  # records.md is written
+    # A note read within the index's racy window (2 s) of its last change is read again by
+    # the next search; past it, the index built next is current for every later search.
+    time.sleep(2.1)
+    assert "memquill.index._writer" in loaded_after(_shell_search_code(tmp_path, "pierogi"))
+    modules = loaded_after(_shell_search_code(tmp_path, "pierogi"))
+    assert "memquill.store._store_reads" in modules  # the search did read the store
+    assert under(modules, INDEX_WRITE_SIDE) == []  # and the index was current
+    assert under(modules, STORE_WRITE_SIDE) == []
