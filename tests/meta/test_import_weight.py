@@ -2,8 +2,10 @@
 
 ``import memquill`` must not load model assistance, extraction, the management page or the
 validation models, and a keyword search through a session must not load model assistance or
-extraction either; ``memquill --version`` answers before any subcommand is imported. Each is
-checked in a fresh interpreter, by the modules it holds afterwards.
+extraction either; ``memquill --version`` answers before any subcommand is imported; a search
+of a current workspace from the shell loads none of the store's write side and builds only the
+models it validates with. Each is checked in a fresh interpreter, by the modules it holds
+afterwards (or the models it built).
 """
 
 from __future__ import annotations
@@ -237,3 +239,30 @@ def test_reading_a_current_workspace_from_the_shell_loads_no_store_write_side(
     assert "memquill.store._store_reads" in modules  # the search did read the store
     assert under(modules, INDEX_WRITE_SIDE) == []  # and the index was current
     assert under(modules, STORE_WRITE_SIDE) == []
+
+
+# The read tools' models a search never uses: the arguments and results of get and recent.
+NOT_BUILT_FOR_SEARCH = ("GetArgs", "RecentArgs", "GetResult", "RecentSection", "RecentResult")
+
+
+def test_a_search_from_the_shell_builds_only_the_models_it_uses(tmp_path: Path) -> None:
+    # A pydantic model's validator costs more to build than its module to import; one the
+    # search does not validate with stays unbuilt (``__pydantic_complete__`` is False).
+    (tmp_path / "a.md").write_text("pierogi with farmer cheese\n", encoding="utf-8")
+    code = (
+        "import contextlib, io, os\n"
+        "from memquill.cli import main\n"
+        "from memquill.query import _args, _models\n"
+        f"os.environ['MEMQUILL_INDEX_DIR'] = {str(tmp_path / '.index')!r}\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['--workspace', {str(tmp_path)!r}, 'search', 'pierogi']) == 0\n"
+        "models = {**vars(_args), **vars(_models)}\n"
+        "built = sorted(n for n, m in models.items() if getattr(m, '__pydantic_complete__', 0))\n"
+        "print('built:', *built)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    built = set(done.stdout.split("built:")[-1].split())
+    assert {"SearchArgs", "SearchHit", "SearchResult"} <= built  # the search did validate
+    assert sorted(built.intersection(NOT_BUILT_FOR_SEARCH)) == []
