@@ -2,8 +2,10 @@
 
 ``import memquill`` must not load model assistance, extraction, the management page or the
 validation models, and a keyword search through a session must not load model assistance or
-extraction either; ``memquill --version`` answers before any subcommand is imported. Each is
-checked in a fresh interpreter, by the modules it holds afterwards.
+extraction either; ``memquill --version`` answers before any subcommand is imported; a search
+of a current workspace from the shell loads none of the store's write side and builds only the
+models it validates with. Each is checked in a fresh interpreter, by the modules it holds
+afterwards (or the models it built).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +182,87 @@ def test_a_search_on_a_current_index_loads_no_index_write_side(tmp_path: Path) -
     modules = loaded_after(_search_code(tmp_path, "cheese"))
     assert "memquill.index._search_index" in modules
     assert under(modules, INDEX_WRITE_SIDE) == []
+
+
+# What reading a current workspace never needs: the store's write side (appends, corrections,
+# imports, compaction's room, merges), its doctor and what only the doctor uses (diagnosis,
+# repair, families, history), and the credential scanner that only writes run.
+STORE_WRITE_SIDE = (
+    "memquill.store._append",
+    "memquill.store._edits",
+    "memquill.store._import",
+    "memquill.store._room",
+    "memquill.store._merge",
+    "memquill.store._merge_ops",
+    "memquill.store._doctor",
+    "memquill.store._diagnose",
+    "memquill.store._repair",
+    "memquill.store._families",
+    "memquill.store._history",
+    "memquill.store._secrets",
+    "memquill.store._secret_rules",
+    "memquill.store._secret_detectors",
+    "memquill.store._secret_values",
+    "memquill.store._secret_kinds",
+)
+
+
+def _shell_search_code(root: Path, query: str) -> str:
+    """``memquill search`` in a fresh process, as the command line runs it; its output must
+    show the remembered fact (the store was read)."""
+    return (
+        "import contextlib, io, os\n"
+        "from memquill.cli import main\n"
+        f"os.environ['MEMQUILL_INDEX_DIR'] = {str(root / '.index')!r}\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    status = main(['--workspace', {str(root)!r}, 'search', {query!r}])\n"
+        "assert status == 0 and 'source: memory-record' in out.getvalue(), out.getvalue()\n"
+    )
+
+
+def test_reading_a_current_workspace_from_the_shell_loads_no_store_write_side(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.md").write_text("pierogi with farmer cheese\n", encoding="utf-8")
+    remember = (
+        "from memquill.cli import main\n"
+        f"assert main(['--workspace', {str(tmp_path)!r}, 'remember', 'pierogi are best fried',"
+        " '--key', 'food/pierogi']) == 0\n"
+    )
+    assert "memquill.store._append" in loaded_after(remember)  # records.md is written
+    # A note read within the index's racy window (2 s) of its last change is read again by
+    # the next search; past it, the index built next is current for every later search.
+    time.sleep(2.1)
+    assert "memquill.index._writer" in loaded_after(_shell_search_code(tmp_path, "pierogi"))
+    modules = loaded_after(_shell_search_code(tmp_path, "pierogi"))
+    assert "memquill.store._store_reads" in modules  # the search did read the store
+    assert under(modules, INDEX_WRITE_SIDE) == []  # and the index was current
+    assert under(modules, STORE_WRITE_SIDE) == []
+
+
+# The read tools' models a search never uses: the arguments and results of get and recent.
+NOT_BUILT_FOR_SEARCH = ("GetArgs", "RecentArgs", "GetResult", "RecentSection", "RecentResult")
+
+
+def test_a_search_from_the_shell_builds_only_the_models_it_uses(tmp_path: Path) -> None:
+    # A pydantic model's validator costs more to build than its module to import; one the
+    # search does not validate with stays unbuilt (``__pydantic_complete__`` is False).
+    (tmp_path / "a.md").write_text("pierogi with farmer cheese\n", encoding="utf-8")
+    code = (
+        "import contextlib, io, os\n"
+        "from memquill.cli import main\n"
+        "from memquill.query import _args, _models\n"
+        f"os.environ['MEMQUILL_INDEX_DIR'] = {str(tmp_path / '.index')!r}\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['--workspace', {str(tmp_path)!r}, 'search', 'pierogi']) == 0\n"
+        "models = {**vars(_args), **vars(_models)}\n"
+        "built = sorted(n for n, m in models.items() if getattr(m, '__pydantic_complete__', 0))\n"
+        "print('built:', *built)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    built = set(done.stdout.split("built:")[-1].split())
+    assert {"SearchArgs", "SearchHit", "SearchResult"} <= built  # the search did validate
+    assert sorted(built.intersection(NOT_BUILT_FOR_SEARCH)) == []

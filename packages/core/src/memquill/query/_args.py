@@ -4,6 +4,7 @@ These pydantic models are the single source of each read tool's JSON schema (Lan
 ``args_schema``, LlamaIndex's ``fn_schema``, MCP's input schema). The engine takes them already
 validated: arguments are checked once, where a call enters memquill (the tool boundary, the
 CLI, a retriever). Lengths are checked in UTF-16 units, the unit of every memquill limit.
+Each model is built on its first use (validation or schema), never at import.
 """
 
 from __future__ import annotations
@@ -85,7 +86,9 @@ FilePath = Annotated[
 
 
 class _Read(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # Each model's validator is built when it is first used: a process that searches once
+    # never pays for the arguments of get and recent (cold start).
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class SearchArgs(_Read):

@@ -2,7 +2,8 @@
 
 The engine (:mod:`memquill.query._engine`) returns them; :mod:`memquill.query._render` turns
 them into the exact text a model or a person sees (spec 6.5–6.7). At the tool boundary a
-failure becomes the same model with ``error`` (the message) and ``error_code`` set.
+failure becomes the same model with ``error`` (the message) and ``error_code`` set. Each
+model is built on its first use, never at import.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ SectionKind = Literal["longterm", "daily", "record"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built on first use: a process that searches once never builds a page or recent memory.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class SearchHit(_Frozen):

@@ -40,7 +40,6 @@ if typing.TYPE_CHECKING:
     from memquill.store._conflicts import conflict_notice
     from memquill.store._diagnose import Diagnosis
     from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
-    from memquill.store._edits import UNCHANGED, Target, Unchanged
     from memquill.store._fact_keys import (
         KEY_PATTERN,
         MAX_KEY_CHARS,
@@ -80,6 +79,7 @@ if typing.TYPE_CHECKING:
     )
     from memquill.store._store import MAX_BATCH, RecordStore
     from memquill.store._store_sync import ResolvedCopy, ResolveReport
+    from memquill.store._targets import UNCHANGED, Target, Unchanged
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -197,9 +197,9 @@ __getattr__, __dir__ = _lazy_exports(
         "SecretFinding": "memquill.store._doctor",
         "SecretScanner": "memquill.store._secrets",
         "Snapshot": "memquill.store._results",
-        "Target": "memquill.store._edits",
-        "UNCHANGED": "memquill.store._edits",
-        "Unchanged": "memquill.store._edits",
+        "Target": "memquill.store._targets",
+        "UNCHANGED": "memquill.store._targets",
+        "Unchanged": "memquill.store._targets",
         "WriteResult": "memquill.store._results",
         "WriteStatus": "memquill.store._results",
         "conflict_notice": "memquill.store._conflicts",

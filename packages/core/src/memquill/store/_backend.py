@@ -22,17 +22,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memquill.errors import BusyError, InvalidInputError, MemquillError, Messages, StorageError
 from memquill.store._codec import MAX_STORE_BYTES
 from memquill.store._conflicts import conflict_copies
-from memquill.store._doctor import DoctorReport, run_doctor
 from memquill.store._lock import lock_is_held
 from memquill.store._memo import RecordsMemo
 from memquill.store._record_key import KeySource, RecordKey
 from memquill.store._results import Snapshot, WriteResult
-from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import (
     Operation,
     locate,
@@ -40,6 +38,10 @@ from memquill.store._transaction import (
     read_settled,
     write_locked,
 )
+
+if TYPE_CHECKING:
+    from memquill.store._doctor import DoctorReport
+    from memquill.store._secrets import SecretScanner
 
 STORE_ENV: Final = "MEMQUILL_STORE"
 """The environment variable every surface reads the store location from (unless given)."""
@@ -171,6 +173,9 @@ class FileBackend(RecordsBackend):
         record_key: KeySource,
         expected_revision: str | None = None,
     ) -> DoctorReport:
+        # Loaded by the first check, never by a read (cold start).
+        from memquill.store._doctor import run_doctor
+
         return run_doctor(
             self._workspace,
             secrets=secrets,

@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from enum import Enum
-from typing import Final, TypeAlias, cast
+from typing import cast
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.jsondoc import parse_json
@@ -44,21 +43,9 @@ from memquill.store._record import JSONValue, Record
 from memquill.store._record_key import keyed_fields
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
+from memquill.store._targets import UNCHANGED, Target, Unchanged
 from memquill.store._transaction import Operation, Outcome
 from memquill.text import utf16_len
-
-Target: TypeAlias = "str | FactKey"
-"""What a write names: a record id (36 characters) or a fact key."""
-
-
-class Unchanged(Enum):
-    """The type of :data:`UNCHANGED`."""
-
-    UNCHANGED = "unchanged"
-
-
-UNCHANGED: Final = Unchanged.UNCHANGED
-"""For ``correct``'s ``key`` and ``extra``: keep what the current version has."""
 
 
 def resolve_target(

@@ -4,6 +4,9 @@ Every mutation runs one transaction: check the paths, take the writer lock, read
 file, check the caller's revision, apply the change to a copy, encode it, write a temp file and
 fsync it, check that nobody changed the file meanwhile, rename it over the old one and fsync the
 directory. A process killed at any point leaves either the old file or the new one.
+
+Each write imports its own modules when it first runs, so a process that only reads (a
+``memquill search``) never loads the write side.
 """
 
 from __future__ import annotations
@@ -11,30 +14,22 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memquill.errors import ConflictError, InvalidInputError, Messages
-from memquill.store._append import append_candidates
 from memquill.store._codec import iso_timestamp, validate_content, validate_source
-from memquill.store._doctor import DoctorReport
-from memquill.store._edits import (
-    UNCHANGED,
-    Target,
-    Unchanged,
-    check_extra,
-    correction,
-    renaming,
-    revocation,
-)
 from memquill.store._fact_keys import validate_key
-from memquill.store._import import ImportPlan, import_operation, plan_import
 from memquill.store._record import JSONValue, Record
 from memquill.store._results import Candidate, Snapshot, WriteResult
-from memquill.store._room import compact_draft, with_room
 from memquill.store._store_reads import StoreReader
 from memquill.store._store_sync import SyncOperations
+from memquill.store._targets import UNCHANGED, Target, Unchanged
 from memquill.store._transaction import Operation, Outcome
 from memquill.text import LONE_SURROGATE, utf16_len
+
+if TYPE_CHECKING:
+    from memquill.store._doctor import DoctorReport
+    from memquill.store._import import ImportPlan
 
 MAX_BATCH: Final = 40
 MAX_KEY_UNITS: Final = 1000
@@ -77,10 +72,13 @@ class RecordStore(StoreReader, SyncOperations):
             InvalidInputError, SecretError: what :meth:`save` and :meth:`correct` would raise
                 for the same fact, with the same message.
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import check_extra
+
         self._check_content(content)
         if key is not None:
             validate_key(key)
-        check_extra(extra, self._secrets)
+        check_extra(extra, self.secrets)
 
     def save(
         self,
@@ -105,6 +103,10 @@ class RecordStore(StoreReader, SyncOperations):
             CapacityError, BusyError, CorruptError, UnsafePathError.
             StorageError: also when the record key cannot be used (see ``_record_key``).
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._append import append_candidates
+        from memquill.store._edits import check_extra
+
         batch = list(candidates)
         if not 1 <= len(batch) <= MAX_BATCH:
             raise InvalidInputError(Messages.BATCH_SIZE)
@@ -119,7 +121,7 @@ class RecordStore(StoreReader, SyncOperations):
                 if any(other.key == candidate.key for other in batch[:index]):
                     raise InvalidInputError(Messages.BATCH_KEYS)
             if candidate.extra is not None:
-                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self._secrets))
+                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
 
         key = self._record_key.load()
         known = self._record_key.known()
@@ -166,12 +168,15 @@ class RecordStore(StoreReader, SyncOperations):
             InvalidInputError, SecretError, CapacityError, BusyError, CorruptError,
             UnsafePathError, StorageError.
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import check_extra, correction
+
         self._check_content(content)
         validate_source(source)
         if key is not UNCHANGED and key is not None:
             validate_key(key)
         if extra is not UNCHANGED:
-            extra = check_extra(extra, self._secrets)
+            extra = check_extra(extra, self.secrets)
         operation = correction(
             target,
             content,
@@ -206,6 +211,9 @@ class RecordStore(StoreReader, SyncOperations):
             NotFoundError, CapacityError, BusyError, CorruptError, UnsafePathError,
             StorageError: as :meth:`correct`.
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import renaming
+
         chosen = list(moves)
         if not chosen:
             raise InvalidInputError(Messages.NO_MOVES)
@@ -244,6 +252,9 @@ class RecordStore(StoreReader, SyncOperations):
         Raises:
             InvalidInputError: no targets. Otherwise as :meth:`revoke`.
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import revocation
+
         chosen = list(targets)
         if not chosen:
             raise InvalidInputError(Messages.NO_TARGETS)
@@ -262,6 +273,9 @@ class RecordStore(StoreReader, SyncOperations):
             ConflictError: ``expected_revision`` is not the store revision.
             BusyError, CorruptError, UnsafePathError, StorageError.
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._room import compact_draft
+
         record_key = self._record_key.load()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
@@ -287,10 +301,13 @@ class RecordStore(StoreReader, SyncOperations):
             InvalidInputError: the copy drops a record or changes its metadata.
             SecretError, CapacityError, BusyError, UnsafePathError, StorageError.
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._import import import_operation
+
         operation = import_operation(
             data,
             expected_revision,
-            self._secrets,
+            self.secrets,
             now=self._now,
             record_key=self._record_key.load(),
         )
@@ -303,11 +320,14 @@ class RecordStore(StoreReader, SyncOperations):
         Raises:
             as :meth:`replace` (``ConflictError`` only when ``expected_revision`` is given).
         """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._import import plan_import
+
         return plan_import(
             data,
             self.snapshot(),
             expected_revision,
-            self._secrets,
+            self.secrets,
             now=self._now,
             record_key=self._record_key.load(),
         )
@@ -327,7 +347,7 @@ class RecordStore(StoreReader, SyncOperations):
             ConflictError: the file changed since it was read, or since the plan was shown.
         """
         return self._backend.doctor(
-            secrets=self._secrets,
+            secrets=self.secrets,
             fix=fix,
             lock_timeout=self._lock_timeout,
             now=self._now,
@@ -338,10 +358,13 @@ class RecordStore(StoreReader, SyncOperations):
     # -- internals -------------------------------------------------------------------------
 
     def _check_content(self, content: str) -> None:
-        self._secrets.check(validate_content(content))
+        self.secrets.check(validate_content(content))
 
     def _roomy(self, operation: Operation) -> Operation:
         """``operation`` compacting old versions' text when its write needs the room."""
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._room import with_room
+
         return with_room(operation, self.capacity, self._record_key.load())
 
     def _stamp(self) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memquill.errors import CapacityError, InvalidInputError, Messages
 from memquill.store._backend import RecordsBackend, open_backend
@@ -17,8 +17,10 @@ from memquill.store._fact_keys import validate_key
 from memquill.store._record import Record
 from memquill.store._record_key import KeySource, recognised_hashes
 from memquill.store._results import Preflight, ProjectedRecord, Projection, Snapshot
-from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Locations, locate
+
+if TYPE_CHECKING:
+    from memquill.store._secrets import SecretScanner
 
 DEFAULT_LOCK_TIMEOUT: Final = 5.0
 
@@ -30,7 +32,8 @@ class StoreReader:
         workspace: absolute path of the workspace folder.
         lock_timeout: seconds a writer waits for the lock before failing ``busy``.
         now: the clock (UTC); injectable for tests.
-        secrets: the credential scanner every write uses.
+        secrets: the credential scanner every write uses (default: the built-in detectors,
+            built on first use: a store that only reads never loads them).
         location: where the records live: ``None`` or ``"file"`` for the workspace's
             ``memory/records.md``, or a ``postgresql://`` URL (``docs/multi-host.md``). Read
             as given: the ``MEMQUILL_STORE`` variable is the sessions' business.
@@ -53,7 +56,7 @@ class StoreReader:
         )
         self._lock_timeout = lock_timeout
         self._now = now or (lambda: datetime.now(UTC))
-        self._secrets = secrets or SecretScanner()
+        self._secrets = secrets
         self._projection: Projection | None = None
         self._backend = open_backend(self._workspace, location, chosen)
         self._record_key = record_key or self._backend.record_key()
@@ -81,6 +84,11 @@ class StoreReader:
     @property
     def secrets(self) -> SecretScanner:
         """The credential scanner writes use (``doctor`` reports with it too)."""
+        if self._secrets is None:
+            # Built on first use: the detectors cost a cold start that a read never needs.
+            from memquill.store._secrets import SecretScanner
+
+            self._secrets = SecretScanner()
         return self._secrets
 
     def close(self) -> None:

@@ -20,19 +20,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memquill.atomic import fsync_folder
 from memquill.errors import MemoryRecordError, Messages, StorageError
 from memquill.store._backend import RecordsBackend
 from memquill.store._codec import iso_timestamp, validate_source
 from memquill.store._fileio import read_bounded
-from memquill.store._merge import MergeReport
-from memquill.store._merge_ops import MergeResult, keep_operation, merge_operation
 from memquill.store._record import JSONValue
 from memquill.store._record_key import KeySource, keyed_fields
 from memquill.store._results import WriteResult
 from memquill.store._transaction import locate
+
+if TYPE_CHECKING:
+    from memquill.store._merge import MergeReport
+    from memquill.store._merge_ops import MergeResult
 
 _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
 
@@ -81,6 +83,10 @@ class SyncOperations:
             ConflictError: ``expected_revision`` is given and stale.
             CapacityError, BusyError, UnsafePathError, StorageError.
         """
+        # Merges: loaded by the first merge, never by a read (cold start).
+        from memquill.store._merge import MergeReport
+        from memquill.store._merge_ops import MergeResult, merge_operation
+
         reports: list[MergeReport] = []
         operation = merge_operation(
             theirs, base, expected_revision, reports, record_key=self._record_key.load()
@@ -100,6 +106,9 @@ class SyncOperations:
             ConflictError, NotFoundError, InvalidInputError (not diverged), and the store's
             errors.
         """
+        # Merges: loaded by the first merge, never by a read (cold start).
+        from memquill.store._merge_ops import keep_operation
+
         validate_source(source)
         key = self._record_key.load()
         operation = keep_operation(
@@ -124,6 +133,10 @@ class SyncOperations:
             CorruptError: ``records.md`` itself is not valid (``doctor`` first).
             BusyError, UnsafePathError, StorageError.
         """
+        # Merges: loaded by the first merge, never by a read (cold start).
+        from memquill.store._merge import MergeReport
+        from memquill.store._merge_ops import merge_operation
+
         locations = locate(self._workspace)
         backup: str | None = None
         done: list[ResolvedCopy] = []
