@@ -200,10 +200,6 @@ STORE_WRITE_SIDE = (
     "memquill.store._families",
     "memquill.store._history",
     "memquill.store._secrets",
-    "memquill.store._secret_rules",
-    "memquill.store._secret_detectors",
-    "memquill.store._secret_values",
-    "memquill.store._secret_kinds",
 )
 
 
