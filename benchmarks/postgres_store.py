@@ -2,7 +2,7 @@
 
 Usage::
 
-    source env.sh   # or --url: MEMQUILL_TEST_POSTGRES=postgresql://USER:PASSWORD@HOST:PORT/DB
+    export MEMQUILL_TEST_POSTGRES=postgresql://USER:PASSWORD@HOST:PORT/DB   # or --url URL
     uv run python benchmarks/postgres_store.py [--url URL] [--sizes 1000 10000]
         [--namespaces 1 10000] [--ops 100] [--budget 20] [--writers 16] [--per-writer 20]
         [--seed 7] [--profile]
@@ -11,9 +11,13 @@ Three LangGraph stores, each fresh for every size and namespace count: ``Memquil
 PostgreSQL (``store=URL#workspace=bench``: a row per record version, one workspace row per
 namespace), LangGraph's ``PostgresStore`` (``langgraph-checkpoint-postgres``: a row per item,
 one connection, its defaults, no index) and ``MemquillStore`` on files (each namespace's
-``records.md``), beside them as the single-machine baseline. For each size S in ``--sizes`` and
-namespace count N in ``--namespaces``, a database of its own is created on the cluster (both
-PostgreSQL stores in it) and dropped afterwards; the file store lives in a temporary folder.
+``records.md``, its bound raised to 64 MiB so that 10,000 items fit in one), beside them as
+the single-machine baseline. For each size S in ``--sizes`` and namespace count N in
+``--namespaces``, a database of its own is created on the cluster (both PostgreSQL stores in
+it; the role needs ``CREATEDB``) and dropped afterwards; the file store lives in a temporary
+folder. MemquillStore keeps a connection per open namespace (up to 64 per store), so the
+writers across many namespaces need a few hundred connections: the server's
+``max_connections`` is printed, and the peak seen during the writers is reported.
 
 Setup (not timed, printed for scale): S items ``{"content": TEXT, "topic": T}`` from
 ``--seed``, round-robin across min(N, S) namespaces ``("memories", "u<i>")``, through each
