@@ -385,6 +385,9 @@ SPECS: dict[str, Spec] = {
         "and these commands against a throwaway cluster, and tests/core/test_cli_habits.py "
         "checks what `memquill where` shows of the URL (never its password)"
     ),
+    "docs/multi-host.md § Against LangGraph's PostgresStore: export MEMQUILL_TEST_POSTGRES='postgresql://USER:PASSWORD@HO": NotRun(
+        f"{BENCHMARK}; needs a PostgreSQL server and a role that may create databases"
+    ),
     "docs/multi-host.md § People can still read and fix it: memquill export > records.md # byte-identical records.md # e": Shell(
         # The same commands on the file store: the store URL is the reader's own.
         env={"MEMQUILL_WORKSPACE": "{home}/notes"},
