@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-FACADES = ["memquill.index"]
+FACADES = ["memquill.index", "memquill.semantic"]
 
 
 @pytest.fixture
