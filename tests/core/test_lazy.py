@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-FACADES = ["memquill.index", "memquill.semantic"]
+FACADES = ["memquill.index", "memquill.plugins", "memquill.semantic"]
 
 
 @pytest.fixture
