@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-FACADES = ["memquill.index", "memquill.plugins", "memquill.semantic"]
+FACADES = [
+    "memquill.index",
+    "memquill.lifecycle",
+    "memquill.plugins",
+    "memquill.semantic",
+]
 
 
 @pytest.fixture

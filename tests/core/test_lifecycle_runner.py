@@ -15,7 +15,8 @@ from tests.core.enhance_helpers import Signal
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
 from memquill.enhance import KEY_FILE, Prompt
-from memquill.lifecycle import RecordedMessages, SessionState, binding_gate
+from memquill.lifecycle import RecordedMessages, binding_gate
+from memquill.lifecycle._host import SessionState
 from memquill.store._lock import WriterLock
 from memquill.testing import ScriptedProviderError
 from memquill.tools import BindingStore
