@@ -235,7 +235,7 @@ async def test_a_deep_extraction_answer_is_invalid_and_saves_nothing(tmp_path: P
 async def test_a_deep_rerank_answer_keeps_keyword_order(tmp_path: Path) -> None:
     from tests.core.enhance_helpers import make_runner
 
-    from memquill.enhance import RerankCandidate, rerank
+    from memquill.enhance._rerank import RerankCandidate, rerank
     from memquill.testing import ScriptedTextModel, parse_script
 
     model = ScriptedTextModel(parse_script([DEEP]))

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 FACADES = [
+    "memquill.enhance",
     "memquill.index",
     "memquill.lifecycle",
     "memquill.plugins",
