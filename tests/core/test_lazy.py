@@ -21,6 +21,7 @@ FACADES = [
     "memquill.index",
     "memquill.lifecycle",
     "memquill.plugins",
+    "memquill.query",
     "memquill.semantic",
 ]
 
