@@ -39,15 +39,13 @@ from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
 from memquill.lifecycle import (
     CommittedTurn,
     Extraction,
-    LedgerFile,
     RecordedMessages,
     TranscriptSource,
     committed_turns,
-    extraction_prompt,
-    parse_facts,
 )
 from memquill.lifecycle._codec import encode_ledger
-from memquill.lifecycle._prompt import cut_turns
+from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._prompt import cut_turns, extraction_prompt, parse_facts
 from memquill.store import Candidate
 from memquill.tools import MemorySession, WriteSource, save_candidates
 

@@ -14,10 +14,10 @@ from memquill.enhance import (
     AuxiliaryRunner,
     ModelIdentity,
     Prompt,
-    Scene,
-    Telemetry,
     TextModel,
 )
+from memquill.enhance._results import Scene
+from memquill.enhance._telemetry import Telemetry
 
 
 class Signal:

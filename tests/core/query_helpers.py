@@ -13,8 +13,9 @@ from typing import Any, Generic
 import pytest
 
 from memquill.errors import Messages, SourceError
-from memquill.index import IN_MEMORY, IndexSearcher
+from memquill.index import IndexSearcher
 from memquill.index import _build as build_module
+from memquill.index._searcher import IN_MEMORY
 from memquill.paths import read_text_nofollow, read_text_stat
 from memquill.query import (
     DocumentCache,

@@ -24,7 +24,9 @@ from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcri
 
 from memquill import MemorySession, MemoryToolset, jsondoc
 from memquill.errors import ERRORS, BindingError, Messages
-from memquill.lifecycle import LedgerFile, ToolCall, ToolOutput, TranscriptSource, has_memory_write
+from memquill.lifecycle import ToolCall, ToolOutput, TranscriptSource
+from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._turns import has_memory_write
 from memquill.store._lock import lock_holder
 from memquill.tools._binding import BindingStore
 
@@ -215,7 +217,7 @@ async def test_a_deep_extraction_answer_is_invalid_and_saves_nothing(tmp_path: P
 async def test_a_deep_rerank_answer_keeps_keyword_order(tmp_path: Path) -> None:
     from tests.core.enhance_helpers import make_runner
 
-    from memquill.enhance import RerankCandidate, rerank
+    from memquill.enhance._rerank import RerankCandidate, rerank
     from memquill.testing import ScriptedTextModel, parse_script
 
     model = ScriptedTextModel(parse_script([DEEP]))

@@ -17,7 +17,8 @@ from tests.core.query_helpers import write
 
 from memquill.cli import index as index_command
 from memquill.cli import main
-from memquill.index import IndexSearcher, index_dir, index_path
+from memquill.index import IndexSearcher, index_path
+from memquill.index._location import index_dir
 
 
 class Terminal(io.StringIO):

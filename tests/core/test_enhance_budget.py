@@ -24,12 +24,11 @@ from memquill.enhance import (
     ModelRanker,
     Prompt,
     ProviderEvent,
-    RerankCandidate,
-    Telemetry,
     TextModel,
-    rerank,
 )
 from memquill.enhance._calls import GRACE, MAX_STUCK, stuck_loops
+from memquill.enhance._rerank import RerankCandidate, rerank
+from memquill.enhance._telemetry import Telemetry
 from memquill.tools import MemorySession, MemoryToolset
 
 NOTES = {

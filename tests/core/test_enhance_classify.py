@@ -18,7 +18,7 @@ import pytest
 from langchain_core.exceptions import OutputParserException
 from mcp.shared.exceptions import MCPError
 
-from memquill.enhance import Failure, classify
+from memquill.enhance._classify import Failure, classify
 from memquill.testing import FAKE_SECRET, ScriptedProviderError
 
 

@@ -22,7 +22,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from tests.core.enhance_helpers import Clock, FailingModel, Signal, ask, make_runner
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt, Scene
+from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
+from memquill.enhance._results import Scene
 from memquill.testing import FAKE_SECRET, ScriptedProviderError, scripted_failure
 
 YEAR = 365 * 24 * 3600.0

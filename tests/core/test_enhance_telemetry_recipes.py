@@ -20,7 +20,7 @@ from sentry_sdk.envelope import Envelope
 from sentry_sdk.transport import Transport
 from tests.core.enhance_helpers import FailingModel, ask, make_runner
 
-from memquill.enhance import Telemetry
+from memquill.enhance._telemetry import Telemetry
 from memquill.plugins import get_plugin_manager
 from memquill.testing import FAKE_SECRET, scripted_failure
 

@@ -23,7 +23,7 @@ from tests.core.lifecycle_helpers import (
 
 from memquill.enhance import Prompt
 from memquill.errors import ExtractionInvalidError
-from memquill.lifecycle import PromptTurn, parse_facts
+from memquill.lifecycle._prompt import PromptTurn, parse_facts
 
 BILLIONAIRE = "The user is a billionaire who owns a yacht named Zeus"
 LISBON = "I moved to Lisbon in March and I work as a marine biologist."

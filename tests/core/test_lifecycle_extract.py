@@ -19,7 +19,7 @@ from tests.core.lifecycle_helpers import (
     write_transcript,
 )
 
-from memquill.lifecycle import EXTRACTION_SYSTEM_PROMPT
+from memquill.lifecycle._prompt import EXTRACTION_SYSTEM_PROMPT
 from memquill.store._record_key import RecordKey, operation_hashes
 from memquill.tools import MemorySession, forget
 

@@ -16,18 +16,10 @@ from memquill.errors import (
     JobUnsafePathError,
     StorageError,
 )
-from memquill.lifecycle import (
-    LEDGER_PATH,
-    MAX_TURNS,
-    CommittedTurn,
-    Job,
-    Ledger,
-    LedgerFile,
-    SourceRef,
-    job_status,
-    turn_id,
-)
+from memquill.lifecycle import CommittedTurn, job_status
 from memquill.lifecycle._codec import decode_ledger, encode_ledger
+from memquill.lifecycle._file import LEDGER_PATH, LedgerFile
+from memquill.lifecycle._model import MAX_TURNS, Job, Ledger, SourceRef, turn_id
 from memquill.store._lock import WriterLock
 from memquill.tools import MemorySession, MemoryToolset
 

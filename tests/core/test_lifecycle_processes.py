@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
-from memquill.lifecycle import job_status, turn_id
+from memquill.lifecycle import job_status
+from memquill.lifecycle._model import turn_id
 
 CHILD = textwrap.dedent(
     """

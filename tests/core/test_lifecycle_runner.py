@@ -14,8 +14,10 @@ import os
 from tests.core.enhance_helpers import Signal
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
-from memquill.enhance import KEY_FILE, Prompt
-from memquill.lifecycle import RecordedMessages, SessionState, binding_gate
+from memquill.enhance import Prompt
+from memquill.enhance._identity import KEY_FILE
+from memquill.lifecycle import RecordedMessages, binding_gate
+from memquill.lifecycle._host import SessionState
 from memquill.store._lock import WriterLock
 from memquill.testing import ScriptedProviderError
 from memquill.tools import BindingStore

@@ -11,16 +11,16 @@ from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcri
 
 from memquill.lifecycle import (
     CommittedTurn,
-    SessionState,
     SourceMessage,
     ToolCall,
     ToolOutput,
     TranscriptSource,
     committed_turns,
-    has_memory_write,
     job_status,
-    turn_id,
 )
+from memquill.lifecycle._host import SessionState
+from memquill.lifecycle._model import turn_id
+from memquill.lifecycle._turns import has_memory_write
 from memquill.store._codec import sha256_hex
 
 RECEIPT = json.dumps(

@@ -18,9 +18,11 @@ import pytest
 
 from memquill import MemorySession, MemoryToolset, forget, remember
 from memquill.enhance import AuxiliaryRunner
+from memquill.index import vectors_path
 from memquill.paths import canonical_workspace
-from memquill.semantic import Embedder, SemanticRanker, VectorCache, vectors_path
+from memquill.semantic import Embedder, SemanticRanker
 from memquill.semantic._hybrid import hybrid_order
+from memquill.semantic._vectors import VectorCache
 from memquill.testing import (
     PARITY_ALIASES,
     BlockingEmbedder,

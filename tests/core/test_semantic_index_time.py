@@ -18,9 +18,10 @@ import pytest
 from memquill import MemorySession, MemoryToolset
 from memquill.cli import main
 from memquill.enhance import AuxiliaryRunner
-from memquill.index import IndexSearcher, SearchIndex
+from memquill.index import IndexSearcher, SearchIndex, vectors_path
 from memquill.paths import canonical_workspace
-from memquill.semantic import Embedder, SemanticRanker, VectorCache, vectors_path
+from memquill.semantic import Embedder, SemanticRanker
+from memquill.semantic._vectors import VectorCache
 from memquill.testing import FailingEmbedder, TrigramEmbedder
 
 NOTES = {

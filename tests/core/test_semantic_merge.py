@@ -18,8 +18,9 @@ import pytest
 from memquill import MemorySession, MemoryToolset, forget, remember
 from memquill.cli import main
 from memquill.enhance import AuxiliaryRunner
+from memquill.index import vectors_path
 from memquill.paths import canonical_workspace
-from memquill.semantic import SemanticRanker, vectors_path
+from memquill.semantic import SemanticRanker
 from memquill.testing import PARITY_ALIASES, TrigramEmbedder
 from memquill.tools import WriteOutcome, WriteSource
 

@@ -15,7 +15,8 @@ import pytest
 from tests.core.store_helpers import manual, records_path
 
 from memquill import RecordStore, WriteResult
-from memquill.lifecycle import CommittedTurn, LedgerFile
+from memquill.lifecycle import CommittedTurn
+from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._turns import record_turn
 
 Event = tuple[str, str]

@@ -17,7 +17,7 @@ from tests.doc_blocks import ROOT
 
 import memquill.errors
 from memquill import MemoryToolset, open_session
-from memquill.plugins import ENTRY_POINT_GROUP
+from memquill.plugins._manager import ENTRY_POINT_GROUP
 from memquill.tools import CATALOGUE
 
 READ_TOOLS = tuple(spec.name for spec in CATALOGUE if spec.access == "read")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memquill.index import index_dir
+from memquill.index._location import index_dir
 from memquill.paths import choose_workspace, user_data_dir
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -13,11 +13,11 @@ from memquill.cli.plugins import _text
 from memquill.plugins import (
     IntegrationSpec,
     PluginReport,
-    RegisteredIntegration,
     get_plugin_manager,
     hookimpl,
     plugin_report,
 )
+from memquill.plugins._manager import RegisteredIntegration
 from memquill_langchain.plugin import STORE
 
 RUN_CLI = "import sys; from memquill.cli import main; sys.exit(main(sys.argv[1:]))"

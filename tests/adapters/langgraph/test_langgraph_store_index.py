@@ -160,8 +160,8 @@ def _item_rows(folder: Path) -> dict[str, bytes]:
     import contextlib
     import sqlite3
 
+    from memquill.index import vectors_path
     from memquill.paths import canonical_workspace
-    from memquill.semantic import vectors_path
 
     path = vectors_path(canonical_workspace(folder))
     assert path is not None and path.is_file(), "no vector file"
@@ -214,8 +214,8 @@ def test_a_delete_removes_the_item_vector_at_the_write(tmp_path: Path) -> None:
     after = _item_rows(folder)  # no search since the delete
     assert f"i:{ids['b-car']}" not in after
     assert after[f"i:{ids['a-bike']}"] == rows[f"i:{ids['a-bike']}"]
+    from memquill.index import vectors_path
     from memquill.paths import canonical_workspace
-    from memquill.semantic import vectors_path
 
     path = vectors_path(canonical_workspace(folder))
     assert path is not None

@@ -31,71 +31,28 @@ the caller's task and :class:`ModelDeferred` pass through); a credential failure
 scene, scope and process until the model's configuration changes; 429 and other 4xx, 5xx,
 network errors and timeouts cool the (scene, scope) down for 60 s doubling to 300 s; no two
 calls of one (scene, scope) run at once (``cooldown: in_flight``); failures are reported to
-:class:`Telemetry` as enum-only, budgeted events. :meth:`AuxiliaryRunner.status` tells how a
-scene stands without calling the model.
+the telemetry (``_telemetry``) as enum-only, budgeted events. :meth:`AuxiliaryRunner.status` tells
+how a scene stands without calling the model.
 """
 
 from __future__ import annotations
 
 from memquill.enhance._bridge import WAIT_MARGIN, blocking, model_loop, run_blocking, within
-from memquill.enhance._classify import Failure, Outcome, RootCause, StatusClass, classify
-from memquill.enhance._identity import KEY_FILE
 from memquill.enhance._model import ModelDeferred, ModelIdentity, Prompt, TextModel
 from memquill.enhance._ranker import ModelRanker
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts
-from memquill.enhance._rerank import (
-    EXCERPT_UNITS,
-    HEADING_UNITS,
-    MAX_CANDIDATES,
-    RERANK_MAX_TOKENS,
-    RERANK_SYSTEM_PROMPT,
-    RERANK_TIMEOUT,
-    RerankCandidate,
-    RerankOutcome,
-    fallback_line,
-    parse_ranking,
-    rerank,
-    rerank_prompt,
-)
+from memquill.enhance._rerank import fallback_line
 from memquill.enhance._results import (
     SCENES,
     AuxiliaryRequest,
     AuxiliaryResult,
-    Reason,
-    Scene,
-    SceneState,
     SceneStatus,
-    Status,
 )
-from memquill.enhance._runner import (
-    MAX_COOLDOWN,
-    AuxiliaryRunner,
-    Call,
-    Identified,
-    default_runner,
-    default_state_dir,
-)
-from memquill.enhance._telemetry import (
-    EVENT_NAME,
-    NoiseBudget,
-    ProviderClass,
-    ProviderEvent,
-    Telemetry,
-    provider_class,
-)
-from memquill.keyfiles import KEY_BYTES
+from memquill.enhance._runner import AuxiliaryRunner, Call, default_runner, default_state_dir
+from memquill.enhance._telemetry import ProviderEvent
+from memquill.lazy import lazy_exports as _lazy_exports
 
 __all__ = [
-    "EVENT_NAME",
-    "EXCERPT_UNITS",
-    "HEADING_UNITS",
-    "KEY_BYTES",
-    "KEY_FILE",
-    "MAX_CANDIDATES",
-    "MAX_COOLDOWN",
-    "RERANK_MAX_TOKENS",
-    "RERANK_SYSTEM_PROMPT",
-    "RERANK_TIMEOUT",
     "SCENES",
     "WAIT_MARGIN",
     "AuxiliaryRequest",
@@ -104,37 +61,54 @@ __all__ = [
     "BlockReceipt",
     "BlockReceipts",
     "Call",
-    "Failure",
-    "Identified",
     "ModelDeferred",
     "ModelIdentity",
     "ModelRanker",
-    "NoiseBudget",
-    "Outcome",
     "Prompt",
-    "ProviderClass",
     "ProviderEvent",
-    "Reason",
-    "RerankCandidate",
-    "RerankOutcome",
-    "RootCause",
-    "Scene",
-    "SceneState",
     "SceneStatus",
-    "Status",
-    "StatusClass",
-    "Telemetry",
     "TextModel",
     "blocking",
-    "classify",
     "default_runner",
     "default_state_dir",
     "fallback_line",
     "model_loop",
-    "parse_ranking",
-    "provider_class",
-    "rerank",
-    "rerank_prompt",
     "run_blocking",
     "within",
 ]
+
+_INTERNAL = {
+    "EVENT_NAME": "memquill.enhance._telemetry",
+    "EXCERPT_UNITS": "memquill.enhance._rerank",
+    "HEADING_UNITS": "memquill.enhance._rerank",
+    "KEY_BYTES": "memquill.keyfiles",
+    "KEY_FILE": "memquill.enhance._identity",
+    "MAX_CANDIDATES": "memquill.enhance._rerank",
+    "MAX_COOLDOWN": "memquill.enhance._runner",
+    "RERANK_MAX_TOKENS": "memquill.enhance._rerank",
+    "RERANK_SYSTEM_PROMPT": "memquill.enhance._rerank",
+    "RERANK_TIMEOUT": "memquill.enhance._rerank",
+    "Failure": "memquill.enhance._classify",
+    "Identified": "memquill.enhance._runner",
+    "NoiseBudget": "memquill.enhance._telemetry",
+    "Outcome": "memquill.enhance._classify",
+    "ProviderClass": "memquill.enhance._telemetry",
+    "Reason": "memquill.enhance._results",
+    "RerankCandidate": "memquill.enhance._rerank",
+    "RerankOutcome": "memquill.enhance._rerank",
+    "RootCause": "memquill.enhance._classify",
+    "Scene": "memquill.enhance._results",
+    "SceneState": "memquill.enhance._results",
+    "Status": "memquill.enhance._results",
+    "StatusClass": "memquill.enhance._classify",
+    "Telemetry": "memquill.enhance._telemetry",
+    "classify": "memquill.enhance._classify",
+    "parse_ranking": "memquill.enhance._rerank",
+    "provider_class": "memquill.enhance._telemetry",
+    "rerank": "memquill.enhance._rerank",
+    "rerank_prompt": "memquill.enhance._rerank",
+}
+"""Names this facade no longer exports (only this part and its tests use them): they resolve
+with a ``DeprecationWarning`` until they are removed."""
+
+__getattr__, __dir__ = _lazy_exports(__name__, {}, internal=_INTERNAL)

@@ -3,7 +3,7 @@
 The tools layer knows nothing about models: a session may hold a candidate ranker
 (:class:`memquill.tools.CandidateRanker`), and ``memory_search`` asks it to reorder the keyword
 candidates. This is the ranker model assistance provides: it sends the candidates through
-:func:`~memquill.enhance.rerank` (the prompt contract, the runner, the 3 s race, strict
+:func:`~memquill.enhance._rerank.rerank` (the prompt contract, the runner, the 3 s race, strict
 validation) and answers with the new order or the fallback line.
 
 Synchronous callers (a LangChain ``tool.invoke``, LlamaIndex's ``call_tool``) get the same

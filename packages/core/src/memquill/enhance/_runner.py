@@ -18,7 +18,7 @@ past it the caller stops waiting, the late answer is dropped, and the call is ``
 timeout`` with a cooldown (reported as a ``timeout``); the scope stays ``in_flight`` until the
 abandoned call has really ended. An empty answer is ``failed: empty_response`` with a
 cooldown; an exception is classified
-(:func:`~memquill.enhance.classify`): credentials → a persistent block; a cancellation →
+(:func:`~memquill.enhance._classify.classify`): credentials → a persistent block; a cancellation →
 ``failed: cancelled`` without cooldown; an unsupported model → ``unavailable:
 model_unsupported``; anything else → ``failed: request_failed`` with a cooldown of 60 s doubling
 to a 300 s cap. Cooldowns are process-local and per (scene, scope); entries are LRU-bounded.

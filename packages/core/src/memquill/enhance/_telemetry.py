@@ -49,7 +49,7 @@ class ProviderEvent:
 
     Attributes:
         scene: ``memory_rerank``, ``memory_extract`` or ``unknown``.
-        root_cause: see :func:`memquill.enhance.classify`.
+        root_cause: see :func:`memquill.enhance._classify.classify`.
         outcome: ``transient_upstream``, ``provider_protocol_fault`` or ``unknown``.
         provider: the model family (``langchain``, ``llamaindex``, ``mcp_sampling``, ``custom``).
         status_class: ``4xx``, ``5xx`` or ``none``.

@@ -41,61 +41,51 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.index._location import INDEX_DIR_ENV, index_dir, index_path
-    from memquill.index._search_index import (
-        DAMAGED_WARNING,
-        NOTICE_FROM,
-        SearchIndex,
-        stderr_notice,
-    )
-    from memquill.index._searcher import IN_MEMORY, IndexSearcher
+    from memquill.index._location import INDEX_DIR_ENV, index_path
+    from memquill.index._search_index import SearchIndex
+    from memquill.index._searcher import IndexSearcher
     from memquill.index._status import IndexStatus
     from memquill.index._sync import SyncReport
     from memquill.index._unusable import index_errors
-    from memquill.index._vectors_file import (
-        forget_note_vectors,
-        forget_vectors,
-        unit_digest,
-        vectors_path,
-    )
+    from memquill.index._vectors_file import forget_vectors, unit_digest, vectors_path
 
 __all__ = [
-    "DAMAGED_WARNING",
     "INDEX_DIR_ENV",
-    "IN_MEMORY",
-    "NOTICE_FROM",
     "IndexSearcher",
     "IndexStatus",
     "SearchIndex",
     "SyncReport",
-    "forget_note_vectors",
     "forget_vectors",
-    "index_dir",
     "index_errors",
     "index_path",
-    "stderr_notice",
     "unit_digest",
     "vectors_path",
 ]
 
+_INTERNAL = {
+    "DAMAGED_WARNING": "memquill.index._search_index",
+    "IN_MEMORY": "memquill.index._searcher",
+    "NOTICE_FROM": "memquill.index._search_index",
+    "forget_note_vectors": "memquill.index._vectors_file",
+    "index_dir": "memquill.index._location",
+    "stderr_notice": "memquill.index._search_index",
+}
+"""Names this facade no longer exports (only the index and its tests use them): they resolve
+with a ``DeprecationWarning`` until they are removed."""
+
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
-        "DAMAGED_WARNING": "memquill.index._search_index",
         "INDEX_DIR_ENV": "memquill.index._location",
-        "IN_MEMORY": "memquill.index._searcher",
         "IndexSearcher": "memquill.index._searcher",
         "IndexStatus": "memquill.index._status",
-        "NOTICE_FROM": "memquill.index._search_index",
         "SearchIndex": "memquill.index._search_index",
         "SyncReport": "memquill.index._sync",
-        "index_dir": "memquill.index._location",
-        "forget_note_vectors": "memquill.index._vectors_file",
         "forget_vectors": "memquill.index._vectors_file",
         "index_errors": "memquill.index._unusable",
         "unit_digest": "memquill.index._vectors_file",
         "vectors_path": "memquill.index._vectors_file",
         "index_path": "memquill.index._location",
-        "stderr_notice": "memquill.index._search_index",
     },
+    internal=_INTERNAL,
 )

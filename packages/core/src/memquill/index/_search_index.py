@@ -86,7 +86,7 @@ class SearchIndex:
             tell reliably) instead of walking every folder again.
         listener: told of every refresh that read or removed notes, once per refresh, after
             it (outside the index's lock). Without one, the vectors semantic recall keeps for
-            those notes are deleted then (:func:`memquill.index.forget_note_vectors`): a
+            those notes are deleted then (``_vectors_file.forget_note_vectors``): a
             deleted or changed note's vectors never outlive the refresh that sees it; a
             listener (:class:`~memquill.semantic.SemanticRanker`) takes that over, keeping
             the vectors of chunks that did not change.

@@ -25,7 +25,7 @@ IN_MEMORY: Final = ":memory:"
 
 
 class IndexSearcher:
-    """Ranks through each workspace's persistent index (a :class:`memquill.query.Searcher`).
+    """Ranks through each workspace's persistent index (the query engine's ``Searcher``).
 
     Args:
         folder: where index files go (default: ``$MEMQUILL_INDEX_DIR``, else the user cache;

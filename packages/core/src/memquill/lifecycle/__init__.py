@@ -31,89 +31,72 @@ The LangChain middleware (``memquill_langchain.MemquillMiddleware``), the LlamaI
 block (``memquill_llamaindex.MemquillMemoryBlock``) and ``memquill extract`` are built on this.
 """
 
+from memquill.lazy import lazy_exports as _lazy_exports
 from memquill.lifecycle._extraction import Extraction
-from memquill.lifecycle._file import LEDGER_PATH, LedgerFile
 from memquill.lifecycle._host import (
     MessageRole,
     MessageSource,
     RecordedMessages,
     SessionGate,
-    SessionState,
     SourceMessage,
     ToolCall,
     ToolOutput,
-    always_ready,
     binding_gate,
 )
-from memquill.lifecycle._job import MAX_CALLS_PER_PASS
-from memquill.lifecycle._model import (
-    BATCH_TURNS,
-    MAX_ATTEMPTS,
-    MAX_JOBS,
-    MAX_LEDGER_BYTES,
-    MAX_TURNS,
-    Job,
-    JobStatus,
-    Ledger,
-    SourceRef,
-    turn_id,
-)
 from memquill.lifecycle._pass import PassReport
-from memquill.lifecycle._prompt import (
-    EXTRACTION_MAX_TOKENS,
-    EXTRACTION_SYSTEM_PROMPT,
-    MAX_FACTS,
-    Fact,
-    PromptTurn,
-    extraction_prompt,
-    parse_facts,
-)
-from memquill.lifecycle._status import STATUS_JOBS, JobsView, JobView, job_status, retry_jobs
-from memquill.lifecycle._transcript import TranscriptSource, read_transcript
-from memquill.lifecycle._turns import CommittedTurn, Refusal, committed_turns, has_memory_write
+from memquill.lifecycle._status import JobsView, JobView, job_status, retry_jobs
+from memquill.lifecycle._transcript import TranscriptSource
+from memquill.lifecycle._turns import CommittedTurn, committed_turns
 
 __all__ = [
-    "BATCH_TURNS",
-    "EXTRACTION_MAX_TOKENS",
-    "EXTRACTION_SYSTEM_PROMPT",
-    "LEDGER_PATH",
-    "MAX_ATTEMPTS",
-    "MAX_CALLS_PER_PASS",
-    "MAX_FACTS",
-    "MAX_JOBS",
-    "MAX_LEDGER_BYTES",
-    "MAX_TURNS",
-    "STATUS_JOBS",
     "CommittedTurn",
     "Extraction",
-    "Fact",
-    "Job",
-    "JobStatus",
     "JobView",
     "JobsView",
-    "Ledger",
-    "LedgerFile",
     "MessageRole",
     "MessageSource",
     "PassReport",
-    "PromptTurn",
     "RecordedMessages",
-    "Refusal",
     "SessionGate",
-    "SessionState",
     "SourceMessage",
-    "SourceRef",
     "ToolCall",
     "ToolOutput",
     "TranscriptSource",
-    "always_ready",
     "binding_gate",
     "committed_turns",
-    "extraction_prompt",
-    "has_memory_write",
     "job_status",
-    "parse_facts",
-    "read_transcript",
     "retry_jobs",
-    "turn_id",
 ]
+
+_INTERNAL = {
+    "BATCH_TURNS": "memquill.lifecycle._model",
+    "EXTRACTION_MAX_TOKENS": "memquill.lifecycle._prompt",
+    "EXTRACTION_SYSTEM_PROMPT": "memquill.lifecycle._prompt",
+    "LEDGER_PATH": "memquill.lifecycle._file",
+    "MAX_ATTEMPTS": "memquill.lifecycle._model",
+    "MAX_CALLS_PER_PASS": "memquill.lifecycle._job",
+    "MAX_FACTS": "memquill.lifecycle._prompt",
+    "MAX_JOBS": "memquill.lifecycle._model",
+    "MAX_LEDGER_BYTES": "memquill.lifecycle._model",
+    "MAX_TURNS": "memquill.lifecycle._model",
+    "STATUS_JOBS": "memquill.lifecycle._status",
+    "Fact": "memquill.lifecycle._prompt",
+    "Job": "memquill.lifecycle._model",
+    "JobStatus": "memquill.lifecycle._model",
+    "Ledger": "memquill.lifecycle._model",
+    "LedgerFile": "memquill.lifecycle._file",
+    "PromptTurn": "memquill.lifecycle._prompt",
+    "Refusal": "memquill.lifecycle._turns",
+    "SessionState": "memquill.lifecycle._host",
+    "SourceRef": "memquill.lifecycle._model",
+    "always_ready": "memquill.lifecycle._host",
+    "extraction_prompt": "memquill.lifecycle._prompt",
+    "has_memory_write": "memquill.lifecycle._turns",
+    "parse_facts": "memquill.lifecycle._prompt",
+    "read_transcript": "memquill.lifecycle._transcript",
+    "turn_id": "memquill.lifecycle._model",
+}
+"""Names this facade no longer exports (only this part and its tests use them): they resolve
+with a ``DeprecationWarning`` until they are removed."""
+
+__getattr__, __dir__ = _lazy_exports(__name__, {}, internal=_INTERNAL)

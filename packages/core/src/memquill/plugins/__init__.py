@@ -28,14 +28,9 @@ if typing.TYPE_CHECKING:
     from memquill.plugins._integrations import IntegrationSpec
     from memquill.plugins._manager import (
         DISABLE_AUTOLOAD_ENV,
-        ENTRY_POINT_GROUP,
         MemquillPluginManager,
         PluginFailure,
-        PluginInfo,
         PluginReport,
-        RegisteredAdapter,
-        RegisteredDetector,
-        RegisteredIntegration,
         get_plugin_manager,
         plugin_report,
         registered_adapters,
@@ -48,20 +43,15 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "DISABLE_AUTOLOAD_ENV",
-    "ENTRY_POINT_GROUP",
     "AdapterHarness",
     "AdapterSpec",
     "HarnessResult",
     "IntegrationSpec",
     "MemquillPluginManager",
     "PluginFailure",
-    "PluginInfo",
     "PluginReport",
     "ProviderEvent",
     "RegexDetector",
-    "RegisteredAdapter",
-    "RegisteredDetector",
-    "RegisteredIntegration",
     "SecretDetector",
     "ToolDescriptor",
     "connect_telemetry",
@@ -75,24 +65,29 @@ __all__ = [
     "text_model",
 ]
 
+_INTERNAL = {
+    "ENTRY_POINT_GROUP": "memquill.plugins._manager",
+    "PluginInfo": "memquill.plugins._manager",
+    "RegisteredAdapter": "memquill.plugins._manager",
+    "RegisteredDetector": "memquill.plugins._manager",
+    "RegisteredIntegration": "memquill.plugins._manager",
+}
+"""Names this facade no longer exports (only this part and its tests use them): they resolve
+with a ``DeprecationWarning`` until they are removed."""
+
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "DISABLE_AUTOLOAD_ENV": "memquill.plugins._manager",
-        "ENTRY_POINT_GROUP": "memquill.plugins._manager",
         "AdapterHarness": "memquill.plugins._adapters",
         "AdapterSpec": "memquill.plugins._adapters",
         "HarnessResult": "memquill.plugins._adapters",
         "IntegrationSpec": "memquill.plugins._integrations",
         "MemquillPluginManager": "memquill.plugins._manager",
         "PluginFailure": "memquill.plugins._manager",
-        "PluginInfo": "memquill.plugins._manager",
         "PluginReport": "memquill.plugins._manager",
         "ProviderEvent": "memquill.enhance",
         "RegexDetector": "memquill.store",
-        "RegisteredAdapter": "memquill.plugins._manager",
-        "RegisteredDetector": "memquill.plugins._manager",
-        "RegisteredIntegration": "memquill.plugins._manager",
         "SecretDetector": "memquill.store",
         "ToolDescriptor": "memquill.plugins._adapters",
         "connect_telemetry": "memquill.plugins._sessions",
@@ -104,4 +99,5 @@ __getattr__, __dir__ = lazy_exports(
         "secret_scanner": "memquill.plugins._manager",
         "text_model": "memquill.plugins._manager",
     },
+    internal=_INTERNAL,
 )

@@ -29,7 +29,7 @@ if typing.TYPE_CHECKING:
     from memquill.query._counts import count_words, split_words
     from memquill.query._dates import MonthKey, month_matches, path_day, query_months
     from memquill.query._documents import SearchDocument, note_document, record_document
-    from memquill.query._engine import PAGE_UNITS, SNIPPET_UNITS, MemoryQuery, Searcher
+    from memquill.query._engine import SNIPPET_UNITS, MemoryQuery
     from memquill.query._listing import list_folder
     from memquill.query._markdown import (
         CHUNK_OVERLAP,
@@ -40,13 +40,10 @@ if typing.TYPE_CHECKING:
     )
     from memquill.query._models import (
         GetResult,
-        HitKind,
         RecentResult,
-        RecentSection,
         ResultT,
         SearchHit,
         SearchResult,
-        SectionKind,
     )
     from memquill.query._rank import (
         CANDIDATES,
@@ -86,7 +83,6 @@ __all__ = [
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
     "MAX_SEARCH_LIMIT",
-    "PAGE_UNITS",
     "SNIPPET_UNITS",
     "STEMMER_VERSION",
     "TOKENIZER_VERSION",
@@ -96,7 +92,6 @@ __all__ = [
     "FolderListing",
     "GetArgs",
     "GetResult",
-    "HitKind",
     "Identity",
     "MemoryQuery",
     "MonthKey",
@@ -107,7 +102,6 @@ __all__ = [
     "RankedHit",
     "RecentArgs",
     "RecentResult",
-    "RecentSection",
     "ResultT",
     "ScanBudget",
     "ScanConfig",
@@ -115,8 +109,6 @@ __all__ = [
     "SearchDocument",
     "SearchHit",
     "SearchResult",
-    "Searcher",
-    "SectionKind",
     "Walk",
     "WalkedFile",
     "admit",
@@ -155,6 +147,16 @@ __all__ = [
     "words",
 ]
 
+_INTERNAL = {
+    "PAGE_UNITS": "memquill.query._engine",
+    "HitKind": "memquill.query._models",
+    "RecentSection": "memquill.query._models",
+    "Searcher": "memquill.query._engine",
+    "SectionKind": "memquill.query._models",
+}
+"""Names this facade no longer exports (only this part and its tests use them): they resolve
+with a ``DeprecationWarning`` until they are removed."""
+
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
@@ -168,11 +170,9 @@ __getattr__, __dir__ = _lazy_exports(
         "FolderListing": "memquill.query._walk_cache",
         "GetArgs": "memquill.query._args",
         "GetResult": "memquill.query._models",
-        "HitKind": "memquill.query._models",
         "Identity": "memquill.query._walk_cache",
         "MemoryQuery": "memquill.query._engine",
         "MonthKey": "memquill.query._dates",
-        "PAGE_UNITS": "memquill.query._engine",
         "Posting": "memquill.query._rank_model",
         "PreviousWalk": "memquill.query._walk_cache",
         "RankDocument": "memquill.query._rank_model",
@@ -180,7 +180,6 @@ __getattr__, __dir__ = _lazy_exports(
         "RankedHit": "memquill.query._rank_model",
         "RecentArgs": "memquill.query._args",
         "RecentResult": "memquill.query._models",
-        "RecentSection": "memquill.query._models",
         "ResultT": "memquill.query._models",
         "SNIPPET_UNITS": "memquill.query._engine",
         "STEMMER_VERSION": "memquill.query._stemmer",
@@ -190,8 +189,6 @@ __getattr__, __dir__ = _lazy_exports(
         "SearchDocument": "memquill.query._documents",
         "SearchHit": "memquill.query._models",
         "SearchResult": "memquill.query._models",
-        "Searcher": "memquill.query._engine",
-        "SectionKind": "memquill.query._models",
         "TOKENIZER_VERSION": "memquill.query._tokens",
         "Walk": "memquill.query._walk",
         "WalkedFile": "memquill.query._walk",
@@ -230,4 +227,5 @@ __getattr__, __dir__ = _lazy_exports(
         "window_bounds": "memquill.query._markdown",
         "words": "memquill.query._tokens",
     },
+    internal=_INTERNAL,
 )

@@ -1,9 +1,9 @@
 """One embedder call through the auxiliary runner, its answer checked; or why keyword order stays.
 
 Every semantic path (:class:`~memquill.semantic.SemanticRanker`,
-:func:`~memquill.semantic.similarity_order`) embeds through :func:`embed_call`: the runner's
+:func:`~memquill.semantic._texts.similarity_order`) embeds through :func:`embed_call`: the runner's
 scene ``memory_embed``, its credential blocks, cooldowns and statuses, then
-:func:`~memquill.semantic.check_vectors`. A failure is raised as :class:`EmbedFallback`,
+:func:`~memquill.semantic._embedder.check_vectors`. A failure is raised as :class:`EmbedFallback`,
 holding the runner's result (status and reason) for the fallback line.
 """
 

@@ -1,13 +1,13 @@
 """A key-value store's item vectors, kept in each namespace workspace's vector cache.
 
-:func:`~memquill.semantic.similarity_order` given ``units`` — each text's workspace folder and
-unit name, ``i:<record id>`` for an item (its current version) — looks the texts' vectors up in
-the workspace's :class:`~memquill.semantic.VectorCache` before embedding anything, and keeps
-what it embedded there: a new process with the same embedder finds them; another embedder finds
-the space changed and every vector of that file is rebuilt; a forget deletes the item's row at
-the write (:func:`memquill.index.forget_vectors`), wherever it comes from. A folder that cannot
-be a workspace (a database store's namespace, which has no folder) keeps its vectors in the
-caller's memo only.
+:func:`~memquill.semantic._texts.similarity_order` given ``units`` — each text's workspace
+folder and unit name, ``i:<record id>`` for an item (its current version) — looks the texts'
+vectors up in the workspace's :class:`~memquill.semantic._vectors.VectorCache` before embedding
+anything, and keeps what it embedded there: a new process with the same embedder finds them; another
+embedder finds the space changed and every vector of that file is rebuilt; a forget deletes the
+item's row at the write (:func:`memquill.index.forget_vectors`), wherever it comes from. A folder
+that cannot be a workspace (a database store's namespace, which has no folder) keeps its vectors in
+the caller's memo only.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ A :class:`~memquill.tools.CandidateRanker` for a session's search, as
 1. the workspace's searchable documents (current notes, active records: nothing else can be
    compared) are cut into units, a record whole and a note per chunk, each named and digested
    (:mod:`memquill.semantic._units`);
-2. the units' cached vectors are looked up (:class:`~memquill.semantic.VectorCache`, keyed by
-   the embedder's fingerprint); the query and every missing unit are embedded, in batches,
+2. the units' cached vectors are looked up (:class:`~memquill.semantic._vectors.VectorCache`,
+   keyed by the embedder's fingerprint); the query and every missing unit are embedded, in batches,
    through the runner, within the search's budget (3 s by default; what was embedded before it
    ran out is kept, so the next search goes on from there, and :meth:`SemanticRanker.warm` fills
    a large vault beforehand);

@@ -1,8 +1,8 @@
 """Cosine similarity of one query with a workspace's unit vectors, computed once per set.
 
-Every vector is unit length (:func:`~memquill.semantic.check_vectors` normalises it), so the
-cosine is the dot product. :class:`Similarities` keeps the units' vectors as one matrix while
-the set of units (keys and digests, in one space) stays the same, so a search multiplies one
+Every vector is unit length (:func:`~memquill.semantic._embedder.check_vectors` normalises
+it), so the cosine is the dot product. :class:`Similarities` keeps the units' vectors as one matrix
+while the set of units (keys and digests, in one space) stays the same, so a search multiplies one
 matrix by one vector: with numpy when it is installed (it is not a dependency of memquill), in
 plain Python otherwise (``sum(map(mul, …))``, about twice the speed of a generator). The two
 paths agree to float32 rounding; vectors of another length than the query score 0.

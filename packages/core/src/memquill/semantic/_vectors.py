@@ -12,7 +12,7 @@ model, key or setting) or length finds the space changed and every vector is dro
 rebuilt. A forgotten fact's vectors are deleted by the forget itself
 (:func:`memquill.index.forget_vectors`, from the write path, and at a sync merge), a deleted
 or changed note's chunk vectors by the index refresh that sees it (:meth:`VectorCache.drop_notes`
-from a session with an embedder, :func:`memquill.index.forget_note_vectors` from any other).
+from a session with an embedder, the index's own ``forget_note_vectors`` from any other).
 Units that are no longer searchable for another reason (a corrected record, a deletion that
 failed) are deleted whenever a semantic search sees the workspace (:meth:`VectorCache.prune`),
 with SQLite's ``secure_delete`` on so their bytes are overwritten; and they are never returned
