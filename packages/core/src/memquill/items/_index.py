@@ -24,7 +24,7 @@ def check_index(index: object) -> None:
     adapter turns into an embedder), optionally ``dims`` (a positive ``int``) and ``fields``
     (a non-empty list of non-empty text paths; default ``["$"]``, the whole value).
     Search with an index re-orders the keyword hits by similarity, bounded
-    (``memquill.semantic.similarity_order``); the items stay the truth.
+    (``memquill.semantic._texts.similarity_order``); the items stay the truth.
 
     Raises:
         InvalidInputError: anything else (another key, a bad ``dims`` or ``fields``).

@@ -18,7 +18,7 @@ failed) are deleted whenever a semantic search sees the workspace (:meth:`Vector
 with SQLite's ``secure_delete`` on so their bytes are overwritten; and they are never returned
 before that, because similarity is only computed for units the search's own documents give
 (active records, current notes). Units ``i:<record id>`` are a key-value store's items
-(:func:`memquill.semantic.item_similarity_order`): a search of the workspace leaves them be.
+(:func:`memquill.semantic._texts.similarity_order`): a search of the workspace leaves them be.
 
 Deleting the file loses nothing but the time to embed again.
 """
