@@ -33,11 +33,11 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, cast
+from typing import Final, Protocol, cast
 
 from memquill.controls import first_control
 from memquill.errors import CorruptError, InvalidInputError, Messages
@@ -193,6 +193,19 @@ def decode_store(text: str) -> StoreImage:
     return StoreImage(header, records)
 
 
+class KnownRecords(Protocol):
+    """What decoding that continues after records already decoded asks of them (a
+    :class:`~memquill.store.Snapshot` of those records answers)."""
+
+    def position(self, record_id: str, /) -> int | None:
+        """Where the version with this id is (``None``: nowhere)."""
+        ...
+
+    def by_key(self, key: str, /) -> Record | None:
+        """The active version whose fact has this key."""
+        ...
+
+
 def decode_blocks(
     text: str,
     cursor: int,
@@ -200,11 +213,14 @@ def decode_blocks(
     *,
     implied: bool = False,
     claims: bool = False,
+    known: KnownRecords | None = None,
 ) -> tuple[Record, ...]:
     """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
 
     ``before`` are the records already decoded in front of ``cursor`` (ids must stay unique
     and ``record_index`` counts them); the result is ``before`` plus the new records.
+    ``known`` answers for ``before`` (ids and active keys), so decoding a few blocks appended
+    after many records does not index them all again.
     ``implied`` (a ``v2`` or ``v3`` file): a correction makes the active version it names
     superseded (:func:`implied_supersede`), in the result, before its own key is checked.
     ``claims`` (a ``v3`` file): a ``revoked`` block whose id an earlier block has takes that
@@ -216,8 +232,32 @@ def decode_blocks(
         CorruptError: a block fails validation (``record_index`` names the first bad one).
     """
     records: list[Record | None] = list(before)
-    seen = {record.id: position for position, record in enumerate(before)}
-    keys = {record.key for record in before if record.status == "active"} - {None}
+    seen: dict[str, int] = {}
+    keys: set[str | None] = set()
+    freed: set[str] = set()  # keys of ``before`` that the new blocks freed
+    place: Callable[[str], int | None]
+    taken: Callable[[str], bool]
+    if known is None:
+        seen = {record.id: position for position, record in enumerate(before)}
+        keys = {record.key for record in before if record.status == "active"} - {None}
+        place, taken = seen.get, keys.__contains__
+    else:
+        lookup = known
+
+        def known_place(record_id: str, /) -> int | None:
+            found = seen.get(record_id)
+            return lookup.position(record_id) if found is None else found
+
+        def known_taken(key: str, /) -> bool:
+            return key in keys or (key not in freed and lookup.by_key(key) is not None)
+
+        place, taken = known_place, known_taken
+
+    def free(key: str | None) -> None:
+        if key is not None:
+            keys.discard(key)
+            freed.add(key)
+
     erased: dict[str, int] = {}  # id -> block number of an erased block no tombstone claimed yet
     blocks = len(records)
     while cursor < len(text):
@@ -229,32 +269,32 @@ def decode_blocks(
                 record, cursor = _decode_block(text, cursor, index)
             except CorruptError:
                 record_id, cursor = erased_shape(text, cursor, index)
-                if record_id in seen:
+                if place(record_id) is not None:
                     raise
                 erased[record_id] = index
                 seen[record_id] = len(records)
                 records.append(None)
                 continue
-            place = seen.get(record.id) if record.status == "revoked" else None
-            if place is not None:
-                earlier = records[place]
+            claimed = place(record.id) if record.status == "revoked" else None
+            if claimed is not None:
+                earlier = records[claimed]
                 if earlier is None:
                     del erased[record.id]
                 elif earlier.status == "revoked":
                     raise CorruptError(Messages.EDITED, index)  # a tombstone of a tombstone
                 elif earlier.status == "active":
-                    keys.discard(earlier.key)
-                records[place] = record
+                    free(earlier.key)
+                records[claimed] = record
                 continue
-        replaced = seen.get(record.supersedes or "") if implied else None
+        replaced = place(record.supersedes or "") if implied else None
         earlier = records[replaced] if replaced is not None else None
         if earlier is not None:
             superseded = implied_supersede(earlier, record)
             if superseded is not earlier:
                 records[replaced or 0] = superseded
-                keys.discard(earlier.key)
+                free(earlier.key)
         key = record.key if record.status == "active" else None
-        if record.id in seen or (key is not None and key in keys):
+        if place(record.id) is not None or (key is not None and taken(key)):
             raise CorruptError(Messages.EDITED, index)  # ids are unique, keys among active facts
         seen[record.id] = len(records)
         if key is not None:

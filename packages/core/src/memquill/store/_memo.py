@@ -234,19 +234,24 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
     """
     tail = raw[len(last.raw) :]
     try:
+        claims = last.header == HEADER_V3
         records = decode_blocks(
             tail.decode("utf-8"),
             0,
             last.snapshot.records,
             implied=implies(last.header),
-            claims=last.header == HEADER_V3,
+            claims=claims,
+            known=last.snapshot,
         )
     except (UnicodeDecodeError, CorruptError):
         return None
     digest = last.digest.copy()
     digest.update(tail)
     snapshot = Snapshot(last.snapshot.identity, digest.hexdigest(), RecordList(records), len(raw))
-    snapshot.follows(last.snapshot)
+    if not claims:
+        # A claim replaces an earlier place, which an index shared by appending cannot see:
+        # a v3 file's snapshot builds its own.
+        snapshot.follows(last.snapshot)
     return Decoded(raw, snapshot, last.blocks, digest)
 
 
