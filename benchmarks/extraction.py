@@ -34,8 +34,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memquill.atomic import atomic_write
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
+from memquill.foundation.atomic import atomic_write
 from memquill.lifecycle import (
     CommittedTurn,
     Extraction,

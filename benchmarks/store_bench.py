@@ -94,7 +94,7 @@ WORKER = textwrap.dedent(
     workspace, worker, count, seed, waiting, location = sys.argv[1:7]
     worker, count = int(worker), int(count)
     if waiting == "polled":
-        from memquill import kernel_lock
+        from memquill.foundation import kernel_lock
 
         def polled(fd, timeout):  # the baseline: how the lock waited before
             kernel_lock._poll(fd, time.monotonic() + timeout)

@@ -18,8 +18,8 @@ from tests.core.store_helpers import conversation, manual, raw, records_path
 from tests.manage.manage_helpers import client, post, revision
 
 from memquill import MemorySession, MemoryToolset, RecordStore, open_session
-from memquill.controls import FORBIDDEN, escape_controls, first_control
 from memquill.errors import InvalidInputError, Messages
+from memquill.foundation.controls import FORBIDDEN, escape_controls, first_control
 from memquill.tools import save_candidates
 
 ESC = "\x1b"

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.core.query_helpers import engine, write
 
+from memquill.foundation.text import utf16_len
 from memquill.query._excerpt import ELLIPSIS, Excerpt, LineIndex, build_excerpt
 from memquill.query._tokens import count_term, fold, query_terms
-from memquill.text import utf16_len
 
 
 def excerpt(content: str, query: str, units: int = 300) -> Excerpt:

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import PAUSE_BEFORE_RENAME, children, manual, raw, records_path
 
-from memquill import atomic
 from memquill.errors import Messages, StorageError
+from memquill.foundation import atomic
 from memquill.store import RecordStore
 from memquill.store._codec import HEADER, decode_store, sha256_hex
 from memquill.store._record_key import KEY_FILE, KEYED_PREFIX, RecordKey

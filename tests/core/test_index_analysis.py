@@ -16,6 +16,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memquill.foundation.text import point_at, point_of, unit_starts
 from memquill.index._analysis import analyse_note
 from memquill.index._batch import BatchBuilder
 from memquill.index._pages import NoteRow, decode_page, encode_page
@@ -25,7 +26,6 @@ from memquill.query._counts import count_words, split_words, term_counts
 from memquill.query._documents import note_document
 from memquill.query._markdown import CHUNK_SIZE, chunk_markdown
 from memquill.query._tokens import count_term, fold, tokenize
-from memquill.text import point_at, point_of, unit_starts
 
 WORDS = (
     *("alpha", "painting", "paints", "went", "getUserId", "HTTPServer", "x_y.z", "don't"),

@@ -200,7 +200,8 @@ def test_writes_are_atomic_private_and_leave_no_staging_files(tmp_path) -> None:
         document.turns.append("t" * 64)
     assert stat.S_IMODE(os.stat(ledger.directory).st_mode) & 0o077 == 0
     assert stat.S_IMODE(os.stat(ledger.path).st_mode) == 0o600
-    stale = ledger.directory / ".memory-jobs-0123.tmp"  # memquill.atomic names staging files
+    # memquill.foundation.atomic names staging files so
+    stale = ledger.directory / ".memory-jobs-0123.tmp"
     stale.write_text("half a write")  # left by a writer that died before its rename
     with ledger.change() as document:
         document.turns.append("u" * 64)

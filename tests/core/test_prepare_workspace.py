@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memquill import StorageError, UnsafePathError
-from memquill.messages import Messages
+from memquill.foundation.messages import Messages
 from memquill.paths import prepare_workspace
 
 

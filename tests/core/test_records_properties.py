@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from tests.core.store_helpers import manual, raw
 
 from memquill import RecordStore
-from memquill.controls import FORBIDDEN
+from memquill.foundation.controls import FORBIDDEN
+from memquill.foundation.text import utf16_len
 from memquill.store._codec import (
     HEADER,
     LEGACY_HEADER,
@@ -24,7 +25,6 @@ from memquill.store._codec import (
 )
 from memquill.store._record import Record
 from memquill.store._transaction import read_snapshot
-from memquill.text import utf16_len
 
 # Fragments that stress the framing: fake markers, separators, CRLF, astral and CJK text.
 TRICKY = st.sampled_from(

@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memquill.foundation.text import path_key
 from memquill.query._args import FileType
 from memquill.query._counts import term_counts
 from memquill.query._documents import SearchDocument, note_document
 from memquill.query._rank import Corpus, rank, recency_factor
 from memquill.query._rank_model import RankedHit, RankParams
 from memquill.query._tokens import count_term, fold, query_terms, tokenize
-from memquill.text import path_key
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 

@@ -63,7 +63,7 @@ except MemoryRecordError as error:
 # Holds the lock inside a real save, before anything is staged.
 PAUSE_IN_TRANSACTION = """
 import sys, time
-import memquill.atomic as atomic
+import memquill.foundation.atomic as atomic
 from memquill import RecordStore
 from memquill.store import Candidate
 from memquill.store import _transaction

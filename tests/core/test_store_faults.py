@@ -16,8 +16,8 @@ from tests.core.store_helpers import expect_unchanged, manual, raw, records_path
 
 import memquill
 from memquill import RecordStore
-from memquill.atomic import write_new
 from memquill.errors import Messages
+from memquill.foundation.atomic import write_new
 from memquill.store import _transaction
 
 
@@ -49,7 +49,7 @@ def test_a_full_disk_while_staging_changes_nothing(
         path.write_bytes(data[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("memquill.atomic.write_new", half_written)
+    monkeypatch.setattr("memquill.foundation.atomic.write_new", half_written)
     expect_unchanged(workspace, "storage", Messages.SAVE_FAILED, store.save, [manual("new")])
     assert no_staging_files(workspace)
     monkeypatch.undo()
@@ -83,7 +83,7 @@ def test_an_edit_made_while_saving_is_never_overwritten(
         # An editor or sync tool, which does not take the writer lock, saves meanwhile.
         records_path(workspace).write_bytes(edited)
 
-    monkeypatch.setattr("memquill.atomic.write_new", write_then_edit)
+    monkeypatch.setattr("memquill.foundation.atomic.write_new", write_then_edit)
     before = store.snapshot().revision
     with pytest.raises(memquill.ConflictError) as info:
         store.save([manual("new")], before)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memquill.text import utf16_len, utf16_prefix, utf16_slice, utf16_take
+from memquill.foundation.text import utf16_len, utf16_prefix, utf16_slice, utf16_take
 
 # Well-formed text only: a lone surrogate is not a character and never reaches the store.
 TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)

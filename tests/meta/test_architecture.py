@@ -1,8 +1,8 @@
 """Import direction, checked by parsing every module (no import needed).
 
 - Inside the core, layers depend downwards only, and subpackages form no cycle:
-  foundation (``errors``, ``text``, ``paths``, ``private_paths``, ``owner_only``, ``atomic``,
-  ``kernel_lock``, ``json_file``, …) ← ``store``
+  foundation (the ``foundation`` subpackage, and ``errors``, ``paths``, ``private_paths``,
+  ``owner_only``, ``jsondoc`` and ``lazy`` beside it) ← ``store``
   ← ``query`` ← ``index`` ← ``tools`` ← ``enhance`` and ``sync`` ← ``lifecycle`` ← ``manage``;
   ``plugins``, ``testing`` and ``cli`` sit on top (with the ``memquill`` facade, whose
   ``__version__`` any part may read: the facade imports nothing until a name is used). Every
@@ -52,9 +52,7 @@ ADAPTERS = (
 
 FOUNDATION: Final = frozenset(
     {
-        *("errors", "messages", "text", "controls", "paths", "safe_read", "private_paths"),
-        "keyfiles",
-        *("owner_only", "jsondoc", "lazy", "atomic", "kernel_lock", "json_file"),
+        *("errors", "paths", "private_paths", "owner_only", "jsondoc", "lazy"),
     }
 )
 LAYERS: Final = {
@@ -215,7 +213,7 @@ def test_the_checker_catches_a_private_import_of_another_part(tmp_path: Path) ->
     (package / "atomic.py").write_text("")
     (package / "store" / "_codec.py").write_text("from memquill.store._record import Record\n")
     (package / "query" / "_rank.py").write_text(
-        "from memquill.store import Record\nfrom memquill.atomic import atomic_write\n"
+        "from memquill.store import Record\nfrom memquill.foundation.atomic import atomic_write\n"
     )
     assert private_imports(tmp_path) == []  # its own part's module, another part's facade
     (package / "index" / "_corpus.py").write_text(

@@ -18,7 +18,7 @@ from tests.core.crash_state.recorder import Recorder
 from tests.core.store_helpers import manual
 
 from memquill import RecordStore
-from memquill.keyfiles import load_key_file
+from memquill.foundation.keyfiles import load_key_file
 
 
 def unsynced_folders(root: Path, recorder: Recorder, model: FileSystem) -> list[str]:

@@ -26,7 +26,7 @@
 
 Codes and messages are a stable contract: tools, the CLI and every adapter show them verbatim,
 and ``docs/errors.md`` lists them. :data:`ERRORS` is the one registry of codes: class, meaning
-and the CLI's exit status for each; the texts are :class:`~memquill.messages.Messages`.
+and the CLI's exit status for each; the texts are :class:`~memquill.foundation.messages.Messages`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Final, Literal
 
-from memquill.messages import Messages
+from memquill.foundation.messages import Messages
 
 __all__ = [
     "ERRORS",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import SourceError
-from memquill.safe_read import open_regular
+from memquill.foundation.safe_read import open_regular
 
 __all__ = ["FILE_MODE", "FOLDER_MODE", "private_file", "private_folder", "tighten_file"]
 

@@ -1,8 +1,8 @@
 """Workspace paths: canonical roots, relative-path rules, private paths and the safe reader.
 
 The reader itself (descriptors that never block or follow a final symlink, bounded reads,
-the hard-link rule, OS errors as messages) lives in :mod:`memquill.safe_read`; its names are
-re-exported here, so ``memquill.paths`` stays the one place to import them from.
+the hard-link rule, OS errors as messages) lives in :mod:`memquill.foundation.safe_read`; its names
+are re-exported here, so ``memquill.paths`` stays the one place to import them from.
 
 Every path a tool accepts is workspace-relative. It is normalised, checked against the workspace
 boundary both lexically and after resolving symlinks, and refused when it names memquill's own
@@ -31,15 +31,7 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
-from memquill.owner_only import private_folder
-from memquill.private_paths import (
-    NOTE_EXTENSIONS,
-    is_managed_record_path,
-    is_note,
-    is_private,
-    private_reason,
-)
-from memquill.safe_read import (
+from memquill.foundation.safe_read import (
     HARD_LINKS_ENV,
     MAX_READ_BYTES,
     hard_links_allowed,
@@ -51,6 +43,14 @@ from memquill.safe_read import (
     read_text_nofollow,
     read_text_stat,
     source_error,
+)
+from memquill.owner_only import private_folder
+from memquill.private_paths import (
+    NOTE_EXTENSIONS,
+    is_managed_record_path,
+    is_note,
+    is_private,
+    private_reason,
 )
 
 __all__ = [

@@ -13,7 +13,7 @@ their parts is a credential extension (:data:`CREDENTIAL_EXTENSIONS`) or a crede
 one, so ``keyboard.md``, ``monkey.md`` and ``api-design.md`` are notes.
 A file in the records format (an export, a copy of ``records.md`` under any name) is
 memquill's own too, wherever it lies: :func:`is_records_text` tells it by its opening, and the
-note reader (:func:`memquill.safe_read.read_regular_stat`) refuses it.
+note reader (:func:`memquill.foundation.safe_read.read_regular_stat`) refuses it.
 The credential lists below are the complete rule set; ``docs/security.md`` shows them as a
 table and ``tests/core/test_private_paths.py`` tests each entry.
 """

@@ -2,8 +2,8 @@
 
 Every failure is one line on stderr, ``error[<code>]: <message>``, and the code's exit status
 (:data:`memquill.errors.ERRORS`; ``usage`` exits 2). Every text printed, on stdout or stderr,
-has its control characters escaped (:func:`memquill.controls.escape_controls`), so a note or a
-fact can never drive the terminal; JSON escapes them as ``\\uXXXX``, which decodes to the same
+has its control characters escaped (:func:`memquill.foundation.controls.escape_controls`), so a note
+or a fact can never drive the terminal; JSON escapes them as ``\\uXXXX``, which decodes to the same
 text.
 """
 
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO, cast
 
-from memquill.controls import escape_controls
 from memquill.errors import (
     ERRORS,
     CorruptError,
@@ -30,11 +29,12 @@ from memquill.errors import (
     Messages,
     UnsafePathError,
 )
+from memquill.foundation.controls import escape_controls
+from memquill.foundation.text import LONE_SURROGATE
 from memquill.paths import WorkspaceChoice, choose_workspace
 from memquill.plugins import open_session
 from memquill.query import MemoryQuery
 from memquill.store import MAX_CONTENT_UNITS
-from memquill.text import LONE_SURROGATE
 from memquill.tools import Access, MemorySession, MemoryToolset
 
 __all__ = [

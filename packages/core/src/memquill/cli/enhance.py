@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memquill.cli.context import Context, add_common
-from memquill.controls import escape_controls
+from memquill.foundation.controls import escape_controls
 from memquill.plugins import text_model
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from memquill.cli.context import Context, add_common, counted
 from memquill.cli.enhance import load_model
-from memquill.controls import escape_controls
 from memquill.errors import InvalidInputError, JobBusyError, Messages
+from memquill.foundation.controls import escape_controls
 
 if TYPE_CHECKING:
     from memquill.enhance import TextModel

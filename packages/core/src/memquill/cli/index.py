@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from memquill.cli.context import Context, add_common
-from memquill.controls import escape_controls
+from memquill.foundation.controls import escape_controls
 from memquill.index import IndexSearcher, IndexStatus, SearchIndex, SyncReport, index_errors
 from memquill.paths import canonical_workspace
 

@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.atomic import atomic_write
 from memquill.cli.context import Context, add_common
 from memquill.errors import InvalidInputError, Messages, StorageError
-from memquill.keyfiles import KEY_BYTES
+from memquill.foundation.atomic import atomic_write
+from memquill.foundation.keyfiles import KEY_BYTES
 from memquill.store import (
     RecordKey,
     is_database,

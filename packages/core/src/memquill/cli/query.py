@@ -1,8 +1,8 @@
 """``search``, ``get`` and ``recent``: the read tools, from a shell.
 
 The plain output is exactly the text the tools return to a model (control characters
-escaped: :mod:`memquill.controls`); ``--json`` prints the structured result instead. A failure
-prints ``error[<code>]: <message>`` on stderr and exits with the code's status; under
+escaped: :mod:`memquill.foundation.controls`); ``--json`` prints the structured result instead. A
+failure prints ``error[<code>]: <message>`` on stderr and exits with the code's status; under
 ``--json`` the structured result, with its ``error`` and ``error_code``, is printed first. A
 default workspace that does not exist yet answers as an empty one does.
 """

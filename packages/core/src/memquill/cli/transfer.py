@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from memquill.cli.context import Context, add_common, counted
-from memquill.controls import escape_controls
 from memquill.errors import (
     CapacityError,
     ConflictError,
@@ -40,6 +39,7 @@ from memquill.errors import (
     SourceError,
     StorageError,
 )
+from memquill.foundation.controls import escape_controls
 from memquill.paths import read_regular, relative_inside
 from memquill.store import MAX_STORE_BYTES, store_revision
 from memquill.tools import WriteSource, import_records

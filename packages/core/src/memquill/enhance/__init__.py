@@ -81,7 +81,7 @@ _INTERNAL = {
     "EVENT_NAME": "memquill.enhance._telemetry",
     "EXCERPT_UNITS": "memquill.enhance._rerank",
     "HEADING_UNITS": "memquill.enhance._rerank",
-    "KEY_BYTES": "memquill.keyfiles",
+    "KEY_BYTES": "memquill.foundation.keyfiles",
     "KEY_FILE": "memquill.enhance._identity",
     "MAX_CANDIDATES": "memquill.enhance._rerank",
     "MAX_COOLDOWN": "memquill.enhance._runner",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.enhance._model import ModelIdentity
-from memquill.keyfiles import UnsafeKeyFile, load_key_file
+from memquill.foundation.keyfiles import UnsafeKeyFile, load_key_file
 
 KEY_FILE: Final = "install-key.v1"
 _ROUTE: Final = b"memquill:model-route:v1\0"

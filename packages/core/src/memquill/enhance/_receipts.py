@@ -13,9 +13,9 @@ block by itself; the stale file is removed after the next successful call.
 Reading is strict and fails closed: a symlink, a non-regular file, more than 1,024 bytes,
 group/other permission bits, or anything but exactly this shape is
 :class:`PersistenceUnavailable`, which the runner reports as ``persistence_unavailable``
-instead of calling the model. Reading and writing are :class:`memquill.json_file.JsonFile`'s:
-the whole receipt is written at once (:func:`memquill.atomic.atomic_write`: ``0600``, synced,
-renamed, the folder synced).
+instead of calling the model. Reading and writing are
+:class:`memquill.foundation.json_file.JsonFile`'s: the whole receipt is written at once
+(:func:`memquill.foundation.atomic.atomic_write`: ``0600``, synced, renamed, the folder synced).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from memquill.json_file import Faults, JsonFile
+from memquill.foundation.json_file import Faults, JsonFile
 from memquill.jsondoc import parse_json
 
 MAX_RECEIPT_BYTES: Final = 1024

@@ -31,8 +31,8 @@ from typing import Any, Final
 from memquill.enhance._model import ModelDeferred, Prompt, TextModel
 from memquill.enhance._results import AuxiliaryRequest, AuxiliaryResult
 from memquill.enhance._runner import AuxiliaryRunner
+from memquill.foundation.text import utf16_prefix
 from memquill.jsondoc import parse_json
-from memquill.text import utf16_prefix
 
 MAX_CANDIDATES: Final = 20
 HEADING_UNITS: Final = 200

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import SourceError
+from memquill.foundation.safe_read import read_at_most
 from memquill.index._gains import GainFactors, Norms, month_term, note_term
 from memquill.index._notes import NoteTable
 from memquill.index._pages import NoteRow
@@ -46,7 +47,6 @@ from memquill.query import (
     query_months,
     query_terms,
 )
-from memquill.safe_read import read_at_most
 
 _NO_POSTINGS: Final[tuple[Posting, ...]] = ()
 DOCUMENT_MEMO: Final = 256

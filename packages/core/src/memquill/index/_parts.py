@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
+from memquill.foundation.text import utf16_len
 from memquill.query import CHUNK_SIZE, camel_free, fold, heading_text, split_words, window_bounds
-from memquill.text import utf16_len
 
 _SPACE: Final = (" ", "\n")
 _HEADING_START: Final = re.compile(r"^#{1,6}[^\S\n]", re.MULTILINE)

@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from typing import Final, Literal, cast
 
 from memquill.errors import InvalidInputError, Messages
+from memquill.foundation.text import utf16_len
 from memquill.items._index import ItemIndex
 from memquill.jsondoc import MAX_DEPTH, parse_json
 from memquill.store import MAX_CONTENT_UNITS, JSONValue
-from memquill.text import utf16_len
 
 CONTENT: Final = "content"
 _FIELDS: Final = "fields"

@@ -1,6 +1,6 @@
 """The ledger on disk: ``.assistant/memory-jobs.json``, its two kernel locks, atomic rewrites.
 
-- The ledger is a :class:`memquill.json_file.JsonFile`. Reads take no lock (a rewrite
+- The ledger is a :class:`memquill.foundation.json_file.JsonFile`. Reads take no lock (a rewrite
   replaces the file atomically) and create nothing: a workspace whose ledger does not exist
   reads as an empty ledger, and viewing it leaves no trace.
 - Every change is a short read-modify-write under a kernel lock on ``memory-jobs.json.lock``
@@ -35,8 +35,8 @@ from memquill.errors import (
     Messages,
     StorageError,
 )
-from memquill.json_file import Faults, JsonFile
-from memquill.kernel_lock import release_lock, take_lock
+from memquill.foundation.json_file import Faults, JsonFile
+from memquill.foundation.kernel_lock import release_lock, take_lock
 from memquill.lifecycle._codec import decode_ledger, encode_ledger
 from memquill.lifecycle._model import MAX_LEDGER_BYTES, Ledger
 from memquill.paths import canonical_workspace

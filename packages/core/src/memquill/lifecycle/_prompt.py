@@ -22,9 +22,9 @@ from typing import Any, Final, cast
 
 from memquill.enhance import Prompt
 from memquill.errors import ExtractionInvalidError, Messages
+from memquill.foundation.text import utf16_prefix
 from memquill.jsondoc import parse_json
 from memquill.lifecycle._grounding import content_problem, quote_problem
-from memquill.text import utf16_prefix
 
 MAX_FACTS: Final = 8
 EXTRACTION_MAX_TOKENS: Final = 1000

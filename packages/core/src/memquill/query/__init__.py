@@ -16,6 +16,7 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
+    from memquill.foundation.text import path_key
     from memquill.query._args import (
         MAX_SEARCH_LIMIT,
         FileType,
@@ -76,7 +77,6 @@ if typing.TYPE_CHECKING:
         PreviousWalk,
         file_identity,
     )
-    from memquill.text import path_key
 
 __all__ = [
     "CANDIDATES",
@@ -210,7 +210,7 @@ __getattr__, __dir__ = _lazy_exports(
         "note_meta": "memquill.query._markdown",
         "parse_args": "memquill.query._args",
         "path_day": "memquill.query._dates",
-        "path_key": "memquill.text",
+        "path_key": "memquill.foundation.text",
         "query_months": "memquill.query._dates",
         "query_terms": "memquill.query._tokens",
         "rank": "memquill.query._rank",

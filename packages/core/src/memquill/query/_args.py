@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from memquill.errors import InvalidInputError
-from memquill.text import utf16_len
+from memquill.foundation.text import utf16_len
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

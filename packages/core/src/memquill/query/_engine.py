@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from memquill.errors import MemquillError
+from memquill.foundation.text import utf16_len, utf16_slice
 from memquill.paths import (
     canonical_workspace,
     normalize_relative,
@@ -37,7 +38,6 @@ from memquill.query._scan import scan_workspace
 from memquill.query._scanconfig import load_scan_config
 from memquill.query._walk_cache import DocumentCache
 from memquill.store import ProjectedRecord, RecordStore, conflict_notice
-from memquill.text import utf16_len, utf16_slice
 
 PAGE_UNITS: Final = 3000
 """A ``get`` page, in UTF-16 units."""

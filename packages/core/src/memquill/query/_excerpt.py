@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Final
 
+from memquill.foundation.text import unit_starts, utf16_len
 from memquill.query._markdown import frontmatter_lines, heading_text
 from memquill.query._tokens import (
     count_term,
@@ -37,7 +38,6 @@ from memquill.query._tokens import (
     search_prefixes,
     term_spans,
 )
-from memquill.text import unit_starts, utf16_len
 
 ELLIPSIS: Final = "\u2026"
 """Marks text left out at a cut (one UTF-16 unit)."""

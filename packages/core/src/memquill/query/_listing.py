@@ -13,6 +13,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Final
 
+from memquill.foundation.text import path_key
 from memquill.paths import source_error
 from memquill.private_paths import (
     CREDENTIAL_PARTS,
@@ -23,7 +24,6 @@ from memquill.private_paths import (
 )
 from memquill.query._scanconfig import ScanConfig
 from memquill.query._walk_cache import FolderListing, Step
-from memquill.text import path_key
 
 _NAME: Final = attrgetter("name")
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.text import point_of, utf16_len
+from memquill.foundation.text import point_of, utf16_len
 
 CHUNK_SIZE: Final = 1200
 """Chunk window, in UTF-16 units."""

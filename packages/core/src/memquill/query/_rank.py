@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime, time
 from typing import Final
 
+from memquill.foundation.text import path_key
 from memquill.query._args import FileType
 from memquill.query._dates import MonthKey, month_matches, path_day, query_months
 from memquill.query._documents import SearchDocument
@@ -40,7 +41,6 @@ from memquill.query._rank_model import (
     RankParams,
 )
 from memquill.query._tokens import count_term, query_terms, search_prefixes
-from memquill.text import path_key
 
 CANDIDATES: Final = 20
 """Hits ranked per search; ``limit`` shows a prefix of them."""

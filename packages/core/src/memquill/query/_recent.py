@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import AccessDeniedError, CorruptError, MemquillError, Messages
+from memquill.foundation.text import utf16_cut
 from memquill.paths import read_workspace_file, relative_inside, source_error
 from memquill.query._models import RecentResult, RecentSection
 from memquill.store import RecordStore
-from memquill.text import utf16_cut
 
 LONGTERM_CANDIDATES: Final = ("memory.md", "Memory.md", "MEMORY.md", "longterm/summary.md")
 DAILY_FOLDERS: Final = ("memory/daily", "daily")

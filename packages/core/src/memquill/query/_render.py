@@ -9,8 +9,8 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final
 
+from memquill.foundation.text import utf16_cut
 from memquill.query._models import GetResult, RecentResult, RecentSection, SearchResult
-from memquill.text import utf16_cut
 
 RESPONSE_UNITS: Final = 12_000
 """Search and recent text is cut here (UTF-16 units)."""

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from memquill.foundation.text import utf16_cut
 from memquill.index import unit_digest
 from memquill.query import SNIPPET_UNITS, SearchDocument, SearchHit
-from memquill.text import utf16_cut
 
 _ELLIPSIS: Final = "…"
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Final, cast
 
 from memquill.errors import CapacityError, InvalidInputError, MemquillError, Messages
+from memquill.foundation.safe_read import read_text_nofollow
 from memquill.jsondoc import parse_json
-from memquill.safe_read import read_text_nofollow
 from memquill.store._codec import MAX_STORE_BYTES
 
 MIB: Final = 1024 * 1024

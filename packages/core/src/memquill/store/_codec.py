@@ -39,8 +39,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Protocol, cast
 
-from memquill.controls import first_control
 from memquill.errors import CorruptError, InvalidInputError, Messages
+from memquill.foundation.controls import first_control
+from memquill.foundation.text import LONE_SURROGATE, utf16_len, utf16_take
 from memquill.jsondoc import parse_json
 from memquill.store._fact_keys import is_key
 from memquill.store._record import (
@@ -49,7 +50,6 @@ from memquill.store._record import (
     JSONValue,
     Record,
 )
-from memquill.text import LONE_SURROGATE, utf16_len, utf16_take
 
 HEADER: Final = "# Memory records\n\n<!-- memory-records:v1 -->\n\n"
 """The header of a records file memquill creates (every status written in place)."""
@@ -450,7 +450,7 @@ def _content_problem(content: object) -> str | None:
 def validate_content(content: object) -> str:
     """Return ``content`` if it is 1–16000 UTF-16 units, not blank (nor only zero-width
     characters), free of NUL and of the other control characters a terminal acts on
-    (:data:`memquill.controls.FORBIDDEN`: C0 but tab and newline, DEL, C1).
+    (:data:`memquill.foundation.controls.FORBIDDEN`: C0 but tab and newline, DEL, C1).
 
     (Credentials are checked separately, by :class:`~memquill.store.SecretScanner`.)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final, cast
 
 from memquill.errors import CorruptError
+from memquill.foundation.text import utf16_len, utf16_take
 from memquill.jsondoc import JSONDepthError, parse_json
 from memquill.store._codec import (
     HEADER,
@@ -25,7 +26,6 @@ from memquill.store._codec import (
     implies,
 )
 from memquill.store._fact_keys import is_key
-from memquill.text import utf16_len, utf16_take
 
 # The format's fixed strings (docs/record-format.md).
 MARKER: Final = "<!-- memory-record "

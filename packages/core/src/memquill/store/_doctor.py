@@ -23,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memquill.atomic import fsync_folder
-from memquill.controls import first_control
 from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages, StorageError
+from memquill.foundation.atomic import fsync_folder
+from memquill.foundation.controls import first_control
 from memquill.store._codec import MAX_STORE_BYTES, store_revision
 from memquill.store._conflicts import conflict_copies
 from memquill.store._diagnose import Diagnosis, diagnose

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.foundation.text import utf16_len
 from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS
 from memquill.store._fact_keys import FactKey
@@ -45,7 +46,6 @@ from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._targets import UNCHANGED, Target, Unchanged
 from memquill.store._transaction import Operation, Outcome
-from memquill.text import utf16_len
 
 
 def resolve_target(

@@ -1,6 +1,6 @@
 """The records file's bounded no-follow read (with the file's signature), the durable append
 of new blocks to it, and the private backup of a records file about to be replaced (written
-whole: :mod:`memquill.atomic`)."""
+whole: :mod:`memquill.foundation.atomic`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, TypeAlias
 
-from memquill.atomic import atomic_write
 from memquill.errors import ConflictError, Messages, SourceError, UnsafePathError
+from memquill.foundation.atomic import atomic_write
 from memquill.paths import open_regular
 from memquill.store._capacity import full_error
 from memquill.store._codec import MAX_STORE_BYTES

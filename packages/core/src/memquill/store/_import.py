@@ -14,8 +14,8 @@ an edited copy back. The copy may only do what a person fixing text should:
 Every record of the store keeps its metadata, so a forgotten fact stays forgotten (its tombstone
 and empty text), a superseded version stays superseded, a key stays where it is, and no
 idempotency key or source message is unblocked. Changed and new text passes the content rules
-(no control characters, see :mod:`memquill.controls`) and the secret scanner like any write;
-unchanged text is kept as it is, so a record saved before a rule existed does not block an
+(no control characters, see :mod:`memquill.foundation.controls`) and the secret scanner like any
+write; unchanged text is kept as it is, so a record saved before a rule existed does not block an
 import. A write that changes anything first backs up the records it replaces.
 :func:`plan_import` works out the same change without writing (``import --dry-run``).
 """

@@ -5,8 +5,8 @@ leaves a stale lock behind and no lease, timeout or heartbeat is needed. The fil
 (machine, pid, nonce, since) is diagnostics for ``doctor`` only. The file is never deleted: a
 deleted-and-recreated lock file would let two writers hold "the" lock at once.
 
-A writer that finds the lock taken waits inside the kernel (:mod:`memquill.kernel_lock`), which
-hands the lock over the moment it is released.
+A writer that finds the lock taken waits inside the kernel (:mod:`memquill.foundation.kernel_lock`),
+which hands the lock over the moment it is released.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Final, Self
 import portalocker
 
 from memquill.errors import BusyError, MemquillError, Messages, SourceError, StorageError
+from memquill.foundation.kernel_lock import probe, release_lock, wait_for_lock
 from memquill.jsondoc import parse_json
-from memquill.kernel_lock import probe, release_lock, wait_for_lock
 from memquill.paths import open_regular
 
 LOCK_NAME: Final = ".records-lock"

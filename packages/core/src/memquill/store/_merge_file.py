@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memquill.atomic import atomic_write
 from memquill.errors import ConflictError, MemoryRecordError, Messages, StorageError
+from memquill.foundation.atomic import atomic_write
 from memquill.store._fileio import read_bounded
 from memquill.store._merge import MergeReport, merge_files
 

@@ -42,9 +42,9 @@ from typing import Final, Literal, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 
-from memquill.atomic import atomic_write
 from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
-from memquill.keyfiles import KEY_BYTES
+from memquill.foundation.atomic import atomic_write
+from memquill.foundation.keyfiles import KEY_BYTES
 from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for

@@ -41,7 +41,13 @@ from pathlib import Path
 from typing import Final, Literal, Protocol
 
 from memquill.errors import InvalidInputError, Messages, StorageError
-from memquill.keyfiles import KEY_BYTES, UnsafeKeyFile, load_key_file, read_key_file, write_key_file
+from memquill.foundation.keyfiles import (
+    KEY_BYTES,
+    UnsafeKeyFile,
+    load_key_file,
+    read_key_file,
+    write_key_file,
+)
 from memquill.paths import user_data_dir
 from memquill.store._record import JSONValue
 

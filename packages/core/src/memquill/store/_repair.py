@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from memquill.atomic import atomic_write
 from memquill.errors import ConflictError, CorruptError, MemquillError, Messages
+from memquill.foundation.atomic import atomic_write
+from memquill.foundation.text import utf16_len, utf16_take
 from memquill.jsondoc import parse_json
 from memquill.store._codec import (
     HEADERS,
@@ -55,7 +56,6 @@ from memquill.store._record import JSONValue, Record
 from memquill.store._record_key import KeySource, RecordKey, keyed_fields
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Locations
-from memquill.text import utf16_len, utf16_take
 
 
 @dataclass(frozen=True, slots=True)

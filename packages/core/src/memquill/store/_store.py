@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from memquill.errors import ConflictError, InvalidInputError, Messages
+from memquill.foundation.text import LONE_SURROGATE, utf16_len
 from memquill.store._codec import iso_timestamp, validate_content, validate_source
 from memquill.store._fact_keys import validate_key
 from memquill.store._record import JSONValue, Record
@@ -25,7 +26,6 @@ from memquill.store._store_reads import StoreReader
 from memquill.store._store_sync import SyncOperations
 from memquill.store._targets import UNCHANGED, Target, Unchanged
 from memquill.store._transaction import Operation, Outcome
-from memquill.text import LONE_SURROGATE, utf16_len
 
 if TYPE_CHECKING:
     from memquill.store._doctor import DoctorReport

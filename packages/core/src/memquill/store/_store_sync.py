@@ -22,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from memquill.atomic import fsync_folder
 from memquill.errors import MemoryRecordError, Messages, StorageError
+from memquill.foundation.atomic import fsync_folder
 from memquill.store._backend import RecordsBackend
 from memquill.store._codec import iso_timestamp, validate_source
 from memquill.store._fileio import read_bounded

@@ -33,7 +33,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final, SupportsIndex, TypeVar, cast, overload
 
-from memquill.atomic import atomic_write, fsync_folder, remove_staging, staging_affixes
 from memquill.errors import (
     ConflictError,
     CorruptError,
@@ -42,6 +41,7 @@ from memquill.errors import (
     StorageError,
     UnsafePathError,
 )
+from memquill.foundation.atomic import atomic_write, fsync_folder, remove_staging, staging_affixes
 from memquill.owner_only import private_folder
 from memquill.paths import canonical_workspace
 from memquill.store._capacity import full_error
@@ -105,7 +105,7 @@ Operation = Callable[[Snapshot, list[Record]], Outcome]
 
 RECORDS_NAME: Final = "records.md"
 TEMP_PREFIX, TEMP_SUFFIX = staging_affixes(Path(RECORDS_NAME))
-"""Staging files are ``memory/.records-<hex>.tmp`` (:mod:`memquill.atomic`)."""
+"""Staging files are ``memory/.records-<hex>.tmp`` (:mod:`memquill.foundation.atomic`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from memquill.atomic import atomic_write
 from memquill.errors import InvalidInputError, Messages, StorageError
+from memquill.foundation.atomic import atomic_write
 
 RECORDS: Final = "memory/records.md"
 ATTRIBUTE_LINE: Final = f"{RECORDS} merge=memquill -text diff"

@@ -14,9 +14,9 @@ Bindings persist as one JSON file (default ``<user data dir>/memquill/bindings.j
      "bindings": {"<session id>": {"version": 1, "workspace": "<canonical path>"}},
      "legacyMigration": {"version": 1, "migratedSessions": 2}}
 
-The file is a :class:`memquill.json_file.JsonFile`: every change is a read-modify-write under a
-kernel lock on the sidecar ``bindings.json.lock``, written only if it changed something, whole
-(a staging file, synced, renamed over the old one, the folder synced), so concurrent binders
+The file is a :class:`memquill.foundation.json_file.JsonFile`: every change is a read-modify-write
+under a kernel lock on the sidecar ``bindings.json.lock``, written only if it changed something,
+whole (a staging file, synced, renamed over the old one, the folder synced), so concurrent binders
 never lose each other's rows and a crash leaves the old or the new file, never a torn one.
 Reads take no lock and never write. Hosts that keep sessions in their own database can implement
 :class:`BindingBackend` instead and still use :func:`write_authorizer`.
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Final, Protocol, cast
 
 from memquill.errors import BindingError, BusyError, MemquillError, Messages, StorageError
-from memquill.json_file import Faults, JsonFile
+from memquill.foundation.json_file import Faults, JsonFile
 from memquill.jsondoc import parse_json
 from memquill.paths import canonical_workspace, user_data_dir
 

@@ -18,11 +18,11 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from memquill.atomic import atomic_write
 from memquill.errors import SourceError, UnsafePathError
+from memquill.foundation.atomic import atomic_write
+from memquill.foundation.safe_read import open_regular
 from memquill.owner_only import private_folder
 from memquill.paths import user_data_dir
-from memquill.safe_read import open_regular
 
 TOKEN_FILE: Final = "http-token"  # noqa: S105 - the file's name, not a secret
 """The generated token's file name, in ``memquill`` under the user data folder."""

@@ -3,8 +3,8 @@
 memquill keeps two such keys (the record key that keys tombstone hashes, and the install key
 that keys model fingerprints). Both follow one rule: 32 random bytes in a regular file, never a
 symlink, readable by its owner only. A missing key is written whole and published with a hard
-link (:func:`memquill.atomic.atomic_write`, ``exclusive``), so two processes racing agree on one
-key (a link never replaces a file). Anything else about the file makes the read fail, so a
+link (:func:`memquill.foundation.atomic.atomic_write`, ``exclusive``), so two processes racing agree
+on one key (a link never replaces a file). Anything else about the file makes the read fail, so a
 caller never falls back to something weaker.
 """
 
@@ -16,8 +16,8 @@ import secrets
 from pathlib import Path
 from typing import Final
 
-from memquill.atomic import atomic_write, fsync_folder
 from memquill.errors import SourceError
+from memquill.foundation.atomic import atomic_write, fsync_folder
 from memquill.owner_only import private_folder
 from memquill.paths import open_regular
 

@@ -12,10 +12,10 @@ them by one rule:
   :func:`memquill.jsondoc.parse_json` and validates it. A missing file is the empty document.
 - **A change** (:meth:`JsonFile.change`) creates the folder owner-only, takes the exclusive
   kernel lock on the sidecar ``<name>.lock`` as the store's writers take theirs
-  (:func:`memquill.kernel_lock.take_lock`: freed by the kernel when its holder dies), reads,
-  lets the caller change the document, and writes it back only if its bytes changed (a
+  (:func:`memquill.foundation.kernel_lock.take_lock`: freed by the kernel when its holder dies),
+  reads, lets the caller change the document, and writes it back only if its bytes changed (a
   missing file is written only once the document is no longer empty): staging files a killed
-  writer left are removed, then :func:`memquill.atomic.atomic_write` replaces the file.
+  writer left are removed, then :func:`memquill.foundation.atomic.atomic_write` replaces the file.
   Nothing is written when the caller's block raises.
 - **Every failure is the document's own error** (:class:`Faults`), so each keeps its
   documented codes and messages.
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from memquill.atomic import atomic_write, remove_staging
 from memquill.errors import BusyError, Messages, SourceError
-from memquill.kernel_lock import release_lock, take_lock
+from memquill.foundation.atomic import atomic_write, remove_staging
+from memquill.foundation.kernel_lock import release_lock, take_lock
 from memquill.owner_only import private_folder
 from memquill.paths import read_regular_stat
 
