@@ -424,10 +424,14 @@ class PostgresBackend(RecordsBackend):
         """A connection of the database's pool, the schema ensured on this backend's first
         use (so an upgrade or a newer schema is seen by every backend opened after it)."""
         with self._pool.connection(fresh=fresh) as connection:
-            if not self._schema_checked:
-                ensure_schema(connection)
-                self._schema_checked = True
-            yield connection
+            yield self._checked(connection)
+
+    def _checked(self, connection: Connection) -> Connection:
+        """``connection``, the schema ensured first on this backend's first use."""
+        if not self._schema_checked:
+            ensure_schema(connection)
+            self._schema_checked = True
+        return connection
 
     def close(self) -> None:
         """Nothing to close: connections are borrowed per read or write from the process's
@@ -435,17 +439,12 @@ class PostgresBackend(RecordsBackend):
 
     def _with_connection(self, work: Callable[[Connection], _T]) -> _T:
         """Run ``work`` on a borrowed connection; one that went stale is replaced once
-        (reads only)."""
-        for attempt in (1, 2):
-            try:
-                with self._borrowed(fresh=attempt == 2) as connection:
-                    return work(connection)
-            except psycopg.OperationalError:
-                if attempt == 2:
-                    raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
-            except psycopg.Error:
-                raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
-        raise StorageError(Messages.DATABASE_UNAVAILABLE)  # not reached: attempt 2 raises
+        (reads only: :meth:`~memquill.store._postgres_pool.Pool.run`)."""
+        try:
+            return self._pool.run(lambda connection: work(self._checked(connection)))
+        except psycopg.Error:
+            # libpq's message can quote the connection string, password included.
+            raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
 
     def _create_row(self, connection: Connection) -> None:
         connection.execute(
