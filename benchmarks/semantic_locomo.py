@@ -59,7 +59,7 @@ from memquill.enhance import AuxiliaryRunner, ModelIdentity
 from memquill.query import MemoryQuery, SearchArgs, SearchHit, SearchResult, render_search
 from memquill.semantic import SemanticRanker
 from memquill.semantic._hybrid import WEIGHT, keyword_confident
-from memquill.semantic._units import extra_hit
+from memquill.semantic._ranker import extra_hit
 from memquill.tools._ranking import arrange
 
 ANSWERABLE = (1, 2, 3, 4)

@@ -233,7 +233,7 @@ def test_filters_hold_for_purely_similar_candidates(tmp_path: Path) -> None:
 
 
 def test_similarity_with_and_without_numpy_agree(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memquill.semantic import _similarity
+    from memquill.semantic import _hybrid as _similarity
 
     embedder = TrigramEmbedder()
     rows = [tuple(embedder.vector(text)) for text in ("car tyres", "bread", "tyres for bikes")]

@@ -14,7 +14,7 @@ from pathlib import Path
 from memquill import MemorySession, MemoryToolset, remember
 from memquill.enhance import AuxiliaryRunner
 from memquill.semantic import SemanticRanker
-from memquill.semantic._callable import FunctionEmbedder
+from memquill.semantic._embedder import FunctionEmbedder
 from memquill.semantic._hybrid import joined_order, keyword_confident
 from memquill.tools import WriteSource
 

@@ -2,7 +2,7 @@
 
 Keyword ranking stays the default and the base. Given an :class:`Embedder` (the adapters make
 one from a LangChain ``Embeddings``, a LlamaIndex ``BaseEmbedding`` or a LangGraph
-``IndexConfig``; ``_callable.FunctionEmbedder`` wraps a plain function), a session's search
+``IndexConfig``; ``_embedder.FunctionEmbedder`` wraps a plain function), a session's search
 re-orders its keyword top 20 by a low-weight mix with similarity and, where keyword search is thin
 or not confident, lets the nearest documents join the keyword candidates (:class:`SemanticRanker`;
 the rule and its constants are :mod:`memquill.semantic._hybrid`'s). Vectors live
@@ -12,8 +12,7 @@ says so in the rerank fallback line. memquill never downloads a model.
 """
 
 from memquill.lazy import lazy_exports as _lazy_exports
-from memquill.semantic._embedder import Embedder, EmbedKind
-from memquill.semantic._load import load_embedder
+from memquill.semantic._embedder import Embedder, EmbedKind, load_embedder
 from memquill.semantic._ranker import SemanticRanker
 from memquill.semantic._texts import similarities_blocking
 
@@ -28,17 +27,17 @@ __all__ = [
 _INTERNAL = {
     "BATCH": "memquill.semantic._ranker",
     "SEARCH_TIMEOUT": "memquill.semantic._ranker",
-    "EmbedFunction": "memquill.semantic._callable",
-    "FunctionEmbedder": "memquill.semantic._callable",
+    "EmbedFunction": "memquill.semantic._embedder",
+    "FunctionEmbedder": "memquill.semantic._embedder",
     "Similar": "memquill.semantic._ranker",
-    "Unit": "memquill.semantic._units",
+    "Unit": "memquill.semantic._ranker",
     "Vector": "memquill.semantic._embedder",
     "VectorCache": "memquill.semantic._vectors",
     "check_vectors": "memquill.semantic._embedder",
     "similarities": "memquill.semantic._texts",
     "similarity_order": "memquill.semantic._texts",
     "similarity_order_blocking": "memquill.semantic._texts",
-    "units_of": "memquill.semantic._units",
+    "units_of": "memquill.semantic._ranker",
 }
 """Names this facade no longer exports (only this part and its tests use them): they resolve
 with a ``DeprecationWarning`` until they are removed."""

@@ -1,12 +1,15 @@
 """``SemanticRanker``: the host's embeddings re-ranking ``memory_search`` candidates, bounded.
 
+This module also holds what is embedded (units: a record whole, a note chunk by chunk) and the
+embedding of note chunks at index time, which a session's index refresh triggers.
+
 A :class:`~memquill.tools.CandidateRanker` for a session's search, as
 :class:`~memquill.enhance.ModelRanker` is, on the same auxiliary runner (scene
 ``memory_embed``) with the same statuses. Per search:
 
 1. the workspace's searchable documents (current notes, active records: nothing else can be
    compared) are cut into units, a record whole and a note per chunk, each named and digested
-   (:mod:`memquill.semantic._units`);
+   (:func:`units_of`, below);
 2. the units' cached vectors are looked up (:class:`~memquill.semantic._vectors.VectorCache`,
    keyed by the embedder's fingerprint); the query and every missing unit are embedded, in batches,
    through the runner, within the search's budget (3 s by default; what was embedded before it
@@ -21,7 +24,7 @@ A :class:`~memquill.tools.CandidateRanker` for a session's search, as
    first line says so: ``Memory ranking semantic: …``.
 
 A ranker over a query engine with a search index also embeds note chunks at index time: the
-index tells it of every refresh that read or removed notes (:mod:`memquill.semantic._refresh`),
+index tells it of every refresh that read or removed notes (:mod:`memquill.semantic._ranker`),
 so a changed note's chunks are embedded, and a deleted note's vectors dropped, by the refresh
 that sees it.
 
@@ -33,11 +36,13 @@ fallback line, ``Memory ranking <status>: <reason>. Using keyword order.``
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from memquill.enhance import (
     WAIT_MARGIN,
@@ -46,14 +51,30 @@ from memquill.enhance import (
     blocking,
     default_runner,
     fallback_line,
+    run_blocking,
     within,
 )
 from memquill.errors import MemquillError
-from memquill.index import IndexSearcher, SyncReport, vectors_path
-from memquill.paths import canonical_workspace
-from memquill.query import MemoryQuery, SearchArgs, SearchDocument, SearchHit, parse_args
-from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
-from memquill.semantic._embedder import Embedder, EmbedKind, Vector
+from memquill.foundation.text import utf16_cut
+from memquill.index import IndexSearcher, SyncReport, unit_digest, vectors_path
+from memquill.paths import canonical_workspace, read_text_nofollow
+from memquill.query import (
+    SNIPPET_UNITS,
+    MemoryQuery,
+    SearchArgs,
+    SearchDocument,
+    SearchHit,
+    note_document,
+    parse_args,
+)
+from memquill.semantic._embedder import (
+    Embedder,
+    EmbedFallback,
+    EmbedKind,
+    Vector,
+    embed_call,
+    space_of,
+)
 from memquill.semantic._hybrid import (
     EXTRA,
     JOIN_FULL,
@@ -62,15 +83,175 @@ from memquill.semantic._hybrid import (
     MIN_SIMILARITY,
     THIN,
     WEIGHT,
+    Similarities,
     hybrid_order,
     joined_order,
     keyword_confident,
 )
-from memquill.semantic._refresh import embed_refreshed
-from memquill.semantic._similarity import Similarities
-from memquill.semantic._units import Unit, extra_hit, units_of
 from memquill.semantic._vectors import VectorCache
 from memquill.tools import RankDecision
+
+# ----------------------------------------------------------------------------------------------
+# What is embedded: a record whole, a note chunk by chunk; and a purely similar hit's excerpt.
+#
+# A unit is named so that its vector follows the truth: ``r:<record id>`` (a correction is a new
+# id, a forgotten record's id leaves the searchable set), ``n:<path>#<chunk index>`` for a note's
+# chunks as ranking cuts them (heading sections, long ones in windows). Its digest (SHA-256 of
+# the text, 32 hex) tells a changed chunk from a cached one.
+
+
+_ELLIPSIS: Final = "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One embedded text.
+
+    Attributes:
+        key: ``r:<record id>`` or ``n:<path>#<chunk index>``.
+        digest: 32 hex of the text's SHA-256.
+        text: what is embedded.
+        document: the document it belongs to.
+        heading: its section heading ("" for a record or before a note's first heading).
+        line: its first line (0-based).
+    """
+
+    key: str
+    digest: str
+    text: str
+    document: SearchDocument
+    heading: str = ""
+    line: int = 0
+
+
+def units_of(documents: Sequence[SearchDocument]) -> list[Unit]:
+    """Every unit of ``documents``, in their order."""
+    units: list[Unit] = []
+    for document in documents:
+        if document.kind == "record":
+            text = document.content
+            units.append(Unit(f"r:{document.record_id}", unit_digest(text), text, document))
+            continue
+        for index, chunk in enumerate(document.chunk_list()):
+            if not chunk.text.strip():
+                continue
+            key = f"n:{document.path}#{index}"
+            digest = unit_digest(chunk.text)
+            units.append(Unit(key, digest, chunk.text, document, chunk.heading, chunk.start_line))
+    return units
+
+
+def extra_hit(document: SearchDocument, unit: Unit, similarity: float) -> SearchHit:
+    """A purely similar candidate as a hit: its best unit's start, its similarity as score."""
+    lines = unit.text.split("\n")
+    skip = 0
+    if unit.heading and lines[0].lstrip().startswith("#"):
+        skip = 1  # the heading is shown as the hit's heading, as for keyword hits
+    while skip < len(lines) - 1 and not lines[skip].strip():
+        skip += 1
+    return SearchHit(
+        rank=0,
+        path=document.path,
+        line=unit.line + skip + 1,
+        score=round(similarity, 2),
+        heading=unit.heading,
+        snippet=snippet("\n".join(lines[skip:])),
+        source=document.source,
+        kind=document.kind,
+        record_id=document.record_id,
+        record_revision=document.record_revision,
+        key=document.key,
+    )
+
+
+def snippet(text: str, units: int = SNIPPET_UNITS) -> str:
+    """``text`` cut to ``units`` UTF-16 units at a space, ``…`` where it was cut."""
+    text = text.strip()
+    if not utf16_cut(text, units)[1]:
+        return text
+    cut, _ = utf16_cut(text, units - 1)  # room for the ellipsis
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space > 0:
+        cut = cut[:space]
+    return cut.rstrip() + _ELLIPSIS
+
+
+# ----------------------------------------------------------------------------------------------
+# Note chunks embedded at index time: a session's refresh tells its semantic ranker.
+#
+# A :class:`~memquill.semantic.SemanticRanker` over a query engine with a search index listens
+# to that index (:meth:`memquill.index.IndexSearcher.on_refresh`). When a refresh — the change
+# watcher's or the freshness walk's, before a search or from ``memquill index`` — read or removed
+# notes, :func:`embed_refreshed` runs then, in the refreshing thread:
+#
+# 1. the read notes are read again and cut into units as search cuts them; every chunk vector
+#    of a removed note, and of a read note's chunk that is no longer there or whose text
+#    changed, is deleted first (whatever the embedder does next);
+# 2. the chunks not cached yet (new or changed text) are embedded through the auxiliary runner
+#    (scene ``memory_embed``, scope ``index``) within the ranker's search budget (3 s); what was
+#    embedded before the budget ran out is kept, the rest is embedded by the next semantic search
+#    (or ``memquill index --embed``).
+#
+# Nothing here may break indexing or keyword search: an embedder that fails, times out or is
+# blocked, an unreadable note, a vector file that cannot be written are logged on
+# ``memquill.semantic`` and left to the next semantic search.
+
+
+SCOPE: Final = "index"
+"""The runner scope of embedding at index time (its own cooldown)."""
+
+EmbedUnits = Callable[[Sequence[Unit], str, str, float], Coroutine[Any, Any, object]]
+"""``(units, space, scope, deadline)``: embed ``units`` and store their vectors."""
+
+
+def embed_refreshed(
+    root: Path,
+    report: SyncReport,
+    *,
+    cache: VectorCache,
+    space: Callable[[], str],
+    embed_units: EmbedUnits,
+    timeout: float,
+) -> int:
+    """Bring ``root``'s note vectors in line with what ``report`` read and removed (see the
+    module doc); the number of chunks embedded (0 when anything failed)."""
+    try:
+        units = _note_units(root, sorted(report.read))
+        named = space()
+        still = {unit.key: unit.digest for unit in units}
+        cache.drop_notes(named, report.read | report.gone, still)
+        cached = cache.lookup(named, [(unit.key, unit.digest) for unit in units])
+        missing = [unit for unit in units if unit.key not in cached]
+        if not missing:
+            return 0
+        deadline = time.monotonic() + timeout
+        run_blocking(embed_units(missing, named, SCOPE, deadline), timeout + 2 * WAIT_MARGIN)
+    except EmbedFallback as failure:
+        _log.warning(
+            "note chunks not embedded at index time (%s: %s); the next semantic search does it",
+            failure.result.status,
+            failure.result.reason,
+        )
+        return 0
+    except (TimeoutError, MemquillError, OSError, sqlite3.Error) as error:
+        _log.warning("note chunks not embedded at index time: %s", error)
+        return 0
+    return len(missing)
+
+
+def _note_units(root: Path, paths: Sequence[str]) -> list[Unit]:
+    documents: list[SearchDocument] = []
+    for path in paths:
+        try:
+            text = read_text_nofollow(root / path, note=True)
+        except MemquillError:
+            continue  # changed again or gone: the next refresh sees it
+        documents.append(note_document(path, text))
+    return units_of(documents)
+
+
+_log = logging.getLogger("memquill.semantic")
+
 
 SEARCH_TIMEOUT: Final = 3.0
 """Seconds a search gives the embedder (every call together) before keyword order stays."""

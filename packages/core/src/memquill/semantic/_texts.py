@@ -7,7 +7,7 @@ text not in ``memo`` are embedded through the auxiliary runner (scene ``memory_e
 ``timeout``; any failure keeps keyword order and answers the rerank fallback line instead.
 ``memo`` (text digest → vector) is the caller's to keep and to empty. Given ``units`` — each
 text's workspace and unit name (``i:<record id>`` for a key-value store's item) — the vectors
-are also kept in that workspace's vector cache (:mod:`memquill.semantic._item_cache`), so
+are also kept in that workspace's vector cache (:mod:`memquill.semantic._vectors`), so
 another process with the same embedder finds them, and a forget deletes them at the write.
 """
 
@@ -20,10 +20,9 @@ from collections.abc import MutableMapping, Sequence
 from operator import mul
 
 from memquill.enhance import WAIT_MARGIN, AuxiliaryRunner, blocking, default_runner, fallback_line
-from memquill.semantic._embed_call import EmbedFallback, embed_call, space_of
-from memquill.semantic._embedder import Embedder, Vector
+from memquill.semantic._embedder import Embedder, EmbedFallback, Vector, embed_call, space_of
 from memquill.semantic._hybrid import WEIGHT, hybrid_order
-from memquill.semantic._item_cache import ItemUnit, keep_vectors, kept_vectors
+from memquill.semantic._vectors import ItemUnit, keep_vectors, kept_vectors
 
 _BATCH = 64
 
