@@ -43,8 +43,7 @@ from memquill.lifecycle import (
     TranscriptSource,
     committed_turns,
 )
-from memquill.lifecycle._codec import encode_ledger
-from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._ledger import LedgerFile, encode_ledger
 from memquill.lifecycle._prompt import cut_turns, extraction_prompt, parse_facts
 from memquill.store import Candidate
 from memquill.tools import MemorySession, WriteSource, save_candidates

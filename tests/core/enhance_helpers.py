@@ -16,7 +16,7 @@ from memquill.enhance import (
     Prompt,
     TextModel,
 )
-from memquill.enhance._results import Scene
+from memquill.enhance._model import Scene
 from memquill.enhance._telemetry import Telemetry
 
 

@@ -18,9 +18,8 @@ from tests.core.enhance_helpers import Clock
 
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
 from memquill.lifecycle import Extraction, SessionGate, TranscriptSource, committed_turns
-from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import always_ready
-from memquill.lifecycle._model import Job
+from memquill.lifecycle._ledger import Job, LedgerFile
 from memquill.store import Record
 from memquill.tools import MemorySession
 

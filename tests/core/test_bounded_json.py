@@ -25,7 +25,7 @@ from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcri
 from memquill import MemorySession, MemoryToolset, jsondoc
 from memquill.errors import ERRORS, BindingError, Messages
 from memquill.lifecycle import ToolCall, ToolOutput, TranscriptSource
-from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._ledger import LedgerFile
 from memquill.lifecycle._turns import has_memory_write
 from memquill.store._lock import lock_holder
 from memquill.tools._binding import BindingStore

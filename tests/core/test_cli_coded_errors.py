@@ -18,7 +18,7 @@ from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
-from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._ledger import LedgerFile
 
 MODELS = textwrap.dedent(
     """

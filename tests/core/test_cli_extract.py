@@ -13,7 +13,7 @@ import pytest
 from tests.core.lifecycle_helpers import USERS, write_transcript
 
 from memquill.cli import main
-from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._ledger import LedgerFile
 from memquill.tools import MemorySession
 
 MODEL_MODULE = textwrap.dedent(

@@ -26,8 +26,8 @@ from memquill.enhance import (
     ProviderEvent,
     TextModel,
 )
-from memquill.enhance._calls import GRACE, MAX_STUCK, stuck_loops
 from memquill.enhance._rerank import RerankCandidate, rerank
+from memquill.enhance._runner import GRACE, MAX_STUCK, stuck_loops
 from memquill.enhance._telemetry import Telemetry
 from memquill.tools import MemorySession, MemoryToolset
 

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from tests.core.enhance_helpers import Clock, FailingModel, Signal, ask, make_runner
 
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
-from memquill.enhance._results import Scene
+from memquill.enhance._model import Scene
 from memquill.testing import FAKE_SECRET, ScriptedProviderError, scripted_failure
 
 YEAR = 365 * 24 * 3600.0
@@ -383,7 +383,7 @@ async def test_a_scripted_secret_never_reaches_results_or_logs(
 def test_fingerprints_are_keyed_and_distinct(tmp_path: Path) -> None:
     import hashlib
 
-    from memquill.enhance._identity import InstallKey, fingerprint
+    from memquill.enhance._receipts import InstallKey, fingerprint
 
     key = InstallKey(tmp_path).load()
     other_key = InstallKey(tmp_path / "elsewhere").load()

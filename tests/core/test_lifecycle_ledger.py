@@ -17,9 +17,17 @@ from memquill.errors import (
     StorageError,
 )
 from memquill.lifecycle import CommittedTurn, job_status
-from memquill.lifecycle._codec import decode_ledger, encode_ledger
-from memquill.lifecycle._file import LEDGER_PATH, LedgerFile
-from memquill.lifecycle._model import MAX_TURNS, Job, Ledger, SourceRef, turn_id
+from memquill.lifecycle._ledger import (
+    LEDGER_PATH,
+    MAX_TURNS,
+    Job,
+    Ledger,
+    LedgerFile,
+    SourceRef,
+    decode_ledger,
+    encode_ledger,
+    turn_id,
+)
 from memquill.store._lock import WriterLock
 from memquill.tools import MemorySession, MemoryToolset
 

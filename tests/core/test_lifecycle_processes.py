@@ -19,7 +19,7 @@ import pytest
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
 from memquill.lifecycle import job_status
-from memquill.lifecycle._model import turn_id
+from memquill.lifecycle._ledger import turn_id
 
 CHILD = textwrap.dedent(
     """

@@ -15,7 +15,7 @@ from tests.core.enhance_helpers import Signal
 from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_transcript
 
 from memquill.enhance import Prompt
-from memquill.enhance._identity import KEY_FILE
+from memquill.enhance._receipts import KEY_FILE
 from memquill.lifecycle import RecordedMessages, binding_gate
 from memquill.lifecycle._host import SessionState
 from memquill.store._lock import WriterLock

@@ -19,7 +19,7 @@ from memquill.lifecycle import (
     job_status,
 )
 from memquill.lifecycle._host import SessionState
-from memquill.lifecycle._model import turn_id
+from memquill.lifecycle._ledger import turn_id
 from memquill.lifecycle._turns import has_memory_write
 from memquill.store._codec import sha256_hex
 

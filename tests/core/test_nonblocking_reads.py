@@ -221,7 +221,7 @@ def test_a_fifo_swapped_in_as_the_job_ledger_is_unsafe_at_once(tmp_path: Path) -
     script = """
     import sys
     from memquill.errors import JobUnsafePathError
-    from memquill.lifecycle._file import LedgerFile
+    from memquill.lifecycle._ledger import LedgerFile
     # The FIFO appears after the path check (which would refuse it at once): only the type of
     # the open descriptor can tell.
     LedgerFile._check_paths = lambda self: None

@@ -16,7 +16,7 @@ from tests.core.store_helpers import manual, records_path
 
 from memquill import RecordStore, WriteResult
 from memquill.lifecycle import CommittedTurn
-from memquill.lifecycle._file import LedgerFile
+from memquill.lifecycle._ledger import LedgerFile
 from memquill.lifecycle._turns import record_turn
 
 Event = tuple[str, str]
@@ -112,7 +112,7 @@ def test_a_refused_write_syncs_and_renames_nothing(tmp_path: Path, events: list[
 def test_a_ledger_change_syncs_the_staged_file_then_renames_then_syncs_its_folder(
     tmp_path: Path, events: list[Event]
 ) -> None:
-    """The extraction job ledger is published the same way (``lifecycle/_file.py``)."""
+    """The extraction job ledger is published the same way (``lifecycle/_ledger.py``)."""
     ledger = LedgerFile.of(tmp_path)
     for number in (1, 2):  # the first change creates ``.assistant``, the second rewrites
         events.clear()

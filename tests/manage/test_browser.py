@@ -21,7 +21,7 @@ from tests.manage.browser_helpers import browser, open_tab, serving
 from tests.manage.manage_helpers import FakeJobs, record_revision, seed
 
 from memquill import RecordStore, open_session
-from memquill.lifecycle._model import turn_id
+from memquill.lifecycle._ledger import turn_id
 from memquill.manage import Backend, JobView, ManageServer
 
 __all__ = ["browser"]

@@ -38,16 +38,18 @@ how a scene stands without calling the model.
 from __future__ import annotations
 
 from memquill.enhance._bridge import WAIT_MARGIN, blocking, model_loop, run_blocking, within
-from memquill.enhance._model import ModelDeferred, ModelIdentity, Prompt, TextModel
-from memquill.enhance._ranker import ModelRanker
-from memquill.enhance._receipts import BlockReceipt, BlockReceipts
-from memquill.enhance._rerank import fallback_line
-from memquill.enhance._results import (
+from memquill.enhance._model import (
     SCENES,
     AuxiliaryRequest,
     AuxiliaryResult,
+    ModelDeferred,
+    ModelIdentity,
+    Prompt,
     SceneStatus,
+    TextModel,
 )
+from memquill.enhance._receipts import BlockReceipt, BlockReceipts
+from memquill.enhance._rerank import ModelRanker, fallback_line
 from memquill.enhance._runner import AuxiliaryRunner, Call, default_runner, default_state_dir
 from memquill.enhance._telemetry import ProviderEvent
 from memquill.lazy import lazy_exports as _lazy_exports
@@ -82,7 +84,7 @@ _INTERNAL = {
     "EXCERPT_UNITS": "memquill.enhance._rerank",
     "HEADING_UNITS": "memquill.enhance._rerank",
     "KEY_BYTES": "memquill.foundation.keyfiles",
-    "KEY_FILE": "memquill.enhance._identity",
+    "KEY_FILE": "memquill.enhance._receipts",
     "MAX_CANDIDATES": "memquill.enhance._rerank",
     "MAX_COOLDOWN": "memquill.enhance._runner",
     "RERANK_MAX_TOKENS": "memquill.enhance._rerank",
@@ -93,13 +95,13 @@ _INTERNAL = {
     "NoiseBudget": "memquill.enhance._telemetry",
     "Outcome": "memquill.enhance._classify",
     "ProviderClass": "memquill.enhance._telemetry",
-    "Reason": "memquill.enhance._results",
+    "Reason": "memquill.enhance._model",
     "RerankCandidate": "memquill.enhance._rerank",
     "RerankOutcome": "memquill.enhance._rerank",
     "RootCause": "memquill.enhance._classify",
-    "Scene": "memquill.enhance._results",
-    "SceneState": "memquill.enhance._results",
-    "Status": "memquill.enhance._results",
+    "Scene": "memquill.enhance._model",
+    "SceneState": "memquill.enhance._model",
+    "Status": "memquill.enhance._model",
     "StatusClass": "memquill.enhance._classify",
     "Telemetry": "memquill.enhance._telemetry",
     "classify": "memquill.enhance._classify",

@@ -1,4 +1,4 @@
-"""Optional re-ranking of keyword candidates: the prompt contract, the race, strict validation.
+"""Re-ranking of keyword candidates by a text model: the contract, the race, ``ModelRanker``.
 
 Keyword search stays the truth: a model may only *reorder* the at most 20 candidates keyword
 search found (after filters and decay), and only when its answer is exactly a permutation of
@@ -11,7 +11,7 @@ travel as one JSON document (``{"query": …, "candidates": [{"index", "heading"
 headings cut to 200 and excerpts to 500 UTF-16 units), never as instructions.
 
 The call has a 3-second budget, which the runner enforces where the caller can stop waiting
-(a model runs on a call loop of its own, :mod:`memquill.enhance._calls`): past it the search
+(a model runs on a call loop of its own, :mod:`memquill.enhance._runner`): past it the search
 answers in keyword order with ``failed: timeout``, the late answer is dropped, and the scope
 cools down like after any failed call. So a search never waits much past 3 s, even for a model
 that blocks its thread or ignores cancellation. A timer a little longer than the budget guards
@@ -28,11 +28,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from memquill.enhance._model import ModelDeferred, Prompt, TextModel
-from memquill.enhance._results import AuxiliaryRequest, AuxiliaryResult
-from memquill.enhance._runner import AuxiliaryRunner
+from memquill.enhance._bridge import WAIT_MARGIN, blocking
+from memquill.enhance._model import (
+    AuxiliaryRequest,
+    AuxiliaryResult,
+    ModelDeferred,
+    Prompt,
+    TextModel,
+)
+from memquill.enhance._runner import AuxiliaryRunner, default_runner
 from memquill.foundation.text import utf16_prefix
 from memquill.jsondoc import parse_json
+from memquill.query import SearchArgs, SearchHit
+from memquill.tools import RankDecision
 
 MAX_CANDIDATES: Final = 20
 HEADING_UNITS: Final = 200
@@ -187,3 +195,81 @@ def _collected(task: asyncio.Task[AuxiliaryResult]) -> None:
     _BACKGROUND.discard(task)
     if not task.cancelled():
         task.exception()  # marks it retrieved; the runner already classified any failure
+
+
+# ----------------------------------------------------------------------------------------------
+# ``ModelRanker``: a text model re-ranking ``memory_search`` candidates for a session.
+#
+# The tools layer knows nothing about models: a session may hold a candidate ranker
+# (:class:`memquill.tools.CandidateRanker`), and ``memory_search`` asks it to reorder the keyword
+# candidates. This is the ranker model assistance provides: it sends the candidates through
+# :func:`~memquill.enhance._rerank.rerank` (the prompt contract, the runner, the 3 s race, strict
+# validation) and answers with the new order or the fallback line.
+#
+# Synchronous callers (a LangChain ``tool.invoke``, LlamaIndex's ``call_tool``) get the same
+# answer through :meth:`ModelRanker.rank_blocking`, on the process's model-call loop
+# (:mod:`memquill.enhance._bridge`).
+
+
+class ModelRanker:
+    """Reorders search candidates with ``model``.
+
+    Args:
+        model: the host's text model.
+        runner: the auxiliary runner (default: the process's, so cooldowns are shared).
+        timeout: seconds the model has before keyword order is kept (3 by default).
+    """
+
+    def __init__(
+        self,
+        model: TextModel,
+        *,
+        runner: AuxiliaryRunner | None = None,
+        timeout: float = RERANK_TIMEOUT,
+    ) -> None:
+        self.model = model
+        self._runner = runner
+        self.timeout = timeout
+
+    @property
+    def runner(self) -> AuxiliaryRunner:
+        """The runner calls go through."""
+        if self._runner is None:
+            self._runner = default_runner()
+        return self._runner
+
+    async def rank(
+        self,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        scope: str,
+        search: SearchArgs | None = None,
+    ) -> RankDecision:
+        """The model's order of ``hits`` (indices, best first), or why keyword order stays."""
+        candidates = [RerankCandidate(hit.heading, hit.snippet) for hit in hits]
+        outcome = await rerank(
+            self.runner,
+            self.model,
+            scope=scope,
+            query=query,
+            candidates=candidates,
+            timeout=self.timeout,
+        )
+        return RankDecision(order=outcome.order, notice=outcome.notice)
+
+    def rank_blocking(
+        self,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        scope: str,
+        search: SearchArgs | None = None,
+    ) -> RankDecision:
+        """:meth:`rank` for synchronous callers (on the process's model-call loop)."""
+        # The rerank race already bounds the call; the margin guards a stuck loop.
+        late = RankDecision(notice=fallback_line("failed", "timeout"))
+        return blocking(self.rank(query, hits, scope=scope), self.timeout + WAIT_MARGIN, late)
+
+    def __repr__(self) -> str:
+        return f"ModelRanker({self.model!r})"

@@ -13,7 +13,7 @@ Per request (:meth:`AuxiliaryRunner.run`), before any model call:
    request_failed`` until its retry time.
 
 Then the model is called (120 s limit by default) on a call loop of its own
-(:mod:`memquill.enhance._calls`), so the limit holds even for a model that blocks its thread:
+(:mod:`memquill.enhance._runner`), so the limit holds even for a model that blocks its thread:
 past it the caller stops waiting, the late answer is dropped, and the call is ``failed:
 timeout`` with a cooldown (reported as a ``timeout``); the scope stays ``in_flight`` until the
 abandoned call has really ended. An empty answer is ``failed: empty_response`` with a
@@ -27,40 +27,398 @@ to a 300 s cap. Cooldowns are process-local and per (scene, scope); entries are 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import hashlib
 import logging
+import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Sized
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from memquill.enhance._calls import CallOverdue, is_loop_bound, run_call
 from memquill.enhance._classify import Failure, classify
-from memquill.enhance._entries import Entries, Entry
-from memquill.enhance._identity import IdentityUnavailable, InstallKey, fingerprint, label_digest
-from memquill.enhance._model import ModelDeferred, ModelIdentity
-from memquill.enhance._receipts import BlockReceipt, BlockReceipts, PersistenceUnavailable
-from memquill.enhance._results import (
+from memquill.enhance._model import (
     CREDENTIAL_BLOCK,
     IDENTITY_UNAVAILABLE,
     PERSISTENCE_UNAVAILABLE,
     AuxiliaryRequest,
     AuxiliaryResult,
+    ModelDeferred,
+    ModelIdentity,
     Reason,
     Scene,
     SceneStatus,
     Status,
 )
+from memquill.enhance._receipts import (
+    BlockReceipt,
+    BlockReceipts,
+    IdentityUnavailable,
+    InstallKey,
+    PersistenceUnavailable,
+    fingerprint,
+    label_digest,
+)
 from memquill.enhance._telemetry import Telemetry
 from memquill.paths import user_data_dir
+
+# ----------------------------------------------------------------------------------------------
+# Where model calls run, so that a budget holds even against a model that blocks its thread.
+#
+# A host's model may block the thread it runs on: an ``async def generate`` that calls
+# ``time.sleep``, or a synchronous client inside one. On the caller's event loop such a call
+# holds everything on that loop, the search waiting for it and the very timer that should cut it.
+# So a model call runs on a **call loop**, an event loop on a daemon thread of its own, while the
+# caller waits on its own loop for at most the call's budget. When the budget is spent the caller
+# stops waiting at once (:class:`CallOverdue`), the call is cancelled on its loop, and its
+# answer, if it ever comes, is dropped.
+#
+# - One call loop serves every call, so a model's async client keeps seeing the same loop, until
+#   it is **stuck**: while it has calls it beats every :data:`BEAT` seconds, and it has not beaten
+#   for :data:`GRACE` seconds (a model blocks it). New calls then go to a new call loop, and the
+#   stuck one's thread ends as soon as its last call does. A call that ignores cancellation but
+#   awaits leaves its loop free, and is simply kept until it ends.
+# - At most :data:`MAX_STUCK` stuck loops are kept waiting for their calls; past that, new calls
+#   go to the newest loop even when it is stuck (their callers still stop waiting at their
+#   budgets). A model that never returns therefore costs at most ``MAX_STUCK + 1`` threads.
+# - A model whose calls belong to the caller's loop says so with a class attribute
+#   ``loop_bound = True`` (an MCP client's sampling requests travel on the server's session; a
+#   framework's async client belongs to the application's loop). It runs on the caller's loop,
+#   where its budget holds as far as it awaits.
+#
+# Every call runs in a copy of the caller's context (``contextvars``), as a task would.
+
+
+BEAT: Final = 0.1
+"""Seconds between a busy call loop's beats."""
+GRACE: Final = 1.0
+"""Seconds a busy call loop may go without beating before it counts as stuck."""
+MAX_STUCK: Final = 4
+"""Stuck call loops kept waiting for their calls to end (each holds one thread)."""
+
+T = TypeVar("T")
+Work = Callable[[], Coroutine[Any, Any, Any]]
+
+
+class CallOverdue(Exception):
+    """The call's budget was spent: the caller stopped waiting, the call was cancelled."""
+
+
+def is_loop_bound(model: object) -> bool:
+    """Whether ``model`` must run on its caller's event loop (``loop_bound = True``)."""
+    return getattr(model, "loop_bound", False) is True
+
+
+async def run_call(
+    work: Callable[[], Coroutine[Any, Any, T]],
+    timeout: float | None,
+    *,
+    here: bool,
+    ended: Callable[[], None],
+) -> T:
+    """The answer of ``work()`` (a text, an embedder's vectors), awaited for at most
+    ``timeout`` seconds (``None``: no limit).
+
+    Args:
+        work: makes the model call's coroutine.
+        timeout: the budget.
+        here: run on the caller's loop (a loop-bound model) instead of a call loop.
+        ended: called once the call has really ended (before its answer is handed over, or
+            long after an overdue or cancelled caller stopped waiting).
+
+    Raises:
+        CallOverdue: the budget was spent.
+        asyncio.CancelledError: the caller was cancelled (the call is cancelled too).
+        whatever the model raised.
+    """
+    if here:
+        return await _run_here(work, timeout, ended)
+    call = _POOL.start(work, contextvars.copy_context(), ended)
+    waiting = asyncio.wrap_future(call.answer)
+    try:
+        done, _ = await asyncio.wait({waiting}, timeout=timeout)
+    except asyncio.CancelledError:
+        _POOL.abandon(call)
+        raise
+    if not done:
+        _POOL.abandon(call)
+        raise CallOverdue
+    return waiting.result()
+
+
+_KEPT: Final[set[asyncio.Task[Any]]] = set()
+
+
+async def _run_here(
+    work: Callable[[], Coroutine[Any, Any, T]], timeout: float | None, ended: Callable[[], None]
+) -> T:
+    task = asyncio.ensure_future(work())
+    task.add_done_callback(lambda _: ended())
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        _abandon_here(task)
+        raise
+    if not done:
+        _abandon_here(task)
+        raise CallOverdue
+    return task.result()
+
+
+def _abandon_here(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and hold it until it ends (a model may ignore cancellation)."""
+    task.cancel()
+    _KEPT.add(task)
+    task.add_done_callback(_collect)
+
+
+def _collect(task: asyncio.Task[Any]) -> None:
+    _KEPT.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: nobody waits for an abandoned call's outcome
+
+
+class _Call:
+    """One model call on a call loop."""
+
+    def __init__(self, worker: _Worker, ended: Callable[[], None]) -> None:
+        self.worker = worker
+        self.answer: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.ended = ended
+        self.task: asyncio.Task[Any] | None = None
+
+
+class _Worker:
+    """A call loop: an event loop running on a daemon thread of its own."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.pid = os.getpid()
+        self.calls: set[_Call] = set()
+        self.retired = False
+        self.beating = False
+        self.beaten_at = time.monotonic()
+        self.thread = threading.Thread(target=self._run, name="memquill-model-call", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def stuck(self, now: float) -> bool:
+        return bool(self.calls) and now - self.beaten_at > GRACE
+
+
+class _Pool:
+    """The process's call loops (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._current: _Worker | None = None
+        self._stuck: set[_Worker] = set()
+
+    def start(self, work: Work, context: contextvars.Context, ended: Callable[[], None]) -> _Call:
+        with self._lock:
+            worker = self._worker()
+            call = _Call(worker, ended)
+            worker.calls.add(call)
+            beat = not worker.beating
+            if beat:
+                worker.beating, worker.beaten_at = True, time.monotonic()
+        worker.loop.call_soon_threadsafe(self._begin, call, work, context)
+        if beat:
+            worker.loop.call_soon_threadsafe(self._beat, worker)
+        return call
+
+    def abandon(self, call: _Call) -> None:
+        """The caller stopped waiting: cancel the call and drop whatever it answers."""
+        call.answer.cancel()
+        with suppress(RuntimeError):  # a closed loop: the call has ended already
+            call.worker.loop.call_soon_threadsafe(self._cancel, call)
+
+    def stuck_loops(self) -> int:
+        """Stuck call loops still waiting for a call to end."""
+        with self._lock:
+            return len(self._stuck)
+
+    def _worker(self) -> _Worker:
+        current = self._current
+        if current is not None and current.pid != os.getpid():
+            current = None  # a forked child: the parent's threads are not here
+        elif (
+            current is not None and len(self._stuck) < MAX_STUCK and current.stuck(time.monotonic())
+        ):
+            current.retired = True
+            self._stuck.add(current)
+            current = None
+        if current is None:
+            current = self._current = _Worker()
+        return current
+
+    # -- on the call loop ------------------------------------------------------------------
+
+    def _begin(self, call: _Call, work: Work, context: contextvars.Context) -> None:
+        if call.answer.cancelled():  # abandoned before it began: never started
+            self._end(call)
+            return
+        try:
+            coroutine = context.run(work)
+        except Exception as error:  # noqa: BLE001 - handed to the caller like any failure
+            self._end(call)
+            with suppress(concurrent.futures.InvalidStateError):
+                call.answer.set_exception(error)
+            return
+        task = call.worker.loop.create_task(coroutine, context=context)
+        call.task = task
+        task.add_done_callback(lambda finished: self._finish(call, finished))
+
+    def _beat(self, worker: _Worker) -> None:
+        with self._lock:
+            worker.beaten_at = time.monotonic()
+            worker.beating = bool(worker.calls)  # an idle loop rests; the next call wakes it
+        if worker.beating:
+            worker.loop.call_later(BEAT, self._beat, worker)
+
+    def _cancel(self, call: _Call) -> None:
+        if call.task is not None:
+            call.task.cancel()
+
+    def _finish(self, call: _Call, task: asyncio.Task[Any]) -> None:
+        self._end(call)
+        answer = call.answer
+        if answer.done():
+            if not task.cancelled():
+                task.exception()  # retrieved: an abandoned call's outcome is dropped
+            return
+        try:
+            if task.cancelled():
+                answer.cancel()
+            elif (error := task.exception()) is not None:
+                answer.set_exception(error)
+            else:
+                answer.set_result(task.result())
+        except concurrent.futures.InvalidStateError:
+            pass  # abandoned meanwhile: dropped
+
+    def _end(self, call: _Call) -> None:
+        try:
+            call.ended()
+        finally:
+            with self._lock:
+                worker = call.worker
+                worker.calls.discard(call)
+                if worker.retired and not worker.calls:
+                    self._stuck.discard(worker)
+                    worker.loop.stop()
+
+
+_POOL: Final = _Pool()
+
+
+def stuck_loops() -> int:
+    """How many stuck call loops are waiting for their calls to end (for tests and status)."""
+    return _POOL.stuck_loops()
+
+
+# ----------------------------------------------------------------------------------------------
+# The runner's process-local memory: one entry per (scene, scope), least recently used first.
+#
+# An entry belongs to one model configuration (its fingerprint): it says whether a call is out
+# (``in_flight``), until when the scope cools down after a failure, how many failures in a row
+# led there, and how the last call ended. Entries of another configuration are ignored, so a key
+# change starts afresh. Nothing here touches disk or the network: cooldowns end with the process.
+
+
+@dataclass(slots=True)
+class Entry:
+    """One (scene, scope)'s state for one configuration."""
+
+    scene: Scene
+    fingerprint: str
+    digest: str
+    failures: int = 0
+    pending: bool = False
+    retry_at: float | None = None
+    last: AuxiliaryResult | None = None
+
+
+class Entries:
+    """The (scene, scope) table, bounded to ``capacity`` entries (LRU).
+
+    Thread-safe: a runner may serve several event loops (the blocking bridge's and a host's).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._table: OrderedDict[str, Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def admit(
+        self, scene: Scene, scope: str, fingerprint: str, digest: str, now: float
+    ) -> Entry | AuxiliaryResult:
+        """A fresh pending entry for a call, or why no call may go out now.
+
+        ``cooldown: in_flight`` while this scope's call is out (no coalescing), ``cooldown:
+        request_failed`` until its retry time; failures in a row carry over.
+        """
+        key = _key(scene, scope)
+        with self._lock:
+            previous = self._table.get(key)
+            same = previous is not None and previous.fingerprint == fingerprint
+            if previous is not None and same:
+                if previous.pending:
+                    return AuxiliaryResult("cooldown", "in_flight")
+                if previous.retry_at is not None and previous.retry_at > now:
+                    return AuxiliaryResult("cooldown", "request_failed", retry_at=previous.retry_at)
+            carried = previous.failures if previous is not None and same else 0
+            entry = Entry(scene, fingerprint, digest, failures=carried, pending=True)
+            self._table[key] = entry
+            self._table.move_to_end(key)
+            while len(self._table) > self.capacity:
+                self._table.popitem(last=False)
+        return entry
+
+    def status(
+        self, scene: Scene, scope: str | None, fingerprint: str, label: str, now: float
+    ) -> SceneStatus:
+        """How ``scene`` stands for one configuration, in one scope or across all of them."""
+        wanted = None if scope is None else _key(scene, scope)
+        with self._lock:
+            entries = [
+                entry
+                for key, entry in self._table.items()
+                if entry.scene == scene
+                and entry.fingerprint == fingerprint
+                and (wanted is None or key == wanted)
+            ]
+        if any(entry.pending for entry in entries):
+            return SceneStatus(scene, "in_flight", model=label)
+        cooling = [e for e in entries if e.retry_at is not None and e.retry_at > now]
+        if cooling:
+            latest = max(cooling, key=lambda e: e.retry_at or 0.0)
+            reason = latest.last.reason if latest.last is not None else "request_failed"
+            return SceneStatus(scene, "cooling_down", reason, latest.retry_at, label)
+        if any(e.last is not None and e.last.completed for e in entries):
+            return SceneStatus(scene, "healthy", model=label)
+        return SceneStatus(scene, "ready", model=label)
+
+
+def _key(scene: str, scope: str) -> str:
+    # Hashed: a scope may be a workspace path, which need not sit in memory as a dict key.
+    return hashlib.sha256(f"{scene}\0{scope}".encode()).hexdigest()
+
 
 MAX_COOLDOWN: Final = 300.0
 _TIMEOUT: Final = Failure("timeout", "transient_upstream")
 _LOG: Final = logging.getLogger("memquill.enhance")
-
-
-T = TypeVar("T")
 
 
 class Identified(Protocol):

@@ -41,11 +41,11 @@ from memquill.lifecycle._host import (
     SourceMessage,
     ToolCall,
     ToolOutput,
+    TranscriptSource,
     binding_gate,
 )
-from memquill.lifecycle._pass import PassReport
+from memquill.lifecycle._job import PassReport
 from memquill.lifecycle._status import JobsView, JobView, job_status, retry_jobs
-from memquill.lifecycle._transcript import TranscriptSource
 from memquill.lifecycle._turns import CommittedTurn, committed_turns
 
 __all__ = [
@@ -69,32 +69,32 @@ __all__ = [
 ]
 
 _INTERNAL = {
-    "BATCH_TURNS": "memquill.lifecycle._model",
+    "BATCH_TURNS": "memquill.lifecycle._ledger",
     "EXTRACTION_MAX_TOKENS": "memquill.lifecycle._prompt",
     "EXTRACTION_SYSTEM_PROMPT": "memquill.lifecycle._prompt",
-    "LEDGER_PATH": "memquill.lifecycle._file",
-    "MAX_ATTEMPTS": "memquill.lifecycle._model",
+    "LEDGER_PATH": "memquill.lifecycle._ledger",
+    "MAX_ATTEMPTS": "memquill.lifecycle._ledger",
     "MAX_CALLS_PER_PASS": "memquill.lifecycle._job",
     "MAX_FACTS": "memquill.lifecycle._prompt",
-    "MAX_JOBS": "memquill.lifecycle._model",
-    "MAX_LEDGER_BYTES": "memquill.lifecycle._model",
-    "MAX_TURNS": "memquill.lifecycle._model",
+    "MAX_JOBS": "memquill.lifecycle._ledger",
+    "MAX_LEDGER_BYTES": "memquill.lifecycle._ledger",
+    "MAX_TURNS": "memquill.lifecycle._ledger",
     "STATUS_JOBS": "memquill.lifecycle._status",
     "Fact": "memquill.lifecycle._prompt",
-    "Job": "memquill.lifecycle._model",
-    "JobStatus": "memquill.lifecycle._model",
-    "Ledger": "memquill.lifecycle._model",
-    "LedgerFile": "memquill.lifecycle._file",
+    "Job": "memquill.lifecycle._ledger",
+    "JobStatus": "memquill.lifecycle._ledger",
+    "Ledger": "memquill.lifecycle._ledger",
+    "LedgerFile": "memquill.lifecycle._ledger",
     "PromptTurn": "memquill.lifecycle._prompt",
     "Refusal": "memquill.lifecycle._turns",
     "SessionState": "memquill.lifecycle._host",
-    "SourceRef": "memquill.lifecycle._model",
+    "SourceRef": "memquill.lifecycle._ledger",
     "always_ready": "memquill.lifecycle._host",
     "extraction_prompt": "memquill.lifecycle._prompt",
     "has_memory_write": "memquill.lifecycle._turns",
     "parse_facts": "memquill.lifecycle._prompt",
-    "read_transcript": "memquill.lifecycle._transcript",
-    "turn_id": "memquill.lifecycle._model",
+    "read_transcript": "memquill.lifecycle._host",
+    "turn_id": "memquill.lifecycle._ledger",
 }
 """Names this facade no longer exports (only this part and its tests use them): they resolve
 with a ``DeprecationWarning`` until they are removed."""

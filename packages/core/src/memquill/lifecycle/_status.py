@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.lifecycle._file import LedgerFile
-from memquill.lifecycle._model import ELIGIBLE, MAX_TURNS, Job, JobStatus
+from memquill.lifecycle._ledger import ELIGIBLE, MAX_TURNS, Job, JobStatus, LedgerFile
 
 STATUS_JOBS: Final = 20
 """How many of the latest jobs the status shows by default."""

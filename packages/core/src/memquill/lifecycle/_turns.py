@@ -24,9 +24,16 @@ from typing import Final, Literal, cast
 
 from memquill.errors import JobLimitError, Messages
 from memquill.jsondoc import parse_json
-from memquill.lifecycle._file import LedgerFile
 from memquill.lifecycle._host import SourceMessage, ToolCall, ToolOutput
-from memquill.lifecycle._model import BATCH_TURNS, MAX_JOBS, MAX_TURNS, Job, SourceRef, turn_id
+from memquill.lifecycle._ledger import (
+    BATCH_TURNS,
+    MAX_JOBS,
+    MAX_TURNS,
+    Job,
+    LedgerFile,
+    SourceRef,
+    turn_id,
+)
 
 Refusal = Literal[
     "unsuccessful",
