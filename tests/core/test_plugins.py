@@ -19,7 +19,6 @@ from tests.core.store_helpers import manual
 from memquill.errors import SecretError
 from memquill.plugins import hookspecs
 from memquill.plugins._adapters import AdapterHarness, AdapterSpec
-from memquill.plugins._builtin import PLUGIN_NAME as BUILTIN
 from memquill.plugins._manager import (
     DISABLE_AUTOLOAD_ENV,
     MemquillPluginManager,
@@ -28,6 +27,7 @@ from memquill.plugins._manager import (
     registered_adapters,
     secret_scanner,
 )
+from memquill.plugins._manager import PLUGIN_NAME as BUILTIN
 from memquill.plugins.hookspecs import hookimpl
 from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, SecretDetector
 from memquill.store._store import RecordStore

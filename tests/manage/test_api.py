@@ -23,7 +23,7 @@ from tests.manage.manage_helpers import (
 from memquill import RecordStore
 from memquill.errors import Messages
 from memquill.manage import MAX_BODY_BYTES, JobView
-from memquill.manage._api import HTTP_STATUS
+from memquill.manage._app import HTTP_STATUS
 
 
 @pytest.fixture

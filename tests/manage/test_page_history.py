@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.manage.manage_helpers import client, revision, seed
 
 from memquill import RecordStore
-from memquill.manage._panels import doctor_panel
+from memquill.manage._page import doctor_panel
 from memquill.store._history import history_figures
 
 

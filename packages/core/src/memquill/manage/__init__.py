@@ -17,11 +17,8 @@ only requests that carry the token (a cookie the browser gets from :attr:`login_
 bearer token), and refuses cross-site requests (see ``docs/manage.md``).
 """
 
-from memquill.manage._app import create_app
-from memquill.manage._guard import LOOPBACK_HOSTS, MAX_BODY_BYTES
-from memquill.manage._jobs import JobsSource, JobsView, JobView, LedgerJobs
-from memquill.manage._server import ManageServer
-from memquill.manage._state import Backend
+from memquill.manage._app import LOOPBACK_HOSTS, MAX_BODY_BYTES, ManageServer, create_app
+from memquill.manage._state import Backend, JobsSource, JobsView, JobView, LedgerJobs
 
 __all__ = [
     "LOOPBACK_HOSTS",

@@ -1,4 +1,4 @@
-"""What the page shows, as data: every record with its provenance, the doctor's findings, jobs.
+"""What the page shows, as data (records, the doctor's findings, jobs), in plain words.
 
 One :class:`Backend` is the page's whole world: the session of one workspace (chosen when the
 server starts, never by a request), the extraction jobs source, and the clock. The state is the
@@ -7,23 +7,248 @@ server starts, never by a request), the extraction jobs source, and the clock. T
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Final, Protocol, runtime_checkable
 
-from memquill.errors import CorruptError, MemoryRecordError
+from memquill.errors import CorruptError, MemoryRecordError, MemquillError
 from memquill.items import expires_at
-from memquill.manage._jobs import JobsSource, jobs_json
-from memquill.manage._words import STATUS_WORDS, age, provenance
+from memquill.lifecycle import Extraction, job_status, retry_jobs
 from memquill.store import (
     Diagnosis,
     DoctorReport,
     HistoryFigures,
+    JSONValue,
     Record,
     RepairPlan,
     Snapshot,
 )
 from memquill.tools import MemorySession
+
+# ----------------------------------------------------------------------------------------------
+# The words the page shows: provenance, age, statuses and reasons, in plain English.
+#
+# Codes stay in the JSON (and in a small ``code`` label on the page) so a person can look them up
+# in ``docs/errors.md``, but every message a person reads is a sentence.
+
+
+STATUS_WORDS: Final[Mapping[str, str]] = {
+    "active": "current",
+    "superseded": "replaced by a correction",
+    "revoked": "forgotten",
+}
+
+JOB_STATUSES: Final[Mapping[str, str]] = {
+    "pending": "waiting",
+    "running": "running",
+    "completed": "saved facts",
+    "nothing": "found nothing to remember",
+    "unavailable": "unavailable",
+    "failed": "failed",
+    "cooldown": "cooling down",
+    "skipped": "skipped",
+}
+
+JOB_REASONS: Final[Mapping[str, str]] = {
+    "binding_unavailable": "the conversation is no longer bound to this workspace",
+    "policy_blocked": "the conversation is in a read-only mode",
+    "source_unavailable": "the messages can no longer be found",
+    "source_changed": "the messages were edited while the model was answering",
+    "source_revoked": "a fact from these messages was corrected or forgotten",
+    "retry_exhausted": "three paid attempts were used; it will not be retried",
+    "identity_unavailable": "the model's identity could not be established",
+    "storage_capacity": "the records store is full",
+    "storage_corrupt": "records.md cannot be read",
+    "storage_unavailable": "the records store is unavailable",
+    "storage_busy": "another writer held the records store",
+    "extraction_or_storage_failed": "the model's answer or the save failed",
+    "credentials_missing": "the model needs credentials; waiting for a configuration change",
+    "provider_missing": "the model provider is no longer configured",
+    "persistence_unavailable": "the model's settings could not be read",
+    "runtime_unsupported": "this runtime cannot reach a model",
+    "request_failed": "the model request failed",
+    "empty_response": "the model answered with nothing",
+    "cancelled": "the request was cancelled",
+    "in_flight": "another request was already running",
+    "configuration_required": "the model needs configuration",
+}
+
+
+def _text(source: Mapping[str, JSONValue], key: str) -> str | None:
+    value = source.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def provenance(source: Mapping[str, JSONValue]) -> str:
+    """Where a record came from, as a phrase: ``added by hand``, ``saved by a tool in …``."""
+    kind = source.get("kind")
+    session = _text(source, "sessionId")
+    message = _text(source, "messageId")
+    if kind == "manual":
+        return "added by hand"
+    if kind == "tool":
+        return f"saved by a tool in session {session}" if session else "saved by a tool"
+    if kind == "conversation":
+        role = _text(source, "role")
+        said = f" ({role} message)" if role else ""
+        where = f"session {session}, message {message}" if session and message else "a chat"
+        return f"extracted from {where}{said}"
+    return f"source {kind!s}"
+
+
+def age(timestamp: str, now: datetime) -> str:
+    """How long ago ``timestamp`` was, coarsely: ``just now``, ``5 minutes ago``, ``3 days ago``."""
+    try:
+        then = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+        seconds = int((now - then).total_seconds())
+    except (ValueError, TypeError):
+        return "at an unknown time"
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''} ago"
+    return "just now"  # under a minute, or a clock that runs behind the file's
+
+
+# ----------------------------------------------------------------------------------------------
+# The extraction jobs panel's view of the lifecycle: a small interface and its JSON.
+#
+# The page never reads the job ledger itself. It asks a :class:`JobsSource` for the status
+# (spec 9.8: the last jobs, whether the turn log is full, how many turns wait for a batch) and asks
+# it to resume jobs when a person presses Retry. Whatever cannot be read is shown as
+# ``{"error": "unavailable"}``: a corrupt or missing ledger never blocks managing records by hand.
+# :class:`LedgerJobs` is the source ``memquill manage`` uses: the lifecycle's status API.
+
+
+RETRYABLE: Final = frozenset({"pending", "running", "unavailable", "failed", "cooldown"})
+"""Statuses the runner picks up again (spec 9.4 step 3)."""
+
+_EXHAUSTED: Final = "retry_exhausted"
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """One extraction job as the panel shows it.
+
+    Attributes:
+        id: the job id (the batch-closing turn).
+        status: ``pending``, ``running``, ``completed``, ``nothing``, ``unavailable``,
+            ``failed``, ``cooldown`` or ``skipped``.
+        reason: why it has that status (spec 9.7), if it says.
+        updated_at: ISO timestamp of the last status change.
+        retry_at: not before this moment (milliseconds since the epoch), if set.
+        requires_configuration_change: waits for a changed model configuration.
+    """
+
+    id: str
+    status: str
+    reason: str | None = None
+    updated_at: str | None = None
+    retry_at: int | None = None
+    requires_configuration_change: bool = False
+
+    @property
+    def can_retry(self) -> bool:
+        """Whether pressing Retry can make progress: never after the attempt budget is spent."""
+        return self.status in RETRYABLE and self.reason != _EXHAUSTED
+
+
+@dataclass(frozen=True, slots=True)
+class JobsView:
+    """The status the panel shows (spec 9.8)."""
+
+    jobs: Sequence[JobView]
+    capacity_reached: bool = False
+    pending_turns: int = 0
+
+
+@runtime_checkable
+class JobsSource(Protocol):
+    """What the page needs from the extraction lifecycle of its workspace."""
+
+    def status(self) -> JobsView:
+        """The current status.
+
+        Raises:
+            MemquillError or OSError: the ledger cannot be read (the page shows unavailable).
+        """
+        ...
+
+    def resume(self) -> None:
+        """Start a pass over the retryable jobs and return without waiting for it."""
+        ...
+
+
+class LedgerJobs:
+    """The jobs source of a workspace's extraction ledger (what ``memquill manage`` shows).
+
+    The status is read from the ledger (:func:`memquill.lifecycle.job_status`). Retry clears
+    the waits of every job that can still move (never the attempt budget), so the host's next
+    pass takes them at once; given the host's :class:`~memquill.lifecycle.Extraction`, Retry
+    also starts that pass in the background.
+    """
+
+    def __init__(
+        self, workspace: str | os.PathLike[str], extraction: Extraction | None = None
+    ) -> None:
+        self.workspace = workspace
+        self.extraction = extraction
+
+    def status(self) -> JobsView:
+        """The ledger's status in the panel's terms (an unused workspace: no jobs)."""
+        view = job_status(self.workspace)
+        jobs = [
+            JobView(
+                job.id,
+                job.status,
+                job.reason,
+                job.updated_at,
+                job.retry_at,
+                job.requires_configuration_change,
+            )
+            for job in view.jobs
+        ]
+        return JobsView(jobs, view.capacity_reached, view.pending_turns)
+
+    def resume(self) -> None:
+        """Make the retryable jobs eligible now, and run a pass when an extraction is known."""
+        if self.extraction is not None:
+            self.extraction.retry()
+        else:
+            retry_jobs(self.workspace)
+
+
+def jobs_json(source: JobsSource | None) -> dict[str, object]:
+    """The ``enhancement`` member of the state: the status, or ``{"error": "unavailable"}``.
+
+    ``None`` means this installation has no extraction lifecycle for the workspace.
+    """
+    if source is None:
+        return {"error": "unavailable"}
+    try:
+        view = source.status()
+    except (MemquillError, OSError, ValueError):
+        return {"error": "unavailable"}
+    jobs = [
+        {
+            "id": job.id,
+            "status": job.status,
+            "reason": job.reason,
+            "updatedAt": job.updated_at,
+            "retryAt": job.retry_at,
+            "requiresConfigurationChange": job.requires_configuration_change,
+            "canRetry": job.can_retry,
+        }
+        for job in view.jobs
+    ]
+    return {
+        "jobs": jobs,
+        "capacityReached": view.capacity_reached,
+        "pendingTurns": view.pending_turns,
+        "canRetry": any(job.can_retry for job in view.jobs),
+    }
 
 
 def _utc_now() -> datetime:

@@ -23,9 +23,9 @@ if typing.TYPE_CHECKING:
         AdapterHarness,
         AdapterSpec,
         HarnessResult,
+        IntegrationSpec,
         ToolDescriptor,
     )
-    from memquill.plugins._integrations import IntegrationSpec
     from memquill.plugins._manager import (
         DISABLE_AUTOLOAD_ENV,
         MemquillPluginManager,
@@ -82,7 +82,7 @@ __getattr__, __dir__ = lazy_exports(
         "AdapterHarness": "memquill.plugins._adapters",
         "AdapterSpec": "memquill.plugins._adapters",
         "HarnessResult": "memquill.plugins._adapters",
-        "IntegrationSpec": "memquill.plugins._integrations",
+        "IntegrationSpec": "memquill.plugins._adapters",
         "MemquillPluginManager": "memquill.plugins._manager",
         "PluginFailure": "memquill.plugins._manager",
         "PluginReport": "memquill.plugins._manager",

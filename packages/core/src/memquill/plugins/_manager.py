@@ -1,8 +1,8 @@
-"""The plugin manager factory, and what the installed plugins contribute.
+"""The plugin manager factory, memquill's own plugin, and what installed plugins contribute.
 
 :func:`get_plugin_manager` builds a fresh manager on every call (nothing is global and nothing
 happens at import): it adds :mod:`memquill.plugins.hookspecs`, registers the built-in plugin
-(:mod:`memquill.plugins._builtin`), then loads the ``memquill`` entry-point group one plugin
+(:mod:`memquill.plugins._manager`), then loads the ``memquill`` entry-point group one plugin
 at a time.
 A plugin that fails to import, to register or to validate is recorded as a
 :class:`PluginFailure` and left out; the others still load. ``MEMQUILL_DISABLE_PLUGIN_AUTOLOAD=1``
@@ -24,12 +24,31 @@ from typing import Final, cast
 
 import pluggy
 
-from memquill.plugins import _builtin as builtin
 from memquill.plugins import hookspecs
-from memquill.plugins._adapters import AdapterSpec
-from memquill.plugins._integrations import IntegrationSpec
-from memquill.plugins.hookspecs import PROJECT_NAME
-from memquill.store import SecretDetector, SecretScanner
+from memquill.plugins._adapters import AdapterSpec, IntegrationSpec
+from memquill.plugins.hookspecs import PROJECT_NAME, hookimpl
+from memquill.store import BUILTIN_DETECTORS, SecretDetector, SecretScanner
+
+PLUGIN_NAME: Final = "memquill.builtin"
+"""The name memquill's own plugin is registered under."""
+
+
+class Builtin:
+    """memquill's own plugin: the built-in contributions, registered like any third party's.
+
+    :func:`get_plugin_manager` registers it under :data:`PLUGIN_NAME` before it loads any entry
+    point. Keeping the built-ins on the same path as plugins means a host that lists or filters
+    plugins sees them too, and nothing in the core calls the built-ins by a private route.
+    """
+
+    @hookimpl
+    def memquill_register_secret_detectors(
+        self, register: Callable[[SecretDetector], None]
+    ) -> None:
+        """Contribute :data:`~memquill.store.BUILTIN_DETECTORS`, in their documented order."""
+        for detector in BUILTIN_DETECTORS:
+            register(detector)
+
 
 if typing.TYPE_CHECKING:
     from memquill.enhance import TextModel
@@ -138,8 +157,8 @@ def get_plugin_manager(load_entrypoints: bool = True) -> MemquillPluginManager:
     """
     pm = MemquillPluginManager()
     pm.add_hookspecs(hookspecs)
-    pm.register(builtin, name=builtin.PLUGIN_NAME)
-    pm.distributions[builtin.PLUGIN_NAME] = (PROJECT_NAME, _own_version())
+    pm.register(Builtin(), name=PLUGIN_NAME)
+    pm.distributions[PLUGIN_NAME] = (PROJECT_NAME, _own_version())
     pm.check_pending()
     if load_entrypoints and not _autoload_disabled():
         _load_entry_points(pm)

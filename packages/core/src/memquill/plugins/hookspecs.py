@@ -29,8 +29,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from memquill.enhance import ProviderEvent, TextModel
-    from memquill.plugins._adapters import AdapterSpec
-    from memquill.plugins._integrations import IntegrationSpec
+    from memquill.plugins._adapters import AdapterSpec, IntegrationSpec
     from memquill.store import SecretDetector
 
 __all__ = [
@@ -103,7 +102,7 @@ def memquill_register_secret_detectors(register: Callable[[SecretDetector], None
     Called when a host builds its :class:`~memquill.store.SecretScanner` from the plugin
     manager. Call ``register`` once per detector. Detectors only add refusals: content that
     any registered detector flags is never saved (error code ``secret``). The built-in
-    detectors arrive through this same hook from the plugin ``memquill.plugins._builtin``.
+    detectors arrive through this same hook from the plugin ``memquill.plugins._manager``.
 
     Args:
         register: takes one :class:`~memquill.store.SecretDetector`: an object with a stable

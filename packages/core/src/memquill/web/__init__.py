@@ -10,9 +10,15 @@ Imports nothing beyond the standard library and memquill's foundation: an adapte
 wraps its own ASGI application.
 """
 
-from memquill.web._access import LOGIN_PARAMETER, TokenGuard
+from memquill.web._access import (
+    LOGIN_PARAMETER,
+    TOKEN_FILE,
+    TokenGuard,
+    default_token_path,
+    load_token,
+    read_token_file,
+)
 from memquill.web._serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT, bounded_protocol
-from memquill.web._token import TOKEN_FILE, default_token_path, load_token, read_token_file
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
