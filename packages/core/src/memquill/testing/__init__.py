@@ -22,30 +22,28 @@ import typing
 from memquill.plugins import lazy_exports as _lazy_exports
 from memquill.testing._cases import Case, Fixture, Step, load_cases, load_fixtures
 from memquill.testing._demo import SCENARIO, AdapterRun, DemoStep, core_spec, run_adapter
-from memquill.testing._embedders import (
+from memquill.testing._harness import CoreHarness
+from memquill.testing._models import (
+    FAKE_SECRET,
     PARITY_ALIASES,
     PARITY_EMBEDDERS,
     BlockingEmbedder,
     FailingEmbedder,
     HangingEmbedder,
-    TrigramEmbedder,
-    failing_parity_embedder,
-    parity_embedder,
-    parity_embedder_spec,
-    trigram_vectors,
-    with_framework_embedder,
-)
-from memquill.testing._harness import CoreHarness
-from memquill.testing._models import (
-    FAKE_SECRET,
     ModelScript,
     Reply,
     ScriptedProviderError,
     ScriptedTextModel,
+    TrigramEmbedder,
+    failing_parity_embedder,
+    parity_embedder,
+    parity_embedder_spec,
     parse_script,
     play,
     script_of,
     scripted_failure,
+    trigram_vectors,
+    with_framework_embedder,
     with_framework_model,
 )
 from memquill.testing._normalize import Normalizer, canonical_schema

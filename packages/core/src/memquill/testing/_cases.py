@@ -19,8 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from memquill.testing._embedders import PARITY_EMBEDDERS
-from memquill.testing._models import ModelScript, parse_script
+from memquill.testing._models import PARITY_EMBEDDERS, ModelScript, parse_script
 
 Action = Literal["plan_mode_on", "plan_mode_off", "write_file"]
 

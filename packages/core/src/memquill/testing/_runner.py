@@ -15,8 +15,7 @@ from memquill.jsondoc import parse_json
 from memquill.plugins import AdapterHarness, HarnessResult
 from memquill.semantic import SemanticRanker, load_embedder
 from memquill.testing._cases import Case, Step, load_fixtures
-from memquill.testing._embedders import PARITY_EMBEDDERS
-from memquill.testing._models import ScriptedTextModel
+from memquill.testing._models import PARITY_EMBEDDERS, ScriptedTextModel
 from memquill.testing._normalize import Normalizer
 from memquill.tools import MemorySession
 
