@@ -262,3 +262,16 @@ def test_a_search_from_the_shell_builds_only_the_models_it_uses(tmp_path: Path) 
     built = set(done.stdout.split("built:")[-1].split())
     assert {"SearchArgs", "SearchHit", "SearchResult"} <= built  # the search did validate
     assert sorted(built.intersection(NOT_BUILT_FOR_SEARCH)) == []
+
+
+def test_an_mcp_server_without_an_embedder_loads_no_semantic_recall(tmp_path: Path) -> None:
+    # memquill-mcp's start-up is what a host waits for (benchmarks/mcp_ready.py): semantic
+    # recall is opt-in (--embed), so a server without it never imports it.
+    code = (
+        "from memquill_mcp import cli\n"
+        "from memquill_mcp.server import build_server\n"
+        f"args = cli._parser().parse_args(['--workspace', {str(tmp_path)!r}])\n"
+        "build_server(cli._session(args), write_only=False, derive_session_ids=True,\n"
+        "             client_model=False, rerank_timeout=None)\n"
+    )
+    assert under(loaded_after(code), ("memquill.semantic",)) == []

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
@@ -48,7 +48,6 @@ from memquill import (
 from memquill.errors import ERRORS, Messages
 from memquill.paths import WORKSPACE_ENV, choose_workspace
 from memquill.plugins import connect_telemetry, get_plugin_manager
-from memquill.semantic import load_embedder
 from memquill.web import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_REQUEST_TIMEOUT,
@@ -58,6 +57,9 @@ from memquill.web import (
 )
 from memquill_mcp.http_server import DEFAULT_PATH, MIN_REMOTE_TOKEN, http_app, is_loopback
 from memquill_mcp.server import build_server
+
+if TYPE_CHECKING:
+    from memquill.semantic import Embedder
 
 __all__ = ["DEFAULT_PORT", "TOKEN_ENV", "WORKSPACE_ENV", "main"]
 
@@ -286,8 +288,17 @@ def _session(args: argparse.Namespace) -> MemorySession:
         lock_timeout=args.lock_timeout,
         now=_clock(args.testing_clock),
         store=args.store,
-        embedder=load_embedder(args.embed) if args.embed else None,
+        embedder=_embedder(args.embed),
     )
+
+
+def _embedder(spec: str | None) -> Embedder | None:
+    if not spec:
+        return None
+    # Semantic recall is opt-in: a server without --embed never imports it (start-up time).
+    from memquill.semantic import load_embedder
+
+    return load_embedder(spec)
 
 
 def _workspace(given: str | None) -> Path:

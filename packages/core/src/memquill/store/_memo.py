@@ -232,7 +232,18 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
     before and decoding continues at the same place. Any problem in the new part returns
     ``None``: the caller decodes in full, which reports it as it always has.
     """
-    tail = raw[len(last.raw) :]
+    return _appended(last, raw[len(last.raw) :], raw)
+
+
+def extended(last: Decoded, tail: bytes) -> Decoded | None:
+    """``last`` followed by ``tail`` (whole blocks), decoded from where ``last`` ends, without
+    reading or copying ``last``'s bytes: a database backend that fetched only the rows added
+    since knows the new file is ``last`` plus their blocks. ``None``: the tail does not decode
+    (the caller decodes the whole file, which reports the problem)."""
+    return _appended(last, tail, None)
+
+
+def _appended(last: Decoded, tail: bytes, raw: bytes | None) -> Decoded | None:
     try:
         claims = last.header == HEADER_V3
         records = decode_blocks(
@@ -247,12 +258,23 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
         return None
     digest = last.digest.copy()
     digest.update(tail)
-    snapshot = Snapshot(last.snapshot.identity, digest.hexdigest(), RecordList(records), len(raw))
+    buffer: bytes | bytearray
+    if raw is not None:
+        buffer = raw
+    else:
+        size = last.snapshot.size_bytes
+        buffer = last.buffer
+        if not (isinstance(buffer, bytearray) and len(buffer) == size):
+            buffer = bytearray(buffer[:size])  # once; later appends extend it in place
+        buffer += tail
+    snapshot = Snapshot(
+        last.snapshot.identity, digest.hexdigest(), RecordList(records), len(buffer)
+    )
     if not claims:
         # A claim replaces an earlier place, which an index shared by appending cannot see:
         # a v3 file's snapshot builds its own.
         snapshot.follows(last.snapshot)
-    return Decoded(raw, snapshot, last.blocks, digest)
+    return Decoded(buffer, snapshot, last.blocks, digest)
 
 
 def _bad_block(valid_prefix: bytes) -> int:

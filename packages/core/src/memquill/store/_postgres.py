@@ -48,7 +48,7 @@ from memquill.foundation.keyfiles import KEY_BYTES
 from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
 from memquill.store._doctor import DoctorReport, report_for
-from memquill.store._memo import Decoded, header_of
+from memquill.store._memo import Decoded, extended, header_of
 from memquill.store._postgres_location import PostgresLocation
 from memquill.store._postgres_pool import pool_for
 from memquill.store._postgres_rows import Row, assemble, columns, difference, split
@@ -306,15 +306,18 @@ class PostgresBackend(RecordsBackend):
     def _rows_since(
         self, connection: Connection, workspace_id: object, seq: int, versions: int, header: str
     ) -> _Loaded:
-        known = () if self._loaded.blob else self._loaded.rows
-        since = 0 if self._loaded.blob else self._loaded.seq
+        last = self._loaded
+        known = () if last.blob else last.rows
+        since = 0 if last.blob else last.seq
         rows = list(known)
+        rewritten = False  # a row already known changed its bytes
         for position, record_id, meta, content in connection.execute(
             ROWS, (workspace_id, since)
         ).fetchall():
             assert isinstance(position, int)
             row = Row.of(str(record_id), str(meta), str(content))
             if position < len(rows):
+                rewritten = rewritten or row.block != rows[position].block
                 rows[position] = row
             elif position == len(rows):
                 rows.append(row)
@@ -323,6 +326,21 @@ class PostgresBackend(RecordsBackend):
         else:
             del rows[versions:]
             if len(rows) == versions:
+                if (
+                    known
+                    and versions >= len(known)
+                    and not rewritten
+                    and header == last.header
+                    and last.decoded
+                ):
+                    # Only rows added at the end (an appended correction's superseded row
+                    # keeps its bytes): decode just their blocks, as a file store decodes
+                    # another writer's append, instead of the whole workspace again.
+                    tail = b"".join(row.block for row in rows[len(known) :])
+                    decoded = extended(last.decoded, tail) if tail else last.decoded
+                    if decoded is not None:
+                        self.memo.remember(decoded)
+                        return _Loaded(seq, header, tuple(rows), None, decoded=decoded)
                 return _Loaded(seq, header, tuple(rows), assemble(header, rows))
         if since == 0:
             raise StorageError(Messages.DATABASE_UNAVAILABLE)  # rows out of order: not ours
