@@ -58,7 +58,8 @@ import statistics
 import subprocess
 import sys
 import time
-from bisect import bisect_left
+from array import array
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -75,6 +76,8 @@ TANTIVY_B = 0.75
 """tantivy's BM25 constants (its Python binding cannot change them)."""
 TOP = 10
 """The hits compared with today's engine."""
+MEMO = 256
+"""Decoded notes and hit documents kept (today's index keeps 256 hit documents)."""
 
 
 # -- build -------------------------------------------------------------------------------------
@@ -132,23 +135,8 @@ def build(root: Path, store: Path) -> dict[str, Any]:
     for note, meta in zip(figures, metas, strict=True):
         body = " ".join(" ".join([term] * (2 * count)) for term, count in note.body.items())
         meta.extend([PAD] * (width - len(meta)))
-        stored = {
-            "p": note.path,
-            "l": note.length,
-            "g": list(note.tags),
-            "d": note.day,
-            "b": note.body,
-            "f": note.fields,
-            "t": note.terms,
-            "c": note.chunks,
-            "m": note.matrix.tolist(),
-        }
         dated += bool(note.day)
-        writer.add_document(
-            tantivy.Document(
-                body=body, meta=" ".join(meta), figures=json.dumps(stored).encode("utf-8")
-            )
-        )
+        writer.add_document(tantivy.Document(body=body, meta=" ".join(meta), figures=encode(note)))
     writer.commit()
     writer.wait_merging_threads()
     (store / "spike.json").write_text(
@@ -168,35 +156,74 @@ class Note:
     length: int
     tag_keys: frozenset[str]
     day: int
-    body: dict[str, int]
+    counts: array[int]
     fields: dict[str, tuple[int, ...]]
-    terms: tuple[str, ...]
+    terms: bytes
+    """The terms, each between NULs: a term's column is the NULs before it (found at C
+    speed; a search asks about a few terms of a few hundred candidates)."""
     chunks: int
-    matrix: list[int]
+    matrix: array[int]
 
     @property
     def kind(self) -> Any:
         return "note"
 
+    def column(self, term: str) -> int:
+        found = self.terms.find(b"\0" + term.encode("utf-8") + b"\0")
+        return -1 if found < 0 else self.terms.count(b"\0", 0, found)
+
+    def body(self, term: str) -> int:
+        column = self.column(term)
+        return 0 if column < 0 else self.counts[column]
+
     def chunk_counts(self, term: str) -> tuple[int, ...]:
-        column = bisect_left(self.terms, term)
-        if column == len(self.terms) or self.terms[column] != term:
+        column = self.column(term)
+        if column < 0:
             return (0,) * max(1, self.chunks)
-        return tuple(self.matrix[column :: len(self.terms)])
+        return tuple(self.matrix[column :: len(self.counts)])
+
+
+def encode(note: Any) -> bytes:
+    """A note's figures in one blob: a JSON header line (path, length, tags, day, chunks, the
+    field counts, the arrays' types), the terms joined by NUL, then the body counts (one per
+    term, 0 for a term only fields hold) and the chunk matrix as machine arrays. tantivy's
+    document store compresses it."""
+    counts = array("I", [note.body.get(term, 0) for term in note.terms])
+    if max(counts, default=0) < 1 << 16:
+        counts = array("H", counts)
+    header = {
+        "p": note.path,
+        "l": note.length,
+        "g": list(note.tags),
+        "d": note.day,
+        "c": note.chunks,
+        "f": note.fields,
+        "b": counts.typecode,
+        "m": note.matrix.typecode,
+        "n": len(counts) * counts.itemsize,
+    }
+    terms = "\0".join(note.terms).encode("utf-8")
+    data = counts.tobytes() + note.matrix.tobytes()
+    return b"\n".join([json.dumps(header).encode("utf-8"), terms, data])
 
 
 def decode(blob: bytes) -> Note:
-    found = json.loads(blob)
+    head, terms, rest = blob.split(b"\n", 2)
+    found = json.loads(head)
+    counts = array(found["b"])
+    counts.frombytes(rest[: found["n"]])
+    matrix = array(found["m"])
+    matrix.frombytes(rest[found["n"] :])
     return Note(
         path=found["p"],
         length=found["l"],
         tag_keys=frozenset(found["g"]),
         day=found["d"],
-        body=found["b"],
-        fields={term: tuple(counts) for term, counts in found["f"].items()},
-        terms=tuple(found["t"]),
+        counts=counts,
+        fields={term: tuple(values) for term, values in found["f"].items()},
+        terms=b"\0" + terms + b"\0",
         chunks=found["c"],
-        matrix=found["m"],
+        matrix=matrix,
     )
 
 
@@ -218,7 +245,8 @@ class SpikeIndex:
             raise NotImplementedError("the spike leaves the month term out: no dated paths")
         self.size: int = self.searcher.num_docs
         self.holders: dict[str, int] = {}
-        self.notes: dict[tuple[int, int], Note] = {}
+        self.notes: OrderedDict[tuple[int, int], Note] = OrderedDict()
+        self.documents: OrderedDict[str, Any] = OrderedDict()
         self.rounds: list[int] = []
 
     def term_query(self, term: str) -> Any:
@@ -253,6 +281,24 @@ class SpikeIndex:
         found = self.notes.get(key)
         if found is None:
             found = self.notes[key] = decode(self.searcher.doc(address)["figures"][0])
+            if len(self.notes) > MEMO:
+                self.notes.popitem(last=False)
+        else:
+            self.notes.move_to_end(key)
+        return found
+
+    def document(self, path: str) -> Any:
+        """The note read from its file (kept, as the index keeps its hit documents)."""
+        from memquill.query import note_document
+
+        found = self.documents.get(path)
+        if found is None:
+            found = note_document(path, (self.root / path).read_text("utf-8"))
+            self.documents[path] = found
+            if len(self.documents) > MEMO:
+                self.documents.popitem(last=False)
+        else:
+            self.documents.move_to_end(path)
         return found
 
     def search(self, question: str, candidates: int, start: float) -> list[Any]:
@@ -316,7 +362,7 @@ class SpikeCorpus:
     def postings(self, term: str) -> list[tuple[int, int, tuple[int, ...] | None]]:
         found: list[tuple[int, int, tuple[int, ...] | None]] = []
         for slot, note in enumerate(self.notes):
-            body = note.body.get(term, 0)
+            body = note.body(term)
             fields = note.fields.get(term)
             if body or fields:
                 found.append((slot, body, fields))
@@ -347,10 +393,7 @@ class SpikeCorpus:
         return self.notes[index].chunk_counts(term)
 
     def document(self, index: int) -> Any:
-        from memquill.query import note_document
-
-        path = self.notes[index].path
-        return note_document(path, (self._index.root / path).read_text("utf-8"))
+        return self._index.document(self.notes[index].path)
 
 
 # -- the children ------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ process:
   stemmer, saved to a folder and memory-mapped when loaded);
 - warm search p50/p95 over LoCoMo questions: memquill through its index (change watcher on),
   FTS5 (the question's non-stop words OR-ed, ``ORDER BY bm25``), tantivy (the same words
-  OR-ed, its BM25 top 5) and bm25s (its top 5), and memquill's plain full scan (no index, warm
-  document cache);
+  OR-ed, its BM25 top 5, no match count: block-max WAND) and bm25s (its top 5), and
+  memquill's plain full scan (no index, warm document cache);
 - the first search in a fresh process (import timed apart);
 - a search right after editing one note (memquill: the watcher sees the edit; FTS5: the row
   is replaced first; tantivy: the document is replaced and committed; bm25s has no update, so
@@ -313,7 +313,9 @@ def searcher(
         def tantivy_search(question: str) -> str | None:
             words = [w for w in re.findall(r"\w+", question.lower()) if w not in STOP]
             found = index.searcher()
-            hits = found.search(index.parse_query(" ".join(words) or "none", ["body"]), 5).hits
+            query = index.parse_query(" ".join(words) or "none", ["body"])
+            # count=False: no total to count, so tantivy's block-max WAND may skip blocks.
+            hits = found.search(query, 5, count=False).hits
             return None if not hits else os.path.relpath(found.doc(hits[0][1])["path"][0], root)
 
         def tantivy_edit(path: Path) -> None:
@@ -389,7 +391,8 @@ stop = frozenset(sys.argv[4].split(" "))
 words = [w for w in re.findall(r"\\w+", question.lower()) if w not in stop]
 index = tantivy.Index.open(store)
 searcher = index.searcher()
-for _, address in searcher.search(index.parse_query(" ".join(words) or "none", ["body"]), 5).hits:
+query = index.parse_query(" ".join(words) or "none", ["body"])
+for _, address in searcher.search(query, 5, count=False).hits:
     print(searcher.doc(address)["path"][0][len(root) + 1 :])
 """
 BM25S_SCRIPT = """
