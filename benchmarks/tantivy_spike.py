@@ -39,10 +39,12 @@ analysis and ranking stay memquill's.
 Measured for each size, each in its own process, one after another in one run: memquill's
 build (``memquill index``) and the spike's build (CPU time, index size, peak RSS), the warm
 search p50 (CPU) of memquill's engine (``IndexSearcher.search``, what ``memory_search`` calls
-after its arguments), of the spike and of a raw tantivy top-10 over the spike's index, the
+after its arguments), of the spike, of the spike ranking tantivy's top 50 alone (one round, no
+check: the speed such a design could reach, and how often it would be wrong) and of a raw
+tantivy top-10 over the spike's index, the
 first search in a fresh process, peak RSS, how many tantivy rounds the questions needed, and
-whether the spike's top-10 lists (paths and scores) are identical to the engine's on every
-LoCoMo question. Dated paths (the month term) and filters are left out of the spike: the
+whether the top-10 lists (paths and scores) of both variants are identical to the engine's on
+every LoCoMo question. Dated paths (the month term) and filters are left out of the spike: the
 generated vault has neither.
 """
 
@@ -301,7 +303,11 @@ class SpikeIndex:
             self.documents.move_to_end(path)
         return found
 
-    def search(self, question: str, candidates: int, start: float) -> list[Any]:
+    def search(
+        self, question: str, candidates: int, start: float, *, checked: bool = True
+    ) -> list[Any]:
+        """memquill's hits for ``question``: exact when ``checked`` (see the module), else
+        ranked over tantivy's top ``start × depth`` alone."""
         from memquill.query import RankParams, query_terms, rank
 
         params = RankParams()
@@ -316,8 +322,8 @@ class SpikeIndex:
             rounds += 1
             hits = self.searcher.search(query, wanted, count=False).hits
             corpus = SpikeCorpus(self, [self.note(address) for _, address in hits])
-            if len(hits) < wanted:
-                break  # every note holding a term is a candidate
+            if len(hits) < wanted or not checked:
+                break  # every note holding a term is a candidate (or no check asked)
             # float32 scores: a hair of slack.
             bound = hits[-1][0] * (1 + 1e-5) / self.alpha
             scores = sorted(base_scores(corpus, terms, params), reverse=True)
@@ -430,12 +436,12 @@ def searching(kind: str, root: Path, store: Path, asked: list[str], start: float
             )
             return [(hit.document.path, hit.score) for hit in hits[:TOP]]
 
-    elif kind == "spike":
+    elif kind in ("spike", "spike-top"):
         spike = SpikeIndex(root, store)
 
         def search(question: str) -> list[tuple[str, float]]:
             assert spike is not None
-            hits = spike.search(question, CANDIDATES, start)
+            hits = spike.search(question, CANDIDATES, start, checked=kind == "spike")
             return [(hit.document.path, hit.score) for hit in hits[:TOP]]
 
     else:  # raw tantivy: the same terms, its own top 10, nothing more
@@ -468,7 +474,7 @@ def searching(kind: str, root: Path, store: Path, asked: list[str], start: float
         "lists": lists,
         "rss": rss_mib(),
     }
-    if spike is not None:
+    if spike is not None and kind == "spike":
         result["rounds"] = spike.rounds
     return result
 
@@ -533,24 +539,27 @@ def measure(size: int, args: argparse.Namespace, asked: list[str]) -> dict[str, 
     row["spike_mb"] = size_mb(spike_folder)
     row["memquill"] = spawn("memquill", root, index_folder, asked)
     row["spike"] = spawn("spike", root, spike_folder, asked, args.start)
+    row["spike_top"] = spawn("spike-top", root, spike_folder, asked, 1.0)
     row["tantivy"] = spawn("tantivy", root, spike_folder, asked)
-    ours, theirs = row["memquill"]["lists"], row["spike"]["lists"]
-    row["same_paths"] = sum(
-        [path for path, _ in a] == [path for path, _ in b]
-        for a, b in zip(ours, theirs, strict=True)
-    )
-    row["same_scores"] = sum(
-        len(a) == len(b)
-        and all(
-            pa == pb and math.isclose(sa, sb, rel_tol=1e-9)
-            for (pa, sa), (pb, sb) in zip(a, b, strict=True)
+    ours = row["memquill"]["lists"]
+    for kind in ("spike", "spike_top"):
+        theirs = row[kind]["lists"]
+        row[kind]["same_paths"] = sum(
+            [path for path, _ in a] == [path for path, _ in b]
+            for a, b in zip(ours, theirs, strict=True)
         )
-        for a, b in zip(ours, theirs, strict=True)
-    )
+        row[kind]["same_scores"] = sum(
+            len(a) == len(b)
+            and all(
+                pa == pb and math.isclose(sa, sb, rel_tol=1e-9)
+                for (pa, sa), (pb, sb) in zip(a, b, strict=True)
+            )
+            for a, b in zip(ours, theirs, strict=True)
+        )
     row["questions"] = len(asked)
     load.append(os.getloadavg()[0])
     row["load"] = load
-    for kind in ("memquill", "spike", "tantivy"):
+    for kind in ("memquill", "spike", "spike_top", "tantivy"):
         del row[kind]["lists"]
     return row
 
@@ -562,6 +571,10 @@ def report(rows: list[dict[str, Any]]) -> None:
     def p50(row: dict[str, Any], kind: str) -> float:
         return statistics.median(row[kind]["warm_cpu"])
 
+    def same(row: dict[str, Any], kind: str) -> str:
+        found, asked = row[kind], row["questions"]
+        return f"{found['same_paths']}/{asked} / {found['same_scores']}/{asked}"
+
     table: list[tuple[str, Any]] = [
         ("memquill build CPU", lambda r: f"{r['memquill_build']['cpu']:.1f} s"),
         ("spike build CPU", lambda r: f"{r['spike_build']['cpu']:.1f} s"),
@@ -569,6 +582,7 @@ def report(rows: list[dict[str, Any]]) -> None:
         ("spike index size (tantivy)", lambda r: f"{r['spike_mb']:.1f} MB"),
         ("memquill engine warm p50 CPU", lambda r: ms(p50(r, "memquill"))),
         ("spike warm p50 CPU", lambda r: ms(p50(r, "spike"))),
+        ("spike, top 50 unchecked, warm p50 CPU", lambda r: ms(p50(r, "spike_top"))),
         ("raw tantivy top-10 warm p50 CPU", lambda r: ms(p50(r, "tantivy"))),
         (
             "memquill engine ÷ raw tantivy (warm)",
@@ -591,7 +605,11 @@ def report(rows: list[dict[str, Any]]) -> None:
         ),
         (
             "top-10 identical to memquill's (paths / paths and scores)",
-            lambda r: f"{r['same_paths']}/{r['questions']} / {r['same_scores']}/{r['questions']}",
+            lambda r: same(r, "spike"),
+        ),
+        (
+            "top 50 unchecked: top-10 identical (paths / paths and scores)",
+            lambda r: same(r, "spike_top"),
         ),
         (
             "tantivy rounds per question (1 / 2 / 3+)",
