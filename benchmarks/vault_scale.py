@@ -1,29 +1,38 @@
-"""Search at vault scale: memquill's index side by side with SQLite FTS5 and a plain scan.
+"""Search at vault scale: memquill's index beside SQLite FTS5, tantivy, bm25s and a plain scan.
 
 Usage::
 
     uv run python benchmarks/vault_scale.py [--sizes 512,5000,20000,100000]
         [--data ../shared/bench-data/locomo10.json] [--work DIR] [--queries 200]
-        [--before OTHER/packages/core/src]
+        [--before OTHER/packages/core/src] [--peers tantivy,bm25s]
 
 For each size it generates a seeded vault of Markdown notes from LoCoMo conversation turns
 (one note = a run of turns of one session, with frontmatter tags, a title and section
 headings; about 4 KB each) plus one note about pierogi, then measures, each in its own
 process:
 
-- build: ``memquill index`` (files/s, index size, peak RSS) and an FTS5 table over the same
-  files (``porter unicode61``, one row per note);
+- build: ``memquill index`` (files/s, index size, peak RSS) and, over the same files, an FTS5
+  table (``porter unicode61``, one row per note), a tantivy index (``en_stem`` tokenizer, one
+  document per note, one writer thread) and a bm25s index (its English stop words, no
+  stemmer, saved to a folder and memory-mapped when loaded);
 - warm search p50/p95 over LoCoMo questions: memquill through its index (change watcher on),
-  FTS5 (the question's non-stop words OR-ed, ``ORDER BY bm25``), and memquill's plain full
-  scan (no index, warm document cache);
+  FTS5 (the question's non-stop words OR-ed, ``ORDER BY bm25``), tantivy (the same words
+  OR-ed, its BM25 top 5, no match count: block-max WAND) and bm25s (its top 5), and
+  memquill's plain full scan (no index, warm document cache);
 - the first search in a fresh process (import timed apart);
 - a search right after editing one note (memquill: the watcher sees the edit; FTS5: the row
-  is replaced first; plain scan: it re-reads the file);
+  is replaced first; tantivy: the document is replaced and committed; bm25s has no update, so
+  none; plain scan: it re-reads the file);
 - whether the pierogi note is the top hit for "pierogi farmer cheese";
 - the cold path, whole process: ``memquill search QUESTION`` from a shell against a Python script
-  that imports ``sqlite3``, opens the FTS5 index, searches and prints the top five paths,
-  interleaved run by run (``--cold-runs`` of each, wall and CPU time, and memquill ÷ FTS5).
-  ``--cold-only`` measures only this (and the builds it needs).
+  that imports ``sqlite3``, opens the FTS5 index, searches and prints the top five paths (and
+  the same script for tantivy and bm25s), interleaved run by run (``--cold-runs`` of each, wall
+  and CPU time, and memquill ÷ each peer). ``--cold-only`` measures only this (and the builds
+  it needs);
+- the ratios memquill ÷ each peer: build CPU, index size, cold search CPU, warm p50 CPU, peak
+  RSS (warm).
+
+``--peers`` names the peers beside FTS5 (default ``tantivy,bm25s``; empty: FTS5 only).
 
 Children may write their bytecode cache (``PYTHONDONTWRITEBYTECODE`` is dropped) and each cold
 command runs once untimed first: an installed package has its bytecode, so a cold start never
@@ -70,6 +79,8 @@ _STOP_TEXT = (
     "his she her they their what which who whom how when where why"
 )
 STOP = frozenset(_STOP_TEXT.split(" "))
+PEERS = ("tantivy", "bm25s")
+"""The engines measured beside FTS5 (``--peers``)."""
 
 
 # -- the vault ---------------------------------------------------------------------------------
@@ -198,6 +209,36 @@ def child(kind: str, root: Path, store: Path, queries: list[str], edits: int) ->
             "cpu": cpu_seconds() - started_cpu,
             "rss": rss_mib(),
         }
+    if kind == "tantivy-build":
+        import tantivy
+
+        schema = tantivy_schema()
+        store.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(schema, path=str(store))
+        writer = index.writer(heap_size=64_000_000, num_threads=1)
+        for path in note_files(root):
+            writer.add_document(tantivy.Document(path=str(path), body=path.read_text("utf-8")))
+        writer.commit()
+        writer.wait_merging_threads()
+        return {
+            "seconds": time.perf_counter() - started,
+            "cpu": cpu_seconds() - started_cpu,
+            "rss": rss_mib(),
+        }
+    if kind == "bm25s-build":
+        import bm25s
+
+        paths = note_files(root)
+        texts = [path.read_text("utf-8") for path in paths]
+        retriever = bm25s.BM25()
+        retriever.index(bm25s.tokenize(texts, show_progress=False), show_progress=False)
+        retriever.save(str(store), show_progress=False)
+        (store / "paths.json").write_text(json.dumps([str(path) for path in paths]))
+        return {
+            "seconds": time.perf_counter() - started,
+            "cpu": cpu_seconds() - started_cpu,
+            "rss": rss_mib(),
+        }
     search, edit = searcher(kind, root, store)
     imported = time.perf_counter()
     imported_cpu = cpu_seconds()
@@ -208,6 +249,8 @@ def child(kind: str, root: Path, store: Path, queries: list[str], edits: int) ->
         "first": first,
         "first_cpu": cpu_seconds() - imported_cpu,
     }
+    if kind == "bm25s":
+        edits = 0  # bm25s has no update: an edit means a new index
     if len(queries) > 1:
         search(queries[1])
         timings: list[float] = []
@@ -262,6 +305,48 @@ def searcher(
             return hits[0].path if hits else None
 
         return search, append
+    if kind == "tantivy":
+        import tantivy
+
+        index = tantivy.Index.open(str(store))
+
+        def tantivy_search(question: str) -> str | None:
+            words = [w for w in re.findall(r"\w+", question.lower()) if w not in STOP]
+            found = index.searcher()
+            query = index.parse_query(" ".join(words) or "none", ["body"])
+            # count=False: no total to count, so tantivy's block-max WAND may skip blocks.
+            hits = found.search(query, 5, count=False).hits
+            return None if not hits else os.path.relpath(found.doc(hits[0][1])["path"][0], root)
+
+        def tantivy_edit(path: Path) -> None:
+            append(path)
+            writer = index.writer(heap_size=15_000_000, num_threads=1)
+            writer.delete_documents_by_term("path", str(path))
+            writer.add_document(tantivy.Document(path=str(path), body=path.read_text("utf-8")))
+            writer.commit()
+            writer.wait_merging_threads()
+            index.reload()
+
+        return tantivy_search, tantivy_edit
+    if kind == "bm25s":
+        import bm25s
+
+        retriever = bm25s.BM25.load(str(store), mmap=True, show_progress=False)
+        paths = json.loads((store / "paths.json").read_text("utf-8"))
+
+        def bm25s_search(question: str) -> str | None:
+            tokens = bm25s.tokenize(question, return_ids=False, show_progress=False)
+            if not tokens[0]:
+                return None
+            found, scores = retriever.retrieve(tokens, k=5, show_progress=False)
+            if scores[0][0] <= 0:
+                return None
+            return os.path.relpath(paths[int(found[0][0])], root)
+
+        def no_edit(path: Path) -> None:
+            raise AssertionError("bm25s has no update")
+
+        return bm25s_search, no_edit
     connection = sqlite3.connect(store)
 
     def fts_search(question: str) -> str | None:
@@ -298,10 +383,47 @@ for (path,) in rows:
 """
 
 
+# The tantivy and bm25s peers of the FTS5 script.
+TANTIVY_SCRIPT = """
+import re, sys, tantivy
+store, root, question = sys.argv[1:4]
+stop = frozenset(sys.argv[4].split(" "))
+words = [w for w in re.findall(r"\\w+", question.lower()) if w not in stop]
+index = tantivy.Index.open(store)
+searcher = index.searcher()
+query = index.parse_query(" ".join(words) or "none", ["body"])
+for _, address in searcher.search(query, 5, count=False).hits:
+    print(searcher.doc(address)["path"][0][len(root) + 1 :])
+"""
+BM25S_SCRIPT = """
+import json, sys, bm25s
+store, root, question = sys.argv[1:4]
+retriever = bm25s.BM25.load(store, mmap=True, show_progress=False)
+paths = json.loads(open(store + "/paths.json", encoding="utf-8").read())
+tokens = bm25s.tokenize(question, return_ids=False, show_progress=False)
+if tokens[0]:
+    found, scores = retriever.retrieve(tokens, k=5, show_progress=False)
+    for document, score in zip(found[0], scores[0]):
+        if score > 0:
+            print(paths[int(document)][len(root) + 1 :])
+"""
+PEER_SCRIPTS = {"fts": FTS_SCRIPT, "tantivy": TANTIVY_SCRIPT, "bm25s": BM25S_SCRIPT}
+
+
+def tantivy_schema() -> Any:
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("path", stored=True, tokenizer_name="raw")
+    builder.add_text_field("body", tokenizer_name="en_stem")
+    return builder.build()
+
+
 def cold_command(kind: str, root: Path, store: Path, question: str) -> list[str]:
-    """The whole-process command of one cold search: ``memquill search`` or the FTS5 script."""
-    if kind == "fts":
-        return [sys.executable, "-c", FTS_SCRIPT, str(store), str(root), question, _STOP_TEXT]
+    """The whole-process command of one cold search: ``memquill search`` or a peer's script."""
+    if kind in PEER_SCRIPTS:
+        script = PEER_SCRIPTS[kind]
+        return [sys.executable, "-c", script, str(store), str(root), question, _STOP_TEXT]
     # The console script a shell runs (``PYTHONPATH`` picks the version measured).
     script = Path(sys.executable).with_name("memquill")
     return [str(script), "--workspace", str(root), "search", question]
@@ -365,6 +487,8 @@ def ms(value: float) -> str:
 
 
 def size_of(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
 
 
@@ -376,6 +500,7 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     index_folder = work / f"index-{size}"
     before_folder = work / f"index-before-{size}"
     fts = work / f"fts-{size}.sqlite3"
+    peers = {name: work / f"{name}-{size}" for name in args.peer_names}
     built = [fts, *(next(f.glob("*.sqlite3"), None) for f in (index_folder, before_folder))]
     # --reuse: the indexes of an earlier run stand (a run measuring only the cold path).
     reuse = args.reuse and all(built[: 3 if args.before else 2])
@@ -383,6 +508,9 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
         shutil.rmtree(folder, ignore_errors=True)
     for stale in work.glob(fts.name + "*") if not reuse else ():
         stale.unlink()
+    for folder in peers.values():
+        if not reuse or not folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
     # Bytecode may be cached (as in an installed package): no child compiles what it imports.
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env = {**base_env, "MEMQUILL_INDEX_DIR": str(index_folder)}
@@ -405,6 +533,10 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
     if not reuse:
         row["build"] = spawn("memquill-build", root, index_folder, [], 0, env)
         row["fts_build"] = spawn("fts-build", root, fts, [], 0, env)
+    for name, folder in peers.items():
+        if not folder.exists():
+            row[f"{name}_build"] = spawn(f"{name}-build", root, folder, [], 0, env)
+        row[f"{name}_mb"] = size_of(folder) / 1e6
     row["index_mb"] = size_of(next(index_folder.glob("*.sqlite3"))) / 1e6
     row["fts_mb"] = size_of(fts) / 1e6
     many = queries[: args.queries]
@@ -412,6 +544,7 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
         ("before", "memquill", before_folder, before_env),
         ("memquill", "memquill", index_folder, env),
         ("fts", "fts", fts, env),
+        *((name, name, folder, env) for name, folder in peers.items()),
     ]
     row["cold"] = measure_cold(
         [engine for engine in cold_engines if engine[0] != "before" or args.before],
@@ -426,6 +559,7 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
         ("before", "memquill", before_folder, many, before_env),
         ("memquill", "memquill", index_folder, many, env),
         ("fts", "fts", fts, many, env),
+        *((name, name, folder, many, env) for name, folder in peers.items()),
         ("scan", "scan", index_folder, scan_queries if size <= args.scan_max else [], env),
     ]
     for name, kind, store, asked, environment in engines:
@@ -454,13 +588,13 @@ def cold_cell(name: str) -> Callable[[dict[str, Any]], str]:
     return render
 
 
-def cold_ratio(name: str) -> Callable[[dict[str, Any]], str]:
+def cold_ratio(name: str, peer: str = "fts") -> Callable[[dict[str, Any]], str]:
     def render(r: dict[str, Any]) -> str:
         cold = r.get("cold", {})
-        if name not in cold or "fts" not in cold:
+        if name not in cold or peer not in cold:
             return "—"
-        wall = statistics.median(cold[name]["wall"]) / statistics.median(cold["fts"]["wall"])
-        cpu = statistics.median(cold[name]["cpu"]) / statistics.median(cold["fts"]["cpu"])
+        wall = statistics.median(cold[name]["wall"]) / statistics.median(cold[peer]["wall"])
+        cpu = statistics.median(cold[name]["cpu"]) / statistics.median(cold[peer]["cpu"])
         return f"{wall:.2f}× ({cpu:.2f}×)"
 
     return render
@@ -471,16 +605,57 @@ def cold_rows(
 ) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
     """The cold-path rows: each engine's whole-process search, and memquill ÷ FTS5."""
     table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
-    for name in ("before", "memquill", "fts"):
+    for name in ("before", "memquill", "fts", *PEERS):
         if any(name in row.get("cold", {}) for row in rows):
             table.append((f"{names[name]} cold search, whole process (CPU)", cold_cell(name)))
     for name in ("before", "memquill"):
-        if any(name in row.get("cold", {}) for row in rows):
-            table.append((f"{names[name]} cold ÷ FTS5 script (CPU)", cold_ratio(name)))
+        for peer in ("fts", *PEERS):
+            if any(name in row.get("cold", {}) and peer in row["cold"] for row in rows):
+                table.append(
+                    (
+                        f"{names[name]} cold ÷ {names[peer]} script (CPU)",
+                        cold_ratio(name, peer),
+                    )
+                )
     if load:
         table.append(
             ("load average (start / end)", lambda r: f"{r['load'][0]:.1f} / {r['load'][1]:.1f}")
         )
+    return table
+
+
+def peer_ratios(
+    rows: list[dict[str, Any]], names: dict[str, str]
+) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+    """memquill ÷ each peer: build CPU, index size, warm p50 CPU, fresh first search CPU, RSS."""
+
+    def ratio(top: float | None, bottom: float | None) -> str:
+        return "—" if not top or not bottom else f"{top / bottom:.2f}×"
+
+    def figures(r: dict[str, Any], name: str) -> dict[str, float | None]:
+        built = r.get(f"{name}_build" if name != "memquill" else "build")
+        engine = r.get(name)
+        return {
+            "build CPU": built["cpu"] if built else None,
+            "index size": r.get(f"{name}_mb" if name != "memquill" else "index_mb"),
+            "warm p50 CPU": statistics.median(engine["warm_cpu"]) if engine else None,
+            "first search, fresh process, CPU": (
+                statistics.median(engine["fresh_cpu"]) if engine else None
+            ),
+            "peak RSS warm": engine["rss"] if engine else None,
+        }
+
+    table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
+    for peer in ("fts", *PEERS):
+        if not any(peer in row for row in rows):
+            continue
+        for figure in figures({}, "memquill"):
+            table.append(
+                (
+                    f"memquill ÷ {names[peer]}: {figure}",
+                    lambda r, p=peer, f=figure: ratio(figures(r, "memquill")[f], figures(r, p)[f]),
+                )
+            )
     return table
 
 
@@ -497,6 +672,8 @@ def report(rows: list[dict[str, Any]]) -> None:
         "before": "memquill before",
         "memquill": "memquill (index)",
         "fts": "FTS5",
+        "tantivy": "tantivy",
+        "bm25s": "bm25s",
         "scan": "plain scan",
     }
     present = [name for name in names if any(name in row for row in rows)]
@@ -524,10 +701,18 @@ def report(rows: list[dict[str, Any]]) -> None:
         build("before_build", "memquill before build")
     build("build", "memquill build")
     build("fts_build", "FTS5 build")
+    for peer in PEERS:
+        if any(f"{peer}_build" in row for row in rows):
+            build(f"{peer}_build", f"{names[peer]} build")
     if "before" in present:
         table.append(("memquill before index size", lambda r: f"{r.get('before_mb', 0):.1f} MB"))
     table.append(("memquill index size", lambda r: f"{r['index_mb']:.1f} MB"))
     table.append(("FTS5 index size", lambda r: f"{r['fts_mb']:.1f} MB"))
+    for peer in PEERS:
+        if any(f"{peer}_mb" in row for row in rows):
+            table.append(
+                (f"{names[peer]} index size", lambda r, p=peer: f"{r.get(p + '_mb', 0):.1f} MB")
+            )
 
     def engine(name: str, label: str, render: Callable[[dict[str, Any]], str]) -> None:
         table.append((f"{names[name]} {label}", lambda r: render(r[name]) if name in r else "—"))
@@ -558,6 +743,8 @@ def report(rows: list[dict[str, Any]]) -> None:
                 f"{ms(statistics.median(e['edited']))} "
                 f"(+{ms(max(0.0, statistics.median(e['edited']) - statistics.median(e['warm'])))}; "
                 f"CPU {ms(statistics.median(e['edited_cpu']))})"
+                if e["edited"]
+                else "—"
             ),
         )
     table.append(
@@ -585,6 +772,7 @@ def report(rows: list[dict[str, Any]]) -> None:
     table.append(
         ("load average (start / end)", lambda r: f"{r['load'][0]:.1f} / {r['load'][1]:.1f}")
     )
+    table.extend(peer_ratios(rows, names))
     for label, render in table:
         print(line(label, [render(row) for row in rows]))
     if len(rows) >= 2:
@@ -633,8 +821,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a folder holding another version's memquill package (its packages/core/src), "
         "measured beside this one in the same run",
     )
+    parser.add_argument(
+        "--peers",
+        default=",".join(PEERS),
+        help="peers measured beside FTS5 (comma-separated: tantivy, bm25s; empty: none)",
+    )
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    args.peer_names = [name for name in args.peers.split(",") if name]
+    if unknown := set(args.peer_names) - set(PEERS):
+        parser.error(f"unknown peers: {', '.join(sorted(unknown))}")
     if args.child:
         kind, root, store = args.child
         payload = json.loads(sys.stdin.read() or "{}")
