@@ -19,18 +19,22 @@ from typing import Any, Final
 from memquill.cli.context import Context, add_common
 from memquill.errors import InvalidInputError, Messages
 from memquill.plugins import open_session
-from memquill.store import (
+from memquill.store import Record, RecordKey, Snapshot
+from memquill.sync import (
+    ATTRIBUTE_LINE,
     Divergence,
     KeyRename,
     MergeReport,
-    Record,
-    RecordKey,
-    Snapshot,
+    SyncStatus,
+    keep_version,
+    merge_copy,
     merge_into_file,
     read_copy,
+    resolve_conflict_copies,
+    set_up_git,
+    sync_status,
 )
-from memquill.sync import ATTRIBUTE_LINE, SyncStatus, set_up_git, sync_status
-from memquill.tools import WriteSource, keep_version, merge_copy, resolve_conflict_copies
+from memquill.tools import WriteSource
 
 __all__ = ["register"]
 

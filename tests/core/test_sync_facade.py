@@ -1,0 +1,49 @@
+"""``memquill.sync`` is the one place every sync name is imported from (``docs/sync.md``).
+
+The merge's code runs inside the store's transaction and its writes go through the write path,
+so the names live in ``memquill.store`` and ``memquill.tools``; the sync facade answers for each
+of them with the very same object, and importing it loads none of them until one is used.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import memquill.store
+import memquill.sync
+import memquill.tools
+
+FROM_STORE = (
+    "Divergence",
+    "KeyRename",
+    "MergeReport",
+    "MergeResult",
+    "ResolveReport",
+    "ResolvedCopy",
+    "conflict_notice",
+    "merge_files",
+    "merge_into_file",
+    "read_copy",
+)
+FROM_TOOLS = ("keep_version", "merge_copy", "resolve_conflict_copies")
+
+
+def test_every_sync_name_is_imported_from_the_sync_facade() -> None:
+    for name in FROM_STORE:
+        assert getattr(memquill.sync, name) is getattr(memquill.store, name), name
+    for name in FROM_TOOLS:
+        assert getattr(memquill.sync, name) is getattr(memquill.tools, name), name
+    assert set(FROM_STORE + FROM_TOOLS) <= set(memquill.sync.__all__)
+
+
+def test_importing_the_sync_facade_loads_no_sync_code() -> None:
+    probe = (
+        "import sys, memquill.sync\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('memquill.') and ("
+        "m.startswith('memquill.sync._') or m.startswith('memquill.store._merge')"
+        " or m in ('memquill.store._families', 'memquill.tools._merges')))\n"
+        "print(','.join(loaded))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
