@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 import memquill.store
 import memquill.sync
@@ -23,8 +26,6 @@ FROM_STORE = (
     "ResolvedCopy",
     "conflict_notice",
     "merge_files",
-    "merge_into_file",
-    "read_copy",
 )
 FROM_TOOLS = ("keep_version", "merge_copy", "resolve_conflict_copies")
 
@@ -35,6 +36,27 @@ def test_every_sync_name_is_imported_from_the_sync_facade() -> None:
     for name in FROM_TOOLS:
         assert getattr(memquill.sync, name) is getattr(memquill.tools, name), name
     assert set(FROM_STORE + FROM_TOOLS) <= set(memquill.sync.__all__)
+
+
+def test_the_driver_names_moved_from_the_store_still_resolve_with_a_warning() -> None:
+    for name in ("merge_into_file", "read_copy"):
+        with pytest.warns(DeprecationWarning, match=f"moved to memquill.sync.{name}"):
+            assert getattr(memquill.store, name) is getattr(memquill.sync, name)
+        assert name not in memquill.store.__all__
+
+
+def test_the_driver_merges_into_the_store_only_for_a_workspace_records_file(
+    tmp_path: Path,
+) -> None:
+    records = tmp_path / "work" / "memory" / "records.md"
+    records.parent.mkdir(parents=True)
+    records.write_bytes(b"")
+    link = tmp_path / "ours.md"
+    link.symlink_to(records)
+    assert memquill.sync.records_workspace(records) == (tmp_path / "work").resolve()
+    assert memquill.sync.records_workspace(link) == (tmp_path / "work").resolve()
+    assert memquill.sync.records_workspace(tmp_path / "records.md") is None
+    assert memquill.sync.records_workspace(tmp_path / "memory" / "other.md") is None
 
 
 def test_importing_the_sync_facade_loads_no_sync_code() -> None:

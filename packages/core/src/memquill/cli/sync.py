@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from memquill.sync import (
     merge_copy,
     merge_into_file,
     read_copy,
+    records_workspace,
     resolve_conflict_copies,
     set_up_git,
     sync_status,
@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:  # argparse keeps its subparsers type pri
 def _merge(args: argparse.Namespace, context: Context) -> int:
     base, theirs = read_copy(Path(args.base)), read_copy(Path(args.theirs))
     ours = Path(args.ours)
-    workspace = _workspace_of(ours)
+    workspace = records_workspace(ours)
     if workspace is not None:
         session = open_session(workspace, store="file")
         result = merge_copy(session, theirs, base, source=WriteSource.manual())
@@ -94,14 +94,6 @@ def _merge(args: argparse.Namespace, context: Context) -> int:
     if context.as_json:
         context.emit("", {"changed": changed, "report": _report_json(report)})
     return 0
-
-
-def _workspace_of(path: Path) -> Path | None:
-    """The workspace whose ``memory/records.md`` ``path`` is, if it is one."""
-    real = Path(os.path.realpath(path))
-    if real.name == "records.md" and real.parent.name == "memory":
-        return real.parent.parent
-    return None
 
 
 def _setup(args: argparse.Namespace, context: Context) -> int:

@@ -5,7 +5,7 @@ machines' versions of ``memory/records.md``. This facade is where the CLI, the m
 adapters and users import everything sync offers:
 
 - the record-level merge (:func:`merge_files`, :class:`MergeReport`) and the git merge
-  driver's file merge (:func:`merge_into_file`, :func:`read_copy`);
+  driver's side (:func:`merge_into_file`, :func:`read_copy`, :func:`records_workspace`);
 - the writes, each through the one write path: :func:`merge_copy` (another copy into a
   workspace), :func:`resolve_conflict_copies` (the copies a file-sync tool left),
   :func:`keep_version` (a person's choice among a diverged fact's versions);
@@ -15,9 +15,9 @@ adapters and users import everything sync offers:
 The rules: the merge runs inside the store's locked transaction, so its code is the store's
 (``RecordStore.merge``, ``keep_version``, ``resolve_conflict_copies`` and ``doctor`` use it,
 and the store may not import a layer above it); the writes are the write path's
-(:mod:`memquill.tools`). This package owns git's set-up and the status, and answers for the
-rest by name. Names are imported on first use (:func:`memquill.lazy.lazy_exports`): importing
-this facade loads no merge code.
+(:mod:`memquill.tools`). This package owns git's set-up, the merge driver's side and the
+status, and answers for the rest by name. Names are imported on first use
+(:func:`memquill.lazy.lazy_exports`): importing this facade loads no merge code.
 """
 
 from __future__ import annotations
@@ -36,9 +36,8 @@ if typing.TYPE_CHECKING:
         ResolveReport,
         conflict_notice,
         merge_files,
-        merge_into_file,
-        read_copy,
     )
+    from memquill.sync._driver import merge_into_file, read_copy, records_workspace
     from memquill.sync._git import (
         ATTRIBUTE_LINE,
         IGNORE_LINES,
@@ -69,6 +68,7 @@ __all__ = [
     "merge_files",
     "merge_into_file",
     "read_copy",
+    "records_workspace",
     "resolve_conflict_copies",
     "set_up_git",
     "sync_status",
@@ -93,8 +93,9 @@ __getattr__, __dir__ = _lazy_exports(
         "keep_version": "memquill.tools",
         "merge_copy": "memquill.tools",
         "merge_files": "memquill.store",
-        "merge_into_file": "memquill.store",
-        "read_copy": "memquill.store",
+        "merge_into_file": "memquill.sync._driver",
+        "read_copy": "memquill.sync._driver",
+        "records_workspace": "memquill.sync._driver",
         "resolve_conflict_copies": "memquill.tools",
         "set_up_git": "memquill.sync._git",
         "sync_status": "memquill.sync._status",
