@@ -196,6 +196,22 @@ def waiting_lines(
     return lines
 
 
+def waiting_json(
+    diverged: Sequence[Divergence], renamed_keys: Sequence[KeyRename]
+) -> dict[str, object]:
+    """The diverged facts and renamed keys of ``--json`` (``doctor``, ``sync status`` and a
+    merge's report: one shape)."""
+    return {
+        "diverged": [
+            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
+            for d in diverged
+        ],
+        "renamed_keys": [
+            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in renamed_keys
+        ],
+    }
+
+
 def _first_line(record: Record) -> str:
     return record.content.split("\n", 1)[0][:80]
 
@@ -215,13 +231,7 @@ def status_json(status: SyncStatus) -> dict[str, object]:
             "tracked": list(git.tracked),
         },
         "conflict_copies": list(status.conflict_copies),
-        "diverged": [
-            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
-            for d in status.diverged
-        ],
-        "renamed_keys": [
-            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in status.renamed_keys
-        ],
+        **waiting_json(status.diverged, status.renamed_keys),
         "key_id": status.key_id,
         "other_keys": dict(status.other_keys),
         "error": status.error,
@@ -282,12 +292,6 @@ def _report_json(report: MergeReport) -> dict[str, object]:
     return {
         "added": report.added,
         "folded": report.folded,
-        "diverged": [
-            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
-            for d in report.diverged
-        ],
-        "renamed_keys": [
-            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in report.renamed_keys
-        ],
+        **waiting_json(report.diverged, report.renamed_keys),
         "both_edited": list(report.both_edited),
     }
