@@ -19,7 +19,7 @@ import argparse
 from typing import Any
 
 from memquill.cli.context import Context, add_common, counted
-from memquill.cli.sync import waiting_lines
+from memquill.cli.sync import waiting_json, waiting_lines
 from memquill.errors import CorruptError, MemoryRecordError, StorageError
 from memquill.index import IndexSearcher, SearchIndex, index_errors
 from memquill.paths import canonical_workspace
@@ -239,12 +239,6 @@ def _json(report: DoctorReport) -> dict[str, object]:
             {"record_id": f.record_id, "character": f.character} for f in report.control_findings
         ],
         "conflict_copies": list(report.conflict_copies),
-        "diverged": [
-            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
-            for d in report.diverged
-        ],
-        "renamed_keys": [
-            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in report.renamed_keys
-        ],
+        **waiting_json(report.diverged, report.renamed_keys),
         "other_keys": dict(report.other_keys),
     }

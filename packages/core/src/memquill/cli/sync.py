@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,18 +18,23 @@ from typing import Any, Final
 from memquill.cli.context import Context, add_common
 from memquill.errors import InvalidInputError, Messages
 from memquill.plugins import open_session
-from memquill.store import (
+from memquill.store import Record, RecordKey, Snapshot
+from memquill.sync import (
+    ATTRIBUTE_LINE,
     Divergence,
     KeyRename,
     MergeReport,
-    Record,
-    RecordKey,
-    Snapshot,
+    SyncStatus,
+    keep_version,
+    merge_copy,
     merge_into_file,
     read_copy,
+    records_workspace,
+    resolve_conflict_copies,
+    set_up_git,
+    sync_status,
 )
-from memquill.sync import ATTRIBUTE_LINE, SyncStatus, set_up_git, sync_status
-from memquill.tools import WriteSource, keep_version, merge_copy, resolve_conflict_copies
+from memquill.tools import WriteSource
 
 __all__ = ["register"]
 
@@ -74,7 +78,7 @@ def register(subparsers: Any) -> None:  # argparse keeps its subparsers type pri
 def _merge(args: argparse.Namespace, context: Context) -> int:
     base, theirs = read_copy(Path(args.base)), read_copy(Path(args.theirs))
     ours = Path(args.ours)
-    workspace = _workspace_of(ours)
+    workspace = records_workspace(ours)
     if workspace is not None:
         session = open_session(workspace, store="file")
         result = merge_copy(session, theirs, base, source=WriteSource.manual())
@@ -90,14 +94,6 @@ def _merge(args: argparse.Namespace, context: Context) -> int:
     if context.as_json:
         context.emit("", {"changed": changed, "report": _report_json(report)})
     return 0
-
-
-def _workspace_of(path: Path) -> Path | None:
-    """The workspace whose ``memory/records.md`` ``path`` is, if it is one."""
-    real = Path(os.path.realpath(path))
-    if real.name == "records.md" and real.parent.name == "memory":
-        return real.parent.parent
-    return None
 
 
 def _setup(args: argparse.Namespace, context: Context) -> int:
@@ -200,6 +196,22 @@ def waiting_lines(
     return lines
 
 
+def waiting_json(
+    diverged: Sequence[Divergence], renamed_keys: Sequence[KeyRename]
+) -> dict[str, object]:
+    """The diverged facts and renamed keys of ``--json`` (``doctor``, ``sync status`` and a
+    merge's report: one shape)."""
+    return {
+        "diverged": [
+            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
+            for d in diverged
+        ],
+        "renamed_keys": [
+            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in renamed_keys
+        ],
+    }
+
+
 def _first_line(record: Record) -> str:
     return record.content.split("\n", 1)[0][:80]
 
@@ -219,13 +231,7 @@ def status_json(status: SyncStatus) -> dict[str, object]:
             "tracked": list(git.tracked),
         },
         "conflict_copies": list(status.conflict_copies),
-        "diverged": [
-            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
-            for d in status.diverged
-        ],
-        "renamed_keys": [
-            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in status.renamed_keys
-        ],
+        **waiting_json(status.diverged, status.renamed_keys),
         "key_id": status.key_id,
         "other_keys": dict(status.other_keys),
         "error": status.error,
@@ -286,12 +292,6 @@ def _report_json(report: MergeReport) -> dict[str, object]:
     return {
         "added": report.added,
         "folded": report.folded,
-        "diverged": [
-            {"root_id": d.root_id, "active_id": d.active_id, "other_ids": list(d.other_ids)}
-            for d in report.diverged
-        ],
-        "renamed_keys": [
-            {"key": r.key, "root_id": r.root_id, "renamed": r.renamed} for r in report.renamed_keys
-        ],
+        **waiting_json(report.diverged, report.renamed_keys),
         "both_edited": list(report.both_edited),
     }

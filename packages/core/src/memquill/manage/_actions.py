@@ -22,7 +22,8 @@ from memquill.errors import ConflictError, CorruptError, InvalidInputError, JobL
 from memquill.jsondoc import parse_json
 from memquill.manage._state import Backend
 from memquill.store import ID_PATTERN, REVISION_PATTERN
-from memquill.tools import WriteOutcome, WriteSource, correct, forget, keep_version, remember
+from memquill.sync import keep_version
+from memquill.tools import WriteOutcome, WriteSource, correct, forget, remember
 
 WORKSPACE_CHANGED: Final = "Workspace or memory changed."
 KEY_PREFIX: Final = "manual:page:"

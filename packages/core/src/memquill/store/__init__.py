@@ -51,10 +51,10 @@ if typing.TYPE_CHECKING:
         validate_key,
     )
     from memquill.store._families import Divergence, KeyRename
+    from memquill.store._fileio import read_bounded
     from memquill.store._history import HistoryFigures
     from memquill.store._import import ImportPlan
     from memquill.store._merge import MergeReport, merge_files
-    from memquill.store._merge_file import merge_into_file, read_copy
     from memquill.store._merge_ops import MergeResult
     from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
     from memquill.store._record import JSONValue, Record, RecordStatus
@@ -138,12 +138,11 @@ __all__ = [
     "key_text",
     "looks_like_id",
     "merge_files",
-    "merge_into_file",
     "normalize_for_detection",
     "open_backend",
     "parse_location",
     "quote_key",
-    "read_copy",
+    "read_bounded",
     "resolve_location",
     "sha256_hex",
     "store_revision",
@@ -212,12 +211,11 @@ __getattr__, __dir__ = _lazy_exports(
         "key_text": "memquill.store._record_key",
         "looks_like_id": "memquill.store._fact_keys",
         "merge_files": "memquill.store._merge",
-        "merge_into_file": "memquill.store._merge_file",
         "normalize_for_detection": "memquill.store._secrets",
         "open_backend": "memquill.store._backend",
         "parse_location": "memquill.store._postgres_location",
         "quote_key": "memquill.store._fact_keys",
-        "read_copy": "memquill.store._merge_file",
+        "read_bounded": "memquill.store._fileio",
         "resolve_location": "memquill.store._backend",
         "sha256_hex": "memquill.store._codec",
         "store_revision": "memquill.store._codec",
@@ -226,4 +224,6 @@ __getattr__, __dir__ = _lazy_exports(
         "validate_key": "memquill.store._fact_keys",
         "with_workspace": "memquill.store._postgres_location",
     },
+    # The git merge driver's file merge is sync's now (memquill.sync).
+    moved=dict.fromkeys(("merge_into_file", "read_copy"), "memquill.sync"),
 )

@@ -1,31 +1,103 @@
-"""One memory on every machine, without a server (``docs/sync.md``).
+"""One memory on every machine, without a server (``docs/sync.md``): every sync name, here.
 
 A workspace kept in git, Syncthing, Dropbox, Nextcloud/ownCloud or OneDrive ends up with two
-machines' versions of ``memory/records.md``. The merge itself is the store's
-(:func:`memquill.store.merge_files`, :meth:`memquill.store.RecordStore.merge`), and every
-change goes through the one write path (:func:`memquill.tools.merge_copy`,
-:func:`~memquill.tools.resolve_conflict_copies`, :func:`~memquill.tools.keep_version`). This
-package sets git up to use it (:func:`set_up_git`) and says where a workspace stands
-(:func:`sync_status`).
+machines' versions of ``memory/records.md``. This facade is where the CLI, the management page,
+adapters and users import everything sync offers:
+
+- the record-level merge (:func:`merge_files`, :class:`MergeReport`) and the git merge
+  driver's side (:func:`merge_into_file`, :func:`read_copy`, :func:`records_workspace`);
+- the writes, each through the one write path: :func:`merge_copy` (another copy into a
+  workspace), :func:`resolve_conflict_copies` (the copies a file-sync tool left),
+  :func:`keep_version` (a person's choice among a diverged fact's versions);
+- what waits for a person (:class:`Divergence`, :class:`KeyRename`, :func:`conflict_notice`);
+- git's set-up (:func:`set_up_git`) and where a workspace stands (:func:`sync_status`).
+
+The rules: the merge runs inside the store's locked transaction, so its code is the store's
+(``RecordStore.merge``, ``keep_version``, ``resolve_conflict_copies`` and ``doctor`` use it,
+and the store may not import a layer above it); the writes are the write path's
+(:mod:`memquill.tools`). This package owns git's set-up, the merge driver's side and the
+status, and answers for the rest by name. Names are imported on first use
+(:func:`memquill.lazy.lazy_exports`): importing this facade loads no merge code.
 """
 
-from memquill.sync._git import (
-    ATTRIBUTE_LINE,
-    IGNORE_LINES,
-    GitSetup,
-    driver_command,
-    git_setup,
-    set_up_git,
-)
-from memquill.sync._status import SyncStatus, sync_status
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.store import (
+        Divergence,
+        KeyRename,
+        MergeReport,
+        MergeResult,
+        ResolvedCopy,
+        ResolveReport,
+        conflict_notice,
+        merge_files,
+    )
+    from memquill.sync._driver import merge_into_file, read_copy, records_workspace
+    from memquill.sync._git import (
+        ATTRIBUTE_LINE,
+        IGNORE_LINES,
+        GitSetup,
+        driver_command,
+        git_setup,
+        set_up_git,
+    )
+    from memquill.sync._status import SyncStatus, sync_status
+    from memquill.tools import keep_version, merge_copy, resolve_conflict_copies
 
 __all__ = [
     "ATTRIBUTE_LINE",
     "IGNORE_LINES",
+    "Divergence",
     "GitSetup",
+    "KeyRename",
+    "MergeReport",
+    "MergeResult",
+    "ResolveReport",
+    "ResolvedCopy",
     "SyncStatus",
+    "conflict_notice",
     "driver_command",
     "git_setup",
+    "keep_version",
+    "merge_copy",
+    "merge_files",
+    "merge_into_file",
+    "read_copy",
+    "records_workspace",
+    "resolve_conflict_copies",
     "set_up_git",
     "sync_status",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "ATTRIBUTE_LINE": "memquill.sync._git",
+        "Divergence": "memquill.store",
+        "GitSetup": "memquill.sync._git",
+        "IGNORE_LINES": "memquill.sync._git",
+        "KeyRename": "memquill.store",
+        "MergeReport": "memquill.store",
+        "MergeResult": "memquill.store",
+        "ResolveReport": "memquill.store",
+        "ResolvedCopy": "memquill.store",
+        "SyncStatus": "memquill.sync._status",
+        "conflict_notice": "memquill.store",
+        "driver_command": "memquill.sync._git",
+        "git_setup": "memquill.sync._git",
+        "keep_version": "memquill.tools",
+        "merge_copy": "memquill.tools",
+        "merge_files": "memquill.store",
+        "merge_into_file": "memquill.sync._driver",
+        "read_copy": "memquill.sync._driver",
+        "records_workspace": "memquill.sync._driver",
+        "resolve_conflict_copies": "memquill.tools",
+        "set_up_git": "memquill.sync._git",
+        "sync_status": "memquill.sync._status",
+    },
+)

@@ -1,21 +1,23 @@
-"""Merging into a plain file: what ``memquill merge`` does with the file git hands its driver.
+"""The git merge driver's side: what ``memquill merge`` does with the files git hands it.
 
 Git gives a merge driver three temporary files (``%O %A %B``: the common ancestor, this side,
 the other side) and reads the result back from the second. That file is git's own, not a
 workspace's ``records.md``, so it is merged without the writer lock, but with the rest of the
 store's care: both sides and the base are read bounded and without following a symlink, the
 result is written to a staging file beside it and fsynced, the file is compared again (a
-compare-and-swap on the bytes the merge read) and only then replaced, in one rename.
+compare-and-swap on the bytes the merge read) and only then replaced, in one rename. When
+OURS is a workspace's ``memory/records.md`` (:func:`records_workspace`) the merge is a store
+write instead, under the writer lock, through the write path (:func:`memquill.tools.merge_copy`).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from memquill.errors import ConflictError, MemoryRecordError, Messages, StorageError
 from memquill.foundation.atomic import atomic_write
-from memquill.store._fileio import read_bounded
-from memquill.store._merge import MergeReport, merge_files
+from memquill.store import MergeReport, merge_files, read_bounded
 
 
 def read_copy(path: Path) -> bytes:
@@ -59,3 +61,12 @@ def merge_into_file(
     except OSError as error:
         raise StorageError(Messages.SAVE_FAILED) from error
     return report, True
+
+
+def records_workspace(path: Path) -> Path | None:
+    """The workspace whose ``memory/records.md`` ``path`` is (symlinks resolved), if it is
+    one: the driver then merges into the store rather than into a plain file."""
+    real = Path(os.path.realpath(path))
+    if real.name == "records.md" and real.parent.name == "memory":
+        return real.parent.parent
+    return None

@@ -1,0 +1,71 @@
+"""``memquill.sync`` is the one place every sync name is imported from (``docs/sync.md``).
+
+The merge's code runs inside the store's transaction and its writes go through the write path,
+so the names live in ``memquill.store`` and ``memquill.tools``; the sync facade answers for each
+of them with the very same object, and importing it loads none of them until one is used.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memquill.store
+import memquill.sync
+import memquill.tools
+
+FROM_STORE = (
+    "Divergence",
+    "KeyRename",
+    "MergeReport",
+    "MergeResult",
+    "ResolveReport",
+    "ResolvedCopy",
+    "conflict_notice",
+    "merge_files",
+)
+FROM_TOOLS = ("keep_version", "merge_copy", "resolve_conflict_copies")
+
+
+def test_every_sync_name_is_imported_from_the_sync_facade() -> None:
+    for name in FROM_STORE:
+        assert getattr(memquill.sync, name) is getattr(memquill.store, name), name
+    for name in FROM_TOOLS:
+        assert getattr(memquill.sync, name) is getattr(memquill.tools, name), name
+    assert set(FROM_STORE + FROM_TOOLS) <= set(memquill.sync.__all__)
+
+
+def test_the_driver_names_moved_from_the_store_still_resolve_with_a_warning() -> None:
+    for name in ("merge_into_file", "read_copy"):
+        with pytest.warns(DeprecationWarning, match=f"moved to memquill.sync.{name}"):
+            assert getattr(memquill.store, name) is getattr(memquill.sync, name)
+        assert name not in memquill.store.__all__
+
+
+def test_the_driver_merges_into_the_store_only_for_a_workspace_records_file(
+    tmp_path: Path,
+) -> None:
+    records = tmp_path / "work" / "memory" / "records.md"
+    records.parent.mkdir(parents=True)
+    records.write_bytes(b"")
+    link = tmp_path / "ours.md"
+    link.symlink_to(records)
+    assert memquill.sync.records_workspace(records) == (tmp_path / "work").resolve()
+    assert memquill.sync.records_workspace(link) == (tmp_path / "work").resolve()
+    assert memquill.sync.records_workspace(tmp_path / "records.md") is None
+    assert memquill.sync.records_workspace(tmp_path / "memory" / "other.md") is None
+
+
+def test_importing_the_sync_facade_loads_no_sync_code() -> None:
+    probe = (
+        "import sys, memquill.sync\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('memquill.') and ("
+        "m.startswith('memquill.sync._') or m.startswith('memquill.store._merge')"
+        " or m in ('memquill.store._families', 'memquill.tools._merges')))\n"
+        "print(','.join(loaded))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
