@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memquill.foundation.text import path_key
-from memquill.query._args import FileType
+from memquill.query import FileType
 from memquill.query._counts import term_counts
 from memquill.query._documents import SearchDocument, note_document
 from memquill.query._rank import Corpus, rank, recency_factor

@@ -237,31 +237,52 @@ def test_reading_a_current_workspace_from_the_shell_loads_no_store_write_side(
     assert under(modules, STORE_WRITE_SIDE) == []
 
 
-# The read tools' models a search never uses: the arguments and results of get and recent.
-NOT_BUILT_FOR_SEARCH = ("GetArgs", "RecentArgs", "GetResult", "RecentSection", "RecentResult")
+# What a search from the shell never loads: it checks its arguments and shapes its answer
+# without the validation models, and a read takes no lock (the lock library loads where one
+# is taken).
+NOT_FOR_SHELL_SEARCH = (
+    "pydantic",
+    "pydantic_core",
+    "memquill.query._args",
+    "memquill.query._models",
+    "portalocker",  # and with it ``importlib.metadata``
+    "importlib.metadata",
+    "logging",  # only a failure is logged
+)
 
 
-def test_a_search_from_the_shell_builds_only_the_models_it_uses(tmp_path: Path) -> None:
-    # A pydantic model's validator costs more to build than its module to import; one the
-    # search does not validate with stays unbuilt (``__pydantic_complete__`` is False).
+def test_a_search_from_the_shell_loads_no_validation_model(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("pierogi with farmer cheese\n", encoding="utf-8")
     code = (
         "import contextlib, io, os\n"
         "from memquill.cli import main\n"
-        "from memquill.query import _args, _models\n"
         f"os.environ['MEMQUILL_INDEX_DIR'] = {str(tmp_path / '.index')!r}\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    assert main(['--workspace', {str(tmp_path)!r}, 'search', 'pierogi']) == 0\n"
-        "models = {**vars(_args), **vars(_models)}\n"
-        "built = sorted(n for n, m in models.items() if getattr(m, '__pydantic_complete__', 0))\n"
-        "print('built:', *built)\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    status = main(['--workspace', {str(tmp_path)!r}, 'search', 'pierogi', '--json'])\n"
+        'assert status == 0 and \'"path": "a.md"\' in out.getvalue(), out.getvalue()\n'
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    building = loaded_after(code)  # the first search builds the index, the second reads it
+    assert "memquill.index._writer" in building
+    reading = loaded_after(code)
+    assert "memquill.index._search_index" in reading  # the search did run through the index
+    assert under(building, NOT_FOR_SHELL_SEARCH) == []
+    assert under(reading, NOT_FOR_SHELL_SEARCH) == []
+
+
+def test_a_refused_search_from_the_shell_is_worded_by_the_tools_model(tmp_path: Path) -> None:
+    # Only a refusal loads the argument model: its message is the tool's, word for word.
+    code = (
+        "import contextlib, io\n"
+        "from memquill.cli import main\n"
+        "err = io.StringIO()\n"
+        "with contextlib.redirect_stderr(err):\n"
+        f"    status = main(['--workspace', {str(tmp_path)!r}, 'search', 'x', '--limit', '21'])\n"
+        "assert status == 11, status\n"
+        "assert err.getvalue() == 'error[invalid]: limit: Input should be less than or equal to"
+        " 20\\n', err.getvalue()\n"
     )
-    built = set(done.stdout.split("built:")[-1].split())
-    assert {"SearchArgs", "SearchHit", "SearchResult"} <= built  # the search did validate
-    assert sorted(built.intersection(NOT_BUILT_FOR_SEARCH)) == []
+    assert "pydantic" in loaded_after(code)
 
 
 def test_an_mcp_server_without_an_embedder_loads_no_semantic_recall(tmp_path: Path) -> None:

@@ -104,9 +104,16 @@ class Context:
 
     @contextmanager
     def read_tools(self) -> Generator[MemoryToolset]:
-        """The read tools of the workspace; for a default workspace not created yet, those of
-        an empty one (so ``search`` says nothing matches, exactly as an empty workspace
-        does), without creating it. The stand-in is scanned, never indexed, and removed."""
+        """The read tools of the workspace (see :meth:`read_query`)."""
+        with self.read_query() as (session, query):
+            yield MemoryToolset(session, query=query)
+
+    @contextmanager
+    def read_query(self) -> Generator[tuple[MemorySession, MemoryQuery]]:
+        """A read session on the workspace and the query engine its tools answer with; for a
+        default workspace not created yet, those of an empty one (so ``search`` says nothing
+        matches, exactly as an empty workspace does), without creating it. The stand-in is
+        scanned, never indexed, and removed."""
         if not self.workspace_missing:
             from memquill.index import IndexSearcher
 
@@ -114,12 +121,11 @@ class Context:
             # One answer, then the process exits: watching every folder for later changes
             # (one inotify watch each) would only cost.
             searcher = IndexSearcher(watch=False)
-            query = MemoryQuery(session.workspace, store=session.store, searcher=searcher)
-            yield MemoryToolset(session, query=query)
+            yield session, MemoryQuery(session.workspace, store=session.store, searcher=searcher)
             return
         with tempfile.TemporaryDirectory(prefix="memquill-empty-") as empty:
             session = open_session(empty, access="read", store=self.store)
-            yield MemoryToolset(session, query=MemoryQuery(empty, store=session.store))
+            yield session, MemoryQuery(empty, store=session.store)
 
     def emit(self, text: str, data: object) -> None:
         """Print ``text`` (control characters escaped), or ``data`` as JSON under ``--json``."""

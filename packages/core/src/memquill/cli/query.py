@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from memquill.cli.context import Context, add_common, counted
 from memquill.errors import InvalidInputError, MemquillError, Messages, NotFoundError
+from memquill.query import SearchAnswer, render_search, search_request
 
 __all__ = ["register"]
 
@@ -85,13 +86,25 @@ def _line_range(value: str) -> tuple[int | None, int | None]:
 
 
 def _search(args: argparse.Namespace, context: Context) -> int:
-    arguments = {
+    arguments: dict[str, Any] = {
         "query": args.query,
         "tags": list(args.tags),
         "file_type": args.file_type,
         "limit": args.limit,
     }
-    return _call(context, "memory_search", arguments)
+    request = search_request(**arguments)
+    if request is None:
+        # A refusal is the tool's own, worded by its argument model.
+        return _call(context, "memory_search", arguments)
+    with context.read_query() as (session, query):
+        assert session.ranker is None  # the shell opens no model-assisted session
+        # Checked without the tool's models and answered as plain data: a search from the
+        # shell never loads pydantic (issue 36). The text and JSON are the tool's.
+        try:
+            answer = query.answer(request)
+        except MemquillError as error:
+            answer = SearchAnswer(error=error.message, error_code=error.code)
+    return _answered(context, render_search(answer), answer.as_data(), answer.error is not None)
 
 
 def _get(args: argparse.Namespace, context: Context) -> int:
@@ -156,13 +169,19 @@ def _call(
     with context.read_tools() as tools:
         result = tools.call(tool, arguments)
     structured = result.structured or {}
-    if not result.is_error:
-        context.emit(result.text if words is None else words(result.text, structured), structured)
+    text = result.text if words is None or result.is_error else words(result.text, structured)
+    return _answered(context, text, structured, result.is_error)
+
+
+def _answered(context: Context, text: str, structured: dict[str, Any], is_error: bool) -> int:
+    """Print a read tool's answer; a failure is raised with its code (JSON printed first)."""
+    if not is_error:
+        context.emit(text, structured)
         return 0
     if context.as_json:
         context.emit("", structured)
     message = structured.get("error")
     raise MemquillError.from_code(
         str(structured.get("error_code") or ""),
-        message if isinstance(message, str) else result.text,
+        message if isinstance(message, str) else text,
     )

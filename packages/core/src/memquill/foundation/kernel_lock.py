@@ -32,17 +32,20 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar, Final
-
-import portalocker
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from memquill.errors import BusyError, Messages
 from memquill.owner_only import FILE_MODE
 from memquill.paths import open_regular
 
+if TYPE_CHECKING:
+    # Imported where a lock is taken: a process that only reads never loads it (it pulls in
+    # ``logging`` and ``importlib.metadata``; issue 36).
+    import portalocker
+
 __all__ = [
-    "PROBE_MODE",
     "PROBE_PATIENCE",
+    "PROBE_SHARED",
     "probe",
     "release_lock",
     "take_lock",
@@ -51,8 +54,8 @@ __all__ = [
 
 PROBE_PATIENCE: Final = 0.25
 """Seconds any writer waits for a lock that only probes hold."""
-PROBE_MODE: Final = portalocker.LOCK_SH if os.name == "posix" else portalocker.LOCK_EX
-"""How a probe takes the lock: shared where the kernel has shared locks."""
+PROBE_SHARED: Final = os.name == "posix"
+"""Whether a probe takes the lock shared (where the kernel has shared locks; else exclusive)."""
 # Requests abandoned behind a holder that never lets go (a stopped process) stay blocked in
 # their threads; past this many, further waits poll instead of adding threads.
 _MAX_PENDING: Final = 16
@@ -71,7 +74,9 @@ def wait_for_lock(fd: int, timeout: float, *, shared: bool = False) -> None:
     Raises:
         BusyError: the deadline passed, or the lock cannot be taken at all.
     """
-    mode = PROBE_MODE if shared else portalocker.LOCK_EX
+    import portalocker
+
+    mode = _probe_mode() if shared else portalocker.LOCK_EX
     if _try(fd, mode):
         return
     if not shared and timeout < PROBE_PATIENCE and _only_probes(fd):
@@ -109,6 +114,8 @@ def take_lock(path: Path, timeout: float) -> int:
 
 def release_lock(fd: int) -> None:
     """Let go of a lock :func:`take_lock` took (closing the descriptor frees it in any case)."""
+    import portalocker
+
     try:
         portalocker.unlock(fd)
     except portalocker.LockException:
@@ -120,7 +127,9 @@ def release_lock(fd: int) -> None:
 def probe(fd: int) -> bool:
     """Whether a writer holds the lock on ``fd`` (taken shared for a moment where possible, so
     probes never exclude each other and writers can tell them from writers)."""
-    if not _try(fd, PROBE_MODE):
+    import portalocker
+
+    if not _try(fd, _probe_mode()):
         return True
     portalocker.unlock(fd)
     return False
@@ -128,13 +137,24 @@ def probe(fd: int) -> bool:
 
 def _only_probes(fd: int) -> bool:
     """Whether the lock is held only shared (by probes), not by a writer."""
-    if PROBE_MODE != portalocker.LOCK_SH or not _try(fd, portalocker.LOCK_SH):
+    import portalocker
+
+    if not PROBE_SHARED or not _try(fd, portalocker.LOCK_SH):
         return False
     portalocker.unlock(fd)
     return True
 
 
+def _probe_mode() -> portalocker.LockFlags:
+    """How a probe takes the lock (:data:`PROBE_SHARED`)."""
+    import portalocker
+
+    return portalocker.LOCK_SH if PROBE_SHARED else portalocker.LOCK_EX
+
+
 def _try(fd: int, mode: portalocker.LockFlags) -> bool:
+    import portalocker
+
     try:
         portalocker.lock(fd, mode | portalocker.LOCK_NB)
     except portalocker.AlreadyLocked:
@@ -189,6 +209,8 @@ class _KernelWait:
         raise BusyError(Messages.LOCK_HELD) from self._error
 
     def _request(self) -> None:
+        import portalocker
+
         try:
             portalocker.lock(self._fd, self._mode)
         except BaseException as error:  # noqa: BLE001  (handed to the waiting caller)
@@ -207,6 +229,8 @@ class _KernelWait:
 
 
 def _poll(fd: int, deadline: float, mode: portalocker.LockFlags) -> None:
+    import portalocker
+
     wait = _FIRST_POLL
     while True:
         try:

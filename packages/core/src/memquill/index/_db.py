@@ -39,8 +39,6 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Final
 
-import portalocker
-
 from memquill.errors import SourceError
 from memquill.owner_only import private_file, tighten_file
 from memquill.query import CHUNK_OVERLAP, CHUNK_SIZE, STEMMER_VERSION, TOKENIZER_VERSION
@@ -290,6 +288,8 @@ def discard_index(path: Path, root: str, *, inode: tuple[int, int] | None) -> bo
     Another process may have replaced it meanwhile: a file that is no longer ``inode`` (when
     given), or that opens cleanly (when not), is kept. Returns whether it was deleted.
     """
+    import portalocker  # only here: a process that reads a sound index never loads it
+
     lock = Path(os.fspath(path) + ".lock")
     private_file(lock)  # portalocker would create it with the default mode
     with portalocker.Lock(

@@ -9,7 +9,6 @@ it is brought up to date with the files (:mod:`._sync`); ranking is
 from __future__ import annotations
 
 import contextlib
-import logging
 import sqlite3
 import sys
 import threading
@@ -59,7 +58,7 @@ DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from
 NOTICE_FROM: Final = 2000
 """Analysing this many notes before an answer is announced (on stderr by default)."""
 _ATTEMPTS: Final = 3
-_log = logging.getLogger("memquill.index")
+_LOGGER: Final = "memquill.index"
 
 RefreshListener = Callable[[Path, SyncReport], None]
 """Told ``(root, report)`` after a refresh that read or removed notes (semantic recall embeds
@@ -292,8 +291,11 @@ class SearchIndex:
             forget_note_vectors(self.root, report.read | report.gone)  # what no longer holds
         except (sqlite3.Error, OSError) as error:
             # The index is current either way; a semantic search prunes the rows later and
-            # never returns them meanwhile (it compares current chunks only).
-            _log.warning("vectors of changed notes not deleted: %s", error)
+            # never returns them meanwhile (it compares current chunks only). Only a failure
+            # is logged: a search loads no ``logging``.
+            import logging
+
+            logging.getLogger(_LOGGER).warning("vectors of changed notes not deleted: %s", error)
 
     def _announce(self, count: int) -> None:
         if self._notice is not None and count >= NOTICE_FROM:

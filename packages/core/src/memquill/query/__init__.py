@@ -18,8 +18,6 @@ from memquill.lazy import lazy_exports as _lazy_exports
 if typing.TYPE_CHECKING:
     from memquill.foundation.text import path_key
     from memquill.query._args import (
-        MAX_SEARCH_LIMIT,
-        FileType,
         GetArgs,
         RecentArgs,
         SearchArgs,
@@ -31,6 +29,7 @@ if typing.TYPE_CHECKING:
     from memquill.query._dates import MonthKey, month_matches, path_day, query_months
     from memquill.query._documents import SearchDocument, note_document, record_document
     from memquill.query._engine import SNIPPET_UNITS, MemoryQuery
+    from memquill.query._file_type import FileType
     from memquill.query._listing import list_folder
     from memquill.query._markdown import (
         CHUNK_OVERLAP,
@@ -45,6 +44,13 @@ if typing.TYPE_CHECKING:
         ResultT,
         SearchHit,
         SearchResult,
+    )
+    from memquill.query._plain import (
+        MAX_SEARCH_LIMIT,
+        FoundHit,
+        SearchAnswer,
+        SearchRequest,
+        search_request,
     )
     from memquill.query._rank import (
         CANDIDATES,
@@ -90,6 +96,7 @@ __all__ = [
     "DocumentCache",
     "FileType",
     "FolderListing",
+    "FoundHit",
     "GetArgs",
     "GetResult",
     "Identity",
@@ -105,9 +112,11 @@ __all__ = [
     "ResultT",
     "ScanBudget",
     "ScanConfig",
+    "SearchAnswer",
     "SearchArgs",
     "SearchDocument",
     "SearchHit",
+    "SearchRequest",
     "SearchResult",
     "Walk",
     "WalkedFile",
@@ -138,6 +147,7 @@ __all__ = [
     "render_recent",
     "render_search",
     "score_value",
+    "search_request",
     "split_words",
     "tokenize",
     "utf16_bounds",
@@ -163,11 +173,12 @@ __getattr__, __dir__ = _lazy_exports(
         "CANDIDATES": "memquill.query._rank",
         "CHUNK_OVERLAP": "memquill.query._markdown",
         "CHUNK_SIZE": "memquill.query._markdown",
-        "MAX_SEARCH_LIMIT": "memquill.query._args",
+        "MAX_SEARCH_LIMIT": "memquill.query._plain",
         "Corpus": "memquill.query._rank",
         "DocumentCache": "memquill.query._walk_cache",
-        "FileType": "memquill.query._args",
+        "FileType": "memquill.query._file_type",
         "FolderListing": "memquill.query._walk_cache",
+        "FoundHit": "memquill.query._plain",
         "GetArgs": "memquill.query._args",
         "GetResult": "memquill.query._models",
         "Identity": "memquill.query._walk_cache",
@@ -185,9 +196,11 @@ __getattr__, __dir__ = _lazy_exports(
         "STEMMER_VERSION": "memquill.query._stemmer",
         "ScanBudget": "memquill.query._scan",
         "ScanConfig": "memquill.query._scanconfig",
+        "SearchAnswer": "memquill.query._plain",
         "SearchArgs": "memquill.query._args",
         "SearchDocument": "memquill.query._documents",
         "SearchHit": "memquill.query._models",
+        "SearchRequest": "memquill.query._plain",
         "SearchResult": "memquill.query._models",
         "TOKENIZER_VERSION": "memquill.query._tokens",
         "Walk": "memquill.query._walk",
@@ -219,6 +232,7 @@ __getattr__, __dir__ = _lazy_exports(
         "render_recent": "memquill.query._render",
         "render_search": "memquill.query._render",
         "score_value": "memquill.query._render",
+        "search_request": "memquill.query._plain",
         "split_words": "memquill.query._counts",
         "tokenize": "memquill.query._tokens",
         "utf16_bounds": "memquill.query._args",

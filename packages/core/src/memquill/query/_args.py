@@ -10,7 +10,7 @@ Each model is built on its first use (validation or schema), never at import.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Final, Literal, TypeVar
+from typing import Annotated, Final, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -24,18 +24,13 @@ from pydantic import (
 
 from memquill.errors import InvalidInputError
 from memquill.foundation.text import utf16_len
+from memquill.query._file_type import FileType
+from memquill.query._plain import MAX_SEARCH_LIMIT
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 MAX_CHAR_START: Final = 512 * 1024
 """The largest ``char_start`` of a ``get`` (the read limit of one file)."""
-
-MAX_SEARCH_LIMIT: Final = 20
-"""The most hits one search returns (``memory_search``'s ``limit`` is 1–20). A retriever asked
-for more gets these (:func:`memquill.tools.retrieve` clamps); the tool refuses more."""
-
-FileType = Literal["all", "daily", "longterm", "notes"]
-"""Which sources a search considers: every one, daily notes, long-term memory, other notes."""
 
 
 def utf16_bounds(low: int, high: int) -> AfterValidator:

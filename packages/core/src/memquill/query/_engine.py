@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from memquill.errors import MemquillError
 from memquill.foundation.text import utf16_len, utf16_slice
@@ -25,11 +25,11 @@ from memquill.paths import (
     read_workspace_file,
     source_error,
 )
-from memquill.query._args import FileType, GetArgs, RecentArgs, SearchArgs
 from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_document
 from memquill.query._excerpt import build_excerpt
+from memquill.query._file_type import FileType
 from memquill.query._markdown import wiki_links
-from memquill.query._models import GetResult, RecentResult, SearchHit, SearchResult
+from memquill.query._plain import FoundHit, SearchAnswer, SearchRequest
 from memquill.query._rank import Corpus, matches_filters, rank
 from memquill.query._rank_model import RankedHit, RankParams
 from memquill.query._recent import collect_recent, records_unavailable
@@ -38,6 +38,10 @@ from memquill.query._scan import scan_workspace
 from memquill.query._scanconfig import load_scan_config
 from memquill.query._walk_cache import DocumentCache
 from memquill.store import ProjectedRecord, RecordStore, conflict_notice
+
+if TYPE_CHECKING:
+    from memquill.query._args import GetArgs, RecentArgs, SearchArgs
+    from memquill.query._models import GetResult, RecentResult, SearchResult
 
 PAGE_UNITS: Final = 3000
 """A ``get`` page, in UTF-16 units."""
@@ -121,6 +125,19 @@ class MemoryQuery:
         Raises:
             MemquillError: the workspace cannot be used (unreadable folder, bad path).
         """
+        from memquill.query._models import SearchHit, SearchResult
+
+        answer = self.answer(args)
+        hits = tuple(SearchHit.model_validate(hit.as_data()) for hit in answer.hits)
+        return SearchResult(hits=hits, warnings=answer.warnings)
+
+    def answer(self, args: SearchArgs | SearchRequest) -> SearchAnswer:
+        """:meth:`search`, answered as plain data: the same hits and warnings, without the
+        result models (a process that searches once never loads pydantic; issue 36).
+
+        Raises:
+            MemquillError: the workspace cannot be used (unreadable folder, bad path).
+        """
         root = canonical_workspace(self._workspace)
         tags = tuple(args.tags or ())
         with os_errors_as_source(), self._lock:
@@ -157,7 +174,7 @@ class MemoryQuery:
             warnings.append(waiting)
         warnings.extend(found)
         hits = tuple(_hit(rank_, hit) for rank_, hit in enumerate(ranked[: args.limit], 1))
-        return SearchResult(hits=hits, warnings=tuple(dict.fromkeys(warnings)))
+        return SearchAnswer(hits=hits, warnings=tuple(dict.fromkeys(warnings)))
 
     def get(self, args: GetArgs) -> GetResult:
         """Read a workspace source or an active record's projection, one page at a time.
@@ -170,6 +187,8 @@ class MemoryQuery:
                 own or a credential file) or is not a note.
             SourceError: the source is missing, unreadable, not a regular file or too large.
         """
+        from memquill.query._models import GetResult
+
         path = normalize_relative(args.file_path)
         root = canonical_workspace(self._workspace)
         record = self._projected(path)
@@ -213,7 +232,9 @@ class MemoryQuery:
         with os_errors_as_source():
             return collect_recent(root, self._store, args.days)
 
-    def documents(self, args: SearchArgs) -> tuple[tuple[SearchDocument, ...], frozenset[str]]:
+    def documents(
+        self, args: SearchArgs | SearchRequest
+    ) -> tuple[tuple[SearchDocument, ...], frozenset[str]]:
         """Every document a search may return, and the paths ``args``' filters admit.
 
         The documents are the scanned notes (within the scan's budgets) and the active
@@ -272,10 +293,10 @@ class MemoryQuery:
         return corpus
 
 
-def _hit(position: int, ranked: RankedHit) -> SearchHit:
+def _hit(position: int, ranked: RankedHit) -> FoundHit:
     document = ranked.document
     excerpt = build_excerpt(document.lines(), ranked.terms, SNIPPET_UNITS)
-    return SearchHit(
+    return FoundHit(
         rank=position,
         path=document.path,
         line=excerpt.line + 1,

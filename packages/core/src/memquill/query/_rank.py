@@ -30,9 +30,9 @@ from datetime import UTC, date, datetime, time
 from typing import Final
 
 from memquill.foundation.text import path_key
-from memquill.query._args import FileType
 from memquill.query._dates import MonthKey, month_matches, path_day, query_months
 from memquill.query._documents import SearchDocument
+from memquill.query._file_type import FileType
 from memquill.query._rank_model import (
     Posting,
     RankCorpus,

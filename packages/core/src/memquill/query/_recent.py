@@ -15,13 +15,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memquill.errors import AccessDeniedError, CorruptError, MemquillError, Messages
 from memquill.foundation.text import utf16_cut
 from memquill.paths import read_workspace_file, relative_inside, source_error
-from memquill.query._models import RecentResult, RecentSection
 from memquill.store import RecordStore
+
+if TYPE_CHECKING:
+    from memquill.query._models import RecentResult, RecentSection
 
 LONGTERM_CANDIDATES: Final = ("memory.md", "Memory.md", "MEMORY.md", "longterm/summary.md")
 DAILY_FOLDERS: Final = ("memory/daily", "daily")
@@ -51,6 +53,9 @@ def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
         store: its records store.
         days: how many daily files (newest first).
     """
+    # The models load with a review: a search never loads pydantic.
+    from memquill.query._models import RecentResult, RecentSection
+
     sections: list[RecentSection] = []
     warnings: list[str] = []
     longterm = _longterm(root, warnings)
@@ -90,6 +95,8 @@ def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
 
 
 def _longterm(root: Path, warnings: list[str]) -> RecentSection | None:
+    from memquill.query._models import RecentSection
+
     for path in LONGTERM_CANDIDATES:
         # Existence follows symlinks: a broken link counts as absent, as in the original.
         if not os.path.exists(root / path):
@@ -107,6 +114,8 @@ def _longterm(root: Path, warnings: list[str]) -> RecentSection | None:
 
 
 def _daily(root: Path, days: int, warnings: list[str]) -> list[RecentSection]:
+    from memquill.query._models import RecentSection
+
     folder = DAILY_FOLDERS[0] if os.path.exists(root / DAILY_FOLDERS[0]) else DAILY_FOLDERS[1]
     if not os.path.exists(root / folder):
         return []

@@ -7,10 +7,13 @@ the same answer as data, so what a person sees is what the model sees.
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from memquill.foundation.text import utf16_cut
-from memquill.query._models import GetResult, RecentResult, RecentSection, SearchResult
+
+if TYPE_CHECKING:
+    from memquill.query._models import GetResult, RecentResult, RecentSection, SearchResult
+    from memquill.query._plain import SearchAnswer
 
 RESPONSE_UNITS: Final = 12_000
 """Search and recent text is cut here (UTF-16 units)."""
@@ -56,8 +59,10 @@ def continuation_marker(next_char_start: int) -> str:
     )
 
 
-def render_search(result: SearchResult) -> str:
+def render_search(result: SearchResult | SearchAnswer) -> str:
     """Spec 6.5: warnings, then one three-line block per hit (or the no-match line).
+
+    The result model and the plain answer (:mod:`memquill.query._plain`) read the same.
 
     A ranking notice (spec 7.3) comes first and a blank line, then the plain text: keyword
     results are always shown.

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Final
 
 from memquill.query._stemmer import irregular_forms, search_prefix, stem
@@ -57,20 +57,24 @@ about, so they are not query terms there ("blood type" and "sort files" keep the
 
 # Ideographs (BMP, compatibility, supplementary planes), kana, and the three ideographic
 # letters of the CJK symbols block. Other symbols and punctuation there only separate.
-_CJK: Final = (
-    "\u3005-\u3007\u3040-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\U00020000-\U0003134f"
+_CJK_RANGES: Final = (
+    (0x3005, 0x3007),
+    (0x3040, 0x309F),
+    (0x30A1, 0x30FA),
+    (0x30FC, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x3134F),
 )
+_CJK: Final = "".join(f"{chr(low)}-{chr(high)}" for low, high in _CJK_RANGES)
 _WORD_CHAR: Final = rf"[^\W_{_CJK}]"
-_SEGMENT: Final = rf"{_WORD_CHAR}+(?:'{_WORD_CHAR}+)*"
 _JOINERS: Final = "_-./" + CAMEL_MARK
-_RUN: Final = rf"{_SEGMENT}(?:[{re.escape(_JOINERS)}]{_SEGMENT})*"
-_TOKEN_RE: Final = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_RUN})")
-_RUN_RE: Final = re.compile(_RUN)
-_SEGMENT_RE: Final = re.compile(_SEGMENT)
+# A run is segments (word characters joined by apostrophes: ``o'neil``) joined by joiners
+# (an identifier's parts); written as word characters joined by either, it names the word
+# class twice instead of four times, and matches the same.
+_RUN: Final = rf"{_WORD_CHAR}+(?:['{re.escape(_JOINERS)}]{_WORD_CHAR}+)*"
 _JOINER_RE: Final = re.compile(f"[{re.escape(_JOINERS)}]")
-_WORD_CHAR_RE: Final = re.compile(_WORD_CHAR)
-_CJK_CHAR_RE: Final = re.compile(f"[{_CJK}]")
 _CAMEL_RE: Final = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})")
 _CASE_MASK: Final = bytes.maketrans(
     b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\x00\x01",
@@ -80,6 +84,30 @@ _CASE_MASK: Final = bytes.maketrans(
 byte values make the searches below several times faster than letters would."""
 _LOWER_UPPER: Final = b"\x00\x01"
 _ACRONYM_END: Final = b"\x01\x01\x00\x00"
+
+
+# Each CJK class costs its pattern milliseconds to compile (the ranges are walked character
+# by character): one pattern holds them, compiled on first use, and single characters are
+# tested without a pattern.
+
+
+@cache
+def _token_re() -> re.Pattern[str]:
+    return re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>{_RUN})")
+
+
+def _starts_cjk(text: str) -> bool:
+    """Whether ``text`` starts with a character of :data:`_CJK` (``[{_CJK}]`` matches it)."""
+    if not text:
+        return False
+    code = ord(text[0])
+    return code >= _CJK_RANGES[0][0] and any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+def _word_char(char: str) -> bool:
+    """Whether the character ``char`` matches :data:`_WORD_CHAR`: ``\\w`` is what
+    ``str.isalnum`` accepts and ``_``, less ``_`` and CJK."""
+    return char.isalnum() and not _starts_cjk(char)
 
 
 def fold(text: str) -> str:
@@ -133,7 +161,7 @@ def _finds(mask: bytes, needle: bytes) -> list[int]:
 
 def is_cjk(char: str) -> bool:
     """Whether ``char`` is a CJK ideograph or kana (a word of its own)."""
-    return _CJK_CHAR_RE.match(char) is not None
+    return _starts_cjk(char)
 
 
 def tokenize(text: str) -> list[str]:
@@ -145,7 +173,7 @@ def words(text: str) -> list[str]:
     """The words of ``text`` as search reads them, folded and not stemmed: a word or an
     identifier is one word (``get_user_id``, ``getUserId``), a CJK character is one word."""
     found: list[str] = []
-    for match in _TOKEN_RE.finditer(fold(text)):
+    for match in _token_re().finditer(fold(text)):
         run = match.group("cjk")
         if run is None:
             found.append(match.group().replace(CAMEL_MARK, ""))
@@ -157,7 +185,7 @@ def words(text: str) -> list[str]:
 def folded_terms(folded: str) -> list[str]:
     """Every term of text whose :func:`fold` is ``folded``, in order (see :func:`tokenize`)."""
     terms: list[str] = []
-    for match in _TOKEN_RE.finditer(folded):
+    for match in _token_re().finditer(folded):
         run = match.group("cjk")
         if run is None:
             terms.extend(_run_terms(match.group()))
@@ -183,7 +211,7 @@ def term_spans(text: str, wanted: frozenset[str]) -> list[tuple[int, int, frozen
     them to place a window inside a line too long to show whole.
     """
     spans: list[tuple[int, int, frozenset[str]]] = []
-    for match in _TOKEN_RE.finditer(text):
+    for match in _token_re().finditer(text):
         run = match.group("cjk")
         if run is None:
             found = wanted.intersection(tokenize(match.group()))
@@ -202,7 +230,7 @@ def term_spans(text: str, wanted: frozenset[str]) -> list[tuple[int, int, frozen
 def query_terms(query: str) -> tuple[str, ...]:
     """The distinct terms of a query, in first-occurrence order, without stop words."""
     terms: dict[str, None] = {}
-    matches = list(_TOKEN_RE.finditer(fold(query)))
+    matches = list(_token_re().finditer(fold(query)))
     for position, match in enumerate(matches):
         run = match.group("cjk")
         if run is not None:
@@ -234,7 +262,7 @@ def count_term(folded: str, term: str) -> int:
     identifiers are counted in the text without camelCase marks, parts in the marked text. No
     prefix starts with another, so nothing is found twice.
     """
-    if _CJK_CHAR_RE.match(term):
+    if _starts_cjk(term):
         return _count_overlapping(folded, term)
     if CAMEL_MARK in folded:
         return _count(plain(folded), term, wholes=True, parts=False) + _count(
@@ -244,6 +272,10 @@ def count_term(folded: str, term: str) -> int:
 
 
 def _count(text: str, term: str, *, wholes: bool, parts: bool) -> int:
+    # The run at a word character that is not CJK is the token pattern's ``word`` match
+    # there, and its first part (a segment: word characters and apostrophes) ends at its first
+    # joiner: one pattern compiled instead of three.
+    token_re = _token_re()
     count = 0
     for prefix in search_prefixes(term):
         index = text.find(prefix)
@@ -252,19 +284,20 @@ def _count(text: str, term: str, *, wholes: bool, parts: bool) -> int:
             if start is None:
                 index = text.find(prefix, index + 1)
                 continue
-            segment = _SEGMENT_RE.match(text, index)
-            if segment is None:  # pragma: no cover - every prefix starts with a word character
+            run = token_re.match(text, index)
+            if run is None or run.group("word") is None:  # pragma: no cover - see above
                 break
+            joiner = _JOINER_RE.search(text, index, run.end())
+            segment_end = run.end() if joiner is None else joiner.start()
+            segment = text[index:segment_end]
             if start == "word":
-                run = _RUN_RE.match(text, index)
-                end = segment.end() if run is None else run.end()
-                if wholes and term_of_word(text[index:end]) == term:
+                if wholes and term_of_word(run.group()) == term:
                     count += 1
-                if parts and end > segment.end() and term_of_word(segment.group()) == term:
+                if parts and run.end() > segment_end and term_of_word(segment) == term:
                     count += 1
-            elif parts and term_of_word(segment.group()) == term:
+            elif parts and term_of_word(segment) == term:
                 count += 1
-            index = text.find(prefix, segment.end())
+            index = text.find(prefix, segment_end)
     return count
 
 
@@ -276,7 +309,7 @@ def search_prefixes(term: str) -> tuple[str, ...]:
     :func:`~memquill.query._stemmer.search_prefix`); irregular forms (``went`` for ``go``) are
     listed.
     """
-    if _CJK_CHAR_RE.match(term):
+    if _starts_cjk(term):
         return (term,)
     found = sorted({search_prefix(term), *irregular_forms(term)})
     # Sorted, a string that starts with another comes right after a kept one it extends.
@@ -302,9 +335,9 @@ def _start_kind(text: str, index: int) -> str | None:
     if index == 0:
         return "word"
     before = text[index - 1]
-    if _WORD_CHAR_RE.match(before):
+    if _word_char(before):
         return None
-    if index >= 2 and _WORD_CHAR_RE.match(text[index - 2]):
+    if index >= 2 and _word_char(text[index - 2]):
         if before in _JOINERS:
             return "part"
         if before == "'":  # an apostrophe between word characters joins them ("o'neil")

@@ -25,8 +25,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Self
 
-import portalocker
-
 from memquill.errors import BusyError, MemquillError, Messages, SourceError, StorageError
 from memquill.foundation.kernel_lock import probe, release_lock, wait_for_lock
 from memquill.jsondoc import parse_json
@@ -97,6 +95,8 @@ class WriterLock:
         fd, self._fd = self._fd, None
         if fd is None:
             return
+        import portalocker  # loaded by the wait that took the lock; a reader never loads it
+
         try:
             portalocker.unlock(fd)
         except portalocker.LockException as release_error:
