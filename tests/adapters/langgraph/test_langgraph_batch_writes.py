@@ -23,7 +23,7 @@ from langgraph.store.base import PutOp
 from tests.conftest import Server
 
 from memquill import RecordStore, SecretError
-from memquill.errors import BlockedError
+from memquill.errors import BlockedError, CapacityError
 from memquill_langchain.store import MemquillStore
 
 ANA = ("memories", "ana")
@@ -261,5 +261,17 @@ def test_forgotten_words_in_a_batch_refuse_their_namespace_whole(
         kept = store.get(ANA, "old")
         assert kept is not None and kept.value == {"content": "Ana drinks tea."}
         assert store.list_namespaces() == [ANA, BO]
+    finally:
+        store.close()
+
+
+def test_a_namespace_past_its_capacity_keeps_none_of_the_batch(tmp_path: Path) -> None:
+    store = MemquillStore(tmp_path, capacity=1024 * 1024)
+    try:
+        _seeded(store, ANA)
+        value = {"text": "x" * 15_000}
+        with pytest.raises(CapacityError):
+            store.batch([PutOp(ANA, f"k{index}", value) for index in range(100)])
+        assert [item.key for item in store.search(ANA, limit=200)] == ["same", "old"]
     finally:
         store.close()
