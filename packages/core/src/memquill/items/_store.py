@@ -361,7 +361,7 @@ class ItemStore:
                 continue
             text, extra = encode_value(put.value, check_put_index(put.index), self._expiry(put.ttl))
             self._space(labels).session.store.check(text, key=name, extra=extra)
-            chosen[(labels, name)] = (put, text, extra)  # the first one's place, the last one's
+            chosen[(labels, name)] = (put, text, extra)  # the first one's place, the last value
         spaces: dict[Namespace, list[tuple[str, ItemPut, str, dict[str, JSONValue] | None]]] = {}
         for (labels, name), (put, text, extra) in chosen.items():
             spaces.setdefault(labels, []).append((name, put, text, extra))
