@@ -3,7 +3,7 @@
 Usage::
 
     uv run python benchmarks/langgraph_store.py [--items 1000] [--searches 200] [--seed 7]
-        [--dir DIR] [--namespaces 200 [--spread 4000] [--only-namespaces]]
+        [--dir DIR] [--namespaces 200 [--spread 4000] [--batch 0] [--only-namespaces]]
 
 Three stores, each fresh in its own folder under ``--dir`` (default a temporary folder), in one
 run: ``MemquillStore`` (each item a fact in ``ROOT/memories/ana/memory/records.md``; every put a
@@ -22,7 +22,9 @@ locked, fsynced compare-and-swap write), LangGraph's ``InMemoryStore`` (a dict) 
 
 With ``--namespaces N`` (default 0: skipped) it then measures many namespaces: ``--spread``
 items (default 4,000) put round-robin across ``N`` namespaces ``("memories", "u<i>")`` into
-each store, timed in total; then, for MemquillStore, ``--searches`` ranked searches over the
+each store, timed in total (with ``--batch B``, in ``batch`` calls of ``B`` ``PutOp`` each
+instead of one ``put`` per item: memquill then writes each namespace's puts of a call in one
+transaction); then, for MemquillStore, ``--searches`` ranked searches over the
 prefix ``("memories",)`` across those ``N`` namespaces against the same searches over one
 namespace holding the same items (a store of its own), and ``list_namespaces``.
 
@@ -45,7 +47,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
@@ -190,17 +192,31 @@ def measure(store: BaseStore, args: argparse.Namespace) -> dict[str, list[float]
 
 
 def spread(store: BaseStore, args: argparse.Namespace, *, one: bool = False) -> float:
-    """``--spread`` puts round-robin across ``--namespaces`` namespaces (or one): seconds."""
+    """``--spread`` puts round-robin across ``--namespaces`` namespaces (or one), one ``put``
+    each or, with ``--batch B``, ``batch`` calls of ``B`` puts: seconds."""
     rng = random.Random(args.seed)
+    puts = [
+        PutOp(
+            ("memories", "all" if one else f"u{index % args.namespaces}"),
+            f"memory-{index:05d}",
+            {"content": sentence(rng)},
+        )
+        for index in range(args.spread)
+    ]
     start = time.perf_counter()
-    for index in range(args.spread):
-        label = "all" if one else f"u{index % args.namespaces}"
-        store.put(("memories", label), f"memory-{index:05d}", {"content": sentence(rng)})
+    if args.batch > 0:
+        for first in range(0, len(puts), args.batch):
+            store.batch(puts[first : first + args.batch])
+    else:
+        for op in puts:
+            assert op.value is not None
+            store.put(op.namespace, op.key, op.value)
     return time.perf_counter() - start
 
 
 def many_namespaces(base: Path, args: argparse.Namespace) -> None:
-    print(f"\n{args.spread} puts across {args.namespaces} namespaces (seconds, total):")
+    how = f"batch calls of {args.batch}" if args.batch > 0 else "one put per call"
+    print(f"\n{args.spread} puts across {args.namespaces} namespaces, {how} (seconds, total):")
     seconds: dict[str, float] = {}
     for name, opener in STORES.items():
         folder = base / f"{name}-spread"
@@ -245,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=None)
     parser.add_argument("--namespaces", type=int, default=0)
     parser.add_argument("--spread", type=int, default=4000)
+    parser.add_argument("--batch", type=int, default=0)
     parser.add_argument("--only-namespaces", action="store_true")
     args = parser.parse_args(argv)
     base = args.dir or Path(tempfile.mkdtemp(prefix="memquill-langgraph-bench-"))

@@ -21,9 +21,9 @@ writers across many namespaces need a few hundred connections: the server's
 
 Setup (not timed, printed for scale): S items ``{"content": TEXT, "topic": T}`` from
 ``--seed``, round-robin across min(N, S) namespaces ``("memories", "u<i>")``, through each
-store's batch path (PostgresStore: ``batch`` of 500 ``PutOp``; memquill: one ``put`` opens
-each namespace, then saves of 40 facts encoded exactly as ``put`` encodes them, since
-``MemquillStore.batch`` writes each put on its own). Then, each call timed on its own,
+store's batch path (PostgresStore: ``batch`` of 500 ``PutOp``; memquill: one ``batch`` of them
+all, which writes each namespace's puts in one transaction: round-robin, a call of 500 would
+hold a few puts per namespace at most). Then, each call timed on its own,
 namespaces and keys drawn from the same seeded sequence for every store:
 
 - ``put``: a new key into a random namespace;
@@ -83,12 +83,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.postgres import PostgresStore
 from psycopg import sql
 
-from memquill.items._space import fact_key
-from memquill.items._values import encode_value
-from memquill.store import Candidate
-from memquill.tools import WriteSource, save_candidates
-from memquill.tools._writes import _namespaced_key
-from memquill_langchain.store import DEFAULT_SESSION_ID, MemquillStore
+from memquill_langchain.store import MemquillStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from langgraph_store import TOPICS, WORDS, sentence
@@ -96,7 +91,6 @@ from langgraph_store import TOPICS, WORDS, sentence
 STORES = ("memquill pg", "PostgresStore", "memquill file")
 """The stores, in the table's column order."""
 PG_BATCH = 500
-MEMQUILL_BATCH = 40  # the most facts one save takes
 FILE_CAPACITY = 64 * 1024 * 1024
 Value = dict[str, Any]
 Namespace = tuple[str, ...]
@@ -157,31 +151,13 @@ def items(size: int, used: int, seed: int) -> list[tuple[Namespace, str, Value]]
 
 def fill(kind: str, store: BaseStore, data: list[tuple[Namespace, str, Value]]) -> None:
     """``data`` into ``store`` through its batch path (see the module docstring)."""
+    ops = [PutOp(ns, key, value) for ns, key, value in data]
     if isinstance(store, PostgresStore):
-        for start in range(0, len(data), PG_BATCH):
-            store.batch(
-                [PutOp(ns, key, value) for ns, key, value in data[start : start + PG_BATCH]]
-            )
+        for start in range(0, len(ops), PG_BATCH):
+            store.batch(ops[start : start + PG_BATCH])
         return
     assert isinstance(store, MemquillStore), kind
-    grouped: dict[Namespace, list[tuple[str, Value]]] = {}
-    for ns, key, value in data:
-        grouped.setdefault(ns, []).append((key, value))
-    source = WriteSource("tool", session_id=DEFAULT_SESSION_ID)
-    for ns, entries in grouped.items():
-        first_key, first_value = entries[0]
-        store.put(ns, first_key, first_value)  # makes the namespace's folder and row
-        session = store.items._space(ns).session
-        rest = entries[1:]
-        for start in range(0, len(rest), MEMQUILL_BATCH):
-            candidates: list[Candidate] = []
-            for key, value in rest[start : start + MEMQUILL_BATCH]:
-                text, extra = encode_value(value)
-                name = fact_key(key)
-                unique = f"item:{uuid.uuid4()}"
-                operation = _namespaced_key(source, text, unique, name)
-                candidates.append(Candidate(text, source.metadata(), operation, name, extra))
-            save_candidates(session, candidates)
+    store.batch(ops)  # each namespace's puts one write
 
 
 def budgeted(calls: Sequence[Callable[[], object]], budget: float) -> list[float]:

@@ -105,7 +105,9 @@ def test_the_item_store_names_still_resolve_from_tools_with_a_warning() -> None:
     import memquill.items
     import memquill.tools
 
-    for name in memquill.items.__all__:
+    # The names memquill.tools had before the move (names added to memquill.items since never
+    # lived in memquill.tools).
+    for name in sorted(set(memquill.items.__all__) - {"ItemPut"}):
         with pytest.warns(DeprecationWarning, match=f"memquill.items.{name}"):
             old = getattr(memquill.tools, name)
         assert old is getattr(memquill.items, name)

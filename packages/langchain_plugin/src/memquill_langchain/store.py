@@ -19,18 +19,19 @@ keyword ranking across every namespace under the prefix, without one the newest 
 What LangGraph defines is kept: namespace labels are checked as ``BaseStore`` checks them (a
 ``langgraph`` root is refused by ``put`` alone, not by a batch's ``PutOp`` or ``delete``), a
 batch answers one result per operation in order, its reads see the store as it was before the
-batch, and of several puts to one item the last wins. TTL is forgetting with a clock
-(``supports_ttl``; ``ttl=`` LangGraph's ``TTLConfig``): the expiry is kept in the item's record,
-and an expired item is forgotten by the sweep thread or at the next read. A semantic ``index``
-(LangGraph's ``IndexConfig``) makes a search with a query semantic: the items nearest the query
-join the keyword hits, scored by similarity with a keyword share (:data:`KEYWORD_SHARE`), so a
-paraphrase is found and comes first when it is the nearest; an embedder that fails keeps keyword
-order, logged and kept in :attr:`MemquillStore.ranking`. ``put(index=False)`` keeps an item out
-of the vector index and ``put(index=[fields])`` names the fields embedded of it, kept with the
-item. Every refusal is memquill's error: ``SecretError`` for credential material,
-``InvalidInputError`` for a bad key or value, ``CapacityError`` past a namespace's 2 MiB, all
-``MemquillError``. ``abatch`` runs the batch in a worker thread, so waiting for another writer
-never blocks the event loop.
+batch, and of several puts to one item the last wins. A batch's puts to one namespace are one
+write (one lock, one fsync or commit), all checked before any is written (:meth:`batch`). TTL
+is forgetting with a clock (``supports_ttl``; ``ttl=`` LangGraph's ``TTLConfig``): the expiry is
+kept in the item's record, and an expired item is forgotten by the sweep thread or at the next
+read. A semantic ``index`` (LangGraph's ``IndexConfig``) makes a search with a query semantic:
+the items nearest the query join the keyword hits, scored by similarity with a keyword share
+(:data:`KEYWORD_SHARE`), so a paraphrase is found and comes first when it is the nearest; an
+embedder that fails keeps keyword order, logged and kept in :attr:`MemquillStore.ranking`.
+``put(index=False)`` keeps an item out of the vector index and ``put(index=[fields])`` names the
+fields embedded of it, kept with the item. Every refusal is memquill's error: ``SecretError``
+for credential material, ``InvalidInputError`` for a bad key or value, ``CapacityError`` past a
+namespace's 2 MiB, all ``MemquillError``. ``abatch`` runs the batch in a worker thread, so
+waiting for another writer never blocks the event loop.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ except ImportError as missing:  # the package imports without the extra; this mo
 
 from memquill import InvalidInputError, MemquillError
 from memquill.errors import Messages
-from memquill.items import ItemHit, ItemStore, StoredItem
+from memquill.items import ItemHit, ItemPut, ItemStore, StoredItem
 from memquill.plugins import (
     MemquillPluginManager,
     get_plugin_manager,
@@ -204,8 +205,16 @@ class MemquillStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops``: one result per operation, in order. Reads see the store as it was
         before the batch; puts are applied after them, in order, the last of several to one
-        item winning. A batch is not a transaction: a refused put raises after the puts
-        before it were saved."""
+        item winning, each namespace's puts in one write (:meth:`ItemStore.put_many`: one
+        lock and one fsync or commit per namespace, not per put).
+
+        Every put is checked before anything is written (labels, key, value, ``ttl``,
+        ``index``, size, credentials): a refused one raises and the batch writes nothing.
+        A batch is not a transaction across namespaces: they are written one after another,
+        in the order of their first put, each all or none, so a write the store refuses
+        (``BlockedError`` for a forgotten item's words, ``CapacityError``, ``BusyError``)
+        raises after the namespaces before it were saved, and nothing of its namespace or the
+        ones after it is. A delete is its own write, in its place among its namespace's puts."""
         chosen = list(ops)
         for op in chosen:
             _check_op(op)
@@ -221,14 +230,15 @@ class MemquillStore(BaseStore):
             else:
                 puts[(op.namespace, op.key)] = op  # the first one's place, the last one's value
                 results.append(None)
-        for op in puts.values():
-            if op.value is None and not op.namespace:
-                continue  # nothing to forget
-            if op.value is None:
-                self._memo.clear()  # a forgotten item's vector goes with it (and its row)
-                self._items.delete(op.namespace, op.key)
-            else:
-                self._items.put(op.namespace, op.key, op.value, index=op.index, ttl=op.ttl)
+        chosen_puts = [
+            ItemPut(op.namespace, op.key, op.value, index=op.index, ttl=op.ttl)
+            for op in puts.values()
+            if op.value is not None or op.namespace  # the empty namespace: nothing to forget
+        ]
+        if any(put.value is None for put in chosen_puts):
+            self._memo.clear()  # a forgotten item's vector goes with it (and its row)
+        if chosen_puts:
+            self._items.put_many(chosen_puts)
         for op, result in zip(chosen, results, strict=True):
             self._refresh(op, result)
         return results

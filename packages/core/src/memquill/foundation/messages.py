@@ -183,6 +183,8 @@ class Messages:
     BATCH_FACTS: Final = "One batch cannot rename the same fact twice."
     NO_TARGETS: Final = "Name at least one fact to forget."
     NO_MOVES: Final = "Name at least one fact to rename."
+    NO_FACTS: Final = "Give at least one fact to save."
+    KEY_NEEDED: Final = "Each fact saved or corrected by its key must have a key."
     TARGET_REQUIRED: Final = "Give the fact's id or its key, not both."
     EXTRA_INVALID: Final = (
         "Extra metadata must be a JSON object of at most 16000 characters when written."

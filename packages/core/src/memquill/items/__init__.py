@@ -19,11 +19,12 @@ from memquill.lazy import lazy_exports as _lazy_exports
 if typing.TYPE_CHECKING:
     from memquill.items._paths import check_folders, namespace_folder, validate_namespace
     from memquill.items._space import StoredItem
-    from memquill.items._store import ItemHit, ItemStore
+    from memquill.items._store import ItemHit, ItemPut, ItemStore
     from memquill.items._values import expires_at
 
 __all__ = [
     "ItemHit",
+    "ItemPut",
     "ItemStore",
     "StoredItem",
     "check_folders",
@@ -36,6 +37,7 @@ __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
         "ItemHit": "memquill.items._store",
+        "ItemPut": "memquill.items._store",
         "ItemStore": "memquill.items._store",
         "StoredItem": "memquill.items._space",
         "check_folders": "memquill.items._paths",

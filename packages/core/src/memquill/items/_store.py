@@ -11,6 +11,8 @@ the one write path with the source ``tool`` and the store's session id:
   writer is retried on the revision it read, so no write is ever blind;
 - ``delete`` forgets the fact (text, key and extra erased, the tombstone kept); a later ``put``
   of the key saves a new fact;
+- ``put_many`` applies many puts (and deletes) with the rules of ``put`` and ``delete``, each
+  namespace's puts in one write: one lock, one fsync or commit, however many items;
 - ``search`` ranks the items of every namespace under a prefix together with memquill's keyword
   ranking (ties: namespace, then key); ``items`` lists them newest first (``updated_at``; ties:
   namespace, then the later write first); ``namespaces`` lists the namespaces that hold at
@@ -33,7 +35,7 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -70,7 +72,15 @@ from memquill.store import (
     resolve_location,
     with_workspace,
 )
-from memquill.tools import MemorySession, WriteSource, correct, forget_current, remember
+from memquill.tools import (
+    KeyedFact,
+    MemorySession,
+    WriteSource,
+    correct,
+    forget_current,
+    remember,
+    upsert,
+)
 
 DEFAULT_SESSION: Final = "items"
 _FILE_OPEN: Final = 4096
@@ -92,6 +102,18 @@ class ItemHit:
 
     item: StoredItem
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ItemPut:
+    """One put of :meth:`ItemStore.put_many`, with :meth:`ItemStore.put`'s arguments; a
+    ``value`` of ``None`` forgets the item (:meth:`ItemStore.delete`)."""
+
+    namespace: Sequence[str]
+    key: str
+    value: object
+    index: object = None
+    ttl: float | None = None
 
 
 class ItemStore:
@@ -310,6 +332,70 @@ class ItemStore:
                 except ConflictError:
                     if attempt == _ATTEMPTS - 1:
                         raise
+
+    def put_many(self, puts: Iterable[ItemPut]) -> None:
+        """Apply ``puts`` with the rules of :meth:`put` (and of :meth:`delete` for a ``None``
+        value), each namespace's puts in one write: one lock and one fsync (one commit on a
+        database) for all of them, however many.
+
+        Every put is checked first (namespace, key, value, index, time to live, size,
+        credentials): a refused one raises before anything is written, and no folder is made.
+        Of several puts to one item the last wins, in the first one's place. Then the
+        namespaces are written one after another, in the order of their first put; each
+        namespace's puts between two of its deletes are one write, all or none, whose new
+        versions follow the order given (a delete is its own write, in its place). A write
+        refused by the store (``BlockedError`` for a put of a forgotten item's words, and the
+        store's errors: ``capacity``, ``busy``...) raises after the namespaces before it were
+        written; nothing of it, and nothing of the namespaces after it, is.
+
+        Raises:
+            As :meth:`put` and :meth:`delete`.
+        """
+        chosen: dict[tuple[Namespace, str], tuple[ItemPut, str, dict[str, JSONValue] | None]]
+        chosen = {}
+        for put in puts:
+            labels = validate_namespace(put.namespace)
+            name = fact_key(put.key)
+            if put.value is None:
+                chosen[(labels, name)] = (put, "", None)
+                continue
+            text, extra = encode_value(put.value, check_put_index(put.index), self._expiry(put.ttl))
+            self._space(labels).session.store.check(text, key=name, extra=extra)
+            chosen[(labels, name)] = (put, text, extra)  # the first one's place, the last value
+        spaces: dict[Namespace, list[tuple[str, ItemPut, str, dict[str, JSONValue] | None]]] = {}
+        for (labels, name), (put, text, extra) in chosen.items():
+            spaces.setdefault(labels, []).append((name, put, text, extra))
+        for labels, entries in spaces.items():
+            facts: list[KeyedFact] = []
+            for name, put, text, extra in entries:
+                if put.value is not None:
+                    facts.append(KeyedFact(name, text, extra, f"item:{uuid.uuid4()}"))
+                    continue
+                self._put_facts(labels, facts)
+                facts = []
+                self.delete(labels, put.key)
+            self._put_facts(labels, facts)
+
+    def _put_facts(self, labels: Namespace, facts: Sequence[KeyedFact]) -> None:
+        """Save or correct ``facts`` (checked already) in ``labels``'s workspace in one write."""
+        if not facts:
+            return
+        space = self._space(labels)
+        self._make_folder(space)
+        source = WriteSource("tool", session_id=self._session_id)
+        with space.lock:
+            for attempt in range(_ATTEMPTS):
+                try:
+                    result = upsert(space.session, facts, source=source)
+                except ConflictError:
+                    if attempt == _ATTEMPTS - 1:
+                        raise
+                    continue
+                if result.status == "blocked":
+                    found = (target.forgotten_at for target in result.targets)
+                    when = next((stamp for stamp in found if stamp), None) or "an earlier write"
+                    raise BlockedError(Messages.ITEM_FORGOTTEN.format(when=when))
+                return
 
     def delete(self, namespace: Sequence[str], key: str) -> None:
         """Forget item ``key`` of ``namespace`` (nothing happens when there is none).

@@ -191,6 +191,56 @@ class RecordStore(StoreReader, SyncOperations):
         )
         return self._backend.transact(self._roomy(operation), self._lock_timeout)
 
+    def upsert(self, candidates: Sequence[Candidate]) -> WriteResult:
+        """Save or correct several keyed facts in one write, all or none (a key-value store's
+        puts in bulk).
+
+        Each candidate names its fact by key, decided under the lock (``_upsert``): no active
+        fact has the key → saved as a new fact (as :meth:`save`); another text or other extra
+        JSON → that fact corrected (as :meth:`correct`: one new version, history kept, the
+        key unchanged, the extra replaced); the same text and extra JSON → nothing
+        (``duplicate``). No revision is given: the write applies to the store as the lock
+        finds it. New versions follow the order given; ``targets`` in the result too. When a
+        forgotten fact's words block any candidate (from a tool or a conversation), nothing
+        is written: ``blocked``, every target ``None``, ``forgotten_at`` on the blocked ones.
+
+        Raises:
+            InvalidInputError: no candidates, one without a key, two with the same key, or
+                one :meth:`save` would refuse; SecretError; both before anything is touched.
+            ConflictError: an idempotency key was reused for other data.
+            CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
+        """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import check_extra
+        from memquill.store._upsert import upserting
+
+        batch = list(candidates)
+        if not batch:
+            raise InvalidInputError(Messages.NO_FACTS)
+        keys: set[str] = set()
+        for index, candidate in enumerate(batch):
+            self._check_content(candidate.content)
+            validate_source(candidate.source)
+            key = candidate.idempotency_key
+            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
+                raise InvalidInputError(Messages.KEY_REQUIRED)
+            if candidate.key is None:
+                raise InvalidInputError(Messages.KEY_NEEDED)
+            validate_key(candidate.key)
+            if candidate.key in keys:
+                raise InvalidInputError(Messages.BATCH_KEYS)
+            keys.add(candidate.key)
+            if candidate.extra is not None:
+                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
+        operation = upserting(
+            batch,
+            record_key=self._record_key.load(),
+            known_keys=self._record_key.known(),
+            now=self._stamp,
+            new_id=lambda: str(uuid.uuid4()),
+        )
+        return self._backend.transact(self._roomy(operation), self._lock_timeout)
+
     def rename_many(
         self,
         moves: Sequence[tuple[Target, str, str]],

@@ -40,6 +40,7 @@ if typing.TYPE_CHECKING:
     from memquill.tools._tool_result import ToolResult
     from memquill.tools._toolset import MemoryTool, MemoryToolset
     from memquill.tools._writes import (
+        KeyedFact,
         Operation,
         SourceKind,
         WriteOutcome,
@@ -54,6 +55,7 @@ if typing.TYPE_CHECKING:
         remember,
         rename_many,
         save_candidates,
+        upsert,
     )
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "BindingStore",
     "CandidateRanker",
     "ForgetArgs",
+    "KeyedFact",
     "LegacySession",
     "MemorySession",
     "MemoryTool",
@@ -103,6 +106,7 @@ __all__ = [
     "retrieve",
     "save_candidates",
     "system_prompt",
+    "upsert",
     "write_authorizer",
 ]
 
@@ -116,6 +120,7 @@ __getattr__, __dir__ = _lazy_exports(
         "CATALOGUE": "memquill.tools._catalogue",
         "CandidateRanker": "memquill.tools._ranking",
         "ForgetArgs": "memquill.tools._args",
+        "KeyedFact": "memquill.tools._writes",
         "LegacySession": "memquill.tools._binding",
         "MemorySession": "memquill.tools._session",
         "MemoryTool": "memquill.tools._toolset",
@@ -155,6 +160,7 @@ __getattr__, __dir__ = _lazy_exports(
         "retrieve": "memquill.tools._retrieval",
         "save_candidates": "memquill.tools._writes",
         "system_prompt": "memquill.tools._prompts",
+        "upsert": "memquill.tools._writes",
         "write_authorizer": "memquill.tools._binding",
     },
     # The item store is a layer of its own now (memquill.items).

@@ -159,6 +159,52 @@ def remember(
     return outcome_of("remember", result, target.record_id, target.status)
 
 
+@dataclass(frozen=True, slots=True)
+class KeyedFact:
+    """A fact :func:`upsert` saves or corrects, named by its key.
+
+    Attributes:
+        key: the fact's key (``prefs/coffee``).
+        content: its text.
+        extra: JSON kept beside the text (``None``: none).
+        idempotency_key: the key its saving as a new fact is recorded under (``None``: made
+            from the content and the key, as :func:`remember` makes it).
+    """
+
+    key: str
+    content: str
+    extra: Mapping[str, JSONValue] | None = None
+    idempotency_key: str | None = None
+
+
+def upsert(
+    session: MemorySession, facts: Sequence[KeyedFact], *, source: WriteSource
+) -> WriteResult:
+    """Save or correct each of ``facts`` by its key, in one write, all or none (what a
+    key-value store's puts in bulk need): a key no active fact has is saved as a new fact (as
+    :func:`remember` saves it), a fact whose text or extra JSON differ is corrected (as
+    :func:`correct`), one that is the same is left alone; decided under the store's lock,
+    so no write is blind. When a forgotten fact's words block any of them (a ``tool`` or
+    ``conversation`` source), nothing is written and the result is ``blocked``
+    (:meth:`~memquill.store.RecordStore.upsert`).
+
+    Raises:
+        InvalidInputError: the session may not write now, a tool source has no session, no
+            facts, two with one key, or a key, text or extra that breaks the rules.
+        SecretError, ConflictError, CapacityError, BusyError, CorruptError, UnsafePathError,
+        StorageError: from the store.
+    """
+    authorize(session, source.metadata())
+    metadata = source.metadata()
+    candidates: list[Candidate] = []
+    for fact in facts:
+        validate_content(fact.content)  # before the key hashes it, as :func:`remember`
+        validate_key(fact.key)
+        operation_key = _namespaced_key(source, fact.content, fact.idempotency_key, fact.key)
+        candidates.append(Candidate(fact.content, metadata, operation_key, fact.key, fact.extra))
+    return session.store.upsert(candidates)
+
+
 def save_candidates(
     session: MemorySession, candidates: Sequence[Candidate], *, skip_known: bool = False
 ) -> WriteResult:
