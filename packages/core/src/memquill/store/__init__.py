@@ -77,8 +77,7 @@ if typing.TYPE_CHECKING:
         SecretScanner,
         normalize_for_detection,
     )
-    from memquill.store._store import MAX_BATCH, RecordStore
-    from memquill.store._store_sync import ResolvedCopy, ResolveReport
+    from memquill.store._store import MAX_BATCH, RecordStore, ResolvedCopy, ResolveReport
     from memquill.store._targets import UNCHANGED, Target, Unchanged
 
 __all__ = [
@@ -189,8 +188,8 @@ __getattr__, __dir__ = _lazy_exports(
         "RecordsBackend": "memquill.store._backend",
         "RegexDetector": "memquill.store._secrets",
         "RepairPlan": "memquill.store._repair",
-        "ResolveReport": "memquill.store._store_sync",
-        "ResolvedCopy": "memquill.store._store_sync",
+        "ResolveReport": "memquill.store._store",
+        "ResolvedCopy": "memquill.store._store",
         "STORE_ENV": "memquill.store._backend",
         "SecretDetector": "memquill.store._secrets",
         "SecretFinding": "memquill.store._doctor",

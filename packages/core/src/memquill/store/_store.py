@@ -6,45 +6,108 @@ fsync it, check that nobody changed the file meanwhile, rename it over the old o
 directory. A process killed at any point leaves either the old file or the new one.
 
 Each write imports its own modules when it first runs, so a process that only reads (a
-``memquill search``) never loads the write side.
+``memquill search``) never loads the write side: reading creates, locks and writes nothing.
+
+Sync (``docs/sync.md``): :meth:`RecordStore.merge` merges another machine's copy record by
+record (:mod:`memquill.store._merge`) in one locked write of whatever the file holds then;
+:meth:`RecordStore.keep_version` is a person's choice among a diverged fact's versions;
+:meth:`RecordStore.resolve_conflict_copies` merges every conflict copy a file-sync tool left
+beside ``records.md``, then removes it. The first merge that changes the file writes a backup of
+it first (``memory/.records-backup-<time>.md``, as ``doctor --fix`` does), under the writer
+lock; a copy is removed only once the merged file is durable, so a crash in between merges it
+again next time (merging is idempotent); a copy that is not a records file is left where it is,
+with the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from memquill.errors import ConflictError, InvalidInputError, Messages
+from memquill.errors import (
+    CapacityError,
+    ConflictError,
+    InvalidInputError,
+    MemoryRecordError,
+    Messages,
+    StorageError,
+)
+from memquill.foundation.atomic import fsync_folder
 from memquill.foundation.text import LONE_SURROGATE, utf16_len
+from memquill.store._backend import RecordsBackend, open_backend
+from memquill.store._capacity import check_capacity, workspace_capacity
 from memquill.store._codec import iso_timestamp, validate_content, validate_source
 from memquill.store._fact_keys import validate_key
+from memquill.store._fileio import read_bounded
 from memquill.store._record import JSONValue, Record
-from memquill.store._results import Candidate, Snapshot, WriteResult
-from memquill.store._store_reads import StoreReader
-from memquill.store._store_sync import SyncOperations
+from memquill.store._record_key import KeySource, keyed_fields, recognised_hashes
+from memquill.store._results import (
+    Candidate,
+    Preflight,
+    ProjectedRecord,
+    Projection,
+    Snapshot,
+    WriteResult,
+)
 from memquill.store._targets import UNCHANGED, Target, Unchanged
-from memquill.store._transaction import Operation, Outcome
+from memquill.store._transaction import Locations, Operation, Outcome, locate
 
 if TYPE_CHECKING:
     from memquill.store._doctor import DoctorReport
     from memquill.store._import import ImportPlan
+    from memquill.store._merge import MergeReport
+    from memquill.store._merge_ops import MergeResult
+    from memquill.store._secrets import SecretScanner
 
-MAX_BATCH: Final = 40
-MAX_KEY_UNITS: Final = 1000
+DEFAULT_LOCK_TIMEOUT: Final = 5.0
+
 _MANUAL: Final[Mapping[str, JSONValue]] = {"kind": "manual"}
 
 
-class RecordStore(StoreReader, SyncOperations):
-    """The records store of one workspace: :class:`StoreReader`'s reads, every write, and
-    :class:`SyncOperations`' merges (``docs/sync.md``).
+@dataclass(frozen=True, slots=True)
+class ResolvedCopy:
+    """One conflict copy and what ``resolve`` did with it.
+
+    Attributes:
+        path: workspace-relative.
+        report: what merging it decided (``None``: it was left, ``problem`` says why).
+        problem: why it was not merged (not a records file, unreadable...).
+    """
+
+    path: str
+    report: MergeReport | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveReport:
+    """What ``resolve`` did: each copy, the backup written first (if any), the revision after."""
+
+    copies: tuple[ResolvedCopy, ...]
+    backup: str | None
+    revision: str
+
+
+MAX_BATCH: Final = 40
+MAX_KEY_UNITS: Final = 1000
+
+
+class RecordStore:
+    """The records store of one workspace: its reads, every write, and the merges of sync
+    (``docs/sync.md``).
 
     Args:
         workspace: absolute path of the workspace folder.
         lock_timeout: seconds a writer waits for the lock before failing ``busy``.
         now: the clock (UTC); injectable for tests.
-        secrets: the credential scanner every write uses.
+        secrets: the credential scanner every write uses (default: the built-in detectors,
+            built on first use: a store that only reads never loads them).
         location: where the records live: ``None`` or ``"file"`` for the workspace's
             ``memory/records.md``, or a ``postgresql://`` URL (``docs/multi-host.md``). Read
             as given: the ``MEMQUILL_STORE`` variable is the sessions' business.
@@ -53,6 +116,153 @@ class RecordStore(StoreReader, SyncOperations):
             (default: ``store.capacityMiB`` of the workspace's ``.assistant/config.json``,
             else 2 MiB; :mod:`memquill.store._capacity`).
     """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        now: Callable[[], datetime] | None = None,
+        secrets: SecretScanner | None = None,
+        location: str | None = None,
+        record_key: KeySource | None = None,
+        capacity: int | None = None,
+    ) -> None:
+        self._workspace = os.fspath(workspace)
+        chosen = (
+            workspace_capacity(self._workspace) if capacity is None else check_capacity(capacity)
+        )
+        self._lock_timeout = lock_timeout
+        self._now = now or (lambda: datetime.now(UTC))
+        self._secrets = secrets
+        self._projection: Projection | None = None
+        self._backend = open_backend(self._workspace, location, chosen)
+        self._record_key = record_key or self._backend.record_key()
+
+    def __repr__(self) -> str:
+        return f"RecordStore({self._workspace!r}, backend={self._backend.kind!r})"
+
+    @property
+    def workspace(self) -> str:
+        """The workspace path as given."""
+        return self._workspace
+
+    @property
+    def capacity(self) -> int:
+        """The largest records file this store writes or reads, in bytes (default 2 MiB; a
+        setting: :mod:`memquill.store._capacity`)."""
+        return self._backend.capacity
+
+    @property
+    def record_key(self) -> KeySource:
+        """Where this store's operation hashes are keyed (the user's key file, or the row of a
+        database store)."""
+        return self._record_key
+
+    @property
+    def secrets(self) -> SecretScanner:
+        """The credential scanner writes use (``doctor`` reports with it too)."""
+        if self._secrets is None:
+            # Built on first use: the detectors cost a cold start that a read never needs.
+            from memquill.store._secrets import SecretScanner
+
+            self._secrets = SecretScanner()
+        return self._secrets
+
+    def close(self) -> None:
+        """Let go of the backend's connection, if it keeps one (the store stays usable)."""
+        self._backend.close()
+
+    @property
+    def backend(self) -> RecordsBackend:
+        """Where the records live (``backend.kind``: ``file`` or ``postgres``)."""
+        return self._backend
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Read the store. Read only: nothing is created, locked or written.
+
+        Raises:
+            UnsafePathError, CapacityError, CorruptError, StorageError.
+        """
+        return self._backend.snapshot()
+
+    def export(self) -> bytes:
+        """The exact bytes of ``records.md`` (from the database, for a database store).
+
+        Raises:
+            UnsafePathError, CapacityError, StorageError.
+        """
+        return self._backend.read()
+
+    def locations(self) -> Locations:
+        """The canonical workspace and the store's paths, checked for safety.
+
+        Raises:
+            UnsafePathError, StorageError.
+        """
+        return locate(self._workspace)
+
+    def projection(self) -> Projection:
+        """The active records as virtual files, cached per store revision.
+
+        Reading the file and comparing bytes is cheap; decoding it is not, so an unchanged
+        store is never decoded twice.
+        """
+        snapshot = self.snapshot()
+        cached = self._projection
+        if cached is not None and cached.revision == snapshot.revision:
+            return cached
+        projected = tuple(
+            ProjectedRecord.of(snapshot, record)
+            for record in snapshot.records
+            if record.status == "active"
+        )
+        self._projection = Projection(snapshot.revision, projected)
+        return self._projection
+
+    def preflight(self, reserve_bytes: int = 1024) -> Preflight:
+        """Check, without writing, that a write of ``reserve_bytes`` more could succeed now.
+
+        Raises:
+            InvalidInputError: ``reserve_bytes`` is not a non-negative integer.
+            CapacityError: the store is (or would be) over its capacity.
+            BusyError: another writer holds the lock.
+            CorruptError, UnsafePathError, StorageError.
+        """
+        snapshot = self.snapshot()
+        if type(reserve_bytes) is not int or reserve_bytes < 0:
+            raise InvalidInputError(Messages.RESERVATION)
+        if snapshot.size_bytes + reserve_bytes > self.capacity:
+            raise CapacityError(Messages.INSUFFICIENT)
+        self._backend.check_writable()
+        return Preflight(snapshot.revision, snapshot.size_bytes, self._backend.quota)
+
+    def find_operation(self, idempotency_key: str) -> Record | None:
+        """The version (any status) that a save with ``idempotency_key`` wrote, if any.
+
+        Matches memquill's keyed hash and the original system's unkeyed one (extraction uses
+        it to recover a committed batch after a crash).
+
+        Raises:
+            UnsafePathError, CapacityError, CorruptError, StorageError (also when the record
+            key cannot be used).
+        """
+        keys = (self._record_key.load(), *self._record_key.known())
+        hashes = recognised_hashes(keys, idempotency_key)
+        return next((r for r in self.snapshot().records if r.operation_hash in hashes), None)
+
+    def find_key(self, key: str) -> Record | None:
+        """The current (active) version of the fact named ``key``, read now; ``None`` if no
+        active fact has it. Its record revision is ``snapshot().record_revision(record)``, or
+        in one read: ``snapshot().by_key(key)``.
+
+        Raises:
+            InvalidInputError: ``key`` is not a valid key.
+            UnsafePathError, CapacityError, CorruptError, StorageError.
+        """
+        return self.snapshot().by_key(validate_key(key))
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -419,3 +629,103 @@ class RecordStore(StoreReader, SyncOperations):
 
     def _stamp(self) -> str:
         return iso_timestamp(self._now())
+
+    # -- sync (``docs/sync.md``) --------------------------------------------------------------
+
+    def merge(
+        self, theirs: bytes, base: bytes = b"", *, expected_revision: str | None = None
+    ) -> MergeResult:
+        """Merge another copy of ``records.md`` (and their common ancestor ``base``; empty
+        when unknown) into the store, in one locked write.
+
+        Raises:
+            CorruptError: ``theirs`` or ``base`` is not a valid records file (or the store's).
+            ConflictError: ``expected_revision`` is given and stale.
+            CapacityError, BusyError, UnsafePathError, StorageError.
+        """
+        # Merges: loaded by the first merge, never by a read (cold start).
+        from memquill.store._merge import MergeReport
+        from memquill.store._merge_ops import MergeResult, merge_operation
+
+        reports: list[MergeReport] = []
+        operation = merge_operation(
+            theirs, base, expected_revision, reports, record_key=self._record_key.load()
+        )
+        write = self._backend.transact(operation, self._lock_timeout)
+        return MergeResult(write, reports[-1] if reports else MergeReport())
+
+    def keep_version(
+        self, record_id: str, expected_revision: str, source: Mapping[str, JSONValue] = _MANUAL
+    ) -> WriteResult:
+        """Settle a diverged fact on version ``record_id``: another machine's version becomes a
+        correction of the active one (``source``); every waiting version is marked
+        ``resolvedBy`` the version that stands. ``expected_revision``: the store's or the
+        record's.
+
+        Raises:
+            ConflictError, NotFoundError, InvalidInputError (not diverged), and the store's
+            errors.
+        """
+        # Merges: loaded by the first merge, never by a read (cold start).
+        from memquill.store._merge_ops import keep_operation
+
+        validate_source(source)
+        key = self._record_key.load()
+        operation = keep_operation(
+            record_id,
+            expected_revision,
+            source=dict(source),
+            now=iso_timestamp(self._now()),
+            new_id=lambda: str(uuid.uuid4()),
+            hashed=lambda material: keyed_fields(key, material),
+        )
+        return self._backend.transact(operation, self._lock_timeout)
+
+    def conflict_copies(self) -> tuple[str, ...]:
+        """Copies of ``records.md`` a file-sync tool left beside it, workspace-relative (none
+        for a database store)."""
+        return self._backend.conflict_copies()
+
+    def resolve_conflict_copies(self) -> ResolveReport:
+        """Merge every conflict copy into ``records.md`` and remove it (module docstring).
+
+        Raises:
+            CorruptError: ``records.md`` itself is not valid (``doctor`` first).
+            BusyError, UnsafePathError, StorageError.
+        """
+        # Merges: loaded by the first merge, never by a read (cold start).
+        from memquill.store._merge import MergeReport
+        from memquill.store._merge_ops import merge_operation
+
+        locations = locate(self._workspace)
+        backup: str | None = None
+        done: list[ResolvedCopy] = []
+        for path in self.conflict_copies() if self._backend.kind == "file" else ():
+            copy = locations.root / path
+            reports: list[MergeReport] = []
+            first = self._now() if backup is None else None  # one backup, before any change
+            try:
+                operation = merge_operation(
+                    read_bounded(copy), b"", None, reports, first, self._record_key.load()
+                )
+            except MemoryRecordError as error:
+                done.append(ResolvedCopy(path, problem=error.message))
+                continue
+            except OSError:
+                done.append(ResolvedCopy(path, problem=Messages.READ_FAILED))
+                continue
+            written = self._backend.transact(operation, self._lock_timeout)
+            backup = backup or written.backup
+            _remove(copy)
+            done.append(ResolvedCopy(path, reports[-1] if reports else MergeReport()))
+        revision = self._backend.snapshot().revision
+        return ResolveReport(tuple(done), backup, revision)
+
+
+def _remove(copy: Path) -> None:
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(copy)
+        fsync_folder(copy.parent)
+    except OSError as error:
+        raise StorageError(Messages.SAVE_FAILED) from error
