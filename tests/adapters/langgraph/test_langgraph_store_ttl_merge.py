@@ -52,7 +52,7 @@ def test_a_merge_keeps_one_sides_expiry_and_an_expired_item_stays_forgotten(
     assert [r.key for r in active] == ["trip"]
     assert expires_at(active[0].extra) == datetime(2026, 12, 5, 19, 0, tzinfo=UTC)
     text = _records(laptop).read_text("utf-8")
-    assert "4411" not in text and "brief" not in text  # forgotten stays forgotten
+    assert "badge code is 4411" not in text and "brief" not in text  # forgotten stays so
     items = ItemStore(laptop, now=clock)
     assert items.get(ANA, "brief") is None
     kept = items.get(ANA, "trip")
