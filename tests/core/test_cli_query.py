@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from tests.core.cli_helpers import cli_env
 from tests.core.query_helpers import ReadTools, write
 
 from memquill.cli import main
@@ -66,3 +70,41 @@ def test_failures_print_the_coded_error_on_stderr_and_exit_with_its_status(
     assert err == "error[source]: Memory source not found.\n"
     with pytest.raises(SystemExit):
         main(["--workspace", str(tmp_path), "get", "x.md", "--lines", "a:b"])
+
+
+_COLLECTING = """
+import gc, sys
+from memquill.cli import main
+status = main()
+print(f"collecting={gc.isenabled()}", file=sys.stderr)
+sys.exit(status)
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "collecting"),
+    [
+        (("search", "kayak"), False),
+        (("get", "notes.md"), False),
+        (("recent",), False),
+        (("list",), True),
+    ],
+)
+def test_a_one_answer_process_collects_no_cycles(
+    tmp_path: Path, argv: tuple[str, ...], collecting: bool
+) -> None:
+    # The process's own command line only: a caller of ``main(argv)`` keeps its collector.
+    workspace = tmp_path / "ws"
+    write(workspace, "notes.md", "kayak trip")
+    env = cli_env(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", _COLLECTING, "--workspace", str(workspace), *argv],
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().endswith(f"collecting={collecting}\n")
+    main(["--workspace", str(workspace), "search", "kayak"])
+    assert gc.isenabled()
