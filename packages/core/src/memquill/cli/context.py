@@ -14,7 +14,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -123,6 +122,8 @@ class Context:
             searcher = IndexSearcher(watch=False)
             yield session, MemoryQuery(session.workspace, store=session.store, searcher=searcher)
             return
+        import tempfile  # only a workspace not created yet needs a stand-in
+
         with tempfile.TemporaryDirectory(prefix="memquill-empty-") as empty:
             session = open_session(empty, access="read", store=self.store)
             yield session, MemoryQuery(empty, store=session.store)

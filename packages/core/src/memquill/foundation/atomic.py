@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -79,7 +78,8 @@ def atomic_write(
             raises.
     """
     prefix, suffix = staging_affixes(path)
-    staging = path.with_name(f"{prefix}{uuid.uuid4().hex}{suffix}")
+    # 128 random bits, as ``uuid4().hex`` would give, without loading ``uuid``.
+    staging = path.with_name(f"{prefix}{os.urandom(16).hex()}{suffix}")
     try:
         write_new(staging, data, mode=mode)
         if check is not None:

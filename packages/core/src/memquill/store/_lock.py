@@ -12,12 +12,8 @@ which hands the lock over the moment it is released.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
-import platform
-import socket
-import uuid
 from collections.abc import Generator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -43,6 +39,11 @@ _HOLDER_BYTES: Final = 256
 
 def machine_id() -> str:
     """A stable, non-identifying id of this machine and user (for lock diagnostics)."""
+    # Loaded here: a reader never takes the lock, and these cost a one-shot search's start.
+    import hashlib
+    import platform
+    import socket
+
     seed = os.environ.get("MEMQUILL_MACHINE_ID") or "\0".join(
         (socket.gethostname(), platform.system(), platform.machine(), str(os.getuid()))
         if hasattr(os, "getuid")
@@ -111,6 +112,8 @@ class WriterLock:
 
     @staticmethod
     def _write_holder(fd: int) -> None:
+        import uuid  # only a writer names itself (``uuid`` loads ``platform`` too)
+
         holder = {
             "machineId": machine_id(),
             "pid": os.getpid(),
