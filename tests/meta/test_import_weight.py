@@ -248,6 +248,8 @@ NOT_FOR_SHELL_SEARCH = (
     "portalocker",  # and with it ``importlib.metadata``
     "importlib.metadata",
     "logging",  # only a failure is logged
+    "socket",  # the lock names its host when one is taken
+    "tempfile",  # only a default workspace not created yet needs a stand-in
 )
 
 
