@@ -4,6 +4,7 @@ Usage::
 
     uv run python benchmarks/langgraph_store.py [--items 1000] [--searches 200] [--seed 7]
         [--dir DIR] [--namespaces 200 [--spread 4000] [--batch 0] [--only-namespaces]]
+        [--churn 50000 [--window 500]]
 
 Three stores, each fresh in its own folder under ``--dir`` (default a temporary folder), in one
 run: ``MemquillStore`` (each item a fact in ``ROOT/memories/ana/memory/records.md``; every put a
@@ -27,6 +28,12 @@ instead of one ``put`` per item: memquill then writes each namespace's puts of a
 transaction); then, for MemquillStore, ``--searches`` ranked searches over the
 prefix ``("memories",)`` across those ``N`` namespaces against the same searches over one
 namespace holding the same items (a store of its own), and ``list_namespaces``.
+
+With ``--churn N`` (default 0: skipped) it then runs ``N`` churn cycles in each store: 100
+keys put and deleted in turn in one namespace (``{"text": "value <n> for key-<k>"}``, a value
+differing per cycle), and prints the mean wall and CPU milliseconds per cycle over the first
+and the last ``--window`` cycles, their ratio (flat: about 1) and memquill's against
+``SqliteStore``'s.
 
 It prints p50 and p95 in milliseconds and the ratio of memquill's p50 to each other store's,
 with the machine's load before and after (compare runs on one machine only). A measurement,
@@ -253,6 +260,38 @@ def many_namespaces(base: Path, args: argparse.Namespace) -> None:
     print(f"  list_namespaces p50: {statistics.median(listed):.2f} ms")
 
 
+def churn(base: Path, args: argparse.Namespace) -> None:
+    """``--churn`` put/delete cycles in each store: per-cycle cost, first and last windows."""
+    print(f"\n{args.churn:,} churn cycles (100 keys put and deleted in turn, one namespace):")
+    print(f"  {'store':<14}{'first ms wall / cpu':>24}{'last ms wall / cpu':>24}{'last/first':>12}")
+    window = min(args.window, args.churn)
+    last_wall: dict[str, float] = {}
+    for name, opener in STORES.items():
+        folder = base / f"{name}-churn"
+        folder.mkdir(parents=True, exist_ok=True)
+        timings: list[tuple[float, float]] = []
+        with opener(folder) as store:
+            for cycle in range(args.churn):
+                key = f"key-{cycle % 100}"
+                wall, cpu = time.perf_counter(), time.process_time()
+                store.put(("churn",), key, {"text": f"value {cycle} for {key}"})
+                store.delete(("churn",), key)
+                timings.append((time.perf_counter() - wall, time.process_time() - cpu))
+        first, last = timings[:window], timings[-window:]
+
+        def mean(part: list[tuple[float, float]], column: int) -> float:
+            return statistics.fmean(t[column] for t in part) * 1000
+
+        last_wall[name] = mean(last, 0)
+        print(
+            f"  {name:<14}{mean(first, 0):>13.2f} / {mean(first, 1):>6.2f}"
+            f"{mean(last, 0):>17.2f} / {mean(last, 1):>6.2f}"
+            f"{mean(last, 0) / mean(first, 0):>11.2f}x"
+        )
+    ratio = last_wall["MemquillStore"] / last_wall["SqliteStore"]
+    print(f"  memquill/sqlite, last window wall: {ratio:.2f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--items", type=int, default=1000)
@@ -263,8 +302,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spread", type=int, default=4000)
     parser.add_argument("--batch", type=int, default=0)
     parser.add_argument("--only-namespaces", action="store_true")
+    parser.add_argument("--churn", type=int, default=0)
+    parser.add_argument("--window", type=int, default=500)
+    parser.add_argument("--only-churn", action="store_true")
     args = parser.parse_args(argv)
     base = args.dir or Path(tempfile.mkdtemp(prefix="memquill-langgraph-bench-"))
+    if args.only_churn:
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()}")
+        churn(base, args)
+        print(f"load after: {os.getloadavg()}")
+        return 0
     if args.only_namespaces:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()}")
         many_namespaces(base, args)
@@ -297,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"memquill records.md after the run: {size:,} bytes ({args.items} items, 200 updates)")
     if args.namespaces:
         many_namespaces(base, args)
+    if args.churn:
+        churn(base, args)
     return 0
 
 

@@ -22,6 +22,7 @@ from memquill.store import Candidate, FactKey
 from memquill.store._codec import (
     HEADER,
     HEADER_V2,
+    HEADER_V3,
     LEGACY_HEADER,
     decode_store,
     encode_block,
@@ -92,9 +93,9 @@ def test_a_rewrite_writes_every_status_in_place_again(tmp_path: Path) -> None:
     store, _ = _corrected(tmp_path, 3)
     before = decode_store(raw(tmp_path).decode())
     tea = next(r for r in before.records if r.content == "I like tea")
-    store.revoke(tea.id, store.snapshot().revision)
+    store.revoke(tea.id, store.snapshot().revision)  # the first forget: v2 becomes v3
     after = raw(tmp_path)
-    assert after.startswith(HEADER_V2.encode())
+    assert after.startswith(HEADER_V3.encode())
     assert encode_store(decode_store(after.decode())).encode() == after
     assert after.count(b'"status":"active"') == 1
     kept = [r for r in decode_store(after.decode()).records if r.root_id != tea.root_id]

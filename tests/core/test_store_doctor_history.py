@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.core.store_helpers import manual, raw
 
 from memquill import RecordStore
-from memquill.store._codec import HEADER_V2, decode_store, encode_block, encode_store
+from memquill.store._codec import HEADER_V3, decode_store, encode_block, encode_store
 from memquill.store._fingerprints import TEXT_HASH_FIELD
 from memquill.store._history import HistoryFigures, history_figures
 
@@ -70,8 +70,8 @@ def test_doctor_reports_depth_compaction_tombstones_and_capacity_in_use(tmp_path
     # The parts are measured as a rewrite writes them: fact b's correction was appended, so
     # its old version still says "active" in the file, 4 bytes shorter than "superseded".
     rewritten = encode_store(decode_store(raw(tmp_path).decode())).encode()
-    assert rewritten.startswith(HEADER_V2.encode())
-    assert len(HEADER_V2.encode()) + parts + history.tombstone_bytes == len(rewritten)
+    assert rewritten.startswith(HEADER_V3.encode())
+    assert len(HEADER_V3.encode()) + parts + history.tombstone_bytes == len(rewritten)
     assert report.used_bytes == len(raw(tmp_path)) == len(rewritten) - 4
     assert report.max_bytes == 4 * MIB
     assert report.percent_used == round(100 * report.used_bytes / (4 * MIB), 1)

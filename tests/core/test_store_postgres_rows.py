@@ -438,15 +438,22 @@ def test_export_gives_the_file_stores_bytes_through_keys_forgets_and_compaction(
     on_db = db.store(now=fixed_clock())
     on_file = RecordStore(file_workspace, now=fixed_clock(), record_key=on_db.record_key)
     on_db.snapshot()
-    exported: list[bytes] = []
+    exported: list[list[bytes]] = []
     for store in (on_file, on_db):
         monkeypatch.setattr(store_module, "uuid", FixedIds())
+        steps: list[bytes] = []
         first = store.save([keyed(f"Fact {n}.", f"facts/{n}") for n in range(5)])
-        revision = store.revoke(FactKey("facts/1"), first.revision).revision
-        revision = store.revoke(FactKey("facts/3"), revision).revision
+        revision = store.revoke(FactKey("facts/1"), first.revision).revision  # v1 -> v3
+        steps.append(store.export())
+        revision = store.revoke(FactKey("facts/3"), revision).revision  # appended on the file
+        steps.append(store.export())
         revision = store.save([manual("unkeyed"), keyed("Fact 7.", "facts/7")], revision).revision
+        steps.append(store.export())
         revision = store.compact(revision).revision
         store.save([keyed("Fact 8.", "facts/8")], revision)
-        exported.append(store.export())
-    assert exported[0] == exported[1] == db.raw()
-    assert exported[0] == (file_workspace / "memory" / "records.md").read_bytes()
+        steps.append(store.export())
+        exported.append(steps)
+    on_disk = (file_workspace / "memory" / "records.md").read_bytes()
+    assert exported[0] == exported[1]
+    assert exported[0][-1] == db.raw() == on_disk
+    assert exported[0][0].startswith(b"# Memory records\n\n<!-- memory-records:v3 -->")

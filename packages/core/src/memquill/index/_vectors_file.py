@@ -47,6 +47,9 @@ def forget_vectors(root: Path, record_ids: Iterable[str]) -> int:
         sqlite3.Error, OSError: the file cannot be changed (the caller decides; the rows are
             also deleted by the next semantic search, which never returns them meanwhile).
     """
+    path = vectors_path(root)
+    if path is None or not path.is_file():
+        return 0  # ``record_ids`` is never read: a workspace without a cache pays nothing
     ids = sorted(set(record_ids))
     units = [(f"{kind}:{record_id}",) for record_id in ids for kind in ("i", "r")]
     return _delete(root, "DELETE FROM vectors WHERE unit = ?", units)

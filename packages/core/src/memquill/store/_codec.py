@@ -33,7 +33,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -177,8 +177,8 @@ def encode_store(image: StoreImage) -> str:
     return image.header + "".join(encode_block(record) for record in image.records)
 
 
-def decode_store(text: str) -> StoreImage:
-    """Parse a records file strictly.
+def decode_store(text: str, intact: list[int] | None = None) -> StoreImage:
+    """Parse a records file strictly (``intact``: :func:`decode_blocks`).
 
     Raises:
         CorruptError: the file is not a managed records file, or any block fails validation
@@ -189,7 +189,9 @@ def decode_store(text: str) -> StoreImage:
     header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         raise CorruptError(Messages.FOREIGN)
-    records = decode_blocks(text, len(header), implied=implies(header), claims=header == HEADER_V3)
+    records = decode_blocks(
+        text, len(header), implied=implies(header), claims=header == HEADER_V3, intact=intact
+    )
     return StoreImage(header, records)
 
 
@@ -214,6 +216,7 @@ def decode_blocks(
     implied: bool = False,
     claims: bool = False,
     known: KnownRecords | None = None,
+    intact: list[int] | None = None,
 ) -> tuple[Record, ...]:
     """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
 
@@ -226,7 +229,9 @@ def decode_blocks(
     ``claims`` (a ``v3`` file): a ``revoked`` block whose id an earlier block has takes that
     block's place, and a block that does not decode but keeps an erased block's shape
     (:func:`erase_block`) waits for such a tombstone; the file is corrupt at the first one
-    none claims.
+    none claims. ``intact`` collects the places whose claimed block is not wholly erased
+    (:func:`erase_block`): text a forget was killed before erasing, which the next write
+    erases.
 
     Raises:
         CorruptError: a block fails validation (``record_index`` names the first bad one).
@@ -259,6 +264,7 @@ def decode_blocks(
             freed.add(key)
 
     erased: dict[str, int] = {}  # id -> block number of an erased block no tombstone claimed yet
+    torn: set[str] = set()  # ids of erased blocks some of whose bytes are not erased yet
     blocks = len(records)
     while cursor < len(text):
         index, blocks = blocks, blocks + 1
@@ -268,9 +274,13 @@ def decode_blocks(
             try:
                 record, cursor = _decode_block(text, cursor, index)
             except CorruptError:
+                start = cursor
                 record_id, cursor = erased_shape(text, cursor, index)
                 if place(record_id) is not None:
                     raise
+                block = text[start:cursor].encode()
+                if intact is not None and erase_block(block) != block:
+                    torn.add(record_id)  # an erasure cut short: the rest waits for the next
                 erased[record_id] = index
                 seen[record_id] = len(records)
                 records.append(None)
@@ -280,10 +290,15 @@ def decode_blocks(
                 earlier = records[claimed]
                 if earlier is None:
                     del erased[record.id]
+                    if intact is not None and record.id in torn:
+                        intact.append(claimed)
                 elif earlier.status == "revoked":
                     raise CorruptError(Messages.EDITED, index)  # a tombstone of a tombstone
-                elif earlier.status == "active":
-                    free(earlier.key)
+                else:
+                    if earlier.status == "active":
+                        free(earlier.key)
+                    if intact is not None:
+                        intact.append(claimed)
                 records[claimed] = record
                 continue
         replaced = place(record.supersedes or "") if implied else None
@@ -372,6 +387,62 @@ def erased_shape(text: str, cursor: int, index: int) -> tuple[str, int]:
     if points is None or text[body + points : body + points + 2] != _SEPARATOR:
         raise CorruptError(Messages.EDITED, index)
     return found[1], body + points + 2
+
+
+_SPAN_META: Final = re.compile(rb'\{"id":"([a-f0-9-]{36})".*,"contentLength":(0|[1-9][0-9]{0,4})\}')
+
+
+def block_spans(raw: bytes | bytearray, cursor: int, end: int) -> Iterator[tuple[str, int, int]]:
+    """Each block of ``raw[cursor:end]``, a part that decoded (whole blocks, a claim and an
+    erased block included), as its id and its start and end byte offsets, in file order.
+
+    Only the marker, the id and ``contentLength`` are read (the metadata is parsed only when
+    a person reordered it), so walking a file costs far less than decoding it.
+    """
+    prefix, meta_end = _PREFIX.encode(), _META_END.encode()
+    while cursor < end:
+        start = cursor + len(prefix)
+        stop = raw.find(meta_end, start, end)
+        meta = bytes(raw[start:stop])
+        found = _SPAN_META.fullmatch(meta)
+        if found is not None:
+            record_id, length = found[1].decode(), int(found[2])
+        else:
+            parsed = cast(dict[str, JSONValue], parse_json(meta.decode()))
+            record_id, length = str(parsed["id"]), cast(int, parsed["contentLength"])
+        body = stop + len(meta_end)
+        chunk = bytes(raw[body : body + 4 * length])
+        if chunk[:length].isascii():
+            size = length
+        else:  # the units' characters, then their UTF-8 length (a cut last character dropped)
+            text = chunk.decode("utf-8", "ignore")
+            size = len(text[: utf16_take(text, 0, length) or 0].encode())
+        yield record_id, cursor, body + size + len(_SEPARATOR)
+        cursor = body + size + len(_SEPARATOR)
+
+
+def unclaimed(raw: bytes) -> bytes:
+    """A records file with each tombstone a ``v3`` forget appended moved into the place of the
+    block it claims (which is dropped): what a rewrite of the same records would write, their
+    blocks' bytes kept. Any other file is returned as it is.
+
+    Raises:
+        CorruptError: a ``v3`` file that does not decode.
+    """
+    if not raw.startswith(HEADER_V3.encode()):
+        return raw
+    decode_store(raw.decode("utf-8"))  # strict first: the walk trusts what decoded
+    cursor = len(HEADER_V3.encode())
+    places: dict[str, int] = {}
+    blocks: list[bytes] = []
+    for record_id, start, end in block_spans(raw, cursor, len(raw)):
+        place = places.get(record_id)
+        if place is None:
+            places[record_id] = len(blocks)
+            blocks.append(raw[start:end])
+        else:
+            blocks[place] = raw[start:end]
+    return raw[:cursor] + b"".join(blocks)
 
 
 def erase_block(block: bytes) -> bytes:

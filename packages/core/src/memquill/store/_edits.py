@@ -266,7 +266,9 @@ def revocation(
         if not roots:
             return Outcome("duplicate", tuple(ids))
         stamp = now()
-        draft[:] = [_erased(r, stamp, record_key) if r.root_id in roots else r for r in draft]
+        for root in sorted(roots):  # each version in its place: a v3 file appends the claims
+            for member in snapshot.family_of(root):
+                draft[_position(snapshot, draft, member)] = _erased(member, stamp, record_key)
         return Outcome("saved", tuple(ids), frozenset(changed))
 
     return operation

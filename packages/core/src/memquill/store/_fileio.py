@@ -1,5 +1,6 @@
 """The records file's bounded no-follow read (with the file's signature), the durable append
-of new blocks to it, and the private backup of a records file about to be replaced (written
+of new blocks to it (with the in-place erasure of the blocks a ``v3`` forget claims), and the
+private backup of a records file about to be replaced (written
 whole: :mod:`memquill.foundation.atomic`)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import errno
 import os
 import stat
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, TypeAlias
@@ -75,12 +77,18 @@ def file_signature(file: Path) -> Signature | None:
     return signature_of(status) if stat.S_ISREG(status.st_mode) else None
 
 
-def append_durably(file: Path, tail: bytes, expected: Signature) -> Signature:
+def append_durably(
+    file: Path, tail: bytes, expected: Signature, overwrite: Sequence[tuple[int, bytes]] = ()
+) -> Signature:
     """Append ``tail`` to ``file`` if it is still the file with the signature ``expected``,
-    then fsync it (data and size: the file's name is durable already); its new signature.
+    then fsync it (data and size: the file's name is durable already); then write each
+    ``overwrite`` (offset, bytes) in place and fsync again; its new signature.
 
     A failure part-way (a full disk) cuts the file back to its old size, so it leaves no torn
-    tail behind (a power cut still may: ``doctor`` names it, ``docs/security.md``).
+    tail behind (a power cut still may: ``doctor`` names it, ``docs/security.md``). The
+    overwrites come only once the tail is durable: they erase what the tail's tombstones
+    claim, so the file reads the same before, during and after them (a failure leaves blocks
+    the next writer erases).
 
     Raises:
         ConflictError: the file is not the one expected (someone else changed it).
@@ -100,6 +108,20 @@ def append_durably(file: Path, tail: bytes, expected: Signature) -> Signature:
                 os.ftruncate(fd, expected[2])
                 os.fsync(fd)
             raise
+        if overwrite:
+            # pwrite on an O_APPEND descriptor appends on Linux: write through a second one.
+            in_place = open_regular(file, os.O_WRONLY)
+            try:
+                if signature_of(os.fstat(in_place))[:2] != expected[:2]:
+                    raise ConflictError(Messages.CHANGED_WHILE_SAVING)  # renamed meanwhile
+                for offset, data in overwrite:
+                    view = memoryview(data)
+                    while view:
+                        written = os.pwrite(in_place, view, offset)
+                        view, offset = view[written:], offset + written
+                os.fsync(in_place)
+            finally:
+                os.close(in_place)
         return signature_of(os.fstat(fd))
     finally:
         os.close(fd)

@@ -17,17 +17,20 @@ output is byte-for-byte what a full decode and encode would give.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
 from memquill.errors import CorruptError, Messages
 from memquill.store._codec import (
     HEADER_V3,
     HEADERS,
+    block_spans,
     decode_blocks,
     decode_store,
     encode_block,
+    erase_block,
     implies,
 )
 from memquill.store._fileio import Signature
@@ -40,7 +43,7 @@ _NO_BLOCKS: Final[Mapping[int, tuple[Record, bytes]]] = {}
 
 class _Digest(Protocol):
     def copy(self) -> _Digest: ...
-    def update(self, data: bytes, /) -> None: ...
+    def update(self, data: bytes | bytearray | memoryview, /) -> None: ...
     def hexdigest(self) -> str: ...
 
 
@@ -59,6 +62,10 @@ class Decoded:
         digest: sha256 state after the identity, NUL and the bytes (the revision's hash).
         signature: the file's :data:`Signature` when these bytes were read or written
             (``None``: not known, the file is read again before it is trusted).
+        unerased: places whose block a ``v3`` tombstone claims but whose text is still
+            there (a forget killed before its erasure): the next append erases them.
+        mark: the digest's state after the identity, NUL and the bytes up to an offset (the
+            end of the last rewrite), so an erasure after it hashes only what follows.
     """
 
     buffer: bytes | bytearray
@@ -66,6 +73,12 @@ class Decoded:
     blocks: Mapping[int, tuple[Record, bytes]]
     digest: _Digest
     signature: Signature | None = None
+    unerased: tuple[int, ...] = ()
+    mark: tuple[int, _Digest] | None = None
+    # Each place's block (start and end offsets), walked on first use (a list: frozen).
+    walked: list[list[tuple[int, int]]] = field(
+        default_factory=list[list[tuple[int, int]]], compare=False, repr=False
+    )
 
     @property
     def raw(self) -> bytes:
@@ -82,21 +95,47 @@ class Decoded:
 
     def signed(self, signature: Signature | None) -> Decoded:
         """This file, known to be the one with ``signature``."""
-        return replace(self, signature=signature)
+        return replace(self, signature=signature, walked=self.walked)
 
-    def encode(self, header: str, records: RecordList, *, appends: bool = False) -> Encoded:
+    def spans(self) -> list[tuple[int, int]]:
+        """Where each place's block is (start and end byte offsets; a claimed place: the
+        block claimed, not its tombstone), walked once (:func:`block_spans`)."""
+        if not self.walked:
+            size = self.snapshot.size_bytes
+            start = len((self.header or "").encode())
+            places: set[str] = set()
+            spans: list[tuple[int, int]] = []
+            for record_id, first, end in block_spans(self.buffer, start, size):
+                if record_id not in places:  # else a claim: it takes no place of its own
+                    places.add(record_id)
+                    spans.append((first, end))
+            self.walked.append(spans)
+        return self.walked[0]
+
+    def encode(
+        self,
+        header: str,
+        records: RecordList,
+        *,
+        appends: bool = False,
+        claims: Sequence[int] = (),
+    ) -> Encoded:
         """The file holding ``records``, encoding only records this file does not hold.
 
         ``appends``: ``records`` are this file's records (the very objects, in order, but for
         the versions new ones supersede, as a ``v2`` file implies them:
-        :func:`~memquill.store._codec.implied_supersede`) plus new ones, under the same
-        header, so the new file is these bytes plus the new blocks.
+        :func:`~memquill.store._codec.implied_supersede`, and the places in ``claims``, each
+        now the tombstone of the version there, appended to claim it in a ``v3`` file) plus
+        new ones, under the same header, so the new file is these bytes plus the new blocks.
         """
         known = self.blocks
         size = len(self.snapshot.records)
         if appends and self.snapshot.size_bytes and header == self.header:
-            tail = b"".join(_block(record) for record in records[size:])
-            return Encoded(self, records, known, tail=tail)
+            tail = b"".join(
+                _block(record)
+                for record in itertools.chain((records[p] for p in claims), records[size:])
+            )
+            return Encoded(self, records, known, tail=tail, claims=tuple(claims))
         blocks: dict[int, tuple[Record, bytes]] = {}
         for record in records:
             entry = known.get(id(record))
@@ -117,6 +156,8 @@ class Encoded:
     blocks: Mapping[int, tuple[Record, bytes]]
     full: bytes | None = None
     tail: bytes | None = None
+    claims: tuple[int, ...] = ()
+    """Places whose tombstones open ``tail`` (a ``v3`` forget), in order."""
 
     @property
     def size(self) -> int:
@@ -132,23 +173,53 @@ class Encoded:
             return self.full
         return self.base.raw + (self.tail or b"")
 
-    def decoded(self, signature: Signature | None = None) -> Decoded:
+    def erasures(self) -> list[tuple[int, bytes]]:
+        """What publishing this file overwrites in place (offset, bytes): the blocks its
+        tombstones claim, and those ``base`` has claimed but not erased, erased
+        (:func:`~memquill.store._codec.erase_block`)."""
+        base = self.base
+        places = sorted({*self.claims, *base.unerased}) if self.tail is not None else ()
+        if not places:
+            return []
+        spans, buffer = base.spans(), base.buffer
+        return [(spans[p][0], erase_block(bytes(buffer[slice(*spans[p])]))) for p in places]
+
+    def decoded(
+        self, signature: Signature | None = None, erased: Sequence[tuple[int, bytes]] = ()
+    ) -> Decoded:
         """The new file as :class:`Decoded` (its revision continues ``base``'s digest when the
-        new file only appends to it); ``signature``: the file's once written."""
+        new file only appends to it); ``signature``: the file's once written; ``erased``:
+        its :meth:`erasures`, once written."""
         base = self.base
         identity = base.snapshot.identity
         if self.tail is not None:
             size = base.snapshot.size_bytes
             buffer = base.buffer
-            if not (isinstance(buffer, bytearray) and len(buffer) == size):
+            if erased:
+                buffer = bytearray(buffer[:size])  # the bytes before change: a copy of its own
+                for offset, data in erased:
+                    buffer[offset : offset + len(data)] = data
+            elif not (isinstance(buffer, bytearray) and len(buffer) == size):
                 buffer = bytearray(buffer[:size])  # once; later appends extend it in place
             buffer += self.tail
+            mark = base.mark or (size, base.digest.copy())
             digest = base.digest.copy()
-            digest.update(self.tail)
-            blocks = base.blocks
+            if erased:
+                first = min(offset for offset, _ in erased)
+                if mark[0] > first:  # hash up to the first erased byte once, and mark it
+                    state = _digest(identity, memoryview(buffer)[:first])
+                    mark = (first, state.copy())
+                digest = mark[1].copy()
+                digest.update(memoryview(buffer)[mark[0] :])
+            else:
+                digest.update(self.tail)
             snapshot = Snapshot(identity, digest.hexdigest(), self.records, len(buffer))
-            snapshot.follows(base.snapshot)
-            return Decoded(buffer, snapshot, blocks, digest, signature)
+            snapshot.follows(base.snapshot, self.claims)
+            written = Decoded(buffer, snapshot, base.blocks, digest, signature, mark=mark)
+            if base.walked:  # the new places' blocks follow the tombstones in the tail
+                added = list(block_spans(buffer, size, len(buffer)))[len(self.claims) :]
+                written.walked.append([*base.walked[0], *((f, e) for _, f, e in added)])
+            return written
         data = self.data
         if base.raw and data.startswith(base.raw):
             digest = base.digest.copy()
@@ -156,7 +227,9 @@ class Encoded:
         else:
             digest = _digest(identity, data)
         snapshot = Snapshot(identity, digest.hexdigest(), self.records, len(data))
-        return Decoded(data, snapshot, self.blocks, digest, signature)
+        return Decoded(
+            data, snapshot, self.blocks, digest, signature, mark=(len(data), digest.copy())
+        )
 
 
 class RecordsMemo:
@@ -219,10 +292,11 @@ def _decode(identity: bytes, raw: bytes) -> Decoded:
         if header_of(raw) is None:
             raise CorruptError(Messages.FOREIGN) from None
         raise CorruptError(Messages.EDITED, _bad_block(raw[: error.start])) from None
-    image = decode_store(text)
+    intact: list[int] = []
+    image = decode_store(text, intact)
     digest = _digest(identity, raw)
     snapshot = Snapshot(identity, digest.hexdigest(), RecordList(image.records), len(raw))
-    return Decoded(raw, snapshot, _NO_BLOCKS, digest)
+    return Decoded(raw, snapshot, _NO_BLOCKS, digest, unerased=tuple(intact))
 
 
 def _extend(last: Decoded, raw: bytes) -> Decoded | None:
@@ -244,6 +318,7 @@ def extended(last: Decoded, tail: bytes) -> Decoded | None:
 
 
 def _appended(last: Decoded, tail: bytes, raw: bytes | None) -> Decoded | None:
+    intact = list(last.unerased)
     try:
         claims = last.header == HEADER_V3
         records = decode_blocks(
@@ -253,6 +328,7 @@ def _appended(last: Decoded, tail: bytes, raw: bytes | None) -> Decoded | None:
             implied=implies(last.header),
             claims=claims,
             known=last.snapshot,
+            intact=intact,
         )
     except (UnicodeDecodeError, CorruptError):
         return None
@@ -274,7 +350,7 @@ def _appended(last: Decoded, tail: bytes, raw: bytes | None) -> Decoded | None:
         # A claim replaces an earlier place, which an index shared by appending cannot see:
         # a v3 file's snapshot builds its own.
         snapshot.follows(last.snapshot)
-    return Decoded(buffer, snapshot, last.blocks, digest)
+    return Decoded(buffer, snapshot, last.blocks, digest, unerased=tuple(intact), mark=last.mark)
 
 
 def _bad_block(valid_prefix: bytes) -> int:
@@ -289,7 +365,7 @@ def _bad_block(valid_prefix: bytes) -> int:
         return error.record_index or 0
 
 
-def _digest(identity: bytes, raw: bytes) -> _Digest:
+def _digest(identity: bytes, raw: bytes | memoryview) -> _Digest:
     digest = hashlib.sha256(identity + b"\0")
     digest.update(raw)
     return digest

@@ -58,6 +58,7 @@ class _Index:
         "ledger",
         "ledgers",
         "patched",
+        "retired",
         "roots",
         "tip",
         "tombstoned",
@@ -75,6 +76,7 @@ class _Index:
         self.ledgers: list[int] = []
         self.ledger: Ledger | None = None
         self.patched = False
+        self.retired = False
 
     def extend(self, records: Sequence[Record]) -> None:
         """Index ``records[self.count:]`` (``records`` starts with what is indexed already)."""
@@ -101,6 +103,30 @@ class _Index:
                     self._forgotten(position, record)
         self.count = len(records)
         self.tip = records
+
+    def claimed(self, places: Sequence[int], records: Sequence[Record]) -> _Index:
+        """A copy of this index (the snapshots sharing it keep it as it is) for ``records``,
+        whose ``places`` hold tombstones now (each of the version indexed there): their keys
+        are free, their sources and texts blocked. Records after the indexed ones are
+        indexed when first asked for, as after any append."""
+        index = _Index()
+        for name in ("ids", "hashes", "keys", "tombstoned", "roots", "forgotten"):
+            setattr(index, name, getattr(self, name).copy())
+        # The copy's families share their position lists, which it extends as records are
+        # appended: this index indexes no more (the positions it reads stay below its count).
+        self.retired = True
+        index.ledgers, index.ledger = self.ledgers.copy(), self.ledger
+        index.count, index.tip = self.count, self.tip
+        for position in places:
+            key = self.tip[position].key
+            if key is not None and index.keys.get(key) == position:
+                del index.keys[key]
+            now = records[position]
+            if (source := now.source_key) is not None:
+                index.tombstoned.setdefault(source, position)
+            index._forgotten(position, now)
+        index.patched = False  # its own: no older snapshot shares it
+        return index
 
     def _forgotten(self, position: int, record: Record) -> None:
         """Index a tombstone's text fingerprint (the latest time it was forgotten) or a ledger.
@@ -155,13 +181,18 @@ class Snapshot:
         default_factory=list[_Index], init=False, compare=False, repr=False
     )
 
-    def follows(self, before: Snapshot) -> None:
+    def follows(self, before: Snapshot, claims: Sequence[int] = ()) -> None:
         """Share ``before``'s index: this snapshot's records are ``before``'s plus new ones at
-        the end (the caller knows; nothing is compared). Only the newest snapshot of a chain
-        extends an index, so ``before`` must be the last one that did."""
+        the end (the caller knows; nothing is compared), but for the places in ``claims``,
+        each now the tombstone of the version there (a ``v3`` forget). Only the newest
+        snapshot of a chain extends an index, so ``before`` must be the last one that did."""
         cache = before._index_cache
-        if cache and cache[0].tip is before.records and not self._index_cache:
-            self._index_cache.append(cache[0])
+        shared = cache[0] if cache else None
+        if shared and shared.tip is before.records and not shared.retired and not self._index_cache:
+            index = shared
+            if claims:
+                index = index.claimed(claims, self.records)
+            self._index_cache.append(index)
 
     def find(self, record_id: str, *, active_only: bool = False) -> Record | None:
         """The version with ``record_id`` (only if active, when asked)."""
@@ -246,8 +277,12 @@ class Snapshot:
     def family(self, record: Record) -> tuple[Record, ...]:
         """Every version of ``record``'s fact, in file order. The first version is the one
         whose id is the root id (its ``created_at`` is when the fact was first saved)."""
+        return self.family_of(record.root_id)
+
+    def family_of(self, root_id: str) -> tuple[Record, ...]:
+        """Every version of the fact with ``root_id``, in file order."""
         limit = len(self.records)
-        positions = self._index().roots.get(record.root_id, ())
+        positions = self._index().roots.get(root_id, ())
         return tuple(self.records[p] for p in positions if p < limit)
 
     def current(self, record: Record) -> Record | None:
@@ -271,6 +306,9 @@ class Snapshot:
                     return index
                 # A correction appended since moved an older version: this one's own index.
                 index = _Index()
+                cache[0] = index
+            elif index.retired and index.count < len(self.records):
+                index = _Index()  # its lists are another index's now: never extended again
                 cache[0] = index
             index.extend(self.records)
         return index

@@ -77,7 +77,10 @@ def _grown(snapshot: Snapshot, draft: list[Record]) -> int:
     grown = snapshot.size_bytes + sum(len(_block(record)) for record in draft[count:])
     for position in replaced or ():
         if position < count:
-            grown += len(_block(draft[position])) - len(_block(snapshot.records[position]))
+            before, now = snapshot.records[position], draft[position]
+            # A forget appends its tombstone to a v3 file and keeps the block it claims.
+            kept = 0 if now.status == "revoked" != before.status else len(_block(before))
+            grown += len(_block(now)) - kept
     return grown
 
 

@@ -42,7 +42,7 @@ from memquill.foundation.atomic import fsync_folder
 from memquill.foundation.text import LONE_SURROGATE, utf16_len
 from memquill.store._backend import RecordsBackend, open_backend
 from memquill.store._capacity import check_capacity, workspace_capacity
-from memquill.store._codec import iso_timestamp, validate_content, validate_source
+from memquill.store._codec import iso_timestamp, unclaimed, validate_content, validate_source
 from memquill.store._fact_keys import validate_key
 from memquill.store._fileio import read_bounded
 from memquill.store._record import JSONValue, Record
@@ -189,12 +189,14 @@ class RecordStore:
         return self._backend.snapshot()
 
     def export(self) -> bytes:
-        """The exact bytes of ``records.md`` (from the database, for a database store).
+        """The bytes of ``records.md`` (from the database, for a database store), each
+        tombstone a ``v3`` forget appended in the place of the version it claims: what a
+        rewrite writes, and what a database store holds for the same history.
 
         Raises:
-            UnsafePathError, CapacityError, StorageError.
+            UnsafePathError, CapacityError, CorruptError, StorageError.
         """
-        return self._backend.read()
+        return unclaimed(self._backend.read())
 
     def locations(self) -> Locations:
         """The canonical workspace and the store's paths, checked for safety.

@@ -48,6 +48,7 @@ from memquill.store._capacity import full_error
 from memquill.store._codec import (
     HEADER,
     HEADER_V2,
+    HEADER_V3,
     MAX_STORE_BYTES,
     identity_bytes,
     implied_supersede,
@@ -278,10 +279,19 @@ class Change:
 
 
 def apply_operation(
-    current: Decoded, operation: Operation, capacity: int = MAX_STORE_BYTES
+    current: Decoded,
+    operation: Operation,
+    capacity: int = MAX_STORE_BYTES,
+    *,
+    claims: bool = False,
 ) -> Change | WriteResult:
     """Run ``operation`` on a copy of ``current``: the change to publish, or the answer when
     nothing is to be written (every backend's transaction runs this under its lock).
+
+    A write that only forgets (and appends) makes a memquill file ``v3``, in a rewrite the
+    first time; then, where the backend erases in place (``claims``: the file store), its
+    tombstones are appended to claim the versions they forget. An append that would pass the
+    capacity is written as a rewrite, which drops the blocks claims left behind.
 
     Raises:
         whatever ``operation`` raises; CapacityError when the new file would exceed
@@ -296,13 +306,22 @@ def apply_operation(
     if outcome.header is not None:  # a merge: the other file's header, ranked against ours
         header = merged_header(outcome.header, current.header)
     appends = not draft.rewritten
+    forgets: tuple[int, ...] = ()
     if not appends and outcome.header is None and draft.corrects(snapshot.records):
         # Corrections alone: a v2 file takes them appended (the versions they replace read
         # as superseded); a memquill v1 file becomes v2 in this rewrite, once; the original
         # system's header keeps its corrections rewritten, so that system still reads it.
         appends = implies(header)
         header = HEADER_V2 if header == HEADER else header
-    encoded = current.encode(header, draft.frozen(), appends=appends)
+    elif not appends and outcome.header is None and header in _OURS:
+        forgets = draft.forgets(snapshot.records)
+        if forgets:  # the same for every backend, so their files read and export alike
+            appends = claims and header == HEADER_V3
+            header = HEADER_V3
+    records = draft.frozen()
+    encoded = current.encode(header, records, appends=appends, claims=forgets if appends else ())
+    if encoded.tail is not None and encoded.size > capacity:
+        encoded = current.encode(header, records)  # a rewrite drops what claims left behind
     unchanged = encoded.tail == b"" if encoded.full is None else encoded.full == current.raw
     if unchanged:  # a merge that brought nothing new: nothing to publish
         return _result(snapshot, Outcome("duplicate", outcome.ids))
@@ -311,6 +330,10 @@ def apply_operation(
     count = len(snapshot.records)
     replaced = frozenset(place for place in draft.replaced or () if place < count)
     return Change(encoded, outcome, replaced)
+
+
+_OURS: Final = (HEADER, HEADER_V2, HEADER_V3)
+"""The headers memquill writes (the original system's keeps every write a rewrite)."""
 
 
 class Draft(list[Record]):
@@ -463,6 +486,22 @@ class Draft(list[Record]):
         # noted it (anything that moves records marks the draft reshaped).
         return True
 
+    def forgets(self, records: Sequence[Record]) -> tuple[int, ...]:
+        """The places of ``records`` this draft replaced, in order, when each now holds the
+        tombstone of the version there (same id, ``revoked``; that version was not) and
+        nothing else moved (versions may be appended); else ``()``."""
+        count = len(records)
+        if self.reshaped or not self.replaced or len(self) < count:
+            return ()
+        places = sorted(self.replaced)
+        for position in places:
+            if position >= count:
+                return ()
+            earlier, now = records[position], self[position]
+            if earlier.status == "revoked" or now.status != "revoked" or now.id != earlier.id:
+                return ()
+        return tuple(places)
+
     def __delitem__(self, index: Any) -> None:
         self._whole()
         self.rewritten = self.reshaped = True
@@ -525,14 +564,16 @@ def _transact(
     # every fact the file then held: remove it now, so a fact forgotten later is gone from disk.
     remove_stale_staging(locations.directory)
     current = _current(locations, memo, capacity)
-    change = apply_operation(current, operation, capacity)
+    change = apply_operation(current, operation, capacity, claims=True)
     if isinstance(change, WriteResult):
         return change
     encoded = change.encoded
     if encoded.tail is not None and current.signature is not None:
-        # Only new blocks: appended in place and fsynced, nothing else is rewritten.
-        signature = append_durably(locations.file, encoded.tail, current.signature)
-        written = encoded.decoded(signature)
+        # Only new blocks: appended in place and fsynced, nothing else is rewritten but the
+        # blocks their tombstones claim, erased in place once the tombstones are durable.
+        erased = encoded.erasures()
+        signature = append_durably(locations.file, encoded.tail, current.signature, erased)
+        written = encoded.decoded(signature, erased)
         memo.remember(written)
         return _result(written.snapshot, change.outcome)
     raw = current.raw

@@ -24,9 +24,9 @@ from memquill.tools._session import MemorySession
 def forget_revoked_vectors(session: MemorySession, records: Iterable[Record]) -> None:
     """Delete the vectors of every revoked version in ``records`` from ``session``'s
     workspace's vector cache (if it has one)."""
-    revoked = [record.id for record in records if record.status == "revoked"]
-    if not revoked:
-        return
+    # Read only once the cache is known to exist: most workspaces have none, and a forget
+    # then costs nothing here whatever the store holds.
+    revoked = (record.id for record in records if record.status == "revoked")
     try:
         forget_vectors(canonical_workspace(session.workspace), revoked)
     except (sqlite3.Error, OSError, MemquillError):
