@@ -45,7 +45,7 @@ from memquill.query import CHUNK_OVERLAP, CHUNK_SIZE, STEMMER_VERSION, TOKENIZER
 
 SCHEMA_VERSION: Final = 7
 """6: files in the records format are no longer indexed as notes; 7: term ids deflated as steps
-in term lists, raw deflate, 16 KiB pages."""
+in term lists, raw deflate, 16 KiB pages, each term's text stored once (keyed by it)."""
 FORMAT: Final = (
     f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
@@ -55,7 +55,7 @@ FORMAT: Final = (
 _SCHEMA: Final = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE pages(page INTEGER PRIMARY KEY, gen INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE TABLE lexicon(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+CREATE TABLE lexicon(term TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE postings(
     term INTEGER NOT NULL, lo INTEGER NOT NULL, gen INTEGER NOT NULL, data BLOB NOT NULL,
