@@ -28,7 +28,7 @@ process:
   that imports ``sqlite3``, opens the FTS5 index, searches and prints the top five paths (and
   the same script for tantivy and bm25s), interleaved run by run (``--cold-runs`` of each, wall
   and CPU time, and memquill ÷ each peer). ``--cold-only`` measures only this (and the builds
-  it needs);
+  it needs); ``--build-only`` measures only the builds and the index sizes;
 - the ratios memquill ÷ each peer: build CPU, index size, cold search CPU, warm p50 CPU, peak
   RSS (warm).
 
@@ -539,6 +539,9 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
         row[f"{name}_mb"] = size_of(folder) / 1e6
     row["index_mb"] = size_of(next(index_folder.glob("*.sqlite3"))) / 1e6
     row["fts_mb"] = size_of(fts) / 1e6
+    if args.build_only:
+        row["load"] = (load_before, os.getloadavg()[0])
+        return row
     many = queries[: args.queries]
     cold_engines = [
         ("before", "memquill", before_folder, before_env),
@@ -659,6 +662,67 @@ def peer_ratios(
     return table
 
 
+def build_rows(
+    rows: list[dict[str, Any]], names: dict[str, str]
+) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
+    """The build rows: each engine's build (wall and CPU time), index size, and memquill ÷ each
+    peer in build CPU and size."""
+    before = any("before_build" in row for row in rows)
+    table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
+
+    def build(key: str, label: str) -> None:
+        def render(r: dict[str, Any]) -> str:
+            found = r.get(key)
+            if not found:
+                return "—"
+            seconds, cpu = found["seconds"], found["cpu"]
+            return (
+                f"{seconds:.1f} s, {r['files'] / seconds:,.0f} files/s "
+                f"(CPU {cpu:.1f} s, {r['files'] / cpu:,.0f} files/CPU-s)"
+            )
+
+        table.append((label, render))
+
+    if before:
+        build("before_build", "memquill before build")
+    build("build", "memquill build")
+    build("fts_build", "FTS5 build")
+    for peer in PEERS:
+        if any(f"{peer}_build" in row for row in rows):
+            build(f"{peer}_build", f"{names[peer]} build")
+    if before:
+        table.append(("memquill before index size", lambda r: f"{r.get('before_mb', 0):.1f} MB"))
+    table.append(("memquill index size", lambda r: f"{r['index_mb']:.1f} MB"))
+    table.append(("FTS5 index size", lambda r: f"{r['fts_mb']:.1f} MB"))
+    for peer in PEERS:
+        if any(f"{peer}_mb" in row for row in rows):
+            table.append(
+                (f"{names[peer]} index size", lambda r, p=peer: f"{r.get(p + '_mb', 0):.1f} MB")
+            )
+
+    for name, key in (("before", "before_build"), ("memquill", "build")):
+        if not any(key in row for row in rows):
+            continue
+        for peer in ("fts", *PEERS):
+            if not any(f"{peer}_build" in row for row in rows):
+                continue
+            table.append(
+                (
+                    f"{names[name]} ÷ {names[peer]}: build CPU / index size",
+                    lambda r, k=key, p=peer, n=name: build_ratio(r, k, p, n),
+                )
+            )
+    return table
+
+
+def build_ratio(r: dict[str, Any], key: str, peer: str, name: str) -> str:
+    built, other = r.get(key), r.get(f"{peer}_build")
+    if not built or not other:
+        return "—"
+    size = r.get("before_mb" if name == "before" else "index_mb", 0.0)
+    return f"{built['cpu'] / other['cpu']:.2f}× / {size / r[f'{peer}_mb']:.2f}×"
+
+
 def report(rows: list[dict[str, Any]]) -> None:
     """The table: wall time first, CPU time (user + system) beside it."""
 
@@ -677,42 +741,16 @@ def report(rows: list[dict[str, Any]]) -> None:
         "scan": "plain scan",
     }
     present = [name for name in names if any(name in row for row in rows)]
+    if not any("cold" in row for row in rows):  # --build-only: the builds and their sizes
+        for label, render in build_rows(rows, names):
+            print(line(label, [render(row) for row in rows]))
+        return
     # The cold rows come first; a --cold-only run has no others.
     if not any("memquill" in row for row in rows):
         for label, render in cold_rows(rows, names):
             print(line(label, [render(row) for row in rows]))
         return
-    table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
-
-    def build(key: str, label: str) -> None:
-        def render(r: dict[str, Any]) -> str:
-            found = r.get(key)
-            if not found:
-                return "—"
-            seconds, cpu = found["seconds"], found["cpu"]
-            return (
-                f"{seconds:.1f} s, {r['files'] / seconds:,.0f} files/s "
-                f"(CPU {cpu:.1f} s, {r['files'] / cpu:,.0f} files/CPU-s)"
-            )
-
-        table.append((label, render))
-
-    if "before" in present:
-        build("before_build", "memquill before build")
-    build("build", "memquill build")
-    build("fts_build", "FTS5 build")
-    for peer in PEERS:
-        if any(f"{peer}_build" in row for row in rows):
-            build(f"{peer}_build", f"{names[peer]} build")
-    if "before" in present:
-        table.append(("memquill before index size", lambda r: f"{r.get('before_mb', 0):.1f} MB"))
-    table.append(("memquill index size", lambda r: f"{r['index_mb']:.1f} MB"))
-    table.append(("FTS5 index size", lambda r: f"{r['fts_mb']:.1f} MB"))
-    for peer in PEERS:
-        if any(f"{peer}_mb" in row for row in rows):
-            table.append(
-                (f"{names[peer]} index size", lambda r, p=peer: f"{r.get(p + '_mb', 0):.1f} MB")
-            )
+    table = build_rows(rows, names)
 
     def engine(name: str, label: str, render: Callable[[dict[str, Any]], str]) -> None:
         table.append((f"{names[name]} {label}", lambda r: render(r[name]) if name in r else "—"))
@@ -808,6 +846,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--cold-only", action="store_true", help="measure only the cold path (and the builds)"
+    )
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="measure only the builds and the index sizes (memquill ÷ each peer)",
     )
     parser.add_argument(
         "--reuse",

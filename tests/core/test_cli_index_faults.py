@@ -158,7 +158,9 @@ def test_a_full_disk(
     monkeypatch.setenv("MEMQUILL_INDEX_DIR", str(tmp_path / "index"))
     assert run(capsys, vault, "index", "--quiet")[0] == 0
     for number in range(40):
-        write(vault, f"more/n{number}.md", f"note {number} about tides " * 200)
+        # Words of its own in each note: more than the free room of a new file's pages holds.
+        words = " ".join(f"tide{number}x{word}" for word in range(200))
+        write(vault, f"more/n{number}.md", f"note {number} about tides {words}\n" * 4)
     prepare = db_module.IndexDatabase._prepare  # pyright: ignore[reportPrivateUsage]
 
     def full_disk(self: db_module.IndexDatabase) -> None:

@@ -12,19 +12,22 @@ import random
 from array import array
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memquill.index._batch import BatchBuilder
 from memquill.index._blocks import BlockEditor
-from memquill.index._codec import BLOCK, decode_block
+from memquill.index._codec import BLOCK, CorruptBlob, decode_block, pack, seal, unseal
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
 from memquill.index._term_lists import (
+    _HEAD,  # pyright: ignore[reportPrivateUsage]
     TermList,
     decode_chunk_matrix,
     decode_term_list,
+    encode_term_list,
     relabel,
 )
 from memquill.index._writer import IndexWriter
@@ -174,3 +177,58 @@ def test_a_small_batch_brings_no_blocks_and_its_notes_are_stored_all_the_same(
     assert list(alpha.ids) == [0, 1] and list(alpha.bodies) == [1, 1]
     assert list(delta.ids) == [1]
     database.close()
+
+
+@settings(max_examples=200)
+@given(
+    ids=st.lists(st.integers(0, 2**32 - 1), unique=True, max_size=40),
+    chunks=st.integers(1, 4),
+    data=st.data(),
+)
+def test_a_term_list_keeps_its_ids_in_any_order_and_relabelled(
+    ids: list[int], chunks: int, data: st.DataObject
+) -> None:
+    """Ids are stored as steps from the one before: up, down, across every width."""
+    width = len(ids)
+    top = data.draw(st.sampled_from([3, 300, 70_000]))
+    matrix = array(
+        "I",
+        data.draw(st.lists(st.integers(0, top), min_size=chunks * width, max_size=chunks * width)),
+    )
+    bodies = data.draw(st.lists(st.integers(0, 2**31), min_size=width, max_size=width))
+    fields = {column: (1, 2, 3, 4, 5) for column in range(0, width, 3)}
+    # As analysis numbers them (a batch's own numbers), then as the index does (any ids).
+    local = data.draw(st.permutations(range(width)))
+    direct = encode_term_list(ids, bodies, fields, chunks, matrix)
+    relabelled = relabel(
+        encode_term_list(local, bodies, fields, chunks, matrix), ids_by_local(local, ids)
+    )
+    for stored in (direct, relabelled):
+        whole, matrix_only = decode_term_list(stored), decode_chunk_matrix(stored)
+        assert list(whole.ids) == ids
+        assert list(whole.bodies) == bodies and whole.fields == fields
+        for column, term in enumerate(ids):
+            counts = tuple(matrix[column::width])
+            assert whole.chunk_counts(term) == counts == matrix_only.chunk_counts(term)
+        assert matrix_only.chunk_counts(2**32 + 5) == (0,) * chunks
+
+
+def ids_by_local(local: list[int], ids: list[int]) -> list[int]:
+    """The mapping that relabels column ``c``'s number ``local[c]`` to ``ids[c]``."""
+    mapping = [0] * len(local)
+    for number, term in zip(local, ids, strict=True):
+        mapping[number] = term
+    return mapping
+
+
+def test_a_term_list_whose_ids_fall_below_zero_is_damage() -> None:
+    # Steps of -1 from 0: no id is negative, so the blob is damaged (its CRC is sound).
+    view = unseal(encode_term_list([5, 3], [1, 1], {}, 1, array("B", [1, 1])))
+    head = list(_HEAD.unpack_from(view))
+    steps = pack(array("b", [-1, -1]).tobytes())
+    head[3] = len(steps)
+    rest = bytes(view[_HEAD.size + _HEAD.unpack_from(view)[3] :])
+    blob = seal(_HEAD.pack(*head) + steps + rest)
+    for decode in (decode_term_list, decode_chunk_matrix):
+        with pytest.raises(CorruptBlob):
+            decode(blob)

@@ -39,7 +39,7 @@ def index_forms(folder: Path, root: Path) -> set[str]:
         tables = {str(name) for (name,) in connection.execute("SELECT name FROM sqlite_master")}
         assert tables == {
             *("meta", "sqlite_autoindex_meta_1", "pages", "terms", "postings"),
-            *("lexicon", "sqlite_autoindex_lexicon_1", "folders"),
+            *("lexicon", "folders"),
         }
         lexicon = dict(connection.execute("SELECT id, term FROM lexicon").fetchall())
         found.update(str(term) for term in lexicon.values())

@@ -480,6 +480,9 @@ SPECS: dict[str, Spec] = {
     "docs/search-index.md § Measurements: uv run python benchmarks/vault_scale.py --data ../shared/ben": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),
+    "docs/search-index.md § Measurements: uv run python benchmarks/vault_scale.py --sizes 5000,20000 -": NotRun(
+        f"{BENCHMARK}; needs a data set outside the repository"
+    ),
     "docs/search-index.md § The cold path, whole process: uv run python benchmarks/vault_scale.py --sizes 1000,20000 -": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),

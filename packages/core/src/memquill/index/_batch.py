@@ -11,6 +11,7 @@ per-posting work in the writing process.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
 from itertools import repeat
@@ -105,21 +106,20 @@ class BatchBuilder:
         notes: list[AnalysedNote] = []
         blocks = len(self._notes) >= self._blocks_from
         for doc, (figures, seen) in enumerate(self._notes):
-            columns = list(map(number.__getitem__, figures.terms))
-            bodies = [figures.body.get(term, 0) for term in figures.terms]
+            terms = figures.terms
+            columns = list(map(number.__getitem__, terms))
+            bodies = list(map(figures.body.get, terms, repeat(0)))
             if blocks:
                 # One (note, body count) pair per term, appended in C: a note holds hundreds.
                 deque(
                     map(_EXTEND, map(flat.__getitem__, columns), zip(repeat(doc), bodies)),
                     maxlen=0,
                 )
-            fields: dict[int, FieldCounts] = {}
-            for column, term in enumerate(figures.terms):
-                counts = figures.fields.get(term)
-                if counts is not None:
-                    fields[column] = counts
-                    if blocks:
-                        held.setdefault(columns[column], []).append((doc, counts))
+            # Few terms are in a field (a dozen of hundreds): each found by its column.
+            fields = {bisect_left(terms, term): counts for term, counts in figures.fields.items()}
+            if blocks:
+                for column, counts in fields.items():
+                    held.setdefault(columns[column], []).append((doc, counts))
             blob = encode_term_list(columns, bodies, fields, figures.chunks, figures.matrix)
             notes.append(
                 AnalysedNote(

@@ -43,7 +43,9 @@ from memquill.errors import SourceError
 from memquill.owner_only import private_file, tighten_file
 from memquill.query import CHUNK_OVERLAP, CHUNK_SIZE, STEMMER_VERSION, TOKENIZER_VERSION
 
-SCHEMA_VERSION: Final = 6  # 6: files in the records format are no longer indexed as notes
+SCHEMA_VERSION: Final = 7
+"""6: files in the records format are no longer indexed as notes; 7: term ids deflated as steps
+in term lists, raw deflate, 16 KiB pages, each term's text stored once (keyed by it)."""
 FORMAT: Final = (
     f"memquill-index {SCHEMA_VERSION}; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; "
     f"chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
@@ -53,13 +55,14 @@ FORMAT: Final = (
 _SCHEMA: Final = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE pages(page INTEGER PRIMARY KEY, gen INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE TABLE lexicon(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+CREATE TABLE lexicon(term TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE terms(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE postings(
     term INTEGER NOT NULL, lo INTEGER NOT NULL, gen INTEGER NOT NULL, data BLOB NOT NULL,
     PRIMARY KEY (term, lo)) WITHOUT ROWID;
 CREATE TABLE folders(path BLOB PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 """
+_PAGE_BYTES: Final = 16_384
 _BUSY_MS: Final = 60_000
 _WIPE_BUSY_MS: Final = 2_000
 """How long truncating the log waits for readers of older snapshots (then: at the next one)."""
@@ -220,6 +223,9 @@ class IndexDatabase:
 
     def _prepare(self) -> None:
         execute = self.connection.execute
+        # Before anything is written (it sets a new file's page size only): a term list of a
+        # kilobyte leaves less of a 16 KiB page unused than of a 4 KiB one.
+        execute(f"PRAGMA page_size = {_PAGE_BYTES}")
         if self.path is not None:
             execute("PRAGMA journal_mode = WAL")
         execute("PRAGMA synchronous = NORMAL")  # a cache: a lost last commit is re-derived

@@ -3,6 +3,10 @@
 Postings blocks and term lists name terms by id, so a note's words are written as text in one
 place only. A term's id never changes while any note holds it; the row goes in the transaction
 that removes its last holder (:func:`drop_unheld`), and ids are never given twice.
+
+The table is keyed by the text alone (a search looks terms up by text), so the text is stored
+once; a term is deleted by id with one pass over the table per transaction, which only a
+change that leaves a term with no holder makes.
 """
 
 from __future__ import annotations
@@ -48,9 +52,13 @@ def term_id(connection: sqlite3.Connection, term: str) -> int | None:
 def drop_unheld(connection: sqlite3.Connection, ids: Iterable[int]) -> None:
     """Delete the terms among ``ids`` that no postings block holds any more."""
     gone = [
-        (number,)
+        number
         for number in sorted(set(ids))
         if connection.execute("SELECT 1 FROM postings WHERE term = ? LIMIT 1", (number,)).fetchone()
         is None
     ]
-    connection.executemany("DELETE FROM lexicon WHERE id = ?", gone)
+    for start in range(0, len(gone), _LOOKUP):
+        chunk = gone[start : start + _LOOKUP]
+        marks = ",".join("?" * len(chunk))
+        query = f"DELETE FROM lexicon WHERE id IN ({marks})"  # noqa: S608 - placeholders
+        connection.execute(query, chunk)

@@ -4,17 +4,19 @@ One per note. It holds every term the note has postings for, as term ids (:mod:`
 in column order, with each term's body count and field counts, and the chunk matrix (each
 term's count in each chunk: one row per chunk, one column per term)::
 
-    n, nf, chunks, codes(4) | ids[n] | zlib(bodies[n] | field rows[nf] | counts[5 nf]
-                                           | matrix[chunks n]) | crc
+    n, nf, chunks, m, codes(5) | deflated(id steps[n]) (m bytes)
+                               | deflated(bodies[n] | field rows[nf] | counts[5 nf]
+                                          | matrix[chunks n]) | crc
 
-(The ids are stored as they are, in the narrowest type that holds them, uncompressed: compressed,
-they shrink by less than a tenth, and as they are a reader finds a term's column with one
-search in C, :meth:`ChunkMatrix.chunk_counts`, and relabelling rewrites only them.)
+(The ids are stored as steps from the one before, the first from 0, deflated on their own:
+columns are in term order, and the lexicon numbers the terms of a build in term order, so the
+steps are small. On their own, so that relabelling rewrites only them; a reader expands them
+once per note, into the fixed-width bytes in which :meth:`ChunkMatrix.chunk_counts` finds a
+term's column with one search in C.)
 
 It is what a removal needs (which blocks hold the note), what an edit compares (which counts
 changed), and what re-scoring reads (a term's column). Analysis, in a worker, numbers terms
-within its batch; :func:`relabel` gives the list the index's own ids, recompressing only the
-ids.
+within its batch; :func:`relabel` gives the list the index's own ids, rewriting only the ids.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import zlib
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import sub
 from typing import Final
 
 from memquill.index._codec import (
@@ -31,14 +35,17 @@ from memquill.index._codec import (
     FieldCounts,
     fives,
     narrow,
+    narrow_signed,
+    pack,
     seal,
     take,
+    unpack,
     unseal,
     zip_numbers,
 )
 
-_HEAD: Final = struct.Struct("<IIIcccc")
-_WIDTHS: Final = {b"B": 1, b"H": 2, b"I": 4}
+_HEAD: Final = struct.Struct("<IIIIccccc")
+_WIDTH: Final = {b"B": 1, b"H": 2, b"I": 4, b"b": 1, b"h": 2, b"i": 4, b"q": 8}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,20 +108,46 @@ def encode_term_list(
     matrix: array[int],
 ) -> bytes:
     """The blob of a note's term list (see :class:`TermList`)."""
-    id_array, body_array = narrow(ids), narrow(bodies)
+    body_array = narrow(bodies)
     rows = sorted(fields)
+    row_array = narrow(rows)
     counts = narrow([count for row in rows for count in fields[row]])
-    rest = zlib.compress(zip_numbers(body_array, array("I", rows), counts, matrix), 6)
-    head = _HEAD.pack(
-        len(ids),
-        len(rows),
-        chunks,
-        id_array.typecode.encode(),
+    rest = pack(zip_numbers(body_array, row_array, counts, matrix))
+    codes = (
         body_array.typecode.encode(),
+        row_array.typecode.encode(),
         counts.typecode.encode(),
         matrix.typecode.encode(),
     )
-    return seal(head + zip_numbers(id_array) + rest)
+    return _sealed(ids, len(rows), chunks, codes, rest)
+
+
+def _sealed(
+    ids: Sequence[int], nf: int, chunks: int, codes: tuple[bytes, ...], rest: bytes | memoryview
+) -> bytes:
+    """A term list's blob from its ids and its other parts, deflated (``rest``)."""
+    steps = narrow_signed([*ids[:1], *map(sub, ids[1:], ids[:-1])])
+    packed = pack(zip_numbers(steps))
+    head = _HEAD.pack(len(ids), nf, chunks, len(packed), steps.typecode.encode(), *codes)
+    return seal(b"".join((head, packed, rest)))
+
+
+def _ids(view: memoryview) -> tuple[tuple[int, int, int, tuple[bytes, ...]], list[int], int]:
+    """A term list's head (n, nf, chunks, the codes of its other parts), its ids, and the
+    offset after them.
+
+    Raises:
+        struct.error, zlib.error, KeyError, ValueError: it does not parse.
+    """
+    n, nf, chunks, size, step_code, *codes = _HEAD.unpack_from(view)
+    at = _HEAD.size + size
+    if at > len(view):
+        raise ValueError("short")
+    steps, end = take(memoryview(unpack(view[_HEAD.size : at])), 0, step_code, n)
+    ids = list(accumulate(steps))
+    if end != _WIDTH[step_code] * n or min(ids, default=0) < 0:
+        raise ValueError("ids")
+    return (n, nf, chunks, tuple(codes)), ids, at
 
 
 def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
@@ -125,13 +158,11 @@ def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
     """
     view = unseal(blob)
     try:
-        n, nf, chunks, id_code, body_code, count_code, matrix_code = _HEAD.unpack_from(view)
-        ids, at = take(view, _HEAD.size, id_code, n)
-        ids = narrow([mapping[term] for term in ids])
-    except (struct.error, KeyError, ValueError, IndexError):
+        (_, nf, chunks, codes), ids, at = _ids(view)
+        ids = list(map(mapping.__getitem__, ids))
+    except (struct.error, zlib.error, KeyError, ValueError, IndexError):
         raise CorruptBlob("term list") from None
-    codes = (ids.typecode.encode(), body_code, count_code, matrix_code)
-    return seal(_HEAD.pack(n, nf, chunks, *codes) + zip_numbers(ids) + bytes(view[at:]))
+    return _sealed(ids, nf, chunks, codes, view[at:])
 
 
 def decode_term_list(blob: bytes) -> TermList:
@@ -142,14 +173,13 @@ def decode_term_list(blob: bytes) -> TermList:
     """
     view = unseal(blob)
     try:
-        n, nf, chunks, id_code, body_code, count_code, matrix_code = _HEAD.unpack_from(view)
-        ids, at = take(view, _HEAD.size, id_code, n)
-        numbers = memoryview(zlib.decompress(view[at:]))
+        (n, nf, chunks, (body_code, row_code, count_code, matrix_code)), ids, at = _ids(view)
+        numbers = memoryview(unpack(view[at:]))
         bodies, at = take(numbers, 0, body_code, n)
-        rows, at = take(numbers, at, b"I", nf)
+        rows, at = take(numbers, at, row_code, nf)
         counts, at = take(numbers, at, count_code, 5 * nf)
         matrix, at = take(numbers, at, matrix_code, chunks * n)
-    except (struct.error, zlib.error, KeyError, ValueError):
+    except (struct.error, zlib.error, KeyError, ValueError, OverflowError):
         raise CorruptBlob("term list") from None
     if at != len(numbers) or any(row >= n for row in rows):
         raise CorruptBlob("term list length")
@@ -165,18 +195,14 @@ def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
     """
     view = unseal(blob)
     try:
-        n, nf, chunks, id_code, body_code, count_code, matrix_code = _HEAD.unpack_from(view)
-        width = _WIDTHS[id_code]
-        at = _HEAD.size + width * n
-        if at > len(view):
-            raise ValueError("short")
-        ids = bytes(view[_HEAD.size : at])
-        numbers = memoryview(zlib.decompress(view[at:]))
+        (n, nf, chunks, (body_code, row_code, count_code, matrix_code)), ids, at = _ids(view)
+        numbers = memoryview(unpack(view[at:]))
         # The matrix comes last, after the counts: its offset follows from the header.
-        skip = _WIDTHS[body_code] * n + 4 * nf + _WIDTHS[count_code] * 5 * nf
+        skip = _WIDTH[body_code] * n + _WIDTH[row_code] * nf + _WIDTH[count_code] * 5 * nf
         matrix, at = take(numbers, skip, matrix_code, chunks * n)
-    except (struct.error, zlib.error, KeyError, ValueError):
+        wide = narrow(ids)
+    except (struct.error, zlib.error, KeyError, ValueError, OverflowError):
         raise CorruptBlob("term list") from None
     if at != len(numbers):
         raise CorruptBlob("term list length")
-    return ChunkMatrix(ids, width, chunks, matrix)
+    return ChunkMatrix(zip_numbers(wide), wide.itemsize, chunks, matrix)
