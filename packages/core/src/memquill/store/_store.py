@@ -315,24 +315,11 @@ class RecordStore:
         """
         # Write side: loaded by the first write, never by a read (cold start).
         from memquill.store._append import append_candidates
-        from memquill.store._edits import check_extra
 
         batch = list(candidates)
         if not 1 <= len(batch) <= MAX_BATCH:
             raise InvalidInputError(Messages.BATCH_SIZE)
-        for index, candidate in enumerate(batch):
-            self._check_content(candidate.content)
-            validate_source(candidate.source)
-            key = candidate.idempotency_key
-            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
-                raise InvalidInputError(Messages.KEY_REQUIRED)
-            if candidate.key is not None:
-                validate_key(candidate.key)
-                if any(other.key == candidate.key for other in batch[:index]):
-                    raise InvalidInputError(Messages.BATCH_KEYS)
-            if candidate.extra is not None:
-                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
-
+        batch = self._checked(batch, keyed=False)
         key = self._record_key.load()
         known = self._record_key.known()
 
@@ -425,27 +412,12 @@ class RecordStore:
             CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
         """
         # Write side: loaded by the first write, never by a read (cold start).
-        from memquill.store._edits import check_extra
         from memquill.store._upsert import upserting
 
         batch = list(candidates)
         if not batch:
             raise InvalidInputError(Messages.NO_FACTS)
-        keys: set[str] = set()
-        for index, candidate in enumerate(batch):
-            self._check_content(candidate.content)
-            validate_source(candidate.source)
-            key = candidate.idempotency_key
-            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
-                raise InvalidInputError(Messages.KEY_REQUIRED)
-            if candidate.key is None:
-                raise InvalidInputError(Messages.KEY_NEEDED)
-            validate_key(candidate.key)
-            if candidate.key in keys:
-                raise InvalidInputError(Messages.BATCH_KEYS)
-            keys.add(candidate.key)
-            if candidate.extra is not None:
-                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
+        batch = self._checked(batch, keyed=True)
         operation = upserting(
             batch,
             record_key=self._record_key.load(),
@@ -634,6 +606,37 @@ class RecordStore:
 
     def _check_content(self, content: str) -> None:
         self.secrets.check(validate_content(content))
+
+    def _checked(self, candidates: list[Candidate], *, keyed: bool) -> list[Candidate]:
+        """``candidates`` checked in order, each whole before the next (what :meth:`save` and
+        :meth:`upsert` write): content and credentials, source, idempotency key, fact key
+        (required when ``keyed``; never twice in one batch), and extra JSON, which comes back
+        as a plain copy.
+
+        Raises:
+            InvalidInputError, SecretError: the first candidate that breaks a rule.
+        """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import check_extra
+
+        batch = list(candidates)
+        keys: set[str] = set()
+        for index, candidate in enumerate(batch):
+            self._check_content(candidate.content)
+            validate_source(candidate.source)
+            key = candidate.idempotency_key
+            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
+                raise InvalidInputError(Messages.KEY_REQUIRED)
+            if candidate.key is None and keyed:
+                raise InvalidInputError(Messages.KEY_NEEDED)
+            if candidate.key is not None:
+                validate_key(candidate.key)
+                if candidate.key in keys:
+                    raise InvalidInputError(Messages.BATCH_KEYS)
+                keys.add(candidate.key)
+            if candidate.extra is not None:
+                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
+        return batch
 
     def _roomy(self, operation: Operation) -> Operation:
         """``operation`` compacting old versions' text when its write needs the room."""
