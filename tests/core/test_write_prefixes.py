@@ -164,3 +164,19 @@ def test_an_old_id_with_a_prefix_of_the_current_versions_revision_corrects_it(
     snapshot = RecordStore(tmp_path).snapshot()
     current = snapshot.find(third.record_id or "")
     assert current is not None and current.supersedes == second.record_id
+
+
+def test_a_batch_expands_every_short_form_before_it_checks_any(tmp_path: Path) -> None:
+    # The first refusal of a batch is the same whatever comes after it: an ambiguous prefix
+    # anywhere is named before a stale revision earlier in the batch.
+    session = MemorySession(tmp_path, "chat-1", "read_write")
+    other = "12345678-0000-4000-8000-000000000003"
+    store_with(
+        tmp_path,
+        record("abcdef01-0000-4000-8000-000000000001", "one"),
+        record("abcdef01-0000-4000-8000-000000000002", "two"),
+        record(other, "other"),
+    )
+    stale = "0" * 64
+    with pytest.raises(InvalidInputError, match="more than one record"):
+        writes_module.forget_many(session, [(other, stale), ("abcdef01", stale)], source=MANUAL)
