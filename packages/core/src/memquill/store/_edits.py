@@ -309,17 +309,7 @@ def _supersede(
     position = _position(snapshot, draft, current)
     draft[position] = current.evolve(status="superseded", updatedAt=stamp)
     hashed = keyed_fields(record_key, f"correction:{current.id}:{expected}:{content}")
-    version = current.evolve(
-        content,
-        id=new_id(),
-        source=dict(source),
-        status="active",
-        createdAt=stamp,
-        updatedAt=stamp,
-        operationHash=hashed["operationHash"],
-        keyId=hashed["keyId"],
-        supersedes=current.id,
-    )
+    version = current.successor(content, new_id=new_id(), source=source, stamp=stamp, hashed=hashed)
     if key is not UNCHANGED or extra is not UNCHANGED:
         version = version.with_fact_fields(
             current.key if key is UNCHANGED else key,

@@ -121,17 +121,11 @@ def keep_operation(
         if target.id != active.id:
             kept = new_id()
             draft[draft.index(active)] = active.evolve(status="superseded", updatedAt=now)
-            meta: dict[str, JSONValue] = {
-                **active.meta,
-                "id": kept,
-                "source": source,
-                "status": "active",
-                "createdAt": now,
-                "updatedAt": now,
-                **hashed(f"keep:{target.id}:{active.id}:{expected}"),
-                "supersedes": active.id,
-            }
-            draft.append(Record(meta, target.content))
+            material = f"keep:{target.id}:{active.id}:{expected}"
+            successor = active.successor(
+                target.content, new_id=kept, source=source, stamp=now, hashed=hashed(material)
+            )
+            draft.append(successor)
         waiting = set(found.other_ids)
         draft[:] = [
             Record({**record.meta, RESOLVED_FIELD: kept}, record.content)

@@ -237,18 +237,12 @@ def hand_edit(record: Record, content: str, stamp: str, record_key: bytes) -> Re
     """The new version that keeps a person's edit of ``record`` (``content``), for ``doctor
     --fix`` and ``import`` alike: a ``manual`` correction made at ``stamp``, whose operation
     hash is keyed from the edited version's id and the new text."""
-    old_id = record.meta.get("id")
-    hashed = keyed_fields(record_key, f"hand-edit:{old_id}:{content}")
-    return record.evolve(
+    return record.successor(
         content,
-        id=str(uuid.uuid4()),
+        new_id=str(uuid.uuid4()),
         source={"kind": "manual", "capturedAt": stamp},
-        status="active",
-        createdAt=stamp,
-        updatedAt=stamp,
-        operationHash=hashed["operationHash"],
-        keyId=hashed["keyId"],
-        supersedes=old_id,
+        stamp=stamp,
+        hashed=keyed_fields(record_key, f"hand-edit:{record.meta.get('id')}:{content}"),
     )
 
 
