@@ -17,16 +17,16 @@ target is resolved under the writer lock, on the records the transaction read:
   version's id is then unknown);
 
 Then the revision must be the store revision or the target's record revision, else
-``conflict``.
-
-A write that allows it (``prefixes``: the tools' and the CLI's) may name its fact and revision
-by the short forms read tools show (:func:`expand`); they are expanded here, on the same
-records, so the full revision is still compared under the lock and a prefix never weakens
-compare-and-swap. Forgetting empties every version of each fact and erases its key and extra
+``conflict``. Forgetting empties every version of each fact and erases its key and extra
 metadata: a forgotten ``health/diagnosis`` leaves no trace of its name, while the tombstones
 keep blocking the fact's idempotency keys and source messages, and each keeps a keyed
 fingerprint of the text its version held (:mod:`memquill.store._fingerprints`). A correction
 from a tool or a conversation to text a forgotten fact held is ``blocked``; a person's is not.
+
+A write that allows it (``prefixes``: the tools' and the CLI's) may name its fact and revision
+by the short forms read tools show (:func:`_expanded`); they are expanded here, on the same
+records, so the full revision is still compared under the lock and a prefix never weakens
+compare-and-swap.
 """
 
 from __future__ import annotations
@@ -106,29 +106,6 @@ FULL_REVISION: Final = 64
 """Hex digits of a store or record revision (SHA-256)."""
 
 
-def expand(
-    snapshot: Snapshot, target: Target, revision: str, *, forgetting: bool
-) -> tuple[Target, str]:
-    """The full record id (or the key) and the full revision that ``target`` and ``revision``
-    name, when either is a prefix (read tools show an id once and a revision by 16 digits).
-
-    An id prefix must name exactly one record (:func:`expand_id`); a revision prefix must start
-    a current revision (:func:`expand_revision`). Full values (36-character ids, 64-digit
-    revisions) are kept as given, and a key is the key: :func:`resolve_target` answers for it.
-
-    Raises:
-        InvalidInputError: the id prefix names more than one record.
-        NotFoundError: it names none.
-    """
-    if isinstance(target, FactKey):
-        record = snapshot.by_key(target.value)
-        if record is None:
-            return target, revision  # no active fact has that key: resolve_target says so
-        return target, expand_revision(snapshot, record.id, revision)
-    target = expand_id(snapshot, target, forgetting=forgetting)
-    return target, expand_revision(snapshot, target, revision)
-
-
 def _expanded(
     snapshot: Snapshot,
     named: Sequence[tuple[Target, str]],
@@ -136,11 +113,26 @@ def _expanded(
     *,
     forgetting: bool,
 ) -> list[tuple[Target, str]]:
-    """``named`` with every short form expanded when ``prefixes`` allows them: all of them
-    before any is checked, so a batch's first refusal is the same whatever comes after it."""
+    """``named`` with its short forms (read tools show an id once and a revision by 16 digits)
+    expanded when ``prefixes`` allows them: an id prefix by :func:`expand_id`, a revision
+    prefix by :func:`expand_revision` (for a key, against its active fact; :func:`resolve_target`
+    answers for a key no fact has). Every one is expanded before any is checked, so a batch's
+    first refusal is the same whatever comes after it.
+
+    Raises:
+        InvalidInputError, NotFoundError: as :func:`expand_id`.
+    """
     if not prefixes:
         return list(named)
-    return [expand(snapshot, target, revision, forgetting=forgetting) for target, revision in named]
+    expanded: list[tuple[Target, str]] = []
+    for target, revision in named:
+        if isinstance(target, FactKey):
+            record = snapshot.by_key(target.value)
+            record_id = None if record is None else record.id
+        else:
+            target = record_id = expand_id(snapshot, target, forgetting=forgetting)
+        expanded.append((target, expand_revision(snapshot, record_id, revision)))
+    return expanded
 
 
 def expand_id(snapshot: Snapshot, given: str, *, forgetting: bool) -> str:
