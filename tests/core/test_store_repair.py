@@ -4,6 +4,7 @@ without guessing, after a backup, and refuses the rest, changing nothing."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -249,3 +250,34 @@ def test_a_reviewed_repair_applies_only_to_the_file_that_was_reviewed(
     assert tree(tmp_path) == before
     fixed = store.doctor(fix=True, expected_revision=changed.revision)
     assert fixed.repaired and fixed.error is None
+
+
+def test_a_hand_edit_is_one_operation_whether_doctor_or_import_keeps_it(tmp_path: Path) -> None:
+    # The operation hash of a kept hand edit comes from the version edited and the new text:
+    # the same edit is the same operation by either route, and the same new text in two facts
+    # is two operations.
+    fixed, imported = tmp_path / "fixed", tmp_path / "imported"
+    fixed.mkdir()
+    first = RecordStore(fixed, now=lambda: NOW)
+    first.save([manual("Deploys happen on Tuesdays.")])
+    first.save([manual(PORT)])
+    shutil.copytree(fixed, imported)  # the same records and the same record key
+
+    def same_text(data: bytes) -> bytes:
+        data = data.replace(b"Deploys happen on Tuesdays.", b"Ask Ana.")
+        return data.replace(PORT.encode(), b"Ask Ana.")
+
+    edit(fixed, same_text)
+    assert first.doctor(fix=True).repaired
+    second = RecordStore(imported, now=lambda: NOW)
+    assert second.replace(same_text(second.export()), second.snapshot().revision).status == "saved"
+
+    def kept(store: RecordStore) -> list[tuple[object, object, object]]:
+        return [
+            (r.supersedes, r.meta["operationHash"], r.meta["keyId"])
+            for r in store.snapshot().records
+            if r.status == "active"
+        ]
+
+    assert kept(first) == kept(second)
+    assert len({operation for _, operation, _ in kept(first)}) == 2

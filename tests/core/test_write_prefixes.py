@@ -1,20 +1,21 @@
-"""Writes take the short forms read tools show; a prefix never weakens compare-and-swap."""
+"""Writes take the short forms read tools show, expanded by the store under its lock; a prefix
+never weakens compare-and-swap."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.core.store_helpers import records_path
 
-from memquill.errors import ConflictError, InvalidInputError, NotFoundError
-from memquill.store import JSONValue, Record, RecordStore, Target
+from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
+from memquill.store import JSONValue, Record, RecordStore
 from memquill.store._codec import HEADER, StoreImage, encode_store
+from memquill.store._edits import expand_id, expand_revision
 from memquill.tools import MemorySession, MemoryToolset, WriteSource, correct, forget
 from memquill.tools import _writes as writes_module
-from memquill.tools._resolve import resolve_record, resolve_revision, resolve_target
 
 MANUAL = WriteSource("manual")
 
@@ -48,17 +49,17 @@ def test_an_id_prefix_names_one_record_preferring_active_ones(tmp_path: Path) ->
         record(superseded, "", status="superseded"),
         record(other, "other"),
     ).snapshot()
-    assert resolve_record(snapshot, "abcdef01", active_only=True) == active
-    assert resolve_record(snapshot, "abcdef01", active_only=False) == active
-    assert resolve_record(snapshot, superseded, active_only=False) == superseded
-    assert resolve_record(snapshot, "abcdef01-0000-4000-8000-00000000000", active_only=True)
-    with pytest.raises(NotFoundError):
-        resolve_record(snapshot, superseded, active_only=True)
-    with pytest.raises(NotFoundError):
-        resolve_record(snapshot, "ffffffff", active_only=False)
+    assert expand_id(snapshot, "abcdef01", forgetting=False) == active
+    assert expand_id(snapshot, "abcdef01", forgetting=True) == active
+    assert expand_id(snapshot, superseded, forgetting=False) == superseded
+    assert expand_id(snapshot, "abcdef01-0000-4000-8000-00000000000", forgetting=False) == active
+    with pytest.raises(NotFoundError, match=re.escape(Messages.ACTIVE_NOT_FOUND)):
+        expand_id(snapshot, "ffffffff", forgetting=False)
+    with pytest.raises(NotFoundError, match=re.escape(Messages.NOT_FOUND)):
+        expand_id(snapshot, "ffffffff", forgetting=True)
     both = store_with(tmp_path / "two", record(active, "a"), record(superseded, "b")).snapshot()
     with pytest.raises(InvalidInputError, match="more than one record"):
-        resolve_record(both, "abcdef01", active_only=True)
+        expand_id(both, "abcdef01", forgetting=False)
 
 
 def test_a_revision_prefix_starts_a_current_revision_or_conflicts(tmp_path: Path) -> None:
@@ -67,14 +68,14 @@ def test_a_revision_prefix_starts_a_current_revision_or_conflicts(tmp_path: Path
     assert outcome.record_id is not None and outcome.record_revision is not None
     snapshot = RecordStore(tmp_path).snapshot()
     own = outcome.record_revision
-    assert resolve_revision(snapshot, None, snapshot.revision[:16]) == snapshot.revision
-    assert resolve_revision(snapshot, outcome.record_id, own[:16]) == own
+    assert expand_revision(snapshot, None, snapshot.revision[:16]) == snapshot.revision
+    assert expand_revision(snapshot, outcome.record_id, own[:16]) == own
     # A prefix of no current revision stays a prefix, which no full revision equals: the store
     # refuses it under its lock as it refuses any stale revision.
-    assert resolve_revision(snapshot, None, own[:16]) == own[:16]  # no record named
+    assert expand_revision(snapshot, None, own[:16]) == own[:16]  # no record named
     writes_module.remember(session, "Deploys on Tuesdays.", source=MANUAL)
     stale = snapshot.revision[:16]  # a prefix of an old store revision
-    assert resolve_revision(RecordStore(tmp_path).snapshot(), None, stale) == stale
+    assert expand_revision(RecordStore(tmp_path).snapshot(), None, stale) == stale
     with pytest.raises(ConflictError):
         correct(session, outcome.record_id, "Tea, always.", stale, source=MANUAL)
     with pytest.raises(ConflictError):
@@ -106,35 +107,36 @@ def test_tools_update_and_forget_with_the_short_forms_search_shows(tmp_path: Pat
     assert json.loads(gone.text)["recordId"] == receipt["recordId"]
 
 
-def test_a_prefix_resolved_before_a_concurrent_write_is_still_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_prefix_read_before_another_write_is_refused(tmp_path: Path) -> None:
     session = MemorySession(tmp_path, "chat-1", "read_write")
     outcome = writes_module.remember(session, "Deploys on Tuesdays.", source=MANUAL)
     assert outcome.record_id is not None and outcome.record_revision is not None
-    real = resolve_target
-
-    def then_someone_else_writes(*args: Any, **kwargs: Any) -> tuple[Target, str]:
-        resolved = real(*args, **kwargs)
-        RecordStore(tmp_path).correct(
-            outcome.record_id or "", "Deploys on Wednesdays.", outcome.record_revision or ""
-        )
-        return resolved
-
-    monkeypatch.setattr(writes_module, "resolve_target", then_someone_else_writes)
+    short_id, short_revision = outcome.record_id[:8], outcome.record_revision[:16]
+    RecordStore(tmp_path).correct(
+        outcome.record_id, "Deploys on Wednesdays.", outcome.record_revision
+    )
     before = records_path(tmp_path).read_bytes()
     with pytest.raises(NotFoundError) as info:  # the id names an old version now
-        correct(
-            session,
-            outcome.record_id[:8],
-            "Deploys on Thursdays.",
-            outcome.record_revision[:16],
-            source=MANUAL,
-        )
-    after = records_path(tmp_path).read_bytes()
-    assert after != before and b"Thursdays" not in after
+        correct(session, short_id, "Deploys on Thursdays.", short_revision, source=MANUAL)
+    assert records_path(tmp_path).read_bytes() == before
     current = RecordStore(tmp_path).snapshot().records[-1]
     assert info.value.current_id == current.id
+
+
+def test_the_store_expands_short_forms_only_when_asked(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path)
+    saved = writes_module.remember(
+        MemorySession(tmp_path, "chat-1", "read_write"), "Tea.", source=MANUAL
+    )
+    assert saved.record_id is not None and saved.record_revision is not None
+    short_id, short_revision = saved.record_id[:8], saved.record_revision[:16]
+    with pytest.raises(ConflictError):  # a plain store call names full values
+        store.correct(short_id, "Green tea.", short_revision)
+    corrected = store.correct(short_id, "Green tea.", short_revision, prefixes=True)
+    assert corrected.status == "saved" and corrected.record_revision is not None
+    new_id = corrected.record_id or ""
+    gone = store.revoke_many([(new_id[:8], corrected.revision[:16])], prefixes=True)
+    assert gone.status == "saved" and gone.record_id == corrected.record_id
 
 
 def test_forget_reports_the_full_id_it_resolved(tmp_path: Path) -> None:
@@ -143,3 +145,38 @@ def test_forget_reports_the_full_id_it_resolved(tmp_path: Path) -> None:
     assert outcome.record_id is not None and outcome.record_revision is not None
     done = forget(session, outcome.record_id[:8], outcome.record_revision[:16], source=MANUAL)
     assert done.record_id == outcome.record_id
+
+
+def test_an_old_id_with_a_prefix_of_the_current_versions_revision_corrects_it(
+    tmp_path: Path,
+) -> None:
+    # What a model holds after another writer corrected the fact: the old id it read, and the
+    # short revision of the current version the not_found pointed it to.
+    session = MemorySession(tmp_path, "chat-1", "read_write")
+    first = writes_module.remember(session, "Deploys on Tuesdays.", source=MANUAL)
+    assert first.record_id is not None and first.record_revision is not None
+    second = correct(session, first.record_id, "Wednesdays.", first.record_revision, source=MANUAL)
+    assert second.record_id is not None and second.record_revision is not None
+    third = correct(
+        session, first.record_id[:8], "Thursdays.", second.record_revision[:16], source=MANUAL
+    )
+    assert third.status == "saved"
+    snapshot = RecordStore(tmp_path).snapshot()
+    current = snapshot.find(third.record_id or "")
+    assert current is not None and current.supersedes == second.record_id
+
+
+def test_a_batch_expands_every_short_form_before_it_checks_any(tmp_path: Path) -> None:
+    # The first refusal of a batch is the same whatever comes after it: an ambiguous prefix
+    # anywhere is named before a stale revision earlier in the batch.
+    session = MemorySession(tmp_path, "chat-1", "read_write")
+    other = "12345678-0000-4000-8000-000000000003"
+    store_with(
+        tmp_path,
+        record("abcdef01-0000-4000-8000-000000000001", "one"),
+        record("abcdef01-0000-4000-8000-000000000002", "two"),
+        record(other, "other"),
+    )
+    stale = "0" * 64
+    with pytest.raises(InvalidInputError, match="more than one record"):
+        writes_module.forget_many(session, [(other, stale), ("abcdef01", stale)], source=MANUAL)

@@ -22,13 +22,18 @@ metadata: a forgotten ``health/diagnosis`` leaves no trace of its name, while th
 keep blocking the fact's idempotency keys and source messages, and each keeps a keyed
 fingerprint of the text its version held (:mod:`memquill.store._fingerprints`). A correction
 from a tool or a conversation to text a forgotten fact held is ``blocked``; a person's is not.
+
+A write that allows it (``prefixes``: the tools' and the CLI's) may name its fact and revision
+by the short forms read tools show (:func:`_expanded`); they are expanded here, on the same
+records, so the full revision is still compared under the lock and a prefix never weakens
+compare-and-swap.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import cast
+from typing import Final, cast
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.foundation.text import utf16_len
@@ -42,7 +47,7 @@ from memquill.store._fingerprints import (
 )
 from memquill.store._record import JSONValue, Record
 from memquill.store._record_key import keyed_fields
-from memquill.store._results import Snapshot
+from memquill.store._results import Snapshot, check_revision
 from memquill.store._secrets import SecretScanner
 from memquill.store._targets import UNCHANGED, Target, Unchanged
 from memquill.store._transaction import Operation, Outcome
@@ -91,15 +96,91 @@ def resolve_target(
 
 
 def _checked(snapshot: Snapshot, record: Record, expected: str) -> Record:
-    if expected not in (snapshot.revision, snapshot.record_revision(record)):
-        raise ConflictError(Messages.STALE)
+    check_revision(snapshot, record, expected)
     return record
+
+
+FULL_ID: Final = 36
+"""Characters of a record id (a UUID)."""
+FULL_REVISION: Final = 64
+"""Hex digits of a store or record revision (SHA-256)."""
+
+
+def _expanded(
+    snapshot: Snapshot,
+    named: Sequence[tuple[Target, str]],
+    prefixes: bool,
+    *,
+    forgetting: bool,
+) -> list[tuple[Target, str]]:
+    """``named`` with its short forms (read tools show an id once and a revision by 16 digits)
+    expanded when ``prefixes`` allows them: an id prefix by :func:`expand_id`, a revision
+    prefix by :func:`expand_revision` (for a key, against its active fact; :func:`resolve_target`
+    answers for a key no fact has). Every one is expanded before any is checked, so a batch's
+    first refusal is the same whatever comes after it.
+
+    Raises:
+        InvalidInputError, NotFoundError: as :func:`expand_id`.
+    """
+    if not prefixes:
+        return list(named)
+    expanded: list[tuple[Target, str]] = []
+    for target, revision in named:
+        if isinstance(target, FactKey):
+            record = snapshot.by_key(target.value)
+            record_id = None if record is None else record.id
+        else:
+            target = record_id = expand_id(snapshot, target, forgetting=forgetting)
+        expanded.append((target, expand_revision(snapshot, record_id, revision)))
+    return expanded
+
+
+def expand_id(snapshot: Snapshot, given: str, *, forgetting: bool) -> str:
+    """The one record id ``given`` is, or starts (active records first); a full id as given.
+
+    Raises:
+        InvalidInputError: the prefix names more than one record.
+        NotFoundError: it names none.
+    """
+    if len(given) == FULL_ID or snapshot.find(given) is not None:
+        return given
+    active = [r for r in snapshot.records if r.status == "active"]
+    for pool in (active, snapshot.records):
+        matches = sorted({record.id for record in pool if given and record.id.startswith(given)})
+        if len(matches) > 1:
+            raise InvalidInputError(Messages.ID_AMBIGUOUS)
+        if matches:
+            return matches[0]
+    raise NotFoundError(Messages.NOT_FOUND if forgetting else Messages.ACTIVE_NOT_FOUND)
+
+
+def expand_revision(snapshot: Snapshot, record_id: str | None, given: str) -> str:
+    """The current revision (the store's, the record's or, for an old version of a fact that
+    is still active, the current version's) that ``given`` is or starts.
+
+    A prefix of none of them is returned as given: it matches no full revision, so the check
+    that follows refuses it as it refuses any stale revision (``conflict``, or ``not_found``
+    naming the current version of a corrected one).
+    """
+    if len(given) == FULL_REVISION:
+        return given
+    current = [snapshot.revision]
+    target = None if record_id is None else snapshot.find(record_id)
+    if target is not None:
+        current.append(snapshot.record_revision(target))
+        latest = snapshot.current(target)
+        if latest is not None and latest is not target:
+            current.append(snapshot.record_revision(latest))
+    for revision in current:
+        if given and revision.startswith(given):
+            return revision
+    return given
 
 
 def correction(
     target: Target,
     content: str,
-    expected: str,
+    given: str,
     source: Mapping[str, JSONValue],
     *,
     key: str | Unchanged | None,
@@ -108,16 +189,19 @@ def correction(
     now: Callable[[], str],
     new_id: Callable[[], str],
     known_keys: Sequence[bytes] = (),
+    prefixes: bool = False,
 ) -> Operation:
     """The operation that supersedes the target's current version with ``content``.
 
     ``key`` renames the fact (``None`` removes its key) and ``extra`` replaces its extra
     metadata; :data:`UNCHANGED` keeps them. The arguments are validated already. ``known_keys``
-    are the other keys whose forgotten-text fingerprints count.
+    are the other keys whose forgotten-text fingerprints count. With ``prefixes`` the target
+    and revision may be short forms (:func:`expand`).
     """
 
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
-        current = resolve_target(snapshot, target, expected, forgetting=False)
+        [(named, expected)] = _expanded(snapshot, [(target, given)], prefixes, forgetting=False)
+        current = resolve_target(snapshot, named, expected, forgetting=False)
         assert current is not None  # only a forget resolves to nothing
         keys = (record_key, *known_keys)
         when = snapshot.forgotten_at(text_fingerprint(k, content) for k in keys)
@@ -151,19 +235,22 @@ def renaming(
     record_key: bytes,
     now: Callable[[], str],
     new_id: Callable[[], str],
+    prefixes: bool = False,
 ) -> Operation:
     """The operation that gives several facts new keys in one write, all or none (a folder of
     keys moved, say): each ``(target, new key, revision)`` gets a new version with the same
     text and extra metadata under the new key, as a correction with ``key`` does.
 
-    Each target is resolved and its revision checked as for a correction. A new key may be one
-    that a fact of the same batch gives up; it may not name any other active fact, and no two
-    moves may name the same fact or the same new key. The keys are validated already.
+    Each target is resolved and its revision checked as for a correction (short forms too,
+    with ``prefixes``). A new key may be one that a fact of the same batch gives up; it may not
+    name any other active fact, and no two moves may name the same fact or the same new key.
+    The keys are validated already.
     """
 
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+        named = _expanded(snapshot, [(t, r) for t, _, r in moves], prefixes, forgetting=False)
         chosen: list[tuple[Record, str, str]] = []
-        for target, new_key, expected in moves:
+        for (target, expected), (_, new_key, _) in zip(named, moves, strict=True):
             current = resolve_target(snapshot, target, expected, forgetting=False)
             assert current is not None  # only a forget resolves to nothing
             chosen.append((current, new_key, expected))
@@ -214,17 +301,7 @@ def _supersede(
     position = _position(snapshot, draft, current)
     draft[position] = current.evolve(status="superseded", updatedAt=stamp)
     hashed = keyed_fields(record_key, f"correction:{current.id}:{expected}:{content}")
-    version = current.evolve(
-        content,
-        id=new_id(),
-        source=dict(source),
-        status="active",
-        createdAt=stamp,
-        updatedAt=stamp,
-        operationHash=hashed["operationHash"],
-        keyId=hashed["keyId"],
-        supersedes=current.id,
-    )
+    version = current.successor(content, new_id=new_id(), source=source, stamp=stamp, hashed=hashed)
     if key is not UNCHANGED or extra is not UNCHANGED:
         version = version.with_fact_fields(
             current.key if key is UNCHANGED else key,
@@ -244,17 +321,22 @@ def _position(snapshot: Snapshot, draft: list[Record], record: Record) -> int:
 
 
 def revocation(
-    targets: Sequence[tuple[Target, str]], now: Callable[[], str], record_key: bytes
+    targets: Sequence[tuple[Target, str]],
+    now: Callable[[], str],
+    record_key: bytes,
+    *,
+    prefixes: bool = False,
 ) -> Operation:
     """The operation that forgets every target's fact in one write (each target with the
-    revision it was read at); ``duplicate`` when all of them were forgotten already. Every
-    version keeps the fingerprint of the text it held, keyed with ``record_key``."""
+    revision it was read at; short forms too, with ``prefixes``); ``duplicate`` when all of
+    them were forgotten already. Every version keeps the fingerprint of the text it held,
+    keyed with ``record_key``."""
 
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         roots: set[str] = set()
         ids: list[str] = []
         changed: set[str] = set()
-        for target, expected in targets:
+        for target, expected in _expanded(snapshot, targets, prefixes, forgetting=True):
             record = resolve_target(snapshot, target, expected, forgetting=True)
             if record is None:
                 assert isinstance(target, str)  # a key never names a forgotten fact

@@ -22,7 +22,6 @@ import. A write that changes anything first backs up the records it replaces.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,8 +37,7 @@ from memquill.store._codec import (
 from memquill.store._diagnose import diagnose
 from memquill.store._memo import decode_snapshot
 from memquill.store._record import Record
-from memquill.store._record_key import keyed_fields
-from memquill.store._repair import RepairRefused, edit_sentence, read_edited
+from memquill.store._repair import RepairRefused, edit_sentence, hand_edit, read_edited
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._tombstones import ledger_of
@@ -192,22 +190,6 @@ def _merged(
             raise InvalidInputError(Messages.IMPORT_CHANGES_HISTORY)
         secrets.check(validate_content(record.content))
         kept.append(stored.evolve(status="superseded", updatedAt=stamp))
-        added.append(_hand_edit(stored, record.content, stamp, record_key))
+        added.append(hand_edit(stored, record.content, stamp, record_key))
         changes.append(edit_sentence(index, stored.id))
     return kept + added, changes
-
-
-def _hand_edit(stored: Record, content: str, stamp: str, record_key: bytes) -> Record:
-    """The new version holding a person's edit of ``stored`` (as ``doctor --fix`` keeps one)."""
-    hashed = keyed_fields(record_key, f"hand-edit:{stored.id}:{content}")
-    return stored.evolve(
-        content,
-        id=str(uuid.uuid4()),
-        source={"kind": "manual", "capturedAt": stamp},
-        status="active",
-        createdAt=stamp,
-        updatedAt=stamp,
-        operationHash=hashed["operationHash"],
-        keyId=hashed["keyId"],
-        supersedes=stored.id,
-    )

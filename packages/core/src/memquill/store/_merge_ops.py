@@ -14,6 +14,7 @@ from datetime import datetime
 
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
 from memquill.store._codec import HEADER, StoreImage, decode_store, encode_store
+from memquill.store._edits import expand_id, expand_revision
 from memquill.store._families import RESOLVED_FIELD, Divergence, divergences
 from memquill.store._merge import MergeReport, decode_side, merge_records
 from memquill.store._record import JSONValue, Record
@@ -86,8 +87,10 @@ def keep_operation(
     now: str,
     new_id: Callable[[], str],
     hashed: Callable[[str], dict[str, JSONValue]],
+    prefixes: bool = False,
 ) -> Operation:
-    """The operation that settles a diverged fact on the version ``record_id``.
+    """The operation that settles a diverged fact on the version ``record_id`` (with
+    ``prefixes``, the id and the revision may be short forms: :mod:`memquill.store._edits`).
 
     Keeping the active version marks every waiting version ``resolvedBy`` it. Keeping one of
     the other machines' versions writes its text as a new version correcting the active one
@@ -101,8 +104,12 @@ def keep_operation(
     """
 
     def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
-        target = snapshot.find(record_id)
-        check_revision(snapshot, target, expected_revision)
+        named, expected = record_id, expected_revision
+        if prefixes:  # any version may be kept: an unknown prefix is ``not_found``, as a forget's
+            named = expand_id(snapshot, named, forgetting=True)
+            expected = expand_revision(snapshot, named, expected)
+        target = snapshot.find(named)
+        check_revision(snapshot, target, expected)
         if target is None:
             raise NotFoundError(Messages.NOT_FOUND)
         found = _divergence_of(snapshot, target.id)
@@ -114,17 +121,11 @@ def keep_operation(
         if target.id != active.id:
             kept = new_id()
             draft[draft.index(active)] = active.evolve(status="superseded", updatedAt=now)
-            meta: dict[str, JSONValue] = {
-                **active.meta,
-                "id": kept,
-                "source": source,
-                "status": "active",
-                "createdAt": now,
-                "updatedAt": now,
-                **hashed(f"keep:{target.id}:{active.id}:{expected_revision}"),
-                "supersedes": active.id,
-            }
-            draft.append(Record(meta, target.content))
+            material = f"keep:{target.id}:{active.id}:{expected}"
+            successor = active.successor(
+                target.content, new_id=kept, source=source, stamp=now, hashed=hashed(material)
+            )
+            draft.append(successor)
         waiting = set(found.other_ids)
         draft[:] = [
             Record({**record.meta, RESOLVED_FIELD: kept}, record.content)

@@ -98,6 +98,30 @@ class Record:
         merged.update(meta)
         return Record(merged, self.content if content is None else content)
 
+    def successor(
+        self,
+        content: str,
+        *,
+        new_id: str,
+        source: Mapping[str, JSONValue],
+        stamp: str,
+        hashed: Mapping[str, JSONValue],
+    ) -> Record:
+        """The active version that supersedes this one (a correction, a kept hand edit, a
+        diverged version kept): ``content`` from ``source``, made at ``stamp``, carrying the
+        operation-hash fields ``hashed``; its fact's other metadata (key, extra) as this one's.
+        """
+        return self.evolve(
+            content,
+            id=new_id,
+            source=dict(source),
+            status="active",
+            createdAt=stamp,
+            updatedAt=stamp,
+            **hashed,
+            supersedes=self.meta.get("id"),
+        )
+
     def with_fact_fields(self, key: str | None, extra: Mapping[str, JSONValue] | None) -> Record:
         """A copy with the key and the extra metadata set (``None``: removed).
 

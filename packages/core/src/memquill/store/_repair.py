@@ -229,18 +229,21 @@ def _keep_edit(
     except MemquillError as error:
         raise RepairRefused(f"{where}: its edited text cannot be kept: {error.message}") from None
     stamp = iso_timestamp(now)
-    hashed = keyed_fields(key.load(), f"hand-edit:{record.meta.get('id')}:{record.content}")
-    version = record.evolve(
-        id=str(uuid.uuid4()),
-        source={"kind": "manual", "capturedAt": stamp},
-        status="active",
-        createdAt=stamp,
-        updatedAt=stamp,
-        operationHash=hashed["operationHash"],
-        keyId=hashed["keyId"],
-        supersedes=record.meta.get("id"),
-    )
+    version = hand_edit(record, record.content, stamp, key.load())
     return record.evolve("", status="superseded", updatedAt=stamp), version
+
+
+def hand_edit(record: Record, content: str, stamp: str, record_key: bytes) -> Record:
+    """The new version that keeps a person's edit of ``record`` (``content``), for ``doctor
+    --fix`` and ``import`` alike: a ``manual`` correction made at ``stamp``, whose operation
+    hash is keyed from the edited version's id and the new text."""
+    return record.successor(
+        content,
+        new_id=str(uuid.uuid4()),
+        source={"kind": "manual", "capturedAt": stamp},
+        stamp=stamp,
+        hashed=keyed_fields(record_key, f"hand-edit:{record.meta.get('id')}:{content}"),
+    )
 
 
 def apply_repair(

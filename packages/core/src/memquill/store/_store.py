@@ -317,24 +317,11 @@ class RecordStore:
         """
         # Write side: loaded by the first write, never by a read (cold start).
         from memquill.store._append import append_candidates
-        from memquill.store._edits import check_extra
 
         batch = list(candidates)
         if not 1 <= len(batch) <= MAX_BATCH:
             raise InvalidInputError(Messages.BATCH_SIZE)
-        for index, candidate in enumerate(batch):
-            self._check_content(candidate.content)
-            validate_source(candidate.source)
-            key = candidate.idempotency_key
-            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
-                raise InvalidInputError(Messages.KEY_REQUIRED)
-            if candidate.key is not None:
-                validate_key(candidate.key)
-                if any(other.key == candidate.key for other in batch[:index]):
-                    raise InvalidInputError(Messages.BATCH_KEYS)
-            if candidate.extra is not None:
-                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
-
+        batch = self._checked(batch, keyed=False)
         key = self._record_key.load()
         known = self._record_key.known()
 
@@ -364,6 +351,7 @@ class RecordStore:
         *,
         key: str | Unchanged | None = UNCHANGED,
         extra: Mapping[str, JSONValue] | Unchanged | None = UNCHANGED,
+        prefixes: bool = False,
     ) -> WriteResult:
         """Replace a fact's current version with a new one; the old one is superseded.
 
@@ -371,7 +359,9 @@ class RecordStore:
         corrected version stands for the current version when ``expected_revision`` is current
         (``_edits``). ``expected_revision`` may be the store revision or the record's own
         revision. The new version keeps the fact's key and extra metadata unless ``key``
-        (a new key renames the fact; ``None`` removes it) or ``extra`` say otherwise.
+        (a new key renames the fact; ``None`` removes it) or ``extra`` say otherwise. With
+        ``prefixes`` the id and the revision may be the short forms read tools show, expanded
+        under the lock too (a unique id prefix; a prefix of a current revision).
 
         Raises:
             ConflictError: the revision is stale, or the new key names another active fact.
@@ -400,6 +390,7 @@ class RecordStore:
             now=self._stamp,
             new_id=lambda: str(uuid.uuid4()),
             known_keys=self._record_key.known(),
+            prefixes=prefixes,
         )
         return self._backend.transact(self._roomy(operation), self._lock_timeout)
 
@@ -423,27 +414,12 @@ class RecordStore:
             CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
         """
         # Write side: loaded by the first write, never by a read (cold start).
-        from memquill.store._edits import check_extra
         from memquill.store._upsert import upserting
 
         batch = list(candidates)
         if not batch:
             raise InvalidInputError(Messages.NO_FACTS)
-        keys: set[str] = set()
-        for index, candidate in enumerate(batch):
-            self._check_content(candidate.content)
-            validate_source(candidate.source)
-            key = candidate.idempotency_key
-            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
-                raise InvalidInputError(Messages.KEY_REQUIRED)
-            if candidate.key is None:
-                raise InvalidInputError(Messages.KEY_NEEDED)
-            validate_key(candidate.key)
-            if candidate.key in keys:
-                raise InvalidInputError(Messages.BATCH_KEYS)
-            keys.add(candidate.key)
-            if candidate.extra is not None:
-                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
+        batch = self._checked(batch, keyed=True)
         operation = upserting(
             batch,
             record_key=self._record_key.load(),
@@ -457,6 +433,8 @@ class RecordStore:
         self,
         moves: Sequence[tuple[Target, str, str]],
         source: Mapping[str, JSONValue] = _MANUAL,
+        *,
+        prefixes: bool = False,
     ) -> WriteResult:
         """Give several facts new keys in one write, all or none (a folder of keys moved).
 
@@ -464,7 +442,7 @@ class RecordStore:
         revision checked under the lock as for :meth:`correct`, and the fact gets a new version
         with the same text under the new key (``source`` says who renamed it). A new key may be
         one that another fact of the batch gives up, but no other active fact's. ``targets`` in
-        the result follow the order given.
+        the result follow the order given. ``prefixes``: as for :meth:`correct`.
 
         Raises:
             InvalidInputError: no moves, a key that breaks the rules, the same fact or the same
@@ -488,6 +466,7 @@ class RecordStore:
             record_key=self._record_key.load(),
             now=self._stamp,
             new_id=lambda: str(uuid.uuid4()),
+            prefixes=prefixes,
         )
         return self._backend.transact(self._roomy(operation), self._lock_timeout)
 
@@ -504,12 +483,15 @@ class RecordStore:
         """
         return self.revoke_many([(target, expected_revision)])
 
-    def revoke_many(self, targets: Sequence[tuple[Target, str]]) -> WriteResult:
+    def revoke_many(
+        self, targets: Sequence[tuple[Target, str]], *, prefixes: bool = False
+    ) -> WriteResult:
         """Forget several facts in one write, all or none (a folder of keys, say).
 
         Each target comes with the revision it was read at (the store revision, or that
         record's revision), checked under the lock; one stale or unknown target refuses the
-        whole write. ``targets`` in the result follow the order given.
+        whole write. ``targets`` in the result follow the order given. ``prefixes``: as for
+        :meth:`correct`.
 
         Raises:
             InvalidInputError: no targets. Otherwise as :meth:`revoke`.
@@ -520,28 +502,33 @@ class RecordStore:
         chosen = list(targets)
         if not chosen:
             raise InvalidInputError(Messages.NO_TARGETS)
-        operation = revocation(chosen, self._stamp, self._record_key.load())
+        operation = revocation(chosen, self._stamp, self._record_key.load(), prefixes=prefixes)
         return self._backend.transact(operation, self._lock_timeout)
 
-    def compact(self, expected_revision: str) -> WriteResult:
+    def compact(self, expected_revision: str, *, prefixes: bool = False) -> WriteResult:
         """Drop the content of superseded versions, then fold forgotten facts and history
         beyond the retention depth into compact tombstones (:mod:`memquill.store._tombstones`).
 
         It frees space while forgotten and corrected facts still block their idempotency keys,
         source messages and words; each emptied version keeps the fingerprint of the text it
-        held (``textHash``), so forgetting its fact later still blocks those words.
+        held (``textHash``), so forgetting its fact later still blocks those words. With
+        ``prefixes``, ``expected_revision`` may be a prefix of the store revision.
 
         Raises:
             ConflictError: ``expected_revision`` is not the store revision.
             BusyError, CorruptError, UnsafePathError, StorageError.
         """
         # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import expand_revision
         from memquill.store._room import compact_draft
 
         record_key = self._record_key.load()
 
         def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
-            if expected_revision != snapshot.revision:
+            given = expected_revision
+            if prefixes:
+                given = expand_revision(snapshot, None, given)
+            if given != snapshot.revision:
                 raise ConflictError(Messages.STALE)
             changed = compact_draft(draft, record_key)
             return Outcome("saved" if changed else "duplicate")
@@ -622,6 +609,37 @@ class RecordStore:
     def _check_content(self, content: str) -> None:
         self.secrets.check(validate_content(content))
 
+    def _checked(self, candidates: list[Candidate], *, keyed: bool) -> list[Candidate]:
+        """``candidates`` checked in order, each whole before the next (what :meth:`save` and
+        :meth:`upsert` write): content and credentials, source, idempotency key, fact key
+        (required when ``keyed``; never twice in one batch), and extra JSON, which comes back
+        as a plain copy.
+
+        Raises:
+            InvalidInputError, SecretError: the first candidate that breaks a rule.
+        """
+        # Write side: loaded by the first write, never by a read (cold start).
+        from memquill.store._edits import check_extra
+
+        batch = list(candidates)
+        keys: set[str] = set()
+        for index, candidate in enumerate(batch):
+            self._check_content(candidate.content)
+            validate_source(candidate.source)
+            key = candidate.idempotency_key
+            if not key or utf16_len(key) > MAX_KEY_UNITS or LONE_SURROGATE.search(key):
+                raise InvalidInputError(Messages.KEY_REQUIRED)
+            if candidate.key is None and keyed:
+                raise InvalidInputError(Messages.KEY_NEEDED)
+            if candidate.key is not None:
+                validate_key(candidate.key)
+                if candidate.key in keys:
+                    raise InvalidInputError(Messages.BATCH_KEYS)
+                keys.add(candidate.key)
+            if candidate.extra is not None:
+                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
+        return batch
+
     def _roomy(self, operation: Operation) -> Operation:
         """``operation`` compacting old versions' text when its write needs the room."""
         # Write side: loaded by the first write, never by a read (cold start).
@@ -657,12 +675,17 @@ class RecordStore:
         return MergeResult(write, reports[-1] if reports else MergeReport())
 
     def keep_version(
-        self, record_id: str, expected_revision: str, source: Mapping[str, JSONValue] = _MANUAL
+        self,
+        record_id: str,
+        expected_revision: str,
+        source: Mapping[str, JSONValue] = _MANUAL,
+        *,
+        prefixes: bool = False,
     ) -> WriteResult:
         """Settle a diverged fact on version ``record_id``: another machine's version becomes a
         correction of the active one (``source``); every waiting version is marked
         ``resolvedBy`` the version that stands. ``expected_revision``: the store's or the
-        record's.
+        record's. ``prefixes``: as for :meth:`correct`.
 
         Raises:
             ConflictError, NotFoundError, InvalidInputError (not diverged), and the store's
@@ -680,6 +703,7 @@ class RecordStore:
             now=iso_timestamp(self._now()),
             new_id=lambda: str(uuid.uuid4()),
             hashed=lambda material: keyed_fields(key, material),
+            prefixes=prefixes,
         )
         return self._backend.transact(operation, self._lock_timeout)
 

@@ -4,8 +4,8 @@ Like the read models (:mod:`memquill.query._args`), they are the single source o
 JSON schema. Write models forbid unknown keys, so a model can never smuggle in its own
 ``source``; content limits are the store's own constants. A fact is named by its ``key`` or by
 the ``id`` of a version (exactly one of them). Ids and revisions may also be given as the
-prefixes the read tools show (8+ characters of an id, 16+ hex digits of a revision); the write
-path resolves them (:mod:`memquill.tools._resolve`).
+prefixes the read tools show (8+ characters of an id, 16+ hex digits of a revision); the
+store expands them under its lock (:mod:`memquill.store._edits`).
 """
 
 from __future__ import annotations

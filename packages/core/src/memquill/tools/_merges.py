@@ -10,7 +10,6 @@ does (:mod:`memquill.tools._vector_hook`).
 from __future__ import annotations
 
 from memquill.store import MergeResult, ResolveReport
-from memquill.tools._resolve import FULL_ID, FULL_REVISION, resolve_record, resolve_revision
 from memquill.tools._session import MemorySession
 from memquill.tools._vector_hook import forget_revoked_vectors
 from memquill.tools._writes import WriteOutcome, WriteSource, authorize, outcome_of
@@ -49,12 +48,9 @@ def keep_version(
         store's errors.
     """
     authorize(session, source.metadata())
-    snapshot = session.store.snapshot()
-    if len(record_id) != FULL_ID:
-        record_id = resolve_record(snapshot, record_id, active_only=False)
-    if len(expected_revision) != FULL_REVISION:
-        expected_revision = resolve_revision(snapshot, record_id, expected_revision)
-    result = session.store.keep_version(record_id, expected_revision, source.metadata())
+    result = session.store.keep_version(
+        record_id, expected_revision, source.metadata(), prefixes=True
+    )
     return outcome_of("keep", result, result.record_id, result.status)
 
 

@@ -37,11 +37,6 @@ from memquill.store import (
     validate_content,
     validate_key,
 )
-from memquill.tools._resolve import (
-    FULL_REVISION,
-    resolve_revision,
-    resolve_target,
-)
 from memquill.tools._session import MemorySession
 from memquill.tools._vector_hook import forget_revoked_vectors
 
@@ -238,21 +233,18 @@ def correct(
     """Replace a fact's current version with a new one (the outcome names the new version).
 
     ``target`` is a record id or a :class:`~memquill.store.FactKey`. ``expected_revision`` may
-    be the store revision or the record's own revision; either may be given by a unique prefix
-    (see :mod:`memquill.tools._resolve`), as may an id. The id of a corrected version stands
-    for the current one when the revision is current; otherwise ``not_found`` names the
-    current id and revision. ``key`` renames the fact (``None`` drops its key) and ``extra``
-    replaces its extra JSON; by default both stay.
+    be the store revision or the record's own revision; either may be given by a unique prefix,
+    as may an id: the store expands them under its lock (:mod:`memquill.store._edits`). The id
+    of a corrected version stands for the current one when the revision is current; otherwise
+    ``not_found`` names the current id and revision. ``key`` renames the fact (``None`` drops
+    its key) and ``extra`` replaces its extra JSON; by default both stay.
 
     Raises:
         InvalidInputError, ConflictError, NotFoundError, SecretError, and the store's errors.
     """
     authorize(session, source.metadata())
-    target, expected_revision = resolve_target(
-        session.store, target, expected_revision, forgetting=False
-    )
     result = session.store.correct(
-        target, content, expected_revision, source.metadata(), key=key, extra=extra
+        target, content, expected_revision, source.metadata(), key=key, extra=extra, prefixes=True
     )
     return outcome_of("update", result, result.record_id, result.status)
 
@@ -271,11 +263,7 @@ def rename_many(
         NotFoundError, and the store's errors.
     """
     authorize(session, source.metadata())
-    resolved: list[tuple[Target, str, str]] = []
-    for target, new_key, revision in moves:
-        full, full_revision = resolve_target(session.store, target, revision, forgetting=False)
-        resolved.append((full, new_key, full_revision))
-    result = session.store.rename_many(resolved, source.metadata())
+    result = session.store.rename_many(moves, source.metadata(), prefixes=True)
     return outcome_of("update", result, result.record_id, result.status)
 
 
@@ -319,14 +307,10 @@ def forget_many(
         as :func:`forget`; InvalidInputError also for no targets.
     """
     authorize(session, source.metadata())
-    resolved = [
-        resolve_target(session.store, target, revision, forgetting=True)
-        for target, revision in targets
-    ]
-    result = session.store.revoke_many(resolved)
+    result = session.store.revoke_many(targets, prefixes=True)
     if result.status == "saved":
         forget_revoked_vectors(session, result.records)
-    first = resolved[0][0] if resolved else None
+    first = targets[0][0] if targets else None
     outcome = outcome_of("forget", result, result.record_id, result.status)
     named = first.value if isinstance(first, FactKey) else None
     return replace(outcome, key=named)
@@ -379,9 +363,7 @@ def compact(session: MemorySession, expected_revision: str, *, source: WriteSour
         and the store's errors.
     """
     authorize(session, source.metadata())
-    if len(expected_revision) != FULL_REVISION:
-        expected_revision = resolve_revision(session.store.snapshot(), None, expected_revision)
-    result = session.store.compact(expected_revision)
+    result = session.store.compact(expected_revision, prefixes=True)
     return outcome_of("compact", result, None, result.status)
 
 
