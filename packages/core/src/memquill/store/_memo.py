@@ -196,7 +196,7 @@ class Encoded:
             size = base.snapshot.size_bytes
             buffer = base.buffer
             if erased:
-                buffer = bytearray(buffer[:size])  # the bytes before change: a copy of its own
+                buffer = bytearray(memoryview(buffer)[:size])  # a copy of its own, to change
                 for offset, data in erased:
                     buffer[offset : offset + len(data)] = data
             elif not (isinstance(buffer, bytearray) and len(buffer) == size):
@@ -250,9 +250,11 @@ class RecordsMemo:
         last = self._last
         if last is not None and last.snapshot.identity == identity:
             size = last.snapshot.size_bytes
-            if size == len(raw) and last.raw == raw:
+            with memoryview(last.buffer) as view:  # compared in place: no copy of the file
+                prefix = size <= len(raw) and raw.startswith(view[:size])
+            if prefix and size == len(raw):
                 return last
-            if size and size < len(raw) and raw.startswith(last.raw):
+            if prefix and size:
                 extended = _extend(last, raw)
                 if extended is not None:
                     self._last = extended
@@ -306,7 +308,7 @@ def _extend(last: Decoded, raw: bytes) -> Decoded | None:
     before and decoding continues at the same place. Any problem in the new part returns
     ``None``: the caller decodes in full, which reports it as it always has.
     """
-    return _appended(last, raw[len(last.raw) :], raw)
+    return _appended(last, raw[last.snapshot.size_bytes :], raw)
 
 
 def extended(last: Decoded, tail: bytes) -> Decoded | None:
