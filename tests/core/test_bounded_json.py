@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcript
 
 from memquill import MemorySession, MemoryToolset, jsondoc

@@ -12,8 +12,7 @@ import random
 from array import array
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memquill.index._batch import BatchBuilder
 from memquill.index._blocks import BlockEditor

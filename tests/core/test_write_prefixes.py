@@ -12,8 +12,14 @@ from tests.core.store_helpers import records_path
 from memquill.errors import ConflictError, InvalidInputError, NotFoundError
 from memquill.store import JSONValue, Record, RecordStore, Target
 from memquill.store._codec import HEADER, StoreImage, encode_store
-from memquill.tools import MemorySession, MemoryToolset, WriteSource, correct, forget
-from memquill.tools import _writes as writes_module
+from memquill.tools import (
+    MemorySession,
+    MemoryToolset,
+    WriteSource,
+    _writes as writes_module,
+    correct,
+    forget,
+)
 from memquill.tools._resolve import resolve_record, resolve_revision, resolve_target
 
 MANUAL = WriteSource("manual")

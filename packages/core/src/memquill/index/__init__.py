@@ -86,6 +86,6 @@ __getattr__, __dir__ = _lazy_exports(
         "unit_digest": "memquill.index._vectors_file",
         "vectors_path": "memquill.index._vectors_file",
         "index_path": "memquill.index._location",
-    },
-    internal=_INTERNAL,
+    }
+    | _INTERNAL,
 )

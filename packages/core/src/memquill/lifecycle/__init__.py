@@ -99,4 +99,4 @@ _INTERNAL = {
 """Names this facade no longer exports (only this part and its tests use them): they resolve
 with a ``DeprecationWarning`` until they are removed."""
 
-__getattr__, __dir__ = _lazy_exports(__name__, {}, internal=_INTERNAL)
+__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)

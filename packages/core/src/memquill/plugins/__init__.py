@@ -98,6 +98,6 @@ __getattr__, __dir__ = lazy_exports(
         "registered_adapters": "memquill.plugins._manager",
         "secret_scanner": "memquill.plugins._manager",
         "text_model": "memquill.plugins._manager",
-    },
-    internal=_INTERNAL,
+    }
+    | _INTERNAL,
 )
