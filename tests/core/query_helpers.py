@@ -19,7 +19,9 @@ from memquill.paths import read_text_nofollow, read_text_stat
 from memquill.query import MemoryQuery, _scan as scan_module
 from memquill.query._models import GetResult, RecentResult, ResultT, SearchResult
 from memquill.query._walk_cache import DocumentCache
-from memquill.store import Candidate, RecordStore, WriteResult
+from memquill.store import Candidate
+from memquill.store._results import WriteResult
+from memquill.store._store import RecordStore
 from memquill.tools import MemorySession, MemoryToolset
 
 NOW = datetime(2026, 9, 22, 12, 0, tzinfo=UTC)

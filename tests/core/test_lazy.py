@@ -24,6 +24,7 @@ FACADES = [
     "memquill.plugins",
     "memquill.query",
     "memquill.semantic",
+    "memquill.store",
 ]
 # ``"Name": "memquill.some.module"`` entries of a facade's lazy map.
 LAZY_ENTRY = re.compile(r'"(\w+)": "(memquill[\w.]*)"')

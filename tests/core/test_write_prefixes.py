@@ -10,8 +10,10 @@ import pytest
 from tests.core.store_helpers import records_path
 
 from memquill.errors import ConflictError, InvalidInputError, NotFoundError
-from memquill.store import JSONValue, Record, RecordStore, Target
+from memquill.store import Record, Target
 from memquill.store._codec import HEADER, StoreImage, encode_store
+from memquill.store._record import JSONValue
+from memquill.store._store import RecordStore
 from memquill.tools import (
     MemorySession,
     MemoryToolset,
