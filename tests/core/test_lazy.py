@@ -25,6 +25,7 @@ FACADES = [
     "memquill.query",
     "memquill.semantic",
     "memquill.store",
+    "memquill.tools",
 ]
 # ``"Name": "memquill.some.module"`` entries of a facade's lazy map.
 LAZY_ENTRY = re.compile(r'"(\w+)": "(memquill[\w.]*)"')
