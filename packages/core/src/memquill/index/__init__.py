@@ -70,8 +70,9 @@ _INTERNAL = {
     "index_dir": "memquill.index._location",
     "stderr_notice": "memquill.index._search_index",
 }
-"""Names this facade no longer exports (only the index and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
 __getattr__, __dir__ = _lazy_exports(
     __name__,

@@ -96,7 +96,8 @@ _INTERNAL = {
     "read_transcript": "memquill.lifecycle._host",
     "turn_id": "memquill.lifecycle._ledger",
 }
-"""Names this facade no longer exports (only this part and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
 __getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)

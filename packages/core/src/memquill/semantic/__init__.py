@@ -39,7 +39,8 @@ _INTERNAL = {
     "similarity_order_blocking": "memquill.semantic._texts",
     "units_of": "memquill.semantic._ranker",
 }
-"""Names this facade no longer exports (only this part and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
 __getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL, moved={"vectors_path": "memquill.index"})
