@@ -25,6 +25,7 @@ FACADES = [
     "memquill.query",
     "memquill.semantic",
     "memquill.store",
+    "memquill.sync",
     "memquill.tools",
 ]
 # ``"Name": "memquill.some.module"`` entries of a facade's lazy map.

@@ -25,7 +25,6 @@ FROM_STORE = (
     "MergeResult",
     "ResolveReport",
     "ResolvedCopy",
-    "conflict_notice",
     "merge_files",
 )
 FROM_TOOLS = ("keep_version", "merge_copy", "resolve_conflict_copies")

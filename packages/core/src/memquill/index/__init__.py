@@ -41,13 +41,17 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.index._location import INDEX_DIR_ENV, index_path
+    from memquill.index._location import INDEX_DIR_ENV, index_path as index_path
     from memquill.index._search_index import SearchIndex
     from memquill.index._searcher import IndexSearcher
     from memquill.index._status import IndexStatus
     from memquill.index._sync import SyncReport
     from memquill.index._unusable import index_errors
-    from memquill.index._vectors_file import forget_vectors, unit_digest, vectors_path
+    from memquill.index._vectors_file import (
+        forget_vectors as forget_vectors,
+        unit_digest as unit_digest,
+        vectors_path as vectors_path,
+    )
 
 __all__ = [
     "INDEX_DIR_ENV",
@@ -55,11 +59,7 @@ __all__ = [
     "IndexStatus",
     "SearchIndex",
     "SyncReport",
-    "forget_vectors",
     "index_errors",
-    "index_path",
-    "unit_digest",
-    "vectors_path",
 ]
 
 _INTERNAL = {

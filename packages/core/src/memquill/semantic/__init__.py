@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 _INTERNAL = {
+    "vectors_path": "memquill.index._vectors_file",
     "BATCH": "memquill.semantic._ranker",
     "SEARCH_TIMEOUT": "memquill.semantic._ranker",
     "EmbedFunction": "memquill.semantic._embedder",
@@ -43,4 +44,4 @@ _INTERNAL = {
 and names that left its public list. Outside memquill they resolve with a
 ``DeprecationWarning``, until they are removed."""
 
-__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL, moved={"vectors_path": "memquill.index"})
+__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)
