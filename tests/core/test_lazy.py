@@ -21,12 +21,14 @@ FACADES = [
     "memquill.enhance",
     "memquill.index",
     "memquill.lifecycle",
+    "memquill.manage",
     "memquill.plugins",
     "memquill.query",
     "memquill.semantic",
     "memquill.store",
     "memquill.sync",
     "memquill.tools",
+    "memquill.web",
 ]
 # ``"Name": "memquill.some.module"`` entries of a facade's lazy map.
 LAZY_ENTRY = re.compile(r'"(\w+)": "(memquill[\w.]*)"')
