@@ -19,7 +19,7 @@ from memquill.enhance._rerank import (
     rerank,
     rerank_prompt,
 )
-from memquill.testing import FAKE_SECRET, ScriptedTextModel, parse_script
+from memquill.testing._models import FAKE_SECRET, ScriptedTextModel, parse_script
 
 CANDIDATES = (RerankCandidate("A", "alpha"), RerankCandidate("B", "beta"))
 

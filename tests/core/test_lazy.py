@@ -27,6 +27,7 @@ FACADES = [
     "memquill.semantic",
     "memquill.store",
     "memquill.sync",
+    "memquill.testing",
     "memquill.tools",
     "memquill.web",
 ]

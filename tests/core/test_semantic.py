@@ -23,12 +23,12 @@ from memquill.paths import canonical_workspace
 from memquill.semantic import Embedder, SemanticRanker
 from memquill.semantic._hybrid import hybrid_order
 from memquill.semantic._vectors import VectorCache
-from memquill.testing import (
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import (
     PARITY_ALIASES,
     BlockingEmbedder,
     FailingEmbedder,
     HangingEmbedder,
-    TrigramEmbedder,
 )
 from memquill.tools import WriteSource
 

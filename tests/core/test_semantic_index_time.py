@@ -23,7 +23,8 @@ from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
 from memquill.semantic import Embedder, SemanticRanker
 from memquill.semantic._vectors import VectorCache
-from memquill.testing import FailingEmbedder, TrigramEmbedder
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import FailingEmbedder
 
 NOTES = {
     "garage.md": "# Garage\n\nThe automobile needs new tyres.\n",

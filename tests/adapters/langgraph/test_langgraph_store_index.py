@@ -12,7 +12,8 @@ import pytest
 from langgraph.store.base import IndexConfig
 
 from memquill import InvalidInputError
-from memquill.testing import PARITY_ALIASES, TrigramEmbedder
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import PARITY_ALIASES
 from memquill_langchain.store import SEMANTIC_LINE, MemquillStore
 
 ANA = ("memories", "ana")
