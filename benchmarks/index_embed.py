@@ -71,7 +71,7 @@ def refreshes(root: Path, edits: int) -> dict[str, tuple[float, float, int]]:
     from memquill.enhance import AuxiliaryRunner
     from memquill.index import IndexSearcher
     from memquill.semantic import SemanticRanker
-    from memquill.testing import parity_embedder
+    from memquill.testing._models import parity_embedder
 
     notes = note_files(root)[:edits]
     found: dict[str, tuple[float, float, int]] = {}

@@ -28,7 +28,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memquill.errors import MemoryRecordError
-from memquill.store import Candidate, RecordStore
+from memquill.store import Candidate
+from memquill.store._store import RecordStore
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ from starlette.testclient import TestClient
 
 from memquill import open_session
 from memquill.manage import Backend, create_app
-from memquill.store import Candidate, RecordStore
+from memquill.store import Candidate
+from memquill.store._store import RecordStore
 
 _VOCABULARY = (
     "memory project deadline prefers tabs spaces python release review meeting tuesday coffee "

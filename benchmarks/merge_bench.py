@@ -40,7 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memquill import RecordStore
-from memquill.store import Candidate, RecordKey, merge_files
+from memquill.store import Candidate, RecordKey
+from memquill.store._merge import merge_files
 
 WORDS = [
     "memory",

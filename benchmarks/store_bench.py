@@ -72,8 +72,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memquill.store import JSONValue
 from memquill.store._codec import MAX_STORE_BYTES
+from memquill.store._record import JSONValue
 from memquill.store._results import Candidate
 from memquill.store._store import RecordStore
 

@@ -103,7 +103,8 @@ def build(root: Path, store: Path) -> dict[str, Any]:
     import tantivy
 
     from memquill.index._analysis import analyse_note
-    from memquill.query import RankParams, file_identity
+    from memquill.query._rank_model import RankParams
+    from memquill.query._walk_cache import file_identity
 
     params = RankParams()
     figures = []
@@ -291,7 +292,7 @@ class SpikeIndex:
 
     def document(self, path: str) -> Any:
         """The note read from its file (kept, as the index keeps its hit documents)."""
-        from memquill.query import note_document
+        from memquill.query._documents import note_document
 
         found = self.documents.get(path)
         if found is None:
@@ -308,7 +309,9 @@ class SpikeIndex:
     ) -> list[Any]:
         """memquill's hits for ``question``: exact when ``checked`` (see the module), else
         ranked over tantivy's top ``start × depth`` alone."""
-        from memquill.query import RankParams, query_terms, rank
+        from memquill.query import rank
+        from memquill.query._rank_model import RankParams
+        from memquill.query._tokens import query_terms
 
         params = RankParams()
         terms = query_terms(question)
@@ -336,7 +339,7 @@ class SpikeIndex:
 
 def base_scores(corpus: SpikeCorpus, terms: Sequence[str], params: Any) -> list[float]:
     """Each candidate's score before its best chunk (no decay: no dated paths)."""
-    from memquill.query import idf
+    from memquill.query._rank import idf
 
     scores: dict[int, float] = {}
     average = corpus.average_length["note"]
@@ -385,7 +388,7 @@ class SpikeCorpus:
         return date.fromordinal(day) if day else None
 
     def path_key(self, index: int) -> bytes:
-        from memquill.query import path_key
+        from memquill.foundation.text import path_key
 
         return path_key(self.notes[index].path)
 
@@ -413,12 +416,12 @@ def searching(kind: str, root: Path, store: Path, asked: list[str], start: float
     """Open, search the first question (timed apart), then every question warm."""
     started = time.perf_counter()
     started_cpu = cpu_seconds()
-    from memquill.query import CANDIDATES
+    from memquill.query._rank import CANDIDATES
 
     spike: SpikeIndex | None = None
     if kind == "memquill":
         from memquill.index import IndexSearcher
-        from memquill.query import RankParams
+        from memquill.query._rank_model import RankParams
 
         engine = IndexSearcher(store, notice=None)
         params = RankParams()
@@ -445,7 +448,7 @@ def searching(kind: str, root: Path, store: Path, asked: list[str], start: float
             return [(hit.document.path, hit.score) for hit in hits[:TOP]]
 
     else:  # raw tantivy: the same terms, its own top 10, nothing more
-        from memquill.query import query_terms
+        from memquill.query._tokens import query_terms
 
         raw = SpikeIndex(root, store)
 

@@ -23,7 +23,7 @@ from llama_index.core.llms import MockLLM
 from pydantic import Field, PrivateAttr, SecretStr
 
 from memquill.enhance import TextModel
-from memquill.testing import scripted_failure
+from memquill.testing._models import scripted_failure
 from memquill_langchain import ChatModelTextModel
 from memquill_llamaindex import LLMTextModel
 

@@ -14,10 +14,8 @@ import pytest
 from memquill import MemquillError, open_session
 from memquill.errors import Messages
 from memquill.paths import fallback_workspace
-from memquill_langchain import MemquillRetriever as LangChainRetriever
-from memquill_langchain import MemquillToolkit
-from memquill_llamaindex import MemquillRetriever as LlamaIndexRetriever
-from memquill_llamaindex import MemquillToolSpec
+from memquill_langchain import MemquillRetriever as LangChainRetriever, MemquillToolkit
+from memquill_llamaindex import MemquillRetriever as LlamaIndexRetriever, MemquillToolSpec
 from memquill_mcp import build_server
 
 FACTORIES: dict[str, Callable[[Path], Any]] = {

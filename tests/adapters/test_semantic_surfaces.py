@@ -15,7 +15,8 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from memquill.testing import PARITY_ALIASES, TrigramEmbedder
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import PARITY_ALIASES
 from memquill_langchain import MemquillRetriever, MemquillToolkit, embedder_from_index
 from memquill_llamaindex import MemquillRetriever as LlamaRetriever
 

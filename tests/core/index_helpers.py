@@ -11,7 +11,8 @@ from typing import Final, TypedDict
 from tests.core.query_helpers import NOW, ReadTools, remember, write
 
 from memquill.index import IndexSearcher
-from memquill.query import MemoryQuery, RankParams
+from memquill.query import MemoryQuery
+from memquill.query._rank_model import RankParams
 
 WORDS: Final = (
     *("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"),

@@ -13,20 +13,15 @@ from typing import Any, Generic
 import pytest
 
 from memquill.errors import Messages, SourceError
-from memquill.index import IndexSearcher
-from memquill.index import _build as build_module
+from memquill.index import IndexSearcher, _build as build_module
 from memquill.index._searcher import IN_MEMORY
 from memquill.paths import read_text_nofollow, read_text_stat
-from memquill.query import (
-    DocumentCache,
-    GetResult,
-    MemoryQuery,
-    RecentResult,
-    ResultT,
-    SearchResult,
-)
-from memquill.query import _scan as scan_module
-from memquill.store import Candidate, RecordStore, WriteResult
+from memquill.query import MemoryQuery, _scan as scan_module
+from memquill.query._models import GetResult, RecentResult, ResultT, SearchResult
+from memquill.query._walk_cache import DocumentCache
+from memquill.store import Candidate
+from memquill.store._results import WriteResult
+from memquill.store._store import RecordStore
 from memquill.tools import MemorySession, MemoryToolset
 
 NOW = datetime(2026, 9, 22, 12, 0, tzinfo=UTC)

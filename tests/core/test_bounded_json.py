@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcript
 
 from memquill import MemorySession, MemoryToolset, jsondoc
@@ -218,7 +217,7 @@ async def test_a_deep_rerank_answer_keeps_keyword_order(tmp_path: Path) -> None:
     from tests.core.enhance_helpers import make_runner
 
     from memquill.enhance._rerank import RerankCandidate, rerank
-    from memquill.testing import ScriptedTextModel, parse_script
+    from memquill.testing._models import ScriptedTextModel, parse_script
 
     model = ScriptedTextModel(parse_script([DEEP]))
     candidates = (RerankCandidate("A", "alpha"), RerankCandidate("B", "beta"))

@@ -13,7 +13,7 @@ import pytest
 
 from memquill.cli import main
 from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt
-from memquill.testing import FAKE_SECRET
+from memquill.testing._models import FAKE_SECRET
 
 RUN_CLI = "import sys; from memquill.cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -77,7 +77,7 @@ async def test_a_block_shows_across_processes_until_the_key_changes(
             """The host's model, refused once by its provider (in this process)."""
 
             async def generate(self, prompt: Prompt, *, max_tokens: int) -> str:
-                from memquill.testing import scripted_failure
+                from memquill.testing._models import scripted_failure
 
                 raise scripted_failure("http_401")
 

@@ -19,8 +19,10 @@ from tests.core.store_helpers import manual
 
 from memquill.cli.transfer import MAX_IMPORT_BYTES
 from memquill.errors import ERRORS, Messages
-from memquill.store import MAX_STORE_BYTES, JSONValue, Record, RecordStore
+from memquill.store import MAX_STORE_BYTES, Record
 from memquill.store._codec import encode_block
+from memquill.store._record import JSONValue
+from memquill.store._store import RecordStore
 
 FAST = 30.0
 """Seconds a refusal may take at most, process start included (it takes about one)."""

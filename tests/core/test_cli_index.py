@@ -15,10 +15,9 @@ import pytest
 from tests.core.index_helpers import populate
 from tests.core.query_helpers import write
 
-from memquill.cli import index as index_command
-from memquill.cli import main
-from memquill.index import IndexSearcher, index_path
-from memquill.index._location import index_dir
+from memquill.cli import index as index_command, main
+from memquill.index import IndexSearcher
+from memquill.index._location import index_dir, index_path
 
 
 class Terminal(io.StringIO):

@@ -12,8 +12,7 @@ import pytest
 from tests.core.plugin_helpers import DEMO_DISTRIBUTION, DEMO_VERSION, write_distribution
 
 from memquill.cli import main
-from memquill.plugins._manager import DISABLE_AUTOLOAD_ENV
-from memquill.plugins._manager import PLUGIN_NAME as BUILTIN
+from memquill.plugins._manager import DISABLE_AUTOLOAD_ENV, PLUGIN_NAME as BUILTIN
 from memquill.store._secrets import BUILTIN_DETECTORS
 
 RUN_CLI = "import sys; from memquill.cli import main; sys.exit(main(sys.argv[1:]))"

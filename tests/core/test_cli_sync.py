@@ -14,8 +14,10 @@ from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
 from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
-from memquill.store import Candidate, RecordKey, key_id, key_text, merge_files
-from memquill.sync import driver_command, git_setup, set_up_git
+from memquill.store import Candidate, RecordKey, key_id, key_text
+from memquill.store._merge import merge_files
+from memquill.sync import git_setup, set_up_git
+from memquill.sync._git import driver_command
 
 
 @pytest.fixture

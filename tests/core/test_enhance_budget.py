@@ -18,17 +18,10 @@ from pathlib import Path
 from tests.core.enhance_helpers import Signal, make_runner
 from tests.core.query_helpers import NOW, write
 
-from memquill.enhance import (
-    AuxiliaryRequest,
-    ModelIdentity,
-    ModelRanker,
-    Prompt,
-    ProviderEvent,
-    TextModel,
-)
+from memquill.enhance import AuxiliaryRequest, ModelIdentity, ModelRanker, Prompt, TextModel
 from memquill.enhance._rerank import RerankCandidate, rerank
 from memquill.enhance._runner import GRACE, MAX_STUCK, stuck_loops
-from memquill.enhance._telemetry import Telemetry
+from memquill.enhance._telemetry import ProviderEvent, Telemetry
 from memquill.tools import MemorySession, MemoryToolset
 
 NOTES = {

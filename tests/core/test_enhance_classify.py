@@ -19,7 +19,8 @@ from langchain_core.exceptions import OutputParserException
 from mcp.shared.exceptions import MCPError
 
 from memquill.enhance._classify import Failure, classify
-from memquill.testing import FAKE_SECRET, ScriptedProviderError
+from memquill.testing import ScriptedProviderError
+from memquill.testing._models import FAKE_SECRET
 
 
 def _request() -> httpx.Request:

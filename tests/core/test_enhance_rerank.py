@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from tests.core.enhance_helpers import Signal, make_runner
 
-from memquill.enhance import fallback_line
 from memquill.enhance._rerank import (
     RERANK_SYSTEM_PROMPT,
     RerankCandidate,
     RerankOutcome,
+    fallback_line,
     parse_ranking,
     rerank,
     rerank_prompt,
 )
-from memquill.testing import FAKE_SECRET, ScriptedTextModel, parse_script
+from memquill.testing._models import FAKE_SECRET, ScriptedTextModel, parse_script
 
 CANDIDATES = (RerankCandidate("A", "alpha"), RerankCandidate("B", "beta"))
 

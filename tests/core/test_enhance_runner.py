@@ -24,7 +24,8 @@ from tests.core.enhance_helpers import Clock, FailingModel, Signal, ask, make_ru
 
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
 from memquill.enhance._model import Scene
-from memquill.testing import FAKE_SECRET, ScriptedProviderError, scripted_failure
+from memquill.testing import ScriptedProviderError
+from memquill.testing._models import FAKE_SECRET, scripted_failure
 
 YEAR = 365 * 24 * 3600.0
 

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from tests.core.enhance_helpers import Clock, FailingModel, ask, make_runner
 
-from memquill.enhance import ProviderEvent
 from memquill.enhance._classify import Failure
-from memquill.enhance._telemetry import NoiseBudget, Telemetry, provider_class
-from memquill.testing import FAKE_SECRET, scripted_failure
+from memquill.enhance._telemetry import NoiseBudget, ProviderEvent, Telemetry, provider_class
+from memquill.testing._models import FAKE_SECRET, scripted_failure
 
 TRANSIENT = Failure("transport", "transient_upstream")
 

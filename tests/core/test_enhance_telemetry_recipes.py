@@ -22,7 +22,7 @@ from tests.core.enhance_helpers import FailingModel, ask, make_runner
 
 from memquill.enhance._telemetry import Telemetry
 from memquill.plugins import get_plugin_manager
-from memquill.testing import FAKE_SECRET, scripted_failure
+from memquill.testing._models import FAKE_SECRET, scripted_failure
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPES = ROOT / "examples" / "telemetry"

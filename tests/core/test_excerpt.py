@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tests.core.query_helpers import engine, write
 
 from memquill.foundation.text import utf16_len

@@ -6,20 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from memquill import InvalidInputError, MemorySession, MemoryToolset
 from memquill.errors import Messages
-from memquill.store import (
-    MAX_KEY_CHARS,
-    FactKey,
-    is_key,
-    looks_like_id,
-    quote_key,
-    unquote_key,
-    validate_key,
-)
+from memquill.store import MAX_KEY_CHARS, FactKey, looks_like_id, quote_key, unquote_key
+from memquill.store._fact_keys import is_key, validate_key
 from memquill.tools import (
     WriteSource,
     correct,

@@ -12,7 +12,8 @@ import pytest
 from tests.core.cli_helpers import cli_env, run_cli
 
 from memquill import ConflictError, NotFoundError
-from memquill.store import FactKey, RecordStore
+from memquill.store import FactKey
+from memquill.store._store import RecordStore
 from memquill.tools import MemorySession, WriteSource, forget_current, remember
 
 KEY = "deploy/day"

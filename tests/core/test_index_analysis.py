@@ -13,8 +13,7 @@ from __future__ import annotations
 import string
 from collections import Counter
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memquill.foundation.text import point_at, point_of, unit_starts
 from memquill.index._analysis import analyse_note

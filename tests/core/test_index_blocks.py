@@ -13,8 +13,7 @@ from array import array
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memquill.index._batch import BatchBuilder
 from memquill.index._blocks import BlockEditor

@@ -15,13 +15,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tests.core.index_helpers import age, indexed, mutate, populate, queries, reference
 from tests.core.query_helpers import make_unreadable, write
 
 from memquill.index import IndexSearcher
-from memquill.query import RankParams
+from memquill.query._rank_model import RankParams
 
 PARAMS = (None, RankParams(rerank_depth=3), RankParams(rerank_depth=1, half_life_days=None))
 

@@ -18,14 +18,15 @@ from typing import Any
 import pytest
 from tests.core.query_helpers import write
 
-from memquill.index import SearchIndex
-from memquill.index import _build as build_module
-from memquill.index import _corpus as corpus_module
-from memquill.index import _search_index as search_index_module
-from memquill.index import _tracker as tracker_module
+from memquill.index import (
+    SearchIndex,
+    _build as build_module,
+    _corpus as corpus_module,
+    _search_index as search_index_module,
+    _tracker as tracker_module,
+)
 from memquill.index._watch import WATCH_ENV, open_watcher
-from memquill.query import _walk as walk_module
-from memquill.query import rank
+from memquill.query import _walk as walk_module, rank
 from memquill.query._walk_cache import Identity, file_identity
 
 NOW = datetime(2026, 9, 22, 12, tzinfo=UTC)

@@ -6,14 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from memquill import InvalidInputError
 from memquill.items import ItemStore
 from memquill.items._paths import MAX_FOLDER_NAME, folder_label, label_folder
 from memquill.items._space import fact_key, item_key
-from memquill.store import is_key
+from memquill.store._fact_keys import is_key
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=60)
 

@@ -16,8 +16,8 @@ from tests.core.lifecycle_helpers import GOOD, ExtractModel, new_setup, write_tr
 
 from memquill.enhance import Prompt
 from memquill.enhance._receipts import KEY_FILE
-from memquill.lifecycle import RecordedMessages, binding_gate
-from memquill.lifecycle._host import SessionState
+from memquill.lifecycle import RecordedMessages
+from memquill.lifecycle._host import SessionState, binding_gate
 from memquill.store._lock import WriterLock
 from memquill.testing import ScriptedProviderError
 from memquill.tools import BindingStore

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from memquill.errors import CapacityError, CorruptError, Messages
-from memquill.store import merge_files
 from memquill.store._codec import HEADER, LEGACY_HEADER, StoreImage, decode_store, encode_store
 from memquill.store._families import divergences, renamed_keys
+from memquill.store._merge import merge_files
 from memquill.store._record import Record
 
 A = "0b6f2a52-8c1e-4c5e-9a0e-3d2b1f7c6a01"

@@ -14,7 +14,8 @@ import pytest
 from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
 from memquill import RecordStore
-from memquill.store import Candidate, FactKey, RecordKey, merge_files
+from memquill.store import Candidate, FactKey, RecordKey
+from memquill.store._merge import merge_files
 
 
 class TwoMachines:

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from memquill import RecordStore
 from memquill.errors import ConflictError

@@ -10,8 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.core.store_helpers import manual
 
 from memquill import MemorySession, MemoryToolset, RecordStore

@@ -21,13 +21,13 @@ from memquill.plugins import hookspecs
 from memquill.plugins._adapters import AdapterHarness, AdapterSpec
 from memquill.plugins._manager import (
     DISABLE_AUTOLOAD_ENV,
+    PLUGIN_NAME as BUILTIN,
     MemquillPluginManager,
     get_plugin_manager,
     plugin_report,
     registered_adapters,
     secret_scanner,
 )
-from memquill.plugins._manager import PLUGIN_NAME as BUILTIN
 from memquill.plugins.hookspecs import hookimpl
 from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, SecretDetector
 from memquill.store._store import RecordStore

@@ -18,17 +18,17 @@ import pytest
 
 from memquill import MemorySession, MemoryToolset, forget, remember
 from memquill.enhance import AuxiliaryRunner
-from memquill.index import vectors_path
+from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
 from memquill.semantic import Embedder, SemanticRanker
 from memquill.semantic._hybrid import hybrid_order
 from memquill.semantic._vectors import VectorCache
-from memquill.testing import (
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import (
     PARITY_ALIASES,
     BlockingEmbedder,
     FailingEmbedder,
     HangingEmbedder,
-    TrigramEmbedder,
 )
 from memquill.tools import WriteSource
 

@@ -18,11 +18,13 @@ import pytest
 from memquill import MemorySession, MemoryToolset
 from memquill.cli import main
 from memquill.enhance import AuxiliaryRunner
-from memquill.index import IndexSearcher, SearchIndex, vectors_path
+from memquill.index import IndexSearcher, SearchIndex
+from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
 from memquill.semantic import Embedder, SemanticRanker
 from memquill.semantic._vectors import VectorCache
-from memquill.testing import FailingEmbedder, TrigramEmbedder
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import FailingEmbedder
 
 NOTES = {
     "garage.md": "# Garage\n\nThe automobile needs new tyres.\n",

@@ -18,10 +18,11 @@ import pytest
 from memquill import MemorySession, MemoryToolset, forget, remember
 from memquill.cli import main
 from memquill.enhance import AuxiliaryRunner
-from memquill.index import vectors_path
+from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
 from memquill.semantic import SemanticRanker
-from memquill.testing import PARITY_ALIASES, TrigramEmbedder
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import PARITY_ALIASES
 from memquill.tools import WriteOutcome, WriteSource
 
 MANUAL = WriteSource("manual")

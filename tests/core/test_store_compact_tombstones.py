@@ -10,8 +10,9 @@ from tests.core.store_helpers import conversation, manual, raw, records_path, to
 
 from memquill import RecordStore
 from memquill.errors import NotFoundError
-from memquill.store import Candidate, RecordKey, merge_files
+from memquill.store import Candidate, RecordKey
 from memquill.store._codec import decode_store
+from memquill.store._merge import merge_files
 from memquill.store._tombstones import RETENTION_DEPTH, is_ledger
 
 MIB = 1024 * 1024

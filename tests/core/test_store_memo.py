@@ -11,8 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.core.store_helpers import expect_error, manual, raw, records_path, revision_of
 
 from memquill import RecordStore

@@ -15,7 +15,8 @@ from tests.core.store_helpers import PAUSE_BEFORE_RENAME, children, manual, raw
 
 from memquill import RecordStore
 from memquill.errors import BusyError, ConflictError
-from memquill.store import MergeResult, merge_files
+from memquill.store._merge import merge_files
+from memquill.store._merge_ops import MergeResult
 
 PAUSED_MERGE = """
 import os, sys

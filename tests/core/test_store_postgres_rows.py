@@ -22,8 +22,7 @@ from tests.core.store_helpers import expect_error, manual
 
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError, Messages
-from memquill.store import Candidate, FactKey
-from memquill.store import _postgres as postgres_backend
+from memquill.store import Candidate, FactKey, _postgres as postgres_backend
 from memquill.store._codec import HEADER, decode_store
 from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA

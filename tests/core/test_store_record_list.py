@@ -4,8 +4,7 @@ chunk it leaves alone with the snapshot before it."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memquill.store._record import Record
 from memquill.store._record_list import CHUNK, RecordList

@@ -15,8 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tests.core.store_helpers import manual, records_path
 
 from memquill import RecordStore

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tests.core.sync_helpers import Machine, bare_origin, carry_key
 
-from memquill.store import merge_files
+from memquill.store._merge import merge_files
 
 
 @pytest.fixture

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memquill.foundation.text import utf16_len, utf16_prefix, utf16_slice, utf16_take
 

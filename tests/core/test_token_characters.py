@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from memquill.query import _tokens, is_cjk
+from memquill.query import _tokens
+from memquill.query._tokens import is_cjk
 
 # The CJK class as tokenizer version 3 wrote it: ideographs (BMP, compatibility, supplementary
 # planes), kana, and the three ideographic letters of the CJK symbols block.

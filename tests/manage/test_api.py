@@ -22,8 +22,8 @@ from tests.manage.manage_helpers import (
 
 from memquill import RecordStore
 from memquill.errors import Messages
-from memquill.manage import MAX_BODY_BYTES, JobView
-from memquill.manage._app import HTTP_STATUS
+from memquill.manage import JobView
+from memquill.manage._app import HTTP_STATUS, MAX_BODY_BYTES
 
 
 @pytest.fixture

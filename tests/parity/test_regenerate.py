@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memquill.testing.regenerate import main, regenerate_file, toml_text
 

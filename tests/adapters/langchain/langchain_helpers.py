@@ -10,7 +10,7 @@ from langchain_core.messages import ToolCall
 
 from memquill import MemorySession, MemoryToolset, SearchResult
 from memquill.query import MemoryQuery
-from memquill.testing import load_fixtures
+from memquill.testing._cases import load_fixtures
 
 NOTES = load_fixtures()["notes"]
 """The parity suite's notes workspace: four notes mention saffron, memory.md holds tea."""

@@ -15,7 +15,7 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field, SecretStr
 
 from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt, TextModel
-from memquill.testing import FAKE_SECRET
+from memquill.testing._models import FAKE_SECRET
 from memquill_langchain import ChatModelTextModel
 
 
@@ -117,7 +117,8 @@ QUERY = {"query": "paella saffron"}
 
 
 def _ranked_toolkit(tmp_path: Path, script: list[Any]) -> Any:
-    from memquill.testing import load_fixtures, parse_script
+    from memquill.testing._cases import load_fixtures
+    from memquill.testing._models import parse_script
     from memquill_langchain import MemquillToolkit
     from memquill_langchain.scripted import ScriptedChatModel
 

@@ -12,7 +12,8 @@ import pytest
 from langgraph.store.base import IndexConfig
 
 from memquill import InvalidInputError
-from memquill.testing import PARITY_ALIASES, TrigramEmbedder
+from memquill.testing import TrigramEmbedder
+from memquill.testing._models import PARITY_ALIASES
 from memquill_langchain.store import SEMANTIC_LINE, MemquillStore
 
 ANA = ("memories", "ana")
@@ -160,7 +161,7 @@ def _item_rows(folder: Path) -> dict[str, bytes]:
     import contextlib
     import sqlite3
 
-    from memquill.index import vectors_path
+    from memquill.index._vectors_file import vectors_path
     from memquill.paths import canonical_workspace
 
     path = vectors_path(canonical_workspace(folder))
@@ -214,7 +215,7 @@ def test_a_delete_removes_the_item_vector_at_the_write(tmp_path: Path) -> None:
     after = _item_rows(folder)  # no search since the delete
     assert f"i:{ids['b-car']}" not in after
     assert after[f"i:{ids['a-bike']}"] == rows[f"i:{ids['a-bike']}"]
-    from memquill.index import vectors_path
+    from memquill.index._vectors_file import vectors_path
     from memquill.paths import canonical_workspace
 
     path = vectors_path(canonical_workspace(folder))

@@ -13,7 +13,7 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageR
 from llama_index.core.llms.mock import MockLLM
 
 from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt, TextModel
-from memquill.testing import FAKE_SECRET, parse_script
+from memquill.testing._models import FAKE_SECRET, parse_script
 from memquill_llamaindex import LLMTextModel
 from memquill_llamaindex.scripted import ScriptedLLM
 
@@ -112,7 +112,7 @@ async def test_real_provider_errors_through_llamaindex_are_classified(
 
 
 def _ranked_tools(tmp_path: Path, script: list[Any]) -> Any:
-    from memquill.testing import load_fixtures
+    from memquill.testing._cases import load_fixtures
     from memquill_llamaindex import MemquillToolSpec
 
     fixture = load_fixtures()["rerank"]

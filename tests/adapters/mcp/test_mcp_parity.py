@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from memquill import open_session
-from memquill.index import INDEX_DIR_ENV, index_path
+from memquill.index import INDEX_DIR_ENV
+from memquill.index._location import index_path
 from memquill.paths import user_cache_dir
 from memquill.testing import HarnessFactory, ParitySuite
 from memquill_mcp import McpClientHarness, McpStdioHarness

@@ -18,7 +18,8 @@ from tests.adapters.mcp.mcp_helpers import text_of
 
 from memquill import open_session
 from memquill.enhance import AuxiliaryRunner, ModelRanker
-from memquill.testing import FAKE_SECRET, ScriptedTextModel, load_fixtures, parse_script
+from memquill.testing._cases import load_fixtures
+from memquill.testing._models import FAKE_SECRET, ScriptedTextModel, parse_script
 from memquill_mcp import build_server
 from memquill_mcp.scripted import ScriptedSampler
 

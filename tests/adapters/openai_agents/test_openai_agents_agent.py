@@ -27,7 +27,7 @@ from tests.core.lifecycle_helpers import ExtractModel, answer, fact
 
 from memquill import MemorySession, open_session
 from memquill.lifecycle import Extraction, committed_turns
-from memquill.testing import FAKE_SECRET
+from memquill.testing._models import FAKE_SECRET
 from memquill_openai_agents import SessionSource, memory_tools
 
 QUIET = RunConfig(tracing_disabled=True)

@@ -25,7 +25,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
 from memquill import MemorySession, MemoryToolset
-from memquill.testing import FAKE_SECRET
+from memquill.testing._models import FAKE_SECRET
 from memquill_pydantic_ai import MemquillToolset
 
 

@@ -27,8 +27,8 @@ from memquill.tools import (
     compact,
     correct,
     forget,
+    remember as remember_fact,
 )
-from memquill.tools import remember as remember_fact
 
 __all__ = ["register"]
 

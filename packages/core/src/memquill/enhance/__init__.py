@@ -37,7 +37,8 @@ how a scene stands without calling the model.
 
 from __future__ import annotations
 
-from memquill.enhance._bridge import WAIT_MARGIN, blocking, model_loop, run_blocking, within
+import typing
+
 from memquill.enhance._model import (
     SCENES,
     AuxiliaryRequest,
@@ -49,37 +50,48 @@ from memquill.enhance._model import (
     TextModel,
 )
 from memquill.enhance._receipts import BlockReceipt, BlockReceipts
-from memquill.enhance._rerank import ModelRanker, fallback_line
-from memquill.enhance._runner import AuxiliaryRunner, Call, default_runner, default_state_dir
-from memquill.enhance._telemetry import ProviderEvent
+from memquill.enhance._rerank import ModelRanker
+from memquill.enhance._runner import AuxiliaryRunner, default_runner, default_state_dir
 from memquill.lazy import lazy_exports as _lazy_exports
+
+if typing.TYPE_CHECKING:
+    from memquill.enhance._bridge import (
+        WAIT_MARGIN as WAIT_MARGIN,
+        blocking as blocking,
+        model_loop as model_loop,
+        run_blocking as run_blocking,
+        within as within,
+    )
+    from memquill.enhance._rerank import fallback_line as fallback_line
+    from memquill.enhance._runner import Call as Call
+    from memquill.enhance._telemetry import ProviderEvent as ProviderEvent
 
 __all__ = [
     "SCENES",
-    "WAIT_MARGIN",
     "AuxiliaryRequest",
     "AuxiliaryResult",
     "AuxiliaryRunner",
     "BlockReceipt",
     "BlockReceipts",
-    "Call",
     "ModelDeferred",
     "ModelIdentity",
     "ModelRanker",
     "Prompt",
-    "ProviderEvent",
     "SceneStatus",
     "TextModel",
-    "blocking",
     "default_runner",
     "default_state_dir",
-    "fallback_line",
-    "model_loop",
-    "run_blocking",
-    "within",
 ]
 
 _INTERNAL = {
+    "WAIT_MARGIN": "memquill.enhance._bridge",
+    "blocking": "memquill.enhance._bridge",
+    "model_loop": "memquill.enhance._bridge",
+    "run_blocking": "memquill.enhance._bridge",
+    "within": "memquill.enhance._bridge",
+    "fallback_line": "memquill.enhance._rerank",
+    "Call": "memquill.enhance._runner",
+    "ProviderEvent": "memquill.enhance._telemetry",
     "EVENT_NAME": "memquill.enhance._telemetry",
     "EXCERPT_UNITS": "memquill.enhance._rerank",
     "HEADING_UNITS": "memquill.enhance._rerank",
@@ -110,7 +122,8 @@ _INTERNAL = {
     "rerank": "memquill.enhance._rerank",
     "rerank_prompt": "memquill.enhance._rerank",
 }
-"""Names this facade no longer exports (only this part and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
-__getattr__, __dir__ = _lazy_exports(__name__, {}, internal=_INTERNAL)
+__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)

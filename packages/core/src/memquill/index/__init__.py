@@ -41,13 +41,17 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.index._location import INDEX_DIR_ENV, index_path
+    from memquill.index._location import INDEX_DIR_ENV, index_path as index_path
     from memquill.index._search_index import SearchIndex
     from memquill.index._searcher import IndexSearcher
     from memquill.index._status import IndexStatus
     from memquill.index._sync import SyncReport
     from memquill.index._unusable import index_errors
-    from memquill.index._vectors_file import forget_vectors, unit_digest, vectors_path
+    from memquill.index._vectors_file import (
+        forget_vectors as forget_vectors,
+        unit_digest as unit_digest,
+        vectors_path as vectors_path,
+    )
 
 __all__ = [
     "INDEX_DIR_ENV",
@@ -55,11 +59,7 @@ __all__ = [
     "IndexStatus",
     "SearchIndex",
     "SyncReport",
-    "forget_vectors",
     "index_errors",
-    "index_path",
-    "unit_digest",
-    "vectors_path",
 ]
 
 _INTERNAL = {
@@ -70,8 +70,9 @@ _INTERNAL = {
     "index_dir": "memquill.index._location",
     "stderr_notice": "memquill.index._search_index",
 }
-"""Names this facade no longer exports (only the index and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
 __getattr__, __dir__ = _lazy_exports(
     __name__,
@@ -86,6 +87,6 @@ __getattr__, __dir__ = _lazy_exports(
         "unit_digest": "memquill.index._vectors_file",
         "vectors_path": "memquill.index._vectors_file",
         "index_path": "memquill.index._location",
-    },
-    internal=_INTERNAL,
+    }
+    | _INTERNAL,
 )

@@ -31,6 +31,8 @@ The LangChain middleware (``memquill_langchain.MemquillMiddleware``), the LlamaI
 block (``memquill_llamaindex.MemquillMemoryBlock``) and ``memquill extract`` are built on this.
 """
 
+import typing
+
 from memquill.lazy import lazy_exports as _lazy_exports
 from memquill.lifecycle._extraction import Extraction
 from memquill.lifecycle._host import (
@@ -42,11 +44,13 @@ from memquill.lifecycle._host import (
     ToolCall,
     ToolOutput,
     TranscriptSource,
-    binding_gate,
 )
 from memquill.lifecycle._job import PassReport
 from memquill.lifecycle._status import JobsView, JobView, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, committed_turns
+
+if typing.TYPE_CHECKING:
+    from memquill.lifecycle._host import binding_gate as binding_gate
 
 __all__ = [
     "CommittedTurn",
@@ -62,13 +66,13 @@ __all__ = [
     "ToolCall",
     "ToolOutput",
     "TranscriptSource",
-    "binding_gate",
     "committed_turns",
     "job_status",
     "retry_jobs",
 ]
 
 _INTERNAL = {
+    "binding_gate": "memquill.lifecycle._host",
     "BATCH_TURNS": "memquill.lifecycle._ledger",
     "EXTRACTION_MAX_TOKENS": "memquill.lifecycle._prompt",
     "EXTRACTION_SYSTEM_PROMPT": "memquill.lifecycle._prompt",
@@ -96,7 +100,8 @@ _INTERNAL = {
     "read_transcript": "memquill.lifecycle._host",
     "turn_id": "memquill.lifecycle._ledger",
 }
-"""Names this facade no longer exports (only this part and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
-__getattr__, __dir__ = _lazy_exports(__name__, {}, internal=_INTERNAL)
+__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)

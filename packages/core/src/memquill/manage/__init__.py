@@ -17,12 +17,21 @@ only requests that carry the token (a cookie the browser gets from :attr:`login_
 bearer token), and refuses cross-site requests (see ``docs/manage.md``).
 """
 
-from memquill.manage._app import LOOPBACK_HOSTS, MAX_BODY_BYTES, ManageServer, create_app
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+from memquill.manage._app import ManageServer, create_app
 from memquill.manage._state import Backend, JobsSource, JobsView, JobView, LedgerJobs
 
+if typing.TYPE_CHECKING:
+    from memquill.manage._app import (
+        LOOPBACK_HOSTS as LOOPBACK_HOSTS,
+        MAX_BODY_BYTES as MAX_BODY_BYTES,
+    )
+
 __all__ = [
-    "LOOPBACK_HOSTS",
-    "MAX_BODY_BYTES",
     "Backend",
     "JobView",
     "JobsSource",
@@ -31,3 +40,8 @@ __all__ = [
     "ManageServer",
     "create_app",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {"LOOPBACK_HOSTS": "memquill.manage._app", "MAX_BODY_BYTES": "memquill.manage._app"},
+)

@@ -72,8 +72,9 @@ _INTERNAL = {
     "RegisteredDetector": "memquill.plugins._manager",
     "RegisteredIntegration": "memquill.plugins._manager",
 }
-"""Names this facade no longer exports (only this part and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -98,6 +99,6 @@ __getattr__, __dir__ = lazy_exports(
         "registered_adapters": "memquill.plugins._manager",
         "secret_scanner": "memquill.plugins._manager",
         "text_model": "memquill.plugins._manager",
-    },
-    internal=_INTERNAL,
+    }
+    | _INTERNAL,
 )

@@ -6,7 +6,9 @@ models and returns result models, which the renderers word exactly as the tools 
 It never writes.
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so a layer above that
-needs one of them loads only that name's module.
+needs one of them loads only that name's module. ``__all__`` is what the CLI, the adapters and
+users import; the other names are what the index, tools, items and the layers above import
+(silently from inside memquill, with a ``DeprecationWarning`` from anywhere else).
 """
 
 from __future__ import annotations
@@ -16,156 +18,114 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.foundation.text import path_key
+    from memquill.foundation.text import path_key as path_key
     from memquill.query._args import (
         GetArgs,
         RecentArgs,
         SearchArgs,
         parse_args,
-        utf16_bounds,
-        validation_message,
+        utf16_bounds as utf16_bounds,
+        validation_message as validation_message,
     )
-    from memquill.query._counts import count_words, split_words
-    from memquill.query._dates import MonthKey, month_matches, path_day, query_months
-    from memquill.query._documents import SearchDocument, note_document, record_document
-    from memquill.query._engine import SNIPPET_UNITS, MemoryQuery
+    from memquill.query._counts import count_words as count_words, split_words as split_words
+    from memquill.query._dates import (
+        MonthKey as MonthKey,
+        month_matches as month_matches,
+        path_day as path_day,
+        query_months as query_months,
+    )
+    from memquill.query._documents import (
+        SearchDocument as SearchDocument,
+        note_document as note_document,
+        record_document as record_document,
+    )
+    from memquill.query._engine import SNIPPET_UNITS as SNIPPET_UNITS, MemoryQuery
     from memquill.query._file_type import FileType
-    from memquill.query._listing import list_folder
+    from memquill.query._listing import list_folder as list_folder
     from memquill.query._markdown import (
-        CHUNK_OVERLAP,
-        CHUNK_SIZE,
-        heading_text,
-        note_meta,
-        window_bounds,
+        CHUNK_OVERLAP as CHUNK_OVERLAP,
+        CHUNK_SIZE as CHUNK_SIZE,
+        heading_text as heading_text,
+        note_meta as note_meta,
+        window_bounds as window_bounds,
     )
     from memquill.query._models import (
-        GetResult,
-        RecentResult,
-        ResultT,
-        SearchHit,
-        SearchResult,
+        GetResult as GetResult,
+        RecentResult as RecentResult,
+        ResultT as ResultT,
+        SearchHit as SearchHit,
+        SearchResult as SearchResult,
     )
     from memquill.query._plain import (
         MAX_SEARCH_LIMIT,
-        FoundHit,
+        FoundHit as FoundHit,
         SearchAnswer,
-        SearchRequest,
+        SearchRequest as SearchRequest,
         search_request,
     )
     from memquill.query._rank import (
-        CANDIDATES,
-        Corpus,
-        day_factor,
-        idf,
-        matches_filters,
-        month_gain,
+        CANDIDATES as CANDIDATES,
+        Corpus as Corpus,
+        day_factor as day_factor,
+        idf as idf,
+        matches_filters as matches_filters,
+        month_gain as month_gain,
         rank,
     )
-    from memquill.query._rank_model import Posting, RankDocument, RankedHit, RankParams
-    from memquill.query._render import render_get, render_recent, render_search, score_value
-    from memquill.query._scan import ScanBudget, admit, walk_workspace
-    from memquill.query._scanconfig import ScanConfig, load_scan_config
-    from memquill.query._stemmer import STEMMER_VERSION
+    from memquill.query._rank_model import (
+        Posting as Posting,
+        RankDocument as RankDocument,
+        RankedHit as RankedHit,
+        RankParams as RankParams,
+    )
+    from memquill.query._render import (
+        render_get as render_get,
+        render_recent as render_recent,
+        render_search,
+        score_value as score_value,
+    )
+    from memquill.query._scan import (
+        ScanBudget as ScanBudget,
+        admit as admit,
+        walk_workspace as walk_workspace,
+    )
+    from memquill.query._scanconfig import (
+        ScanConfig as ScanConfig,
+        load_scan_config as load_scan_config,
+    )
+    from memquill.query._stemmer import STEMMER_VERSION as STEMMER_VERSION
     from memquill.query._tokens import (
         TOKENIZER_VERSION,
-        camel_free,
-        fold,
-        is_cjk,
-        query_terms,
-        tokenize,
-        words,
+        camel_free as camel_free,
+        fold as fold,
+        is_cjk as is_cjk,
+        query_terms as query_terms,
+        tokenize as tokenize,
+        words as words,
     )
-    from memquill.query._walk import Walk, WalkedFile
+    from memquill.query._walk import Walk as Walk, WalkedFile as WalkedFile
     from memquill.query._walk_cache import (
-        DocumentCache,
-        FolderListing,
-        Identity,
-        PreviousWalk,
-        file_identity,
+        DocumentCache as DocumentCache,
+        FolderListing as FolderListing,
+        Identity as Identity,
+        PreviousWalk as PreviousWalk,
+        file_identity as file_identity,
     )
 
 __all__ = [
-    "CANDIDATES",
-    "CHUNK_OVERLAP",
-    "CHUNK_SIZE",
     "MAX_SEARCH_LIMIT",
-    "SNIPPET_UNITS",
-    "STEMMER_VERSION",
     "TOKENIZER_VERSION",
-    "Corpus",
-    "DocumentCache",
     "FileType",
-    "FolderListing",
-    "FoundHit",
     "GetArgs",
-    "GetResult",
-    "Identity",
     "MemoryQuery",
-    "MonthKey",
-    "Posting",
-    "PreviousWalk",
-    "RankDocument",
-    "RankParams",
-    "RankedHit",
     "RecentArgs",
-    "RecentResult",
-    "ResultT",
-    "ScanBudget",
-    "ScanConfig",
     "SearchAnswer",
     "SearchArgs",
-    "SearchDocument",
-    "SearchHit",
-    "SearchRequest",
-    "SearchResult",
-    "Walk",
-    "WalkedFile",
-    "admit",
-    "camel_free",
-    "count_words",
-    "day_factor",
-    "file_identity",
-    "fold",
-    "heading_text",
-    "idf",
-    "is_cjk",
-    "list_folder",
-    "load_scan_config",
-    "matches_filters",
-    "month_gain",
-    "month_matches",
-    "note_document",
-    "note_meta",
     "parse_args",
-    "path_day",
-    "path_key",
-    "query_months",
-    "query_terms",
     "rank",
-    "record_document",
-    "render_get",
-    "render_recent",
     "render_search",
-    "score_value",
     "search_request",
-    "split_words",
-    "tokenize",
-    "utf16_bounds",
-    "validation_message",
-    "walk_workspace",
-    "window_bounds",
-    "words",
 ]
-
-_INTERNAL = {
-    "PAGE_UNITS": "memquill.query._engine",
-    "HitKind": "memquill.query._models",
-    "RecentSection": "memquill.query._models",
-    "Searcher": "memquill.query._engine",
-    "SectionKind": "memquill.query._models",
-}
-"""Names this facade no longer exports (only this part and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
 
 __getattr__, __dir__ = _lazy_exports(
     __name__,
@@ -240,6 +200,10 @@ __getattr__, __dir__ = _lazy_exports(
         "walk_workspace": "memquill.query._scan",
         "window_bounds": "memquill.query._markdown",
         "words": "memquill.query._tokens",
+        "PAGE_UNITS": "memquill.query._engine",
+        "HitKind": "memquill.query._models",
+        "RecentSection": "memquill.query._models",
+        "Searcher": "memquill.query._engine",
+        "SectionKind": "memquill.query._models",
     },
-    internal=_INTERNAL,
 )

@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 _INTERNAL = {
+    "vectors_path": "memquill.index._vectors_file",
     "BATCH": "memquill.semantic._ranker",
     "SEARCH_TIMEOUT": "memquill.semantic._ranker",
     "EmbedFunction": "memquill.semantic._embedder",
@@ -39,9 +40,8 @@ _INTERNAL = {
     "similarity_order_blocking": "memquill.semantic._texts",
     "units_of": "memquill.semantic._ranker",
 }
-"""Names this facade no longer exports (only this part and its tests use them): they resolve
-with a ``DeprecationWarning`` until they are removed."""
+"""Names this facade serves but does not export: the core's own (what the parts above import)
+and names that left its public list. Outside memquill they resolve with a
+``DeprecationWarning``, until they are removed."""
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__, {}, moved={"vectors_path": "memquill.index"}, internal=_INTERNAL
-)
+__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)

@@ -8,6 +8,9 @@ Everything here is below the query and tool layers and knows nothing about them.
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so a layer above that
 needs one of them loads only that name's module.
+``__all__`` is what the CLI, the adapters and users import; the other names are what the query,
+tools, items, sync and the layers above import (silently from inside memquill, with a
+``DeprecationWarning`` from anywhere else).
 """
 
 from __future__ import annotations
@@ -18,137 +21,109 @@ from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.store._backend import (
-        FILE,
+        FILE as FILE,
         STORE_ENV,
-        FileBackend,
-        RecordsBackend,
-        database_workspaces,
+        FileBackend as FileBackend,
+        RecordsBackend as RecordsBackend,
+        database_workspaces as database_workspaces,
         is_database,
-        open_backend,
+        open_backend as open_backend,
         resolve_location,
     )
     from memquill.store._codec import (
-        ID_PATTERN,
+        ID_PATTERN as ID_PATTERN,
         MAX_CONTENT_UNITS,
         MAX_STORE_BYTES,
-        REVISION_PATTERN,
-        iso_timestamp,
-        sha256_hex,
+        REVISION_PATTERN as REVISION_PATTERN,
+        iso_timestamp as iso_timestamp,
+        sha256_hex as sha256_hex,
         store_revision,
-        validate_content,
+        validate_content as validate_content,
     )
-    from memquill.store._conflicts import conflict_notice
-    from memquill.store._diagnose import Diagnosis
-    from memquill.store._doctor import ControlFinding, DoctorReport, SecretFinding
+    from memquill.store._conflicts import conflict_notice as conflict_notice
+    from memquill.store._diagnose import Diagnosis as Diagnosis
+    from memquill.store._doctor import (
+        ControlFinding as ControlFinding,
+        DoctorReport,
+        SecretFinding as SecretFinding,
+    )
     from memquill.store._fact_keys import (
-        KEY_PATTERN,
+        KEY_PATTERN as KEY_PATTERN,
         MAX_KEY_CHARS,
         FactKey,
-        is_key,
+        is_key as is_key,
         looks_like_id,
         quote_key,
         unquote_key,
-        validate_key,
+        validate_key as validate_key,
     )
-    from memquill.store._families import Divergence, KeyRename
-    from memquill.store._fileio import read_bounded
+    from memquill.store._families import Divergence as Divergence, KeyRename as KeyRename
+    from memquill.store._fileio import read_bounded as read_bounded
     from memquill.store._history import HistoryFigures
-    from memquill.store._import import ImportPlan
-    from memquill.store._merge import MergeReport, merge_files
-    from memquill.store._merge_ops import MergeResult
-    from memquill.store._postgres_location import PostgresLocation, parse_location, with_workspace
-    from memquill.store._record import JSONValue, Record, RecordStatus
+    from memquill.store._import import ImportPlan as ImportPlan
+    from memquill.store._merge import MergeReport as MergeReport, merge_files as merge_files
+    from memquill.store._merge_ops import MergeResult as MergeResult
+    from memquill.store._postgres_location import (
+        PostgresLocation as PostgresLocation,
+        parse_location,
+        with_workspace as with_workspace,
+    )
+    from memquill.store._record import JSONValue as JSONValue, Record, RecordStatus as RecordStatus
     from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
-    from memquill.store._repair import RepairPlan
+    from memquill.store._repair import RepairPlan as RepairPlan
     from memquill.store._results import (
         Candidate,
         CandidateResult,
-        Preflight,
-        ProjectedRecord,
-        Projection,
+        Preflight as Preflight,
+        ProjectedRecord as ProjectedRecord,
+        Projection as Projection,
         Snapshot,
-        WriteResult,
-        WriteStatus,
+        WriteResult as WriteResult,
+        WriteStatus as WriteStatus,
     )
     from memquill.store._secrets import (
         BUILTIN_DETECTORS,
-        RegexDetector,
-        SecretDetector,
+        RegexDetector as RegexDetector,
+        SecretDetector as SecretDetector,
         SecretScanner,
         normalize_for_detection,
     )
-    from memquill.store._store import MAX_BATCH, RecordStore, ResolvedCopy, ResolveReport
-    from memquill.store._targets import UNCHANGED, Target, Unchanged
+    from memquill.store._store import (
+        MAX_BATCH,
+        RecordStore as RecordStore,
+        ResolvedCopy as ResolvedCopy,
+        ResolveReport as ResolveReport,
+    )
+    from memquill.store._targets import UNCHANGED as UNCHANGED, Target, Unchanged as Unchanged
 
 __all__ = [
     "BUILTIN_DETECTORS",
-    "FILE",
-    "ID_PATTERN",
-    "KEY_PATTERN",
     "MAX_BATCH",
     "MAX_CONTENT_UNITS",
     "MAX_KEY_CHARS",
     "MAX_STORE_BYTES",
-    "REVISION_PATTERN",
     "STORE_ENV",
-    "UNCHANGED",
     "Candidate",
     "CandidateResult",
-    "ControlFinding",
-    "Diagnosis",
-    "Divergence",
     "DoctorReport",
     "FactKey",
-    "FileBackend",
     "HistoryFigures",
-    "ImportPlan",
-    "JSONValue",
-    "KeyRename",
-    "MergeReport",
-    "MergeResult",
-    "PostgresLocation",
-    "Preflight",
-    "ProjectedRecord",
-    "Projection",
     "Record",
     "RecordKey",
-    "RecordStatus",
-    "RecordStore",
-    "RecordsBackend",
-    "RegexDetector",
-    "RepairPlan",
-    "ResolveReport",
-    "ResolvedCopy",
-    "SecretDetector",
-    "SecretFinding",
     "SecretScanner",
     "Snapshot",
     "Target",
-    "Unchanged",
-    "WriteResult",
-    "WriteStatus",
-    "conflict_notice",
-    "database_workspaces",
     "is_database",
-    "is_key",
-    "iso_timestamp",
     "key_from_text",
     "key_id",
     "key_text",
     "looks_like_id",
-    "merge_files",
     "normalize_for_detection",
-    "open_backend",
     "parse_location",
     "quote_key",
-    "read_bounded",
     "resolve_location",
-    "sha256_hex",
     "store_revision",
     "unquote_key",
-    "validate_content",
-    "validate_key",
-    "with_workspace",
 ]
 
 __getattr__, __dir__ = _lazy_exports(

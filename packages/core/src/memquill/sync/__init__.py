@@ -34,15 +34,15 @@ if typing.TYPE_CHECKING:
         MergeResult,
         ResolvedCopy,
         ResolveReport,
-        conflict_notice,
+        conflict_notice as conflict_notice,
         merge_files,
     )
     from memquill.sync._driver import merge_into_file, read_copy, records_workspace
     from memquill.sync._git import (
         ATTRIBUTE_LINE,
-        IGNORE_LINES,
+        IGNORE_LINES as IGNORE_LINES,
         GitSetup,
-        driver_command,
+        driver_command as driver_command,
         git_setup,
         set_up_git,
     )
@@ -51,7 +51,6 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "ATTRIBUTE_LINE",
-    "IGNORE_LINES",
     "Divergence",
     "GitSetup",
     "KeyRename",
@@ -60,8 +59,6 @@ __all__ = [
     "ResolveReport",
     "ResolvedCopy",
     "SyncStatus",
-    "conflict_notice",
-    "driver_command",
     "git_setup",
     "keep_version",
     "merge_copy",

@@ -20,77 +20,73 @@ holds the demo scenario ``memquill demo`` runs through every adapter.
 import typing
 
 from memquill.plugins import lazy_exports as _lazy_exports
-from memquill.testing._cases import Case, Fixture, Step, load_cases, load_fixtures
-from memquill.testing._demo import SCENARIO, AdapterRun, DemoStep, core_spec, run_adapter
+from memquill.testing._cases import Case, load_cases
+from memquill.testing._demo import SCENARIO, AdapterRun, core_spec, run_adapter
 from memquill.testing._harness import CoreHarness
 from memquill.testing._models import (
-    FAKE_SECRET,
-    PARITY_ALIASES,
-    PARITY_EMBEDDERS,
-    BlockingEmbedder,
-    FailingEmbedder,
-    HangingEmbedder,
     ModelScript,
-    Reply,
     ScriptedProviderError,
     ScriptedTextModel,
     TrigramEmbedder,
-    failing_parity_embedder,
-    parity_embedder,
     parity_embedder_spec,
     parse_script,
     play,
     script_of,
-    scripted_failure,
     trigram_vectors,
     with_framework_embedder,
     with_framework_model,
 )
-from memquill.testing._normalize import Normalizer, canonical_schema
-from memquill.testing._runner import HarnessFactory, Outcome, assert_outcomes, run_case
+from memquill.testing._normalize import Normalizer
+from memquill.testing._runner import HarnessFactory
 
 if typing.TYPE_CHECKING:
+    from memquill.testing._cases import (
+        Fixture as Fixture,
+        Step as Step,
+        load_fixtures as load_fixtures,
+    )
+    from memquill.testing._demo import DemoStep as DemoStep
+    from memquill.testing._models import (
+        FAKE_SECRET as FAKE_SECRET,
+        PARITY_ALIASES as PARITY_ALIASES,
+        PARITY_EMBEDDERS as PARITY_EMBEDDERS,
+        BlockingEmbedder as BlockingEmbedder,
+        FailingEmbedder as FailingEmbedder,
+        HangingEmbedder as HangingEmbedder,
+        Reply as Reply,
+        failing_parity_embedder as failing_parity_embedder,
+        parity_embedder as parity_embedder,
+        scripted_failure as scripted_failure,
+    )
+    from memquill.testing._normalize import canonical_schema as canonical_schema
+    from memquill.testing._runner import (
+        Outcome as Outcome,
+        assert_outcomes as assert_outcomes,
+        run_case as run_case,
+    )
     from memquill.testing._store_suite import StoreConformance
     from memquill.testing._suite import ParitySuite
 
 __all__ = [
-    "FAKE_SECRET",
-    "PARITY_ALIASES",
-    "PARITY_EMBEDDERS",
     "SCENARIO",
     "AdapterRun",
-    "BlockingEmbedder",
     "Case",
     "CoreHarness",
-    "DemoStep",
-    "FailingEmbedder",
-    "Fixture",
-    "HangingEmbedder",
     "HarnessFactory",
     "ModelScript",
     "Normalizer",
-    "Outcome",
     "ParitySuite",
-    "Reply",
     "ScriptedProviderError",
     "ScriptedTextModel",
-    "Step",
     "StoreConformance",
     "TrigramEmbedder",
-    "assert_outcomes",
-    "canonical_schema",
     "core_spec",
-    "failing_parity_embedder",
     "load_cases",
-    "load_fixtures",
-    "parity_embedder",
     "parity_embedder_spec",
     "parse_script",
     "play",
     "run_adapter",
-    "run_case",
     "script_of",
-    "scripted_failure",
     "trigram_vectors",
     "with_framework_embedder",
     "with_framework_model",
@@ -102,5 +98,23 @@ __getattr__, __dir__ = _lazy_exports(
     {
         "ParitySuite": "memquill.testing._suite",
         "StoreConformance": "memquill.testing._store_suite",
+        "Fixture": "memquill.testing._cases",
+        "Step": "memquill.testing._cases",
+        "load_fixtures": "memquill.testing._cases",
+        "DemoStep": "memquill.testing._demo",
+        "FAKE_SECRET": "memquill.testing._models",
+        "PARITY_ALIASES": "memquill.testing._models",
+        "PARITY_EMBEDDERS": "memquill.testing._models",
+        "BlockingEmbedder": "memquill.testing._models",
+        "FailingEmbedder": "memquill.testing._models",
+        "HangingEmbedder": "memquill.testing._models",
+        "Reply": "memquill.testing._models",
+        "failing_parity_embedder": "memquill.testing._models",
+        "parity_embedder": "memquill.testing._models",
+        "scripted_failure": "memquill.testing._models",
+        "canonical_schema": "memquill.testing._normalize",
+        "Outcome": "memquill.testing._runner",
+        "assert_outcomes": "memquill.testing._runner",
+        "run_case": "memquill.testing._runner",
     },
 )

@@ -7,6 +7,9 @@ anything in memquill writes memory.
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`): a read session's tools
 never load the write path or the bindings.
+``__all__`` is what the CLI, the adapters and users import; the other names are what items,
+enhance, sync, lifecycle and the layers above import (silently from inside memquill, with a
+``DeprecationWarning`` from anywhere else).
 """
 
 from __future__ import annotations
@@ -16,19 +19,35 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.tools._args import ForgetArgs, RememberArgs, UpdateArgs
+    from memquill.tools._args import (
+        ForgetArgs as ForgetArgs,
+        RememberArgs as RememberArgs,
+        UpdateArgs as UpdateArgs,
+    )
     from memquill.tools._binding import (
         BindingBackend,
         BindingStore,
-        LegacySession,
+        LegacySession as LegacySession,
         default_bindings_path,
-        write_authorizer,
+        write_authorizer as write_authorizer,
     )
     from memquill.tools._catalogue import CATALOGUE
-    from memquill.tools._merges import keep_version, merge_copy, resolve_conflict_copies
-    from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt
-    from memquill.tools._ranking import CANDIDATE_LIMIT, CandidateRanker, RankDecision
-    from memquill.tools._results import WriteError, WriteOperation, WriteReceipt
+    from memquill.tools._merges import (
+        keep_version as keep_version,
+        merge_copy as merge_copy,
+        resolve_conflict_copies as resolve_conflict_copies,
+    )
+    from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt as system_prompt
+    from memquill.tools._ranking import (
+        CANDIDATE_LIMIT,
+        CandidateRanker as CandidateRanker,
+        RankDecision as RankDecision,
+    )
+    from memquill.tools._results import (
+        WriteError as WriteError,
+        WriteOperation as WriteOperation,
+        WriteReceipt as WriteReceipt,
+    )
     from memquill.tools._retrieval import (
         PRIVATE_METADATA,
         RetrievedMemory,
@@ -36,13 +55,17 @@ if typing.TYPE_CHECKING:
         retrieve,
     )
     from memquill.tools._session import Access, MemorySession
-    from memquill.tools._specs import ToolAccess, ToolHints, ToolSpec
-    from memquill.tools._tool_result import ToolResult
+    from memquill.tools._specs import (
+        ToolAccess as ToolAccess,
+        ToolHints as ToolHints,
+        ToolSpec as ToolSpec,
+    )
+    from memquill.tools._tool_result import ToolResult as ToolResult
     from memquill.tools._toolset import MemoryTool, MemoryToolset
     from memquill.tools._writes import (
         KeyedFact,
-        Operation,
-        SourceKind,
+        Operation as Operation,
+        SourceKind as SourceKind,
         WriteOutcome,
         WriteSource,
         compact,
@@ -67,27 +90,12 @@ __all__ = [
     "Access",
     "BindingBackend",
     "BindingStore",
-    "CandidateRanker",
-    "ForgetArgs",
     "KeyedFact",
-    "LegacySession",
     "MemorySession",
     "MemoryTool",
     "MemoryToolset",
-    "Operation",
-    "RankDecision",
-    "RememberArgs",
     "RetrievedMemory",
-    "SourceKind",
-    "ToolAccess",
-    "ToolHints",
-    "ToolResult",
-    "ToolSpec",
-    "UpdateArgs",
-    "WriteError",
-    "WriteOperation",
     "WriteOutcome",
-    "WriteReceipt",
     "WriteSource",
     "compact",
     "correct",
@@ -97,17 +105,12 @@ __all__ = [
     "forget_current",
     "forget_many",
     "import_records",
-    "keep_version",
     "memory_context",
-    "merge_copy",
     "remember",
     "rename_many",
-    "resolve_conflict_copies",
     "retrieve",
     "save_candidates",
-    "system_prompt",
     "upsert",
-    "write_authorizer",
 ]
 
 __getattr__, __dir__ = _lazy_exports(

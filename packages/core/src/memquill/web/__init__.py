@@ -10,24 +10,35 @@ Imports nothing beyond the standard library and memquill's foundation: an adapte
 wraps its own ASGI application.
 """
 
-from memquill.web._access import (
-    LOGIN_PARAMETER,
-    TOKEN_FILE,
-    TokenGuard,
-    default_token_path,
-    load_token,
-    read_token_file,
-)
+from __future__ import annotations
+
+import typing
+
+from memquill.lazy import lazy_exports as _lazy_exports
+from memquill.web._access import TokenGuard, default_token_path, load_token
 from memquill.web._serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT, bounded_protocol
+
+if typing.TYPE_CHECKING:
+    from memquill.web._access import (
+        LOGIN_PARAMETER as LOGIN_PARAMETER,
+        TOKEN_FILE as TOKEN_FILE,
+        read_token_file as read_token_file,
+    )
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_REQUEST_TIMEOUT",
-    "LOGIN_PARAMETER",
-    "TOKEN_FILE",
     "TokenGuard",
     "bounded_protocol",
     "default_token_path",
     "load_token",
-    "read_token_file",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "LOGIN_PARAMETER": "memquill.web._access",
+        "TOKEN_FILE": "memquill.web._access",
+        "read_token_file": "memquill.web._access",
+    },
+)
