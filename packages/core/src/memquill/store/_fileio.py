@@ -108,6 +108,7 @@ def append_durably(
                 os.ftruncate(fd, expected[2])
                 os.fsync(fd)
             raise
+        appended = signature_of(os.fstat(fd))
         if overwrite:
             # pwrite on an O_APPEND descriptor appends on Linux: write through a second one.
             in_place = open_regular(file, os.O_WRONLY)
@@ -120,6 +121,11 @@ def append_durably(
                         written = os.pwrite(in_place, view, offset)
                         view, offset = view[written:], offset + written
                 os.fsync(in_place)
+                status = os.fstat(in_place)
+                if signature_of(status) == appended:
+                    # Same size, and the clock may not have ticked since the append: a reader
+                    # that saw the file between the two must not take it for this one.
+                    os.utime(in_place, ns=(status.st_atime_ns, status.st_mtime_ns + 1))
             finally:
                 os.close(in_place)
         return signature_of(os.fstat(fd))
