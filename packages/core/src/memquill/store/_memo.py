@@ -195,22 +195,25 @@ class Encoded:
         if self.tail is not None:
             size = base.snapshot.size_bytes
             buffer = base.buffer
-            if erased:
-                buffer = bytearray(memoryview(buffer)[:size])  # a copy of its own, to change
-                for offset, data in erased:
-                    buffer[offset : offset + len(data)] = data
-            elif not (isinstance(buffer, bytearray) and len(buffer) == size):
+            if not (isinstance(buffer, bytearray) and len(buffer) == size):
                 buffer = bytearray(buffer[:size])  # once; later appends extend it in place
+            for offset, data in erased:
+                # In place, like an append: ``base`` is the file as it was, never read again
+                # (the memo keeps the newest file only).
+                buffer[offset : offset + len(data)] = data
             buffer += self.tail
             mark = base.mark or (size, base.digest.copy())
             digest = base.digest.copy()
             if erased:
+                # The bytes before the first erased one are unchanged: hash on from the mark
+                # to there, mark it (the next forget erases further on), then to the end.
                 first = min(offset for offset, _ in erased)
-                if mark[0] > first:  # hash up to the first erased byte once, and mark it
-                    state = _digest(identity, memoryview(buffer)[:first])
-                    mark = (first, state.copy())
-                digest = mark[1].copy()
-                digest.update(memoryview(buffer)[mark[0] :])
+                start, state = mark if mark[0] <= first else (0, _digest(identity, b""))
+                state = state.copy()
+                state.update(memoryview(buffer)[start:first])
+                mark = (first, state.copy())
+                digest = state
+                digest.update(memoryview(buffer)[first:])
             else:
                 digest.update(self.tail)
             snapshot = Snapshot(identity, digest.hexdigest(), self.records, len(buffer))
