@@ -195,12 +195,16 @@ class Encoded:
         if self.tail is not None:
             size = base.snapshot.size_bytes
             buffer = base.buffer
-            if not (isinstance(buffer, bytearray) and len(buffer) == size):
+            if erased:
+                # A copy of its own: ``base`` stays the file it was (a reader that took it from
+                # the memo may still compare bytes with it), as after an append.
+                buffer = (
+                    buffer[:size] if isinstance(buffer, bytearray) else bytearray(buffer[:size])
+                )
+                for offset, data in erased:
+                    buffer[offset : offset + len(data)] = data
+            elif not (isinstance(buffer, bytearray) and len(buffer) == size):
                 buffer = bytearray(buffer[:size])  # once; later appends extend it in place
-            for offset, data in erased:
-                # In place, like an append: ``base`` is the file as it was, never read again
-                # (the memo keeps the newest file only).
-                buffer[offset : offset + len(data)] = data
             buffer += self.tail
             mark = base.mark or (size, base.digest.copy())
             digest = base.digest.copy()
@@ -253,8 +257,10 @@ class RecordsMemo:
         last = self._last
         if last is not None and last.snapshot.identity == identity:
             size = last.snapshot.size_bytes
-            with memoryview(last.buffer) as view:  # compared in place: no copy of the file
-                prefix = size <= len(raw) and raw.startswith(view[:size])
+            # Compared without copying either file; only ``raw`` (this call's own bytes) is
+            # viewed, since a view of the memo's buffer would stop a writer extending it.
+            with memoryview(raw) as view:
+                prefix = size <= len(raw) and last.buffer.startswith(view[:size])
             if prefix and size == len(raw):
                 return last
             if prefix and size:
