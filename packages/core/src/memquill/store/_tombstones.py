@@ -119,6 +119,9 @@ class Ledger:
         self.roots |= other.roots
         self.ops |= other.ops
         self.sources |= other.sources
+        if not self.texts:
+            self.texts = other.texts.copy()  # the common case (one ledger): copied in C
+            return
         for text, stamp in other.texts.items():
             self.add_text(text, stamp)
 
@@ -127,7 +130,9 @@ class Ledger:
         body: dict[str, JSONValue] = {"v": _VERSION}
         for part in _PARTS:
             body[part] = "".join(sorted(cast(set[str], getattr(self, part))))
-        body["texts"] = "".join(t + self.texts[t] for t in sorted(self.texts))
+        texts = self.texts
+        ordered = sorted(texts)
+        body["texts"] = "".join(map(str.__add__, ordered, map(texts.__getitem__, ordered)))
         digest = hashlib.sha256(repr(sorted(body.items())).encode()).hexdigest()
         ident = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
         latest = max(self.texts.values(), default="")
