@@ -12,7 +12,8 @@ import pytest
 from tests.core.cli_helpers import cli_env, run_cli
 
 from memquill import ConflictError, NotFoundError
-from memquill.store import FactKey
+from memquill.store import FactKey, Snapshot
+from memquill.store._backend import FileBackend
 from memquill.store._store import RecordStore
 from memquill.tools import MemorySession, WriteSource, forget_current, remember
 
@@ -103,3 +104,44 @@ def test_a_version_named_by_id_and_corrected_meanwhile_is_not_found(tmp_path: Pa
 
     assert writer.asked == 1
     assert RecordStore(session.workspace).snapshot().by_key(KEY) is not None
+
+
+def test_a_fact_this_session_wrote_is_forgotten_without_reading_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A framework's put and delete in turn: the delete looks at the store as the put left it.
+    session, _, _ = _session(tmp_path, times=0)
+    reads: list[str] = []
+    real = FileBackend.snapshot
+
+    def counted(backend: FileBackend) -> Snapshot:
+        reads.append("read")
+        return real(backend)
+
+    monkeypatch.setattr(FileBackend, "snapshot", counted)
+    outcome = forget_current(session, FactKey(KEY), source=SOURCE)
+
+    assert outcome is not None and outcome.status == "saved"
+    assert reads == []
+    assert RecordStore(session.workspace).snapshot().by_key(KEY) is None
+
+
+def test_a_fact_another_process_changed_since_is_read_again_and_forgotten(
+    tmp_path: Path,
+) -> None:
+    # The session last saw the first version; another process corrected it, then saved a
+    # fact the session never saw. Both are forgotten as they stand.
+    session, writer, _ = _session(tmp_path, times=0)
+    assert run_cli(writer.env, "update", KEY, "Deploys happen on Fridays").returncode == 0
+    added = run_cli(writer.env, "remember", "Releases ship monthly", "--key", "release/cadence")
+    assert added.returncode == 0, added.stderr
+
+    moved = forget_current(session, FactKey(KEY), source=SOURCE)
+    unseen = forget_current(session, FactKey("release/cadence"), source=SOURCE)
+
+    assert moved is not None and moved.status == "saved"
+    assert unseen is not None and unseen.status == "saved"
+    snapshot = RecordStore(session.workspace).snapshot()
+    assert snapshot.by_key(KEY) is None and snapshot.by_key("release/cadence") is None
+    records = (session.workspace / "memory" / "records.md").read_text(encoding="utf-8")
+    assert "Fridays" not in records and "monthly" not in records

@@ -28,6 +28,7 @@ from memquill.store._codec import (
     encode_store,
     unclaimed,
 )
+from memquill.store._tombstones import is_ledger
 
 SECRET = "the vault code is walnut-harbour"
 
@@ -199,6 +200,30 @@ def test_churn_at_a_small_capacity_never_fills(tmp_path: Path) -> None:
     assert all(r.status == "revoked" for r in records)
     blocked = store.save([tool("cycle 7 " + "x" * 15_000, "again")])
     assert blocked.targets[0].status == "blocked"
+
+
+def test_a_rewrite_for_room_folds_the_tombstones_so_the_next_is_far_off(tmp_path: Path) -> None:
+    """When a put or a forget no longer fits as an append, its rewrite folds every forgotten
+    fact but the one it forgets: a rewrite that only dropped the erased blocks left a file
+    nearly full of tombstones, rewritten again within a few cycles, again and again."""
+    capacity = 1024 * 1024
+    store = RecordStore(tmp_path, capacity=capacity)
+    size = 0
+    rewrites: list[tuple[int, int, int]] = []  # (cycle, size after, tombstones left whole)
+    for cycle in range(400):
+        saved = store.save([keyed(f"short-lived fact {cycle} ".ljust(8_000, "x"), "churn/item")])
+        for write in ("put", "forget"):
+            if write == "forget":
+                store.revoke(FactKey("churn/item"), saved.revision)
+            now = len(raw(tmp_path))
+            if now < size:
+                records = store.snapshot().records
+                whole = sum(1 for r in records if r.status == "revoked" and not is_ledger(r))
+                rewrites.append((cycle, now, whole))
+            size = now
+    assert len(rewrites) >= 3
+    assert all(whole <= 1 for _, _, whole in rewrites), rewrites
+    assert all(after <= capacity // 2 for _, after, _ in rewrites), rewrites
 
 
 def test_the_revision_is_the_hash_of_the_bytes_after_erasures_far_apart(tmp_path: Path) -> None:

@@ -100,6 +100,12 @@ class RecordsBackend(ABC):
         raw = self.read()
         return self.memo.decode(self.identity(), raw).snapshot
 
+    def recent(self) -> Snapshot | None:
+        """The store as this backend last read or wrote it, without reading (``None``: it
+        has not yet); possibly stale."""
+        last = self.memo.last
+        return None if last is None else last.snapshot
+
     def close(self) -> None:  # noqa: B027  (optional: most backends hold nothing)
         """Let go of connections (a file backend holds none between calls)."""
 

@@ -1,14 +1,23 @@
-"""Automatic compaction: a write that would pass the capacity first drops old versions' text.
+"""Automatic compaction: a write that would pass the capacity first makes room, under the lock.
 
-A save, correction or rename whose new file would exceed the store's capacity empties, under
-the writer lock and in the same write, the text of every ``superseded`` version (what
-``memquill compact`` does), each keeping the keyed fingerprint of the text it held
-(:func:`~memquill.store._fingerprints.with_fingerprint`), so a fact forgotten later still blocks
-all its words. Tombstones, operation hashes and source keys stay, so nothing a forget or a
-correction blocks comes back. Only if the file is still too large is the write refused
-(``capacity``). Which versions are emptied depends only on the records (every superseded
-one), so two machines compact alike, and a compacted copy merges with an uncompacted one to
-the compacted text (``docs/sync.md``).
+A write whose new file would exceed the store's capacity, under the writer lock and in the same
+write, in this order and only as far as needed:
+
+1. folds every forgotten fact (but those it forgets itself) into the ledger of compact tombstones
+   (:mod:`memquill.store._tombstones`): a tombstone holds no text, and the ledger keeps all it
+   blocks, so nothing is lost but its metadata. This runs at every such write, even when
+   dropping only the blocks appended forgets left behind would fit: those writes are
+   rewrites, and a file left nearly full of tombstones would be rewritten again and again
+   (a store that puts and deletes in turn rewrote its 2 MiB eight times in 200 cycles);
+2. empties the text of every ``superseded`` version (what ``memquill compact`` does), each
+   keeping the keyed fingerprint of the text it held
+   (:func:`~memquill.store._fingerprints.with_fingerprint`), so a fact forgotten later still
+   blocks all its words;
+3. folds live facts' history beyond the retention depth, then all of it.
+
+Only if the file is still too large is the write refused (``capacity``). What is folded or
+emptied depends only on the records, so two machines compact alike, and a compacted copy
+merges with an uncompacted one to the compacted text (``docs/sync.md``).
 """
 
 from __future__ import annotations
@@ -36,6 +45,11 @@ def with_room(operation: Operation, capacity: int, record_key: bytes) -> Operati
             return outcome
         if _grown(snapshot, draft) <= capacity:
             return outcome
+        # What this write forgets stays whole until a later write: its answer names it.
+        spared = frozenset(r.root_id for r in draft if r.id in outcome.changed)
+        fold_forgotten(draft, spared)
+        if _size(draft) <= capacity:
+            return outcome
         empty_superseded(draft, record_key)
         if _size(draft) > capacity:
             compact_draft(draft, record_key)
@@ -44,6 +58,15 @@ def with_room(operation: Operation, capacity: int, record_key: bytes) -> Operati
         return outcome
 
     return run
+
+
+def fold_forgotten(draft: list[Record], spared: frozenset[str] = frozenset()) -> int:
+    """Fold (in place) every forgotten family into the ledger but those whose root is in
+    ``spared``, keeping all live history; how many versions were folded."""
+    folded, count = fold(draft, depth=None, spared=spared)
+    if count:
+        draft[:] = folded
+    return count
 
 
 def empty_superseded(draft: list[Record], record_key: bytes) -> int:

@@ -180,12 +180,18 @@ class RecordStore:
 
     # -- reads -----------------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, *, recent: bool = False) -> Snapshot:
         """Read the store. Read only: nothing is created, locked or written.
+
+        ``recent``: the store as this object last read or wrote it, without reading, when it
+        has (else read). It may be stale: only for a caller whose write checks the revisions
+        it took from it under the lock, and who reads again before trusting an absence.
 
         Raises:
             UnsafePathError, CapacityError, CorruptError, StorageError.
         """
+        if recent and (known := self._backend.recent()) is not None:
+            return known
         return self._backend.snapshot()
 
     def export(self) -> bytes:
@@ -503,7 +509,7 @@ class RecordStore:
         if not chosen:
             raise InvalidInputError(Messages.NO_TARGETS)
         operation = revocation(chosen, self._stamp, self._record_key.load(), prefixes=prefixes)
-        return self._backend.transact(operation, self._lock_timeout)
+        return self._backend.transact(self._roomy(operation), self._lock_timeout)
 
     def compact(self, expected_revision: str, *, prefixes: bool = False) -> WriteResult:
         """Drop the content of superseded versions, then fold forgotten facts and history
@@ -641,7 +647,8 @@ class RecordStore:
         return batch
 
     def _roomy(self, operation: Operation) -> Operation:
-        """``operation`` compacting old versions' text when its write needs the room."""
+        """``operation`` making room (:func:`~memquill.store._room.with_room`) when its write
+        needs it."""
         # Write side: loaded by the first write, never by a read (cold start).
         from memquill.store._room import with_room
 

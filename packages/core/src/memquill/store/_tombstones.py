@@ -182,9 +182,14 @@ def _chunks(text: str, size: int) -> set[str]:
     return {text[i : i + size] for i in range(0, len(text) - size + 1, size)}
 
 
-def fold(records: Sequence[Record], depth: int = RETENTION_DEPTH) -> tuple[list[Record], int]:
-    """``records`` with every forgotten family, and every live family's superseded versions
-    beyond the newest ``depth``, folded into one ledger; and how many versions were folded.
+def fold(
+    records: Sequence[Record],
+    depth: int | None = RETENTION_DEPTH,
+    spared: frozenset[str] = frozenset(),
+) -> tuple[list[Record], int]:
+    """``records`` with every forgotten family (but those whose root is in ``spared``), and
+    every live family's superseded versions beyond the newest ``depth`` (``None``: none of
+    them), folded into one ledger; and how many versions were folded.
 
     The result keeps the others in their order, the ledger first; it is ``records`` unchanged
     (and 0) when there is nothing to fold and at most one ledger.
@@ -196,9 +201,13 @@ def fold(records: Sequence[Record], depth: int = RETENTION_DEPTH) -> tuple[list[
             families[record.root_id].append(record)
     dropped: set[int] = set()
     for root, members in families.items():
+        if root in spared:
+            continue
         if all(r.status == "revoked" for r in members) or token(root) in ledger.roots:
             _fold_forgotten(ledger, root, members)
             dropped.update(id(r) for r in members)
+            continue
+        if depth is None:
             continue
         superseded = sorted(
             (r for r in members if r.status == "superseded"), key=lambda r: (r.created_at, r.id)

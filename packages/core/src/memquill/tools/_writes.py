@@ -330,6 +330,11 @@ def forget_current(
     ``conflict`` is raised. ``None``: the read found nothing ``target`` names (nothing is
     written).
 
+    The first attempt looks at the store as this session last read or wrote it, without
+    reading (a framework's put and delete in turn would otherwise read the whole file at every
+    delete): the forget's compare-and-swap checks the revision it takes from there, and a fact
+    it does not hold is looked for in a real read.
+
     Raises:
         NotFoundError: the fact went between the read and the forget, or the version an id
             named was corrected meanwhile (the error names the current one), as :func:`forget`.
@@ -337,12 +342,17 @@ def forget_current(
         InvalidInputError, and the store's errors, as :func:`forget`.
     """
     attempt = 1
+    recent = True
     while True:
-        snapshot = session.store.snapshot()
+        snapshot = session.store.snapshot(recent=recent)
         if isinstance(target, FactKey):
             record = snapshot.by_key(target.value)
         else:
             record = snapshot.find(target)
+        if record is None and recent:
+            recent = False
+            continue
+        recent = False
         if record is None:
             return None
         try:
