@@ -4,7 +4,7 @@ Usage::
 
     uv run python benchmarks/langgraph_store.py [--items 1000] [--searches 200] [--seed 7]
         [--dir DIR] [--namespaces 200 [--spread 4000] [--batch 0] [--only-namespaces]]
-        [--churn 50000 [--window 500]]
+        [--churn 50000 [--window 500] [--interleave 3000]]
 
 Three stores, each fresh in its own folder under ``--dir`` (default a temporary folder), in one
 run: ``MemquillStore`` (each item a fact in ``ROOT/memories/ana/memory/records.md``; every put a
@@ -33,7 +33,10 @@ With ``--churn N`` (default 0: skipped) it then runs ``N`` churn cycles in each 
 keys put and deleted in turn in one namespace (``{"text": "value <n> for key-<k>"}``, a value
 differing per cycle), and prints the mean wall and CPU milliseconds per cycle over the first
 and the last ``--window`` cycles, their ratio (flat: about 1) and memquill's against
-``SqliteStore``'s.
+``SqliteStore``'s. A first and a last window run minutes apart, so the machine's load may
+differ between them; ``--interleave W`` then measures the same thing side by side: a fresh
+store of the same kind, after 100 cycles, and the one just churned run ``W`` more cycles each,
+in turns of 50 (fresh, churned, fresh, ...), and it prints both means and their ratio.
 
 It prints p50 and p95 in milliseconds and the ratio of memquill's p50 to each other store's,
 with the machine's load before and after (compare runs on one machine only). A measurement,
@@ -290,6 +293,49 @@ def churn(base: Path, args: argparse.Namespace) -> None:
         )
     ratio = last_wall["MemquillStore"] / last_wall["SqliteStore"]
     print(f"  memquill/sqlite, last window wall: {ratio:.2f}x")
+    if args.interleave:
+        interleaved(base, args)
+
+
+def cycle_timed(store: BaseStore, cycle: int) -> tuple[float, float]:
+    """One churn cycle (a put and a delete of the same key): its wall and CPU seconds."""
+    key = f"key-{cycle % 100}"
+    wall, cpu = time.perf_counter(), time.process_time()
+    store.put(("churn",), key, {"text": f"value {cycle} for {key}"})
+    store.delete(("churn",), key)
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def interleaved(base: Path, args: argparse.Namespace) -> None:
+    """``--interleave`` cycles in a fresh store (after 100) and in the churned one, in turns."""
+    turn = 50
+    print(
+        f"\ninterleaved, {args.interleave:,} cycles each in turns of {turn}: a fresh store "
+        f"(from cycle 100) and the one churned {args.churn:,} cycles"
+    )
+    print(
+        f"  {'store':<14}{'fresh ms wall / cpu':>24}{'churned ms wall / cpu':>26}{'cpu ratio':>11}"
+    )
+    for name, opener in STORES.items():
+        fresh_folder = base / f"{name}-fresh"
+        fresh_folder.mkdir(parents=True, exist_ok=True)
+        with opener(fresh_folder) as fresh, opener(base / f"{name}-churn") as churned:
+            for cycle in range(100):
+                cycle_timed(fresh, cycle)
+            times: dict[str, list[tuple[float, float]]] = {"fresh": [], "churned": []}
+            done = 0
+            while done < args.interleave:
+                for _ in range(turn):
+                    times["fresh"].append(cycle_timed(fresh, 100 + done + _))
+                for _ in range(turn):
+                    times["churned"].append(cycle_timed(churned, args.churn + done + _))
+                done += turn
+
+        (fw, fc), (cw, cc) = (
+            [statistics.fmean(t[column] for t in times[label]) * 1000 for column in (0, 1)]
+            for label in ("fresh", "churned")
+        )
+        print(f"  {name:<14}{fw:>13.2f} / {fc:>6.2f}{cw:>19.2f} / {cc:>6.2f}{cc / fc:>10.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -304,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-namespaces", action="store_true")
     parser.add_argument("--churn", type=int, default=0)
     parser.add_argument("--window", type=int, default=500)
+    parser.add_argument("--interleave", type=int, default=0)
     parser.add_argument("--only-churn", action="store_true")
     args = parser.parse_args(argv)
     base = args.dir or Path(tempfile.mkdtemp(prefix="memquill-langgraph-bench-"))

@@ -3,9 +3,13 @@ ledger that keeps every blocking power, so a workspace's lifetime is unbounded."
 
 from __future__ import annotations
 
+import base64
+import string
 from pathlib import Path
+from typing import cast
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from tests.core.store_helpers import conversation, manual, raw, records_path, tool
 
 from memquill import RecordStore
@@ -13,7 +17,15 @@ from memquill.errors import NotFoundError
 from memquill.store import Candidate, RecordKey
 from memquill.store._codec import decode_store
 from memquill.store._merge import merge_files
-from memquill.store._tombstones import RETENTION_DEPTH, is_ledger
+from memquill.store._record import JSONValue, Record
+from memquill.store._tombstones import (
+    LEDGER_FIELD,
+    RETENTION_DEPTH,
+    Ledger,
+    is_ledger,
+    ledger_of,
+    token,
+)
 
 MIB = 1024 * 1024
 
@@ -155,3 +167,67 @@ def test_a_fact_forgotten_and_folded_on_one_machine_stays_forgotten_in_a_merge(
         records = decode_store(one.decode()).records
         assert [r.content for r in records if r.status == "active"] == ["Bo likes jazz."]
         assert b"Ana likes tea" not in one and sum(1 for r in records if is_ledger(r)) == 1
+
+
+_TOKENS = st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=8, max_size=8)
+_LAST = 4_102_444_800_000  # 2100-01-01, in milliseconds
+
+
+def _stamp(millis: int) -> str:
+    return base64.urlsafe_b64encode(millis.to_bytes(6, "big")).decode()
+
+
+_STAMPS = st.integers(min_value=0, max_value=_LAST).map(_stamp)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    base=st.tuples(*(st.sets(_TOKENS, max_size=30) for _ in range(3))),
+    base_texts=st.dictionaries(_TOKENS, _STAMPS, max_size=30),
+    added=st.tuples(*(st.sets(_TOKENS, max_size=10) for _ in range(3))),
+    added_texts=st.dictionaries(_TOKENS, _STAMPS, max_size=10),
+    restamp=st.integers(min_value=0, max_value=10),
+    shuffled=st.booleans(),
+)
+def test_a_ledger_grown_from_a_written_one_is_written_as_one_sorted_whole(
+    base: tuple[set[str], set[str], set[str]],
+    base_texts: dict[str, str],
+    added: tuple[set[str], set[str], set[str]],
+    added_texts: dict[str, str],
+    restamp: int,
+    shuffled: bool,
+) -> None:
+    # A fold inserts what it adds into the ledger as written; the bytes must be those of
+    # sorting every token again, also when texts get a later time or the ledger was edited.
+    written = Ledger(set(base[0]), set(base[1]), set(base[2]), dict(base_texts)).record()
+    if shuffled:  # a hand edit: the roots reversed
+        body = dict(cast(dict[str, str], written.meta[LEDGER_FIELD]))
+        roots = body["roots"]
+        body["roots"] = "".join(reversed([roots[i : i + 8] for i in range(0, len(roots), 8)]))
+        written = Record({**written.meta, LEDGER_FIELD: cast(JSONValue, body)}, "")
+    grown = ledger_of([written])
+    for part, tokens in zip((grown.roots, grown.ops, grown.sources), added, strict=True):
+        part.update(tokens)
+    for text, stamp in added_texts.items():
+        grown.add_text(text, stamp)
+    for text in sorted(base_texts)[:restamp]:
+        grown.add_text(text, _stamp(_LAST + 1))  # later than any stamp drawn
+
+    whole = Ledger(set(grown.roots), set(grown.ops), set(grown.sources), dict(grown.texts))
+    assert grown.record().meta == whole.record().meta
+
+
+def test_the_time_a_text_was_last_forgotten_is_the_latest_though_base64_sorts_otherwise() -> None:
+    # 52 is "0" in base64url and 51 is "z", which sorts after "0": compared as text, the
+    # earlier time would win and a blocked save would name the first forget.
+    base = 1_780_000_000_000 // 64 * 64
+    earlier, later = _stamp(base + 51), _stamp(base + 52)
+    assert earlier > later  # as text
+    text = token("hmac-v1:the same words")
+    for order in ((earlier, later), (later, earlier)):
+        ledger = Ledger()
+        for stamp in order:
+            ledger.add_text(text, stamp)
+        when = ledger.forgotten_at(["hmac-v1:the same words"])
+        assert when is not None and when.endswith(".052Z")
+        assert ledger.record().updated_at == when

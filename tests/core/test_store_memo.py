@@ -8,6 +8,8 @@ answer.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.core.store_helpers import expect_error, manual, raw, records_path, revision_of
 
 from memquill import RecordStore
-from memquill.errors import Messages
+from memquill.errors import CorruptError, Messages
 from memquill.store._codec import (
     HEADER,
     HEADER_V2,
@@ -199,3 +201,47 @@ def test_any_sequence_answers_as_a_fresh_store(
             records_path(workspace).write_bytes(data.replace(old, old.upper(), 1))
         assert_as_fresh(workspace, mine)
         assert_as_fresh(workspace, other)
+
+
+def test_readers_in_other_threads_get_the_revision_of_the_bytes_they_read_while_forgets_erase(
+    workspace: Path,
+) -> None:
+    """A forget erases the memo's own buffer in place: a reader comparing bytes with it at
+    the same moment must still get the revision of exactly the bytes it read."""
+    store = RecordStore(workspace)
+    first = store.save([manual("a fact to forget at once", "first")])
+    store.revoke(first.record_ids[0] or "", first.revision)  # v3: later forgets append
+    memo = store.backend.memo
+    identity = store.backend.identity()
+    stop = threading.Event()
+    wrong: list[tuple[str, str]] = []
+    seen = [0]
+
+    def read() -> None:
+        while not stop.is_set():
+            data = raw(workspace)
+            try:
+                decoded = memo.decode(identity, data)
+            except CorruptError:
+                continue  # a read inside an append: the store reads again under the lock
+            seen[0] += 1
+            if decoded.snapshot.revision != revision_of(workspace, data):
+                wrong.append((decoded.snapshot.revision, revision_of(workspace, data)))
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads every few instructions: the window is small
+    for reader in readers:
+        reader.start()
+    try:
+        for cycle in range(150):
+            saved = store.save([manual(f"churned fact {cycle}", f"churn-{cycle}")])
+            store.revoke(saved.record_ids[0] or "", saved.revision)
+    finally:
+        stop.set()
+        for reader in readers:
+            reader.join()
+        sys.setswitchinterval(interval)
+    assert seen[0] > 0
+    assert wrong == []
+    assert_as_fresh(workspace, store)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
@@ -185,22 +186,24 @@ class Encoded:
         return [(spans[p][0], erase_block(bytes(buffer[slice(*spans[p])]))) for p in places]
 
     def decoded(
-        self, signature: Signature | None = None, erased: Sequence[tuple[int, bytes]] = ()
+        self,
+        signature: Signature | None = None,
+        erased: Sequence[tuple[int, bytes]] = (),
+        *,
+        in_place: bool = False,
     ) -> Decoded:
         """The new file as :class:`Decoded` (its revision continues ``base``'s digest when the
         new file only appends to it); ``signature``: the file's once written; ``erased``:
-        its :meth:`erasures`, once written."""
+        its :meth:`erasures`, once written. ``in_place``: the erasures may change ``base``'s
+        own buffer (:meth:`RecordsMemo.publish` decides), instead of a copy of it."""
         base = self.base
         identity = base.snapshot.identity
         if self.tail is not None:
             size = base.snapshot.size_bytes
             buffer = base.buffer
             if erased:
-                # A copy of its own: ``base`` stays the file it was (a reader that took it from
-                # the memo may still compare bytes with it), as after an append.
-                buffer = (
-                    buffer[:size] if isinstance(buffer, bytearray) else bytearray(buffer[:size])
-                )
+                if not (in_place and isinstance(buffer, bytearray) and len(buffer) == size):
+                    buffer = bytearray(buffer[:size])
                 for offset, data in erased:
                     buffer[offset : offset + len(data)] = data
             elif not (isinstance(buffer, bytearray) and len(buffer) == size):
@@ -242,11 +245,16 @@ class Encoded:
 class RecordsMemo:
     """The last records file one store decoded or published (see the module docstring).
 
-    Safe to share between threads: entries are immutable and replaced whole.
+    Safe to share between threads. Entries are replaced whole, and their buffers only ever
+    extended, but for one thing: a forget's erasures overwrite the last file's buffer in place
+    (copying up to 2 MiB at every forget would make a forget cost what the file weighs). So
+    comparing bytes with the last file and replacing it happen under one lock, and an entry
+    the memo no longer holds is used for its records only, never for its bytes.
     """
 
     def __init__(self) -> None:
         self._last: Decoded | None = None
+        self._lock = threading.Lock()
 
     def decode(self, identity: bytes, raw: bytes) -> Decoded:
         """``raw`` decoded, reusing the last file when ``raw`` is it or extends it.
@@ -254,23 +262,36 @@ class RecordsMemo:
         Raises:
             CorruptError: the bytes are not a valid managed records file.
         """
-        last = self._last
-        if last is not None and last.snapshot.identity == identity:
-            size = last.snapshot.size_bytes
-            # Compared without copying either file; only ``raw`` (this call's own bytes) is
-            # viewed, since a view of the memo's buffer would stop a writer extending it.
-            with memoryview(raw) as view:
-                prefix = size <= len(raw) and last.buffer.startswith(view[:size])
-            if prefix and size == len(raw):
-                return last
-            if prefix and size:
-                extended = _extend(last, raw)
-                if extended is not None:
-                    self._last = extended
-                    return extended
+        with self._lock:
+            last = self._last
+            if last is not None and last.snapshot.identity == identity:
+                size = last.snapshot.size_bytes
+                # Compared without copying either file; only ``raw`` (this call's own bytes)
+                # is viewed, since a view of the memo's buffer would stop it being extended.
+                with memoryview(raw) as view:
+                    prefix = size <= len(raw) and last.buffer.startswith(view[:size])
+                if prefix and size == len(raw):
+                    return last
+                if prefix and size:
+                    extended = _extend(last, raw)
+                    if extended is not None:
+                        self._last = extended
+                        return extended
         decoded = _decode(identity, raw)
-        self._last = decoded
+        self.remember(decoded)
         return decoded
+
+    def publish(
+        self, encoded: Encoded, signature: Signature, erased: Sequence[tuple[int, bytes]]
+    ) -> Decoded:
+        """Keep the file ``encoded`` just written (appended, ``erased`` overwritten in place)
+        as the last, and return it. The erasures change the last file's buffer in place when
+        ``encoded`` grew from it: no other entry is compared with it any more."""
+        with self._lock:
+            in_place = self._last is encoded.base
+            written = encoded.decoded(signature, erased, in_place=in_place)
+            self._last = written
+            return written
 
     @property
     def last(self) -> Decoded | None:
@@ -279,7 +300,8 @@ class RecordsMemo:
 
     def remember(self, decoded: Decoded) -> None:
         """Keep ``decoded`` (a file just published) for the next call."""
-        self._last = decoded
+        with self._lock:
+            self._last = decoded
 
 
 def decode_snapshot(identity: bytes, raw: bytes) -> Snapshot:

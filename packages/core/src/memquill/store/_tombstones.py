@@ -39,13 +39,13 @@ compacted and an uncompacted copy gives the compacted bytes (``memquill.store._m
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import lru_cache
-from typing import Final, cast
+from typing import Final, cast, overload
 
 from memquill.store._codec import iso_timestamp
 from memquill.store._record import JSONValue, Record, source_key
@@ -76,9 +76,25 @@ def _stamp_token(stamp: str) -> str:
     return base64.urlsafe_b64encode(min(millis, 2**48 - 1).to_bytes(6, "big")).decode()
 
 
+_BASE64_ORDER: Final = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+    "".join(chr(48 + value) for value in range(64)),
+)
+
+
+def _in_order(stamp: str) -> str:
+    """A time token rewritten so that comparing strings compares the times (base64url's
+    characters do not sort in the order of their values: ``z`` is 51, ``0`` is 52)."""
+    return stamp.translate(_BASE64_ORDER)
+
+
 def _stamp_of(encoded: str) -> str:
     millis = int.from_bytes(base64.urlsafe_b64decode(encoded), "big")
     return iso_timestamp(datetime.fromtimestamp(millis / 1000, UTC))
+
+
+_Body = tuple[str, str, str, str]
+"""A ledger's four parts as written: roots, ops, sources, texts."""
 
 
 @dataclass(slots=True)
@@ -90,6 +106,11 @@ class Ledger:
     sources: set[str] = field(default_factory=set[str])
     texts: dict[str, str] = field(default_factory=dict[str, str])
     """Text token → the token of the (latest) time it was forgotten."""
+    restamped: set[str] = field(default_factory=set[str], compare=False, repr=False)
+    """Text tokens held already whose time :meth:`add_text` moved later."""
+    grown_from: tuple[Ledger, _Body] | None = field(default=None, compare=False, repr=False)
+    """A ledger this one holds all of, never changed, with its parts as written (sorted):
+    :meth:`record` then inserts only what was added, instead of sorting every token again."""
 
     def __bool__(self) -> bool:
         return bool(self.roots or self.ops or self.sources or self.texts)
@@ -109,13 +130,19 @@ class Ledger:
     def forgotten_at(self, fingerprints: Iterable[str]) -> str | None:
         """When a folded fact with one of ``fingerprints`` was forgotten (``None``: none)."""
         stamps = [self.texts[t] for t in map(token, fingerprints) if t in self.texts]
-        return _stamp_of(max(stamps)) if stamps else None
+        return _stamp_of(max(stamps, key=_in_order)) if stamps else None
 
     def add_text(self, fingerprint_token: str, stamp_token: str) -> None:
-        if self.texts.get(fingerprint_token, "") < stamp_token:
+        held = self.texts.get(fingerprint_token)
+        if held is None:
             self.texts[fingerprint_token] = stamp_token
+        elif _in_order(held) < _in_order(stamp_token):
+            self.texts[fingerprint_token] = stamp_token
+            self.restamped.add(fingerprint_token)
 
     def absorb(self, other: Ledger) -> None:
+        if not self and self.grown_from is None:
+            self.grown_from = other.grown_from
         self.roots |= other.roots
         self.ops |= other.ops
         self.sources |= other.sources
@@ -127,15 +154,15 @@ class Ledger:
 
     def record(self) -> Record:
         """The ledger as one record block (deterministic: it depends only on the tokens)."""
-        body: dict[str, JSONValue] = {"v": _VERSION}
-        for part in _PARTS:
-            body[part] = "".join(sorted(cast(set[str], getattr(self, part))))
-        texts = self.texts
-        ordered = sorted(texts)
-        body["texts"] = "".join(map(str.__add__, ordered, map(texts.__getitem__, ordered)))
+        parts = self._parts()
+        body: dict[str, JSONValue] = {
+            "v": _VERSION,
+            **dict(zip((*_PARTS, "texts"), parts, strict=True)),
+        }
+        _remember(parts, self)
         digest = hashlib.sha256(repr(sorted(body.items())).encode()).hexdigest()
         ident = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
-        latest = max(self.texts.values(), default="")
+        latest = max(self.texts.values(), key=_in_order, default="")
         meta: dict[str, JSONValue] = {
             "id": ident,
             "rootId": ident,
@@ -147,6 +174,65 @@ class Ledger:
             LEDGER_FIELD: body,
         }
         return Record(meta, "")
+
+    def _parts(self) -> _Body:
+        """The four parts as written: each sorted, every text token followed by its time."""
+        texts = self.texts
+        if self.grown_from is None:
+            roots, ops, sources = (
+                "".join(sorted(cast(set[str], getattr(self, part)))) for part in _PARTS
+            )
+            ordered = sorted(texts)
+            joined = "".join(map(str.__add__, ordered, map(texts.__getitem__, ordered)))
+            return roots, ops, sources, joined
+        base, written = self.grown_from
+        roots, ops, sources = (
+            _inserted(text, _TOKEN, sorted(cast(set[str], getattr(self, part)) - mine))
+            for part, text, mine in zip(
+                _PARTS, written, (base.roots, base.ops, base.sources), strict=False
+            )
+        )
+        # Keys, not items: no tuple per text (a collector pass over the heap at 50,000).
+        changed = sorted(t + texts[t] for t in (texts.keys() - base.texts.keys()) | self.restamped)
+        return roots, ops, sources, _inserted(written[3], 2 * _TOKEN, changed)
+
+
+def _inserted(text: str, width: int, entries: list[str]) -> str:
+    """``text`` (sorted entries of ``width`` characters, unique by their first :data:`_TOKEN`)
+    with each of ``entries`` (sorted, of the same kind) in its place: an entry whose token
+    ``text`` holds replaces it."""
+    if not entries:
+        return text
+    tokens = _Tokens(text, width)
+    pieces: list[str] = []
+    start = 0
+    for entry in entries:
+        key = entry[:_TOKEN]
+        at = bisect.bisect_left(tokens, key, start)
+        pieces += (text[start * width : at * width], entry)
+        start = at + 1 if at < len(tokens) and tokens[at] == key else at
+    pieces.append(text[start * width :])
+    return "".join(pieces)
+
+
+class _Tokens(Sequence[str]):
+    """The tokens of a written ledger part, by index, read out of the text as asked."""
+
+    def __init__(self, text: str, width: int) -> None:
+        self._text, self._width = text, width
+
+    def __len__(self) -> int:
+        return len(self._text) // self._width
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        start = index * self._width
+        return self._text[start : start + _TOKEN]
 
 
 def is_ledger(record: Record) -> bool:
@@ -169,17 +255,48 @@ def _body_key(body: JSONValue) -> tuple[str, str, str, str]:
     return cast(tuple[str, str, str, str], tuple(v if isinstance(v, str) else "" for v in values))
 
 
-@lru_cache(maxsize=8)
-def _parsed(body: tuple[str, str, str, str]) -> Ledger:
-    roots, ops, sources, texts = body
-    ledger = Ledger(_chunks(roots, _TOKEN), _chunks(ops, _TOKEN), _chunks(sources, _TOKEN))
-    for entry in _chunks(texts, 2 * _TOKEN):
+_PARSED: Final[dict[_Body, Ledger]] = {}
+"""The last few ledgers decoded or written, by their parts (never changed once here)."""
+_PARSED_KEPT: Final = 8
+
+
+def _parsed(body: _Body) -> Ledger:
+    known = _PARSED.get(body)
+    if known is not None:
+        return known
+    widths = (_TOKEN, _TOKEN, _TOKEN, 2 * _TOKEN)
+    chunks = [_chunks(text, width) for text, width in zip(body, widths, strict=True)]
+    ledger = Ledger(set(chunks[0]), set(chunks[1]), set(chunks[2]))
+    for entry in chunks[3]:
         ledger.add_text(entry[:_TOKEN], entry[_TOKEN:])
+    sizes = (len(ledger.roots), len(ledger.ops), len(ledger.sources), len(ledger.texts))
+    # Written as memquill writes it (each part sorted, each token once, nothing left over):
+    # a ledger grown from it inserts what it adds. A hand-edited one is sorted again in full.
+    if all(
+        len(text) == len(part) * width and size == len(part) and part == sorted(part)
+        for text, part, width, size in zip(body, chunks, widths, sizes, strict=True)
+    ):
+        ledger.grown_from = (ledger, body)
+    _keep(body, ledger)
     return ledger
 
 
-def _chunks(text: str, size: int) -> set[str]:
-    return {text[i : i + size] for i in range(0, len(text) - size + 1, size)}
+def _remember(body: _Body, ledger: Ledger) -> None:
+    """Keep a copy of ``ledger``, just written as ``body``, for the next decoding of it."""
+    if body not in _PARSED:
+        kept = Ledger(set(ledger.roots), set(ledger.ops), set(ledger.sources), dict(ledger.texts))
+        kept.grown_from = (kept, body)
+        _keep(body, kept)
+
+
+def _keep(body: _Body, ledger: Ledger) -> None:
+    _PARSED[body] = ledger
+    while len(_PARSED) > _PARSED_KEPT:
+        del _PARSED[next(iter(_PARSED))]
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text) - size + 1, size)]
 
 
 def fold(

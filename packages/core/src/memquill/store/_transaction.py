@@ -573,8 +573,7 @@ def _transact(
         # blocks their tombstones claim, erased in place once the tombstones are durable.
         erased = encoded.erasures()
         signature = append_durably(locations.file, encoded.tail, current.signature, erased)
-        written = encoded.decoded(signature, erased)
-        memo.remember(written)
+        written = memo.publish(encoded, signature, erased)
         return _result(written.snapshot, change.outcome)
     raw = current.raw
     backup = backup_of(locations, raw, change.outcome)
