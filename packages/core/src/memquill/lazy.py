@@ -30,7 +30,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping
 from types import CodeType, FrameType
-from typing import Any, cast
+from typing import Any
 
 __all__ = ["lazy_exports"]
 
@@ -124,31 +124,45 @@ def _skipped_imports(code: CodeType, package: str) -> dict[str, str]:
     The compiled code, not the source, so a package installed without its ``.py`` files
     serves its names too.
     """
-    import dis  # the first lookup's, never the import's (a search has it loaded already)
+    import opcode  # the first lookup's, never the import's (a search has it loaded already)
 
+    ops = opcode.opmap
     homes: dict[str, str] = {}
-    pushed: list[object] = [None, None]  # the last two instructions' arguments
+    pushed: list[object] = [None, None]  # what the last two instructions pushed (constants)
     module: str | None = None  # the module of the ``from`` import being read
     imported = ""  # the name the last instruction imported from it
-    for instruction in dis.get_instructions(code):
-        operation, argument = instruction.opname, cast("object", instruction.argval)
-        if operation == "EXTENDED_ARG":
-            continue  # a prefix of the next instruction's argument (an index past 255)
-        if operation == "IMPORT_NAME":
+    raw, extended = code.co_code, 0
+    # Read the instructions directly: two bytes each (operation, argument), a longer argument
+    # spread over EXTENDED_ARG prefixes, inline CACHE entries between them (``dis`` takes
+    # several times longer, formatting what it does not need).
+    for offset in range(0, len(raw), 2):
+        operation, argument = raw[offset], raw[offset + 1] | extended
+        if operation == ops["EXTENDED_ARG"]:
+            extended = argument << 8
+            continue
+        extended = 0
+        if operation == ops["CACHE"]:
+            continue
+        value: object = None
+        if operation == ops["LOAD_CONST"]:
+            value = code.co_consts[argument]
+        elif operation == ops.get("LOAD_SMALL_INT"):  # Python 3.14's small constants
+            value = argument
+        elif operation == ops["IMPORT_NAME"]:
             # A ``from`` import pushes its level, then the names it takes (``import``: None).
             level, names = pushed
             module = None
             if isinstance(level, int) and isinstance(names, tuple):
-                module = _absolute(str(argument), level, package)
+                module = _absolute(code.co_names[argument], level, package)
         elif (
-            operation == "STORE_NAME"
-            and argument == imported  # not renamed
+            operation == ops["STORE_NAME"]
+            and code.co_names[argument] == imported  # not renamed
             and module not in (None, "__future__")
             and not imported.startswith("_")
         ):
             homes[imported] = module
-        imported = str(argument) if operation == "IMPORT_FROM" else ""
-        pushed = [pushed[1], argument]
+        imported = code.co_names[argument] if operation == ops["IMPORT_FROM"] else ""
+        pushed = [pushed[1], value]
     return homes
 
 
