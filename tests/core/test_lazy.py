@@ -165,6 +165,14 @@ def test_the_map_is_the_from_imports_the_code_skipped() -> None:
     }
 
 
+def test_only_the_package_itself_may_leave_out_the_map() -> None:
+    """Its imports are its map: called from anywhere else, there is none to read."""
+    from memquill.lazy import lazy_exports
+
+    with pytest.raises(TypeError, match="without homes runs in"):
+        lazy_exports("memquill.store")
+
+
 @pytest.mark.parametrize("name", FACADES)
 def test_the_facades_internal_names_still_resolve_with_a_warning(name: str) -> None:
     """Each name a facade resolves but does not export warns and is its home's object."""

@@ -16,11 +16,11 @@ and names that were public once. Those resolve silently for code inside memquill
 for a release (the CHANGELOG says so). A name only the part itself and its tests use stays in
 its private module, and tests import it from there.
 
-A facade writes each name once more than it must be typed: its ``if TYPE_CHECKING:`` imports
-are the map (type checkers read them; :func:`lazy_exports` reads the same imports from the
-facade's compiled code, so the interpreter never runs them), and its ``__all__`` lists the
-public ones. A public name is imported plainly (``from memquill.x._y import Name``); the core's
-own is imported ``Name as Name`` and left out of ``__all__``.
+A facade writes each name once, in its ``if TYPE_CHECKING:`` imports: they are its map (type
+checkers read them, and :func:`lazy_exports` reads the same imports from the facade's compiled
+code; the interpreter never runs them). A public name is imported plainly (``from
+memquill.x._y import Name``) and written once more, in ``__all__``; the core's own is imported
+``Name as Name`` and left out of ``__all__``.
 """
 
 from __future__ import annotations
@@ -69,14 +69,15 @@ def lazy_exports(
     """
     namespace = importlib.import_module(package).__dict__
     caller = sys._getframe(1)  # pyright: ignore[reportPrivateUsage]
-    # Only the package's own code holds its map; read it at the first lookup, not at import.
-    code = caller.f_code if homes is None and caller.f_globals is namespace else None
+    if homes is None and caller.f_globals is not namespace:
+        raise TypeError(f"lazy_exports({package!r}) without homes runs in {package}'s own code")
+    code = caller.f_code  # its imports are read at the first lookup, never at import
     served: dict[str, str] | None = None if homes is None else dict(homes)
 
     def served_names() -> dict[str, str]:
         nonlocal served
         if served is None:
-            served = {} if code is None else _skipped_imports(code, package)
+            served = _skipped_imports(code, package)
         return served
 
     def public() -> set[str]:
