@@ -8,10 +8,12 @@ read the block with :mod:`ast`, the runtime from the compiled code, and the two 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[2]
+CALL = re.compile(r"lazy_exports\(\s*__name__")
 
 
 class Served(NamedTuple):
@@ -27,7 +29,7 @@ def lazy_facades() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for source in sorted(ROOT.glob("packages/*/src")):
         for init in sorted(source.rglob("__init__.py")):
-            if "lazy_exports(__name__" in init.read_text(encoding="utf-8"):
+            if CALL.search(init.read_text(encoding="utf-8")):
                 found[".".join(init.parent.relative_to(source).parts)] = init
     return found
 

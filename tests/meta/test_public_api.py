@@ -100,6 +100,10 @@ def _bound_at_import(path: Path) -> set[str]:
     return bound
 
 
+def test_every_facade_is_lazy() -> None:
+    assert set(FACADES) <= set(lazy_facades())
+
+
 @pytest.mark.parametrize("name", sorted(lazy_facades()))
 def test_a_lazy_facade_writes_each_name_once_in_its_map(name: str) -> None:
     """The ``if TYPE_CHECKING:`` imports are the lazy map: a public name is imported plainly
