@@ -3,19 +3,18 @@
 A facade's ``__all__`` is the public list (``test_public_api.py``); a private module's would be
 a second list of the same names to keep in step. So names are imported from the module that
 defines them, and a lazy map (:func:`memquill.lazy.lazy_exports`) that names a private module
-names that one, not a module that happens to import it.
+names that one, not a module that happens to import it (a facade's map is its
+``if TYPE_CHECKING:`` imports).
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.meta.facade_imports import ROOT, lazy_facades, type_checking_imports
+
 SOURCES = sorted(ROOT.glob("packages/*/src"))
-# ``"Name": "memquill.some._module"`` entries of the lazy maps in facades.
-LAZY_ENTRY = re.compile(r'"(\w+)": "(memquill(?:_\w+)?(?:\.\w+)*)"')
 
 
 def _private_modules() -> list[Path]:
@@ -64,15 +63,15 @@ def test_private_modules_declare_no_all() -> None:
 def test_lazy_maps_name_the_module_that_defines_each_name() -> None:
     checked = 0
     elsewhere: list[str] = []
-    for source in SOURCES:
-        for facade in sorted(source.rglob("__init__.py")):
-            for name, module in LAZY_ENTRY.findall(facade.read_text(encoding="utf-8")):
-                if not module.rsplit(".", 1)[-1].startswith("_"):
-                    continue  # another facade: it answers for its own names
-                path = _module_file(module)
-                assert path is not None, f"{facade}: {module} does not exist"
-                checked += 1
-                if name not in _top_level_names(ast.parse(path.read_text(encoding="utf-8"))):
-                    elsewhere.append(f"{facade.relative_to(ROOT)}: {name} -> {module}")
+    for facade in lazy_facades().values():
+        for name, served in type_checking_imports(facade).items():
+            module = served.module
+            if not module.rsplit(".", 1)[-1].startswith("_"):
+                continue  # another facade: it answers for its own names
+            path = _module_file(module)
+            assert path is not None, f"{facade}: {module} does not exist"
+            checked += 1
+            if name not in _top_level_names(ast.parse(path.read_text(encoding="utf-8"))):
+                elsewhere.append(f"{facade.relative_to(ROOT)}: {name} -> {module}")
     assert checked > 50  # the maps were found
     assert elsewhere == []

@@ -35,13 +35,4 @@ __all__ = [
 
 
 # ADK is imported on first use of a name (a heavy import), not when memquill loads this plugin.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "AdkHarness": "memquill_adk.harness",
-        "AdkTextModel": "memquill_adk.model",
-        "MemquillFunctionTool": "memquill_adk.tools",
-        "MemquillMemoryService": "memquill_adk.service",
-        "memory_tools": "memquill_adk.tools",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -36,14 +36,4 @@ __all__ = [
 
 
 # The SDK is imported on first use of a name, not when memquill loads this plugin.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "AnthropicHarness": "memquill_anthropic.harness",
-        "MemquillAsyncMemoryTool": "memquill_anthropic.memory_tool",
-        "MemquillMemoryTool": "memquill_anthropic.memory_tool",
-        "ROOT": "memquill_anthropic._paths",
-        "async_memory_tools": "memquill_anthropic.tools",
-        "memory_tools": "memquill_anthropic.tools",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

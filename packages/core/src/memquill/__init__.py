@@ -107,39 +107,4 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "BusyError": "memquill.errors",
-        "CapacityError": "memquill.errors",
-        "ConflictError": "memquill.errors",
-        "CorruptError": "memquill.errors",
-        "ErrorCode": "memquill.errors",
-        "GetResult": "memquill.query",
-        "InvalidInputError": "memquill.errors",
-        "MemorySession": "memquill.tools",
-        "MemoryToolset": "memquill.tools",
-        "MemquillError": "memquill.errors",
-        "NotFoundError": "memquill.errors",
-        "RecentResult": "memquill.query",
-        "Record": "memquill.store",
-        "RecordStatus": "memquill.store",
-        "RecordStore": "memquill.store",
-        "SearchHit": "memquill.query",
-        "SearchResult": "memquill.query",
-        "SecretError": "memquill.errors",
-        "StorageError": "memquill.errors",
-        "ToolResult": "memquill.tools",
-        "ToolSpec": "memquill.tools",
-        "UnsafePathError": "memquill.errors",
-        "WriteOutcome": "memquill.tools",
-        "WriteResult": "memquill.store",
-        "WriteSource": "memquill.tools",
-        "correct": "memquill.tools",
-        "default_workspace": "memquill.paths",
-        "forget": "memquill.tools",
-        "hookimpl": "memquill.plugins",
-        "open_session": "memquill.plugins",
-        "remember": "memquill.tools",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

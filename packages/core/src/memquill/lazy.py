@@ -15,6 +15,12 @@ and names that were public once. Those resolve silently for code inside memquill
 ``DeprecationWarning`` for anyone else, so a name leaves ``__all__`` without breaking a user
 for a release (the CHANGELOG says so). A name only the part itself and its tests use stays in
 its private module, and tests import it from there.
+
+A facade writes each name once, in its ``if TYPE_CHECKING:`` imports: they are its map (type
+checkers read them, and :func:`lazy_exports` reads the same imports from the facade's compiled
+code; the interpreter never runs them). A public name is imported plainly (``from
+memquill.x._y import Name``) and written once more, in ``__all__``; the core's own is imported
+``Name as Name`` and left out of ``__all__``.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import importlib
 import sys
 import warnings
 from collections.abc import Callable, Mapping
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 __all__ = ["lazy_exports"]
@@ -31,33 +37,54 @@ __all__ = ["lazy_exports"]
 
 def lazy_exports(
     package: str,
-    homes: Mapping[str, str],
+    homes: Mapping[str, str] | None = None,
     moved: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``, whose names live in ``homes``.
 
+    Called from the package's own code (its ``__init__``), after its imports.
+
     Args:
-        package: the package's ``__name__``; its ``__all__`` (default: every name in
-            ``homes``) says which names are public.
-        homes: every name the facade resolves → the module that defines it. A public name is
-            cached and listed by ``__dir__``; any other is the core's own: silent for a caller
-            inside memquill, a ``DeprecationWarning`` (never cached, so every use warns) for
-            any other caller.
+        package: the package's ``__name__``; its ``__all__`` (default: every name it serves)
+            says which names are public.
+        homes: every name the facade resolves → the module that defines it. By default the
+            names the package's code imports (``from module import name``, absolute or
+            relative, never renamed) but did not bind when it ran: its ``if TYPE_CHECKING:``
+            imports, read from its compiled code at the first lookup. A public name is cached
+            and listed by ``__dir__``; any other is the core's own: silent for a caller inside
+            memquill, a ``DeprecationWarning`` (never cached, so every use warns) for any
+            other caller.
         moved: a name that was public here and now lives in another facade → that facade. It
             still resolves, with a ``DeprecationWarning`` naming its new home, but is no
             longer listed (a name is removed only after such a release; see the CHANGELOG).
 
     Example::
 
-        __getattr__, __dir__ = lazy_exports(__name__, {"Toolkit": "my_adapter.toolkit"})
+        if TYPE_CHECKING:
+            from my_adapter.toolkit import Toolkit
+
+        __all__ = ["Toolkit"]
+
+        __getattr__, __dir__ = lazy_exports(__name__)
     """
     namespace = importlib.import_module(package).__dict__
+    caller = sys._getframe(1)  # pyright: ignore[reportPrivateUsage]
+    if homes is None and caller.f_globals is not namespace:
+        raise TypeError(f"lazy_exports({package!r}) without homes runs in {package}'s own code")
+    code = caller.f_code  # its imports are read at the first lookup, never at import
+    served: dict[str, str] | None = None if homes is None else dict(homes)
+
+    def served_names() -> dict[str, str]:
+        nonlocal served
+        if served is None:
+            served = _skipped_imports(code, package)
+        return served
 
     def public() -> set[str]:
-        return set(namespace.get("__all__", homes))
+        return set(namespace.get("__all__", served_names()))
 
     def __getattr__(name: str) -> Any:
-        home = homes.get(name)
+        home = served_names().get(name)
         if home is None and moved and name in moved:
             where = moved[name]
             message = f"{package}.{name} moved to {where}.{name}; import it from there"
@@ -86,6 +113,66 @@ def lazy_exports(
         return sorted({*namespace, *public()})
 
     return __getattr__, __dir__
+
+
+def _skipped_imports(code: CodeType, package: str) -> dict[str, str]:
+    """Each name ``code`` (``package``'s ``__init__``) imports with ``from module import name``
+    → ``module``, made absolute. Its ``if TYPE_CHECKING:`` imports are the ones that matter:
+    the names it imports when it runs are bound before any lookup reaches ``__getattr__``.
+    Renamed imports (``name as other``), private names (``_name``), ``__future__`` and
+    everything ``import module`` binds are left out.
+
+    The compiled code, not the source, so a package installed without its ``.py`` files
+    serves its names too.
+    """
+    import opcode  # the first lookup's, never the import's (a search has it loaded already)
+
+    ops = opcode.opmap
+    homes: dict[str, str] = {}
+    pushed: list[object] = [None, None]  # what the last two instructions pushed (constants)
+    module: str | None = None  # the module of the ``from`` import being read
+    imported = ""  # the name the last instruction imported from it
+    raw, extended = code.co_code, 0
+    # Read the instructions directly: two bytes each (operation, argument), a longer argument
+    # spread over EXTENDED_ARG prefixes, inline CACHE entries between them (``dis`` takes
+    # several times longer, formatting what it does not need).
+    for offset in range(0, len(raw), 2):
+        operation, argument = raw[offset], raw[offset + 1] | extended
+        if operation == ops["EXTENDED_ARG"]:
+            extended = argument << 8
+            continue
+        extended = 0
+        if operation == ops["CACHE"]:
+            continue
+        value: object = None
+        if operation == ops["LOAD_CONST"]:
+            value = code.co_consts[argument]
+        elif operation == ops.get("LOAD_SMALL_INT"):  # Python 3.14's small constants
+            value = argument
+        elif operation == ops["IMPORT_NAME"]:
+            # A ``from`` import pushes its level, then the names it takes (``import``: None).
+            level, names = pushed
+            module = None
+            if isinstance(level, int) and isinstance(names, tuple):
+                module = _absolute(code.co_names[argument], level, package)
+        elif (
+            operation == ops["STORE_NAME"]
+            and code.co_names[argument] == imported  # not renamed
+            and module not in (None, "__future__")
+            and not imported.startswith("_")
+        ):
+            homes[imported] = module
+        imported = code.co_names[argument] if operation == ops["IMPORT_FROM"] else ""
+        pushed = [pushed[1], value]
+    return homes
+
+
+def _absolute(module: str, level: int, package: str) -> str:
+    """``module`` imported ``level`` dots up from ``package``'s ``__init__``, made absolute."""
+    if level == 0:
+        return module
+    base = package.rsplit(".", level - 1)[0] if level > 1 else package
+    return f"{base}.{module}" if module else base
 
 
 def _caller(frame: FrameType) -> str:

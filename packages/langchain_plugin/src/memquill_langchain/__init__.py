@@ -59,24 +59,4 @@ __all__ = [
 
 
 # The framework is imported on first use of a name, not when memquill loads this plugin.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "ChatModelTextModel": "memquill_langchain.model",
-        "CheckpointerSource": "memquill_langchain.history",
-        "EmbeddingsEmbedder": "memquill_langchain.embeddings",
-        "embedder_from_index": "memquill_langchain.embeddings",
-        "FileType": "memquill_langchain.retriever",
-        "LangChainHarness": "memquill_langchain.harness",
-        "MemoryScope": "memquill_langchain.scope",
-        "MemoryToolError": "memquill_langchain.tools",
-        "MemquillMiddleware": "memquill_langchain.middleware",
-        "MemquillRetriever": "memquill_langchain.retriever",
-        "MemquillStore": "memquill_langchain.store",
-        "MemquillTool": "memquill_langchain.tools",
-        "MemquillToolkit": "memquill_langchain.toolkit",
-        "RunScope": "memquill_langchain.scope",
-        "ScopeResolver": "memquill_langchain.scope",
-        "to_source_messages": "memquill_langchain.history",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -43,18 +43,4 @@ __all__ = [
 
 
 # The framework is imported on first use of a name, not when memquill loads this plugin.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "BaseEmbeddingEmbedder": "memquill_llamaindex.embedding",
-        "ChatStoreSource": "memquill_llamaindex.history",
-        "FileType": "memquill_llamaindex.retriever",
-        "LLMTextModel": "memquill_llamaindex.model",
-        "LlamaIndexHarness": "memquill_llamaindex.harness",
-        "MemquillMemoryBlock": "memquill_llamaindex.memory_block",
-        "MemquillRetriever": "memquill_llamaindex.retriever",
-        "MemquillToolSpec": "memquill_llamaindex.tools",
-        "memquill_tools": "memquill_llamaindex.tools",
-        "to_source_messages": "memquill_llamaindex.history",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

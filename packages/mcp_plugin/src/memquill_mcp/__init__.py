@@ -46,21 +46,4 @@ __all__ = [
 
 
 # The framework is imported on first use of a name, not when memquill loads this plugin.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "ConnectionSessions": "memquill_mcp.connections",
-        "DEFAULT_PATH": "memquill_mcp.http_server",
-        "DEFAULT_PORT": "memquill_mcp.cli",
-        "McpClientHarness": "memquill_mcp.harness",
-        "McpStdioHarness": "memquill_mcp.harness",
-        "READ_SERVER_NAME": "memquill_mcp.server",
-        "TOKEN_ENV": "memquill_mcp.cli",
-        "WORKSPACE_ENV": "memquill_mcp.cli",
-        "WRITE_SERVER_NAME": "memquill_mcp.server",
-        "build_server": "memquill_mcp.server",
-        "derive_session_id": "memquill_mcp.connections",
-        "http_app": "memquill_mcp.http_server",
-        "server_command": "memquill_mcp.harness",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -31,12 +31,4 @@ __all__ = [
 ]
 
 # The SDK is imported on first use of a name, not when memquill loads this plugin.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "OpenAIAgentsHarness": "memquill_openai_agents.harness",
-        "SessionSource": "memquill_openai_agents.history",
-        "memory_tools": "memquill_openai_agents.tools",
-        "to_source_messages": "memquill_openai_agents.history",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

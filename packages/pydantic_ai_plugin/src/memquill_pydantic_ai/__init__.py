@@ -23,10 +23,4 @@ if typing.TYPE_CHECKING:
 __all__ = ["MemquillToolset", "PydanticAIHarness", "__version__"]
 
 # Pydantic AI is imported on first use of a name, not when memquill loads this plugin.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "MemquillToolset": "memquill_pydantic_ai.toolset",
-        "PydanticAIHarness": "memquill_pydantic_ai.harness",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -62,9 +62,48 @@ if typing.TYPE_CHECKING:
         run_blocking as run_blocking,
         within as within,
     )
-    from memquill.enhance._rerank import fallback_line as fallback_line
-    from memquill.enhance._runner import Call as Call
-    from memquill.enhance._telemetry import ProviderEvent as ProviderEvent
+    from memquill.enhance._classify import (
+        Failure as Failure,
+        Outcome as Outcome,
+        RootCause as RootCause,
+        StatusClass as StatusClass,
+        classify as classify,
+    )
+    from memquill.enhance._model import (
+        Reason as Reason,
+        Scene as Scene,
+        SceneState as SceneState,
+        Status as Status,
+    )
+    from memquill.enhance._receipts import KEY_FILE as KEY_FILE
+    from memquill.enhance._rerank import (
+        EXCERPT_UNITS as EXCERPT_UNITS,
+        HEADING_UNITS as HEADING_UNITS,
+        MAX_CANDIDATES as MAX_CANDIDATES,
+        RERANK_MAX_TOKENS as RERANK_MAX_TOKENS,
+        RERANK_SYSTEM_PROMPT as RERANK_SYSTEM_PROMPT,
+        RERANK_TIMEOUT as RERANK_TIMEOUT,
+        RerankCandidate as RerankCandidate,
+        RerankOutcome as RerankOutcome,
+        fallback_line as fallback_line,
+        parse_ranking as parse_ranking,
+        rerank as rerank,
+        rerank_prompt as rerank_prompt,
+    )
+    from memquill.enhance._runner import (
+        MAX_COOLDOWN as MAX_COOLDOWN,
+        Call as Call,
+        Identified as Identified,
+    )
+    from memquill.enhance._telemetry import (
+        EVENT_NAME as EVENT_NAME,
+        NoiseBudget as NoiseBudget,
+        ProviderClass as ProviderClass,
+        ProviderEvent as ProviderEvent,
+        Telemetry as Telemetry,
+        provider_class as provider_class,
+    )
+    from memquill.foundation.keyfiles import KEY_BYTES as KEY_BYTES
 
 __all__ = [
     "SCENES",
@@ -83,47 +122,4 @@ __all__ = [
     "default_state_dir",
 ]
 
-_INTERNAL = {
-    "WAIT_MARGIN": "memquill.enhance._bridge",
-    "blocking": "memquill.enhance._bridge",
-    "model_loop": "memquill.enhance._bridge",
-    "run_blocking": "memquill.enhance._bridge",
-    "within": "memquill.enhance._bridge",
-    "fallback_line": "memquill.enhance._rerank",
-    "Call": "memquill.enhance._runner",
-    "ProviderEvent": "memquill.enhance._telemetry",
-    "EVENT_NAME": "memquill.enhance._telemetry",
-    "EXCERPT_UNITS": "memquill.enhance._rerank",
-    "HEADING_UNITS": "memquill.enhance._rerank",
-    "KEY_BYTES": "memquill.foundation.keyfiles",
-    "KEY_FILE": "memquill.enhance._receipts",
-    "MAX_CANDIDATES": "memquill.enhance._rerank",
-    "MAX_COOLDOWN": "memquill.enhance._runner",
-    "RERANK_MAX_TOKENS": "memquill.enhance._rerank",
-    "RERANK_SYSTEM_PROMPT": "memquill.enhance._rerank",
-    "RERANK_TIMEOUT": "memquill.enhance._rerank",
-    "Failure": "memquill.enhance._classify",
-    "Identified": "memquill.enhance._runner",
-    "NoiseBudget": "memquill.enhance._telemetry",
-    "Outcome": "memquill.enhance._classify",
-    "ProviderClass": "memquill.enhance._telemetry",
-    "Reason": "memquill.enhance._model",
-    "RerankCandidate": "memquill.enhance._rerank",
-    "RerankOutcome": "memquill.enhance._rerank",
-    "RootCause": "memquill.enhance._classify",
-    "Scene": "memquill.enhance._model",
-    "SceneState": "memquill.enhance._model",
-    "Status": "memquill.enhance._model",
-    "StatusClass": "memquill.enhance._classify",
-    "Telemetry": "memquill.enhance._telemetry",
-    "classify": "memquill.enhance._classify",
-    "parse_ranking": "memquill.enhance._rerank",
-    "provider_class": "memquill.enhance._telemetry",
-    "rerank": "memquill.enhance._rerank",
-    "rerank_prompt": "memquill.enhance._rerank",
-}
-"""Names this facade serves but does not export: the core's own (what the parts above import)
-and names that left its public list. Outside memquill they resolve with a
-``DeprecationWarning``, until they are removed."""
-
-__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)
+__getattr__, __dir__ = _lazy_exports(__name__)

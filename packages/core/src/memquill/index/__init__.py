@@ -41,13 +41,23 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.index._location import INDEX_DIR_ENV, index_path as index_path
-    from memquill.index._search_index import SearchIndex
-    from memquill.index._searcher import IndexSearcher
+    from memquill.index._location import (
+        INDEX_DIR_ENV,
+        index_dir as index_dir,
+        index_path as index_path,
+    )
+    from memquill.index._search_index import (
+        DAMAGED_WARNING as DAMAGED_WARNING,
+        NOTICE_FROM as NOTICE_FROM,
+        SearchIndex,
+        stderr_notice as stderr_notice,
+    )
+    from memquill.index._searcher import IN_MEMORY as IN_MEMORY, IndexSearcher
     from memquill.index._status import IndexStatus
     from memquill.index._sync import SyncReport
     from memquill.index._unusable import index_errors
     from memquill.index._vectors_file import (
+        forget_note_vectors as forget_note_vectors,
         forget_vectors as forget_vectors,
         unit_digest as unit_digest,
         vectors_path as vectors_path,
@@ -62,31 +72,4 @@ __all__ = [
     "index_errors",
 ]
 
-_INTERNAL = {
-    "DAMAGED_WARNING": "memquill.index._search_index",
-    "IN_MEMORY": "memquill.index._searcher",
-    "NOTICE_FROM": "memquill.index._search_index",
-    "forget_note_vectors": "memquill.index._vectors_file",
-    "index_dir": "memquill.index._location",
-    "stderr_notice": "memquill.index._search_index",
-}
-"""Names this facade serves but does not export: the core's own (what the parts above import)
-and names that left its public list. Outside memquill they resolve with a
-``DeprecationWarning``, until they are removed."""
-
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "INDEX_DIR_ENV": "memquill.index._location",
-        "IndexSearcher": "memquill.index._searcher",
-        "IndexStatus": "memquill.index._status",
-        "SearchIndex": "memquill.index._search_index",
-        "SyncReport": "memquill.index._sync",
-        "forget_vectors": "memquill.index._vectors_file",
-        "index_errors": "memquill.index._unusable",
-        "unit_digest": "memquill.index._vectors_file",
-        "vectors_path": "memquill.index._vectors_file",
-        "index_path": "memquill.index._location",
-    }
-    | _INTERNAL,
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -33,16 +33,4 @@ __all__ = [
     "validate_namespace",
 ]
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "ItemHit": "memquill.items._store",
-        "ItemPut": "memquill.items._store",
-        "ItemStore": "memquill.items._store",
-        "StoredItem": "memquill.items._space",
-        "check_folders": "memquill.items._paths",
-        "expires_at": "memquill.items._values",
-        "namespace_folder": "memquill.items._paths",
-        "validate_namespace": "memquill.items._paths",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -50,7 +50,38 @@ from memquill.lifecycle._status import JobsView, JobView, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, committed_turns
 
 if typing.TYPE_CHECKING:
-    from memquill.lifecycle._host import binding_gate as binding_gate
+    from memquill.lifecycle._host import (
+        SessionState as SessionState,
+        always_ready as always_ready,
+        binding_gate as binding_gate,
+        read_transcript as read_transcript,
+    )
+    from memquill.lifecycle._job import MAX_CALLS_PER_PASS as MAX_CALLS_PER_PASS
+    from memquill.lifecycle._ledger import (
+        BATCH_TURNS as BATCH_TURNS,
+        LEDGER_PATH as LEDGER_PATH,
+        MAX_ATTEMPTS as MAX_ATTEMPTS,
+        MAX_JOBS as MAX_JOBS,
+        MAX_LEDGER_BYTES as MAX_LEDGER_BYTES,
+        MAX_TURNS as MAX_TURNS,
+        Job as Job,
+        JobStatus as JobStatus,
+        Ledger as Ledger,
+        LedgerFile as LedgerFile,
+        SourceRef as SourceRef,
+        turn_id as turn_id,
+    )
+    from memquill.lifecycle._prompt import (
+        EXTRACTION_MAX_TOKENS as EXTRACTION_MAX_TOKENS,
+        EXTRACTION_SYSTEM_PROMPT as EXTRACTION_SYSTEM_PROMPT,
+        MAX_FACTS as MAX_FACTS,
+        Fact as Fact,
+        PromptTurn as PromptTurn,
+        extraction_prompt as extraction_prompt,
+        parse_facts as parse_facts,
+    )
+    from memquill.lifecycle._status import STATUS_JOBS as STATUS_JOBS
+    from memquill.lifecycle._turns import Refusal as Refusal, has_memory_write as has_memory_write
 
 __all__ = [
     "CommittedTurn",
@@ -71,37 +102,4 @@ __all__ = [
     "retry_jobs",
 ]
 
-_INTERNAL = {
-    "binding_gate": "memquill.lifecycle._host",
-    "BATCH_TURNS": "memquill.lifecycle._ledger",
-    "EXTRACTION_MAX_TOKENS": "memquill.lifecycle._prompt",
-    "EXTRACTION_SYSTEM_PROMPT": "memquill.lifecycle._prompt",
-    "LEDGER_PATH": "memquill.lifecycle._ledger",
-    "MAX_ATTEMPTS": "memquill.lifecycle._ledger",
-    "MAX_CALLS_PER_PASS": "memquill.lifecycle._job",
-    "MAX_FACTS": "memquill.lifecycle._prompt",
-    "MAX_JOBS": "memquill.lifecycle._ledger",
-    "MAX_LEDGER_BYTES": "memquill.lifecycle._ledger",
-    "MAX_TURNS": "memquill.lifecycle._ledger",
-    "STATUS_JOBS": "memquill.lifecycle._status",
-    "Fact": "memquill.lifecycle._prompt",
-    "Job": "memquill.lifecycle._ledger",
-    "JobStatus": "memquill.lifecycle._ledger",
-    "Ledger": "memquill.lifecycle._ledger",
-    "LedgerFile": "memquill.lifecycle._ledger",
-    "PromptTurn": "memquill.lifecycle._prompt",
-    "Refusal": "memquill.lifecycle._turns",
-    "SessionState": "memquill.lifecycle._host",
-    "SourceRef": "memquill.lifecycle._ledger",
-    "always_ready": "memquill.lifecycle._host",
-    "extraction_prompt": "memquill.lifecycle._prompt",
-    "has_memory_write": "memquill.lifecycle._turns",
-    "parse_facts": "memquill.lifecycle._prompt",
-    "read_transcript": "memquill.lifecycle._host",
-    "turn_id": "memquill.lifecycle._ledger",
-}
-"""Names this facade serves but does not export: the core's own (what the parts above import)
-and names that left its public list. Outside memquill they resolve with a
-``DeprecationWarning``, until they are removed."""
-
-__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -41,7 +41,4 @@ __all__ = [
     "create_app",
 ]
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {"LOOPBACK_HOSTS": "memquill.manage._app", "MAX_BODY_BYTES": "memquill.manage._app"},
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -28,9 +28,14 @@ if typing.TYPE_CHECKING:
     )
     from memquill.plugins._manager import (
         DISABLE_AUTOLOAD_ENV,
+        ENTRY_POINT_GROUP as ENTRY_POINT_GROUP,
         MemquillPluginManager,
         PluginFailure,
+        PluginInfo as PluginInfo,
         PluginReport,
+        RegisteredAdapter as RegisteredAdapter,
+        RegisteredDetector as RegisteredDetector,
+        RegisteredIntegration as RegisteredIntegration,
         get_plugin_manager,
         plugin_report,
         registered_adapters,
@@ -65,40 +70,4 @@ __all__ = [
     "text_model",
 ]
 
-_INTERNAL = {
-    "ENTRY_POINT_GROUP": "memquill.plugins._manager",
-    "PluginInfo": "memquill.plugins._manager",
-    "RegisteredAdapter": "memquill.plugins._manager",
-    "RegisteredDetector": "memquill.plugins._manager",
-    "RegisteredIntegration": "memquill.plugins._manager",
-}
-"""Names this facade serves but does not export: the core's own (what the parts above import)
-and names that left its public list. Outside memquill they resolve with a
-``DeprecationWarning``, until they are removed."""
-
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "DISABLE_AUTOLOAD_ENV": "memquill.plugins._manager",
-        "AdapterHarness": "memquill.plugins._adapters",
-        "AdapterSpec": "memquill.plugins._adapters",
-        "HarnessResult": "memquill.plugins._adapters",
-        "IntegrationSpec": "memquill.plugins._adapters",
-        "MemquillPluginManager": "memquill.plugins._manager",
-        "PluginFailure": "memquill.plugins._manager",
-        "PluginReport": "memquill.plugins._manager",
-        "ProviderEvent": "memquill.enhance",
-        "RegexDetector": "memquill.store",
-        "SecretDetector": "memquill.store",
-        "ToolDescriptor": "memquill.plugins._adapters",
-        "connect_telemetry": "memquill.plugins._sessions",
-        "get_plugin_manager": "memquill.plugins._manager",
-        "hookimpl": "memquill.plugins.hookspecs",
-        "open_session": "memquill.plugins._sessions",
-        "plugin_report": "memquill.plugins._manager",
-        "registered_adapters": "memquill.plugins._manager",
-        "secret_scanner": "memquill.plugins._manager",
-        "text_model": "memquill.plugins._manager",
-    }
-    | _INTERNAL,
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -11,10 +11,36 @@ goes through the auxiliary runner (scene ``memory_embed``): a failure keeps keyw
 says so in the rerank fallback line. memquill never downloads a model.
 """
 
+from __future__ import annotations
+
+import typing
+
 from memquill.lazy import lazy_exports as _lazy_exports
 from memquill.semantic._embedder import Embedder, EmbedKind, load_embedder
 from memquill.semantic._ranker import SemanticRanker
 from memquill.semantic._texts import similarities_blocking
+
+if typing.TYPE_CHECKING:
+    from memquill.index import vectors_path as vectors_path
+    from memquill.semantic._embedder import (
+        EmbedFunction as EmbedFunction,
+        FunctionEmbedder as FunctionEmbedder,
+        Vector as Vector,
+        check_vectors as check_vectors,
+    )
+    from memquill.semantic._ranker import (
+        BATCH as BATCH,
+        SEARCH_TIMEOUT as SEARCH_TIMEOUT,
+        Similar as Similar,
+        Unit as Unit,
+        units_of as units_of,
+    )
+    from memquill.semantic._texts import (
+        similarities as similarities,
+        similarity_order as similarity_order,
+        similarity_order_blocking as similarity_order_blocking,
+    )
+    from memquill.semantic._vectors import VectorCache as VectorCache
 
 __all__ = [
     "EmbedKind",
@@ -24,24 +50,4 @@ __all__ = [
     "similarities_blocking",
 ]
 
-_INTERNAL = {
-    "vectors_path": "memquill.index._vectors_file",
-    "BATCH": "memquill.semantic._ranker",
-    "SEARCH_TIMEOUT": "memquill.semantic._ranker",
-    "EmbedFunction": "memquill.semantic._embedder",
-    "FunctionEmbedder": "memquill.semantic._embedder",
-    "Similar": "memquill.semantic._ranker",
-    "Unit": "memquill.semantic._ranker",
-    "Vector": "memquill.semantic._embedder",
-    "VectorCache": "memquill.semantic._vectors",
-    "check_vectors": "memquill.semantic._embedder",
-    "similarities": "memquill.semantic._texts",
-    "similarity_order": "memquill.semantic._texts",
-    "similarity_order_blocking": "memquill.semantic._texts",
-    "units_of": "memquill.semantic._ranker",
-}
-"""Names this facade serves but does not export: the core's own (what the parts above import)
-and names that left its public list. Outside memquill they resolve with a
-``DeprecationWarning``, until they are removed."""
-
-__getattr__, __dir__ = _lazy_exports(__name__, _INTERNAL)
+__getattr__, __dir__ = _lazy_exports(__name__)

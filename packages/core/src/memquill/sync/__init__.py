@@ -71,30 +71,4 @@ __all__ = [
     "sync_status",
 ]
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "ATTRIBUTE_LINE": "memquill.sync._git",
-        "Divergence": "memquill.store",
-        "GitSetup": "memquill.sync._git",
-        "IGNORE_LINES": "memquill.sync._git",
-        "KeyRename": "memquill.store",
-        "MergeReport": "memquill.store",
-        "MergeResult": "memquill.store",
-        "ResolveReport": "memquill.store",
-        "ResolvedCopy": "memquill.store",
-        "SyncStatus": "memquill.sync._status",
-        "conflict_notice": "memquill.store",
-        "driver_command": "memquill.sync._git",
-        "git_setup": "memquill.sync._git",
-        "keep_version": "memquill.tools",
-        "merge_copy": "memquill.tools",
-        "merge_files": "memquill.store",
-        "merge_into_file": "memquill.sync._driver",
-        "read_copy": "memquill.sync._driver",
-        "records_workspace": "memquill.sync._driver",
-        "resolve_conflict_copies": "memquill.tools",
-        "set_up_git": "memquill.sync._git",
-        "sync_status": "memquill.sync._status",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -93,28 +93,4 @@ __all__ = [
 ]
 
 # pytest is needed by the suite only: ``memquill demo`` uses this package without it.
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "ParitySuite": "memquill.testing._suite",
-        "StoreConformance": "memquill.testing._store_suite",
-        "Fixture": "memquill.testing._cases",
-        "Step": "memquill.testing._cases",
-        "load_fixtures": "memquill.testing._cases",
-        "DemoStep": "memquill.testing._demo",
-        "FAKE_SECRET": "memquill.testing._models",
-        "PARITY_ALIASES": "memquill.testing._models",
-        "PARITY_EMBEDDERS": "memquill.testing._models",
-        "BlockingEmbedder": "memquill.testing._models",
-        "FailingEmbedder": "memquill.testing._models",
-        "HangingEmbedder": "memquill.testing._models",
-        "Reply": "memquill.testing._models",
-        "failing_parity_embedder": "memquill.testing._models",
-        "parity_embedder": "memquill.testing._models",
-        "scripted_failure": "memquill.testing._models",
-        "canonical_schema": "memquill.testing._normalize",
-        "Outcome": "memquill.testing._runner",
-        "assert_outcomes": "memquill.testing._runner",
-        "run_case": "memquill.testing._runner",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -34,11 +34,4 @@ __all__ = [
     "load_token",
 ]
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "LOGIN_PARAMETER": "memquill.web._access",
-        "TOKEN_FILE": "memquill.web._access",
-        "read_token_file": "memquill.web._access",
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)
