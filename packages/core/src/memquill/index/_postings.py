@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.index._codec import Postings, decode_block, stored_blob
+from memquill.index._codec import FieldCounts, Postings, decode_block, stored_blob
 from memquill.index._db import IndexDamaged
 from memquill.index._lexicon import term_id
 from memquill.index._notes import NoteTable
@@ -24,8 +24,9 @@ from memquill.index._term_lists import ChunkMatrix, decode_chunk_matrix
 
 EMPTY: Final = Postings(array("I"), array("I"), {})
 _HELD: Final = 1 << 22
-"""Postings entries kept, over every term (about 8 bytes each, twice)."""
-_LIST_MEMO: Final = 4096
+"""Postings entries kept, over every term (3 to 8 bytes each)."""
+_LIST_MEMO: Final = 1024
+"""Term lists kept (about 2 KB each decoded; a search re-scores about 50 notes)."""
 _BLOCKS: Final = (
     "SELECT lo, gen, CASE WHEN gen > ? THEN data END FROM postings WHERE term = ? ORDER BY lo"
 )
@@ -33,12 +34,12 @@ _BLOCKS: Final = (
 
 @dataclass(slots=True)
 class _Term:
-    """A term's postings as read: its id, its blocks (first note id -> generation, postings),
-    joined."""
+    """A term's postings as read: its id, its blocks joined, and where each block lies in them
+    (first note id -> generation, start, end)."""
 
     checked: int
     id: int | None
-    blocks: dict[int, tuple[int, Postings]]
+    blocks: dict[int, tuple[int, int, int]]
     joined: Postings
 
 
@@ -66,22 +67,28 @@ class PostingsReader:
             cached = None
         since = -1 if cached is None else cached.checked
         old = {} if cached is None else cached.blocks
-        blocks: dict[int, tuple[int, Postings]] = {}
+        # A block kept is cut back out of the joined postings: each block is held once.
+        parts: list[tuple[int, int, Postings]] = []
         fresh = False
-        rows = () if number is None else connection.execute(_BLOCKS, (since, number))
-        for lo, gen, blob in rows:
+        found = () if number is None else connection.execute(_BLOCKS, (since, number))
+        for lo, gen, blob in found:
             if blob is None:
                 kept = old.get(int(lo))
-                if kept is None or kept[0] != int(gen):
+                if cached is None or kept is None or kept[0] != int(gen):
                     raise IndexDamaged(f"block {lo} of {term!r} changed unseen")
-                blocks[int(lo)] = kept
+                parts.append((int(lo), kept[0], _cut(cached.joined, kept[1], kept[2])))
             else:
-                blocks[int(lo)] = (int(gen), _decode(blob))
+                parts.append((int(lo), int(gen), _decode(blob)))
                 fresh = True
-        if cached is not None and not fresh and blocks.keys() == old.keys():
+        if cached is not None and not fresh and len(parts) == len(old):
             cached.checked = generation
             return cached.joined
-        joined = _join([part for _, part in blocks.values()])
+        joined = _join([part for _, _, part in parts])
+        blocks: dict[int, tuple[int, int, int]] = {}
+        start = 0
+        for lo, gen, part in parts:
+            blocks[lo] = (gen, start, start + len(part.ids))
+            start += len(part.ids)
         if cached is not None:
             self._held -= len(cached.joined.ids)
         entry = _Term(generation, number, blocks, joined)
@@ -152,17 +159,39 @@ def _decode(blob: object) -> Postings:
         raise IndexDamaged(str(error)) from None
 
 
+def _cut(postings: Postings, start: int, end: int) -> Postings:
+    """The entries ``start`` to ``end`` of ``postings`` (one block of them)."""
+    ids = postings.ids[start:end]
+    held = postings.fields
+    fields = {doc: held[doc] for doc in ids if doc in held} if held else {}
+    return Postings(ids, postings.bodies[start:end], fields)
+
+
 def _join(parts: list[Postings]) -> Postings:
-    """Blocks of ascending id ranges as one postings list."""
+    """Blocks of ascending id ranges as one postings list, each column in the narrowest type
+    that holds it (a process keeps many: ids below 65,536 take two bytes, most counts one)."""
     if not parts:
         return EMPTY
     if len(parts) == 1:
-        return parts[0]
-    ids, bodies = array("I"), array("I")
-    fields: dict[int, tuple[int, int, int, int, int]] = {}
-    for part in parts:
-        ids.extend(part.ids)
-        bodies.extend(part.bodies)
-        if part.fields:
-            fields.update(part.fields)
-    return Postings(ids, bodies, fields)
+        ids, bodies = parts[0].ids, parts[0].bodies
+    else:
+        ids, bodies = array("I"), array("I")
+        for part in parts:
+            ids.extend(_wide(part.ids))
+            bodies.extend(_wide(part.bodies))
+    fields: dict[int, FieldCounts] = parts[0].fields if len(parts) == 1 else {}
+    for part in parts if len(parts) > 1 else ():
+        fields.update(part.fields)
+    return Postings(_narrowed(ids), _narrowed(bodies), fields)
+
+
+def _wide(values: array[int]) -> array[int]:
+    """``values`` as unsigned 32-bit numbers (what a block decodes to)."""
+    return values if values.typecode == "I" else array("I", values)
+
+
+def _narrowed(values: array[int]) -> array[int]:
+    """``values`` in the narrowest unsigned type that holds them."""
+    top = max(values, default=0)
+    code = "B" if top < 1 << 8 else "H" if top < 1 << 16 else "I"
+    return values if code == values.typecode else array(code, values)
