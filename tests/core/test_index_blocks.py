@@ -21,7 +21,11 @@ from memquill.index._blocks import BlockEditor
 from memquill.index._codec import BLOCK, CorruptBlob, decode_block, pack, seal, unseal
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteTable
-from memquill.index._postings import PostingsReader
+from memquill.index._postings import (
+    PostingsReader,
+    _narrowed,  # pyright: ignore[reportPrivateUsage]
+    _wide,  # pyright: ignore[reportPrivateUsage]
+)
 from memquill.index._term_lists import (
     _HEAD,  # pyright: ignore[reportPrivateUsage]
     TermList,
@@ -169,6 +173,29 @@ def test_a_reader_kept_across_changes_reads_exactly_the_notes_postings(seed: int
                 assert read_back(PostingsReader(table), connection) == expected(notes)
     finally:
         database.close()
+
+
+@settings(max_examples=200)
+@given(
+    values=st.lists(
+        st.sampled_from([0, 1, 255, 256, 65_535, 65_536, 2**24, 2**32 - 1]) | st.integers(0, 300),
+        max_size=40,
+    ),
+    code=st.sampled_from(["B", "H", "I"]),
+)
+def test_postings_columns_are_narrowed_and_widened_without_changing_a_number(
+    values: list[int], code: str
+) -> None:
+    fits = [value for value in values if value < 1 << (8 * array(code).itemsize)]
+    column = array(code, fits)
+    narrowed = _narrowed(column)
+    top = max(fits, default=0)
+    assert narrowed.tolist() == fits
+    assert narrowed.typecode == (
+        code if not fits or code == "B" else "B" if top < 256 else "H" if top < 65_536 else "I"
+    )
+    widened = _wide(narrowed)
+    assert widened.typecode == "I" and widened.tolist() == fits
 
 
 def test_a_reader_sees_each_change() -> None:
