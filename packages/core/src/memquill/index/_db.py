@@ -70,8 +70,9 @@ _LOG_BYTES: Final = 1 << 20
 _READ_CACHE_KIB: Final = 2048
 """SQLite's page cache while reading: a search reads a few blocks and term lists, which the
 operating system's file cache keeps; a larger cache only holds a warm process's memory up."""
-_WRITE_CACHE_KIB: Final = 16_384
-"""SQLite's page cache inside a write transaction (a build's B-tree pages stay in it)."""
+_LARGE_WRITE_CACHE_KIB: Final = 16_384
+"""SQLite's page cache inside a large write transaction (a build's B-tree pages stay in it;
+an edit's few pages need no more than a search's)."""
 _SIDE_FILES: Final = ("-wal", "-shm")
 _HELD: Final = Counter[tuple[int, int]]()
 """Open connections of this process per index file (device, inode)."""
@@ -149,9 +150,10 @@ class IndexDatabase:
                 self.connection.execute("COMMIT")
 
     @contextlib.contextmanager
-    def writing(self, *, wait: bool = True) -> Generator[sqlite3.Connection]:
+    def writing(self, *, wait: bool = True, large: bool = False) -> Generator[sqlite3.Connection]:
         """A write transaction (waits for other writers, unless ``wait`` is false: then
-        ``sqlite3.OperationalError`` if one is writing); rolled back on any error."""
+        ``sqlite3.OperationalError`` if one is writing); rolled back on any error. A ``large``
+        one (many notes) has a larger page cache while it lasts."""
         with self._guard():
             if wait:
                 self.connection.execute("BEGIN IMMEDIATE")
@@ -161,7 +163,8 @@ class IndexDatabase:
                     self.connection.execute("BEGIN IMMEDIATE")
                 finally:
                     self.connection.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
-            self.connection.execute(f"PRAGMA cache_size = -{_WRITE_CACHE_KIB}")
+            if large:
+                self.connection.execute(f"PRAGMA cache_size = -{_LARGE_WRITE_CACHE_KIB}")
             try:
                 try:
                     yield self.connection
@@ -172,9 +175,10 @@ class IndexDatabase:
                     raise
                 self.connection.execute("COMMIT")
             finally:
-                # Once the transaction ends (no dirty page left to spill), shrinking the cache
-                # frees the pages over the reading size.
-                self.connection.execute(f"PRAGMA cache_size = -{_READ_CACHE_KIB}")
+                if large:
+                    # Once the transaction ends (no dirty page left to spill), shrinking the
+                    # cache frees the pages over the reading size.
+                    self.connection.execute(f"PRAGMA cache_size = -{_READ_CACHE_KIB}")
 
     def wipe_log(self) -> None:
         """Checkpoint the write-ahead log into the database and truncate it to nothing.
