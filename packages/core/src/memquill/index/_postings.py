@@ -73,22 +73,29 @@ class PostingsReader:
             cached = None
         since = -1 if cached is None else cached.checked
         old = {} if cached is None else cached.blocks
-        # A block kept is cut back out of the joined postings: each block is held once.
-        parts: list[tuple[int, int, Postings]] = []
+        # A block kept is cut back out of the joined postings (each block is held once), once
+        # some other block changed.
+        rows: list[tuple[int, int, Postings | None]] = []
         fresh = False
         found = () if number is None else connection.execute(_BLOCKS, (since, number))
         for lo, gen, blob in found:
             if blob is None:
                 kept = old.get(int(lo))
-                if cached is None or kept is None or kept[0] != int(gen):
+                if kept is None or kept[0] != int(gen):
                     raise IndexDamaged(f"block {lo} of {term!r} changed unseen")
-                parts.append((int(lo), kept[0], _cut(cached.joined, kept[1], kept[2])))
+                rows.append((int(lo), kept[0], None))
             else:
-                parts.append((int(lo), int(gen), _decode(blob)))
+                rows.append((int(lo), int(gen), _decode(blob)))
                 fresh = True
-        if cached is not None and not fresh and len(parts) == len(old):
+        if cached is not None and not fresh and len(rows) == len(old):
             cached.checked = generation
             return cached.joined
+        parts: list[tuple[int, int, Postings]] = []
+        for lo, gen, part in rows:
+            if part is None:
+                assert cached is not None  # a block is left out only for a term read before
+                part = _cut(cached.joined, old[lo][1], old[lo][2])
+            parts.append((lo, gen, part))
         if len(self._counts) > _SHARED_COUNTS:
             self._counts.clear()
         joined = _join([part for _, _, part in parts], self._counts)
