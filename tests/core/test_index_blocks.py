@@ -9,6 +9,7 @@ term no note holds any more must leave no block behind.
 from __future__ import annotations
 
 import random
+import sqlite3
 from array import array
 from pathlib import Path
 
@@ -20,7 +21,11 @@ from memquill.index._blocks import BlockEditor
 from memquill.index._codec import BLOCK, CorruptBlob, decode_block, pack, seal, unseal
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteTable
-from memquill.index._postings import PostingsReader
+from memquill.index._postings import (
+    PostingsReader,
+    _narrowed,  # pyright: ignore[reportPrivateUsage]
+    _wide,  # pyright: ignore[reportPrivateUsage]
+)
 from memquill.index._term_lists import (
     _HEAD,  # pyright: ignore[reportPrivateUsage]
     TermList,
@@ -101,6 +106,96 @@ def test_edited_blocks_hold_exactly_the_notes_postings(seed: int) -> None:
             assert stored(database) == expected(notes)
     finally:
         database.close()
+
+
+def read_back(
+    reader: PostingsReader, connection: sqlite3.Connection
+) -> dict[int, dict[int, tuple[int, object]]]:
+    found: dict[int, dict[int, tuple[int, object]]] = {}
+    for term in TERMS:
+        postings = reader.postings(connection, f"t{term}")
+        assert list(postings.ids) == sorted(set(postings.ids))
+        assert len(postings.bodies) == len(postings.ids)
+        assert set(postings.fields) <= set(postings.ids)
+        if postings.ids:
+            found[term] = {
+                doc: (body, postings.fields.get(doc))
+                for doc, body in zip(postings.ids, postings.bodies, strict=True)
+            }
+    return found
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_reader_kept_across_changes_reads_exactly_the_notes_postings(seed: int) -> None:
+    # A reader keeps each term's blocks joined and, after a change, cuts the blocks it kept
+    # back out of them: whatever the changes, it must read what the notes hold (what a new
+    # reader reads).
+    rng = random.Random(seed)
+    database = IndexDatabase(None, "/w")
+    table = NoteTable()
+    reader = PostingsReader(table)
+    notes: dict[int, TermList] = {}
+    next_id = 0
+    try:
+        with database.writing() as connection:
+            connection.executemany(
+                "INSERT INTO lexicon(id, term) VALUES (?, ?)", [(t, f"t{t}") for t in TERMS]
+            )
+        for generation in range(1, 12):
+            with database.writing() as connection:
+                editor = BlockEditor(connection, generation)
+                touched: set[int] = set()
+                for _ in range(rng.choice([1, 3, 40, 300, 700])):
+                    if not notes or rng.random() < 0.5:
+                        doc = next_id if rng.random() < 0.9 else rng.randrange(next_id + 1)
+                        if doc in notes or doc in touched:
+                            continue
+                        next_id = max(next_id, doc + 1)
+                        notes[doc] = term_list(rng)
+                        editor.add(doc, notes[doc])
+                    else:
+                        doc = rng.choice(sorted(notes))
+                        if doc in touched:
+                            continue
+                        if rng.random() < 0.7:
+                            new = term_list(rng)
+                            editor.replace(doc, notes[doc], new)
+                            notes[doc] = new
+                        else:
+                            editor.remove(doc, notes.pop(doc))
+                    touched.add(doc)
+                editor.apply()
+            database.set_meta("generation", generation)
+            with database.reading() as connection:
+                table.refresh(connection)
+                assert read_back(reader, connection) == expected(notes)
+                assert read_back(PostingsReader(table), connection) == expected(notes)
+    finally:
+        database.close()
+
+
+@settings(max_examples=200)
+@given(
+    values=st.lists(
+        st.sampled_from([0, 1, 255, 256, 65_535, 65_536, 2**24, 2**32 - 1]) | st.integers(0, 300),
+        max_size=40,
+    ),
+    code=st.sampled_from(["B", "H", "I"]),
+)
+def test_postings_columns_are_narrowed_and_widened_without_changing_a_number(
+    values: list[int], code: str
+) -> None:
+    fits = [value for value in values if value < 1 << (8 * array(code).itemsize)]
+    column = array(code, fits)
+    narrowed = _narrowed(column)
+    top = max(fits, default=0)
+    assert narrowed.tolist() == fits
+    assert narrowed.typecode == (
+        code if not fits or code == "B" else "B" if top < 256 else "H" if top < 65_536 else "I"
+    )
+    widened = _wide(narrowed)
+    assert widened.typecode == "I" and widened.tolist() == fits
 
 
 def test_a_reader_sees_each_change() -> None:

@@ -248,3 +248,29 @@ def test_the_first_search_of_a_large_vault_says_it_is_indexing(
         assert capsys.readouterr().err == ""
     finally:
         searcher.close()
+
+
+def test_only_a_large_write_holds_the_larger_page_cache(tmp_path: Path) -> None:
+    # A search's connection keeps a small SQLite page cache; a build's large transactions get
+    # a larger one, and give it back when they end, committed or rolled back.
+    from memquill.index._db import IndexDatabase
+
+    database = IndexDatabase(tmp_path / "index.sqlite3", str(tmp_path))
+
+    def cache() -> int:
+        return int(database.connection.execute("PRAGMA cache_size").fetchone()[0])
+
+    try:
+        reading = cache()
+        with database.writing():
+            assert cache() == reading
+        with database.writing(large=True):
+            assert cache() < reading  # negative: KiB, larger in magnitude
+        assert cache() == reading
+        with pytest.raises(RuntimeError), database.writing(large=True):
+            raise RuntimeError
+        assert cache() == reading
+        with database.reading():
+            assert cache() == reading
+    finally:
+        database.close()

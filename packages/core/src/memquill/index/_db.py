@@ -67,6 +67,12 @@ _BUSY_MS: Final = 60_000
 _WIPE_BUSY_MS: Final = 2_000
 """How long truncating the log waits for readers of older snapshots (then: at the next one)."""
 _LOG_BYTES: Final = 1 << 20
+_READ_CACHE_KIB: Final = 2048
+"""SQLite's page cache while reading: a search reads a few blocks and term lists, which the
+operating system's file cache keeps; a larger cache only holds a warm process's memory up."""
+_LARGE_WRITE_CACHE_KIB: Final = 16_384
+"""SQLite's page cache inside a large write transaction (a build's B-tree pages stay in it;
+an edit's few pages need no more than a search's)."""
 _SIDE_FILES: Final = ("-wal", "-shm")
 _HELD: Final = Counter[tuple[int, int]]()
 """Open connections of this process per index file (device, inode)."""
@@ -144,9 +150,10 @@ class IndexDatabase:
                 self.connection.execute("COMMIT")
 
     @contextlib.contextmanager
-    def writing(self, *, wait: bool = True) -> Generator[sqlite3.Connection]:
+    def writing(self, *, wait: bool = True, large: bool = False) -> Generator[sqlite3.Connection]:
         """A write transaction (waits for other writers, unless ``wait`` is false: then
-        ``sqlite3.OperationalError`` if one is writing); rolled back on any error."""
+        ``sqlite3.OperationalError`` if one is writing); rolled back on any error. A ``large``
+        one (many notes) has a larger page cache while it lasts."""
         with self._guard():
             if wait:
                 self.connection.execute("BEGIN IMMEDIATE")
@@ -156,14 +163,22 @@ class IndexDatabase:
                     self.connection.execute("BEGIN IMMEDIATE")
                 finally:
                     self.connection.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            if large:
+                self.connection.execute(f"PRAGMA cache_size = -{_LARGE_WRITE_CACHE_KIB}")
             try:
-                yield self.connection
-            except BaseException:
-                # SQLite rolls back by itself on some errors (a full disk): never mask those.
-                if self.connection.in_transaction:
-                    self.connection.execute("ROLLBACK")
-                raise
-            self.connection.execute("COMMIT")
+                try:
+                    yield self.connection
+                except BaseException:
+                    # SQLite rolls back by itself on some errors (a full disk): never mask those.
+                    if self.connection.in_transaction:
+                        self.connection.execute("ROLLBACK")
+                    raise
+                self.connection.execute("COMMIT")
+            finally:
+                if large:
+                    # Once the transaction ends (no dirty page left to spill), shrinking the
+                    # cache frees the pages over the reading size.
+                    self.connection.execute(f"PRAGMA cache_size = -{_READ_CACHE_KIB}")
 
     def wipe_log(self) -> None:
         """Checkpoint the write-ahead log into the database and truncate it to nothing.
@@ -235,7 +250,7 @@ class IndexDatabase:
         # A checkpoint leaves the log at most this long (a build would leave it tens of MB).
         execute(f"PRAGMA journal_size_limit = {_LOG_BYTES}")
         execute("PRAGMA cell_size_check = ON")
-        execute("PRAGMA cache_size = -16384")
+        execute(f"PRAGMA cache_size = -{_READ_CACHE_KIB}")
         execute("BEGIN IMMEDIATE")
         try:
             exists = execute(

@@ -10,13 +10,14 @@ matrix) is kept by note id and the time it was read, which name one version of t
 from __future__ import annotations
 
 import sqlite3
+import sys
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final
 
-from memquill.index._codec import Postings, decode_block, stored_blob
+from memquill.index._codec import FieldCounts, Postings, decode_block, stored_blob
 from memquill.index._db import IndexDamaged
 from memquill.index._lexicon import term_id
 from memquill.index._notes import NoteTable
@@ -24,8 +25,12 @@ from memquill.index._term_lists import ChunkMatrix, decode_chunk_matrix
 
 EMPTY: Final = Postings(array("I"), array("I"), {})
 _HELD: Final = 1 << 22
-"""Postings entries kept, over every term (about 8 bytes each, twice)."""
-_LIST_MEMO: Final = 4096
+"""Postings entries kept, over every term (3 to 8 bytes each)."""
+_LIST_MEMO: Final = 2048
+"""Term lists kept (about 2 KB each decoded; a search re-scores about 50 notes)."""
+_SWAP: Final = sys.byteorder != "little"
+_SHARED_COUNTS: Final = 1 << 16
+"""Distinct field counts kept as shared tuples (then they start over)."""
 _BLOCKS: Final = (
     "SELECT lo, gen, CASE WHEN gen > ? THEN data END FROM postings WHERE term = ? ORDER BY lo"
 )
@@ -33,12 +38,12 @@ _BLOCKS: Final = (
 
 @dataclass(slots=True)
 class _Term:
-    """A term's postings as read: its id, its blocks (first note id -> generation, postings),
-    joined."""
+    """A term's postings as read: its id, its blocks joined, and where each block lies in them
+    (first note id -> generation, start, end)."""
 
     checked: int
     id: int | None
-    blocks: dict[int, tuple[int, Postings]]
+    blocks: dict[int, tuple[int, int, int]]
     joined: Postings
 
 
@@ -50,6 +55,8 @@ class PostingsReader:
         self._terms: OrderedDict[str, _Term] = OrderedDict()
         self._held = 0
         self._lists: OrderedDict[tuple[int, int], ChunkMatrix] = OrderedDict()
+        self._counts: dict[FieldCounts, FieldCounts] = {}
+        """One tuple for each distinct field counts held (most notes hold the same few)."""
 
     def postings(self, connection: sqlite3.Connection, term: str) -> Postings:
         """The postings of ``term`` over every indexed note, ids ascending."""
@@ -66,22 +73,37 @@ class PostingsReader:
             cached = None
         since = -1 if cached is None else cached.checked
         old = {} if cached is None else cached.blocks
-        blocks: dict[int, tuple[int, Postings]] = {}
+        # A block kept is cut back out of the joined postings (each block is held once), once
+        # some other block changed.
+        rows: list[tuple[int, int, Postings | None]] = []
         fresh = False
-        rows = () if number is None else connection.execute(_BLOCKS, (since, number))
-        for lo, gen, blob in rows:
+        found = () if number is None else connection.execute(_BLOCKS, (since, number))
+        for lo, gen, blob in found:
             if blob is None:
                 kept = old.get(int(lo))
                 if kept is None or kept[0] != int(gen):
                     raise IndexDamaged(f"block {lo} of {term!r} changed unseen")
-                blocks[int(lo)] = kept
+                rows.append((int(lo), kept[0], None))
             else:
-                blocks[int(lo)] = (int(gen), _decode(blob))
+                rows.append((int(lo), int(gen), _decode(blob)))
                 fresh = True
-        if cached is not None and not fresh and blocks.keys() == old.keys():
+        if cached is not None and not fresh and len(rows) == len(old):
             cached.checked = generation
             return cached.joined
-        joined = _join([part for _, part in blocks.values()])
+        parts: list[tuple[int, int, Postings]] = []
+        for lo, gen, part in rows:
+            if part is None:
+                assert cached is not None  # a block is left out only for a term read before
+                part = _cut(cached.joined, old[lo][1], old[lo][2])
+            parts.append((lo, gen, part))
+        if len(self._counts) > _SHARED_COUNTS:
+            self._counts.clear()
+        joined = _join([part for _, _, part in parts], self._counts)
+        blocks: dict[int, tuple[int, int, int]] = {}
+        start = 0
+        for lo, gen, part in parts:
+            blocks[lo] = (gen, start, start + len(part.ids))
+            start += len(part.ids)
         if cached is not None:
             self._held -= len(cached.joined.ids)
         entry = _Term(generation, number, blocks, joined)
@@ -125,6 +147,7 @@ class PostingsReader:
         self._terms.clear()
         self._held = 0
         self._lists.clear()
+        self._counts.clear()
 
     def _keep(self, key: tuple[int, int], blob: object) -> ChunkMatrix:
         try:
@@ -152,17 +175,71 @@ def _decode(blob: object) -> Postings:
         raise IndexDamaged(str(error)) from None
 
 
-def _join(parts: list[Postings]) -> Postings:
-    """Blocks of ascending id ranges as one postings list."""
+def _cut(postings: Postings, start: int, end: int) -> Postings:
+    """The entries ``start`` to ``end`` of ``postings`` (one block of them)."""
+    ids = postings.ids[start:end]
+    held = postings.fields
+    fields = {doc: held[doc] for doc in ids if doc in held} if held else {}
+    return Postings(ids, postings.bodies[start:end], fields)
+
+
+def _join(parts: list[Postings], shared: dict[FieldCounts, FieldCounts]) -> Postings:
+    """Blocks of ascending id ranges as one postings list, each column in the narrowest type
+    that holds it (a process keeps many: ids below 65,536 take two bytes, most counts one),
+    and equal field counts as one tuple (taken from ``shared``, which keeps each new one)."""
     if not parts:
         return EMPTY
     if len(parts) == 1:
-        return parts[0]
-    ids, bodies = array("I"), array("I")
-    fields: dict[int, tuple[int, int, int, int, int]] = {}
+        ids, bodies = parts[0].ids, parts[0].bodies
+    else:
+        ids, bodies = array("I"), array("I")
+        for part in parts:
+            ids.extend(_wide(part.ids))
+            bodies.extend(_wide(part.bodies))
+    fields: dict[int, FieldCounts] = {}
     for part in parts:
-        ids.extend(part.ids)
-        bodies.extend(part.bodies)
-        if part.fields:
-            fields.update(part.fields)
-    return Postings(ids, bodies, fields)
+        held = part.fields
+        if held:
+            counts = held.values()
+            fields.update(zip(held.keys(), map(shared.setdefault, counts, counts), strict=True))
+    return Postings(_narrowed(ids), _narrowed(bodies), fields)
+
+
+def _wide(values: array[int]) -> array[int]:
+    """``values`` as unsigned 32-bit numbers (what a block decodes to)."""
+    return values if values.typecode == "I" else _recode(values, "I")
+
+
+def _narrowed(values: array[int]) -> array[int]:
+    """``values`` (unsigned) in the narrowest type that holds them."""
+    if _SWAP:  # pragma: no cover - big-endian hosts
+        return _narrowed_slowly(values)
+    if not values or values.typecode == "B":
+        return values
+    raw = values.tobytes()
+    width, count = values.itemsize, len(values)
+    # How many low bytes of each number are not all zero (a pass in C per byte position).
+    used = width
+    while used > 1 and raw[used - 1 :: width].count(0) == count:
+        used -= 1
+    code = "B" if used == 1 else "H" if used == 2 else values.typecode
+    return values if code == values.typecode else _recode(values, code, raw)
+
+
+def _narrowed_slowly(values: array[int]) -> array[int]:  # pragma: no cover - big-endian
+    top = max(values, default=0)
+    code = "B" if top < 1 << 8 else "H" if top < 1 << 16 else "I"
+    return values if code == values.typecode else array(code, values)
+
+
+def _recode(values: array[int], code: str, raw: bytes | None = None) -> array[int]:
+    """``values`` (unsigned, each fitting ``code``) as an array of type ``code``, moved byte by
+    byte in C (converting number by number would make an object of each)."""
+    if _SWAP:  # pragma: no cover - big-endian hosts
+        return array(code, values)
+    raw = values.tobytes() if raw is None else raw
+    source, target = values.itemsize, array(code).itemsize
+    moved = bytearray(target * len(values))
+    for byte in range(min(source, target)):
+        moved[byte::target] = raw[byte::source]
+    return array(code, moved)

@@ -28,6 +28,9 @@ from memquill.index._term_lists import TermList, decode_term_list, relabel
 
 _LOOKUP: Final = 500
 """Ids looked up per statement (well under SQLite's limit on parameters)."""
+_LARGE_BATCH: Final = 256
+"""From this many notes stored or removed at once, a transaction gets SQLite's larger page
+cache (a build's batches; an edit or two keep a search's)."""
 
 
 class IndexWriter:
@@ -52,7 +55,9 @@ class IndexWriter:
         """
         db, notes = self._db, self._notes
         wipe = False
-        with db.writing() as connection:
+        removals = list(removals)
+        large = len(removals) + (0 if batch is None else len(batch.notes)) >= _LARGE_BATCH
+        with db.writing(large=large) as connection:
             notes.refresh(connection)
             generation = db.meta_int("generation") + 1
             next_id = db.meta_int("next_id")
