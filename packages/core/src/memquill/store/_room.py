@@ -16,8 +16,8 @@ write, in this order and only as far as needed:
 3. folds live facts' history beyond the retention depth, then all of it.
 
 Only if the file is still too large is the write refused (``capacity``). What is folded or
-emptied depends only on the records, so two machines compact alike, and a compacted copy
-merges with an uncompacted one to the compacted text (``docs/sync.md``).
+emptied depends only on the records and the write, so two machines compact alike, and a
+compacted copy merges with an uncompacted one to the compacted text (``docs/sync.md``).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ _HEADROOM: Final = 2
 
 
 def with_room(operation: Operation, capacity: int, record_key: bytes) -> Operation:
-    """``operation``, then, when its draft would not fit in ``capacity`` bytes, the draft with
-    every superseded version's text dropped (fingerprinted with ``record_key``)."""
+    """``operation``, then, when its draft would not fit in ``capacity`` bytes, room made in
+    the draft as the module says (dropped text fingerprinted with ``record_key``)."""
 
     def run(snapshot: Snapshot, draft: list[Record]) -> Outcome:
         outcome = operation(snapshot, draft)

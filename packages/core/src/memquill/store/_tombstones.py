@@ -41,6 +41,7 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -258,6 +259,7 @@ def _body_key(body: JSONValue) -> tuple[str, str, str, str]:
 _PARSED: Final[dict[_Body, Ledger]] = {}
 """The last few ledgers decoded or written, by their parts (never changed once here)."""
 _PARSED_KEPT: Final = 8
+_PARSED_LOCK: Final = threading.Lock()
 
 
 def _parsed(body: _Body) -> Ledger:
@@ -290,9 +292,10 @@ def _remember(body: _Body, ledger: Ledger) -> None:
 
 
 def _keep(body: _Body, ledger: Ledger) -> None:
-    _PARSED[body] = ledger
-    while len(_PARSED) > _PARSED_KEPT:
-        del _PARSED[next(iter(_PARSED))]
+    with _PARSED_LOCK:  # stores in several threads: the oldest is dropped by one of them
+        _PARSED[body] = ledger
+        while len(_PARSED) > _PARSED_KEPT:
+            del _PARSED[next(iter(_PARSED))]
 
 
 def _chunks(text: str, size: int) -> list[str]:
