@@ -122,48 +122,36 @@ def _skipped_imports(code: CodeType, package: str) -> dict[str, str]:
     Renamed imports (``name as other``), private names (``_name``), ``__future__`` and
     everything ``import module`` binds are left out.
 
-    The compiled code, not the source, so a package installed without its ``.py`` files
-    serves its names too.
+    The compiled code (through :mod:`dis`, whose instructions are the same from one Python to
+    the next for these statements), not the source, so a package installed without its ``.py``
+    files serves its names too.
     """
-    import opcode  # the first lookup's, never the import's (a search has it loaded already)
+    import dis  # the first lookup's, never the import's
 
-    ops = opcode.opmap
     homes: dict[str, str] = {}
     pushed: list[object] = [None, None]  # what the last two instructions pushed (constants)
     module: str | None = None  # the module of the ``from`` import being read
     imported = ""  # the name the last instruction imported from it
-    raw, extended = code.co_code, 0
-    # Read the instructions directly: two bytes each (operation, argument), a longer argument
-    # spread over EXTENDED_ARG prefixes, inline CACHE entries between them (``dis`` takes
-    # several times longer, formatting what it does not need).
-    for offset in range(0, len(raw), 2):
-        operation, argument = raw[offset], raw[offset + 1] | extended
-        if operation == ops["EXTENDED_ARG"]:
-            extended = argument << 8
+    for instruction in dis.get_instructions(code):
+        operation, value = instruction.opname, instruction.argval
+        if operation == "EXTENDED_ARG":  # a long argument's prefix, part of what follows
             continue
-        extended = 0
-        if operation == ops["CACHE"]:
-            continue
-        value: object = None
-        if operation == ops["LOAD_CONST"]:
-            value = code.co_consts[argument]
-        elif operation == ops.get("LOAD_SMALL_INT"):  # Python 3.14's small constants
-            value = argument
-        elif operation == ops["IMPORT_NAME"]:
+        if operation == "IMPORT_NAME":
             # A ``from`` import pushes its level, then the names it takes (``import``: None).
             level, names = pushed
             module = None
             if isinstance(level, int) and isinstance(names, tuple):
-                module = _absolute(code.co_names[argument], level, package)
+                module = _absolute(str(value), level, package)
         elif (
-            operation == ops["STORE_NAME"]
-            and code.co_names[argument] == imported  # not renamed
+            operation == "STORE_NAME"
+            and value == imported  # not renamed
             and module not in (None, "__future__")
             and not imported.startswith("_")
         ):
             homes[imported] = module
-        imported = code.co_names[argument] if operation == ops["IMPORT_FROM"] else ""
-        pushed = [pushed[1], value]
+        imported = str(value) if operation == "IMPORT_FROM" else ""
+        constant = operation in ("LOAD_CONST", "LOAD_SMALL_INT")  # 3.14: small ints apart
+        pushed = [pushed[1], value if constant else None]
     return homes
 
 
