@@ -103,3 +103,27 @@ def test_upsert_refuses_what_names_no_fact_once_before_touching_anything(
         store.upsert(candidates)
     assert not (tmp_path / "memory").exists()
     store.close()
+
+
+def test_a_put_again_writes_nothing_only_when_text_and_extra_are_the_same_json(
+    tmp_path: Path,
+) -> None:
+    # 1 and 1.0 are equal in Python, not in what a read gives back: a put of 1.0 over 1 is a
+    # change; the very same value is not, by either path (a put, an upsert).
+    items = ItemStore(tmp_path)
+    items.put(ANA, "n", {"content": "Ana's number.", "n": 1})
+    store = RecordStore(tmp_path.joinpath(*ANA))
+    try:
+        before = store.snapshot().revision
+        items.put(ANA, "n", {"content": "Ana's number.", "n": 1})
+        assert store.snapshot().revision == before
+        items.put(ANA, "n", {"content": "Ana's number.", "n": 1.0})
+        after = store.snapshot()
+        assert after.revision != before
+        current = after.by_key(next(r.key for r in after.records if r.key) or "")
+        assert current is not None and current.extra is not None
+        assert current.holds(current.content, dict(current.extra))
+        assert not current.holds(current.content, None)
+        assert not current.holds(current.content + " ", dict(current.extra))
+    finally:
+        store.close()

@@ -30,7 +30,6 @@ it last read them.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import threading
 import uuid
@@ -317,7 +316,7 @@ class ItemStore:
                             key=name,
                             extra=extra,
                         )
-                    elif current.content != text or not _same_json(current.extra, extra):
+                    elif not current.holds(text, extra):
                         revision = snapshot.record_revision(current)
                         outcome = correct(
                             space.session, FactKey(name), text, revision, source=source, extra=extra
@@ -585,15 +584,6 @@ class ItemStore:
             if labels is not None and labels[: len(prefix)] == prefix:
                 found.append(labels)
         return sorted(found)
-
-
-def _same_json(
-    stored: Mapping[str, JSONValue] | None, given: Mapping[str, JSONValue] | None
-) -> bool:
-    # Compared as JSON text: 1 and 1.0 are equal in Python, not in what a read gives back.
-    if stored is None or given is None:
-        return stored is given
-    return json.dumps(stored, ensure_ascii=False) == json.dumps(given, ensure_ascii=False)
 
 
 def _fresh(item: StoredItem) -> StoredItem:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias, cast
@@ -81,6 +82,17 @@ class Record:
         """Extra JSON a host attached to the fact beside its text (``None``: none)."""
         value = self.meta.get(EXTRA_FIELD)
         return cast("Mapping[str, JSONValue]", value) if isinstance(value, dict) else None
+
+    def holds(self, content: str, extra: Mapping[str, JSONValue] | None) -> bool:
+        """Whether this version holds exactly ``content`` and ``extra`` (extra compared as
+        JSON text: ``1`` and ``1.0`` are equal in Python, not in what a read gives back), so
+        writing them again would change nothing."""
+        if self.content != content:
+            return False
+        held = self.extra
+        if held is None or extra is None:
+            return held is extra
+        return json.dumps(held, ensure_ascii=False) == json.dumps(extra, ensure_ascii=False)
 
     @property
     def source_key(self) -> str | None:

@@ -15,14 +15,13 @@ candidate that was blocked. A write of many facts is all or none.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from memquill.store._append import append_candidates
 from memquill.store._edits import correction
 from memquill.store._fact_keys import FactKey
 from memquill.store._fingerprints import BLOCKING_KINDS, text_fingerprint
-from memquill.store._record import JSONValue, Record
+from memquill.store._record import Record
 from memquill.store._results import Candidate, Snapshot
 from memquill.store._targets import UNCHANGED
 from memquill.store._transaction import Operation, Outcome
@@ -70,7 +69,7 @@ def upserting(
             if not append_waiting():
                 blocked = True
                 break
-            if current.content == candidate.content and _same_json(current.extra, candidate.extra):
+            if current.holds(candidate.content, candidate.extra):
                 ids.append(current.id)
                 forgotten.append(None)
                 continue
@@ -119,12 +118,3 @@ def _blocked(
         for candidate in batch
     )
     return Outcome("blocked", tuple(None for _ in batch), forgotten_at=forgotten)
-
-
-def _same_json(
-    stored: Mapping[str, JSONValue] | None, given: Mapping[str, JSONValue] | None
-) -> bool:
-    # Compared as JSON text: 1 and 1.0 are equal in Python, not in what a read gives back.
-    if stored is None or given is None:
-        return stored is given
-    return json.dumps(stored, ensure_ascii=False) == json.dumps(given, ensure_ascii=False)
