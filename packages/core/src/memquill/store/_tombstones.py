@@ -46,7 +46,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Final, cast, overload
+from typing import Final, cast
 
 from memquill.store._codec import iso_timestamp
 from memquill.store._record import JSONValue, Record, source_key
@@ -216,8 +216,9 @@ def _inserted(text: str, width: int, entries: list[str]) -> str:
     return "".join(pieces)
 
 
-class _Tokens(Sequence[str]):
-    """The tokens of a written ledger part, by index, read out of the text as asked."""
+class _Tokens:
+    """The tokens of a written ledger part, by index, read out of the text as :mod:`bisect`
+    asks for them."""
 
     def __init__(self, text: str, width: int) -> None:
         self._text, self._width = text, width
@@ -225,13 +226,7 @@ class _Tokens(Sequence[str]):
     def __len__(self) -> int:
         return len(self._text) // self._width
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def __getitem__(self, index: int) -> str:
         start = index * self._width
         return self._text[start : start + _TOKEN]
 
