@@ -195,6 +195,31 @@ def test_everything_works_from_the_keyboard(browser: Browser, url: str, workspac
     assert tab.errors == []
 
 
+def test_closing_the_forget_dialog_never_takes_focus_back_from_where_it_moved(
+    browser: Browser, url: str, workspace: Path
+) -> None:
+    # The dialog's close event is queued: focus may move (the next Tab, a script) before it
+    # runs, and the handler must not pull focus back to Forget, where Enter would reopen it.
+    (record_id,) = seed(workspace, "Keep this fact")
+    tab = open_tab(browser, url)
+    page = tab.page
+    article = page.locator(f"#record-{record_id}")
+    article.get_by_role("button", name="Forget").click()
+    expect(page.locator("#forget-dialog")).to_be_visible()
+    page.evaluate(
+        """id => {
+            document.getElementById("forget-dialog").close();
+            document.querySelector(`#record-${id} [data-action=edit]`).focus();
+        }""",
+        record_id,
+    )
+    expect(page.locator("#forget-dialog")).to_be_hidden()
+    page.evaluate("() => new Promise(done => setTimeout(done, 0))")  # the queued close event ran
+    expect(article.get_by_role("button", name="Edit")).to_be_focused()
+    assert "Keep this fact" in _active(workspace)
+    assert tab.errors == []
+
+
 def test_errors_are_shown_in_words(browser: Browser, url: str, workspace: Path) -> None:
     seed(workspace, "a fact")
     page = open_tab(browser, url).page

@@ -161,7 +161,13 @@
     const article = forgetting;
     forgetting = null;
     if (!article) return;
-    if (dialog.returnValue !== "forget") return article.querySelector("[data-action=forget]").focus();
+    if (dialog.returnValue !== "forget") {
+      // The close event is queued: by now focus may have moved on, and it stays where it went.
+      // Only focus that was lost (on the body) goes back to the Forget button.
+      const active = document.activeElement;
+      if (!active || active === body) article.querySelector("[data-action=forget]").focus();
+      return;
+    }
     const result = await post({
       action: "forget", id: article.dataset.id, expectedRevision: article.dataset.revision,
     });
