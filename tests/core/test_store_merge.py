@@ -15,8 +15,7 @@ from tests.core.store_helpers import PAUSE_BEFORE_RENAME, children, manual, raw
 
 from memquill import RecordStore
 from memquill.errors import BusyError, ConflictError
-from memquill.store._merge import merge_files
-from memquill.store._merge_ops import MergeResult
+from memquill.store._merge import MergeResult, merge_files
 
 PAUSED_MERGE = """
 import os, sys

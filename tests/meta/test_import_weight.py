@@ -193,7 +193,6 @@ STORE_WRITE_SIDE = (
     "memquill.store._import",
     "memquill.store._room",
     "memquill.store._merge",
-    "memquill.store._merge_ops",
     "memquill.store._doctor",
     "memquill.store._diagnose",
     "memquill.store._repair",

@@ -61,8 +61,11 @@ if typing.TYPE_CHECKING:
     from memquill.store._fileio import read_bounded as read_bounded
     from memquill.store._history import HistoryFigures
     from memquill.store._import import ImportPlan as ImportPlan
-    from memquill.store._merge import MergeReport as MergeReport, merge_files as merge_files
-    from memquill.store._merge_ops import MergeResult as MergeResult
+    from memquill.store._merge import (
+        MergeReport as MergeReport,
+        MergeResult as MergeResult,
+        merge_files as merge_files,
+    )
     from memquill.store._postgres_location import (
         PostgresLocation as PostgresLocation,
         parse_location,

@@ -23,19 +23,25 @@ machine merges (``docs/sync.md``):
   had, as history does), and is reported until it is renamed again or forgotten.
 
 :func:`divergences` and :func:`renamed_keys` find what is still waiting for a person in any
-file, so ``doctor`` and the management page can show it.
+file, so ``doctor`` and the management page can show it; :func:`keep_operation` is a person's
+choice among a diverged fact's versions (``memquill sync keep``), a store write checked against
+the revision they looked at, like every other write.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from memquill.errors import InvalidInputError, Messages, NotFoundError
+from memquill.store._edits import expand_id, expand_revision
 from memquill.store._fingerprints import with_fingerprint
 from memquill.store._record import EXTRA_FIELD, KEY_FIELD, JSONValue, Record
+from memquill.store._results import Snapshot, check_revision
+from memquill.store._transaction import Operation, Outcome
 
 _ERASED: Final = frozenset({KEY_FIELD, EXTRA_FIELD})
 _MAX_KEY: Final = 200
@@ -271,3 +277,69 @@ def family_of(records: Sequence[Record], record_id: str) -> tuple[Record, ...]:
     if target is None:
         return ()
     return tuple(record for record in records if record.root_id == target.root_id)
+
+
+def keep_operation(
+    record_id: str,
+    expected_revision: str,
+    *,
+    source: dict[str, JSONValue],
+    now: str,
+    new_id: Callable[[], str],
+    hashed: Callable[[str], dict[str, JSONValue]],
+    prefixes: bool = False,
+) -> Operation:
+    """The operation that settles a diverged fact on the version ``record_id`` (with
+    ``prefixes``, the id and the revision may be short forms: :mod:`memquill.store._edits`).
+
+    Keeping the active version marks every waiting version ``resolvedBy`` it. Keeping one of
+    the other machines' versions writes its text as a new version correcting the active one
+    (``source``, at ``now``), and marks every waiting version ``resolvedBy`` the new one.
+    ``hashed`` gives the operation-hash fields of a key.
+
+    Raises (when run):
+        ConflictError: ``expected_revision`` is neither the store's nor the record's revision.
+        NotFoundError: no record has that id. InvalidInputError: it is not part of a diverged
+            fact.
+    """
+
+    def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+        named, expected = record_id, expected_revision
+        if prefixes:  # any version may be kept: an unknown prefix is ``not_found``, as a forget's
+            named = expand_id(snapshot, named, forgetting=True)
+            expected = expand_revision(snapshot, named, expected)
+        target = snapshot.find(named)
+        check_revision(snapshot, target, expected)
+        if target is None:
+            raise NotFoundError(Messages.NOT_FOUND)
+        found = _divergence_of(snapshot, target.id)
+        if found is None:
+            raise InvalidInputError(Messages.NOT_DIVERGED)
+        active = snapshot.find(found.active_id)
+        assert active is not None  # divergences name an active version
+        kept = active.id
+        if target.id != active.id:
+            kept = new_id()
+            draft[draft.index(active)] = active.evolve(status="superseded", updatedAt=now)
+            material = f"keep:{target.id}:{active.id}:{expected}"
+            successor = active.successor(
+                target.content, new_id=kept, source=source, stamp=now, hashed=hashed(material)
+            )
+            draft.append(successor)
+        waiting = set(found.other_ids)
+        draft[:] = [
+            Record({**record.meta, RESOLVED_FIELD: kept}, record.content)
+            if record.id in waiting
+            else record
+            for record in draft
+        ]
+        return Outcome("saved", (kept,), frozenset({kept}))
+
+    return operation
+
+
+def _divergence_of(snapshot: Snapshot, record_id: str) -> Divergence | None:
+    for found in divergences(snapshot.records):
+        if record_id == found.active_id or record_id in found.other_ids:
+            return found
+    return None

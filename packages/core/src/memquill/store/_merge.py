@@ -37,6 +37,11 @@ whichever side is "ours" (``docs/sync.md`` is the contract):
 The merge is pure (bytes in, bytes out) and the result always decodes: every invariant the
 store keeps holds for it. Neither side is trusted more than the other, so the result is the
 same when the sides are swapped, and merging a result again changes nothing.
+
+It runs on three files (:func:`merge_files`: the git merge driver's), or as an operation the
+store's locked transaction runs on the current records, any backend (:func:`merge_operation`:
+``RecordStore.merge`` and ``resolve_conflict_copies``): the merge takes the writer lock,
+merges whatever the store holds at that moment and publishes atomically.
 """
 
 from __future__ import annotations
@@ -45,10 +50,12 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final, TypeAlias
 
-from memquill.errors import CapacityError, CorruptError, Messages
+from memquill.errors import CapacityError, ConflictError, CorruptError, Messages
 from memquill.store._codec import (
+    HEADER,
     MAX_STORE_BYTES,
     StoreImage,
     decode_store,
@@ -66,7 +73,9 @@ from memquill.store._families import (
 )
 from memquill.store._fingerprints import text_fingerprint, with_fingerprint
 from memquill.store._record import KEY_FIELD, JSONValue, Record
+from memquill.store._results import Snapshot, WriteResult
 from memquill.store._tombstones import fold, is_ledger, ledger_of, token
+from memquill.store._transaction import Operation, Outcome
 
 _RANK: Final = {"active": 0, "superseded": 1, "revoked": 2}
 _OWN_FIELDS: Final = frozenset({"status", "updatedAt"})
@@ -160,6 +169,63 @@ def merge_files(
     if len(data) > MAX_STORE_BYTES:
         raise CapacityError(Messages.FULL)
     return data, merged.report
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """What merging another copy into the store did.
+
+    Attributes:
+        write: the store's answer (``saved``: the file changed; ``duplicate``: it already held
+            everything the other copy had).
+        report: what the merge decided (added, folded, diverged, renamed keys).
+    """
+
+    write: WriteResult
+    report: MergeReport
+
+
+def merge_operation(
+    theirs: bytes,
+    base: bytes,
+    expected_revision: str | None,
+    reports: list[MergeReport],
+    backup: datetime | None = None,
+    record_key: bytes | None = None,
+) -> Operation:
+    """The operation that merges ``theirs`` (with common ancestor ``base``) into the store.
+
+    ``reports`` receives the merge's report when it runs; with ``backup``, the file is backed
+    up first when the merge changes it (``memory/.records-backup-<backup>.md``). Text a forget
+    erases keeps its fingerprint, keyed with ``record_key``.
+
+    Raises (when built):
+        CorruptError: ``theirs`` or ``base`` is not a valid managed records file.
+    Raises (when run):
+        ConflictError: ``expected_revision`` is given and is not the store revision.
+    """
+    their_image = decode_side(theirs, Messages.MERGE_THEIRS_CORRUPT)
+    base_image = decode_side(base, Messages.MERGE_BASE_CORRUPT)
+    # Theirs counts only as a file (an empty side decodes with memquill's header); the
+    # transaction ranks it against ours (``merged_header``), as the merge driver does.
+    header = their_image.header if theirs else None
+
+    def operation(snapshot: Snapshot, draft: list[Record]) -> Outcome:
+        if expected_revision is not None and expected_revision != snapshot.revision:
+            raise ConflictError(Messages.STALE)
+        merged = merge_records(
+            base_image.records, snapshot.records, their_image.records, record_key
+        )
+        reports.append(merged.report)
+        # No records either side and no file to take from the other: do not create one (any
+        # other unchanged result is caught by the transaction, which compares the bytes).
+        if not merged.records and not snapshot.records and not theirs:
+            return Outcome("duplicate")
+        decode_store(encode_store(StoreImage(HEADER, merged.records)))  # a guard, never hit
+        draft[:] = merged.records
+        return Outcome("saved", header=header, backup=backup)
+
+    return operation
 
 
 def merge_images(

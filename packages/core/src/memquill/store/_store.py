@@ -61,8 +61,7 @@ from memquill.store._transaction import Locations, Operation, Outcome, locate
 if TYPE_CHECKING:
     from memquill.store._doctor import DoctorReport
     from memquill.store._import import ImportPlan
-    from memquill.store._merge import MergeReport
-    from memquill.store._merge_ops import MergeResult
+    from memquill.store._merge import MergeReport, MergeResult
     from memquill.store._secrets import SecretScanner
 
 DEFAULT_LOCK_TIMEOUT: Final = 5.0
@@ -671,8 +670,7 @@ class RecordStore:
             CapacityError, BusyError, UnsafePathError, StorageError.
         """
         # Merges: loaded by the first merge, never by a read (cold start).
-        from memquill.store._merge import MergeReport
-        from memquill.store._merge_ops import MergeResult, merge_operation
+        from memquill.store._merge import MergeReport, MergeResult, merge_operation
 
         reports: list[MergeReport] = []
         operation = merge_operation(
@@ -699,7 +697,7 @@ class RecordStore:
             errors.
         """
         # Merges: loaded by the first merge, never by a read (cold start).
-        from memquill.store._merge_ops import keep_operation
+        from memquill.store._families import keep_operation
 
         validate_source(source)
         key = self._record_key.load()
@@ -727,8 +725,7 @@ class RecordStore:
             BusyError, UnsafePathError, StorageError.
         """
         # Merges: loaded by the first merge, never by a read (cold start).
-        from memquill.store._merge import MergeReport
-        from memquill.store._merge_ops import merge_operation
+        from memquill.store._merge import MergeReport, merge_operation
 
         locations = locate(self._workspace)
         backup: str | None = None
