@@ -1,8 +1,9 @@
 """``memquill.sync`` is the one place every sync name is imported from (``docs/sync.md``).
 
-The merge's code runs inside the store's transaction and its writes go through the write path,
-so the names live in ``memquill.store`` and ``memquill.tools``; the sync facade answers for each
-of them with the very same object, and importing it loads none of them until one is used.
+The record-level merge's code runs inside the store's transaction, so its names live in
+``memquill.store``; the sync facade answers for each of them with the very same object, and
+importing it loads none of them until one is used. Sync's writes live in ``memquill.sync``
+itself; ``memquill.tools`` still answers for them, with a warning naming their home.
 """
 
 from __future__ import annotations
@@ -27,18 +28,23 @@ FROM_STORE = (
     "ResolvedCopy",
     "merge_files",
 )
-FROM_TOOLS = ("keep_version", "merge_copy", "resolve_conflict_copies")
+WRITES = ("keep_version", "merge_copy", "resolve_conflict_copies")
 
 
 def test_every_sync_name_is_imported_from_the_sync_facade() -> None:
     with warnings.catch_warnings():
-        # The store and the tools serve these to the sync facade; they are not public there.
+        # The store serves these to the sync facade; they are not public there.
         warnings.simplefilter("ignore", DeprecationWarning)
         for name in FROM_STORE:
             assert getattr(memquill.sync, name) is getattr(memquill.store, name), name
-        for name in FROM_TOOLS:
-            assert getattr(memquill.sync, name) is getattr(memquill.tools, name), name
-    assert set(FROM_STORE + FROM_TOOLS) <= set(memquill.sync.__all__)
+    assert set(FROM_STORE + WRITES) <= set(memquill.sync.__all__)
+
+
+def test_the_writes_moved_from_the_tools_still_resolve_with_a_warning() -> None:
+    for name in WRITES:
+        with pytest.warns(DeprecationWarning, match=f"moved to memquill.sync.{name}"):
+            assert getattr(memquill.tools, name) is getattr(memquill.sync, name)
+        assert name not in memquill.tools.__all__
 
 
 def test_the_driver_names_moved_from_the_store_still_resolve_with_a_warning() -> None:
@@ -67,7 +73,7 @@ def test_importing_the_sync_facade_loads_no_sync_code() -> None:
         "import sys, memquill.sync\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('memquill.') and ("
         "m.startswith('memquill.sync._') or m.startswith('memquill.store._merge')"
-        " or m in ('memquill.store._families', 'memquill.tools._merges')))\n"
+        " or m == 'memquill.store._families'))\n"
         "print(','.join(loaded))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

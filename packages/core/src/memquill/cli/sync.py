@@ -5,6 +5,9 @@
   a records file (git then leaves the conflict to a person). OURS may also be a workspace's
   ``memory/records.md``: the merge then runs as a store write, under the writer lock.
 - ``memquill sync setup`` / ``status`` / ``resolve`` / ``keep`` (``docs/sync.md``).
+
+What each does is :mod:`memquill.sync`'s; this module reads the arguments and words the answers
+(``doctor`` shows what waits in the same words).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, Final
 from memquill.cli.context import Context, add_common
 from memquill.errors import InvalidInputError, Messages
 from memquill.plugins import open_session
-from memquill.store import Record, RecordKey, Snapshot
+from memquill.store import Record, Snapshot
 from memquill.sync import (
     ATTRIBUTE_LINE,
     Divergence,
@@ -26,10 +29,7 @@ from memquill.sync import (
     MergeReport,
     SyncStatus,
     keep_version,
-    merge_copy,
-    merge_into_file,
-    read_copy,
-    records_workspace,
+    merge_driver,
     resolve_conflict_copies,
     set_up_git,
     sync_status,
@@ -76,18 +76,12 @@ def register(subparsers: Any) -> None:  # argparse keeps its subparsers type pri
 
 
 def _merge(args: argparse.Namespace, context: Context) -> int:
-    base, theirs = read_copy(Path(args.base)), read_copy(Path(args.theirs))
-    ours = Path(args.ours)
-    workspace = records_workspace(ours)
-    if workspace is not None:
-        session = open_session(workspace, store="file")
-        result = merge_copy(session, theirs, base, source=WriteSource.manual())
-        report, changed = result.report, result.write.status == "saved"
-    else:
-        # This machine's record key, when it has one: text a forget erases keeps its
-        # fingerprint (a file outside a workspace is merged without creating a key).
-        key = RecordKey().current()
-        report, changed = merge_into_file(ours, base, theirs, key)
+    report, changed = merge_driver(
+        Path(args.base),
+        Path(args.ours),
+        Path(args.theirs),
+        open_workspace=lambda workspace: open_session(workspace, store="file"),
+    )
     lines = report.lines() or ["nothing new"]
     for line in lines:
         context.err.write(f"memquill merge: {line}\n")

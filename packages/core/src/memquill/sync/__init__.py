@@ -1,23 +1,25 @@
 """One memory on every machine, without a server (``docs/sync.md``): every sync name, here.
 
 A workspace kept in git, Syncthing, Dropbox, Nextcloud/ownCloud or OneDrive ends up with two
-machines' versions of ``memory/records.md``. This facade is where the CLI, the management page,
-adapters and users import everything sync offers:
+machines' versions of ``memory/records.md``. This package is sync's home, and its facade is
+where the CLI, the management page, adapters and users import everything sync offers:
 
 - the record-level merge (:func:`merge_files`, :class:`MergeReport`) and the git merge
-  driver's side (:func:`merge_into_file`, :func:`read_copy`, :func:`records_workspace`);
-- the writes, each through the one write path: :func:`merge_copy` (another copy into a
+  driver's side (:func:`merge_driver`, :func:`merge_into_file`, :func:`read_copy`,
+  :func:`records_workspace`);
+- the writes, each through the write path's one rule: :func:`merge_copy` (another copy into a
   workspace), :func:`resolve_conflict_copies` (the copies a file-sync tool left),
   :func:`keep_version` (a person's choice among a diverged fact's versions);
 - what waits for a person (:class:`Divergence`, :class:`KeyRename`, :func:`conflict_notice`);
 - git's set-up (:func:`set_up_git`) and where a workspace stands (:func:`sync_status`).
 
-The rules: the merge runs inside the store's locked transaction, so its code is the store's
-(``RecordStore.merge``, ``keep_version``, ``resolve_conflict_copies`` and ``doctor`` use it,
-and the store may not import a layer above it); the writes are the write path's
-(:mod:`memquill.tools`). This package owns git's set-up, the merge driver's side and the
-status, and answers for the rest by name. Names are imported on first use
-(:func:`memquill.lazy.lazy_exports`): importing this facade loads no merge code.
+The rules: the record-level merge runs inside the store's locked transaction, so its code is
+the store's (``RecordStore.merge``, ``keep_version``, ``resolve_conflict_copies`` and
+``doctor`` use it, and the store may not import a layer above it), as are the conflict copies
+the file backend finds beside its file and every search names; this facade answers for those
+by name. This package owns the rest: the writes, the merge driver's side, git's set-up and
+the status. Names are imported on first use (:func:`memquill.lazy.lazy_exports`): importing
+this facade loads no merge code.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ if typing.TYPE_CHECKING:
         conflict_notice as conflict_notice,
         merge_files,
     )
-    from memquill.sync._driver import merge_into_file, read_copy, records_workspace
     from memquill.sync._git import (
         ATTRIBUTE_LINE,
         IGNORE_LINES as IGNORE_LINES,
@@ -46,8 +47,16 @@ if typing.TYPE_CHECKING:
         git_setup,
         set_up_git,
     )
+    from memquill.sync._merge import (
+        keep_version,
+        merge_copy,
+        merge_driver,
+        merge_into_file,
+        read_copy,
+        records_workspace,
+        resolve_conflict_copies,
+    )
     from memquill.sync._status import SyncStatus, sync_status
-    from memquill.tools import keep_version, merge_copy, resolve_conflict_copies
 
 __all__ = [
     "ATTRIBUTE_LINE",
@@ -62,6 +71,7 @@ __all__ = [
     "git_setup",
     "keep_version",
     "merge_copy",
+    "merge_driver",
     "merge_files",
     "merge_into_file",
     "read_copy",

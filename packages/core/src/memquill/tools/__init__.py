@@ -2,8 +2,8 @@
 
 :data:`CATALOGUE` owns every tool's name, description and schemas; :class:`MemoryToolset` binds
 it to a :class:`MemorySession` and is the one place a failure becomes a tool's text;
-:mod:`memquill.tools._writes` (with :mod:`memquill.tools._merges` for sync) is the only way
-anything in memquill writes memory.
+:mod:`memquill.tools._writes` is the only way anything in memquill writes memory (sync's
+writes, in :mod:`memquill.sync`, pass its one rule, :func:`~memquill.tools._writes.authorize`).
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`): a read session's tools
 never load the write path or the bindings.
@@ -32,11 +32,6 @@ if typing.TYPE_CHECKING:
         write_authorizer as write_authorizer,
     )
     from memquill.tools._catalogue import CATALOGUE
-    from memquill.tools._merges import (
-        keep_version as keep_version,
-        merge_copy as merge_copy,
-        resolve_conflict_copies as resolve_conflict_copies,
-    )
     from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt as system_prompt
     from memquill.tools._ranking import (
         CANDIDATE_LIMIT,
@@ -62,12 +57,14 @@ if typing.TYPE_CHECKING:
     )
     from memquill.tools._tool_result import ToolResult as ToolResult
     from memquill.tools._toolset import MemoryTool, MemoryToolset
+    from memquill.tools._vector_hook import forget_revoked_vectors as forget_revoked_vectors
     from memquill.tools._writes import (
         KeyedFact,
         Operation as Operation,
         SourceKind as SourceKind,
         WriteOutcome,
         WriteSource,
+        authorize as authorize,
         compact,
         correct,
         find_operation,
@@ -75,6 +72,7 @@ if typing.TYPE_CHECKING:
         forget_current,
         forget_many,
         import_records,
+        outcome_of as outcome_of,
         remember,
         rename_many,
         save_candidates,
@@ -116,16 +114,20 @@ __all__ = [
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     # The item store is a layer of its own now (memquill.items).
-    moved=dict.fromkeys(
-        (
-            "ItemHit",
-            "ItemStore",
-            "StoredItem",
-            "check_folders",
-            "expires_at",
-            "namespace_folder",
-            "validate_namespace",
+    moved={
+        **dict.fromkeys(
+            (
+                "ItemHit",
+                "ItemStore",
+                "StoredItem",
+                "check_folders",
+                "expires_at",
+                "namespace_folder",
+                "validate_namespace",
+            ),
+            "memquill.items",
         ),
-        "memquill.items",
-    ),
+        # Sync's writes live with the rest of sync (memquill.sync).
+        **dict.fromkeys(("keep_version", "merge_copy", "resolve_conflict_copies"), "memquill.sync"),
+    },
 )

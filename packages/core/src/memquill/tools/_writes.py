@@ -8,7 +8,7 @@ tool or conversation write needs a trusted session id (one rule, :func:`authoriz
 single fact and for a batch of candidates alike), and the session's secret scanner (built-ins
 plus every plugin detector when the session came from :func:`memquill.open_session`) guards
 the content. Merging other machines' copies and settling diverged facts are in
-:mod:`memquill.tools._merges`, on the same rule; a forget reaches semantic recall's vectors at
+:mod:`memquill.sync`, on the same rule; a forget reaches semantic recall's vectors at
 the write (:mod:`memquill.tools._vector_hook`).
 Failures are raised as :class:`~memquill.errors.MemquillError`; the tool boundary words them.
 """
