@@ -1,28 +1,17 @@
-"""Merging other machines' copies of ``records.md`` and settling what a merge leaves waiting.
+"""Merging other machines' copies of ``records.md``, and settling what a merge leaves waiting.
 
-Three ways another machine's records arrive (``docs/sync.md``):
-
-- **git's merge driver** (``memquill merge BASE OURS THEIRS``, :func:`merge_driver`). Git
-  gives a merge driver three temporary files (``%O %A %B``: the common ancestor, this side,
-  the other side) and reads the result back from the second. That file is git's own, not a
-  workspace's ``records.md``, so it is merged without the writer lock, but with the rest of
-  the store's care (:func:`merge_into_file`): both sides and the base are read bounded and
-  without following a symlink, the result is written to a staging file beside it and
-  fsynced, the file is compared again (a compare-and-swap on the bytes the merge read) and
-  only then replaced, in one rename. When OURS is a workspace's ``memory/records.md``
-  (:func:`records_workspace`) the merge is a store write instead, under the writer lock
-  (:func:`merge_copy`).
-- **a copy handed over** (:func:`merge_copy`): merged into the session's store, record by
-  record, in one locked write.
-- **conflict copies** a file-sync tool left beside ``records.md``
-  (:func:`resolve_conflict_copies`): each merged, then removed.
-
-A diverged fact waits for a person's choice (:func:`keep_version`). The record-level merge
-itself is the store's (``memquill.store``: it runs inside the store's locked transaction, and
-``RecordStore.merge``, ``keep_version``, ``resolve_conflict_copies`` and ``doctor`` use it).
-Every write here goes through the write path's one rule (``memquill.tools``: the session may
-write now), and a merge that brings another machine's forget deletes the forgotten facts'
-vectors at the merge, as a forget does.
+Git's merge driver (``memquill merge BASE OURS THEIRS``: :func:`merge_driver`) gets three
+temporary files and reads the result back from OURS, git's own file, merged without the
+writer lock but with the store's care (:func:`merge_into_file`): every side read bounded and
+without following a symlink, the result staged and fsynced beside it, the file compared again
+(a compare-and-swap on the bytes merged) and only then replaced, in one rename. When OURS is a
+workspace's ``memory/records.md`` (:func:`records_workspace`), and for a copy handed over
+(:func:`merge_copy`) or the conflict copies a file-sync tool left
+(:func:`resolve_conflict_copies`), the merge is a store write under the writer lock. A
+diverged fact waits for a person's choice (:func:`keep_version`). Every write passes the write
+path's one rule (the session may write now), and a merge that brings another machine's forget
+deletes the forgotten facts' vectors at once, as a forget does. The record-level merge itself
+is the store's: it runs inside the store's locked transaction.
 """
 
 from __future__ import annotations
@@ -108,11 +97,10 @@ def merge_driver(
 ) -> tuple[MergeReport, bool]:
     """What ``memquill merge BASE OURS THEIRS`` does: the report, and whether OURS changed.
 
-    OURS a workspace's ``records.md``: a store write through a session ``open_workspace``
-    opens for that workspace (the caller's: sessions are opened above this layer), from a
-    person (``manual``). Any other file: merged in place, text a forget erases keeping its
-    fingerprint under this machine's record key when it has one (a file outside a workspace
-    is merged without creating a key).
+    A workspace's ``records.md``: a person's store write, in the session ``open_workspace``
+    opens (sessions are opened above this layer). Any other file: merged in place, keeping
+    forgotten text's fingerprint under this machine's record key if it has one (none is
+    created for a file outside a workspace).
 
     Raises:
         StorageError: a copy cannot be read. CorruptError, CapacityError, ConflictError, and
