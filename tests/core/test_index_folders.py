@@ -14,8 +14,8 @@ from tests.core.index_helpers import indexed
 from tests.core.query_helpers import write
 
 from memquill.index import IndexSearcher
-from memquill.index._folders import decode_listing
 from memquill.index._location import index_path
+from memquill.index._sync import decode_listing
 
 
 def hits(root: Path, folder: Path, query: str) -> list[str]:
