@@ -1,4 +1,4 @@
-"""The folder listings an index keeps for the next process's walk (``index/_folders.py``).
+"""The folder listings an index keeps for the next process's walk (``index/_sync.py``).
 
 A fresh process reuses the listing of each folder whose identity is unchanged and lists the
 others again; every note is still ``lstat``ed. These tests use real files and a new searcher
