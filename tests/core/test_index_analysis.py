@@ -2,7 +2,7 @@
 
 The index counts terms its own way, at C speed: each note is folded and split into words once,
 cut at safe places into parts, and every chunk's counts come from its parts plus its two cut
-ends (:mod:`memquill.index._parts`). The reference folds and counts every chunk on its own
+ends (:mod:`memquill.index._analysis`). The reference folds and counts every chunk on its own
 (:class:`memquill.query._documents.SearchDocument`). These properties hold for generated notes
 with headings, windows that cut words anywhere, camelCase, identifiers, CJK, combining marks,
 astral characters and every kind of space and punctuation.
@@ -16,11 +16,9 @@ from collections import Counter
 from hypothesis import given, settings, strategies as st
 
 from memquill.foundation.text import point_at, point_of, unit_starts
-from memquill.index._analysis import analyse_note
-from memquill.index._batch import BatchBuilder
-from memquill.index._pages import NoteRow, decode_page, encode_page
-from memquill.index._parts import chunk_spans, note_words
-from memquill.index._term_lists import decode_term_list
+from memquill.index._analysis import analyse_note, chunk_spans, note_words
+from memquill.index._build import BatchBuilder
+from memquill.index._codec import NoteRow, decode_page, decode_term_list, encode_page
 from memquill.query._counts import count_words, split_words, term_counts
 from memquill.query._documents import note_document
 from memquill.query._markdown import CHUNK_SIZE, chunk_markdown

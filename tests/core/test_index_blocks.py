@@ -1,6 +1,6 @@
 """Postings blocks edited in place hold exactly what the notes hold, through any changes.
 
-A term's postings are split into small blocks (:mod:`memquill.index._blocks`) that a change
+A term's postings are split into small blocks (:mod:`memquill.index._writer`) that a change
 rewrites, splits or deletes one by one; whatever sequence of notes added, edited and removed,
 reading the blocks back must give every (note, body count, field counts) of every term, and a
 term no note holds any more must leave no block behind.
@@ -16,9 +16,21 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memquill.index._batch import BatchBuilder
-from memquill.index._blocks import BlockEditor
-from memquill.index._codec import BLOCK, CorruptBlob, decode_block, pack, seal, unseal
+from memquill.index._build import BatchBuilder
+from memquill.index._codec import (
+    _HEAD,  # pyright: ignore[reportPrivateUsage]
+    BLOCK,
+    CorruptBlob,
+    TermList,
+    decode_block,
+    decode_chunk_matrix,
+    decode_term_list,
+    encode_term_list,
+    pack,
+    relabel,
+    seal,
+    unseal,
+)
 from memquill.index._db import IndexDatabase
 from memquill.index._notes import NoteTable
 from memquill.index._postings import (
@@ -26,15 +38,7 @@ from memquill.index._postings import (
     _narrowed,  # pyright: ignore[reportPrivateUsage]
     _wide,  # pyright: ignore[reportPrivateUsage]
 )
-from memquill.index._term_lists import (
-    _HEAD,  # pyright: ignore[reportPrivateUsage]
-    TermList,
-    decode_chunk_matrix,
-    decode_term_list,
-    encode_term_list,
-    relabel,
-)
-from memquill.index._writer import IndexWriter
+from memquill.index._writer import BlockEditor, IndexWriter
 
 TERMS = (11, 12, 13, 14, 15)
 

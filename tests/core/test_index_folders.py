@@ -1,4 +1,4 @@
-"""The folder listings an index keeps for the next process's walk (``index/_folders.py``).
+"""The folder listings an index keeps for the next process's walk (``index/_sync.py``).
 
 A fresh process reuses the listing of each folder whose identity is unchanged and lists the
 others again; every note is still ``lstat``ed. These tests use real files and a new searcher
@@ -14,8 +14,8 @@ from tests.core.index_helpers import indexed
 from tests.core.query_helpers import write
 
 from memquill.index import IndexSearcher
-from memquill.index._folders import decode_listing
 from memquill.index._location import index_path
+from memquill.index._sync import decode_listing
 
 
 def hits(root: Path, folder: Path, query: str) -> list[str]:

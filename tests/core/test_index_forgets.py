@@ -17,10 +17,9 @@ from tests.core.index_helpers import indexed
 from tests.core.query_helpers import write
 
 from memquill.index import IndexSearcher
-from memquill.index._folders import decode_listing
+from memquill.index._codec import decode_page, decode_term_list
 from memquill.index._location import index_path
-from memquill.index._pages import decode_page
-from memquill.index._term_lists import decode_term_list
+from memquill.index._sync import decode_listing
 from memquill.query._tokens import fold, folded_terms
 
 WORD = "zorblaxquinting"

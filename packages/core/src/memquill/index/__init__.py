@@ -9,24 +9,26 @@ date with the files before every answer, and ranks with the query layer's own
 Reading the package, top down:
 
 - Answering: ``_searcher`` (:class:`IndexSearcher`, the in-memory fallback), ``_search_index``
-  (:class:`SearchIndex`: refresh, rank, rebuild what is damaged), ``_corpus`` (the indexed
-  notes and the store's records as one corpus for ``rank``), ``_prune`` and ``_gains``
-  (exact candidate pruning: which notes can still reach the re-scored set).
+  (:class:`SearchIndex`: refresh, rank, rebuild what is damaged, the one retry rule),
+  ``_corpus`` (the indexed notes and the store's records as one corpus for ``rank``),
+  ``_prune`` (exact candidate pruning: which notes can still reach the re-scored set, and the
+  query terms' gains).
 - Keeping current: ``_tracker`` (in a long-lived process: the change watcher's events,
   handled in proportion), ``_watch`` (inotify), ``_sync`` (the walk compared with what the
-  index holds: what to read, what to remove), ``_folders`` (the folder listings kept for the
-  next process's walk).
-- Analysing notes: ``_build`` and ``_worker`` (analysis in worker processes), ``_analysis``
-  (one note's figures, with the query layer's tokenizer), ``_parts`` (a note's chunks and
-  their words, from one pass), ``_batch`` (analysed notes as the writer takes them).
-- Storing: ``_writer`` (one transaction per change), ``_blocks`` (postings blocks changed in
-  place), ``_lexicon`` (each term's text, once), ``_term_lists`` (per note: its term ids,
-  counts and chunk matrix), ``_pages`` (the notes' figures, 128 to a blob), ``_codec`` (blocks,
-  checksums, narrow numbers), ``_db`` (the SQLite file, its schema and format).
-- Reading back: ``_notes`` (every note, kept current page by page), ``_postings`` (a term's
-  blocks, re-read only where changed; term lists).
-- Around it: ``_location`` (where the file is), ``_status`` (``memquill index --status``),
-  ``_verify`` (``doctor``'s read-back), ``_unusable`` (a folder that cannot be used).
+  index holds: what to read, what to remove; the folder listings kept for the next process's
+  walk).
+- Analysing notes: ``_build`` and ``_worker`` (analysis in worker processes, and the batches
+  of analysed notes the writer takes), ``_analysis`` (one note's figures, with the query
+  layer's tokenizer; its chunks and their words, from one pass).
+- Storing: ``_writer`` (one transaction per change; postings blocks changed in place),
+  ``_codec`` (the binary forms: postings blocks, pages of notes' figures, 128 to a blob, and
+  per note its term list; checksums, narrow numbers), ``_db`` (the SQLite file, its schema and
+  format).
+- Reading back: ``_notes`` (every note, kept current page by page), ``_postings`` (the
+  lexicon, each term's text once; a term's blocks, re-read only where changed; term lists).
+- Around it: ``_location`` (where the file is, and a folder that cannot be used),
+  ``_status`` (``memquill index --status`` and ``doctor``'s read-back), ``_vectors_file``
+  (semantic recall's vectors, deleted at a forget or a refresh).
 
 ``docs/search-index.md`` explains the design and its guarantees.
 
@@ -44,6 +46,7 @@ if typing.TYPE_CHECKING:
     from memquill.index._location import (
         INDEX_DIR_ENV,
         index_dir as index_dir,
+        index_errors,
         index_path as index_path,
     )
     from memquill.index._search_index import (
@@ -55,7 +58,6 @@ if typing.TYPE_CHECKING:
     from memquill.index._searcher import IN_MEMORY as IN_MEMORY, IndexSearcher
     from memquill.index._status import IndexStatus
     from memquill.index._sync import SyncReport
-    from memquill.index._unusable import index_errors
     from memquill.index._vectors_file import (
         forget_note_vectors as forget_note_vectors,
         forget_vectors as forget_vectors,

@@ -1,9 +1,10 @@
-"""The index's binary forms: their checksums and numbers, and a block of one term's postings.
+"""The index's binary forms: postings blocks, pages of notes and term lists, each sealed.
 
 Every blob ends with a CRC-32 of what precedes it, checked on every read: SQLite guards its
-pages, not the bytes inside a value, and a damaged index must never answer. Numbers are
-little-endian arrays of the narrowest width that holds them (``B``, ``H`` or ``I``), and the
-larger parts are deflated (:func:`pack`): ids and counts are small and repetitive.
+pages, not the bytes inside a value, and a damaged index must never answer (:class:`CorruptBlob`).
+Numbers are little-endian arrays of the narrowest width that holds them (``B``, ``H`` or
+``I``), and the larger parts are deflated (:func:`pack`): ids and counts are small and
+repetitive. Three forms are stored:
 
 A postings *block* holds up to :data:`BLOCK` notes of one term, ids ascending::
 
@@ -12,6 +13,35 @@ A postings *block* holds up to :data:`BLOCK` notes of one term, ids ascending::
 
 ``first`` is the block's first id (also its key; :func:`shift_block` renumbers a block built
 with ids counted from 0); the gaps lead from it to the next ids.
+
+A *page* holds :data:`PAGE` notes: what the walk compares and ranking reads, column by column.
+Before it answers, a fresh process must know every indexed note (path, file identity, text
+size, body length, tags, day). Read row by row from SQLite, that costs a Python object per
+value; so the notes are kept :data:`PAGE` to a blob (note ``i`` on page ``i // PAGE``), as
+columns that decode in C::
+
+    n | zlib(ids, sizes, mtimes, inodes, ctimes, devices, seen, bytes, lengths, days (8 bytes
+      each) | path lengths, tag lengths (4 bytes each, in characters) | paths, tags (UTF-8)) | crc
+
+A change to a note rewrites its page (a few kilobytes), in the change's transaction.
+
+A note's *term list*: which terms it holds, with their counts and its chunk matrix. One per
+note. It holds every term the note has postings for, as term ids (the lexicon,
+:mod:`._postings`), in column order, with each term's body count and field counts, and the
+chunk matrix (each term's count in each chunk: one row per chunk, one column per term)::
+
+    n, nf, chunks, m, codes(5) | deflated(id steps[n]) (m bytes)
+                               | deflated(bodies[n] | field rows[nf] | counts[5 nf]
+                                          | matrix[chunks n]) | crc
+
+(The ids are stored as steps from the one before, the first from 0, deflated on their own:
+columns are in term order, and the lexicon numbers the terms of a build in term order, so the
+steps are small. On their own, so that relabelling rewrites only them; a reader expands them
+once per note, into the fixed-width bytes in which :meth:`ChunkMatrix.chunk_counts` finds a
+term's column with one search in C.) It is what a removal needs (which blocks hold the note),
+what an edit compares (which counts changed), and what re-scoring reads (a term's column).
+Analysis, in a worker, numbers terms within its batch; :func:`relabel` gives the list the
+index's own ids, rewriting only the ids.
 """
 
 from __future__ import annotations
@@ -21,13 +51,14 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, islice
+from itertools import accumulate, islice, repeat
 from operator import sub
-from typing import Final
+from typing import Final, Literal, NamedTuple, cast
 
 from memquill.index._db import IndexDamaged
+from memquill.query import Identity
 
 FieldCounts = tuple[int, int, int, int, int]
 """A term's counts in a note's title, tags, aliases, headings and path."""
@@ -232,3 +263,288 @@ def fives(counts: array[int]) -> list[FieldCounts]:
     """Consecutive runs of five counts, as tuples."""
     it = iter(counts)
     return list(zip(it, it, it, it, it, strict=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# A page of notes (see the module doc).
+
+
+PAGE: Final = 128
+"""Notes per page."""
+_COUNT: Final = struct.Struct("<I")
+_NUMBERS: Final = 10
+"""Number columns: id, size, mtime, inode, ctime, device, seen, bytes, length, day."""
+_NO_TAGS: Final[frozenset[str]] = frozenset()
+
+
+class NoteRow(NamedTuple):
+    """One indexed note, as stored (what ranking and the walk compare need; never its text)."""
+
+    id: int
+    path: str
+    size: int
+    mtime: int
+    ino: int
+    ctime: int
+    dev: int
+    seen: int
+    byte_size: int
+    length: int
+    tags: str
+    day: int
+
+    @property
+    def identity(self) -> Identity:
+        """The file identity the note was read at."""
+        return (self.size, self.mtime, self.ino, self.ctime, self.dev)
+
+    @property
+    def tag_keys(self) -> frozenset[str]:
+        """The lowercased tags."""
+        return frozenset(self.tags.split("\n")) if self.tags else _NO_TAGS
+
+    @property
+    def kind(self) -> Literal["note"]:
+        """Always ``note`` (records are served from the store)."""
+        return "note"
+
+
+_NEW_ROW = cast(
+    "Callable[[type[NoteRow], Iterable[object]], NoteRow]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+
+
+def encode_page(rows: Sequence[NoteRow]) -> bytes:
+    """The blob of a page's notes."""
+    columns: list[array[int]] = [
+        array("q", [row.id for row in rows]),
+        array("q", [row.size for row in rows]),
+        array("q", [row.mtime for row in rows]),
+        array("q", [row.ino for row in rows]),
+        array("q", [row.ctime for row in rows]),
+        array("q", [row.dev for row in rows]),
+        array("q", [row.seen for row in rows]),
+        array("q", [row.byte_size for row in rows]),
+        array("q", [row.length for row in rows]),
+        array("q", [row.day for row in rows]),
+    ]
+    paths = [row.path for row in rows]
+    tags = [row.tags for row in rows]
+    columns.append(array("I", map(len, paths)))
+    columns.append(array("I", map(len, tags)))
+    text = ("".join(paths) + "".join(tags)).encode("utf-8", "surrogatepass")
+    if _SWAP:  # pragma: no cover - big-endian hosts
+        for column in columns:
+            column.byteswap()
+    data = b"".join(column.tobytes() for column in columns) + text
+    return seal(_COUNT.pack(len(rows)) + zlib.compress(data, 6))
+
+
+def decode_page(blob: bytes) -> list[NoteRow]:
+    """The notes of a page, from its blob.
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    sealed = unseal(blob)
+    try:
+        (count,) = _COUNT.unpack_from(sealed, 0)
+        view = memoryview(zlib.decompress(sealed[_COUNT.size :]))
+    except (struct.error, zlib.error):
+        raise CorruptBlob("short note page") from None
+    offset = 0
+    numbers: list[array[int]] = []
+    for code, width in (*repeat(("q", 8), _NUMBERS), ("I", 4), ("I", 4)):
+        end = offset + width * count
+        if end > len(view):
+            raise CorruptBlob("note page length")
+        column: array[int] = array(code)
+        column.frombytes(view[offset:end])
+        if _SWAP:  # pragma: no cover - big-endian hosts
+            column.byteswap()
+        numbers.append(column)
+        offset = end
+    try:
+        text = bytes(view[offset:]).decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise CorruptBlob("note page text") from None
+    ids, sizes, mtimes, inos, ctimes, devs, seen, sizes_utf8, lengths, days = numbers[:_NUMBERS]
+    path_lengths, tag_lengths = numbers[_NUMBERS:]
+    ends = list(accumulate(path_lengths))
+    paths_end = ends[-1] if ends else 0
+    tag_ends = list(accumulate(tag_lengths, initial=paths_end))
+    if (tag_ends[-1] if tag_ends else paths_end) != len(text):
+        raise CorruptBlob("note page text length")
+    paths = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    tags = list(map(text.__getitem__, map(slice, tag_ends[:-1], tag_ends[1:])))
+    columns = (ids, paths, sizes, mtimes, inos, ctimes, devs, seen, sizes_utf8, lengths, tags)
+    # tuple.__new__ makes each row in C (NoteRow's own constructor is a Python function).
+    return list(map(_NEW_ROW, repeat(NoteRow), zip(*columns, days, strict=True)))
+
+
+# ----------------------------------------------------------------------------------------------
+# A note's term list (see the module doc).
+
+
+_HEAD: Final = struct.Struct("<IIIIccccc")
+
+
+@dataclass(frozen=True, slots=True)
+class TermList:
+    """A note's terms, their counts, and its chunk matrix.
+
+    Attributes:
+        ids: every term the note has postings for (term ids), in column order.
+        bodies: each term's body count (0: only a field holds it).
+        fields: by column, the field counts of the terms a field holds.
+        chunks: how many chunks the note has.
+        matrix: row ``r``, column ``c`` is the count of term ``ids[c]`` in chunk ``r``.
+    """
+
+    ids: array[int]
+    bodies: array[int]
+    fields: dict[int, FieldCounts]
+    chunks: int
+    matrix: array[int]
+
+    def chunk_counts(self, term: int) -> tuple[int, ...]:
+        """How often term ``term`` occurs in each chunk (zeros when the note lacks it)."""
+        try:
+            column = self.ids.index(term)
+        except ValueError:
+            return (0,) * max(1, self.chunks)
+        return tuple(self.matrix[column :: len(self.ids)])
+
+
+class ChunkMatrix:
+    """What re-scoring reads of a term list: the term ids (as stored: little-endian, each
+    ``width`` bytes) and the chunk matrix."""
+
+    __slots__ = ("_ids", "_width", "chunks", "matrix")
+
+    def __init__(self, ids: bytes, width: int, chunks: int, matrix: array[int]) -> None:
+        self._ids, self._width, self.chunks, self.matrix = ids, width, chunks, matrix
+
+    def chunk_counts(self, term: int) -> tuple[int, ...]:
+        """How often term ``term`` occurs in each chunk (zeros when the note lacks it)."""
+        ids, width = self._ids, self._width
+        if term < 0 or term >> (8 * width):
+            return (0,) * max(1, self.chunks)
+        # A byte search in C (re-scoring asks for a few terms of each of many notes); a hit
+        # must start on an id's boundary.
+        needle = term.to_bytes(width, "little")
+        at = ids.find(needle)
+        while at > 0 and at % width:
+            at = ids.find(needle, at + 1)
+        if at < 0:
+            return (0,) * max(1, self.chunks)
+        return tuple(self.matrix[at // width :: len(ids) // width])
+
+
+def encode_term_list(
+    ids: Sequence[int],
+    bodies: Sequence[int],
+    fields: dict[int, FieldCounts],
+    chunks: int,
+    matrix: array[int],
+) -> bytes:
+    """The blob of a note's term list (see :class:`TermList`)."""
+    body_array = narrow(bodies)
+    rows = sorted(fields)
+    row_array = narrow(rows)
+    counts = narrow([count for row in rows for count in fields[row]])
+    rest = pack(zip_numbers(body_array, row_array, counts, matrix))
+    codes = (
+        body_array.typecode.encode(),
+        row_array.typecode.encode(),
+        counts.typecode.encode(),
+        matrix.typecode.encode(),
+    )
+    return _sealed(ids, len(rows), chunks, codes, rest)
+
+
+def _sealed(
+    ids: Sequence[int], nf: int, chunks: int, codes: tuple[bytes, ...], rest: bytes | memoryview
+) -> bytes:
+    """A term list's blob from its ids and its other parts, deflated (``rest``)."""
+    steps = narrow_signed([*ids[:1], *map(sub, ids[1:], ids[:-1])])
+    packed = pack(zip_numbers(steps))
+    head = _HEAD.pack(len(ids), nf, chunks, len(packed), steps.typecode.encode(), *codes)
+    return seal(b"".join((head, packed, rest)))
+
+
+def _ids(view: memoryview) -> tuple[tuple[int, int, int, tuple[bytes, ...]], list[int], int]:
+    """A term list's head (n, nf, chunks, the codes of its other parts), its ids, and the
+    offset after them.
+
+    Raises:
+        struct.error, zlib.error, KeyError, ValueError: it does not parse.
+    """
+    n, nf, chunks, size, step_code, *codes = _HEAD.unpack_from(view)
+    at = _HEAD.size + size
+    if at > len(view):
+        raise ValueError("short")
+    steps, end = take(memoryview(unpack(view[_HEAD.size : at])), 0, step_code, n)
+    ids = list(accumulate(steps))
+    if end != _WIDTH[step_code] * n or min(ids, default=0) < 0:
+        raise ValueError("ids")
+    return (n, nf, chunks, tuple(codes)), ids, at
+
+
+def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
+    """``blob`` with each term id ``i`` replaced by ``mapping[i]``.
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = unseal(blob)
+    try:
+        (_, nf, chunks, codes), ids, at = _ids(view)
+        ids = list(map(mapping.__getitem__, ids))
+    except (struct.error, zlib.error, KeyError, ValueError, IndexError):
+        raise CorruptBlob("term list") from None
+    return _sealed(ids, nf, chunks, codes, view[at:])
+
+
+def decode_term_list(blob: bytes) -> TermList:
+    """Parse a note's term list.
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = unseal(blob)
+    try:
+        (n, nf, chunks, (body_code, row_code, count_code, matrix_code)), ids, at = _ids(view)
+        numbers = memoryview(unpack(view[at:]))
+        bodies, at = take(numbers, 0, body_code, n)
+        rows, at = take(numbers, at, row_code, nf)
+        counts, at = take(numbers, at, count_code, 5 * nf)
+        matrix, at = take(numbers, at, matrix_code, chunks * n)
+    except (struct.error, zlib.error, KeyError, ValueError, OverflowError):
+        raise CorruptBlob("term list") from None
+    if at != len(numbers) or any(row >= n for row in rows):
+        raise CorruptBlob("term list length")
+    fields = dict(zip(rows, fives(counts), strict=True))
+    return TermList(array("I", ids), bodies, fields, chunks, matrix)
+
+
+def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
+    """The term ids and chunk matrix of a term list (its counts are not parsed).
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    view = unseal(blob)
+    try:
+        (n, nf, chunks, (body_code, row_code, count_code, matrix_code)), ids, at = _ids(view)
+        numbers = memoryview(unpack(view[at:]))
+        # The matrix comes last, after the counts: its offset follows from the header.
+        skip = _WIDTH[body_code] * n + _WIDTH[row_code] * nf + _WIDTH[count_code] * 5 * nf
+        matrix, at = take(numbers, skip, matrix_code, chunks * n)
+        wide = narrow(ids)
+    except (struct.error, zlib.error, KeyError, ValueError, OverflowError):
+        raise CorruptBlob("term list") from None
+    if at != len(numbers):
+        raise CorruptBlob("term list length")
+    return ChunkMatrix(zip_numbers(wide), wide.itemsize, chunks, matrix)

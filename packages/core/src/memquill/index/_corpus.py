@@ -21,12 +21,10 @@ from typing import Final
 
 from memquill.errors import SourceError
 from memquill.foundation.safe_read import read_at_most
-from memquill.index._gains import GainFactors, Norms, month_term, note_term
+from memquill.index._codec import ChunkMatrix, NoteRow
 from memquill.index._notes import NoteTable
-from memquill.index._pages import NoteRow
 from memquill.index._postings import PostingsReader, find
-from memquill.index._prune import Term, select
-from memquill.index._term_lists import ChunkMatrix
+from memquill.index._prune import GainFactors, Norms, Term, month_term, note_term, select
 from memquill.paths import MAX_READ_BYTES, open_regular
 from memquill.query import (
     Corpus,

@@ -1,13 +1,13 @@
 """The index file: one SQLite database per workspace, in WAL mode, safe across processes.
 
 Tables: ``meta`` (format, workspace, the generation of the last change, the next note and
-term ids), ``pages`` (the notes' figures, :data:`._pages.PAGE` notes a blob, each with the
-generation of its last change), ``lexicon`` (each term's text and id: :mod:`._lexicon`),
+term ids), ``pages`` (the notes' figures, :data:`._codec.PAGE` notes a blob, each with the
+generation of its last change), ``lexicon`` (each term's text and id: :mod:`._postings`),
 ``terms`` (per note, its term list: every term it holds with its counts, and its chunk matrix:
-:mod:`._term_lists`) and ``postings`` (per term, blocks of at most :data:`._codec.BLOCK` notes,
+:mod:`._codec`) and ``postings`` (per term, blocks of at most :data:`._codec.BLOCK` notes,
 keyed by the term's id and the block's first note id, each with the generation of its last
-change: :mod:`._blocks`) and ``folders`` (the walk's folder listings, for the next process:
-:mod:`._folders`).
+change: :mod:`._writer`) and ``folders`` (the walk's folder listings, for the next process:
+:mod:`._sync`).
 
 The file holds the notes' vocabulary, so it is private: the folder is ``0700`` and the database
 is created ``0600`` before SQLite opens it (SQLite gives its ``-wal`` and ``-shm`` files the

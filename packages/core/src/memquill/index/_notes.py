@@ -1,6 +1,6 @@
 """The indexed notes as one process sees them: every note of every page, kept current.
 
-Notes are stored a page at a time (:mod:`._pages`), each page with the generation of its last
+Notes are stored a page at a time (:mod:`._codec`), each page with the generation of its last
 change; loading every page once and then only those of a later generation keeps a long-lived
 process's view current for the cost of the change.
 """
@@ -13,9 +13,8 @@ from datetime import date
 from itertools import compress
 from operator import itemgetter
 
-from memquill.index._codec import CorruptBlob, stored_blob
+from memquill.index._codec import CorruptBlob, NoteRow, decode_page, stored_blob
 from memquill.index._db import IndexDamaged
-from memquill.index._pages import NoteRow, decode_page
 
 _ID = itemgetter(0)
 _PATH = itemgetter(1)

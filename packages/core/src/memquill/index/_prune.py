@@ -14,16 +14,31 @@ The lower bound is raised early by *completing* the leading documents: the ``dep
 far are looked up in every term not yet taken, and ``depth`` documents with known complete
 scores mean the ``depth``-th best is at least their lowest. Common terms then rarely need a
 pass over every document holding them.
+
+A query term's gains are worked out in C (:class:`GainFactors`). A note's gain from a term is
+``idf * t`` with ``t = f (k1 + 1) / (f + k1)``, ``f`` its body count over its length norm plus
+its weighted field counts: ``t`` is the note's *gain factor* for the term. It depends on the
+term's postings, the notes' lengths and the ranking constants, not on the query, so it is kept
+per term for as long as the index is unchanged: a term searched again costs a few passes in C
+over its postings, not a Python loop. Pruning only needs bounds: sums here may round
+differently from ranking's own in the last bits, far inside :data:`MARGIN`.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import add, ge
+from operator import add, eq, ge, mul
 from typing import Final
+
+from memquill.index._codec import Postings
+from memquill.index._notes import NoteTable
+from memquill.query import Posting, RankParams
 
 MARGIN: Final = 1e-9
 _REPRUNE: Final = 2
@@ -166,3 +181,215 @@ def _depth_best(values: list[float], depth: int) -> float:
         floor = heapq.nlargest(depth, values[: _SAMPLE * depth])[-1]
         values = list(compress(values, map(ge, values, repeat(floor))))
     return heapq.nlargest(depth, values)[-1]
+
+
+# ----------------------------------------------------------------------------------------------
+# Gains of the query's terms (see the module doc).
+
+
+_MEMO: Final = 1 << 21
+"""Gains kept, over every term (8 bytes each)."""
+_SCAN_OVER_SEARCH: Final = 8
+"""A pass over a term's postings costs about this many times less per posting than a
+binary search per document in play (both in C)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Norms:
+    """Body-length normalisation, as ranking computes it: notes by ``base + scale * length``
+    (from their lengths), records by their own normaliser per slot."""
+
+    base: float
+    scale: float
+    lengths: Mapping[int, int]
+    records: Mapping[int, float]
+
+    def of(self, slot: int) -> float:
+        """The normaliser of one slot."""
+        return self.base + self.scale * self.lengths[slot] if slot >= 0 else self.records[slot]
+
+
+class GainFactors:
+    """Each term's gain factor ``t`` per note (aligned with its postings), for one state of the
+    index."""
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] = ()
+        self._lengths: Mapping[int, int] = {}
+        self._norm = (1.0, 0.0)
+        self._terms: OrderedDict[str, array[float]] = OrderedDict()
+        self._size = 0
+
+    def prepare(self, notes: NoteTable, norms: Norms, params: RankParams) -> None:
+        """Use the index as it is now, with these constants (forgetting older figures)."""
+        key = (notes.generation, norms.base, norms.scale, params)
+        if key == self._key:
+            return
+        self._key = key
+        self._terms.clear()
+        self._size = 0
+        self._lengths = notes.lengths
+        self._norm = (norms.base, norms.scale)
+
+    def cached(self, term: str) -> array[float] | None:
+        """The term's ``t`` per note, if already worked out."""
+        found = self._terms.get(term)
+        if found is not None:
+            self._terms.move_to_end(term)
+        return found
+
+    def of(self, term: str, postings: Postings, params: RankParams) -> array[float]:
+        """``t`` of each note in ``postings`` (the live postings of ``term``)."""
+        found = self.cached(term)
+        if found is not None:
+            return found
+        found = array("d", self.at(postings, None, postings.ids, params))
+        while self._terms and self._size + len(found) > _MEMO:
+            self._size -= len(self._terms.popitem(last=False)[1])
+        self._terms[term] = found
+        self._size += len(found)
+        return found
+
+    def at(
+        self,
+        postings: Postings,
+        positions: Sequence[int] | None,
+        docs: Sequence[int],
+        params: RankParams,
+    ) -> list[float]:
+        """``t`` of the notes ``docs`` at ``positions`` of ``postings`` (``None``: all)."""
+        bodies = (
+            postings.bodies if positions is None else map(postings.bodies.__getitem__, positions)
+        )
+        base, scale = self._norm
+        lengths = map(self._lengths.__getitem__, docs)
+        norms: Iterable[float] = map(add, repeat(base), map(mul, repeat(scale), lengths))
+        frequencies = list(map(float.__rtruediv__, norms, bodies))  # body / norm
+        fields = postings.fields
+        if fields:
+            weights = params.field_weights
+            for index in compress(range(len(docs)), map(fields.__contains__, docs)):
+                for weight, count in zip(weights, fields[docs[index]], strict=False):
+                    frequencies[index] += weight * count
+        k1 = params.k1
+        scaled: Iterable[float] = map(mul, frequencies, repeat(k1 + 1.0))
+        return list(map(float.__truediv__, scaled, map(add, frequencies, repeat(k1))))
+
+
+def note_term(
+    term: str,
+    notes: Postings,
+    factors: GainFactors,
+    records: Sequence[Posting],
+    weight: float,
+    params: RankParams,
+    norms: Norms,
+    allowed: Callable[[int], bool] | None,
+) -> Term:
+    """A query term for pruning: its gain mirrors the ranking's BM25F formula."""
+    norm_of = norms.of
+    k1 = params.k1
+    k1p = k1 + 1.0
+    weights = params.field_weights
+    ids = notes.ids
+    scaled = repeat(weight)
+
+    def gain(slot: int, body: int, counts: tuple[int, ...] | None) -> float:
+        frequency = body / norm_of(slot)
+        if counts is not None:
+            for field_weight, count in zip(weights, counts, strict=False):
+                frequency += field_weight * count
+        return weight * frequency * k1p / (frequency + k1)
+
+    def accumulate(acc: dict[int, float]) -> None:
+        if allowed is None:
+            gains = map(mul, factors.of(term, notes, params), scaled)
+            if acc:
+                gains = map(add, map(acc.get, ids, repeat(0.0)), gains)
+            acc.update(zip(ids, gains, strict=True))
+        else:
+            get = acc.get
+            for doc, factor in zip(ids, factors.of(term, notes, params), strict=True):
+                if allowed(doc):
+                    acc[doc] = get(doc, 0.0) + weight * factor
+        for index, body, counts in records:
+            slot = -1 - index
+            if allowed is None or allowed(slot):
+                acc[slot] = acc.get(slot, 0.0) + gain(slot, body, counts)
+
+    record_map = {-1 - index: (body, counts) for index, body, counts in records}
+
+    def accumulate_known(acc: dict[int, float]) -> None:
+        cached = factors.cached(term)
+        if len(ids) < _SCAN_OVER_SEARCH * len(acc):
+            # One pass over the postings, keeping the notes in play.
+            held = list(map(acc.__contains__, ids))
+            known = list(compress(ids, held))
+            found = factors.of(term, notes, params) if cached is None else cached
+            values = compress(found, held)
+        elif ids:
+            # A binary search per note in play (records' slots are negative: never found).
+            keys = [slot for slot in acc if slot >= 0]
+            positions = list(map(bisect_left, repeat(ids), keys))
+            last = len(ids) - 1
+            hits = list(map(eq, map(ids.__getitem__, map(min, positions, repeat(last))), keys))
+            known = list(compress(keys, hits))
+            at = list(compress(positions, hits))
+            if cached is None:
+                values = factors.at(notes, at, known, params)
+            else:
+                values = map(cached.__getitem__, at)
+        else:
+            known, values = [], []
+        gains = map(mul, values, scaled)
+        acc.update(zip(known, map(add, map(acc.__getitem__, known), gains), strict=True))
+        for slot, (body, counts) in record_map.items():
+            if slot in acc:
+                acc[slot] += gain(slot, body, counts)
+
+    def lookup(slots: list[int]) -> list[float]:
+        if ids:
+            # A binary search per slot, in C (a record's negative slot is never found).
+            positions = list(map(bisect_left, repeat(ids), slots))
+            last = len(ids) - 1
+            hits = list(map(eq, map(ids.__getitem__, map(min, positions, repeat(last))), slots))
+            at = list(compress(positions, hits))
+            cached = factors.cached(term)
+            if cached is None:
+                found = iter(factors.at(notes, at, list(compress(slots, hits)), params))
+            else:
+                found = map(cached.__getitem__, at)
+            gains = [weight * next(found) if hit else 0.0 for hit in hits]
+        else:
+            gains = [0.0] * len(slots)
+        if record_map:
+            for index, slot in enumerate(slots):
+                held = record_map.get(slot)
+                if held is not None:
+                    gains[index] = gain(slot, held[0], held[1])
+        return gains
+
+    size = len(ids) + len(records)
+    return Term(weight * k1p, accumulate, size, accumulate_known, lookup)
+
+
+def month_term(gain: float, slots: Sequence[int], allowed: Callable[[int], bool] | None) -> Term:
+    """A month the query names, held by the documents dated in it, for pruning."""
+
+    def accumulate(acc: dict[int, float]) -> None:
+        get = acc.get
+        for slot in slots:
+            if allowed is None or allowed(slot):
+                acc[slot] = get(slot, 0.0) + gain
+
+    def accumulate_known(acc: dict[int, float]) -> None:
+        for slot in slots:
+            if slot in acc:
+                acc[slot] += gain
+
+    held = set(slots)
+
+    def lookup(asked: list[int]) -> list[float]:
+        return [gain if slot in held else 0.0 for slot in asked]
+
+    return Term(gain, accumulate, len(slots), accumulate_known, lookup)

@@ -4,6 +4,10 @@ The index is only a cache: the notes stay the truth, the file can be deleted at 
 and a damaged one is set aside and rebuilt (with a warning), never read. Before each answer
 it is brought up to date with the files (:mod:`._sync`); ranking is
 :func:`memquill.query._rank.rank` itself, over :class:`._corpus.IndexedCorpus`.
+
+One retry rule (:func:`retried`): after a recoverable failure (a note that changed while it
+was read, a damaged file set aside) the work is tried again a fixed number of times, and the
+last attempt's error propagates unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from memquill.index._corpus import IndexedCorpus, StaleNote
 from memquill.index._db import (
@@ -26,11 +30,10 @@ from memquill.index._db import (
     discard_index,
     remove_index_files,
 )
-from memquill.index._gains import GainFactors
 from memquill.index._location import default_index_dir, index_path
 from memquill.index._notes import NoteTable
 from memquill.index._postings import PostingsReader
-from memquill.index._retry import retried
+from memquill.index._prune import GainFactors
 from memquill.index._status import (
     IndexStatus,
     check_buildable,
@@ -244,7 +247,7 @@ class SearchIndex:
             try:
                 problems = database.check()
                 if not problems:
-                    from memquill.index._verify import verify_blobs  # only a check reads blobs
+                    from memquill.index._status import verify_blobs  # only a check reads blobs
 
                     problems = verify_blobs(database)
             except IndexDamaged as error:
@@ -380,3 +383,27 @@ class SearchIndex:
         corpus = Corpus(records)
         self._records = (records, corpus)
         return corpus
+
+
+T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
+
+
+def retried(
+    attempt: Callable[[], T],
+    *,
+    on: type[E] | tuple[type[E], ...],
+    times: int,
+    recover: Callable[[E], object] = lambda error: None,
+) -> T:
+    """``attempt()``, run up to ``times`` times while it raises ``on``.
+
+    After each failure but the last, ``recover(error)`` runs (set a damaged file aside, say);
+    the last attempt's error reaches the caller unchanged.
+    """
+    for _ in range(times - 1):
+        try:
+            return attempt()
+        except on as error:
+            recover(error)
+    return attempt()

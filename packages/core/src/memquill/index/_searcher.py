@@ -15,9 +15,8 @@ from typing import Final
 
 from memquill.errors import MemquillError, Messages, SourceError
 from memquill.index._corpus import StaleNote
-from memquill.index._location import index_dir, index_path
+from memquill.index._location import UNUSABLE, index_dir, index_path, unusable_message
 from memquill.index._search_index import RefreshListener, SearchIndex, stderr_notice
-from memquill.index._unusable import UNUSABLE, unusable_message
 from memquill.query import FileType, RankedHit, RankParams, SearchDocument
 
 IN_MEMORY: Final = ":memory:"

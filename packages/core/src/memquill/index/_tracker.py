@@ -7,7 +7,7 @@ folders are listed again, their notes ``lstat``\\ ed and read, and the rows of v
 removed. Whatever the quick path cannot vouch for — a new or removed folder, a note at a
 limit, an unreadable note, a write by another process, a missed event — falls back to one walk
 (taking from the previous walk what the watcher saw unchanged, and in a fresh process the
-folder listings the index kept, :mod:`._folders`) and a full comparison
+folder listings the index kept, :mod:`._sync`) and a full comparison
 (:func:`memquill.index._sync.synchronise`).
 """
 
@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from memquill.index._db import IndexDatabase
-from memquill.index._folders import KeptListings
 from memquill.index._notes import NoteTable
-from memquill.index._sync import Progress, SyncReport, analyse, synchronise
+from memquill.index._sync import KeptListings, Progress, SyncReport, analyse, synchronise
 from memquill.query import (
     DocumentCache,
     FolderListing,
