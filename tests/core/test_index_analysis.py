@@ -21,10 +21,9 @@ from memquill.index._batch import BatchBuilder
 from memquill.index._pages import NoteRow, decode_page, encode_page
 from memquill.index._parts import chunk_spans, note_words
 from memquill.index._term_lists import decode_term_list
-from memquill.query._counts import count_words, split_words, term_counts
 from memquill.query._documents import note_document
 from memquill.query._markdown import CHUNK_SIZE, chunk_markdown
-from memquill.query._tokens import count_term, fold, tokenize
+from memquill.query._tokens import count_term, count_words, fold, split_words, term_counts, tokenize
 
 WORDS = (
     *("alpha", "painting", "paints", "went", "getUserId", "HTTPServer", "x_y.z", "don't"),

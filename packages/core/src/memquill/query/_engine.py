@@ -27,16 +27,14 @@ from memquill.paths import (
 )
 from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_document
 from memquill.query._excerpt import build_excerpt
-from memquill.query._file_type import FileType
 from memquill.query._markdown import wiki_links
-from memquill.query._plain import FoundHit, SearchAnswer, SearchRequest
-from memquill.query._rank import Corpus, matches_filters, rank
-from memquill.query._rank_model import RankedHit, RankParams
+from memquill.query._plain import FileType, FoundHit, SearchAnswer, SearchRequest
+from memquill.query._rank import Corpus, RankedHit, RankParams, matches_filters, rank
 from memquill.query._recent import collect_recent, records_unavailable
 from memquill.query._render import score_value
 from memquill.query._scan import scan_workspace
 from memquill.query._scanconfig import load_scan_config
-from memquill.query._walk_cache import DocumentCache
+from memquill.query._walk import DocumentCache
 from memquill.store import ProjectedRecord, RecordStore, conflict_notice
 
 if TYPE_CHECKING:

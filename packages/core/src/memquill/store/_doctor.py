@@ -11,7 +11,7 @@ missing until merged, so the store is not healthy), the facts that diverged and 
 a merge renamed (both wait for a person's choice), and how many records were written under a
 record key this machine does not hold. It changes nothing, except that ``fix=True`` removes
 stale staging files while holding the writer lock (so none can belong to a live writer) and
-repairs a hand edit when that is unambiguous, after a backup (:mod:`~memquill.store._repair`).
+repairs a hand edit when that is unambiguous, after a backup (:mod:`~memquill.store._hand_edits`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from memquill.store._codec import MAX_STORE_BYTES, store_revision
 from memquill.store._conflicts import conflict_copies
 from memquill.store._diagnose import Diagnosis, diagnose
 from memquill.store._families import Divergence, KeyRename, divergences, renamed_keys
+from memquill.store._hand_edits import RepairPlan, apply_repair, plan_repair
 from memquill.store._history import HistoryFigures, history_figures
 from memquill.store._lock import WriterLock, lock_holder, lock_is_held
 from memquill.store._record_key import KEY_ID_FIELD, KeySource, RecordKey, key_id
-from memquill.store._repair import RepairPlan, apply_repair, plan_repair
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import (
