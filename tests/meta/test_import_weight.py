@@ -197,7 +197,6 @@ STORE_WRITE_SIDE = (
     "memquill.store._doctor",
     "memquill.store._diagnose",
     "memquill.store._families",
-    "memquill.store._history",
     "memquill.store._secrets",
 )
 

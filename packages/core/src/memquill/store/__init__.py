@@ -45,6 +45,7 @@ if typing.TYPE_CHECKING:
     from memquill.store._doctor import (
         ControlFinding as ControlFinding,
         DoctorReport,
+        HistoryFigures,
         SecretFinding as SecretFinding,
     )
     from memquill.store._fact_keys import (
@@ -60,7 +61,6 @@ if typing.TYPE_CHECKING:
     from memquill.store._families import Divergence as Divergence, KeyRename as KeyRename
     from memquill.store._fileio import read_bounded as read_bounded
     from memquill.store._hand_edits import ImportPlan as ImportPlan, RepairPlan as RepairPlan
-    from memquill.store._history import HistoryFigures
     from memquill.store._merge import MergeReport as MergeReport, merge_files as merge_files
     from memquill.store._merge_ops import MergeResult as MergeResult
     from memquill.store._postgres_location import (
