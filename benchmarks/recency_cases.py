@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from memquill.query._documents import note_document
-from memquill.query._rank import Corpus, rank
-from memquill.query._rank_model import RankParams
+from memquill.query._rank import Corpus, RankParams, rank
 
 CASES_FILE = Path(__file__).with_name("recency_cases.toml")
 

@@ -44,7 +44,7 @@ from locomo_data import Prepared, load, prepare, seed_record_ids
 from memquill.query import MemoryQuery, SearchArgs, render_search
 from memquill.query._engine import SNIPPET_UNITS
 from memquill.query._models import SearchResult
-from memquill.query._rank_model import RankParams
+from memquill.query._rank import RankParams
 from recency_cases import recency_summary, run_recency_cases
 
 KS = (1, 5, 10)

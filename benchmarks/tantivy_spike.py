@@ -103,8 +103,8 @@ def build(root: Path, store: Path) -> dict[str, Any]:
     import tantivy
 
     from memquill.index._analysis import analyse_note
-    from memquill.query._rank_model import RankParams
-    from memquill.query._walk_cache import file_identity
+    from memquill.query._rank import RankParams
+    from memquill.query._walk import file_identity
 
     params = RankParams()
     figures = []
@@ -310,7 +310,7 @@ class SpikeIndex:
         """memquill's hits for ``question``: exact when ``checked`` (see the module), else
         ranked over tantivy's top ``start × depth`` alone."""
         from memquill.query import rank
-        from memquill.query._rank_model import RankParams
+        from memquill.query._rank import RankParams
         from memquill.query._tokens import query_terms
 
         params = RankParams()
@@ -421,7 +421,7 @@ def searching(kind: str, root: Path, store: Path, asked: list[str], start: float
     spike: SpikeIndex | None = None
     if kind == "memquill":
         from memquill.index import IndexSearcher
-        from memquill.query._rank_model import RankParams
+        from memquill.query._rank import RankParams
 
         engine = IndexSearcher(store, notice=None)
         params = RankParams()

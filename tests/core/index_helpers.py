@@ -12,7 +12,7 @@ from tests.core.query_helpers import NOW, ReadTools, remember, write
 
 from memquill.index import IndexSearcher
 from memquill.query import MemoryQuery
-from memquill.query._rank_model import RankParams
+from memquill.query._rank import RankParams
 
 WORDS: Final = (
     *("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"),

@@ -18,7 +18,7 @@ from memquill.index._searcher import IN_MEMORY
 from memquill.paths import read_text_nofollow, read_text_stat
 from memquill.query import MemoryQuery, _scan as scan_module
 from memquill.query._models import GetResult, RecentResult, ResultT, SearchResult
-from memquill.query._walk_cache import DocumentCache
+from memquill.query._walk import DocumentCache
 from memquill.store import Candidate
 from memquill.store._results import WriteResult
 from memquill.store._store import RecordStore

@@ -6,8 +6,7 @@ from datetime import UTC, date, datetime
 
 from memquill.query._dates import path_day, path_month, query_months
 from memquill.query._documents import note_document
-from memquill.query._rank import Corpus, rank
-from memquill.query._rank_model import RankParams
+from memquill.query._rank import Corpus, RankParams, rank
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 FLAT = RankParams(half_life_days=None)

@@ -19,10 +19,9 @@ from memquill.foundation.text import point_at, point_of, unit_starts
 from memquill.index._analysis import analyse_note, chunk_spans, note_words
 from memquill.index._build import BatchBuilder
 from memquill.index._codec import NoteRow, decode_page, decode_term_list, encode_page
-from memquill.query._counts import count_words, split_words, term_counts
 from memquill.query._documents import note_document
 from memquill.query._markdown import CHUNK_SIZE, chunk_markdown
-from memquill.query._tokens import count_term, fold, tokenize
+from memquill.query._tokens import count_term, count_words, fold, split_words, term_counts, tokenize
 
 WORDS = (
     *("alpha", "painting", "paints", "went", "getUserId", "HTTPServer", "x_y.z", "don't"),

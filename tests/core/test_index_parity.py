@@ -20,7 +20,7 @@ from tests.core.index_helpers import age, indexed, mutate, populate, queries, re
 from tests.core.query_helpers import make_unreadable, write
 
 from memquill.index import IndexSearcher
-from memquill.query._rank_model import RankParams
+from memquill.query._rank import RankParams
 
 PARAMS = (None, RankParams(rerank_depth=3), RankParams(rerank_depth=1, half_life_days=None))
 

@@ -27,7 +27,7 @@ from memquill.index import (
 )
 from memquill.index._watch import WATCH_ENV, open_watcher
 from memquill.query import _walk as walk_module, rank
-from memquill.query._walk_cache import Identity, file_identity
+from memquill.query._walk import Identity, file_identity
 
 NOW = datetime(2026, 9, 22, 12, tzinfo=UTC)
 

@@ -19,8 +19,8 @@ from memquill.errors import ERRORS, MemquillError
 from memquill.store import SecretScanner
 from memquill.store._codec import HEADER
 from memquill.store._diagnose import diagnose
+from memquill.store._hand_edits import plan_repair
 from memquill.store._memo import decode_snapshot
-from memquill.store._repair import plan_repair
 from memquill.tools import CATALOGUE
 
 ODD = st.sampled_from(["\udce9", "\ud800", "\u200b", "\x00", "\r\n", "-->", "\n\n", "😀", "é"])

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from memquill.query._documents import note_document
-from memquill.query._rank import Corpus, rank
-from memquill.query._rank_model import RankParams
+from memquill.query._rank import Corpus, RankParams, rank
 
 CASES = Path(__file__).parents[2] / "benchmarks" / "recency_cases.toml"
 DATA: dict[str, Any] = tomllib.loads(CASES.read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ from memquill.paths import read_text_nofollow
 from memquill.query import _scan as scan_module
 from memquill.query._scan import ScanBudget, scan_workspace
 from memquill.query._scanconfig import glob_pattern, load_scan_config
-from memquill.query._walk_cache import DocumentCache
+from memquill.query._walk import DocumentCache
 
 
 def scanned(root: Path, cache: DocumentCache | None = None) -> list[str]:

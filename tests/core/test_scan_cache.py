@@ -13,7 +13,7 @@ from tests.core.query_helpers import make_unreadable, write
 from memquill.query import _scan as scan_module
 from memquill.query._scan import ScanResult, scan_workspace
 from memquill.query._scanconfig import ScanConfig
-from memquill.query._walk_cache import DocumentCache, FolderListing
+from memquill.query._walk import DocumentCache, FolderListing
 
 
 def summary(result: ScanResult) -> tuple[list[tuple[str, str]], tuple[str, ...]]:

@@ -9,11 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from memquill.foundation.text import path_key
 from memquill.query import FileType
-from memquill.query._counts import term_counts
 from memquill.query._documents import SearchDocument, note_document
-from memquill.query._rank import Corpus, rank, recency_factor
-from memquill.query._rank_model import RankedHit, RankParams
-from memquill.query._tokens import count_term, fold, query_terms, tokenize
+from memquill.query._rank import Corpus, RankedHit, RankParams, rank, recency_factor
+from memquill.query._tokens import count_term, fold, query_terms, term_counts, tokenize
 
 NOW = datetime(2026, 9, 22, tzinfo=UTC)
 

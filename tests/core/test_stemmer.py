@@ -7,14 +7,18 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memquill.query._stemmer import (
+from memquill.query._tokens import (
     IRREGULAR,
     SNOWBALL_EXCEPTIONS,
+    count_term,
+    fold,
     irregular_forms,
+    query_terms,
     search_prefix,
+    search_prefixes,
     stem,
+    tokenize,
 )
-from memquill.query._tokens import count_term, fold, query_terms, search_prefixes, tokenize
 
 # Words and stems from Snowball's English sample vocabulary (and Porter's examples, as
 # Porter2 stems them).

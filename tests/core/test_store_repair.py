@@ -16,7 +16,7 @@ from memquill import RecordStore
 from memquill.errors import ConflictError, Messages
 from memquill.store import SecretScanner
 from memquill.store._diagnose import diagnose
-from memquill.store._repair import apply_repair, plan_repair
+from memquill.store._hand_edits import apply_repair, plan_repair
 from memquill.store._secrets import secret_message
 from memquill.store._transaction import locate
 

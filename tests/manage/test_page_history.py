@@ -9,7 +9,7 @@ from tests.manage.manage_helpers import client, revision, seed
 
 from memquill import RecordStore
 from memquill.manage._page import doctor_panel
-from memquill.store._history import history_figures
+from memquill.store._doctor import history_figures
 
 
 def test_the_health_panel_shows_history_depth_compaction_and_capacity(tmp_path: Path) -> None:

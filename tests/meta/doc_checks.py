@@ -197,7 +197,7 @@ def entry_point(text: str, tmp: Path) -> None:
 
 def recency_formula(text: str, tmp: Path) -> None:
     """ranking.md: the weight and half-life shown are the ranking's defaults."""
-    from memquill.query._rank_model import RankParams
+    from memquill.query._rank import RankParams
 
     params = RankParams()
     assert f"w = {params.recency_weight:g}, h = {params.half_life_days:g} days" in text

@@ -186,14 +186,12 @@ def test_a_search_on_a_current_index_loads_no_index_write_side(tmp_path: Path) -
 STORE_WRITE_SIDE = (
     "memquill.store._append",
     "memquill.store._edits",
-    "memquill.store._import",
+    "memquill.store._hand_edits",
     "memquill.store._room",
     "memquill.store._merge",
     "memquill.store._doctor",
     "memquill.store._diagnose",
-    "memquill.store._repair",
     "memquill.store._families",
-    "memquill.store._history",
     "memquill.store._secrets",
 )
 

@@ -9,7 +9,7 @@ repairs it. A PostgreSQL store has no lock file: its report says so instead of a
 A store without a capacity (a database workspace without a quota) says so on the capacity
 line, and its JSON has ``max_bytes`` and ``percent_used`` ``null``. Below the capacity line,
 a readable store's ``history`` and ``bytes`` lines say what fills it
-(:mod:`memquill.store._history`): live facts, superseded versions and how many are compacted,
+(:mod:`memquill.store._doctor`): live facts, superseded versions and how many are compacted,
 forgotten facts, the deepest and mean history, and the bytes each kind takes.
 """
 

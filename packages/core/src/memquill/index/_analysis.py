@@ -10,7 +10,7 @@ A note's chunks and the words of each come from one pass over the note (:func:`n
 The reference (:class:`memquill.query._documents.SearchDocument`) folds and tokenizes the whole
 body, and every chunk again on its own; the windows of a long section overlap by 150 units and
 may cut a word anywhere. Here each section is cut once into *parts* at safe places, each part
-is folded and split into words (:mod:`memquill.query._counts`) once, and a chunk's words are
+is folded and split into words (:mod:`memquill.query._tokens`) once, and a chunk's words are
 its parts' words plus those of its two cut ends (the few characters between a window's edge
 and the nearest safe place), which are folded and split on their own, as the chunk's own
 tokenization sees them. The body's words are every part's.

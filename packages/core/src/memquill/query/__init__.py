@@ -27,7 +27,6 @@ if typing.TYPE_CHECKING:
         utf16_bounds as utf16_bounds,
         validation_message as validation_message,
     )
-    from memquill.query._counts import count_words as count_words, split_words as split_words
     from memquill.query._dates import (
         MonthKey as MonthKey,
         month_matches as month_matches,
@@ -45,8 +44,6 @@ if typing.TYPE_CHECKING:
         MemoryQuery,
         Searcher as Searcher,
     )
-    from memquill.query._file_type import FileType
-    from memquill.query._listing import list_folder as list_folder
     from memquill.query._markdown import (
         CHUNK_OVERLAP as CHUNK_OVERLAP,
         CHUNK_SIZE as CHUNK_SIZE,
@@ -66,6 +63,7 @@ if typing.TYPE_CHECKING:
     )
     from memquill.query._plain import (
         MAX_SEARCH_LIMIT,
+        FileType,
         FoundHit as FoundHit,
         SearchAnswer,
         SearchRequest as SearchRequest,
@@ -74,17 +72,15 @@ if typing.TYPE_CHECKING:
     from memquill.query._rank import (
         CANDIDATES as CANDIDATES,
         Corpus as Corpus,
+        Posting as Posting,
+        RankDocument as RankDocument,
+        RankedHit as RankedHit,
+        RankParams as RankParams,
         day_factor as day_factor,
         idf as idf,
         matches_filters as matches_filters,
         month_gain as month_gain,
         rank,
-    )
-    from memquill.query._rank_model import (
-        Posting as Posting,
-        RankDocument as RankDocument,
-        RankedHit as RankedHit,
-        RankParams as RankParams,
     )
     from memquill.query._render import (
         render_get as render_get,
@@ -101,23 +97,27 @@ if typing.TYPE_CHECKING:
         ScanConfig as ScanConfig,
         load_scan_config as load_scan_config,
     )
-    from memquill.query._stemmer import STEMMER_VERSION as STEMMER_VERSION
     from memquill.query._tokens import (
+        STEMMER_VERSION as STEMMER_VERSION,
         TOKENIZER_VERSION,
         camel_free as camel_free,
+        count_words as count_words,
         fold as fold,
         is_cjk as is_cjk,
         query_terms as query_terms,
+        split_words as split_words,
         tokenize as tokenize,
         words as words,
     )
-    from memquill.query._walk import Walk as Walk, WalkedFile as WalkedFile
-    from memquill.query._walk_cache import (
+    from memquill.query._walk import (
         DocumentCache as DocumentCache,
         FolderListing as FolderListing,
         Identity as Identity,
         PreviousWalk as PreviousWalk,
+        Walk as Walk,
+        WalkedFile as WalkedFile,
         file_identity as file_identity,
+        list_folder as list_folder,
     )
 
 __all__ = [

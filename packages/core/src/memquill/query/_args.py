@@ -24,8 +24,7 @@ from pydantic import (
 
 from memquill.errors import InvalidInputError
 from memquill.foundation.text import utf16_len
-from memquill.query._file_type import FileType
-from memquill.query._plain import MAX_SEARCH_LIMIT
+from memquill.query._plain import MAX_SEARCH_LIMIT, FileType
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

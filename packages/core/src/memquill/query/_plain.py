@@ -7,6 +7,10 @@ a list of strings, an integer), and answers ``None`` for anything else, so the c
 validates that with the model, which words every refusal. :class:`SearchAnswer` holds the
 same fields as :class:`~memquill.query.SearchResult` and :meth:`SearchAnswer.as_data` is its
 ``model_dump(mode="json")``: the text and the JSON shown are the tool's, byte for byte.
+
+:data:`FileType` (the ``file_type`` of ``memory_search``: which sources a search considers)
+is here too, so that the shell's search, the argument models and the ranking name it without
+loading pydantic.
 """
 
 from __future__ import annotations
@@ -15,7 +19,13 @@ from dataclasses import dataclass
 from typing import Final, Literal, TypeGuard, cast
 
 from memquill.foundation.text import LONE_SURROGATE, utf16_len
-from memquill.query._file_type import FILE_TYPES, FileType
+
+FileType = Literal["all", "daily", "longterm", "notes"]
+"""Which sources a search considers: every one, daily notes, long-term memory, other notes."""
+
+FILE_TYPES: Final[tuple[FileType, ...]] = ("all", "daily", "longterm", "notes")
+"""Every :data:`FileType`, in the order the tool's schema lists them."""
+
 
 MAX_SEARCH_LIMIT: Final = 20
 """The most hits one search returns (``memory_search``'s ``limit`` is 1–20). A retriever asked

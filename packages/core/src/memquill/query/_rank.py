@@ -3,22 +3,25 @@
 Pure: no I/O and no clock of its own. Given the same documents, query and ``now`` it returns
 the same hits in the same order on every run and platform.
 
-1. Filters (``file_type``, ``tags``) choose the documents that may match, before any scoring
-   or limiting.
-2. Every matching document gets a BM25F score: per term, the body count (normalised by body
-   length) plus weighted counts in the title, tags, aliases, headings and path, saturated by
-   ``k1`` and weighted by the term's idf over the whole document set. A month the query names
-   ("in July 2026") counts as one more term, held by the documents whose path is dated in that
-   month (:mod:`memquill.query._dates`).
-3. Recency is a bounded prior on paths ending in ``YYYY-MM-DD.md``: the score is multiplied by
-   ``1 - w * (1 - 2 ** (-age / half_life))`` (``w`` = ``recency_weight``, 0.2; half-life 30
-   days), between 1 (today) and ``1 - w`` (long ago). It reorders hits within that margin and
-   never buries a clearly better older match (``docs/ranking.md``).
-4. The best documents (``rerank_depth``) are re-scored with their best chunk: the chunk whose
-   terms score highest (ties: the earliest) adds ``chunk_weight`` times its score. Adding never
-   lowers a score, so no document outside that set could have ranked inside it. The hit keeps
-   the query terms its body holds, with their idf, for its excerpt (:mod:`memquill.query._excerpt`).
-5. Ties break by path in UTF-16 code-unit order.
+1. Filters (``file_type``, ``tags``) choose the documents that may match, before any scoring or
+limiting. 2. Every matching document gets a BM25F score: per term, the body count (normalised by
+body length) plus weighted counts in the title, tags, aliases, headings and path, saturated by
+``k1`` and weighted by the term's idf over the whole document set. A month the query names ("in
+July 2026") counts as one more term, held by the documents whose path is dated in that month
+(:mod:`memquill.query._dates`). 3. Recency is a bounded prior on paths ending in
+``YYYY-MM-DD.md``: the score is multiplied by ``1 - w * (1 - 2 ** (-age / half_life))`` (``w`` =
+``recency_weight``, 0.2; half-life 30 days), between 1 (today) and ``1 - w`` (long ago). It
+reorders hits within that margin and never buries a clearly better older match
+(``docs/ranking.md``). 4. The best documents (``rerank_depth``) are re-scored with their best
+chunk: the chunk whose terms score highest (ties: the earliest) adds ``chunk_weight`` times its
+score. Adding never lowers a score, so no document outside that set could have ranked inside it.
+The hit keeps the query terms its body holds, with their idf, for its excerpt
+(:mod:`memquill.query._excerpt`). 5. Ties break by path in UTF-16 code-unit order.
+
+What ranking works with is here too: its constants (:class:`RankParams`), the shape of a
+document set (:class:`RankCorpus`) and a ranked hit (:class:`RankedHit`). :func:`rank` reads
+any :class:`RankCorpus`: the in-memory :class:`Corpus` of a full scan, or a search index
+serving the same figures from disk, so the two always rank alike.
 """
 
 from __future__ import annotations
@@ -26,21 +29,129 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
-from typing import Final
+from typing import Final, Protocol
 
 from memquill.foundation.text import path_key
 from memquill.query._dates import MonthKey, month_matches, path_day, query_months
-from memquill.query._documents import SearchDocument
-from memquill.query._file_type import FileType
-from memquill.query._rank_model import (
-    Posting,
-    RankCorpus,
-    RankDocument,
-    RankedHit,
-    RankParams,
-)
+from memquill.query._documents import DocumentKind, SearchDocument
+from memquill.query._markdown import Chunk
+from memquill.query._plain import FileType
 from memquill.query._tokens import count_term, query_terms, search_prefixes
+
+Posting = tuple[int, int, tuple[int, ...] | None]
+"""Document index, body count, per-field counts (``None`` when no field holds the term)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RankParams:
+    """Ranking constants (chosen on LoCoMo conversations 1–5; see ``benchmarks/``).
+
+    Attributes:
+        k1: term-frequency saturation.
+        b: strength of body-length normalisation among notes.
+        record_b: the same among records (short facts: length says little about relevance).
+        field_weights: weights of title, tags, aliases, headings and path against the body's 1.
+        date_weight: weight of a dated path in the month the query names, as a field count.
+        chunk_weight: weight of the best chunk's score in the final score.
+        rerank_depth: how many top documents are re-scored with their best chunk.
+        half_life_days: half-life of a dated path's recency; ``None`` turns recency off.
+        recency_weight: the most recency can take off a score (an old dated note keeps at
+            least ``1 - recency_weight`` of it; see :func:`recency_factor`).
+    """
+
+    k1: float = 0.6
+    b: float = 0.75
+    record_b: float = 0.0
+    field_weights: tuple[float, ...] = (3.0, 3.0, 3.0, 2.0, 1.0)
+    date_weight: float = 3.0
+    chunk_weight: float = 1.0
+    rerank_depth: int = 50
+    half_life_days: float | None = 30.0
+    recency_weight: float = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class RankedHit:
+    """A ranked document, its final score, its best chunk (``None``: none matched), and the
+    query terms its body holds with their idf (what an excerpt looks for)."""
+
+    document: SearchDocument
+    score: float
+    chunk: Chunk | None
+    terms: tuple[tuple[str, float], ...] = ()
+
+
+class RankDocument(Protocol):
+    """What ranking reads of every candidate document (a :class:`SearchDocument` is one)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> DocumentKind: ...
+    @property
+    def length(self) -> int: ...
+    @property
+    def tag_keys(self) -> frozenset[str]: ...
+
+
+class RankCorpus(Protocol):
+    """A document set as :func:`rank` reads it.
+
+    :class:`Corpus` holds every document in memory; a search index (:mod:`memquill.index`)
+    serves the same figures from disk and may list, in ``postings``, only the documents that
+    can still reach the re-scored set, as long as ``size``, ``frequency`` and
+    ``average_length`` describe the whole set.
+    """
+
+    @property
+    def size(self) -> int:
+        """How many documents the set holds (the ``N`` of idf)."""
+        ...
+
+    @property
+    def average_length(self) -> Mapping[str, float]:
+        """Mean body length per document kind."""
+        ...
+
+    def postings(self, term: str) -> Sequence[Posting]:
+        """Documents holding ``term``, with their counts."""
+        ...
+
+    def frequency(self, term: str) -> int:
+        """How many documents of the whole set hold ``term``."""
+        ...
+
+    def stats(self, index: int) -> RankDocument:
+        """Document ``index`` as ranking scores it."""
+        ...
+
+    def day(self, index: int) -> date | None:
+        """The day document ``index``'s path names, if any."""
+        ...
+
+    def path_key(self, index: int) -> bytes:
+        """The tie-break key of document ``index``."""
+        ...
+
+    def month_holders(self, key: MonthKey) -> tuple[int, Sequence[int]]:
+        """How many documents of the whole set are dated in ``key``, and those to score."""
+        ...
+
+    def rescoring(self, indexes: Sequence[int]) -> None:
+        """Told which documents :meth:`chunk_counts` is about to be asked about (a corpus
+        may fetch their figures at once)."""
+        ...
+
+    def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
+        """How often ``term`` occurs in each chunk of document ``index``."""
+        ...
+
+    def document(self, index: int) -> SearchDocument:
+        """Document ``index`` in full (only hits are asked for)."""
+        ...
+
 
 CANDIDATES: Final = 20
 """Hits ranked per search; ``limit`` shows a prefix of them."""

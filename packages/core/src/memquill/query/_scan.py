@@ -30,10 +30,12 @@ from memquill.errors import SourceError
 from memquill.paths import read_text_nofollow
 from memquill.query._documents import SearchDocument, note_document
 from memquill.query._scanconfig import ScanConfig, load_scan_config
-from memquill.query._walk import Walk, WalkedFile, walk_folders
-from memquill.query._walk_cache import (
+from memquill.query._walk import (
     DocumentCache,
     PreviousWalk,
+    Walk,
+    WalkedFile,
+    walk_folders,
 )
 
 ENTRY_LIMIT: Final = 1_000_000

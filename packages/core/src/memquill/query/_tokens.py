@@ -1,12 +1,12 @@
-"""Search terms: how text becomes the whole-word terms that ranking counts.
+"""Search terms: how text becomes the whole-word terms that ranking counts, and their counts.
 
 Text is folded (NFKC, Unicode case folding, typographic apostrophe to ``'``; a camelCase
 boundary between ASCII letters is kept as an invisible mark, see below), then read as
 
 - *words*: runs of letters and digits (apostrophes inside a word join it: ``don't``); a
-  possessive ``'s`` is dropped and plain ASCII words are stemmed (:mod:`memquill.query._stemmer`:
-  Snowball's English stemmer and common irregular forms), so ``painting``, ``paints`` and
-  ``painted`` share the term ``paint``, and ``went`` counts as ``go``;
+  possessive ``'s`` is dropped and plain ASCII words are stemmed (:func:`stem`, below), so
+  ``painting``, ``paints`` and ``painted`` share the term ``paint``, and ``went`` counts as
+  ``go``;
 - *identifiers*: words joined by ``_``, ``-``, ``.`` or ``/`` (``get_user_id``, ``kebab-case``,
   ``os.path``, ``src/app``), or written in camelCase (``getUserId``, ``HTTPServer``: a boundary
   falls between a lower-case and an upper-case ASCII letter, and before the last capital of an
@@ -18,26 +18,138 @@ boundary between ASCII letters is kept as an invisible mark, see below), then re
   those scripts do not separate words with spaces.
 
 Query words on the spec's stop list, and words that only frame a question (``kind`` in "what
-kind of"), are dropped. Two term counters agree exactly (a tested invariant): :func:`tokenize`
-lists every term of a text, and :func:`count_term` counts one term in folded text with
-``str.find`` — fast enough to rank a cold 8 MiB workspace without building a full index first
-(:mod:`memquill.query._counts` counts every term of a text at once, for an index).
-:data:`TOKENIZER_VERSION` names this behaviour, for indexes built with it.
+kind of"), are dropped. :data:`TOKENIZER_VERSION` names this behaviour, for indexes built
+with it.
+
+**The stemmer.** :func:`stem` is the Snowball English stemmer (Porter2, through PyStemmer's C
+implementation), with two rules of memquill's own on top, which ``docs/ranking.md`` gives:
+
+- :data:`IRREGULAR` maps common irregular verb and noun forms to their base first (``went``
+  is ``go``, ``children`` is ``child``), since a question asks "go" where the note says
+  "went";
+- the plural of a word without a vowel loses its ``s`` (``PDFs`` is ``pdf``, ``PRs`` is
+  ``pr``): Snowball keeps the ``s`` of a word with no vowel before it, and notes are full of
+  acronyms a question names in the singular.
+
+:data:`STEMMER_VERSION` names the stemmer and these rules, for indexes built with them.
+
+**Counting.** Three term counters agree exactly (tested invariants): :func:`tokenize` lists
+every term of a text; :func:`count_term` counts one term in folded text with ``str.find``,
+fast enough to rank a cold 8 MiB workspace without building a full index first; and
+:func:`count_words` counts every term of a text at once, at C speed, for an index: its counts
+equal ``collections.Counter(tokenize(text))``.
+
+- :func:`count_term` relies on one property of the stemmer, checked by property tests: apart
+  from the irregular forms (and the few words Snowball itself stems irregularly,
+  :data:`SNOWBALL_EXCEPTIONS`), every word whose stem is ``t`` starts with
+  ``search_prefix(t)``. Snowball rewrites at most the last letter of what it keeps (``y`` to
+  ``i``, an added ``e``, ``enci`` to ``ence``), the last two of ``ble`` (``biliti`` to
+  ``ble``), or the ``y`` of a consonant and ``ying`` (``dying`` is ``die``), so the prefix drops
+  those letters when they may have been rewritten.
+- :func:`count_words` relies on the terms' alphabet: a term never spans a space or an ASCII
+  character other than a letter, a digit, ``'``, ``_``, ``-``, ``.`` and ``/``. So the folded
+  text's UTF-8 bytes, with every other ASCII byte turned into a space, split at the spaces
+  into *words*: runs of bytes that hold whole terms (no term crosses a separator, and a
+  separator never joins the terms around it; a word such as ``get_user_id`` may hold several).
+  A word's terms are worked out once, by the tokenizer itself, and remembered; counting a text
+  is then a split and a count over its words, both in C.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+from collections import Counter
+from collections.abc import Iterable
 from functools import cache, lru_cache
-from typing import Final
+from itertools import chain
+from typing import Final, Protocol, cast
 
-from memquill.query._stemmer import irregular_forms, search_prefix, stem
+import Stemmer
+
+# Forms that are more often an unrelated word are left out ("bit", "left", "saw", "rose",
+# "felt", "lay", "found", "bore"), as are stop words, which a query never searches for. A
+# kept form that is also a name ("Drew") still finds that name: both sides stem alike.
+_IRREGULAR_GROUPS: Final = (
+    "arise arose arisen|awake awoke awoken|beat beaten|become became|"
+    "begin began begun|bend bent|bite bitten|bleed bled|blow blew blown|break broke broken|"
+    "bring brought|build built|buy bought|catch caught|choose chose chosen|come came|"
+    "creep crept|deal dealt|dig dug|draw drew drawn|dream dreamt|drink drank drunk|"
+    "drive drove driven|eat ate eaten|fall fallen|feed fed|fight fought|flee fled|"
+    "fly flew flown|forget forgot forgotten|forgive forgave forgiven|freeze froze frozen|"
+    "get got gotten|give gave given|go went gone goes|grow grew grown|hang hung|hear heard|"
+    "hide hid hidden|hold held|keep kept|know knew known|lend lent|lose lost|make made|"
+    "mean meant|meet met|pay paid|ride rode ridden|ring rang rung|rise risen|run ran|"
+    "say said says|see seen|seek sought|sell sold|send sent|shake shook shaken|shine shone|"
+    "show shown|shrink shrank shrunk|sing sang sung|sink sank sunk|sit sat|sleep slept|"
+    "slide slid|speak spoken|spend spent|stand stood|steal stole stolen|stick stuck|"
+    "sting stung|strike struck|swear swore sworn|sweep swept|swim swam swum|swing swung|"
+    "take took taken|teach taught|tear torn|tell told|think thought|throw threw thrown|"
+    "understand understood|wake woke woken|wear wore worn|win won|write wrote written|"
+    "child children|man men|woman women|mouse mice|foot feet|tooth teeth"
+)
+IRREGULAR: Final[dict[str, str]] = {
+    form: group.split(" ")[0]
+    for group in _IRREGULAR_GROUPS.split("|")
+    for form in group.split(" ")[1:]
+}
+"""Irregular form -> the base form it is stemmed as."""
+SNOWBALL_EXCEPTIONS: Final[frozenset[str]] = frozenset({"skies"})
+"""Words Snowball's own exception list stems to a term they do not start with (``skies`` is
+``sky``): exact counting looks for them as it does for irregular forms."""
+
+
+class _Snowball(Protocol):
+    """What memquill uses of a PyStemmer stemmer (the package ships no type information)."""
+
+    def stemWord(self, word: str) -> str: ...  # PyStemmer's name
+
+
+_ENGLISH: Final = cast(
+    "_Snowball",
+    Stemmer.Stemmer("english", 0),  # pyright: ignore[reportUnknownMemberType]
+)  # no cache of its own: stem() keeps one
+_LOCK: Final = threading.Lock()  # a Snowball stemmer object is not safe across threads
+STEMMER_VERSION: Final = f"snowball-english {cast('str', Stemmer.version())} memquill 2"  # pyright: ignore[reportUnknownMemberType]
+"""The stemmer and memquill's rules, as an index records them (others may stem otherwise)."""
+_VOWELS: Final = frozenset("aeiouy")  # Snowball's English vowels
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """The stem of a folded ASCII word (irregular forms first mapped to their base)."""
+    word = IRREGULAR.get(word, word)
+    if not (word.isascii() and word.isalpha()):
+        return word
+    if len(word) > 2 and word[-1] == "s" and word[-2] != "s" and _VOWELS.isdisjoint(word):
+        return word[:-1]  # an acronym's plural: Snowball would keep the "s"
+    with _LOCK:
+        return _ENGLISH.stemWord(word)
+
+
+def search_prefix(term: str) -> str:
+    """A string every word whose stem is ``term`` starts with (irregular forms aside)."""
+    if term.endswith("ble"):
+        return term[:-2]
+    if len(term) == 3 and term.endswith("ie"):
+        return term[:1]
+    return term[:-1] if len(term) > 1 and term[-1] in "eil" else term
+
+
+@lru_cache(maxsize=4096)
+def irregular_forms(term: str) -> tuple[str, ...]:
+    """The words whose stem is ``term`` that need not start with its prefix (sorted): its
+    irregular forms, and Snowball's own exceptions."""
+    forms = {form for form, base in IRREGULAR.items() if stem(base) == term}
+    forms.update(word for word in SNOWBALL_EXCEPTIONS if stem(word) == term)
+    return tuple(sorted(forms))
+
 
 TOKENIZER_VERSION: Final = 3
 """Bumped whenever the terms a text or a query yields change (2: identifier parts; 3: the
 Snowball stemmer); an index built with another version must be rebuilt (the stemmer's own
-version is recorded too: :data:`~memquill.query._stemmer.STEMMER_VERSION`)."""
+version is recorded too: :data:`STEMMER_VERSION`)."""
 CAMEL_MARK: Final = "\u2063"
 """Marks a camelCase boundary in folded text (INVISIBLE SEPARATOR; removed from the input)."""
 
@@ -306,7 +418,7 @@ def search_prefixes(term: str) -> tuple[str, ...]:
     """Strings one of which starts every word whose term is ``term`` (none starts another).
 
     Stems keep their word's start except perhaps its last letter (see
-    :func:`~memquill.query._stemmer.search_prefix`); irregular forms (``went`` for ``go``) are
+    :func:`search_prefix`); irregular forms (``went`` for ``go``) are
     listed.
     """
     if _starts_cjk(term):
@@ -360,3 +472,45 @@ def _count_overlapping(text: str, needle: str) -> int:
         count += 1
         index = text.find(needle, index + 1)
     return count
+
+
+_SEPARATE: Final = bytes(
+    0x20 if byte < 0x80 and not (chr(byte).isalnum() or chr(byte) in "'_-./") else byte
+    for byte in range(256)
+)
+"""ASCII bytes that never belong to a term become spaces; every other byte stays (bytes of
+multi-byte characters are all 0x80 or above, so a character is never cut)."""
+_MEMO: Final = 1 << 18
+"""Words whose terms are remembered (a vault's distinct words, with their punctuation)."""
+
+
+class _WordTerms(dict[bytes, tuple[str, ...]]):
+    """A word's terms, worked out on first use (a missing key is computed, not an error)."""
+
+    def __missing__(self, word: bytes) -> tuple[str, ...]:
+        terms = tuple(folded_terms(word.decode("utf-8", "surrogatepass")))
+        if len(self) >= _MEMO:
+            self.clear()  # a rare reset; a concurrent count only works its words out again
+        self[word] = terms
+        return terms
+
+
+_TERMS: Final = _WordTerms()
+
+
+def split_words(folded: str) -> list[bytes]:
+    r"""The words of :func:`fold`\ ed text, in order."""
+    return folded.encode("utf-8", "surrogatepass").translate(_SEPARATE).split()
+
+
+def count_words(found: Iterable[bytes]) -> Counter[str]:
+    """How many times the tokenizer yields each term of the text these words came from."""
+    return Counter(chain.from_iterable(map(_TERMS.__getitem__, found)))
+
+
+def term_counts(text: str, *, folded: bool = False) -> dict[str, int]:
+    r"""How many times :func:`tokenize` yields each term of ``text``.
+
+    ``folded`` says that ``text`` is already :func:`fold`\ ed.
+    """
+    return count_words(split_words(text if folded else fold(text)))

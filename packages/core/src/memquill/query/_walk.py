@@ -1,15 +1,22 @@
-"""The walk itself: folders listed in sorted order, notes found with their file identities.
+"""The walk: folders listed in sorted order, notes found with their file identities, and what
+a scan keeps between walks.
 
-Each folder's entries are sorted and classified by :mod:`memquill.query._listing` (what is a
-note, a folder to enter, a folder too deep; private files and ignored paths left out); a note
-with several hard links is skipped with a warning (unless the user opts in,
-:func:`memquill.paths.hard_links_allowed`). No note is opened here: :mod:`memquill.query._scan`
-decides what is read.
+Rules:
 
-:class:`~memquill.query._walk_cache.DocumentCache` spares listing an unchanged folder again
-(a search index keeps its listings for the next process); files are still checked one by one
-(editing a file changes only its own identity), the notes of a reused listing in C loops. A
-change watcher can vouch for more (:class:`~memquill.query._walk_cache.PreviousWalk`).
+- **Listing.** A folder's entries are sorted by name in UTF-16 code units, so every machine
+  walks a workspace alike, and classified (:func:`list_folder`): memquill's own bookkeeping,
+  private and credential files, ignored paths and symlinks are never listed as notes; folders
+  deeper than ``max_depth`` are counted, not entered.
+- **Walking.** A note with several hard links is skipped with a warning (unless the user opts
+  in, :func:`memquill.paths.hard_links_allowed`). No note is opened here:
+  :mod:`memquill.query._scan` decides what is read.
+- **Keeping.** A note is reused while its file identity (size, mtime_ns, inode, ctime_ns,
+  device) is unchanged, and a folder's sorted, filtered listing while the folder's own
+  identity and the scan settings are (adding, removing or renaming an entry changes its
+  folder's mtime and ctime). :class:`DocumentCache` spares listing an unchanged folder again
+  (a search index keeps its listings for the next process); files are still checked one by
+  one (editing a file changes only its own identity), the notes of a reused listing in C
+  loops. A change watcher can vouch for more (:class:`PreviousWalk`).
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ from __future__ import annotations
 import itertools
 import os
 import stat
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter, itemgetter
@@ -25,16 +33,223 @@ from pathlib import Path
 from typing import Final, NamedTuple, cast
 
 from memquill.errors import Messages
+from memquill.foundation.text import path_key
 from memquill.paths import hard_links_allowed, source_error
-from memquill.query._listing import classify, sort_entries
-from memquill.query._scanconfig import ScanConfig
-from memquill.query._walk_cache import (
-    DocumentCache,
-    FolderListing,
-    Identity,
-    PreviousWalk,
-    file_identity,
+from memquill.private_paths import (
+    CREDENTIAL_PARTS,
+    SUSPECT_NAMES,
+    SUSPECT_STARTS,
+    is_private,
+    may_be_private,
 )
+from memquill.query._documents import SearchDocument
+from memquill.query._scanconfig import ScanConfig
+
+Identity = tuple[int, int, int, int, int]
+"""A file's identity: size, mtime_ns, inode, ctime_ns, device."""
+Step = tuple[str, str]
+"""One step of a folder's visit: (``folder`` | ``deep`` | ``file`` | ``skip``, path or warning)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FolderListing:
+    """What a folder's entries ask the walk to do.
+
+    Attributes:
+        entries: how many entries the folder holds (each counts against the entry budget).
+        steps: the folders to enter, files to read and warnings to add, in sorted order.
+        cacheable: no entry failed to classify (a failure may be transient: list again).
+    """
+
+    entries: int
+    steps: tuple[Step, ...]
+    cacheable: bool
+
+
+def file_identity(info: os.stat_result) -> Identity:
+    """The identity of a file from its ``lstat`` (inode and device as signed 64-bit numbers,
+    so an index can store them)."""
+    ino, dev = info.st_ino, info.st_dev
+    return (
+        info.st_size,
+        info.st_mtime_ns,
+        ino if ino < 1 << 63 else ino - (1 << 64),
+        info.st_ctime_ns,
+        dev if dev < 1 << 63 else dev - (1 << 64),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousWalk:
+    r"""What a previous walk saw, and what changed since (as a change watcher saw it).
+
+    Folders not in ``folders`` keep their listing and files not in ``files`` their identity,
+    without a system call; everything else is listed or ``lstat``\ ed again.
+    """
+
+    config: ScanConfig
+    listings: dict[str, FolderListing]
+    identities: dict[str, Identity]
+    folders: set[str]
+    files: set[str]
+
+
+class DocumentCache:
+    """Analysed notes and folder listings of one workspace, reused while unchanged.
+
+    Args:
+        racy_seconds: a file or folder changed this recently is not cached: a second change
+            within the file system's timestamp granularity could keep size and times
+            identical (the "racy git" problem), so it is read again until it settles.
+    """
+
+    def __init__(self, *, racy_seconds: float = 2.0) -> None:
+        self._entries: dict[str, tuple[Identity, SearchDocument]] = {}
+        self._listings: dict[str, tuple[Identity, ScanConfig, FolderListing]] = {}
+        self._racy_ns = int(racy_seconds * 1e9)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def folders(self) -> int:
+        """How many folder listings are cached."""
+        return len(self._listings)
+
+    def get(self, path: str, identity: Identity) -> SearchDocument | None:
+        """The cached document for ``path`` if its file still has ``identity``."""
+        entry = self._entries.get(path)
+        return entry[1] if entry is not None and entry[0] == identity else None
+
+    def put(self, path: str, identity: Identity, document: SearchDocument) -> None:
+        """Remember ``document`` for ``path`` at ``identity`` (unless it changed just now)."""
+        if self.settled(identity):
+            self._entries[path] = (identity, document)
+
+    def retain(self, paths: set[str], folders: set[str] | frozenset[str] | None = None) -> None:
+        """Forget every path not in ``paths`` and, if given, every folder not in ``folders``."""
+        for path in [path for path in self._entries if path not in paths]:
+            del self._entries[path]
+        if folders is not None:
+            for folder in [folder for folder in self._listings if folder not in folders]:
+                del self._listings[folder]
+
+    def listing(self, folder: str, identity: Identity, config: ScanConfig) -> FolderListing | None:
+        """The cached listing of ``folder``, if its identity and the settings are unchanged."""
+        entry = self._listings.get(folder)
+        if entry is None or entry[0] != identity or entry[1] != config:
+            return None
+        return entry[2]
+
+    def put_listing(
+        self, folder: str, identity: Identity, config: ScanConfig, listing: FolderListing
+    ) -> None:
+        """Remember ``listing`` for ``folder`` at ``identity`` (unless it changed just now)."""
+        if listing.cacheable and self.settled(identity):
+            self._listings[folder] = (identity, config, listing)
+
+    def held_listings(self, config: ScanConfig) -> dict[str, tuple[Identity, FolderListing]]:
+        """Every cached listing made with ``config``, with its folder's identity."""
+        return {
+            folder: (identity, listing)
+            for folder, (identity, made, listing) in self._listings.items()
+            if made == config
+        }
+
+    def take_listings(
+        self, config: ScanConfig, listings: Mapping[str, tuple[Identity, FolderListing]]
+    ) -> None:
+        """Reuse listings made with ``config`` by an earlier process (kept by an index)."""
+        for folder, (identity, listing) in listings.items():
+            self._listings.setdefault(folder, (identity, config, listing))
+
+    def settled(self, identity: Identity) -> bool:
+        """Whether a file or folder with ``identity`` last changed outside the racy window."""
+        changed = max(identity[1], identity[3])
+        return abs(time.time_ns() - changed) >= self._racy_ns
+
+
+_NAME: Final = attrgetter("name")
+
+
+def classify(
+    relative: str,
+    depth: int,
+    listed: list[os.DirEntry[str]],
+    config: ScanConfig,
+    notes: list[os.DirEntry[str]] | None = None,
+) -> FolderListing:
+    """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do
+    (and, into ``notes``, the entry of each note listed)."""
+    steps: list[Step] = []
+    cacheable = True
+    extensions = config.extensions
+    prefix = f"{relative}/" if relative else ""
+    # The checks every entry gets, with their constants at hand (a walk lists every note).
+    suspect_folder = may_be_private(prefix, "")
+    pattern = config.pattern
+    starts, ends, always = config.literal_ends
+    for entry in listed:
+        name = entry.name
+        path = prefix + name
+        lowered = name.lower()
+        if (
+            suspect_folder
+            or lowered.startswith(SUSPECT_STARTS)
+            or "\\" in name
+            or lowered in SUSPECT_NAMES
+            or not CREDENTIAL_PARTS.isdisjoint(lowered.split("."))
+        ) and is_private(path):
+            continue
+        if (
+            pattern is not None
+            and (always or path.startswith(starts) or path.endswith(ends))
+            and pattern.fullmatch(path) is not None
+        ):
+            continue
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if not config.prunes(path):
+                    steps.append(("folder" if depth < config.max_depth else "deep", path))
+                continue
+            is_file = entry.is_file(follow_symlinks=False)
+        except OSError as error:
+            steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
+            cacheable = False
+            continue
+        if not is_file:
+            continue
+        # The extension as ``os.path.splitext`` cuts it (leading dots belong to the name).
+        dot = lowered.rfind(".")
+        if (lowered[dot:] if dot > 0 and lowered[:dot].strip(".") else "") in extensions:
+            steps.append(("file", path))
+            if notes is not None:
+                notes.append(entry)
+    return FolderListing(len(listed), tuple(steps), cacheable)
+
+
+def sort_entries(listed: list[os.DirEntry[str]]) -> None:
+    """Sort entries by name in UTF-16 code units (below U+D800 that is code point order)."""
+    if max((entry.name for entry in listed), default="") < "\ud800":
+        listed.sort(key=_NAME)
+    else:
+        listed.sort(key=lambda entry: path_key(entry.name))
+
+
+def list_folder(root: Path, relative: str, config: ScanConfig) -> FolderListing | None:
+    """One folder's listing, as the walk makes it (``None``: it cannot be listed now)."""
+    depth = relative.count("/") + 1 if relative else 0
+    location = f"{os.fspath(root)}/{relative}" if relative else os.fspath(root)
+    try:
+        with os.scandir(location) as iterator:
+            listed = list(iterator)
+    except OSError:
+        return None
+    sort_entries(listed)
+    return classify(relative, depth, listed, config)
+
 
 _LINKS: Final = attrgetter("st_nlink")
 _IDENTITY: Final = cast(

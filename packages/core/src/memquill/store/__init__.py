@@ -45,6 +45,7 @@ if typing.TYPE_CHECKING:
     from memquill.store._doctor import (
         ControlFinding as ControlFinding,
         DoctorReport,
+        HistoryFigures,
         SecretFinding as SecretFinding,
     )
     from memquill.store._fact_keys import (
@@ -59,8 +60,7 @@ if typing.TYPE_CHECKING:
     )
     from memquill.store._families import Divergence as Divergence, KeyRename as KeyRename
     from memquill.store._fileio import read_bounded as read_bounded
-    from memquill.store._history import HistoryFigures
-    from memquill.store._import import ImportPlan as ImportPlan
+    from memquill.store._hand_edits import ImportPlan as ImportPlan, RepairPlan as RepairPlan
     from memquill.store._merge import (
         MergeReport as MergeReport,
         MergeResult as MergeResult,
@@ -73,14 +73,16 @@ if typing.TYPE_CHECKING:
     )
     from memquill.store._record import JSONValue as JSONValue, Record, RecordStatus as RecordStatus
     from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
-    from memquill.store._repair import RepairPlan as RepairPlan
     from memquill.store._results import (
+        UNCHANGED as UNCHANGED,
         Candidate,
         CandidateResult,
         Preflight as Preflight,
         ProjectedRecord as ProjectedRecord,
         Projection as Projection,
         Snapshot,
+        Target,
+        Unchanged as Unchanged,
         WriteResult as WriteResult,
         WriteStatus as WriteStatus,
     )
@@ -97,7 +99,6 @@ if typing.TYPE_CHECKING:
         ResolvedCopy as ResolvedCopy,
         ResolveReport as ResolveReport,
     )
-    from memquill.store._targets import UNCHANGED as UNCHANGED, Target, Unchanged as Unchanged
 
 __all__ = [
     "BUILTIN_DETECTORS",

@@ -47,9 +47,8 @@ from memquill.store._fingerprints import (
 )
 from memquill.store._record import JSONValue, Record
 from memquill.store._record_key import keyed_fields
-from memquill.store._results import Snapshot, check_revision
+from memquill.store._results import UNCHANGED, Snapshot, Target, Unchanged, check_revision
 from memquill.store._secrets import SecretScanner
-from memquill.store._targets import UNCHANGED, Target, Unchanged
 from memquill.store._transaction import Operation, Outcome
 
 

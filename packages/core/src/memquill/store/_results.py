@@ -1,17 +1,38 @@
-"""The values the records store takes and returns."""
+"""The values the records store takes and returns.
+
+Among what it takes: what a correction or forget names (:data:`Target`: a record id or a
+:class:`~memquill.store.FactKey`), and the marker that keeps a field as it is
+(:data:`UNCHANGED`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import Enum
+from typing import Final, Literal, TypeAlias
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import record_revision
+from memquill.store._fact_keys import FactKey
 from memquill.store._fingerprints import TEXT_HASH_FIELD
 from memquill.store._record import JSONValue, Record
 from memquill.store._record_list import RecordList
 from memquill.store._tombstones import Ledger, is_ledger, ledger_of
+
+Target: TypeAlias = "str | FactKey"
+"""What a write names: a record id (36 characters) or a fact key."""
+
+
+class Unchanged(Enum):
+    """The type of :data:`UNCHANGED`."""
+
+    UNCHANGED = "unchanged"
+
+
+UNCHANGED: Final = Unchanged.UNCHANGED
+"""For ``correct``'s ``key`` and ``extra``: keep what the current version has."""
+
 
 WriteStatus = Literal["saved", "duplicate", "blocked"]
 """``saved`` (written), ``duplicate`` (already so, nothing written), ``blocked`` (tombstoned)."""

@@ -48,19 +48,21 @@ from memquill.store._fileio import read_bounded
 from memquill.store._record import JSONValue, Record
 from memquill.store._record_key import KeySource, keyed_fields, recognised_hashes
 from memquill.store._results import (
+    UNCHANGED,
     Candidate,
     Preflight,
     ProjectedRecord,
     Projection,
     Snapshot,
+    Target,
+    Unchanged,
     WriteResult,
 )
-from memquill.store._targets import UNCHANGED, Target, Unchanged
 from memquill.store._transaction import Locations, Operation, Outcome, locate
 
 if TYPE_CHECKING:
     from memquill.store._doctor import DoctorReport
-    from memquill.store._import import ImportPlan
+    from memquill.store._hand_edits import ImportPlan
     from memquill.store._merge import MergeReport, MergeResult
     from memquill.store._secrets import SecretScanner
 
@@ -403,7 +405,7 @@ class RecordStore:
         """Save or correct several keyed facts in one write, all or none (a key-value store's
         puts in bulk).
 
-        Each candidate names its fact by key, decided under the lock (``_upsert``): no active
+        Each candidate names its fact by key, decided under the lock (``_append``): no active
         fact has the key → saved as a new fact (as :meth:`save`); another text or other extra
         JSON → that fact corrected (as :meth:`correct`: one new version, history kept, the
         key unchanged, the extra replaced); the same text and extra JSON → nothing
@@ -419,7 +421,7 @@ class RecordStore:
             CapacityError, BusyError, CorruptError, UnsafePathError, StorageError.
         """
         # Write side: loaded by the first write, never by a read (cold start).
-        from memquill.store._upsert import upserting
+        from memquill.store._append import upserting
 
         batch = list(candidates)
         if not batch:
@@ -556,7 +558,7 @@ class RecordStore:
             SecretError, CapacityError, BusyError, UnsafePathError, StorageError.
         """
         # Write side: loaded by the first write, never by a read (cold start).
-        from memquill.store._import import import_operation
+        from memquill.store._hand_edits import import_operation
 
         operation = import_operation(
             data,
@@ -575,7 +577,7 @@ class RecordStore:
             as :meth:`replace` (``ConflictError`` only when ``expected_revision`` is given).
         """
         # Write side: loaded by the first write, never by a read (cold start).
-        from memquill.store._import import plan_import
+        from memquill.store._hand_edits import plan_import
 
         return plan_import(
             data,
