@@ -15,7 +15,7 @@ from tests.core.query_helpers import NOW, make_unreadable, write
 from memquill.enhance import AuxiliaryRunner, ModelIdentity, ModelRanker, Prompt, TextModel
 from memquill.testing._models import FAKE_SECRET, ScriptedTextModel, parse_script
 from memquill.tools import MemorySession, MemoryToolset
-from memquill.tools._tool_result import ToolResult
+from memquill.tools._toolset import ToolResult
 
 NOTES = {
     "a.md": "# Alpha\n\nThe paella needs saffron and patience.\n",

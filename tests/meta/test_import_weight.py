@@ -91,7 +91,6 @@ NOT_FOR_SEARCH = (
     "memquill.plugins._manager",
     "memquill.plugins._adapters",
     "memquill.tools._writes",
-    "memquill.tools._args",
     "memquill.tools._catalogue",
     "memquill.items._store",
     "memquill.tools._binding",

@@ -24,7 +24,7 @@ from memquill import (
 )
 from memquill.plugins import DISABLE_AUTOLOAD_ENV
 from memquill.query import MAX_SEARCH_LIMIT
-from memquill.tools._results import WriteReceipt
+from memquill.tools._catalogue import WriteReceipt
 from memquill_llamaindex import MemquillRetriever, MemquillToolSpec
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

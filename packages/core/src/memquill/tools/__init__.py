@@ -19,11 +19,6 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.tools._args import (
-        ForgetArgs as ForgetArgs,
-        RememberArgs as RememberArgs,
-        UpdateArgs as UpdateArgs,
-    )
     from memquill.tools._binding import (
         BindingBackend,
         BindingStore,
@@ -31,17 +26,19 @@ if typing.TYPE_CHECKING:
         default_bindings_path,
         write_authorizer as write_authorizer,
     )
-    from memquill.tools._catalogue import CATALOGUE
-    from memquill.tools._prompts import SEARCH_PROMPT, WRITE_PROMPT, system_prompt as system_prompt
+    from memquill.tools._catalogue import (
+        CATALOGUE,
+        ForgetArgs as ForgetArgs,
+        RememberArgs as RememberArgs,
+        UpdateArgs as UpdateArgs,
+        WriteError as WriteError,
+        WriteOperation as WriteOperation,
+        WriteReceipt as WriteReceipt,
+    )
     from memquill.tools._ranking import (
         CANDIDATE_LIMIT,
         CandidateRanker as CandidateRanker,
         RankDecision as RankDecision,
-    )
-    from memquill.tools._results import (
-        WriteError as WriteError,
-        WriteOperation as WriteOperation,
-        WriteReceipt as WriteReceipt,
     )
     from memquill.tools._retrieval import (
         PRIVATE_METADATA,
@@ -55,9 +52,14 @@ if typing.TYPE_CHECKING:
         ToolHints as ToolHints,
         ToolSpec as ToolSpec,
     )
-    from memquill.tools._tool_result import ToolResult as ToolResult
-    from memquill.tools._toolset import MemoryTool, MemoryToolset
-    from memquill.tools._vector_hook import forget_revoked_vectors as forget_revoked_vectors
+    from memquill.tools._toolset import (
+        SEARCH_PROMPT,
+        WRITE_PROMPT,
+        MemoryTool,
+        MemoryToolset,
+        ToolResult as ToolResult,
+        system_prompt as system_prompt,
+    )
     from memquill.tools._writes import (
         KeyedFact,
         Operation as Operation,
@@ -71,6 +73,7 @@ if typing.TYPE_CHECKING:
         forget,
         forget_current,
         forget_many,
+        forget_revoked_vectors as forget_revoked_vectors,
         import_records,
         outcome_of as outcome_of,
         remember,

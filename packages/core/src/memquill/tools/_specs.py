@@ -4,7 +4,8 @@ Each :class:`ToolSpec` fixes a tool's name, title, description, argument and res
 access level and behaviour hints; :mod:`memquill.tools._toolset` binds them to a session.
 Adapters map these fields onto their framework and add nothing: no wording, formatting,
 ranking or error text of their own. The read tools live here apart from the write tools
-(:mod:`memquill.tools._catalogue`), so a read session never loads the write models.
+(:mod:`memquill.tools._catalogue`, with their models), so a read session never loads the
+write models.
 """
 
 from __future__ import annotations

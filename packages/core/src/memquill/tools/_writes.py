@@ -8,20 +8,28 @@ tool or conversation write needs a trusted session id (one rule, :func:`authoriz
 single fact and for a batch of candidates alike), and the session's secret scanner (built-ins
 plus every plugin detector when the session came from :func:`memquill.open_session`) guards
 the content. Merging other machines' copies and settling diverged facts are in
-:mod:`memquill.sync`, on the same rule; a forget reaches semantic recall's vectors at
-the write (:mod:`memquill.tools._vector_hook`).
+:mod:`memquill.sync`, on the same rule. A forget reaches semantic recall's vectors at
+the write: whatever forgets a fact (a forget here, a sync merge or a resolved conflict copy that
+brings another machine's forget) calls :func:`forget_revoked_vectors` with the records after
+its write, so every revoked version's vectors (``r:<id>`` and ``i:<id>``) leave the workspace's
+vector cache before the call returns, not at the next semantic search. The cache is never the
+truth: a failure to change it is not the write's (the next semantic search deletes the rows and
+never returns them meanwhile).
 Failures are raised as :class:`~memquill.errors.MemquillError`; the tool boundary words them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Literal, cast
 
-from memquill.errors import ConflictError, InvalidInputError, Messages
+from memquill.errors import ConflictError, InvalidInputError, MemquillError, Messages
+from memquill.index import forget_vectors
+from memquill.paths import canonical_workspace
 from memquill.store import (
     UNCHANGED,
     Candidate,
@@ -38,7 +46,6 @@ from memquill.store import (
     validate_key,
 )
 from memquill.tools._session import MemorySession
-from memquill.tools._vector_hook import forget_revoked_vectors
 
 SourceKind = Literal["manual", "tool", "conversation"]
 """Who a write comes from: a person (CLI, page), a model's tool call, or a conversation."""
@@ -294,6 +301,18 @@ def forget(
         InvalidInputError, ConflictError, NotFoundError, and the store's errors.
     """
     return forget_many(session, [(target, expected_revision)], source=source)
+
+
+def forget_revoked_vectors(session: MemorySession, records: Iterable[Record]) -> None:
+    """Delete the vectors of every revoked version in ``records`` from ``session``'s
+    workspace's vector cache (if it has one)."""
+    # Read only once the cache is known to exist: most workspaces have none, and a forget
+    # then costs nothing here whatever the store holds.
+    revoked = (record.id for record in records if record.status == "revoked")
+    try:
+        forget_vectors(canonical_workspace(session.workspace), revoked)
+    except (sqlite3.Error, OSError, MemquillError):
+        return  # the fact is forgotten either way (see the module doc)
 
 
 def forget_many(
