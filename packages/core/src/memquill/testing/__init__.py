@@ -22,7 +22,6 @@ import typing
 from memquill.plugins import lazy_exports as _lazy_exports
 from memquill.testing._cases import Case, load_cases
 from memquill.testing._demo import SCENARIO, AdapterRun, core_spec, run_adapter
-from memquill.testing._harness import CoreHarness
 from memquill.testing._models import (
     ModelScript,
     ScriptedProviderError,
@@ -37,7 +36,7 @@ from memquill.testing._models import (
     with_framework_model,
 )
 from memquill.testing._normalize import Normalizer
-from memquill.testing._runner import HarnessFactory
+from memquill.testing._runner import CoreHarness, HarnessFactory
 
 if typing.TYPE_CHECKING:
     from memquill.testing._cases import (

@@ -1,4 +1,9 @@
-"""Run a parity case through a harness and compare the outcome with what the case states."""
+"""Run a parity case through a harness and compare the outcome with what the case states.
+
+:class:`CoreHarness` is the core's own tools behind the adapter harness protocol, with no
+framework in between: the reference the parity suite and ``memquill demo`` compare every
+adapter with.
+"""
 
 from __future__ import annotations
 
@@ -12,17 +17,39 @@ from typing import Any, Final, cast
 
 from memquill.enhance import AuxiliaryRunner, ModelRanker
 from memquill.jsondoc import parse_json
-from memquill.plugins import AdapterHarness, HarnessResult
+from memquill.plugins import AdapterHarness, HarnessResult, ToolDescriptor
 from memquill.semantic import SemanticRanker, load_embedder
 from memquill.testing._cases import Case, Step, load_fixtures
 from memquill.testing._models import PARITY_EMBEDDERS, ScriptedTextModel
 from memquill.testing._normalize import Normalizer
-from memquill.tools import MemorySession
+from memquill.tools import MemorySession, MemoryToolset
 
 HarnessFactory = Callable[[MemorySession], AdapterHarness]
 UNAVAILABLE: Final = "<tool not offered>"
 _REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)(?::([0-9]+))?\}")
 """``${step.path.to.value}``, or ``${step.path:N}`` for the first N characters of a string."""
+
+
+class CoreHarness:
+    """Calls the core's tool handlers directly, with no framework in between."""
+
+    def __init__(self, session: MemorySession) -> None:
+        self._toolset = MemoryToolset(session)
+
+    def catalogue(self) -> list[ToolDescriptor]:
+        """The mounted tools as the core defines them."""
+        return [
+            ToolDescriptor(tool.name, tool.description, tool.spec.input_schema())
+            for tool in self._toolset.tools
+        ]
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> HarnessResult:
+        """Call a mounted tool; ``LookupError`` when it is not mounted."""
+        result = self._toolset.call(name, arguments)
+        return HarnessResult(result.text, result.is_error, result.structured)
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import pytest
 
-from memquill.testing._overrides import unexcused_overrides
+from memquill.testing._suite import unexcused_overrides
 
 # ----------------------------------------------------------------------------------------------
 # What the store suites share: sample values, and LangGraph's own classes read from the store.

@@ -3,7 +3,8 @@
 Like LangChain's standard tests, the suite refuses silent opt-outs: a case may only be excused
 through ``expected_failures`` with a reason (it then runs as a strict xfail), a skipped case
 fails, and a test method overridden or deleted without ``@pytest.mark.xfail(reason=...)`` fails
-``test_no_overrides_DO_NOT_OVERRIDE``.
+``test_no_overrides_DO_NOT_OVERRIDE``. That guard, :func:`unexcused_overrides`, is the one
+every memquill suite ends with (:class:`~memquill.testing.StoreConformance` too).
 """
 
 from __future__ import annotations
@@ -16,11 +17,25 @@ from typing import Any, ClassVar, Literal
 import pytest
 
 from memquill.testing._cases import Case, load_cases
-from memquill.testing._harness import CoreHarness
 from memquill.testing._normalize import canonical_schema
-from memquill.testing._overrides import unexcused_overrides
-from memquill.testing._runner import HarnessFactory, assert_outcomes, run_case
+from memquill.testing._runner import CoreHarness, HarnessFactory, assert_outcomes, run_case
 from memquill.tools import MemorySession
+
+
+def unexcused_overrides(suite: type, subclass: type) -> list[str]:
+    """The names of ``suite``'s tests that ``subclass`` overrides or removes without an xfail
+    mark that gives a reason."""
+    bad: list[str] = []
+    for name in dir(suite):
+        if not name.startswith("test_"):
+            continue
+        ours = getattr(subclass, name, None)
+        if ours is getattr(suite, name):
+            continue
+        marks = getattr(ours, "pytestmark", [])
+        if not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
+            bad.append(name)
+    return bad
 
 
 class ParitySuite:

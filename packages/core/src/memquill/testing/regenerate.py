@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from memquill.testing._cases import Case, load_cases
-from memquill.testing._harness import CoreHarness
-from memquill.testing._runner import run_case
+from memquill.testing._runner import CoreHarness, run_case
 
 __all__ = ["main", "regenerate_file", "toml_text"]
 
