@@ -45,8 +45,7 @@ from memquill.lifecycle._host import (
     ToolOutput,
     TranscriptSource,
 )
-from memquill.lifecycle._job import PassReport
-from memquill.lifecycle._status import JobsView, JobView, job_status, retry_jobs
+from memquill.lifecycle._job import JobsView, JobView, PassReport, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, committed_turns
 
 if typing.TYPE_CHECKING:
@@ -56,7 +55,10 @@ if typing.TYPE_CHECKING:
         binding_gate as binding_gate,
         read_transcript as read_transcript,
     )
-    from memquill.lifecycle._job import MAX_CALLS_PER_PASS as MAX_CALLS_PER_PASS
+    from memquill.lifecycle._job import (
+        MAX_CALLS_PER_PASS as MAX_CALLS_PER_PASS,
+        STATUS_JOBS as STATUS_JOBS,
+    )
     from memquill.lifecycle._ledger import (
         BATCH_TURNS as BATCH_TURNS,
         LEDGER_PATH as LEDGER_PATH,
@@ -80,7 +82,6 @@ if typing.TYPE_CHECKING:
         extraction_prompt as extraction_prompt,
         parse_facts as parse_facts,
     )
-    from memquill.lifecycle._status import STATUS_JOBS as STATUS_JOBS
     from memquill.lifecycle._turns import Refusal as Refusal, has_memory_write as has_memory_write
 
 __all__ = [

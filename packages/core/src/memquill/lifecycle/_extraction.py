@@ -24,9 +24,16 @@ from typing import Final
 from memquill.enhance import AuxiliaryRunner, TextModel, default_runner, model_loop
 from memquill.errors import MemquillError
 from memquill.lifecycle._host import MessageSource, SessionGate, always_ready
-from memquill.lifecycle._job import SCHEDULER, PassConfig, PassReport
+from memquill.lifecycle._job import (
+    SCHEDULER,
+    STATUS_JOBS,
+    JobsView,
+    PassConfig,
+    PassReport,
+    job_status,
+    retry_jobs,
+)
 from memquill.lifecycle._ledger import LedgerFile, valid_reference
-from memquill.lifecycle._status import STATUS_JOBS, JobsView, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, flush_session, record_turn
 from memquill.store import iso_timestamp
 from memquill.tools import MemorySession

@@ -1,4 +1,5 @@
-"""One job through one pass (every check, at most one paid call), and the passes that run jobs.
+"""One job through one pass (every check, at most one paid call), the passes that run jobs,
+and the status they leave (what a jobs panel shows, and retry).
 
 In order (``docs/extraction.md`` has the table of statuses and reasons):
 
@@ -23,14 +24,22 @@ In order (``docs/extraction.md`` has the table of statuses and reasons):
    whitespace aside), which are not saved again. Storage failures wait for the storage to
    change; anything else is ``failed`` for 60 s, or ``retry_exhausted`` once the third paid
    attempt is gone.
+
+The status API (what ``memquill jobs`` and the management page's jobs panel show):
+:func:`job_status` reads the ledger and never writes (a workspace with no ledger yet gets an
+empty status, and nothing is created). :func:`retry_jobs` makes every job that can still move
+eligible at once (its retry time, credential wait and storage wait are cleared); it never gives
+back a paid attempt, so a job whose three attempts are spent stays ``retry_exhausted``. The next
+pass (``Extraction.resume``, or the host's next turn) takes them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,6 +58,7 @@ from memquill.lifecycle._host import (
 from memquill.lifecycle._ledger import (
     ELIGIBLE,
     MAX_ATTEMPTS,
+    MAX_TURNS,
     Job,
     JobStatus,
     LedgerFile,
@@ -482,3 +492,126 @@ class Scheduler:
 
 SCHEDULER: Final = Scheduler()
 """The process's scheduler (it starts nothing until asked)."""
+
+
+STATUS_JOBS: Final = 20
+"""How many of the latest jobs the status shows by default."""
+_EXHAUSTED: Final = "retry_exhausted"
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """One extraction job, as a status shows it.
+
+    Attributes:
+        id: the job id (the batch-closing turn's id).
+        session_id: the conversation the batch came from.
+        status: ``pending``, ``running``, ``completed``, ``nothing``, ``unavailable``,
+            ``failed``, ``cooldown`` or ``skipped``.
+        reason: why it has that status (``docs/extraction.md``), if it says.
+        updated_at: ISO-8601 UTC time of the last status change.
+        retry_at: not before this moment (milliseconds since the epoch), if set.
+        requires_configuration_change: waits for another model configuration (refused key).
+        attempts: paid model calls spent (0–3).
+    """
+
+    id: str
+    session_id: str
+    status: JobStatus
+    reason: str | None
+    updated_at: str
+    retry_at: int | None
+    requires_configuration_change: bool
+    attempts: int
+
+    @property
+    def can_retry(self) -> bool:
+        """Whether a retry can move it: it is not final, and its attempts are not spent."""
+        return self.status in ELIGIBLE and self.reason != _EXHAUSTED
+
+    @classmethod
+    def of(cls, job: Job) -> JobView:
+        """The view of a ledger job."""
+        return cls(
+            job.id,
+            job.session_id,
+            job.status,
+            job.reason,
+            job.updated_at,
+            job.retry_at,
+            job.requires_configuration_change,
+            job.attempts,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class JobsView:
+    """A workspace's extraction status (spec 9.8).
+
+    Attributes:
+        jobs: the latest jobs, newest first.
+        capacity_reached: the ledger holds 5,000 turns: extraction has stopped here.
+        pending_turns: source turns waiting for their batch to close.
+    """
+
+    jobs: Sequence[JobView]
+    capacity_reached: bool = False
+    pending_turns: int = 0
+
+    @property
+    def can_retry(self) -> bool:
+        """Whether any shown job can be retried."""
+        return any(job.can_retry for job in self.jobs)
+
+
+def job_status(
+    workspace: str | os.PathLike[str] | LedgerFile, *, limit: int = STATUS_JOBS
+) -> JobsView:
+    """The extraction status of ``workspace`` (read only; nothing is created).
+
+    Raises:
+        JobCorruptError, JobLimitError, JobUnsafePathError: the ledger cannot be used.
+        UnsafePathError, StorageError: the workspace itself cannot be used.
+    """
+    ledger = workspace if isinstance(workspace, LedgerFile) else LedgerFile.of(workspace)
+    document = ledger.read()
+    latest = document.jobs[-limit:] if limit > 0 else []
+    return JobsView(
+        tuple(JobView.of(job) for job in reversed(latest)),
+        len(document.turns) >= MAX_TURNS,
+        document.pending_turns,
+    )
+
+
+def retry_jobs(
+    workspace: str | os.PathLike[str] | LedgerFile, job_ids: Sequence[str] | None = None
+) -> int:
+    """Make the jobs that can still move (all, or ``job_ids``) eligible for the next pass.
+
+    Returns how many jobs changed. Attempts are never given back.
+
+    Raises:
+        JobBusyError, JobCorruptError, JobLimitError, JobUnsafePathError, StorageError.
+    """
+    ledger = workspace if isinstance(workspace, LedgerFile) else LedgerFile.of(workspace)
+    if not ledger.exists():
+        return 0
+    wanted = None if job_ids is None else frozenset(job_ids)
+    changed = 0
+    with ledger.change() as document:
+        for job in list(document.jobs):
+            if not JobView.of(job).can_retry or (wanted is not None and job.id not in wanted):
+                continue
+            if job.retry_at is None and not (
+                job.requires_configuration_change or job.storage_blocked_revision
+            ):
+                continue
+            document.replace_job(
+                job.evolve(
+                    retry_at=None,
+                    requires_configuration_change=False,
+                    storage_blocked_revision=None,
+                )
+            )
+            changed += 1
+    return changed
