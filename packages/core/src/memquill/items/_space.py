@@ -17,9 +17,8 @@ from datetime import datetime
 from pathlib import Path
 
 from memquill.errors import InvalidInputError, Messages
-from memquill.items._index import ItemIndex
 from memquill.items._paths import Namespace
-from memquill.items._values import Expiry, decode_expiry, decode_index, decode_value
+from memquill.items._values import Expiry, ItemIndex, decode_expiry, decode_index, decode_value
 from memquill.query import SearchDocument, record_document
 from memquill.store import (
     JSONValue,

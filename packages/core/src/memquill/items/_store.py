@@ -47,7 +47,6 @@ from memquill.errors import (
     Messages,
     NotFoundError,
 )
-from memquill.items._index import check_index, check_put_index
 from memquill.items._paths import (
     Namespace,
     check_folders,
@@ -58,7 +57,7 @@ from memquill.items._paths import (
     walk_namespaces,
 )
 from memquill.items._space import Space, StoredItem, View, fact_key
-from memquill.items._values import Expiry, encode_value
+from memquill.items._values import Expiry, check_index, check_put_index, encode_value
 from memquill.owner_only import private_folder
 from memquill.query import Corpus, SearchDocument, rank, score_value
 from memquill.store import (
@@ -173,7 +172,7 @@ class ItemStore:
 
     @staticmethod
     def check_index(index: object) -> None:
-        """Check a semantic index configuration (:func:`~memquill.items._index.check_index`).
+        """Check a semantic index configuration (:func:`~memquill.items._values.check_index`).
 
         Raises:
             InvalidInputError: not ``None``, ``False`` or an ``IndexConfig``-shaped mapping.
