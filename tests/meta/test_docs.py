@@ -90,7 +90,7 @@ def key_transcript(workspace: Path) -> str:
 
 
 def test_the_key_transcript_in_tools_md_is_what_the_tools_answer(tmp_path: Path) -> None:
-    from memquill.testing._normalize import Normalizer
+    from memquill.testing._runner import Normalizer
 
     section = _section((DOCS / "tools.md").read_text("utf-8"), "Ids, versions, keys and revisions")
     block = re.search(r"```text\n(.*?)\n```", section, re.DOTALL)

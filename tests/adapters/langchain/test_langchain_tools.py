@@ -21,7 +21,7 @@ from memquill import MemoryToolset, MemquillError
 from memquill.cli import main
 from memquill.errors import Messages
 from memquill.plugins import get_plugin_manager, plugin_report
-from memquill.testing._normalize import canonical_schema
+from memquill.testing._runner import canonical_schema
 from memquill.tools import CATALOGUE
 from memquill_langchain import LangChainHarness, MemoryToolError, MemquillTool, MemquillToolkit
 

@@ -35,8 +35,7 @@ from memquill.testing._models import (
     with_framework_embedder,
     with_framework_model,
 )
-from memquill.testing._normalize import Normalizer
-from memquill.testing._runner import CoreHarness, HarnessFactory
+from memquill.testing._runner import CoreHarness, HarnessFactory, Normalizer
 
 if typing.TYPE_CHECKING:
     from memquill.testing._cases import (
@@ -57,10 +56,10 @@ if typing.TYPE_CHECKING:
         parity_embedder as parity_embedder,
         scripted_failure as scripted_failure,
     )
-    from memquill.testing._normalize import canonical_schema as canonical_schema
     from memquill.testing._runner import (
         Outcome as Outcome,
         assert_outcomes as assert_outcomes,
+        canonical_schema as canonical_schema,
         run_case as run_case,
     )
     from memquill.testing._store_suite import StoreConformance

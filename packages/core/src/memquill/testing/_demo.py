@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from memquill.plugins import AdapterHarness, AdapterSpec, HarnessResult
-from memquill.testing._normalize import Normalizer
-from memquill.testing._runner import CoreHarness
+from memquill.testing._runner import CoreHarness, Normalizer
 from memquill.tools import MemorySession
 
 SESSION_ID: Final = "memquill-demo"

@@ -17,8 +17,13 @@ from typing import Any, ClassVar, Literal
 import pytest
 
 from memquill.testing._cases import Case, load_cases
-from memquill.testing._normalize import canonical_schema
-from memquill.testing._runner import CoreHarness, HarnessFactory, assert_outcomes, run_case
+from memquill.testing._runner import (
+    CoreHarness,
+    HarnessFactory,
+    assert_outcomes,
+    canonical_schema,
+    run_case,
+)
 from memquill.tools import MemorySession
 
 
