@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Final, Protocol, runtime_checkable
 
 from memquill.errors import CorruptError, MemoryRecordError, MemquillError
-from memquill.items import expires_at
+from memquill.items import expiry_text
 from memquill.lifecycle import Extraction, job_status, retry_jobs
 from memquill.store import (
     Diagnosis,
@@ -304,14 +304,8 @@ def record_json(snapshot: Snapshot, record: Record, now: datetime) -> dict[str, 
         "age": age(record.updated_at, now),
         "supersedes": record.supersedes,
         "recordRevision": snapshot.record_revision(record),
-        "expiresAt": _expiry(record),
+        "expiresAt": expiry_text(record.extra),
     }
-
-
-def _expiry(record: Record) -> str | None:
-    """When an item put with a time to live expires (UTC, ISO 8601), else ``None``."""
-    when = expires_at(record.extra)
-    return None if when is None else when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def latest_version(snapshot: Snapshot, record_id: str) -> Record | None:
