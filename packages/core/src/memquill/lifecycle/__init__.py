@@ -80,7 +80,7 @@ if typing.TYPE_CHECKING:
         extraction_prompt as extraction_prompt,
         parse_facts as parse_facts,
     )
-    from memquill.lifecycle._status import STATUS_JOBS as STATUS_JOBS
+    from memquill.lifecycle._status import STATUS_JOBS as STATUS_JOBS, retryable as retryable
     from memquill.lifecycle._turns import Refusal as Refusal, has_memory_write as has_memory_write
 
 __all__ = [
