@@ -20,7 +20,7 @@ if typing.TYPE_CHECKING:
     from memquill.items._paths import check_folders, namespace_folder, validate_namespace
     from memquill.items._space import StoredItem
     from memquill.items._store import ItemHit, ItemPut, ItemStore
-    from memquill.items._values import expires_at, expiry_text
+    from memquill.items._values import expires_at, expiry_text as expiry_text
 
 __all__ = [
     "ItemHit",
@@ -29,7 +29,6 @@ __all__ = [
     "StoredItem",
     "check_folders",
     "expires_at",
-    "expiry_text",
     "namespace_folder",
     "validate_namespace",
 ]
