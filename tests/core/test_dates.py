@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from memquill.query._dates import path_day, path_month, query_months
+from memquill.query._dates import path_day, query_months
 from memquill.query._documents import note_document
 from memquill.query._rank import Corpus, RankParams, rank
 
@@ -23,10 +23,10 @@ def test_query_months() -> None:
 
 def test_dated_paths() -> None:
     assert path_day("memory/daily/2026-07-14.md") == date(2026, 7, 14)
-    assert path_month("2026-07-14.md") == (2026, 7)
-    assert path_month("x2026-07-14.md") is None
-    assert path_month("2026-02-30.md") is None
-    assert path_month("notes/july.md") is None
+    assert path_day("2026-07-14.md") == date(2026, 7, 14)
+    assert path_day("x2026-07-14.md") is None
+    assert path_day("2026-02-30.md") is None
+    assert path_day("notes/july.md") is None
 
 
 def test_the_named_month_lifts_its_daily_notes() -> None:

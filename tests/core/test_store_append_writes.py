@@ -236,6 +236,19 @@ def test_doctor_names_a_torn_tail_of_zeros_and_cuts_it(tmp_path: Path) -> None:
     assert raw(tmp_path) == before
 
 
+def test_doctor_names_where_a_half_written_block_starts(tmp_path: Path) -> None:
+    store = _filled(tmp_path, 40)
+    before = raw(tmp_path)
+    store.save([manual("a fact the power cut interrupted")])
+    block = raw(tmp_path)[len(before) :]  # an append writes only the new block
+    records_path(tmp_path).write_bytes(before + block[: len(block) // 2])
+    report = store.doctor()
+    assert report.diagnosis is not None and report.diagnosis.record_index == 40
+    assert f"the {len(block) // 2} bytes after record 40" in report.diagnosis.reason
+    assert store.doctor(fix=True).repaired
+    assert raw(tmp_path) == before
+
+
 def test_a_hand_edit_of_the_last_fact_is_not_a_torn_tail(tmp_path: Path) -> None:
     store = _filled(tmp_path, 40)
     data = raw(tmp_path)

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from memquill.cli.context import Context, add_common, counted, read_stdin_text
 from memquill.errors import BlockedError, InvalidInputError, Messages, NotFoundError
-from memquill.items import expires_at
+from memquill.items import expires_at, expiry_text
 from memquill.store import FactKey, Record, Snapshot, Target, looks_like_id
 from memquill.tools import (
     MemorySession,
@@ -282,13 +282,8 @@ def _record_json(snapshot: Snapshot, record: Record) -> dict[str, object]:
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "record_revision": snapshot.record_revision(record),
-        "expires_at": _expiry_json(record),
+        "expires_at": expiry_text(record.extra),
     }
-
-
-def _expiry_json(record: Record) -> str | None:
-    when = expires_at(record.extra)
-    return None if when is None else when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _summary(snapshot: Snapshot) -> str:

@@ -5,7 +5,7 @@ per-user scopes use :func:`namespace_folder`): a namespace is a workspace folder
 store's root, an item's key is its fact's key, and its value the fact's text plus extra JSON.
 Every write goes through the one write path (:mod:`memquill.tools`), so items are facts like
 any other: revisions, tombstones, secret refusal, history. :func:`expires_at` reads an item's
-time to live from its record, for the CLI and the management page.
+time to live from its record, for the CLI and the management page (:func:`expiry_text` as text).
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`).
 """
@@ -20,7 +20,7 @@ if typing.TYPE_CHECKING:
     from memquill.items._paths import check_folders, namespace_folder, validate_namespace
     from memquill.items._space import StoredItem
     from memquill.items._store import ItemHit, ItemPut, ItemStore
-    from memquill.items._values import expires_at
+    from memquill.items._values import expires_at, expiry_text as expiry_text
 
 __all__ = [
     "ItemHit",

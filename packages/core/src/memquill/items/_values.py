@@ -186,6 +186,13 @@ def expires_at(extra: Mapping[str, JSONValue] | None) -> datetime | None:
     return None if expiry is None else expiry[1].astimezone(UTC)
 
 
+def expiry_text(extra: Mapping[str, JSONValue] | None) -> str | None:
+    """:func:`expires_at` as people and JSON readers see it, ``YYYY-MM-DDTHH:MM:SS.mmmZ``
+    (the CLI's ``--json`` and the management page write the same text); ``None``: never."""
+    when = expires_at(extra)
+    return None if when is None else when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _index_json(index: Literal[False] | tuple[str, ...]) -> JSONValue:
     return False if index is False else list(index)
 

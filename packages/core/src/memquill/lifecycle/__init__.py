@@ -58,6 +58,7 @@ if typing.TYPE_CHECKING:
     from memquill.lifecycle._job import (
         MAX_CALLS_PER_PASS as MAX_CALLS_PER_PASS,
         STATUS_JOBS as STATUS_JOBS,
+        retryable as retryable,
     )
     from memquill.lifecycle._ledger import (
         BATCH_TURNS as BATCH_TURNS,

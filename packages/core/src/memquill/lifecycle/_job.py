@@ -499,6 +499,12 @@ STATUS_JOBS: Final = 20
 _EXHAUSTED: Final = "retry_exhausted"
 
 
+def retryable(status: str, reason: str | None) -> bool:
+    """Whether a retry can move a job: its ``status`` is not final (:data:`ELIGIBLE`), and its
+    ``reason`` is not ``retry_exhausted`` (its attempts are spent, and never given back)."""
+    return status in ELIGIBLE and reason != _EXHAUSTED
+
+
 @dataclass(frozen=True, slots=True)
 class JobView:
     """One extraction job, as a status shows it.
@@ -527,7 +533,7 @@ class JobView:
     @property
     def can_retry(self) -> bool:
         """Whether a retry can move it: it is not final, and its attempts are not spent."""
-        return self.status in ELIGIBLE and self.reason != _EXHAUSTED
+        return retryable(self.status, self.reason)
 
     @classmethod
     def of(cls, job: Job) -> JobView:

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Final, Protocol, runtime_checkable
 
 from memquill.errors import CorruptError, MemoryRecordError, MemquillError
-from memquill.items import expires_at
-from memquill.lifecycle import Extraction, job_status, retry_jobs
+from memquill.items import expiry_text
+from memquill.lifecycle import Extraction, job_status, retry_jobs, retryable
 from memquill.store import (
     Diagnosis,
     DoctorReport,
@@ -122,12 +122,6 @@ def age(timestamp: str, now: datetime) -> str:
 # :class:`LedgerJobs` is the source ``memquill manage`` uses: the lifecycle's status API.
 
 
-RETRYABLE: Final = frozenset({"pending", "running", "unavailable", "failed", "cooldown"})
-"""Statuses the runner picks up again (spec 9.4 step 3)."""
-
-_EXHAUSTED: Final = "retry_exhausted"
-
-
 @dataclass(frozen=True, slots=True)
 class JobView:
     """One extraction job as the panel shows it.
@@ -152,7 +146,7 @@ class JobView:
     @property
     def can_retry(self) -> bool:
         """Whether pressing Retry can make progress: never after the attempt budget is spent."""
-        return self.status in RETRYABLE and self.reason != _EXHAUSTED
+        return retryable(self.status, self.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,14 +298,8 @@ def record_json(snapshot: Snapshot, record: Record, now: datetime) -> dict[str, 
         "age": age(record.updated_at, now),
         "supersedes": record.supersedes,
         "recordRevision": snapshot.record_revision(record),
-        "expiresAt": _expiry(record),
+        "expiresAt": expiry_text(record.extra),
     }
-
-
-def _expiry(record: Record) -> str | None:
-    """When an item put with a time to live expires (UTC, ISO 8601), else ``None``."""
-    when = expires_at(record.extra)
-    return None if when is None else when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def latest_version(snapshot: Snapshot, record_id: str) -> Record | None:

@@ -55,12 +55,6 @@ def path_day(path: str) -> date | None:
         return None
 
 
-def path_month(path: str) -> tuple[int, int] | None:
-    """(year, month) of a dated path, or ``None``."""
-    day = path_day(path)
-    return None if day is None else (day.year, day.month)
-
-
 def query_months(query: str) -> tuple[MonthKey, ...]:
     """The distinct month mentions of ``query``, in order of first mention.
 

@@ -26,9 +26,6 @@ _LABEL: Final = re.compile(r"([^\n:]{1,40}):[ \t]")
 
 DocumentKind = Literal["note", "record"]
 
-FIELD_COUNT: Final = 5
-"""Metadata fields, in order: title, tags, aliases, headings, path."""
-
 
 class SearchDocument:
     """One document as ranking sees it.

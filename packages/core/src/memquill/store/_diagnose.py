@@ -108,14 +108,9 @@ def torn_tail(raw: bytes) -> TornTail | None:
     header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         return None
-    cursor, index, seen = len(header), 0, _Seen(implies(header), header == HEADER_V3)
-    while cursor < len(text):
-        found = _block_problem(text, cursor, index, seen)
-        if isinstance(found, Diagnosis):
-            if not _unfinished(text[cursor:]):
-                return None
-            break
-        cursor, index = found, index + 1
+    cursor, index, seen, problem = _walk(text, header)
+    if problem is not None and not _unfinished(text[cursor:]):
+        return None
     if seen.erased:
         return None  # a forget's erasure is never torn off: its tombstones were synced first
     keep = len(text[:cursor].encode("utf-8"))
@@ -167,12 +162,9 @@ def diagnose(raw: bytes) -> Diagnosis | None:
         if crlf:
             return Diagnosis(None, None, "an editor changed the line endings to CRLF (\\r\\n)")
         return Diagnosis(None, None, "it does not start with memquill's records header")
-    cursor, index, seen = len(header), 0, _Seen(implies(header), header == HEADER_V3)
-    while cursor < len(text):
-        found = _block_problem(text, cursor, index, seen)
-        if isinstance(found, Diagnosis):
-            return found
-        cursor, index = found, index + 1
+    _, _, seen, problem = _walk(text, header)
+    if problem is not None:
+        return problem
     if seen.erased:
         record_id, index = min(seen.erased.items(), key=lambda item: item[1])
         return Diagnosis(index, record_id, "it was erased by a forget, yet no tombstone follows it")
@@ -181,6 +173,19 @@ def diagnose(raw: bytes) -> Diagnosis | None:
     except CorruptError as error:  # something this walk does not model: still say where
         return Diagnosis(error.record_index, None, "it does not pass the format's checks")
     return None
+
+
+def _walk(text: str, header: str) -> tuple[int, int, _Seen, Diagnosis | None]:
+    """Check ``text``'s blocks after ``header`` in order, up to the first problem: where the
+    walk stopped (that block's start, or the end), how many blocks passed, what they showed,
+    and the problem (``None``: every block passed)."""
+    cursor, index, seen = len(header), 0, _Seen(implies(header), header == HEADER_V3)
+    while cursor < len(text):
+        found = _block_problem(text, cursor, index, seen)
+        if isinstance(found, Diagnosis):
+            return cursor, index, seen, found
+        cursor, index = found, index + 1
+    return cursor, index, seen, None
 
 
 def _count_blocks(text: str) -> int:

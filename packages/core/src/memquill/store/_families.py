@@ -39,7 +39,7 @@ from typing import Final
 from memquill.errors import InvalidInputError, Messages, NotFoundError
 from memquill.store._edits import expand_id, expand_revision
 from memquill.store._fingerprints import with_fingerprint
-from memquill.store._record import EXTRA_FIELD, KEY_FIELD, JSONValue, Record
+from memquill.store._record import EXTRA_FIELD, KEY_FIELD, JSONValue, Record, by_family
 from memquill.store._results import Snapshot, check_revision
 from memquill.store._transaction import Operation, Outcome
 
@@ -89,9 +89,7 @@ def normalise_families(records: Iterable[Record], record_key: bytes | None = Non
 
     A version whose text a forget on the other side erases keeps its text's fingerprint
     (:mod:`memquill.store._fingerprints`), keyed with ``record_key`` (``None``: not kept)."""
-    families: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        families[record.root_id].append(record)
+    families = by_family(records)
     diverged: list[Divergence] = []
     for root in sorted(families):
         members = families[root]
@@ -233,9 +231,7 @@ def divergences(records: Sequence[Record]) -> tuple[Divergence, ...]:
     no ``resolvedBy``, it still holds text, and that text differs from the active version's.
     """
     successors = {record.supersedes for record in records if record.supersedes is not None}
-    families: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        families[record.root_id].append(record)
+    families = by_family(records)
     found: list[Divergence] = []
     for root in sorted(families):
         members = families[root]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias, cast
 
@@ -166,3 +167,12 @@ def source_key(source: Mapping[str, JSONValue]) -> str | None:
     if isinstance(session, str) and isinstance(message, str):
         return f"{session}\0{message}"
     return None
+
+
+def by_family(records: Iterable[Record]) -> dict[str, list[Record]]:
+    """``records`` grouped by fact (:attr:`Record.root_id`), each family's versions in the
+    order ``records`` gives them."""
+    families: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        families[record.root_id].append(record)
+    return families

@@ -42,14 +42,13 @@ import base64
 import bisect
 import hashlib
 import threading
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final, cast
 
 from memquill.store._codec import iso_timestamp
-from memquill.store._record import JSONValue, Record, source_key
+from memquill.store._record import JSONValue, Record, by_family, source_key
 
 LEDGER_FIELD: Final = "tombstones"
 """The metadata key of the ledger record holding the compact tombstones."""
@@ -310,10 +309,7 @@ def fold(
     (and 0) when there is nothing to fold and at most one ledger.
     """
     ledger = ledger_of(records)
-    families: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        if not is_ledger(record):
-            families[record.root_id].append(record)
+    families = by_family(record for record in records if not is_ledger(record))
     dropped: set[int] = set()
     for root, members in families.items():
         if root in spared:
