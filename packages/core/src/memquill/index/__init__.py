@@ -24,8 +24,8 @@ Reading the package, top down:
   ``_codec`` (the binary forms: postings blocks, pages of notes' figures, 128 to a blob, and
   per note its term list; checksums, narrow numbers), ``_db`` (the SQLite file, its schema and
   format).
-- Reading back: ``_notes`` (every note, kept current page by page), ``_postings`` (the
-  lexicon, each term's text once; a term's blocks, re-read only where changed; term lists).
+- Reading back: ``_view`` (every note, kept current page by page; the lexicon, each term's
+  text once; a term's blocks, re-read only where changed; term lists).
 - Around it: ``_location`` (where the file is, and a folder that cannot be used),
   ``_status`` (``memquill index --status`` and ``doctor``'s read-back), ``_vectors_file``
   (semantic recall's vectors, deleted at a forget or a refresh).

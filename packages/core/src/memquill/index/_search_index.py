@@ -44,8 +44,6 @@ from memquill.index._location import (
     index_path,
     unusable_message,
 )
-from memquill.index._notes import NoteTable
-from memquill.index._postings import PostingsReader
 from memquill.index._prune import GainFactors
 from memquill.index._status import (
     IndexStatus,
@@ -56,6 +54,7 @@ from memquill.index._status import (
 )
 from memquill.index._sync import Progress, SyncReport
 from memquill.index._tracker import ChangeTracker
+from memquill.index._view import NoteTable, PostingsReader
 from memquill.owner_only import private_folder
 from memquill.query import (
     CANDIDATES,

@@ -48,16 +48,6 @@ if typing.TYPE_CHECKING:
         HistoryFigures,
         SecretFinding as SecretFinding,
     )
-    from memquill.store._fact_keys import (
-        KEY_PATTERN as KEY_PATTERN,
-        MAX_KEY_CHARS,
-        FactKey,
-        is_key as is_key,
-        looks_like_id,
-        quote_key,
-        unquote_key,
-        validate_key as validate_key,
-    )
     from memquill.store._families import Divergence as Divergence, KeyRename as KeyRename
     from memquill.store._fileio import read_bounded as read_bounded
     from memquill.store._hand_edits import ImportPlan as ImportPlan, RepairPlan as RepairPlan
@@ -71,7 +61,19 @@ if typing.TYPE_CHECKING:
         parse_location,
         with_workspace as with_workspace,
     )
-    from memquill.store._record import JSONValue as JSONValue, Record, RecordStatus as RecordStatus
+    from memquill.store._record import (
+        KEY_PATTERN as KEY_PATTERN,
+        MAX_KEY_CHARS,
+        FactKey,
+        JSONValue as JSONValue,
+        Record,
+        RecordStatus as RecordStatus,
+        is_key as is_key,
+        looks_like_id,
+        quote_key,
+        unquote_key,
+        validate_key as validate_key,
+    )
     from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
     from memquill.store._results import (
         UNCHANGED as UNCHANGED,

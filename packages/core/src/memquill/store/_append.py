@@ -36,8 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._edits import correction
-from memquill.store._fact_keys import FactKey
-from memquill.store._record import JSONValue, Record, source_key
+from memquill.store._record import FactKey, JSONValue, Record, source_key
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import UNCHANGED, Candidate, Snapshot
 from memquill.store._tombstones import BLOCKING_KINDS, same_words, text_fingerprint

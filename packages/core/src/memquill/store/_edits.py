@@ -39,8 +39,7 @@ from memquill.errors import ConflictError, InvalidInputError, Messages, NotFound
 from memquill.foundation.text import utf16_len
 from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS
-from memquill.store._fact_keys import FactKey
-from memquill.store._record import JSONValue, Record
+from memquill.store._record import FactKey, JSONValue, Record
 from memquill.store._record_key import keyed_fields
 from memquill.store._results import UNCHANGED, Snapshot, Target, Unchanged, check_revision
 from memquill.store._secrets import SecretScanner
