@@ -25,6 +25,7 @@ if typing.TYPE_CHECKING:
         STORE_ENV,
         FileBackend as FileBackend,
         RecordsBackend as RecordsBackend,
+        conflict_notice as conflict_notice,
         database_workspaces as database_workspaces,
         is_database,
         open_backend as open_backend,
@@ -40,7 +41,6 @@ if typing.TYPE_CHECKING:
         store_revision,
         validate_content as validate_content,
     )
-    from memquill.store._conflicts import conflict_notice as conflict_notice
     from memquill.store._diagnose import Diagnosis as Diagnosis
     from memquill.store._doctor import (
         ControlFinding as ControlFinding,

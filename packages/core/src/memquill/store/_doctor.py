@@ -44,8 +44,8 @@ from typing import Any, Literal
 from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages, StorageError
 from memquill.foundation.atomic import fsync_folder
 from memquill.foundation.controls import first_control
+from memquill.store._backend import conflict_copies
 from memquill.store._codec import MAX_STORE_BYTES, encode_block, store_revision
-from memquill.store._conflicts import conflict_copies
 from memquill.store._diagnose import Diagnosis, diagnose
 from memquill.store._families import Divergence, KeyRename, divergences, renamed_keys
 from memquill.store._hand_edits import RepairPlan, apply_repair, plan_repair
