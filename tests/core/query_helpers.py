@@ -14,7 +14,7 @@ import pytest
 
 from memquill.errors import Messages, SourceError
 from memquill.index import IndexSearcher, _build as build_module
-from memquill.index._searcher import IN_MEMORY
+from memquill.index._search_index import IN_MEMORY
 from memquill.paths import read_text_nofollow, read_text_stat
 from memquill.query import MemoryQuery, _scan as scan_module
 from memquill.query._models import GetResult, RecentResult, ResultT, SearchResult

@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 from memquill import InvalidInputError, MemorySession, MemoryToolset
 from memquill.errors import Messages
 from memquill.store import MAX_KEY_CHARS, FactKey, looks_like_id, quote_key, unquote_key
-from memquill.store._fact_keys import is_key, validate_key
+from memquill.store._record import is_key, validate_key
 from memquill.tools import (
     WriteSource,
     correct,

@@ -13,9 +13,9 @@ from pathlib import Path
 from tests.core.store_helpers import conversation, raw, tool
 
 from memquill.store import FactKey, RecordKey
-from memquill.store._fingerprints import TEXT_HASH_FIELD
 from memquill.store._merge import merge_files
 from memquill.store._store import RecordStore
+from memquill.store._tombstones import TEXT_HASH_FIELD
 from memquill.tools import MemorySession, WriteSource, correct, forget, remember
 
 FIRST = "Bob's birthday is 1 June."

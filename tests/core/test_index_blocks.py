@@ -32,8 +32,8 @@ from memquill.index._codec import (
     unseal,
 )
 from memquill.index._db import IndexDatabase
-from memquill.index._notes import NoteTable
-from memquill.index._postings import (
+from memquill.index._view import (
+    NoteTable,
     PostingsReader,
     _narrowed,  # pyright: ignore[reportPrivateUsage]
     _wide,  # pyright: ignore[reportPrivateUsage]

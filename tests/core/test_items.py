@@ -12,7 +12,7 @@ from memquill import InvalidInputError
 from memquill.items import ItemStore
 from memquill.items._paths import MAX_FOLDER_NAME, folder_label, label_folder
 from memquill.items._space import fact_key, item_key
-from memquill.store._fact_keys import is_key
+from memquill.store._record import is_key
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=60)
 

@@ -20,8 +20,8 @@ from tests.core.store_helpers import CHILD_TIMEOUT, children, manual, raw, recor
 from memquill import RecordStore
 from memquill.errors import Messages
 from memquill.store._codec import decode_store
-from memquill.store._fingerprints import TEXT_HASH_FIELD
 from memquill.store._record import Record
+from memquill.store._tombstones import TEXT_HASH_FIELD
 
 MIB = 1024 * 1024
 TEXT = 16_000

@@ -14,7 +14,7 @@ from tests.core.store_helpers import manual, raw
 from memquill import RecordStore
 from memquill.store._codec import HEADER_V3, decode_store, encode_block, encode_store
 from memquill.store._doctor import HistoryFigures, history_figures
-from memquill.store._fingerprints import TEXT_HASH_FIELD
+from memquill.store._tombstones import TEXT_HASH_FIELD
 
 MIB = 1024 * 1024
 MEMQUILL = str(Path(sys.executable).parent / "memquill")

@@ -9,7 +9,7 @@ import pytest
 from tests.core.store_helpers import raw, tool
 
 from memquill import RecordStore
-from memquill.store._fingerprints import TEXT_HASH_FIELD
+from memquill.store._tombstones import TEXT_HASH_FIELD
 
 MIB = 1024 * 1024
 

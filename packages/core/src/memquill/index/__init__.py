@@ -8,8 +8,8 @@ date with the files before every answer, and ranks with the query layer's own
 
 Reading the package, top down:
 
-- Answering: ``_searcher`` (:class:`IndexSearcher`, the in-memory fallback), ``_search_index``
-  (:class:`SearchIndex`: refresh, rank, rebuild what is damaged, the one retry rule),
+- Answering: ``_search_index`` (:class:`SearchIndex`: refresh, rank, rebuild what is damaged,
+  the one retry rule; :class:`IndexSearcher`, an index per workspace, the in-memory fallback),
   ``_corpus`` (the indexed notes and the store's records as one corpus for ``rank``),
   ``_prune`` (exact candidate pruning: which notes can still reach the re-scored set, and the
   query terms' gains).
@@ -24,8 +24,8 @@ Reading the package, top down:
   ``_codec`` (the binary forms: postings blocks, pages of notes' figures, 128 to a blob, and
   per note its term list; checksums, narrow numbers), ``_db`` (the SQLite file, its schema and
   format).
-- Reading back: ``_notes`` (every note, kept current page by page), ``_postings`` (the
-  lexicon, each term's text once; a term's blocks, re-read only where changed; term lists).
+- Reading back: ``_view`` (every note, kept current page by page; the lexicon, each term's
+  text once; a term's blocks, re-read only where changed; term lists).
 - Around it: ``_location`` (where the file is, and a folder that cannot be used),
   ``_status`` (``memquill index --status`` and ``doctor``'s read-back), ``_vectors_file``
   (semantic recall's vectors, deleted at a forget or a refresh).
@@ -51,11 +51,12 @@ if typing.TYPE_CHECKING:
     )
     from memquill.index._search_index import (
         DAMAGED_WARNING as DAMAGED_WARNING,
+        IN_MEMORY as IN_MEMORY,
         NOTICE_FROM as NOTICE_FROM,
+        IndexSearcher,
         SearchIndex,
         stderr_notice as stderr_notice,
     )
-    from memquill.index._searcher import IN_MEMORY as IN_MEMORY, IndexSearcher
     from memquill.index._status import IndexStatus
     from memquill.index._sync import SyncReport
     from memquill.index._vectors_file import (

@@ -27,7 +27,7 @@ A change to a note rewrites its page (a few kilobytes), in the change's transact
 
 A note's *term list*: which terms it holds, with their counts and its chunk matrix. One per
 note. It holds every term the note has postings for, as term ids (the lexicon,
-:mod:`._postings`), in column order, with each term's body count and field counts, and the
+:mod:`._view`), in column order, with each term's body count and field counts, and the
 chunk matrix (each term's count in each chunk: one row per chunk, one column per term)::
 
     n, nf, chunks, m, codes(5) | deflated(id steps[n]) (m bytes)

@@ -22,9 +22,8 @@ from typing import Final
 from memquill.errors import SourceError
 from memquill.foundation.safe_read import read_at_most
 from memquill.index._codec import ChunkMatrix, NoteRow
-from memquill.index._notes import NoteTable
-from memquill.index._postings import PostingsReader, find
 from memquill.index._prune import GainFactors, Norms, Term, month_term, note_term, select
+from memquill.index._view import NoteTable, PostingsReader, find
 from memquill.paths import MAX_READ_BYTES, open_regular
 from memquill.query import (
     Corpus,

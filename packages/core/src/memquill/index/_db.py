@@ -2,7 +2,7 @@
 
 Tables: ``meta`` (format, workspace, the generation of the last change, the next note and
 term ids), ``pages`` (the notes' figures, :data:`._codec.PAGE` notes a blob, each with the
-generation of its last change), ``lexicon`` (each term's text and id: :mod:`._postings`),
+generation of its last change), ``lexicon`` (each term's text and id: :mod:`._view`),
 ``terms`` (per note, its term list: every term it holds with its counts, and its chunk matrix:
 :mod:`._codec`) and ``postings`` (per term, blocks of at most :data:`._codec.BLOCK` notes,
 keyed by the term's id and the block's first note id, each with the generation of its last

@@ -37,7 +37,7 @@ from operator import add, eq, ge, mul
 from typing import Final
 
 from memquill.index._codec import Postings
-from memquill.index._notes import NoteTable
+from memquill.index._view import NoteTable
 from memquill.query import Posting, RankParams
 
 MARGIN: Final = 1e-9

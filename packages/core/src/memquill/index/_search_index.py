@@ -1,4 +1,5 @@
-""":class:`SearchIndex`: one workspace's persistent search index, kept current and queried.
+""":class:`SearchIndex`: one workspace's persistent search index, kept current and queried;
+:class:`IndexSearcher`: the query engine's way to rank through such indexes.
 
 The index is only a cache: the notes stay the truth, the file can be deleted at any time,
 and a damaged one is set aside and rebuilt (with a warning), never read. Before each answer
@@ -8,6 +9,11 @@ it is brought up to date with the files (:mod:`._sync`); ranking is
 One retry rule (:func:`retried`): after a recoverable failure (a note that changed while it
 was read, a damaged file set aside) the work is tried again a fixed number of times, and the
 last attempt's error propagates unchanged.
+
+An :class:`IndexSearcher` keeps one :class:`SearchIndex` per canonical workspace for as long as
+it lives (a session, a server). When the index file cannot be used at all (a read-only or full
+cache folder), the index is kept in this process's memory instead, and the first answer says
+so once.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final, TypeVar
 
+from memquill.errors import MemquillError, Messages, SourceError
 from memquill.index._corpus import IndexedCorpus, StaleNote
 from memquill.index._db import (
     IndexDamaged,
@@ -30,9 +37,13 @@ from memquill.index._db import (
     discard_index,
     remove_index_files,
 )
-from memquill.index._location import default_index_dir, index_path
-from memquill.index._notes import NoteTable
-from memquill.index._postings import PostingsReader
+from memquill.index._location import (
+    UNUSABLE,
+    default_index_dir,
+    index_dir,
+    index_path,
+    unusable_message,
+)
 from memquill.index._prune import GainFactors
 from memquill.index._status import (
     IndexStatus,
@@ -43,6 +54,7 @@ from memquill.index._status import (
 )
 from memquill.index._sync import Progress, SyncReport
 from memquill.index._tracker import ChangeTracker
+from memquill.index._view import NoteTable, PostingsReader
 from memquill.owner_only import private_folder
 from memquill.query import (
     CANDIDATES,
@@ -62,6 +74,8 @@ NOTICE_FROM: Final = 2000
 """Analysing this many notes before an answer is announced (on stderr by default)."""
 _ATTEMPTS: Final = 3
 _LOGGER: Final = "memquill.index"
+IN_MEMORY: Final = ":memory:"
+"""``$MEMQUILL_INDEX_DIR`` (or ``folder``) value that keeps every index in process memory."""
 
 RefreshListener = Callable[[Path, SyncReport], None]
 """Told ``(root, report)`` after a refresh that read or removed notes (semantic recall embeds
@@ -407,3 +421,123 @@ def retried(
         except on as error:
             recover(error)
     return attempt()
+
+
+class IndexSearcher:
+    """Ranks through each workspace's persistent index (the query engine's ``Searcher``).
+
+    Args:
+        folder: where index files go (default: ``$MEMQUILL_INDEX_DIR``, else the user cache;
+            ``":memory:"`` keeps them in this process only).
+        notice: told, in words, about long work (default: printed on stderr).
+        watch: learn of changes from the operating system between searches.
+        racy_seconds: see :class:`SearchIndex`.
+    """
+
+    def __init__(
+        self,
+        folder: Path | str | None = None,
+        *,
+        notice: Callable[[str], None] | None = stderr_notice,
+        watch: bool = True,
+        racy_seconds: float = 2.0,
+    ) -> None:
+        self._folder = folder
+        self._notice = notice
+        self._watch = watch
+        self._racy = racy_seconds
+        self._indexes: dict[Path, SearchIndex] = {}
+        self._lock = threading.Lock()
+        self._fallback: str | None = None
+        self._listener: RefreshListener | None = None
+
+    def on_refresh(self, listener: RefreshListener | None) -> None:
+        """Tell ``listener`` of every refresh of every index here that read or removed notes
+        (see :class:`SearchIndex`; ``None``: nobody, those notes' vectors are deleted)."""
+        with self._lock:
+            self._listener = listener
+            for index in self._indexes.values():
+                index.listener = listener
+
+    def index(self, root: Path) -> SearchIndex:
+        """The index of the canonical workspace ``root`` (opened on first use)."""
+        with self._lock:
+            found = self._indexes.get(root)
+            if found is None:
+                location = self._location(root)
+                found = SearchIndex(
+                    root,
+                    location=location,
+                    notice=self._notice,
+                    watch=self._watch,
+                    racy_seconds=self._racy,
+                    listener=self._listener,
+                )
+                self._indexes[root] = found
+            return found
+
+    def search(
+        self,
+        root: Path,
+        query: str,
+        *,
+        records: Sequence[SearchDocument],
+        now: datetime,
+        tags: Sequence[str],
+        file_type: FileType,
+        params: RankParams,
+        candidates: int,
+    ) -> tuple[list[RankedHit], tuple[str, ...]]:
+        """Rank through ``root``'s index (see :meth:`SearchIndex.search`)."""
+
+        def ranked(index: SearchIndex) -> tuple[list[RankedHit], tuple[str, ...]]:
+            return index.search(
+                query,
+                records=records,
+                now=now,
+                tags=tags,
+                file_type=file_type,
+                params=params,
+                candidates=candidates,
+            )
+
+        index = self.index(root)
+        try:
+            return ranked(index)
+        except StaleNote:
+            # Notes kept changing under every attempt: say so rather than mix versions.
+            raise SourceError(Messages.SOURCE_READ_FAILED) from None
+        except UNUSABLE as error:
+            if index.path is None or isinstance(error, MemquillError):
+                raise
+            # The file cannot be used (read-only folder, disk full): keep this workspace's
+            # index in memory from now on, and say so once.
+            with self._lock:
+                index.close()
+                memory = SearchIndex(
+                    root,
+                    location=IN_MEMORY,
+                    notice=self._notice,
+                    watch=self._watch,
+                    racy_seconds=self._racy,
+                    listener=self._listener,
+                )
+                self._indexes[root] = memory
+            hits, warnings = ranked(memory)
+            note = f"{Messages.INDEX_IN_MEMORY} {unusable_message(error)}"
+            return hits, (note, *warnings)
+
+    def close(self) -> None:
+        """Close every open index."""
+        with self._lock:
+            for index in self._indexes.values():
+                index.close()
+            self._indexes.clear()
+
+    def _location(self, root: Path) -> Path | str:
+        folder = self._folder
+        if folder is None:
+            folder = index_dir()
+        if str(folder) == IN_MEMORY:
+            return IN_MEMORY
+        return index_path(root, Path(folder))

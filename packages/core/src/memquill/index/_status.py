@@ -20,7 +20,7 @@ from memquill.query import WalkedFile
 
 if TYPE_CHECKING:
     from memquill.index._db import IndexDatabase
-    from memquill.index._notes import NoteTable
+    from memquill.index._view import NoteTable
     from memquill.query import Walk
 
 

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Final
 
 from memquill.index._codec import CorruptBlob, NoteRow, seal, unseal
 from memquill.index._db import FORMAT, IndexDatabase
-from memquill.index._notes import NoteTable
+from memquill.index._view import NoteTable
 from memquill.private_paths import CREDENTIAL_PARTS, SUSPECT_NAMES, SUSPECT_STARTS
 from memquill.query import (
     DocumentCache,

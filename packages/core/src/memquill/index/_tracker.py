@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from memquill.index._db import IndexDatabase
-from memquill.index._notes import NoteTable
 from memquill.index._sync import KeptListings, Progress, SyncReport, analyse, synchronise
+from memquill.index._view import NoteTable
 from memquill.query import (
     DocumentCache,
     FolderListing,

@@ -48,8 +48,7 @@ from memquill.index._codec import (
     shift_block,
 )
 from memquill.index._db import IndexDamaged, IndexDatabase
-from memquill.index._notes import NoteTable
-from memquill.index._postings import drop_unheld, term_ids
+from memquill.index._view import NoteTable, drop_unheld, term_ids
 
 _LOOKUP: Final = 500
 """Ids looked up per statement (well under SQLite's limit on parameters)."""

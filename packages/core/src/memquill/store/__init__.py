@@ -25,6 +25,7 @@ if typing.TYPE_CHECKING:
         STORE_ENV,
         FileBackend as FileBackend,
         RecordsBackend as RecordsBackend,
+        conflict_notice as conflict_notice,
         database_workspaces as database_workspaces,
         is_database,
         open_backend as open_backend,
@@ -40,23 +41,12 @@ if typing.TYPE_CHECKING:
         store_revision,
         validate_content as validate_content,
     )
-    from memquill.store._conflicts import conflict_notice as conflict_notice
     from memquill.store._diagnose import Diagnosis as Diagnosis
     from memquill.store._doctor import (
         ControlFinding as ControlFinding,
         DoctorReport,
         HistoryFigures,
         SecretFinding as SecretFinding,
-    )
-    from memquill.store._fact_keys import (
-        KEY_PATTERN as KEY_PATTERN,
-        MAX_KEY_CHARS,
-        FactKey,
-        is_key as is_key,
-        looks_like_id,
-        quote_key,
-        unquote_key,
-        validate_key as validate_key,
     )
     from memquill.store._families import Divergence as Divergence, KeyRename as KeyRename
     from memquill.store._fileio import read_bounded as read_bounded
@@ -71,7 +61,19 @@ if typing.TYPE_CHECKING:
         parse_location,
         with_workspace as with_workspace,
     )
-    from memquill.store._record import JSONValue as JSONValue, Record, RecordStatus as RecordStatus
+    from memquill.store._record import (
+        KEY_PATTERN as KEY_PATTERN,
+        MAX_KEY_CHARS,
+        FactKey,
+        JSONValue as JSONValue,
+        Record,
+        RecordStatus as RecordStatus,
+        is_key as is_key,
+        looks_like_id,
+        quote_key,
+        unquote_key,
+        validate_key as validate_key,
+    )
     from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
     from memquill.store._results import (
         UNCHANGED as UNCHANGED,

@@ -12,7 +12,7 @@ whitespace aside (:func:`same_words`), is a ``duplicate`` of that record too: no
 for it, so the same fact learnt again from a later batch is kept once. Both hashes of an
 idempotency key count as the same operation: the keyed one memquill writes and the unkeyed one
 the original system wrote. A candidate from a tool or a conversation whose text matches a
-forgotten fact's fingerprint (:mod:`memquill.store._fingerprints`) is ``blocked`` on its own
+forgotten fact's fingerprint (:mod:`memquill.store._tombstones`) is ``blocked`` on its own
 (the others of its batch are saved), naming when that fact was forgotten; a person's
 (``manual``) is saved, and says so.
 
@@ -36,11 +36,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._edits import correction
-from memquill.store._fact_keys import FactKey
-from memquill.store._fingerprints import BLOCKING_KINDS, same_words, text_fingerprint
-from memquill.store._record import JSONValue, Record, source_key
+from memquill.store._record import FactKey, JSONValue, Record, source_key
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import UNCHANGED, Candidate, Snapshot
+from memquill.store._tombstones import BLOCKING_KINDS, same_words, text_fingerprint
 from memquill.store._transaction import Operation, Outcome
 
 

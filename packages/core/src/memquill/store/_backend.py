@@ -7,6 +7,13 @@ capacity check) is the same code for every backend.
 
 - :class:`FileBackend`: ``memory/records.md`` in the workspace, the kernel lock and the atomic
   rename (``_transaction.py``), exactly as before; its identity is the workspace's real path.
+  It also names the *conflict copies* beside its file (:func:`conflict_copies`): Syncthing,
+  Dropbox, Nextcloud/ownCloud and OneDrive cannot merge two machines' edits of one file; each
+  keeps one version as ``records.md`` and renames the other (the names are in
+  :func:`memquill.private_paths.is_records_conflict_copy`). The facts only the renamed copy
+  holds are then missing from memory until it is merged back (``memquill sync resolve``).
+  Search, ``doctor`` and ``memquill sync status`` name the copies waiting; the read tools
+  never serve them (they are private paths).
 - ``PostgresBackend`` (``_postgres.py``, the ``memquill[postgres]`` extra): a row per record
   version, from which the exact bytes are rebuilt; its identity is the workspace id stored in
   the workspace's row.
@@ -22,11 +29,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from memquill.errors import BusyError, InvalidInputError, MemquillError, Messages, StorageError
+from memquill.private_paths import is_records_conflict_copy
 from memquill.store._codec import MAX_STORE_BYTES
-from memquill.store._conflicts import conflict_copies
 from memquill.store._lock import lock_is_held
 from memquill.store._memo import RecordsMemo
 from memquill.store._record_key import KeySource, RecordKey
@@ -257,3 +265,19 @@ def open_backend(
     except ImportError:
         raise StorageError(Messages.DATABASE_DRIVER) from None
     return PostgresBackend(parse_location(location), workspace)
+
+
+def conflict_copies(directory: Path) -> tuple[str, ...]:
+    """The conflict copies in ``directory`` (a workspace's ``memory/``), workspace-relative
+    and sorted; whatever their file type (reading them checks that)."""
+    try:
+        with os.scandir(directory) as entries:
+            names = [entry.name for entry in entries if is_records_conflict_copy(entry.name)]
+    except OSError:
+        return ()
+    return tuple(f"memory/{name}" for name in sorted(names))
+
+
+def conflict_notice(copies: tuple[str, ...]) -> str | None:
+    """The warning a search answer starts with while copies wait (``None``: none wait)."""
+    return Messages.CONFLICT_COPIES.format(copies=", ".join(copies)) if copies else None

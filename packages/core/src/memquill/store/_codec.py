@@ -43,12 +43,12 @@ from memquill.errors import CorruptError, InvalidInputError, Messages
 from memquill.foundation.controls import first_control
 from memquill.foundation.text import LONE_SURROGATE, utf16_len, utf16_take
 from memquill.jsondoc import parse_json
-from memquill.store._fact_keys import is_key
 from memquill.store._record import (
     EXTRA_FIELD,
     KEY_FIELD,
     JSONValue,
     Record,
+    is_key,
 )
 
 HEADER: Final = "# Memory records\n\n<!-- memory-records:v1 -->\n\n"

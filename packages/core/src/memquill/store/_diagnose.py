@@ -25,7 +25,7 @@ from memquill.store._codec import (
     erased_shape,
     implies,
 )
-from memquill.store._fact_keys import is_key
+from memquill.store._record import is_key
 
 # The format's fixed strings (docs/record-format.md).
 MARKER: Final = "<!-- memory-record "

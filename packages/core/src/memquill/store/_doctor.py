@@ -44,17 +44,17 @@ from typing import Any, Literal
 from memquill.errors import ConflictError, CorruptError, MemoryRecordError, Messages, StorageError
 from memquill.foundation.atomic import fsync_folder
 from memquill.foundation.controls import first_control
+from memquill.store._backend import conflict_copies
 from memquill.store._codec import MAX_STORE_BYTES, encode_block, store_revision
-from memquill.store._conflicts import conflict_copies
 from memquill.store._diagnose import Diagnosis, diagnose
 from memquill.store._families import Divergence, KeyRename, divergences, renamed_keys
-from memquill.store._fingerprints import TEXT_HASH_FIELD
 from memquill.store._hand_edits import RepairPlan, apply_repair, plan_repair
 from memquill.store._lock import WriterLock, lock_holder, lock_is_held
 from memquill.store._record import Record
 from memquill.store._record_key import KEY_ID_FIELD, KeySource, RecordKey, key_id
 from memquill.store._results import Snapshot
 from memquill.store._secrets import SecretScanner
+from memquill.store._tombstones import TEXT_HASH_FIELD
 from memquill.store._transaction import (
     TEMP_PREFIX,
     TEMP_SUFFIX,

@@ -20,7 +20,7 @@ Then the revision must be the store revision or the target's record revision, el
 ``conflict``. Forgetting empties every version of each fact and erases its key and extra
 metadata: a forgotten ``health/diagnosis`` leaves no trace of its name, while the tombstones
 keep blocking the fact's idempotency keys and source messages, and each keeps a keyed
-fingerprint of the text its version held (:mod:`memquill.store._fingerprints`). A correction
+fingerprint of the text its version held (:mod:`memquill.store._tombstones`). A correction
 from a tool or a conversation to text a forgotten fact held is ``blocked``; a person's is not.
 
 A write that allows it (``prefixes``: the tools' and the CLI's) may name its fact and revision
@@ -39,16 +39,15 @@ from memquill.errors import ConflictError, InvalidInputError, Messages, NotFound
 from memquill.foundation.text import utf16_len
 from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS
-from memquill.store._fact_keys import FactKey
-from memquill.store._fingerprints import (
+from memquill.store._record import FactKey, JSONValue, Record
+from memquill.store._record_key import keyed_fields
+from memquill.store._results import UNCHANGED, Snapshot, Target, Unchanged, check_revision
+from memquill.store._secrets import SecretScanner
+from memquill.store._tombstones import (
     BLOCKING_KINDS,
     text_fingerprint,
     with_fingerprint,
 )
-from memquill.store._record import JSONValue, Record
-from memquill.store._record_key import keyed_fields
-from memquill.store._results import UNCHANGED, Snapshot, Target, Unchanged, check_revision
-from memquill.store._secrets import SecretScanner
 from memquill.store._transaction import Operation, Outcome
 
 

@@ -38,9 +38,9 @@ from typing import Final
 
 from memquill.errors import InvalidInputError, Messages, NotFoundError
 from memquill.store._edits import expand_id, expand_revision
-from memquill.store._fingerprints import with_fingerprint
 from memquill.store._record import EXTRA_FIELD, KEY_FIELD, JSONValue, Record, by_family
 from memquill.store._results import Snapshot, check_revision
+from memquill.store._tombstones import with_fingerprint
 from memquill.store._transaction import Operation, Outcome
 
 _ERASED: Final = frozenset({KEY_FIELD, EXTRA_FIELD})
@@ -88,7 +88,7 @@ def normalise_families(records: Iterable[Record], record_key: bytes | None = Non
     """Restore the three family rules (see the module docstring) on merged ``records``.
 
     A version whose text a forget on the other side erases keeps its text's fingerprint
-    (:mod:`memquill.store._fingerprints`), keyed with ``record_key`` (``None``: not kept)."""
+    (:mod:`memquill.store._tombstones`), keyed with ``record_key`` (``None``: not kept)."""
     families = by_family(records)
     diverged: list[Divergence] = []
     for root in sorted(families):

@@ -71,10 +71,16 @@ from memquill.store._families import (
     is_renamed_key,
     normalise_families,
 )
-from memquill.store._fingerprints import text_fingerprint, with_fingerprint
 from memquill.store._record import KEY_FIELD, JSONValue, Record
 from memquill.store._results import Snapshot, WriteResult
-from memquill.store._tombstones import fold, is_ledger, ledger_of, token
+from memquill.store._tombstones import (
+    fold,
+    is_ledger,
+    ledger_of,
+    text_fingerprint,
+    token,
+    with_fingerprint,
+)
 from memquill.store._transaction import Operation, Outcome
 
 _RANK: Final = {"active": 0, "superseded": 1, "revoked": 2}

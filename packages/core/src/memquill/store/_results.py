@@ -14,11 +14,9 @@ from typing import Final, Literal, TypeAlias
 
 from memquill.errors import ConflictError, Messages
 from memquill.store._codec import record_revision
-from memquill.store._fact_keys import FactKey
-from memquill.store._fingerprints import TEXT_HASH_FIELD
-from memquill.store._record import JSONValue, Record
+from memquill.store._record import FactKey, JSONValue, Record
 from memquill.store._record_list import RecordList
-from memquill.store._tombstones import Ledger, is_ledger, ledger_of
+from memquill.store._tombstones import TEXT_HASH_FIELD, Ledger, is_ledger, ledger_of
 
 Target: TypeAlias = "str | FactKey"
 """What a write names: a record id (36 characters) or a fact key."""

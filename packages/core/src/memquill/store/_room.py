@@ -11,7 +11,7 @@ write, in this order and only as far as needed:
    (a store that puts and deletes in turn rewrote its 2 MiB eight times in 200 cycles);
 2. empties the text of every ``superseded`` version (what ``memquill compact`` does), each
    keeping the keyed fingerprint of the text it held
-   (:func:`~memquill.store._fingerprints.with_fingerprint`), so a fact forgotten later still
+   (:func:`~memquill.store._tombstones.with_fingerprint`), so a fact forgotten later still
    blocks all its words;
 3. folds live facts' history beyond the retention depth, then all of it.
 
@@ -25,10 +25,9 @@ from __future__ import annotations
 from typing import Final
 
 from memquill.store._codec import encode_block
-from memquill.store._fingerprints import with_fingerprint
 from memquill.store._record import Record
 from memquill.store._results import Snapshot
-from memquill.store._tombstones import RETENTION_DEPTH, fold
+from memquill.store._tombstones import RETENTION_DEPTH, fold, with_fingerprint
 from memquill.store._transaction import Draft, Operation, Outcome
 
 _HEADROOM: Final = 2

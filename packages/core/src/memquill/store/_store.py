@@ -43,9 +43,8 @@ from memquill.foundation.text import LONE_SURROGATE, utf16_len
 from memquill.store._backend import RecordsBackend, open_backend
 from memquill.store._capacity import check_capacity, workspace_capacity
 from memquill.store._codec import iso_timestamp, unclaimed, validate_content, validate_source
-from memquill.store._fact_keys import validate_key
 from memquill.store._fileio import read_bounded
-from memquill.store._record import JSONValue, Record
+from memquill.store._record import JSONValue, Record, validate_key
 from memquill.store._record_key import KeySource, keyed_fields, recognised_hashes
 from memquill.store._results import (
     UNCHANGED,
