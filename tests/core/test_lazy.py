@@ -118,6 +118,48 @@ def test_an_internal_name_is_silent_for_the_core(package: types.ModuleType) -> N
         exec("from lazy_demo import hidden", {"__name__": "an_application"})
 
 
+def _importer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> str:
+    """A real top-level package ``name`` that takes the internal name at its import."""
+    root = tmp_path / name
+    root.mkdir()
+    (root / "__init__.py").write_text("from lazy_demo import hidden\n", encoding="utf-8")
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    return name
+
+
+@pytest.mark.parametrize("name", ["memquill_demo_adapter", "memquill_demo_adapter.tools"])
+def test_an_internal_name_is_silent_for_memquills_own_adapters(
+    package: types.ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """An adapter's package (``memquill_*``) is one of memquill's distributions: the names a
+    facade serves to memquill's own packages are served to it without a warning."""
+    top = _importer(tmp_path, monkeypatch, "memquill_demo_adapter")
+    if name != top:  # a module inside the adapter's package
+        (tmp_path / top / "__init__.py").write_text("", encoding="utf-8")
+        (tmp_path / top / "tools.py").write_text("from lazy_demo import hidden\n", "utf-8")
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert importlib.import_module(name).hidden == "hidden"
+    finally:
+        for module in (name, top):
+            sys.modules.pop(module, None)
+
+
+@pytest.mark.parametrize("name", ["acme_agents", "memquillish", "memquills_fork"])
+def test_an_internal_name_warns_a_third_party_package(
+    package: types.ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Any other package, however close its name, is outside memquill."""
+    _importer(tmp_path, monkeypatch, name)
+    try:
+        with pytest.warns(DeprecationWarning, match="lazy_demo.hidden is no longer public"):
+            assert importlib.import_module(name).hidden == "hidden"
+    finally:
+        sys.modules.pop(name, None)
+
+
 def test_a_package_without_its_sources_serves_its_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,13 +8,17 @@ package ``__getattr__`` and ``__dir__`` (PEP 562) that import each name from its
 first use. (Foundation: it imports nothing of memquill; adapters reach it as
 :func:`memquill.plugins.lazy_exports`.)
 
-A facade's ``__all__`` lists its public names: what the CLI, the adapters and users (the
-README, ``docs/``, ``examples/``) import, nothing more. The facade also serves the core's own
-names: what the parts above it import (a part never imports another part's private module),
-and names that were public once. Those resolve silently for code inside memquill and with a
+A facade's ``__all__`` lists its public names: what users import, as the README,
+``docs/`` and ``examples/`` show it (an adapter or plugin author's kit included), nothing more.
+The facade also serves the core's own names: what only the CLI, the management page, the parts
+above it and memquill's own adapters import (a part never imports another part's private
+module), and names that were public once. Those resolve silently for code inside memquill and with a
 ``DeprecationWarning`` for anyone else, so a name leaves ``__all__`` without breaking a user
-for a release (the CHANGELOG says so). A name only the part itself and its tests use stays in
-its private module, and tests import it from there.
+for a release (the CHANGELOG says so). Inside memquill is every module of its own
+distributions: ``memquill`` and its parts, the adapters' packages (``memquill_langchain``,
+``memquill_mcp``, …: every top-level package named ``memquill_*``) and the pytest plugin
+``_memquill_pytest``; they still import only facades, never a private module. A name only
+the part itself and its tests use stays in its private module, and tests import it from there.
 
 A facade writes each name once, in its ``if TYPE_CHECKING:`` imports: they are its map (type
 checkers read them, and :func:`lazy_exports` reads the same imports from the facade's compiled
@@ -52,8 +56,8 @@ def lazy_exports(
             relative, never renamed) but did not bind when it ran: its ``if TYPE_CHECKING:``
             imports, read from its compiled code at the first lookup. A public name is cached
             and listed by ``__dir__``; any other is the core's own: silent for a caller inside
-            memquill, a ``DeprecationWarning`` (never cached, so every use warns) for any
-            other caller.
+            memquill (:func:`_inside_memquill`), a ``DeprecationWarning`` (never cached, so
+            every use warns) for any other caller.
         moved: a name that was public here and now lives in another facade → that facade. It
             still resolves, with a ``DeprecationWarning`` naming its new home, but is no
             longer listed (a name is removed only after such a release; see the CHANGELOG).
@@ -101,7 +105,7 @@ def lazy_exports(
         level, frame = 1, sys._getframe(1)  # pyright: ignore[reportPrivateUsage]
         while frame.f_back is not None and _caller(frame).startswith("importlib"):
             level, frame = level + 1, frame.f_back
-        if not _caller(frame).startswith("memquill."):
+        if not _inside_memquill(_caller(frame)):
             message = (
                 f"{package}.{name} is no longer public and will be removed from {package} "
                 f"in a future release (it lives in {home})"
@@ -166,3 +170,11 @@ def _absolute(module: str, level: int, package: str) -> str:
 def _caller(frame: FrameType) -> str:
     """The name of the module whose code runs in ``frame``."""
     return str(frame.f_globals.get("__name__", ""))
+
+
+def _inside_memquill(module: str) -> bool:
+    """Whether ``module`` belongs to memquill's own distributions: ``memquill`` and its parts,
+    an adapter's package (a top-level ``memquill_*``) or the pytest plugin (``_memquill_pytest``).
+    A name is matched by its top-level package, so ``memquillish`` is not inside."""
+    top = module.partition(".")[0]
+    return top in ("memquill", "_memquill_pytest") or top.startswith("memquill_")
