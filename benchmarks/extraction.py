@@ -34,7 +34,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
+from memquill import MemorySession, WriteSource
+from memquill.enhance import ModelIdentity, Prompt
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.foundation.atomic import atomic_write
 from memquill.lifecycle import (
     CommittedTurn,
@@ -45,8 +47,8 @@ from memquill.lifecycle import (
 )
 from memquill.lifecycle._ledger import LedgerFile, encode_ledger
 from memquill.lifecycle._prompt import cut_turns, extraction_prompt, parse_facts
-from memquill.store import Candidate
-from memquill.tools import MemorySession, WriteSource, save_candidates
+from memquill.store._results import Candidate
+from memquill.tools._writes import save_candidates
 
 
 class InstantModel:

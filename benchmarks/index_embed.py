@@ -68,8 +68,8 @@ def vector_file(folder: Path) -> tuple[int, int]:
 def refreshes(root: Path, edits: int) -> dict[str, tuple[float, float, int]]:
     """A session's refresh after ``edits`` notes changed: without an embedder, then with one."""
     from memquill import MemorySession
-    from memquill.enhance import AuxiliaryRunner
-    from memquill.index import IndexSearcher
+    from memquill.enhance._runner import AuxiliaryRunner
+    from memquill.index._search_index import IndexSearcher
     from memquill.semantic import SemanticRanker
     from memquill.testing._models import parity_embedder
 

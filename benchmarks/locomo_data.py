@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memquill.errors import MemoryRecordError
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill.store._store import RecordStore
 
 

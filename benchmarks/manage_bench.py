@@ -35,7 +35,7 @@ from starlette.testclient import TestClient
 
 from memquill import open_session
 from memquill.manage import Backend, create_app
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill.store._store import RecordStore
 
 _VOCABULARY = (

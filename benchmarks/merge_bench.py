@@ -40,8 +40,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memquill import RecordStore
-from memquill.store import Candidate, RecordKey
 from memquill.store._merge import merge_files
+from memquill.store._record_key import RecordKey
+from memquill.store._results import Candidate
 
 WORDS = [
     "memory",

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests import postgres_cluster

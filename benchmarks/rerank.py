@@ -38,8 +38,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, ModelRanker, Prompt
-from memquill.tools import MemorySession, MemoryToolset
+from memquill import MemorySession, MemoryToolset
+from memquill.enhance import ModelIdentity, ModelRanker, Prompt
+from memquill.enhance._runner import AuxiliaryRunner
 
 QUERY = {"query": "saffron paella harbour", "limit": 5}
 Pairs = tuple[list[float], list[float]]

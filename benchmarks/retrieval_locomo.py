@@ -41,10 +41,11 @@ from pathlib import Path
 
 from locomo_baselines import bm25_ranker, reference_excerpt, substring_ranker
 from locomo_data import Prepared, load, prepare, seed_record_ids
-from memquill.query import MemoryQuery, SearchArgs, render_search
+from memquill.query import MemoryQuery, SearchArgs
 from memquill.query._engine import SNIPPET_UNITS
 from memquill.query._models import SearchResult
 from memquill.query._rank import RankParams
+from memquill.query._render import render_search
 from recency_cases import recency_summary, run_recency_cases
 
 KS = (1, 5, 10)

@@ -55,9 +55,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from locomo_data import Prepared, load, prepare, seed_record_ids
-from memquill.enhance import AuxiliaryRunner, ModelIdentity
-from memquill.query import MemoryQuery, SearchArgs, render_search
+from memquill.enhance import ModelIdentity
+from memquill.enhance._runner import AuxiliaryRunner
+from memquill.query import MemoryQuery, SearchArgs
 from memquill.query._models import SearchHit, SearchResult
+from memquill.query._render import render_search
 from memquill.semantic import SemanticRanker
 from memquill.semantic._hybrid import WEIGHT, keyword_confident
 from memquill.semantic._ranker import extra_hit

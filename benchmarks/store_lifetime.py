@@ -28,8 +28,8 @@ from pathlib import Path
 
 from memquill import RecordStore
 from memquill.errors import CapacityError
-from memquill.store import Candidate
 from memquill.store._codec import encode_block
+from memquill.store._results import Candidate
 from memquill.store._tombstones import is_ledger, ledger_of
 
 Write = Callable[[], None]

@@ -309,8 +309,7 @@ class SpikeIndex:
     ) -> list[Any]:
         """memquill's hits for ``question``: exact when ``checked`` (see the module), else
         ranked over tantivy's top ``start × depth`` alone."""
-        from memquill.query import rank
-        from memquill.query._rank import RankParams
+        from memquill.query._rank import RankParams, rank
         from memquill.query._tokens import query_terms
 
         params = RankParams()
@@ -420,7 +419,7 @@ def searching(kind: str, root: Path, store: Path, asked: list[str], start: float
 
     spike: SpikeIndex | None = None
     if kind == "memquill":
-        from memquill.index import IndexSearcher
+        from memquill.index._search_index import IndexSearcher
         from memquill.query._rank import RankParams
 
         engine = IndexSearcher(store, notice=None)

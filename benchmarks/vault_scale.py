@@ -294,7 +294,7 @@ def searcher(
             handle.write("\nAn edit: the kayak trip moved to Thursday.\n")
 
     if kind in ("memquill", "scan"):
-        from memquill.index import IndexSearcher
+        from memquill.index._search_index import IndexSearcher
         from memquill.query import MemoryQuery, SearchArgs
 
         engine = MemoryQuery(

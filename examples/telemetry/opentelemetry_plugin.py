@@ -2,7 +2,8 @@
 
 from opentelemetry import trace
 
-from memquill.plugins import ProviderEvent, hookimpl
+from memquill import hookimpl
+from memquill.plugins import ProviderEvent
 
 tracer = trace.get_tracer("memquill")
 

@@ -2,7 +2,8 @@
 
 import sentry_sdk
 
-from memquill.plugins import ProviderEvent, hookimpl
+from memquill import hookimpl
+from memquill.plugins import ProviderEvent
 
 
 @hookimpl

@@ -20,7 +20,7 @@ import pytest
 from tests.adapters.extraction_models import FRAMEWORKS, FrameworkExtractor
 from tests.core.lifecycle_helpers import GOOD, USERS, answer, fact, new_setup, write_transcript
 
-from memquill.tools import MemorySession, WriteSource, forget
+from memquill import MemorySession, WriteSource, forget
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.parametrize("kind", FRAMEWORKS)

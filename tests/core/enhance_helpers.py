@@ -8,15 +8,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memquill.enhance import (
-    AuxiliaryRequest,
-    AuxiliaryResult,
-    AuxiliaryRunner,
-    ModelIdentity,
-    Prompt,
-    TextModel,
-)
+from memquill.enhance import AuxiliaryRequest, AuxiliaryResult, ModelIdentity, Prompt, TextModel
 from memquill.enhance._model import Scene
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.enhance._telemetry import Telemetry
 
 

@@ -10,7 +10,7 @@ from typing import Final, TypedDict
 
 from tests.core.query_helpers import NOW, ReadTools, remember, write
 
-from memquill.index import IndexSearcher
+from memquill.index._search_index import IndexSearcher
 from memquill.query import MemoryQuery
 from memquill.query._rank import RankParams
 

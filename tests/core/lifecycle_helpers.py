@@ -16,12 +16,12 @@ from typing import Any
 
 from tests.core.enhance_helpers import Clock
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
-from memquill.lifecycle import Extraction, SessionGate, TranscriptSource, committed_turns
-from memquill.lifecycle._host import always_ready
+from memquill import MemorySession, Record
+from memquill.enhance import ModelIdentity, Prompt
+from memquill.enhance._runner import AuxiliaryRunner
+from memquill.lifecycle import Extraction, TranscriptSource, committed_turns
+from memquill.lifecycle._host import SessionGate, always_ready
 from memquill.lifecycle._ledger import Job, LedgerFile
-from memquill.store import Record
-from memquill.tools import MemorySession
 
 Answer = str | BaseException | Callable[[Prompt], "str | Awaitable[str]"]
 

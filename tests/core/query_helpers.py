@@ -12,17 +12,16 @@ from typing import Any, Generic
 
 import pytest
 
+from memquill import MemorySession, MemoryToolset
 from memquill.errors import Messages, SourceError
-from memquill.index import IndexSearcher, _build as build_module
-from memquill.index._search_index import IN_MEMORY
+from memquill.index import _build as build_module
+from memquill.index._search_index import IN_MEMORY, IndexSearcher
 from memquill.paths import read_text_nofollow, read_text_stat
 from memquill.query import MemoryQuery, _scan as scan_module
 from memquill.query._models import GetResult, RecentResult, ResultT, SearchResult
 from memquill.query._walk import DocumentCache
-from memquill.store import Candidate
-from memquill.store._results import WriteResult
+from memquill.store._results import Candidate, WriteResult
 from memquill.store._store import RecordStore
-from memquill.tools import MemorySession, MemoryToolset
 
 NOW = datetime(2026, 9, 22, 12, 0, tzinfo=UTC)
 """The fixed clock of every query test (decay is measured from here)."""

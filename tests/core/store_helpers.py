@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from memquill.errors import MemoryRecordError
-from memquill.store import Candidate
 from memquill.store._record import JSONValue
+from memquill.store._results import Candidate
 
 CHILD_TIMEOUT = 120.0
 """A ceiling that only stops a hung child from hanging the suite; never a speed assertion."""

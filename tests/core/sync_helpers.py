@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from memquill import RecordStore
-from memquill.store import Candidate, RecordKey
+from memquill.store._record_key import RecordKey
+from memquill.store._results import Candidate
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 TIMEOUT = 120.0

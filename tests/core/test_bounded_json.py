@@ -23,7 +23,8 @@ from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcri
 
 from memquill import MemorySession, MemoryToolset, jsondoc
 from memquill.errors import ERRORS, BindingError, Messages
-from memquill.lifecycle import ToolCall, ToolOutput, TranscriptSource
+from memquill.lifecycle import TranscriptSource
+from memquill.lifecycle._host import ToolCall, ToolOutput
 from memquill.lifecycle._ledger import LedgerFile
 from memquill.lifecycle._turns import has_memory_write
 from memquill.store._lock import lock_holder
@@ -232,7 +233,7 @@ async def test_a_deep_block_receipt_is_persistence_unavailable_and_calls_no_mode
 ) -> None:
     from tests.core.enhance_helpers import FailingModel, ask, make_runner
 
-    from memquill.testing import ScriptedProviderError
+    from memquill.testing._models import ScriptedProviderError
 
     model = FailingModel(ScriptedProviderError("denied", 401))
     await ask(make_runner(tmp_path), model)  # a credential block writes its receipt

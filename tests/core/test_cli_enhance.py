@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from memquill.cli import main
-from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt
+from memquill.enhance import AuxiliaryRequest, Prompt
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.testing._models import FAKE_SECRET
 
 RUN_CLI = "import sys; from memquill.cli import main; sys.exit(main(sys.argv[1:]))"

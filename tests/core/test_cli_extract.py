@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from tests.core.lifecycle_helpers import USERS, write_transcript
 
+from memquill import MemorySession
 from memquill.cli import main
 from memquill.lifecycle._ledger import LedgerFile
-from memquill.tools import MemorySession
 
 MODEL_MODULE = textwrap.dedent(
     """

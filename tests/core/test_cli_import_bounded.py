@@ -17,10 +17,10 @@ import pytest
 from tests.core.cli_helpers import cli_env, run_cli, tree
 from tests.core.store_helpers import manual
 
+from memquill import Record
 from memquill.cli.transfer import MAX_IMPORT_BYTES
 from memquill.errors import ERRORS, Messages
-from memquill.store import MAX_STORE_BYTES, Record
-from memquill.store._codec import encode_block
+from memquill.store._codec import MAX_STORE_BYTES, encode_block
 from memquill.store._record import JSONValue
 from memquill.store._store import RecordStore
 

@@ -16,8 +16,8 @@ from tests.core.index_helpers import populate
 from tests.core.query_helpers import write
 
 from memquill.cli import index as index_command, main
-from memquill.index import IndexSearcher
 from memquill.index._location import index_dir, index_path
+from memquill.index._search_index import IndexSearcher
 
 
 class Terminal(io.StringIO):

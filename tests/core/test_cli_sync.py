@@ -14,10 +14,10 @@ from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
 from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
-from memquill.store import Candidate, RecordKey, key_id, key_text
 from memquill.store._merge import merge_files
-from memquill.sync import git_setup, set_up_git
-from memquill.sync._git import driver_command
+from memquill.store._record_key import RecordKey, key_id, key_text
+from memquill.store._results import Candidate
+from memquill.sync._git import driver_command, git_setup, set_up_git
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from tests.manage.manage_helpers import client, post, revision
 from memquill import MemorySession, MemoryToolset, RecordStore, open_session
 from memquill.errors import InvalidInputError, Messages
 from memquill.foundation.controls import FORBIDDEN, escape_controls, first_control
-from memquill.tools import save_candidates
+from memquill.tools._writes import save_candidates
 
 ESC = "\x1b"
 ANSI = f"The user likes {ESC}[31mred{ESC}[0m and {ESC}]0;owned{chr(7)} titles."

@@ -18,11 +18,11 @@ from pathlib import Path
 from tests.core.enhance_helpers import Signal, make_runner
 from tests.core.query_helpers import NOW, write
 
+from memquill import MemorySession, MemoryToolset
 from memquill.enhance import AuxiliaryRequest, ModelIdentity, ModelRanker, Prompt, TextModel
 from memquill.enhance._rerank import RerankCandidate, rerank
 from memquill.enhance._runner import GRACE, MAX_STUCK, stuck_loops
 from memquill.enhance._telemetry import ProviderEvent, Telemetry
-from memquill.tools import MemorySession, MemoryToolset
 
 NOTES = {
     "a.md": "# Alpha\n\nThe paella needs saffron and patience.\n",

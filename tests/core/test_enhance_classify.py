@@ -19,8 +19,7 @@ from langchain_core.exceptions import OutputParserException
 from mcp.shared.exceptions import MCPError
 
 from memquill.enhance._classify import Failure, classify
-from memquill.testing import ScriptedProviderError
-from memquill.testing._models import FAKE_SECRET
+from memquill.testing._models import FAKE_SECRET, ScriptedProviderError
 
 
 def _request() -> httpx.Request:

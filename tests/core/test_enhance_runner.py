@@ -22,10 +22,10 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from tests.core.enhance_helpers import Clock, FailingModel, Signal, ask, make_runner
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, Prompt
+from memquill.enhance import ModelIdentity, Prompt
 from memquill.enhance._model import Scene
-from memquill.testing import ScriptedProviderError
-from memquill.testing._models import FAKE_SECRET, scripted_failure
+from memquill.enhance._runner import AuxiliaryRunner
+from memquill.testing._models import FAKE_SECRET, ScriptedProviderError, scripted_failure
 
 YEAR = 365 * 24 * 3600.0
 

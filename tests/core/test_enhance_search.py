@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from tests.core.query_helpers import NOW, make_unreadable, write
 
-from memquill.enhance import AuxiliaryRunner, ModelIdentity, ModelRanker, Prompt, TextModel
+from memquill import MemorySession, MemoryToolset
+from memquill.enhance import ModelIdentity, ModelRanker, Prompt, TextModel
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.testing._models import FAKE_SECRET, ScriptedTextModel, parse_script
-from memquill.tools import MemorySession, MemoryToolset
 from memquill.tools._toolset import ToolResult
 
 NOTES = {

@@ -8,20 +8,20 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from memquill import InvalidInputError, MemorySession, MemoryToolset
-from memquill.errors import Messages
-from memquill.store import MAX_KEY_CHARS, FactKey, looks_like_id, quote_key, unquote_key
-from memquill.store._record import is_key, validate_key
-from memquill.tools import (
+from memquill import (
+    InvalidInputError,
+    MemorySession,
+    MemoryToolset,
     WriteSource,
     correct,
-    find_operation,
     forget,
-    forget_many,
     remember,
-    rename_many,
-    retrieve,
 )
+from memquill.errors import Messages
+from memquill.store import quote_key, unquote_key
+from memquill.store._record import MAX_KEY_CHARS, FactKey, is_key, looks_like_id, validate_key
+from memquill.tools import rename_many, retrieve
+from memquill.tools._writes import find_operation, forget_many
 
 VALID = [
     "prefs/coffee",

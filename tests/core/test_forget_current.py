@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from tests.core.cli_helpers import cli_env, run_cli
 
-from memquill import ConflictError, NotFoundError
-from memquill.store import FactKey, Snapshot
+from memquill import ConflictError, MemorySession, NotFoundError, WriteSource, remember
 from memquill.store._backend import FileBackend
+from memquill.store._record import FactKey
+from memquill.store._results import Snapshot
 from memquill.store._store import RecordStore
-from memquill.tools import MemorySession, WriteSource, forget_current, remember
+from memquill.tools._writes import forget_current
 
 KEY = "deploy/day"
 SOURCE = WriteSource("tool", session_id="s")

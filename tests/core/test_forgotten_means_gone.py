@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import PAUSE_BEFORE_RENAME, children, manual, raw, records_path
 
+from memquill import MemorySession, WriteSource, forget, remember
 from memquill.errors import Messages, StorageError
 from memquill.foundation import atomic
 from memquill.store._codec import HEADER, decode_store, sha256_hex
 from memquill.store._record_key import KEY_FILE, KEYED_PREFIX, RecordKey
 from memquill.store._store import RecordStore
-from memquill.tools import MemorySession, WriteSource, forget, remember
 
 PIN_FACT = "My bank PIN is {:04d}"
 SECRET_PIN = 4821

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from tests.core.store_helpers import conversation, raw, tool
 
-from memquill.store import FactKey, RecordKey
+from memquill import MemorySession, WriteSource, correct, forget, remember
 from memquill.store._merge import merge_files
+from memquill.store._record import FactKey
+from memquill.store._record_key import RecordKey
 from memquill.store._store import RecordStore
 from memquill.store._tombstones import TEXT_HASH_FIELD
-from memquill.tools import MemorySession, WriteSource, correct, forget, remember
 
 FIRST = "Bob's birthday is 1 June."
 SECOND = "Bob's birthday is 2 June."

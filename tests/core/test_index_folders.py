@@ -13,8 +13,8 @@ from pathlib import Path
 from tests.core.index_helpers import indexed
 from tests.core.query_helpers import write
 
-from memquill.index import IndexSearcher
 from memquill.index._location import index_path
+from memquill.index._search_index import IndexSearcher
 from memquill.index._sync import decode_listing
 
 

@@ -16,9 +16,9 @@ import pytest
 from tests.core.index_helpers import indexed
 from tests.core.query_helpers import write
 
-from memquill.index import IndexSearcher
 from memquill.index._codec import decode_page, decode_term_list
 from memquill.index._location import index_path
+from memquill.index._search_index import IndexSearcher
 from memquill.index._sync import decode_listing
 from memquill.query._tokens import fold, folded_terms
 

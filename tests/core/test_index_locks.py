@@ -16,7 +16,7 @@ from tests.core.index_helpers import indexed, reference
 from tests.core.query_helpers import write
 
 from memquill.errors import Messages
-from memquill.index import IndexSearcher
+from memquill.index._search_index import IndexSearcher
 
 # Another process that searches the same index once and exits (as a stopped server does).
 OTHER_PROCESS = """

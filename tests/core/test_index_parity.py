@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 from tests.core.index_helpers import age, indexed, mutate, populate, queries, reference
 from tests.core.query_helpers import make_unreadable, write
 
-from memquill.index import IndexSearcher
+from memquill.index._search_index import IndexSearcher
 from memquill.query._rank import RankParams
 
 PARAMS = (None, RankParams(rerank_depth=3), RankParams(rerank_depth=1, half_life_days=None))

@@ -18,9 +18,9 @@ from tests.core.index_helpers import indexed, populate, queries, reference
 from tests.core.query_helpers import write
 
 from memquill.errors import Messages
-from memquill.index import IndexSearcher, SearchIndex, _search_index as search_index_module
+from memquill.index import _search_index as search_index_module
 from memquill.index._location import index_path
-from memquill.index._search_index import DAMAGED_WARNING
+from memquill.index._search_index import DAMAGED_WARNING, IndexSearcher, SearchIndex
 from memquill.query import SearchArgs
 
 ROOT_DIR = Path(__file__).resolve().parents[2]

@@ -19,14 +19,15 @@ import pytest
 from tests.core.query_helpers import write
 
 from memquill.index import (
-    SearchIndex,
     _build as build_module,
     _corpus as corpus_module,
     _search_index as search_index_module,
     _tracker as tracker_module,
 )
+from memquill.index._search_index import SearchIndex
 from memquill.index._watch import WATCH_ENV, open_watcher
-from memquill.query import _walk as walk_module, rank
+from memquill.query import _walk as walk_module
+from memquill.query._rank import rank
 from memquill.query._walk import Identity, file_identity
 
 NOW = datetime(2026, 9, 22, 12, tzinfo=UTC)

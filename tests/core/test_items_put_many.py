@@ -9,8 +9,9 @@ import pytest
 
 from memquill import InvalidInputError, RecordStore
 from memquill.errors import BlockedError, CapacityError
-from memquill.items import ItemPut, ItemStore
-from memquill.store import Candidate
+from memquill.items import ItemStore
+from memquill.items._store import ItemPut
+from memquill.store._results import Candidate
 
 ANA = ("memories", "ana")
 MIB = 1024 * 1024

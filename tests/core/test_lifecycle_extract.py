@@ -19,9 +19,9 @@ from tests.core.lifecycle_helpers import (
     write_transcript,
 )
 
+from memquill import MemorySession, forget
 from memquill.lifecycle._prompt import EXTRACTION_SYSTEM_PROMPT
 from memquill.store._record_key import RecordKey, operation_hashes
-from memquill.tools import MemorySession, forget
 
 
 async def test_three_turns_make_one_batch_saved_with_exact_provenance(tmp_path) -> None:
@@ -265,7 +265,7 @@ async def test_turns_the_model_sees_are_cut_to_their_budgets(tmp_path) -> None:
 
 
 def _manual():
-    from memquill.tools import WriteSource
+    from memquill import WriteSource
 
     return WriteSource.manual()
 

@@ -9,6 +9,7 @@ import stat
 import pytest
 from tests.core.lifecycle_helpers import GOOD, USERS, ExtractModel, new_setup
 
+from memquill import MemorySession, MemoryToolset
 from memquill.errors import (
     JobBusyError,
     JobCorruptError,
@@ -29,7 +30,6 @@ from memquill.lifecycle._ledger import (
     turn_id,
 )
 from memquill.store._lock import WriterLock
-from memquill.tools import MemorySession, MemoryToolset
 
 
 def _turn(number: int, session: str = "s1") -> CommittedTurn:

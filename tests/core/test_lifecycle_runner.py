@@ -19,7 +19,7 @@ from memquill.enhance._receipts import KEY_FILE
 from memquill.lifecycle import RecordedMessages
 from memquill.lifecycle._host import SessionState, binding_gate
 from memquill.store._lock import WriterLock
-from memquill.testing import ScriptedProviderError
+from memquill.testing._models import ScriptedProviderError
 from memquill.tools import BindingStore
 
 

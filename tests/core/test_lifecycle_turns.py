@@ -12,13 +12,11 @@ from tests.core.lifecycle_helpers import ExtractModel, new_setup, write_transcri
 from memquill.lifecycle import (
     CommittedTurn,
     SourceMessage,
-    ToolCall,
-    ToolOutput,
     TranscriptSource,
     committed_turns,
     job_status,
 )
-from memquill.lifecycle._host import SessionState
+from memquill.lifecycle._host import SessionState, ToolCall, ToolOutput
 from memquill.lifecycle._ledger import turn_id
 from memquill.lifecycle._turns import has_memory_write
 from memquill.store._codec import sha256_hex

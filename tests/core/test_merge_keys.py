@@ -14,8 +14,10 @@ import pytest
 from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
 from memquill import RecordStore
-from memquill.store import Candidate, FactKey, RecordKey
 from memquill.store._merge import merge_files
+from memquill.store._record import FactKey
+from memquill.store._record_key import RecordKey
+from memquill.store._results import Candidate
 
 
 class TwoMachines:

@@ -29,10 +29,10 @@ from hypothesis import example, given, settings, strategies as st
 from memquill import RecordStore
 from memquill.errors import ConflictError
 from memquill.foundation.text import utf16_len
-from memquill.store import Candidate
 from memquill.store._codec import HEADER, StoreImage, decode_store, encode_store, record_revision
 from memquill.store._merge import merge_files
 from memquill.store._record_key import RecordKey
+from memquill.store._results import Candidate
 
 TEXTS = ("tea over coffee", "deploys on Tuesday", "the cat is Miso", "port 5434")
 NAMED = (("prefs/coffee", "dark roast"), ("prefs/coffee", "light roast"), ("deploy/day", "Friday"))

@@ -324,7 +324,7 @@ def test_the_manager_is_a_pluggy_manager_for_the_memquill_project(
 def test_a_session_logs_each_plugin_that_fails(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from memquill.plugins import open_session
+    from memquill import open_session
 
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(Adapters("not a spec"), name="broken-adapters")

@@ -26,7 +26,7 @@ from memquill.private_paths import (
     may_be_private,
     private_reason,
 )
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 
 SECRET = "CREDENTIAL-CANARY-5519"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"

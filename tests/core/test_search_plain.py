@@ -14,13 +14,10 @@ from hypothesis import given, settings, strategies as st
 from tests.core.query_helpers import remember
 
 from memquill.errors import InvalidInputError
-from memquill.query import (
-    MemoryQuery,
-    SearchArgs,
-    parse_args,
-    render_search,
-    search_request,
-)
+from memquill.query import MemoryQuery, SearchArgs
+from memquill.query._args import parse_args
+from memquill.query._plain import search_request
+from memquill.query._render import render_search
 
 _TEXT = st.one_of(
     st.text(max_size=3),

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from memquill import MemorySession, MemoryToolset, forget, remember
-from memquill.enhance import AuxiliaryRunner
+from memquill import MemorySession, MemoryToolset, WriteSource, forget, remember
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
 from memquill.semantic import Embedder, SemanticRanker
@@ -30,7 +30,6 @@ from memquill.testing._models import (
     FailingEmbedder,
     HangingEmbedder,
 )
-from memquill.tools import WriteSource
 
 FALLBACK_TIMEOUT = "Memory ranking failed: timeout. Using keyword order."
 SEMANTIC = "Memory ranking semantic: keyword results re-ordered by similarity"

@@ -17,8 +17,8 @@ import pytest
 
 from memquill import MemorySession, MemoryToolset
 from memquill.cli import main
-from memquill.enhance import AuxiliaryRunner
-from memquill.index import IndexSearcher, SearchIndex
+from memquill.enhance._runner import AuxiliaryRunner
+from memquill.index._search_index import IndexSearcher, SearchIndex
 from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
 from memquill.semantic import Embedder, SemanticRanker

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memquill import MemorySession, MemoryToolset, remember
-from memquill.enhance import AuxiliaryRunner
+from memquill import MemorySession, MemoryToolset, WriteSource, remember
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.semantic import SemanticRanker
 from memquill.semantic._embedder import FunctionEmbedder
 from memquill.semantic._hybrid import joined_order, keyword_confident
-from memquill.tools import WriteSource
 
 SEMANTIC = "Memory ranking semantic: keyword results re-ordered by similarity"
 _TOPICS = (

@@ -15,15 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from memquill import MemorySession, MemoryToolset, forget, remember
+from memquill import MemorySession, MemoryToolset, WriteOutcome, WriteSource, forget, remember
 from memquill.cli import main
-from memquill.enhance import AuxiliaryRunner
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
 from memquill.semantic import SemanticRanker
 from memquill.testing import TrigramEmbedder
 from memquill.testing._models import PARITY_ALIASES
-from memquill.tools import WriteOutcome, WriteSource
 
 MANUAL = WriteSource("manual")
 

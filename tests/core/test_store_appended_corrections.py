@@ -18,7 +18,6 @@ from pathlib import Path
 from tests.core.store_helpers import conversation, manual, raw, records_path, revision_of
 
 from memquill import RecordStore
-from memquill.store import Candidate, FactKey
 from memquill.store._codec import (
     HEADER,
     HEADER_V2,
@@ -29,7 +28,8 @@ from memquill.store._codec import (
     encode_store,
 )
 from memquill.store._diagnose import diagnose
-from memquill.store._record import Record
+from memquill.store._record import FactKey, Record
+from memquill.store._results import Candidate
 
 STANDUP = FactKey("team/standup")
 

@@ -19,9 +19,9 @@ from tests.core.store_helpers import (
 
 from memquill import RecordStore, WriteResult
 from memquill.errors import Messages
-from memquill.store import Candidate
 from memquill.store._codec import HEADER, MAX_STORE_BYTES
 from memquill.store._record import JSONValue
+from memquill.store._results import Candidate
 from memquill.store._secrets import secret_message
 
 SOME_ID = "0b6f2a52-8c1e-4c5e-9a0e-3d2b1f7c6a01"

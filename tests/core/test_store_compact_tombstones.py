@@ -14,10 +14,11 @@ from tests.core.store_helpers import conversation, manual, raw, records_path, to
 
 from memquill import RecordStore
 from memquill.errors import NotFoundError
-from memquill.store import Candidate, RecordKey
 from memquill.store._codec import decode_store
 from memquill.store._merge import merge_files
 from memquill.store._record import JSONValue, Record
+from memquill.store._record_key import RecordKey
+from memquill.store._results import Candidate
 from memquill.store._tombstones import (
     LEDGER_FIELD,
     RETENTION_DEPTH,

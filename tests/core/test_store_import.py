@@ -20,8 +20,8 @@ from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.errors import ERRORS, Messages
-from memquill.store import Candidate
 from memquill.store._codec import decode_store
+from memquill.store._results import Candidate
 
 MEMQUILL = str(Path(sys.executable).parent / "memquill")
 

@@ -16,8 +16,9 @@ from tests.core.store_helpers import children, expect_error, manual
 
 from memquill import NotFoundError, RecordStore
 from memquill.errors import Messages
-from memquill.store import Candidate, FactKey
 from memquill.store._codec import decode_store
+from memquill.store._record import FactKey
+from memquill.store._results import Candidate
 from memquill.store._secrets import secret_message
 
 

@@ -22,12 +22,13 @@ from tests.core.store_helpers import expect_error, manual
 
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError, Messages
-from memquill.store import Candidate, FactKey, _postgres as postgres_backend
+from memquill.store import _postgres as postgres_backend
 from memquill.store._codec import HEADER, decode_store
 from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA
 from memquill.store._postgres_rows import Row, assemble
-from memquill.store._results import WriteResult
+from memquill.store._record import FactKey
+from memquill.store._results import Candidate, WriteResult
 from memquill.store._transaction import Change, Operation, apply_operation
 
 Connection = psycopg.Connection[tuple[object, ...]]

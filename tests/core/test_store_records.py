@@ -29,9 +29,9 @@ from tests.core.store_helpers import (
 from memquill import NotFoundError, RecordStore
 from memquill.errors import MemoryRecordError, Messages
 from memquill.private_paths import is_managed_record_path
-from memquill.store import Candidate
 from memquill.store._codec import HEADER, LEGACY_HEADER, decode_store, iso_timestamp
 from memquill.store._record_key import key_id, operation_hashes
+from memquill.store._results import Candidate
 from memquill.store._tombstones import is_ledger
 
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from tests.core.store_helpers import manual, raw, records_path, revision_of, tool
 
 from memquill import RecordStore
-from memquill.store import Candidate, FactKey
 from memquill.store._codec import (
     HEADER,
     HEADER_V2,
@@ -28,6 +27,8 @@ from memquill.store._codec import (
     encode_store,
     unclaimed,
 )
+from memquill.store._record import FactKey
+from memquill.store._results import Candidate
 from memquill.store._tombstones import is_ledger
 
 SECRET = "the vault code is walnut-harbour"

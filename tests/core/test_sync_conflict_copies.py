@@ -17,7 +17,8 @@ from tests.core.sync_helpers import MEMQUILL, base_environment, run
 
 from memquill import MemoryToolset, RecordStore, open_session
 from memquill.private_paths import is_private
-from memquill.store import Candidate, RecordKey
+from memquill.store._record_key import RecordKey
+from memquill.store._results import Candidate
 
 SYNCTHING = "records.sync-conflict-20260301-120000-ABCDEFG.md"
 COPIES = (

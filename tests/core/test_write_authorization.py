@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import conversation, tree
 
-from memquill import MemorySession
+from memquill import MemorySession, WriteSource, remember
 from memquill.errors import InvalidInputError, Messages
-from memquill.store import Candidate
-from memquill.tools import Access, WriteSource, remember, save_candidates
+from memquill.store._results import Candidate
+from memquill.tools._session import Access
+from memquill.tools._writes import save_candidates
 
 NO_SESSION_SOURCES = [
     pytest.param({"kind": "tool"}, id="tool"),

@@ -10,20 +10,13 @@ from pathlib import Path
 import pytest
 from tests.core.store_helpers import records_path
 
+from memquill import MemorySession, MemoryToolset, Record, WriteSource, correct, forget
 from memquill.errors import ConflictError, InvalidInputError, Messages, NotFoundError
-from memquill.store import Record
 from memquill.store._codec import HEADER, StoreImage, encode_store
 from memquill.store._edits import expand_id, expand_revision
 from memquill.store._record import JSONValue
 from memquill.store._store import RecordStore
-from memquill.tools import (
-    MemorySession,
-    MemoryToolset,
-    WriteSource,
-    _writes as writes_module,
-    correct,
-    forget,
-)
+from memquill.tools import _writes as writes_module
 
 MANUAL = WriteSource("manual")
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from tests.manage.test_page_token import manage_page, page_get
 from tests.slow_clients import all_closed
 
-from memquill.web import DEFAULT_MAX_CONNECTIONS
+from memquill.web._serving import DEFAULT_MAX_CONNECTIONS
 
 
 def test_idle_connections_beyond_the_cap_make_room(tmp_path: Path) -> None:

@@ -401,7 +401,7 @@ SPECS: dict[str, Spec] = {
     "docs/multi-host.md § Forgetting, honestly: VACUUM (FULL, VERBOSE) memquill.versions; -- rewrites the ta": NotRun(
         "PostgreSQL maintenance: needs a server"
     ),
-    "docs/plugins.md § memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None: from memquill.plugins import IntegrationSpec, hookimpl STORE": Elsewhere(
+    "docs/plugins.md § memquill_register_integrations(register: Callable[[IntegrationSpec], None]) -> None: from memquill import hookimpl from memquill.plugins import I": Elsewhere(
         (
             "tests/adapters/langgraph/test_langgraph_plugin.py::test_the_hook_example_in_the_plugin_docs_is_the_plugins_own",
         )
@@ -411,7 +411,7 @@ SPECS: dict[str, Spec] = {
             "tests/adapters/langgraph/test_langgraph_plugin.py::test_the_hook_example_in_the_plugin_docs_is_the_plugins_own",
         )
     ),
-    "docs/plugins.md § Writing a plugin: # src/memquill_acme/plugin.py import re from memquill.plugin": Python(
+    "docs/plugins.md § Writing a plugin: # src/memquill_acme/plugin.py import re from memquill import": Python(
         after="import types\n"
         "from memquill.plugins import get_plugin_manager, registered_adapters, secret_scanner\n"
         "pm = get_plugin_manager(load_entrypoints=False)\n"
@@ -422,7 +422,7 @@ SPECS: dict[str, Spec] = {
     'docs/plugins.md § Writing a plugin: # pyproject.toml [project.entry-points.memquill] acme = "mem': Check(
         checks.entry_point
     ),
-    "docs/plugins.md § memquill_register_text_models(register: Callable[[Callable[[object], TextModel | None]], None]) -> None: from memquill.plugins import hookimpl def convert(model: obj": Python(
+    "docs/plugins.md § memquill_register_text_models(register: Callable[[Callable[[object], TextModel | None]], None]) -> None: from memquill import hookimpl def convert(model: object): fr": Python(
         prelude="import sys, types\n"
         "sys.modules['my_framework'] = types.SimpleNamespace(Model=type('Model', (), {}))\n"
         f"{FAKES}QuotingModel\n"

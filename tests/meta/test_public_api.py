@@ -4,12 +4,17 @@ one again in ``__all__``).
 
 ``memquill`` holds what a first application needs (at most :data:`FACADE_LIMIT` names, its
 docstring says which); every other public name lives in its layer's facade, listed here too.
+A public name is one users need, so a user can find each in the README, a package's README,
+``docs/`` or ``examples/``; what only memquill's own parts, CLI, page and adapters use is the
+core's own. The public names of every package facade together stay under :data:`NAMES_BUDGET`
+(what ``benchmarks/core_size.py`` counts).
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
 import types
 import warnings
@@ -22,6 +27,8 @@ import memquill
 from memquill.lazy import _skipped_imports  # pyright: ignore[reportPrivateUsage]
 
 FACADE_LIMIT = 32
+NAMES_BUDGET = 150  # public names over every package facade, fewer than this
+ROOT = Path(__file__).resolve().parents[2]
 
 FACADES = [
     "memquill",
@@ -131,3 +138,65 @@ def test_a_lazy_facade_writes_each_name_once_in_its_map(name: str) -> None:
         warnings.simplefilter("ignore", DeprecationWarning)
         for attr, served in declared.items():
             assert getattr(module, attr) is getattr(importlib.import_module(served.module), attr)
+
+
+def _measured_facades() -> list[str]:
+    """The package facades ``benchmarks/core_size.py`` counts (its own discovery, not a copy)."""
+    spec = importlib.util.spec_from_file_location("core_size", ROOT / "benchmarks" / "core_size.py")
+    assert spec is not None and spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    return benchmark.facades(ROOT)
+
+
+def _public_lists() -> dict[str, list[str]]:
+    """Each package facade's ``__all__``, for those that have one."""
+    lists: dict[str, list[str]] = {}
+    for name in _measured_facades():
+        exported = getattr(importlib.import_module(name), "__all__", None)
+        if exported is not None:
+            lists[name] = list(exported)
+    return lists
+
+
+def _user_code_text() -> str:
+    """What a user reads as code: inline code and fenced blocks of the README, the packages'
+    READMEs and ``docs/``, and every example file."""
+    pages = [ROOT / "README.md", *ROOT.glob("packages/*/README.md"), *ROOT.glob("docs/**/*.md")]
+    chunks: list[str] = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        chunks += re.findall(r"^```.*?^```", text, flags=re.MULTILINE | re.DOTALL)
+        chunks += re.findall(r"`[^`]+`", re.sub(r"^```.*?^```", "", text, flags=re.M | re.S))
+    chunks += [
+        path.read_text(encoding="utf-8")
+        for path in sorted(ROOT.glob("examples/**/*"))
+        if path.is_file() and path.suffix in {".py", ".md", ".toml"}
+    ]
+    return "\n".join(chunks)
+
+
+def test_every_public_name_is_one_a_user_can_find() -> None:
+    code = _user_code_text()
+    assert "open_session" in code  # the pages were read
+    unfound = [
+        f"{facade}.{name}"
+        for facade, names in _public_lists().items()
+        for name in names
+        if not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", code)
+    ]
+    assert unfound == [], (
+        f"public names no README, docs page or example names: {unfound}; document one, or "
+        "import it `Name as Name` (the core's own) and leave it out of __all__"
+    )
+
+
+def test_the_facades_public_names_stay_under_the_budget() -> None:
+    lists = _public_lists()
+    assert {"memquill", "memquill.store", "memquill_mcp"} <= set(lists)  # the facades were found
+    counts = {facade: len(names) for facade, names in lists.items()}
+    total = sum(counts.values())
+    assert total < NAMES_BUDGET, (
+        f"the package facades export {total} names (fewer than {NAMES_BUDGET}): {counts}; "
+        "a name only memquill itself uses is the core's own (`Name as Name`, not in __all__)"
+    )

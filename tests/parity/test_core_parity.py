@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from memquill.testing import CoreHarness, HarnessFactory, ParitySuite
+from memquill.testing import ParitySuite
+from memquill.testing._runner import CoreHarness, HarnessFactory
 
 
 class TestCoreParity(ParitySuite):

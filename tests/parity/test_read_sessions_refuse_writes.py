@@ -23,7 +23,7 @@ from tests.core.store_helpers import manual, tree
 from memquill import MemorySession, RecordStore
 from memquill.errors import Messages
 from memquill.plugins import AdapterHarness
-from memquill.testing import CoreHarness
+from memquill.testing._runner import CoreHarness
 from memquill_adk import AdkHarness
 from memquill_anthropic import AnthropicHarness
 from memquill_langchain import LangChainHarness

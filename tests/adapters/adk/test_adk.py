@@ -33,7 +33,8 @@ from tests.adapters.adk.scripted_llm import ScriptedLlm, call, responses, text
 
 from memquill import NotFoundError, RecordStore, SecretError
 from memquill.errors import InvalidInputError
-from memquill.testing import HarnessFactory, ParitySuite
+from memquill.testing import ParitySuite
+from memquill.testing._runner import HarnessFactory
 from memquill_adk import AdkHarness, MemquillMemoryService, memory_tools
 from memquill_adk.service import NO_MODEL
 

@@ -22,9 +22,11 @@ import pytest
 from tests.adapters.anthropic.anthropic_helpers import answer, memquill_tool
 
 from memquill import MemorySession
-from memquill.index import INDEX_DIR_ENV
+from memquill.index._location import INDEX_DIR_ENV
 from memquill.plugins import get_plugin_manager, plugin_report
-from memquill.testing import CoreHarness, HarnessFactory, Normalizer, ParitySuite, core_spec
+from memquill.testing import ParitySuite
+from memquill.testing._demo import core_spec
+from memquill.testing._runner import CoreHarness, HarnessFactory, Normalizer
 from memquill_anthropic import AnthropicHarness
 
 

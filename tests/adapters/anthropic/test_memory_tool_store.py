@@ -16,7 +16,7 @@ from tests.adapters.anthropic.anthropic_helpers import answer, memquill_tool
 from tests.core.store_helpers import tree
 
 from memquill import MemorySession, RecordStore, WriteSource, remember
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill_anthropic import MemquillAsyncMemoryTool, MemquillMemoryTool
 
 

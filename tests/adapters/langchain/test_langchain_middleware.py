@@ -31,9 +31,8 @@ from pydantic import Field
 from tests.adapters.extraction_models import ScriptedExtractorChat
 from tests.core.lifecycle_helpers import GOOD, REPLIES, USERS
 
-from memquill import MemorySession, MemquillError
+from memquill import MemorySession, MemquillError, WriteSource, remember
 from memquill.lifecycle import job_status
-from memquill.tools import WriteSource, remember
 from memquill_langchain import MemoryScope, MemquillMiddleware, MemquillToolkit, RunScope
 
 

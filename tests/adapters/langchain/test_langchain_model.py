@@ -14,7 +14,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatResult
 from pydantic import Field, SecretStr
 
-from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt, TextModel
+from memquill.enhance import AuxiliaryRequest, Prompt, TextModel
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.testing._models import FAKE_SECRET
 from memquill_langchain import ChatModelTextModel
 

@@ -9,15 +9,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from memquill import hookimpl
 from memquill.cli.plugins import _text
-from memquill.plugins import (
-    IntegrationSpec,
-    PluginReport,
-    get_plugin_manager,
-    hookimpl,
-    plugin_report,
-)
-from memquill.plugins._manager import RegisteredIntegration
+from memquill.plugins import IntegrationSpec, get_plugin_manager, plugin_report
+from memquill.plugins._manager import PluginReport, RegisteredIntegration
 from memquill_langchain.plugin import STORE
 
 RUN_CLI = "import sys; from memquill.cli import main; sys.exit(main(sys.argv[1:]))"

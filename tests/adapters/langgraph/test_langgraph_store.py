@@ -23,7 +23,8 @@ from memquill import (
     UnsafePathError,
 )
 from memquill.errors import BlockedError
-from memquill.store import Candidate, FactKey
+from memquill.store._record import FactKey
+from memquill.store._results import Candidate
 from memquill_langchain.store import MemquillStore
 
 ANA = ("memories", "ana")

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memquill import RecordStore
-from memquill.items import ItemStore, expires_at
+from memquill.items import ItemStore
+from memquill.items._values import expires_at
 
 ANA = ("memories", "ana")
 

@@ -16,7 +16,7 @@ import pytest
 from tests.adapters.llamaindex.llamaindex_helpers import NOW, Mode, build_workspace
 
 from memquill import MemorySession
-from memquill.tools import Access
+from memquill.tools._session import Access
 
 
 @pytest.fixture(autouse=True)

@@ -23,7 +23,8 @@ from tests.core.lifecycle_helpers import REPLIES, USERS, answer, fact
 
 from memquill import MemorySession
 from memquill.lifecycle import Extraction, RecordedMessages, job_status
-from memquill_llamaindex import ChatStoreSource, MemquillMemoryBlock
+from memquill_llamaindex import MemquillMemoryBlock
+from memquill_llamaindex.history import ChatStoreSource
 
 TABLE = "chat"
 FACTS = answer(

@@ -12,7 +12,8 @@ import pytest
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms.mock import MockLLM
 
-from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, Prompt, TextModel
+from memquill.enhance import AuxiliaryRequest, Prompt, TextModel
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.testing._models import FAKE_SECRET, parse_script
 from memquill_llamaindex import LLMTextModel
 from memquill_llamaindex.scripted import ScriptedLLM

@@ -11,8 +11,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from memquill.plugins import HarnessResult
-from memquill.testing import HarnessFactory, ParitySuite
+from memquill.plugins._adapters import HarnessResult
+from memquill.testing import ParitySuite
+from memquill.testing._runner import HarnessFactory
 from memquill_llamaindex import LlamaIndexHarness
 
 

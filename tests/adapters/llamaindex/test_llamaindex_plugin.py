@@ -9,7 +9,7 @@ import pytest
 
 from memquill import MemorySession
 from memquill.plugins import get_plugin_manager, plugin_report
-from memquill.testing import CoreHarness
+from memquill.testing._runner import CoreHarness
 from memquill_llamaindex import LlamaIndexHarness
 
 

@@ -22,7 +22,7 @@ from memquill import (
     StorageError,
     UnsafePathError,
 )
-from memquill.plugins import DISABLE_AUTOLOAD_ENV
+from memquill.plugins._manager import DISABLE_AUTOLOAD_ENV
 from memquill.query import MAX_SEARCH_LIMIT
 from memquill.tools._catalogue import WriteReceipt
 from memquill_llamaindex import MemquillRetriever, MemquillToolSpec

@@ -14,7 +14,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from memquill import MemorySession
-from memquill.web import TokenGuard
+from memquill.web._access import TokenGuard
 from memquill_mcp import build_server, http_app
 from memquill_mcp.cli import main
 from memquill_mcp.host_guard import HostOriginGuard, parse_host, parse_origin

@@ -20,7 +20,8 @@ from tests.adapters.mcp.mcp_helpers import text_of
 
 from memquill import MemorySession, MemoryToolset, ToolSpec
 from memquill.tools import CATALOGUE, SEARCH_PROMPT, WRITE_PROMPT
-from memquill_mcp import READ_SERVER_NAME, WRITE_SERVER_NAME, build_server
+from memquill_mcp import build_server
+from memquill_mcp.server import READ_SERVER_NAME, WRITE_SERVER_NAME
 
 SPECS = {spec.name: spec for spec in CATALOGUE}
 READ_TOOLS = ["memory_search", "memory_get", "memory_recent"]

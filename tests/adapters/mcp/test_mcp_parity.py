@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from memquill import open_session
-from memquill.index import INDEX_DIR_ENV
-from memquill.index._location import index_path
+from memquill.index._location import INDEX_DIR_ENV, index_path
 from memquill.paths import user_cache_dir
-from memquill.testing import HarnessFactory, ParitySuite
+from memquill.testing import ParitySuite
+from memquill.testing._runner import HarnessFactory
 from memquill_mcp import McpClientHarness, McpStdioHarness
 
 

@@ -17,7 +17,8 @@ from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextConte
 from tests.adapters.mcp.mcp_helpers import text_of
 
 from memquill import open_session
-from memquill.enhance import AuxiliaryRunner, ModelRanker
+from memquill.enhance import ModelRanker
+from memquill.enhance._runner import AuxiliaryRunner
 from memquill.testing._cases import load_fixtures
 from memquill.testing._models import FAKE_SECRET, ScriptedTextModel, parse_script
 from memquill_mcp import build_server

@@ -13,7 +13,7 @@ from starlette.types import Receive, Scope, Send
 from tests.adapters.mcp.mcp_helpers import text_of
 
 from memquill import MemorySession
-from memquill.web import TokenGuard
+from memquill.web._access import TokenGuard
 from memquill_mcp import ConnectionSessions, build_server, derive_session_id
 from memquill_mcp.http_server import is_loopback, transport_security
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from agents.strict_schema import ensure_strict_json_schema
 
-from memquill.testing import HarnessFactory, ParitySuite
+from memquill.testing import ParitySuite
+from memquill.testing._runner import HarnessFactory
 from memquill_openai_agents import OpenAIAgentsHarness
 
 

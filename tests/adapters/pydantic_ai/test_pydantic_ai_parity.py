@@ -7,7 +7,8 @@ Each call is one ``Agent.run_sync`` whose ``FunctionModel`` asks for the tool ca
 
 from __future__ import annotations
 
-from memquill.testing import HarnessFactory, ParitySuite
+from memquill.testing import ParitySuite
+from memquill.testing._runner import HarnessFactory
 from memquill_pydantic_ai import PydanticAIHarness
 
 

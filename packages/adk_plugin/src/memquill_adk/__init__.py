@@ -22,12 +22,11 @@ if typing.TYPE_CHECKING:
     from memquill_adk.harness import AdkHarness
     from memquill_adk.model import AdkTextModel
     from memquill_adk.service import MemquillMemoryService
-    from memquill_adk.tools import MemquillFunctionTool, memory_tools
+    from memquill_adk.tools import MemquillFunctionTool as MemquillFunctionTool, memory_tools
 
 __all__ = [
     "AdkHarness",
     "AdkTextModel",
-    "MemquillFunctionTool",
     "MemquillMemoryService",
     "__version__",
     "memory_tools",

@@ -16,8 +16,6 @@ from collections.abc import Generator
 
 import pytest
 
-__all__ = ["pytest_collection_modifyitems", "pytest_runtest_makereport"]
-
 MARKER = "memquill_parity"
 _SUITES = frozenset(
     {"memquill.testing._suite.ParitySuite", "memquill.testing._store_suite.StoreConformance"}

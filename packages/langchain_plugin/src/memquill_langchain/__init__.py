@@ -26,13 +26,19 @@ from memquill import __version__ as __version__  # released together: one versio
 from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill_langchain.embeddings import EmbeddingsEmbedder, embedder_from_index
+    from memquill_langchain.embeddings import (
+        EmbeddingsEmbedder as EmbeddingsEmbedder,
+        embedder_from_index,
+    )
     from memquill_langchain.harness import LangChainHarness
-    from memquill_langchain.history import CheckpointerSource, to_source_messages
+    from memquill_langchain.history import (
+        CheckpointerSource,
+        to_source_messages as to_source_messages,
+    )
     from memquill_langchain.middleware import MemquillMiddleware
     from memquill_langchain.model import ChatModelTextModel
-    from memquill_langchain.retriever import FileType, MemquillRetriever
-    from memquill_langchain.scope import MemoryScope, RunScope, ScopeResolver
+    from memquill_langchain.retriever import FileType as FileType, MemquillRetriever
+    from memquill_langchain.scope import MemoryScope, RunScope, ScopeResolver as ScopeResolver
     from memquill_langchain.store import MemquillStore
     from memquill_langchain.toolkit import MemquillToolkit
     from memquill_langchain.tools import MemoryToolError, MemquillTool
@@ -40,8 +46,6 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "ChatModelTextModel",
     "CheckpointerSource",
-    "EmbeddingsEmbedder",
-    "FileType",
     "LangChainHarness",
     "MemoryScope",
     "MemoryToolError",
@@ -51,10 +55,8 @@ __all__ = [
     "MemquillTool",
     "MemquillToolkit",
     "RunScope",
-    "ScopeResolver",
     "__version__",
     "embedder_from_index",
-    "to_source_messages",
 ]
 
 

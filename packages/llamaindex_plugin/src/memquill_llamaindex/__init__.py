@@ -19,18 +19,18 @@ from memquill import __version__ as __version__  # released together: one versio
 from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill_llamaindex.embedding import BaseEmbeddingEmbedder
+    from memquill_llamaindex.embedding import BaseEmbeddingEmbedder as BaseEmbeddingEmbedder
     from memquill_llamaindex.harness import LlamaIndexHarness
-    from memquill_llamaindex.history import ChatStoreSource, to_source_messages
+    from memquill_llamaindex.history import (
+        ChatStoreSource as ChatStoreSource,
+        to_source_messages as to_source_messages,
+    )
     from memquill_llamaindex.memory_block import MemquillMemoryBlock
     from memquill_llamaindex.model import LLMTextModel
-    from memquill_llamaindex.retriever import FileType, MemquillRetriever
+    from memquill_llamaindex.retriever import FileType as FileType, MemquillRetriever
     from memquill_llamaindex.tools import MemquillToolSpec, memquill_tools
 
 __all__ = [
-    "BaseEmbeddingEmbedder",
-    "ChatStoreSource",
-    "FileType",
     "LLMTextModel",
     "LlamaIndexHarness",
     "MemquillMemoryBlock",
@@ -38,7 +38,6 @@ __all__ = [
     "MemquillToolSpec",
     "__version__",
     "memquill_tools",
-    "to_source_messages",
 ]
 
 

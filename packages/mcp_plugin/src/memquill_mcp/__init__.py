@@ -21,19 +21,21 @@ from memquill import __version__ as __version__  # released together: one versio
 from memquill.plugins import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill_mcp.cli import DEFAULT_PORT, TOKEN_ENV, WORKSPACE_ENV
+    from memquill_mcp.cli import (
+        DEFAULT_PORT as DEFAULT_PORT,
+        TOKEN_ENV as TOKEN_ENV,
+        WORKSPACE_ENV as WORKSPACE_ENV,
+    )
     from memquill_mcp.connections import ConnectionSessions, derive_session_id
     from memquill_mcp.harness import McpClientHarness, McpStdioHarness, server_command
-    from memquill_mcp.http_server import DEFAULT_PATH, http_app
-    from memquill_mcp.server import READ_SERVER_NAME, WRITE_SERVER_NAME, build_server
+    from memquill_mcp.http_server import DEFAULT_PATH as DEFAULT_PATH, http_app
+    from memquill_mcp.server import (
+        READ_SERVER_NAME as READ_SERVER_NAME,
+        WRITE_SERVER_NAME as WRITE_SERVER_NAME,
+        build_server,
+    )
 
 __all__ = [
-    "DEFAULT_PATH",
-    "DEFAULT_PORT",
-    "READ_SERVER_NAME",
-    "TOKEN_ENV",
-    "WORKSPACE_ENV",
-    "WRITE_SERVER_NAME",
     "ConnectionSessions",
     "McpClientHarness",
     "McpStdioHarness",

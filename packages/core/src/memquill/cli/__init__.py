@@ -15,8 +15,6 @@ from typing import Final, NoReturn, TextIO
 
 from memquill import __version__
 
-__all__ = ["build_parser", "main"]
-
 _COMMAND_MODULES = (
     "records",
     "transfer",

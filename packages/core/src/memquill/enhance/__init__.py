@@ -40,18 +40,13 @@ from __future__ import annotations
 import typing
 
 from memquill.enhance._model import (
-    SCENES,
     AuxiliaryRequest,
     AuxiliaryResult,
-    ModelDeferred,
     ModelIdentity,
     Prompt,
-    SceneStatus,
     TextModel,
 )
-from memquill.enhance._receipts import BlockReceipt, BlockReceipts
 from memquill.enhance._rerank import ModelRanker
-from memquill.enhance._runner import AuxiliaryRunner, default_runner, default_state_dir
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
@@ -70,12 +65,19 @@ if typing.TYPE_CHECKING:
         classify as classify,
     )
     from memquill.enhance._model import (
+        SCENES as SCENES,
+        ModelDeferred as ModelDeferred,
         Reason as Reason,
         Scene as Scene,
         SceneState as SceneState,
+        SceneStatus as SceneStatus,
         Status as Status,
     )
-    from memquill.enhance._receipts import KEY_FILE as KEY_FILE
+    from memquill.enhance._receipts import (
+        KEY_FILE as KEY_FILE,
+        BlockReceipt as BlockReceipt,
+        BlockReceipts as BlockReceipts,
+    )
     from memquill.enhance._rerank import (
         EXCERPT_UNITS as EXCERPT_UNITS,
         HEADING_UNITS as HEADING_UNITS,
@@ -92,8 +94,11 @@ if typing.TYPE_CHECKING:
     )
     from memquill.enhance._runner import (
         MAX_COOLDOWN as MAX_COOLDOWN,
+        AuxiliaryRunner as AuxiliaryRunner,
         Call as Call,
         Identified as Identified,
+        default_runner as default_runner,
+        default_state_dir as default_state_dir,
     )
     from memquill.enhance._telemetry import (
         EVENT_NAME as EVENT_NAME,
@@ -106,20 +111,12 @@ if typing.TYPE_CHECKING:
     from memquill.foundation.keyfiles import KEY_BYTES as KEY_BYTES
 
 __all__ = [
-    "SCENES",
     "AuxiliaryRequest",
     "AuxiliaryResult",
-    "AuxiliaryRunner",
-    "BlockReceipt",
-    "BlockReceipts",
-    "ModelDeferred",
     "ModelIdentity",
     "ModelRanker",
     "Prompt",
-    "SceneStatus",
     "TextModel",
-    "default_runner",
-    "default_state_dir",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

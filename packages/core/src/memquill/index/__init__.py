@@ -44,21 +44,21 @@ from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.index._location import (
-        INDEX_DIR_ENV,
+        INDEX_DIR_ENV as INDEX_DIR_ENV,
         index_dir as index_dir,
-        index_errors,
+        index_errors as index_errors,
         index_path as index_path,
     )
     from memquill.index._search_index import (
         DAMAGED_WARNING as DAMAGED_WARNING,
         IN_MEMORY as IN_MEMORY,
         NOTICE_FROM as NOTICE_FROM,
-        IndexSearcher,
-        SearchIndex,
+        IndexSearcher as IndexSearcher,
+        SearchIndex as SearchIndex,
         stderr_notice as stderr_notice,
     )
-    from memquill.index._status import IndexStatus
-    from memquill.index._sync import SyncReport
+    from memquill.index._status import IndexStatus as IndexStatus
+    from memquill.index._sync import SyncReport as SyncReport
     from memquill.index._vectors_file import (
         forget_note_vectors as forget_note_vectors,
         forget_vectors as forget_vectors,
@@ -66,13 +66,6 @@ if typing.TYPE_CHECKING:
         vectors_path as vectors_path,
     )
 
-__all__ = [
-    "INDEX_DIR_ENV",
-    "IndexSearcher",
-    "IndexStatus",
-    "SearchIndex",
-    "SyncReport",
-    "index_errors",
-]
+__all__: list[str] = []
 
 __getattr__, __dir__ = _lazy_exports(__name__)

@@ -17,20 +17,17 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
-    from memquill.items._paths import check_folders, namespace_folder, validate_namespace
-    from memquill.items._space import StoredItem
-    from memquill.items._store import ItemHit, ItemPut, ItemStore
-    from memquill.items._values import expires_at, expiry_text as expiry_text
+    from memquill.items._paths import (
+        check_folders as check_folders,
+        namespace_folder as namespace_folder,
+        validate_namespace as validate_namespace,
+    )
+    from memquill.items._space import StoredItem as StoredItem
+    from memquill.items._store import ItemHit as ItemHit, ItemPut as ItemPut, ItemStore
+    from memquill.items._values import expires_at as expires_at, expiry_text as expiry_text
 
 __all__ = [
-    "ItemHit",
-    "ItemPut",
     "ItemStore",
-    "StoredItem",
-    "check_folders",
-    "expires_at",
-    "namespace_folder",
-    "validate_namespace",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

@@ -36,21 +36,21 @@ import typing
 from memquill.lazy import lazy_exports as _lazy_exports
 from memquill.lifecycle._extraction import Extraction
 from memquill.lifecycle._host import (
-    MessageRole,
     MessageSource,
     RecordedMessages,
-    SessionGate,
     SourceMessage,
-    ToolCall,
-    ToolOutput,
     TranscriptSource,
 )
-from memquill.lifecycle._job import JobsView, JobView, PassReport, job_status, retry_jobs
+from memquill.lifecycle._job import JobsView, JobView, job_status, retry_jobs
 from memquill.lifecycle._turns import CommittedTurn, committed_turns
 
 if typing.TYPE_CHECKING:
     from memquill.lifecycle._host import (
+        MessageRole as MessageRole,
+        SessionGate as SessionGate,
         SessionState as SessionState,
+        ToolCall as ToolCall,
+        ToolOutput as ToolOutput,
         always_ready as always_ready,
         binding_gate as binding_gate,
         read_transcript as read_transcript,
@@ -58,6 +58,7 @@ if typing.TYPE_CHECKING:
     from memquill.lifecycle._job import (
         MAX_CALLS_PER_PASS as MAX_CALLS_PER_PASS,
         STATUS_JOBS as STATUS_JOBS,
+        PassReport as PassReport,
         retryable as retryable,
     )
     from memquill.lifecycle._ledger import (
@@ -90,14 +91,9 @@ __all__ = [
     "Extraction",
     "JobView",
     "JobsView",
-    "MessageRole",
     "MessageSource",
-    "PassReport",
     "RecordedMessages",
-    "SessionGate",
     "SourceMessage",
-    "ToolCall",
-    "ToolOutput",
     "TranscriptSource",
     "committed_turns",
     "job_status",

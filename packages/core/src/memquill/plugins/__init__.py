@@ -15,24 +15,25 @@ from __future__ import annotations
 
 import typing
 
-from memquill.lazy import lazy_exports
+from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.enhance import ProviderEvent
+    from memquill.lazy import lazy_exports as lazy_exports
     from memquill.plugins._adapters import (
         AdapterHarness,
         AdapterSpec,
-        HarnessResult,
+        HarnessResult as HarnessResult,
         IntegrationSpec,
-        ToolDescriptor,
+        ToolDescriptor as ToolDescriptor,
     )
     from memquill.plugins._manager import (
-        DISABLE_AUTOLOAD_ENV,
+        DISABLE_AUTOLOAD_ENV as DISABLE_AUTOLOAD_ENV,
         ENTRY_POINT_GROUP as ENTRY_POINT_GROUP,
         MemquillPluginManager,
         PluginFailure,
         PluginInfo as PluginInfo,
-        PluginReport,
+        PluginReport as PluginReport,
         RegisteredAdapter as RegisteredAdapter,
         RegisteredDetector as RegisteredDetector,
         RegisteredIntegration as RegisteredIntegration,
@@ -42,32 +43,27 @@ if typing.TYPE_CHECKING:
         secret_scanner,
         text_model,
     )
-    from memquill.plugins._sessions import connect_telemetry, open_session
-    from memquill.plugins.hookspecs import hookimpl
+    from memquill.plugins._sessions import (
+        connect_telemetry as connect_telemetry,
+        open_session as open_session,
+    )
+    from memquill.plugins.hookspecs import hookimpl as hookimpl
     from memquill.store import RegexDetector, SecretDetector
 
 __all__ = [
-    "DISABLE_AUTOLOAD_ENV",
     "AdapterHarness",
     "AdapterSpec",
-    "HarnessResult",
     "IntegrationSpec",
     "MemquillPluginManager",
     "PluginFailure",
-    "PluginReport",
     "ProviderEvent",
     "RegexDetector",
     "SecretDetector",
-    "ToolDescriptor",
-    "connect_telemetry",
     "get_plugin_manager",
-    "hookimpl",
-    "lazy_exports",
-    "open_session",
     "plugin_report",
     "registered_adapters",
     "secret_scanner",
     "text_model",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__)
+__getattr__, __dir__ = _lazy_exports(__name__)

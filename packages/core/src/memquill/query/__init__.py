@@ -23,7 +23,7 @@ if typing.TYPE_CHECKING:
         GetArgs,
         RecentArgs,
         SearchArgs,
-        parse_args,
+        parse_args as parse_args,
         utf16_bounds as utf16_bounds,
         validation_message as validation_message,
     )
@@ -65,9 +65,9 @@ if typing.TYPE_CHECKING:
         MAX_SEARCH_LIMIT,
         FileType,
         FoundHit as FoundHit,
-        SearchAnswer,
+        SearchAnswer as SearchAnswer,
         SearchRequest as SearchRequest,
-        search_request,
+        search_request as search_request,
     )
     from memquill.query._rank import (
         CANDIDATES as CANDIDATES,
@@ -80,12 +80,12 @@ if typing.TYPE_CHECKING:
         idf as idf,
         matches_filters as matches_filters,
         month_gain as month_gain,
-        rank,
+        rank as rank,
     )
     from memquill.query._render import (
         render_get as render_get,
         render_recent as render_recent,
-        render_search,
+        render_search as render_search,
         score_value as score_value,
     )
     from memquill.query._scan import (
@@ -127,12 +127,7 @@ __all__ = [
     "GetArgs",
     "MemoryQuery",
     "RecentArgs",
-    "SearchAnswer",
     "SearchArgs",
-    "parse_args",
-    "rank",
-    "render_search",
-    "search_request",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import typing
 
 from memquill.lazy import lazy_exports as _lazy_exports
-from memquill.semantic._embedder import Embedder, EmbedKind, load_embedder
+from memquill.semantic._embedder import Embedder, load_embedder
 from memquill.semantic._ranker import SemanticRanker
-from memquill.semantic._texts import similarities_blocking
 
 if typing.TYPE_CHECKING:
     from memquill.index import vectors_path as vectors_path
     from memquill.semantic._embedder import (
         EmbedFunction as EmbedFunction,
+        EmbedKind as EmbedKind,
         FunctionEmbedder as FunctionEmbedder,
         Vector as Vector,
         check_vectors as check_vectors,
@@ -37,17 +37,16 @@ if typing.TYPE_CHECKING:
     )
     from memquill.semantic._texts import (
         similarities as similarities,
+        similarities_blocking as similarities_blocking,
         similarity_order as similarity_order,
         similarity_order_blocking as similarity_order_blocking,
     )
     from memquill.semantic._vectors import VectorCache as VectorCache
 
 __all__ = [
-    "EmbedKind",
     "Embedder",
     "SemanticRanker",
     "load_embedder",
-    "similarities_blocking",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

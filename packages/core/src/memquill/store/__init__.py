@@ -22,30 +22,30 @@ from memquill.lazy import lazy_exports as _lazy_exports
 if typing.TYPE_CHECKING:
     from memquill.store._backend import (
         FILE as FILE,
-        STORE_ENV,
+        STORE_ENV as STORE_ENV,
         FileBackend as FileBackend,
         RecordsBackend as RecordsBackend,
         conflict_notice as conflict_notice,
         database_workspaces as database_workspaces,
-        is_database,
+        is_database as is_database,
         open_backend as open_backend,
-        resolve_location,
+        resolve_location as resolve_location,
     )
     from memquill.store._codec import (
         ID_PATTERN as ID_PATTERN,
-        MAX_CONTENT_UNITS,
-        MAX_STORE_BYTES,
+        MAX_CONTENT_UNITS as MAX_CONTENT_UNITS,
+        MAX_STORE_BYTES as MAX_STORE_BYTES,
         REVISION_PATTERN as REVISION_PATTERN,
         iso_timestamp as iso_timestamp,
         sha256_hex as sha256_hex,
-        store_revision,
+        store_revision as store_revision,
         validate_content as validate_content,
     )
     from memquill.store._diagnose import Diagnosis as Diagnosis
     from memquill.store._doctor import (
         ControlFinding as ControlFinding,
-        DoctorReport,
-        HistoryFigures,
+        DoctorReport as DoctorReport,
+        HistoryFigures as HistoryFigures,
         SecretFinding as SecretFinding,
     )
     from memquill.store._families import Divergence as Divergence, KeyRename as KeyRename
@@ -58,32 +58,37 @@ if typing.TYPE_CHECKING:
     )
     from memquill.store._postgres_location import (
         PostgresLocation as PostgresLocation,
-        parse_location,
+        parse_location as parse_location,
         with_workspace as with_workspace,
     )
     from memquill.store._record import (
         KEY_PATTERN as KEY_PATTERN,
-        MAX_KEY_CHARS,
-        FactKey,
+        MAX_KEY_CHARS as MAX_KEY_CHARS,
+        FactKey as FactKey,
         JSONValue as JSONValue,
-        Record,
+        Record as Record,
         RecordStatus as RecordStatus,
         is_key as is_key,
-        looks_like_id,
+        looks_like_id as looks_like_id,
         quote_key,
         unquote_key,
         validate_key as validate_key,
     )
-    from memquill.store._record_key import RecordKey, key_from_text, key_id, key_text
+    from memquill.store._record_key import (
+        RecordKey as RecordKey,
+        key_from_text as key_from_text,
+        key_id as key_id,
+        key_text as key_text,
+    )
     from memquill.store._results import (
         UNCHANGED as UNCHANGED,
-        Candidate,
-        CandidateResult,
+        Candidate as Candidate,
+        CandidateResult as CandidateResult,
         Preflight as Preflight,
         ProjectedRecord as ProjectedRecord,
         Projection as Projection,
-        Snapshot,
-        Target,
+        Snapshot as Snapshot,
+        Target as Target,
         Unchanged as Unchanged,
         WriteResult as WriteResult,
         WriteStatus as WriteStatus,
@@ -96,7 +101,7 @@ if typing.TYPE_CHECKING:
         normalize_for_detection,
     )
     from memquill.store._store import (
-        MAX_BATCH,
+        MAX_BATCH as MAX_BATCH,
         RecordStore as RecordStore,
         ResolvedCopy as ResolvedCopy,
         ResolveReport as ResolveReport,
@@ -104,31 +109,9 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_DETECTORS",
-    "MAX_BATCH",
-    "MAX_CONTENT_UNITS",
-    "MAX_KEY_CHARS",
-    "MAX_STORE_BYTES",
-    "STORE_ENV",
-    "Candidate",
-    "CandidateResult",
-    "DoctorReport",
-    "FactKey",
-    "HistoryFigures",
-    "Record",
-    "RecordKey",
     "SecretScanner",
-    "Snapshot",
-    "Target",
-    "is_database",
-    "key_from_text",
-    "key_id",
-    "key_text",
-    "looks_like_id",
     "normalize_for_detection",
-    "parse_location",
     "quote_key",
-    "resolve_location",
-    "store_revision",
     "unquote_key",
 ]
 

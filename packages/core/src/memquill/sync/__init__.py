@@ -30,55 +30,36 @@ from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.store import (
-        Divergence,
-        KeyRename,
-        MergeReport,
-        MergeResult,
-        ResolvedCopy,
-        ResolveReport,
+        Divergence as Divergence,
+        KeyRename as KeyRename,
+        MergeReport as MergeReport,
+        MergeResult as MergeResult,
+        ResolvedCopy as ResolvedCopy,
+        ResolveReport as ResolveReport,
         conflict_notice as conflict_notice,
         merge_files,
     )
     from memquill.sync._git import (
-        ATTRIBUTE_LINE,
+        ATTRIBUTE_LINE as ATTRIBUTE_LINE,
         IGNORE_LINES as IGNORE_LINES,
-        GitSetup,
+        GitSetup as GitSetup,
         driver_command as driver_command,
-        git_setup,
-        set_up_git,
+        git_setup as git_setup,
+        set_up_git as set_up_git,
     )
     from memquill.sync._merge import (
-        keep_version,
-        merge_copy,
-        merge_driver,
-        merge_into_file,
-        read_copy,
-        records_workspace,
-        resolve_conflict_copies,
+        keep_version as keep_version,
+        merge_copy as merge_copy,
+        merge_driver as merge_driver,
+        merge_into_file as merge_into_file,
+        read_copy as read_copy,
+        records_workspace as records_workspace,
+        resolve_conflict_copies as resolve_conflict_copies,
     )
-    from memquill.sync._status import SyncStatus, sync_status
+    from memquill.sync._status import SyncStatus as SyncStatus, sync_status as sync_status
 
 __all__ = [
-    "ATTRIBUTE_LINE",
-    "Divergence",
-    "GitSetup",
-    "KeyRename",
-    "MergeReport",
-    "MergeResult",
-    "ResolveReport",
-    "ResolvedCopy",
-    "SyncStatus",
-    "git_setup",
-    "keep_version",
-    "merge_copy",
-    "merge_driver",
     "merge_files",
-    "merge_into_file",
-    "read_copy",
-    "records_workspace",
-    "resolve_conflict_copies",
-    "set_up_git",
-    "sync_status",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

@@ -20,30 +20,23 @@ holds the demo scenario ``memquill demo`` runs through every adapter.
 import typing
 
 from memquill.plugins import lazy_exports as _lazy_exports
-from memquill.testing._cases import Case, load_cases
-from memquill.testing._demo import SCENARIO, AdapterRun, core_spec, run_adapter
-from memquill.testing._models import (
-    ModelScript,
-    ScriptedProviderError,
-    ScriptedTextModel,
-    TrigramEmbedder,
-    parity_embedder_spec,
-    parse_script,
-    play,
-    script_of,
-    trigram_vectors,
-    with_framework_embedder,
-    with_framework_model,
-)
-from memquill.testing._runner import CoreHarness, HarnessFactory, Normalizer
+from memquill.testing._models import TrigramEmbedder
 
 if typing.TYPE_CHECKING:
     from memquill.testing._cases import (
+        Case as Case,
         Fixture as Fixture,
         Step as Step,
+        load_cases as load_cases,
         load_fixtures as load_fixtures,
     )
-    from memquill.testing._demo import DemoStep as DemoStep
+    from memquill.testing._demo import (
+        SCENARIO as SCENARIO,
+        AdapterRun as AdapterRun,
+        DemoStep as DemoStep,
+        core_spec as core_spec,
+        run_adapter as run_adapter,
+    )
     from memquill.testing._models import (
         FAKE_SECRET as FAKE_SECRET,
         PARITY_ALIASES as PARITY_ALIASES,
@@ -51,12 +44,25 @@ if typing.TYPE_CHECKING:
         BlockingEmbedder as BlockingEmbedder,
         FailingEmbedder as FailingEmbedder,
         HangingEmbedder as HangingEmbedder,
+        ModelScript as ModelScript,
         Reply as Reply,
+        ScriptedProviderError as ScriptedProviderError,
+        ScriptedTextModel as ScriptedTextModel,
         failing_parity_embedder as failing_parity_embedder,
         parity_embedder as parity_embedder,
+        parity_embedder_spec as parity_embedder_spec,
+        parse_script as parse_script,
+        play as play,
+        script_of as script_of,
         scripted_failure as scripted_failure,
+        trigram_vectors as trigram_vectors,
+        with_framework_embedder as with_framework_embedder,
+        with_framework_model as with_framework_model,
     )
     from memquill.testing._runner import (
+        CoreHarness as CoreHarness,
+        HarnessFactory as HarnessFactory,
+        Normalizer as Normalizer,
         Outcome as Outcome,
         assert_outcomes as assert_outcomes,
         canonical_schema as canonical_schema,
@@ -66,28 +72,9 @@ if typing.TYPE_CHECKING:
     from memquill.testing._suite import ParitySuite
 
 __all__ = [
-    "SCENARIO",
-    "AdapterRun",
-    "Case",
-    "CoreHarness",
-    "HarnessFactory",
-    "ModelScript",
-    "Normalizer",
     "ParitySuite",
-    "ScriptedProviderError",
-    "ScriptedTextModel",
     "StoreConformance",
     "TrigramEmbedder",
-    "core_spec",
-    "load_cases",
-    "parity_embedder_spec",
-    "parse_script",
-    "play",
-    "run_adapter",
-    "script_of",
-    "trigram_vectors",
-    "with_framework_embedder",
-    "with_framework_model",
 ]
 
 # pytest is needed by the suite only: ``memquill demo`` uses this package without it.

@@ -20,10 +20,10 @@ from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.tools._binding import (
-        BindingBackend,
+        BindingBackend as BindingBackend,
         BindingStore,
         LegacySession as LegacySession,
-        default_bindings_path,
+        default_bindings_path as default_bindings_path,
         write_authorizer as write_authorizer,
     )
     from memquill.tools._catalogue import (
@@ -36,17 +36,17 @@ if typing.TYPE_CHECKING:
         WriteReceipt as WriteReceipt,
     )
     from memquill.tools._ranking import (
-        CANDIDATE_LIMIT,
+        CANDIDATE_LIMIT as CANDIDATE_LIMIT,
         CandidateRanker as CandidateRanker,
         RankDecision as RankDecision,
     )
     from memquill.tools._retrieval import (
         PRIVATE_METADATA,
-        RetrievedMemory,
+        RetrievedMemory as RetrievedMemory,
         memory_context,
         retrieve,
     )
-    from memquill.tools._session import Access, MemorySession
+    from memquill.tools._session import Access as Access, MemorySession as MemorySession
     from memquill.tools._specs import (
         ToolAccess as ToolAccess,
         ToolHints as ToolHints,
@@ -56,62 +56,42 @@ if typing.TYPE_CHECKING:
         SEARCH_PROMPT,
         WRITE_PROMPT,
         MemoryTool,
-        MemoryToolset,
+        MemoryToolset as MemoryToolset,
         ToolResult as ToolResult,
         system_prompt as system_prompt,
     )
     from memquill.tools._writes import (
-        KeyedFact,
+        KeyedFact as KeyedFact,
         Operation as Operation,
         SourceKind as SourceKind,
-        WriteOutcome,
-        WriteSource,
+        WriteOutcome as WriteOutcome,
+        WriteSource as WriteSource,
         authorize as authorize,
-        compact,
-        correct,
-        find_operation,
-        forget,
-        forget_current,
-        forget_many,
+        compact as compact,
+        correct as correct,
+        find_operation as find_operation,
+        forget as forget,
+        forget_current as forget_current,
+        forget_many as forget_many,
         forget_revoked_vectors as forget_revoked_vectors,
-        import_records,
+        import_records as import_records,
         outcome_of as outcome_of,
-        remember,
+        remember as remember,
         rename_many,
-        save_candidates,
-        upsert,
+        save_candidates as save_candidates,
+        upsert as upsert,
     )
 
 __all__ = [
-    "CANDIDATE_LIMIT",
     "CATALOGUE",
     "PRIVATE_METADATA",
     "SEARCH_PROMPT",
     "WRITE_PROMPT",
-    "Access",
-    "BindingBackend",
     "BindingStore",
-    "KeyedFact",
-    "MemorySession",
     "MemoryTool",
-    "MemoryToolset",
-    "RetrievedMemory",
-    "WriteOutcome",
-    "WriteSource",
-    "compact",
-    "correct",
-    "default_bindings_path",
-    "find_operation",
-    "forget",
-    "forget_current",
-    "forget_many",
-    "import_records",
     "memory_context",
-    "remember",
     "rename_many",
     "retrieve",
-    "save_candidates",
-    "upsert",
 ]
 
 __getattr__, __dir__ = _lazy_exports(

@@ -15,22 +15,23 @@ from __future__ import annotations
 import typing
 
 from memquill.lazy import lazy_exports as _lazy_exports
-from memquill.web._access import TokenGuard, default_token_path, load_token
-from memquill.web._serving import DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT, bounded_protocol
+from memquill.web._access import load_token
 
 if typing.TYPE_CHECKING:
     from memquill.web._access import (
         LOGIN_PARAMETER as LOGIN_PARAMETER,
         TOKEN_FILE as TOKEN_FILE,
+        TokenGuard as TokenGuard,
+        default_token_path as default_token_path,
         read_token_file as read_token_file,
+    )
+    from memquill.web._serving import (
+        DEFAULT_MAX_CONNECTIONS as DEFAULT_MAX_CONNECTIONS,
+        DEFAULT_REQUEST_TIMEOUT as DEFAULT_REQUEST_TIMEOUT,
+        bounded_protocol as bounded_protocol,
     )
 
 __all__ = [
-    "DEFAULT_MAX_CONNECTIONS",
-    "DEFAULT_REQUEST_TIMEOUT",
-    "TokenGuard",
-    "bounded_protocol",
-    "default_token_path",
     "load_token",
 ]
 
