@@ -20,12 +20,12 @@ test counts them):
   :class:`CapacityError`, :class:`CorruptError`, :class:`StorageError`;
 - :data:`hookimpl`, to mark a plugin's hooks.
 
-Everything else comes from its layer's facade: the other errors and ``ERRORS`` from
-:mod:`memquill.errors`, workspace rules from :mod:`memquill.paths`, fact keys, candidates and
-snapshots from :mod:`memquill.store`, argument models and the read engine from
+Everything else a user imports comes from its layer's facade: the other errors and ``ERRORS``
+from :mod:`memquill.errors`, workspace rules from :mod:`memquill.paths`, key quoting and secret
+detection from :mod:`memquill.store`, argument models and the read engine from
 :mod:`memquill.query`, the rest of the tool contract (``CATALOGUE``, bindings, retrieval,
-``ItemStore``, ``forget_many``, ``rename_many``) from :mod:`memquill.tools`, model assistance
-(``TextModel``, ``ModelRanker``) from :mod:`memquill.enhance`, embeddings from
+``rename_many``) from :mod:`memquill.tools`, ``ItemStore`` from :mod:`memquill.items`, model
+assistance (``TextModel``, ``ModelRanker``) from :mod:`memquill.enhance`, embeddings from
 :mod:`memquill.semantic`, extraction from conversations from :mod:`memquill.lifecycle`, the
 plugin system from :mod:`memquill.plugins`, and the conformance kit from
 :mod:`memquill.testing`.

@@ -97,7 +97,7 @@ if typing.TYPE_CHECKING:
         AuxiliaryRunner as AuxiliaryRunner,
         Call as Call,
         Identified as Identified,
-        default_runner as default_runner,
+        default_runner,
         default_state_dir as default_state_dir,
     )
     from memquill.enhance._telemetry import (
@@ -117,6 +117,7 @@ __all__ = [
     "ModelRanker",
     "Prompt",
     "TextModel",
+    "default_runner",
 ]
 
 __getattr__, __dir__ = _lazy_exports(__name__)

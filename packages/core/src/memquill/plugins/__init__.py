@@ -1,14 +1,15 @@
 """The plugin system: hooks, the manager, the adapter contract, and the plugin-aware session.
 
-Plugin authors use :data:`hookimpl` with the hooks of :mod:`memquill.plugins.hookspecs`
-(contribute adapters, other framework integrations and secret detectors, receive
-model-assistance telemetry as :class:`ProviderEvent`), describe an adapter with
-:class:`AdapterSpec` and an integration with :class:`IntegrationSpec`, and give their package
-lazy exports with :func:`lazy_exports`. Hosts open sessions with
-:func:`open_session`, so every plugin detector guards every write.
+Plugin authors use :data:`memquill.hookimpl` with the hooks of :mod:`memquill.plugins.hookspecs`
+(contribute adapters, other framework integrations and secret detectors, receive model-assistance
+telemetry as :class:`ProviderEvent`), and describe an adapter with :class:`AdapterSpec` and an
+integration with :class:`IntegrationSpec`. Hosts open sessions with :func:`memquill.open_session`,
+so every plugin detector guards every write. memquill's own adapters also take ``hookimpl``,
+``open_session`` and ``lazy_exports`` (their package's lazy exports) from here: the core's own
+names, outside ``__all__``.
 
-Names are imported on first use (:func:`lazy_exports`), so an adapter that only needs
-:func:`lazy_exports` or :data:`hookimpl` loads nothing else.
+Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so an adapter that only
+needs ``lazy_exports`` or ``hookimpl`` loads nothing else.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@
 models and returns result models, which the renderers word exactly as the tools show them.
 It never writes.
 
-Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so a layer above that
-needs one of them loads only that name's module. ``__all__`` is what the CLI, the adapters and
-users import; the other names are what the index, tools, items and the layers above import
-(silently from inside memquill, with a ``DeprecationWarning`` from anywhere else).
+Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so a layer above that needs
+one of them loads only that name's module. ``__all__`` is what users import; the other names are
+what the CLI, memquill's adapters, the index, tools, items and the layers above import (silently
+from inside memquill, with a ``DeprecationWarning`` from anywhere else).
 """
 
 from __future__ import annotations

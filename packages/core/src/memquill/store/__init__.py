@@ -8,7 +8,7 @@ Everything here is below the query and tool layers and knows nothing about them.
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`), so a layer above that
 needs one of them loads only that name's module.
-``__all__`` is what the CLI, the adapters and users import; the other names are what the query,
+``__all__`` is what users import; the other names are what the CLI, memquill's adapters, the query,
 tools, items, sync and the layers above import (silently from inside memquill, with a
 ``DeprecationWarning`` from anywhere else).
 """

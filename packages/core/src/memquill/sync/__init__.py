@@ -2,7 +2,8 @@
 
 A workspace kept in git, Syncthing, Dropbox, Nextcloud/ownCloud or OneDrive ends up with two
 machines' versions of ``memory/records.md``. This package is sync's home, and its facade is
-where the CLI, the management page, adapters and users import everything sync offers:
+where the CLI, the management page and memquill's adapters import everything sync offers (a
+user needs only :func:`merge_files`, its ``__all__``; the rest is the core's own):
 
 - the record-level merge (:func:`merge_files`, :class:`MergeReport`) and the git merge
   driver's side (:func:`merge_driver`, :func:`merge_into_file`, :func:`read_copy`,

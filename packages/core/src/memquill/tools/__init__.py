@@ -7,7 +7,7 @@ writes, in :mod:`memquill.sync`, pass its one rule, :func:`~memquill.tools._writ
 
 Names are imported on first use (:func:`memquill.lazy.lazy_exports`): a read session's tools
 never load the write path or the bindings.
-``__all__`` is what the CLI, the adapters and users import; the other names are what items,
+``__all__`` is what users import; the other names are what the CLI, memquill's adapters, items,
 enhance, sync, lifecycle and the layers above import (silently from inside memquill, with a
 ``DeprecationWarning`` from anywhere else).
 """
