@@ -141,9 +141,9 @@ CHILD = textwrap.dedent(
     from pathlib import Path
 
     import memquill.lifecycle._job as job_module
-    from memquill.enhance import AuxiliaryRunner
+    from memquill.enhance._runner import AuxiliaryRunner
     from memquill.lifecycle import Extraction, TranscriptSource, committed_turns
-    from memquill.tools import MemorySession
+    from memquill import MemorySession
     from tests.adapters.extraction_models import FrameworkExtractor
 
     workspace, transcript, state, kind, answer = sys.argv[1:6]

@@ -36,7 +36,8 @@ CANARY = "the vault code is hunter2-canary, keep it"
 CANARY_PLUGIN = """
 import re
 
-from memquill.plugins import RegexDetector, hookimpl
+from memquill.plugins import RegexDetector
+from memquill import hookimpl
 
 
 @hookimpl

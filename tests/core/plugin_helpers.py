@@ -17,7 +17,8 @@ DEMO_VERSION = "1.0"
 GOOD_PLUGIN = """
 import re
 
-from memquill.plugins import AdapterSpec, RegexDetector, hookimpl
+from memquill.plugins import AdapterSpec, RegexDetector
+from memquill import hookimpl
 
 
 def _open(session):
@@ -39,7 +40,7 @@ import memquill_tmp_no_such_dependency  # fails, as a plugin with a missing depe
 """
 
 UNKNOWN_HOOK_PLUGIN = """
-from memquill.plugins import hookimpl
+from memquill import hookimpl
 
 
 @hookimpl

@@ -189,7 +189,7 @@ def children(*scripts: tuple[str, tuple[str, ...]]) -> Generator[list[Child]]:
 PAUSE_BEFORE_RENAME = """
 import os, sys
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill.store import _transaction
 
 _transaction.Draft.rewritten = True

@@ -21,7 +21,7 @@ RUN_CLI = "import sys; from memquill.cli import main; sys.exit(main(sys.argv[1:]
 MODELS = textwrap.dedent(
     """
     import os
-    from memquill.testing import ScriptedTextModel, parse_script
+    from memquill.testing._models import ScriptedTextModel, parse_script
 
     CALLS = []
 

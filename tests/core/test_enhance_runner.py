@@ -332,7 +332,8 @@ async def test_a_block_survives_a_process_restart_and_clears_on_key_change(tmp_p
         f"""
         import asyncio, sys
         from pathlib import Path
-        from memquill.enhance import AuxiliaryRequest, AuxiliaryRunner, ModelIdentity, Prompt
+        from memquill.enhance import AuxiliaryRequest, ModelIdentity, Prompt
+        from memquill.enhance._runner import AuxiliaryRunner
 
         class Model:
             calls = 0

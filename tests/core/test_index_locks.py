@@ -23,7 +23,7 @@ OTHER_PROCESS = """
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from memquill.index import IndexSearcher
+from memquill.index._search_index import IndexSearcher
 from memquill.query import MemoryQuery, SearchArgs
 
 searcher = IndexSearcher(sys.argv[2], notice=None, watch=False)

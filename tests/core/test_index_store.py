@@ -163,7 +163,7 @@ SHARER = """
 import json, sys
 from datetime import UTC, datetime
 from pathlib import Path
-from memquill.index import IndexSearcher
+from memquill.index._search_index import IndexSearcher
 from memquill.query import MemoryQuery, SearchArgs
 
 root, folder, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

@@ -27,9 +27,10 @@ CHILD = textwrap.dedent(
     from pathlib import Path
 
     import memquill.lifecycle._job as job_module
-    from memquill.enhance import AuxiliaryRunner, ModelIdentity
+    from memquill.enhance._runner import AuxiliaryRunner
+    from memquill.enhance import ModelIdentity
     from memquill.lifecycle import Extraction, TranscriptSource, committed_turns, job_status
-    from memquill.tools import MemorySession
+    from memquill import MemorySession
 
     workspace, transcript, state, mode, log = sys.argv[1:6]
     go = Path(log + ".go")
@@ -191,7 +192,7 @@ def test_two_processes_recording_at_once_lose_no_turn(tmp_path) -> None:
         """
         import sys
         from memquill.lifecycle import CommittedTurn, Extraction, RecordedMessages
-        from memquill.tools import MemorySession
+        from memquill import MemorySession
 
         workspace, session = sys.argv[1:3]
         extraction = Extraction(MemorySession(workspace), RecordedMessages())

@@ -45,7 +45,7 @@ def guarded(script: str, *args: str) -> str:
 
 QUERY = """
 import json, sys
-from memquill.tools import MemorySession, MemoryToolset
+from memquill import MemorySession, MemoryToolset
 tools = MemoryToolset(MemorySession(sys.argv[1], access="read"))
 call = sys.argv[2]
 if call == "get":
@@ -119,7 +119,7 @@ def test_search_with_a_fifo_as_scan_settings_uses_the_defaults(tmp_path: Path) -
 STORE = """
 import json, sys
 from memquill import MemquillError, RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 store = RecordStore(sys.argv[1], lock_timeout=0.2)
 out = {}
 try:
@@ -203,7 +203,7 @@ def test_a_fifo_transcript_is_refused_without_waiting(tmp_path: Path) -> None:
     import sys
     from pathlib import Path
     from memquill.errors import InvalidInputError
-    from memquill.lifecycle import read_transcript
+    from memquill.lifecycle._host import read_transcript
     for name in ("chat.jsonl", "linked.jsonl"):
         try:
             read_transcript(Path(sys.argv[1], name))

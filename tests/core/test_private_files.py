@@ -39,8 +39,8 @@ SESSION = textwrap.dedent(
     from memquill.enhance import ModelIdentity
     from memquill.tools import BindingStore
     from memquill.cli import main
-    from memquill.testing import scripted_failure
-    from memquill.tools import MemoryToolset
+    from memquill.testing._models import scripted_failure
+    from memquill import MemoryToolset
 
     def run(*argv):
         out = io.StringIO()

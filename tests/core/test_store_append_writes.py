@@ -134,7 +134,7 @@ def test_a_corrected_fact_is_written_whole_and_still_reads(tmp_path: Path) -> No
 TORN_APPEND = """
 import os, sys
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 
 store = RecordStore(sys.argv[1], lock_timeout=30)
 store.snapshot()
@@ -266,7 +266,7 @@ def test_a_child_append_survives_kill_9_once_acknowledged(tmp_path: Path) -> Non
     script = """
 import sys
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 store = RecordStore(sys.argv[1], lock_timeout=30)
 for i in range(20):
     store.save([Candidate(f"child fact {i}", {"kind": "manual"}, f"child {i}")])

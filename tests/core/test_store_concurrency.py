@@ -32,7 +32,7 @@ SAVES = 50
 SAVE_WORKER = """
 import json, sys
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 
 workspace, worker, count, location = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 store = RecordStore(workspace, lock_timeout=120, location=location)
@@ -65,7 +65,7 @@ PAUSE_IN_TRANSACTION = """
 import sys, time
 import memquill.foundation.atomic as atomic
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill.store import _transaction
 
 _transaction.Draft.rewritten = True  # the whole-file way (a save into a file appends)

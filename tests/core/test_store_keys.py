@@ -365,7 +365,7 @@ RACER = """
 import sys
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 
 store = RecordStore(sys.argv[1], location=sys.argv[2], lock_timeout=30)
 print("ready", flush=True)

@@ -41,7 +41,7 @@ PAUSED_WRITER = """
 import sys
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill.store import _postgres
 
 workspace, location, stage, text = sys.argv[1:5]
@@ -66,7 +66,7 @@ except MemoryRecordError as error:
 LOOPING_WRITER = """
 import sys
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 
 workspace, location, tag = sys.argv[1:4]
 store = RecordStore(workspace, location=location, lock_timeout=30)
@@ -80,7 +80,7 @@ for i in range(10_000):
 DIES_AFTER_COMMIT = """
 import os, signal, sys
 from memquill import RecordStore
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill.store import _postgres
 
 def die(self, change, digest):

@@ -30,7 +30,7 @@ PAUSED_THEN_ON = """
 import sys
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError
-from memquill.store import Candidate
+from memquill.store._results import Candidate
 from memquill.store import _postgres
 
 workspace, location, other = sys.argv[1:4]

@@ -124,7 +124,8 @@ def test_a_forgotten_key_and_text_answer_at_once_in_the_same_store(tmp_path: Pat
 KILLED_BEFORE_ERASING = """
 import os, signal, sys
 from memquill import RecordStore
-from memquill.store import Candidate, FactKey
+from memquill.store._results import Candidate
+from memquill.store._record import FactKey
 
 real_pwrite = os.pwrite
 

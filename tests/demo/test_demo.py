@@ -25,8 +25,9 @@ ADAPTERS = {
 OFF_BY_ONE = """
 from dataclasses import replace
 
-from memquill.plugins import AdapterSpec, hookimpl
-from memquill.testing import CoreHarness
+from memquill.plugins import AdapterSpec
+from memquill import hookimpl
+from memquill.testing._runner import CoreHarness
 
 
 class OffByOne(CoreHarness):

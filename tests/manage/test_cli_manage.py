@@ -190,7 +190,8 @@ def test_without_the_web_extra_it_says_how_to_install_it(env: dict[str, str]) ->
 CANARY_PLUGIN = """
 import re
 
-from memquill.plugins import RegexDetector, hookimpl
+from memquill.plugins import RegexDetector
+from memquill import hookimpl
 
 
 @hookimpl

@@ -201,7 +201,7 @@ SPECS: dict[str, Spec] = {
     "docs/adapters/openai-agents.md § Learning from the conversation: from memquill.lifecycle import Extraction from memquill_open": Python(
         continues=True,
         prelude=(
-            "from memquill.testing import Reply, ScriptedTextModel\n"
+            "from memquill.testing._models import Reply, ScriptedTextModel\n"
             "extraction_model = ScriptedTextModel((Reply('[]'),))\n"
         ),
         after=(

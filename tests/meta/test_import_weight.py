@@ -47,7 +47,7 @@ def test_import_memquill_loads_no_layer() -> None:
         "import memquill_langchain",
         "import memquill_llamaindex",
         "import memquill_mcp",
-        "from memquill.plugins import hookimpl, lazy_exports",
+        "import memquill.plugins\nfrom memquill import hookimpl",
     ],
 )
 def test_an_adapter_package_loads_no_layer_until_used(code: str) -> None:
@@ -160,7 +160,7 @@ INDEX_WRITE_SIDE = (
 def _search_code(root: Path, query: str) -> str:
     """A fresh process's search through the index (no racy window: every note is settled)."""
     return (
-        "from memquill.index import IndexSearcher\n"
+        "from memquill.index._search_index import IndexSearcher\n"
         "from memquill.query import MemoryQuery, SearchArgs\n"
         f"searcher = IndexSearcher({str(root / '.index')!r}, notice=None, watch=False,"
         " racy_seconds=0)\n"

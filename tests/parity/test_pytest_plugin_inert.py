@@ -32,7 +32,8 @@ def test_a_skip_stays_a_skip():
 
 PARITY = """
 import pytest
-from memquill.testing import CoreHarness, ParitySuite
+from memquill.testing._runner import CoreHarness
+from memquill.testing import ParitySuite
 
 
 class Skipping(CoreHarness):

@@ -18,7 +18,8 @@ def _inner_config(pytester: pytest.Pytester) -> None:
 HARNESS = '''
 from dataclasses import replace
 
-from memquill.testing import CoreHarness, ParitySuite
+from memquill.testing._runner import CoreHarness
+from memquill.testing import ParitySuite
 
 
 class OffByOne(CoreHarness):
@@ -67,7 +68,8 @@ def test_a_skipped_case_fails(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
 import pytest
-from memquill.testing import CoreHarness, ParitySuite
+from memquill.testing._runner import CoreHarness
+from memquill.testing import ParitySuite
 
 
 class Skipping(CoreHarness):
@@ -88,7 +90,8 @@ class TestSkipping(ParitySuite):
 def test_an_override_without_a_reason_fails(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
-from memquill.testing import CoreHarness, ParitySuite
+from memquill.testing._runner import CoreHarness
+from memquill.testing import ParitySuite
 
 
 class TestOverridden(ParitySuite):
