@@ -24,12 +24,13 @@ runs before the command's own imports, which are what it saves).
 
 from __future__ import annotations
 
-import hashlib
+import _socket  # the C module itself: ``socket`` adds enum and selectors, unused here
+import importlib
 import json
 import os
-import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from memquill.jsondoc import parse_json
@@ -109,8 +110,20 @@ def socket_path(workspace: str) -> str | None:
         root = os.path.realpath(workspace, strict=True)
     except (OSError, ValueError):
         return None
-    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
+    digest = _sha256()(os.fsencode(root)).hexdigest()[:32]
     return os.path.join(folder, f"{digest}.sock")
+
+
+def _sha256() -> Callable[[bytes], Any]:
+    """SHA-256 from CPython's own module, which loads no OpenSSL as ``hashlib`` does (the
+    same digest: the index file's name, :func:`memquill.index.index_path`)."""
+    try:
+        module: Any = importlib.import_module("_sha2" if sys.version_info >= (3, 12) else "_sha256")
+        return module.sha256
+    except (ImportError, AttributeError):  # a build without it
+        import hashlib
+
+        return hashlib.sha256
 
 
 def _workspace(arguments: list[str]) -> str:
@@ -152,11 +165,12 @@ def _exchange(path: str, request: bytes) -> bytes | None:
     """Send ``request``, read the whole reply; ``None`` on any failure or past the deadline."""
     deadline = time.monotonic() + TIMEOUT
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             connection.settimeout(TIMEOUT)
             connection.connect(path)
             connection.sendall(request)
-            connection.shutdown(socket.SHUT_WR)
+            connection.shutdown(_socket.SHUT_WR)
             chunks: list[bytes] = []
             size = 0
             while True:
@@ -171,6 +185,8 @@ def _exchange(path: str, request: bytes) -> bytes | None:
                 if size > MAX_ANSWER:
                     return None
                 chunks.append(chunk)
+        finally:
+            connection.close()
     except (OSError, ValueError):  # ValueError: a path the OS cannot take
         return None
 
