@@ -29,7 +29,8 @@ process:
   the same script for tantivy and bm25s), interleaved run by run (``--cold-runs`` of each, wall
   and CPU time, and memquill ÷ each peer). The same ``memquill search`` is timed twice: in its
   own process (``MEMQUILL_SERVER=0``) and answered by a ``memquill serve`` started for the vault
-  beforehand (``memquill (server)``; Linux). ``--cold-only`` measures only this (and the
+  beforehand (``memquill (server)``; Linux; its CPU time is the command's plus the server's
+  for the answer, read from ``/proc``, in clock ticks). ``--cold-only`` measures only this (and the
   builds it needs); ``--build-only`` measures only the builds and the index sizes;
 - the ratios memquill ÷ each peer: build CPU, index size, cold search CPU, warm p50 CPU, peak
   RSS (warm).
@@ -456,27 +457,38 @@ def measure_cold(
     engines: list[tuple[str, str, Path, dict[str, str]]],
     root: Path,
     questions: list[str],
+    servers: dict[str, Callable[[], float]] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """Each engine's whole-process search, interleaved question by question (all see the
-    same load); one untimed run each first (bytecode written, files in the page cache)."""
+    same load); one untimed run each first (bytecode written, files in the page cache).
+
+    ``servers``: the CPU seconds so far of the server that answers an engine's commands; its
+    mean over the runs is added to each run's CPU time (the answer's work is done there, and
+    ``/proc`` counts it in clock ticks, too coarse for one run)."""
+    servers = servers or {}
     for _, kind, store, env in engines:
         run_cold(cold_command(kind, root, store, questions[0]), env)
     found: dict[str, dict[str, list[float]]] = {
         name: {"wall": [], "cpu": []} for name, *_ in engines
     }
+    started = {name: cpu_so_far() for name, cpu_so_far in servers.items()}
     for question in questions:
         for name, kind, store, env in engines:
             wall, cpu = run_cold(cold_command(kind, root, store, question), env)
             found[name]["wall"].append(wall)
             found[name]["cpu"].append(cpu)
+    for name, cpu_so_far in servers.items():
+        share = (cpu_so_far() - started[name]) / len(questions)
+        found[name]["cpu"] = [cpu + share for cpu in found[name]["cpu"]]
     return found
 
 
 @contextlib.contextmanager
-def serving(root: Path, env: dict[str, str]) -> Iterator[bool]:
-    """``memquill serve`` for ``root`` while the block runs (``False``: no server here)."""
+def serving(root: Path, env: dict[str, str]) -> Iterator[Callable[[], float] | None]:
+    """``memquill serve`` for ``root`` while the block runs: its CPU seconds so far, read from
+    ``/proc`` (``None``: no server here)."""
     if not hasattr(socket, "SO_PEERCRED"):
-        yield False
+        yield None
         return
     script = Path(sys.executable).with_name("memquill")
     process = subprocess.Popen(
@@ -489,7 +501,14 @@ def serving(root: Path, env: dict[str, str]) -> Iterator[bool]:
         assert process.stdout is not None
         if not process.stdout.readline().startswith(b"memquill serve: answering"):
             raise SystemExit("memquill serve did not start")
-        yield True
+        stat = Path(f"/proc/{process.pid}/stat")
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def cpu() -> float:
+            fields = stat.read_text().rpartition(")")[2].split()
+            return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+        yield cpu
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
@@ -578,11 +597,11 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
         row["load"] = (load_before, os.getloadavg()[0])
         return row
     many = queries[: args.queries]
-    with serving(root, served_env) as served:
+    with serving(root, served_env) as server_cpu:
         cold_engines = [
             ("before", "memquill", before_folder, before_env),
             ("memquill", "memquill", index_folder, env),
-            *((("served", "memquill", index_folder, served_env),) if served else ()),
+            *((("served", "memquill", index_folder, served_env),) if server_cpu else ()),
             ("fts", "fts", fts, env),
             *((name, name, folder, env) for name, folder in peers.items()),
         ]
@@ -590,6 +609,7 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
             [engine for engine in cold_engines if engine[0] != "before" or args.before],
             root,
             many[1 : 1 + args.cold_runs],
+            {"served": server_cpu} if server_cpu else None,
         )
     if args.cold_only:
         row["load"] = (load_before, os.getloadavg()[0])

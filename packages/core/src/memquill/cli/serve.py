@@ -43,9 +43,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final, NoReturn
 
-from memquill.cli.context import Context, run
+from memquill.cli.context import Context, add_common, run
 from memquill.errors import BusyError, InvalidInputError, StorageError
-from memquill.foundation.controls import escape_controls
 
 __all__ = ["MAX_REQUEST", "peer_is_owner", "register"]
 
@@ -66,10 +65,8 @@ def register(subparsers: Any) -> None:
         "search, get and recent commands of the same user from it until stopped (Ctrl-C or "
         "SIGTERM). Linux only.",
     )
-    for option in ("--workspace", "--store"):
-        serve.add_argument(option, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    serve.add_argument("--capacity", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    serve.set_defaults(handler=_serve, json=False)
+    add_common(serve)
+    serve.set_defaults(handler=_serve)
 
 
 def peer_is_owner(connection: socket.socket, uid: int | None = None) -> bool:
@@ -123,12 +120,10 @@ def _serve(args: argparse.Namespace, context: Context) -> int:
     bound = os.stat(path)
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
-        context.out.write(
-            escape_controls(
-                f"memquill serve: answering search, get and recent for {root} "
-                "(stop with Ctrl-C or SIGTERM)"
-            )
-            + "\n"
+        context.emit(
+            f"memquill serve: answering search, get and recent for {root} "
+            "(stop with Ctrl-C or SIGTERM)",
+            {"workspace": str(root), "socket": str(path)},
         )
         context.out.flush()
         while True:
