@@ -41,10 +41,16 @@ import stat
 import struct
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from memquill.cli.context import Context, add_common, run
 from memquill.errors import BusyError, InvalidInputError, StorageError
+
+if TYPE_CHECKING:
+    from memquill.query import MemoryQuery
+    from memquill.tools import MemorySession
+
+    Warm = tuple[MemorySession, MemoryQuery]
 
 __all__ = ["MAX_REQUEST", "peer_is_owner", "register"]
 
@@ -115,7 +121,7 @@ def _serve(args: argparse.Namespace, context: Context) -> int:
     warm_up = search_request(query="memquill", tags=[], file_type="all", limit=1)
     assert warm_up is not None
     query.answer(warm_up)  # builds or updates the index and starts watching, before serving
-    warm = (session, query)
+    warm: Warm = (session, query)
     listener = _listen(path)
     bound = os.stat(path)
     previous = signal.signal(signal.SIGTERM, _stop)
@@ -187,7 +193,7 @@ def _listen(path: Path) -> socket.socket:
     return listener
 
 
-def _handle(connection: socket.socket, root: Path, context: Context, warm: Any) -> None:
+def _handle(connection: socket.socket, root: Path, context: Context, warm: Warm) -> None:
     """Answer one connection: one request, one reply (a peer that is not this user gets none)."""
     connection.settimeout(_READ_SECONDS)
     try:
@@ -216,7 +222,7 @@ def _read(connection: socket.socket) -> bytes | None:
     return b"".join(chunks)
 
 
-def _reply(request: bytes, root: Path, context: Context, warm: Any) -> dict[str, object]:
+def _reply(request: bytes, root: Path, context: Context, warm: Warm) -> dict[str, object]:
     """The reply to one request: the command's status and output, a refusal to answer it
     (``declined``: the client answers itself), or an ``error`` for a malformed request."""
     from memquill.cli import build_parser
