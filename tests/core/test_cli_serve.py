@@ -321,3 +321,53 @@ def test_the_server_answers_no_other_user(served: Served) -> None:
     with contextlib.suppress(OSError):
         served.socket.parent.chmod(0o700)
     served.same("search", "kayak")
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="running a server as another user needs root")
+def test_a_command_never_takes_an_answer_from_another_users_socket(tmp_path: Path) -> None:
+    # An index folder others can write to ($MEMQUILL_INDEX_DIR): another user puts a socket
+    # where the client looks and answers with whatever it likes.
+    nobody = 65534
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "trips.md").write_text("# Trips\n\nKayak trip to the lake.\n", "utf-8")
+    index = Path(tempfile.mkdtemp(prefix="mq", dir="/tmp"))
+    index.chmod(0o1777)
+    env = {**cli_env(tmp_path), "MEMQUILL_INDEX_DIR": str(index)}
+    tmp_path.chmod(0o755)  # the forger reaches nothing of the workspace, only its socket folder
+    path = index_file(canonical_workspace(workspace), index).with_suffix(".sock")
+    forger = (
+        "import json, os, socket, sys\n"
+        f"os.setgid({nobody}); os.setuid({nobody})\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "os.umask(0); s.bind(sys.argv[1]); s.listen(8)\n"
+        "print('ready', flush=True)\n"
+        "while True:\n"
+        "    c, _ = s.accept()\n"
+        "    with c:\n"
+        "        c.settimeout(5)\n"
+        "        try:\n"
+        "            c.recv(1 << 16)\n"
+        "            c.sendall(json.dumps({'status': 0, 'stdout': 'FORGED\\n', 'stderr': ''})"
+        ".encode())\n"
+        "        except OSError:\n"
+        "            pass\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", forger, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"ready\n", process.stderr and process.stderr.read()
+        asked = run_cli(env, "--workspace", str(workspace), "search", "kayak")
+        local = run_cli(env, "--workspace", str(workspace), "search", "kayak", "--no-server")
+        assert b"FORGED" not in asked.stdout
+        assert (asked.returncode, asked.stdout) == (local.returncode, local.stdout)
+        assert b"trips.md" in asked.stdout
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        shutil.rmtree(index, ignore_errors=True)

@@ -13,8 +13,9 @@ The rules:
   is the workspace's index file with the suffix ``.sock`` (:func:`socket_path`). The server
   parses the command line itself and declines one that names another workspace or store, so
   a spelling this module reads differently can only cost the fast path, never the answer.
-- Anything but a well-formed answer within :data:`TIMEOUT` seconds (no socket, a refused
-  connection, a server that declines, a malformed reply) means ``None``: the caller answers in
+- Anything but a well-formed answer within :data:`TIMEOUT` seconds from a server of this
+  user's (no socket, a refused connection, a server another user runs, a server that
+  declines, a malformed reply) means ``None``: the caller answers in
   this process, which prints the same bytes.
 - ``--no-server`` anywhere on the command line, or ``MEMQUILL_SERVER=0``, never asks.
 
@@ -169,6 +170,8 @@ def _exchange(path: str, request: bytes) -> bytes | None:
         try:
             connection.settimeout(TIMEOUT)
             connection.connect(path)
+            if not _served_by_this_user(connection):
+                return None
             connection.sendall(request)
             connection.shutdown(_socket.SHUT_WR)
             chunks: list[bytes] = []
@@ -189,6 +192,17 @@ def _exchange(path: str, request: bytes) -> bytes | None:
             connection.close()
     except (OSError, ValueError):  # ValueError: a path the OS cannot take
         return None
+
+
+def _served_by_this_user(connection: Any) -> bool:
+    """Whether the server at the other end runs as this process's user, by the kernel's word
+    (``SO_PEERCRED``). The folder is the user's own by default, but ``$MEMQUILL_INDEX_DIR`` may
+    name one others can write to, and a socket another user made there could answer anything."""
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if not isinstance(option, int):
+        return False  # no peer credentials: no server either (it refuses to start)
+    raw: bytes = connection.getsockopt(_socket.SOL_SOCKET, option, 12)  # struct ucred
+    return int.from_bytes(raw[4:8], sys.byteorder) == os.getuid()
 
 
 def _answer(reply: bytes) -> tuple[int, str, str] | None:
