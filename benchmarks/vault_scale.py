@@ -27,8 +27,11 @@ process:
 - the cold path, whole process: ``memquill search QUESTION`` from a shell against a Python script
   that imports ``sqlite3``, opens the FTS5 index, searches and prints the top five paths (and
   the same script for tantivy and bm25s), interleaved run by run (``--cold-runs`` of each, wall
-  and CPU time, and memquill ÷ each peer). ``--cold-only`` measures only this (and the builds
-  it needs); ``--build-only`` measures only the builds and the index sizes;
+  and CPU time, and memquill ÷ each peer). The same ``memquill search`` is timed twice: in its
+  own process (``MEMQUILL_SERVER=0``) and answered by a ``memquill serve`` started for the vault
+  beforehand (``memquill (server)``; Linux; its CPU time is the command's plus the server's
+  for the answer, read from ``/proc``, in clock ticks). ``--cold-only`` measures only this (and the
+  builds it needs); ``--build-only`` measures only the builds and the index sizes;
 - the ratios memquill ÷ each peer: build CPU, index size, cold search CPU, warm p50 CPU, peak
   RSS (warm).
 
@@ -48,6 +51,7 @@ is read from where it lies and never copied; the load average is printed with th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -55,12 +59,14 @@ import random
 import re
 import resource
 import shutil
+import signal
+import socket
 import sqlite3
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -451,20 +457,63 @@ def measure_cold(
     engines: list[tuple[str, str, Path, dict[str, str]]],
     root: Path,
     questions: list[str],
+    servers: dict[str, Callable[[], float]] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """Each engine's whole-process search, interleaved question by question (all see the
-    same load); one untimed run each first (bytecode written, files in the page cache)."""
+    same load); one untimed run each first (bytecode written, files in the page cache).
+
+    ``servers``: the CPU seconds so far of the server that answers an engine's commands; its
+    mean over the runs is added to each run's CPU time (the answer's work is done there, and
+    ``/proc`` counts it in clock ticks, too coarse for one run)."""
+    servers = servers or {}
     for _, kind, store, env in engines:
         run_cold(cold_command(kind, root, store, questions[0]), env)
     found: dict[str, dict[str, list[float]]] = {
         name: {"wall": [], "cpu": []} for name, *_ in engines
     }
+    started = {name: cpu_so_far() for name, cpu_so_far in servers.items()}
     for question in questions:
         for name, kind, store, env in engines:
             wall, cpu = run_cold(cold_command(kind, root, store, question), env)
             found[name]["wall"].append(wall)
             found[name]["cpu"].append(cpu)
+    for name, cpu_so_far in servers.items():
+        share = (cpu_so_far() - started[name]) / len(questions)
+        found[name]["cpu"] = [cpu + share for cpu in found[name]["cpu"]]
     return found
+
+
+@contextlib.contextmanager
+def serving(root: Path, env: dict[str, str]) -> Iterator[Callable[[], float] | None]:
+    """``memquill serve`` for ``root`` while the block runs: its CPU seconds so far, read from
+    ``/proc`` (``None``: no server here)."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        yield None
+        return
+    script = Path(sys.executable).with_name("memquill")
+    process = subprocess.Popen(
+        [str(script), "serve", "--workspace", str(root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert process.stdout is not None
+        if not process.stdout.readline().startswith(b"memquill serve: answering"):
+            raise SystemExit("memquill serve did not start")
+        stat = Path(f"/proc/{process.pid}/stat")
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def cpu() -> float:
+            fields = stat.read_text().rpartition(")")[2].split()
+            return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+        yield cpu
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def spawn(
@@ -516,7 +565,9 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
             shutil.rmtree(folder, ignore_errors=True)
     # Bytecode may be cached (as in an installed package): no child compiles what it imports.
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env = {**base_env, "MEMQUILL_INDEX_DIR": str(index_folder)}
+    # In its own process, unless the engine is the server's (``served_env``).
+    served_env = {**base_env, "MEMQUILL_INDEX_DIR": str(index_folder)}
+    env = {**served_env, "MEMQUILL_SERVER": "0"}
     # The version measured beside this one: its own package first on the path, its own index.
     before_env = {
         **base_env,
@@ -546,17 +597,20 @@ def measure(size: int, args: argparse.Namespace, queries: list[str]) -> dict[str
         row["load"] = (load_before, os.getloadavg()[0])
         return row
     many = queries[: args.queries]
-    cold_engines = [
-        ("before", "memquill", before_folder, before_env),
-        ("memquill", "memquill", index_folder, env),
-        ("fts", "fts", fts, env),
-        *((name, name, folder, env) for name, folder in peers.items()),
-    ]
-    row["cold"] = measure_cold(
-        [engine for engine in cold_engines if engine[0] != "before" or args.before],
-        root,
-        many[1 : 1 + args.cold_runs],
-    )
+    with serving(root, served_env) as server_cpu:
+        cold_engines = [
+            ("before", "memquill", before_folder, before_env),
+            ("memquill", "memquill", index_folder, env),
+            *((("served", "memquill", index_folder, served_env),) if server_cpu else ()),
+            ("fts", "fts", fts, env),
+            *((name, name, folder, env) for name, folder in peers.items()),
+        ]
+        row["cold"] = measure_cold(
+            [engine for engine in cold_engines if engine[0] != "before" or args.before],
+            root,
+            many[1 : 1 + args.cold_runs],
+            {"served": server_cpu} if server_cpu else None,
+        )
     if args.cold_only:
         row["load"] = (load_before, os.getloadavg()[0])
         return row
@@ -611,10 +665,10 @@ def cold_rows(
 ) -> list[tuple[str, Callable[[dict[str, Any]], str]]]:
     """The cold-path rows: each engine's whole-process search, and memquill ÷ FTS5."""
     table: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
-    for name in ("before", "memquill", "fts", *PEERS):
+    for name in ("before", "memquill", "served", "fts", *PEERS):
         if any(name in row.get("cold", {}) for row in rows):
             table.append((f"{names[name]} cold search, whole process (CPU)", cold_cell(name)))
-    for name in ("before", "memquill"):
+    for name in ("before", "memquill", "served"):
         for peer in ("fts", *PEERS):
             if any(name in row.get("cold", {}) and peer in row["cold"] for row in rows):
                 table.append(
@@ -738,6 +792,7 @@ def report(rows: list[dict[str, Any]]) -> None:
     names = {
         "before": "memquill before",
         "memquill": "memquill (index)",
+        "served": "memquill (server)",
         "fts": "FTS5",
         "tantivy": "tantivy",
         "bm25s": "bm25s",

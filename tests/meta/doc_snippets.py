@@ -474,6 +474,10 @@ SPECS: dict[str, Spec] = {
     "docs/search-index.md § Where it lives: Search index kept in memory only. The search index cannot be": Check(
         checks.index_on_a_full_disk
     ),
+    "docs/search-index.md § When a server serves the workspace: memquill serve --workspace ~/notes & # until Ctrl-C or SIGTE": NotRun(
+        "starts a server that runs until stopped; tests/core/test_cli_serve.py runs these "
+        "commands against a real server and compares them with --no-server"
+    ),
     "docs/search-index.md § Safety limits: Partial search: skipped 2 files larger than 512 KiB, 1 folde": Check(
         checks.partial_search
     ),
@@ -484,6 +488,9 @@ SPECS: dict[str, Spec] = {
         f"{BENCHMARK}; needs a data set outside the repository"
     ),
     "docs/search-index.md § The cold path, whole process: uv run python benchmarks/vault_scale.py --sizes 1000,20000 -": NotRun(
+        f"{BENCHMARK}; needs a data set outside the repository"
+    ),
+    "docs/search-index.md § The cold path, whole process: uv run python benchmarks/vault_scale.py --sizes 1000,20000 - #2": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),
     "docs/search-index.md § Memory of a warm process: uv run python benchmarks/vault_scale.py --sizes 20000 --data": NotRun(

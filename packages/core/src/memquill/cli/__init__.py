@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "plugins",
     "enhance",
     "demo",
+    "serve",
 )
 """The subcommands' modules, imported when the parser is built (``--version`` needs none)."""
 
@@ -46,6 +47,7 @@ _COMMANDS: Final = {
     "plugins": "plugins",
     "enhance": "enhance",
     "demo": "demo",
+    "serve": "serve",
 }
 """Each subcommand's module: a command line naming one loads only that module (a meta test
 checks this against what the modules register)."""
@@ -113,6 +115,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # collecting while its imports and the index's freshness walk allocate costs about a
         # tenth of a first search at 20,000 notes.
         gc.disable()
+        from memquill.cli._ask_server import ask
+
+        status = ask(arguments)  # a server that serves the workspace answers, if one does
+        if status is not None:
+            return status
     from memquill.cli.context import run
 
     args = build_parser(command).parse_args(arguments)

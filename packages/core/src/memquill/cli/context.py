@@ -81,6 +81,9 @@ class Context:
     """``--store``: ``file`` or a ``postgresql://`` URL (``None``: ``$MEMQUILL_STORE``)."""
     capacity_mib: int | None = None
     """``--capacity``: the records file's capacity in MiB (``None``: the workspace's setting)."""
+    warm: tuple[MemorySession, MemoryQuery] | None = None
+    """A long-lived read session and query engine to answer with (``memquill serve``); ``None``:
+    each read opens its own, for one answer."""
 
     @property
     def capacity(self) -> int | None:
@@ -112,7 +115,10 @@ class Context:
         """A read session on the workspace and the query engine its tools answer with; for a
         default workspace not created yet, those of an empty one (so ``search`` says nothing
         matches, exactly as an empty workspace does), without creating it. The stand-in is
-        scanned, never indexed, and removed."""
+        scanned, never indexed, and removed. A context given ``warm`` ones yields those."""
+        if self.warm is not None:
+            yield self.warm
+            return
         if not self.workspace_missing:
             from memquill.index import IndexSearcher
 
@@ -171,8 +177,16 @@ def read_stdin_text() -> str:
     return text.replace("\r\n", "\n").rstrip("\n")
 
 
-def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+    *,
+    warm: tuple[MemorySession, MemoryQuery] | None = None,
+) -> int:
     """Resolve the context, run the chosen handler, and turn memquill errors into statuses.
+
+    ``warm``: the read session and query engine a server keeps (:attr:`Context.warm`).
 
     A workspace named by ``--workspace`` or ``$MEMQUILL_WORKSPACE`` must exist (only the
     default is created, on first write); ``memquill where`` runs regardless, to say why.
@@ -189,6 +203,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             choice,
             args.store,
             args.capacity,
+            warm,
         )
         _check_text_arguments(args)
         problem = choice.problem()

@@ -73,6 +73,11 @@ def register(subparsers: Any) -> None:
 
     for parser in (search, get, recent):
         add_common(parser)
+        parser.add_argument(
+            "--no-server",
+            action="store_true",
+            help="answer in this process even when memquill serve serves the workspace",
+        )
 
 
 def _line_range(value: str) -> tuple[int | None, int | None]:
