@@ -20,8 +20,10 @@ from memquill import MemorySession, MemoryToolset, WriteSource, forget, remember
 from memquill.enhance._runner import AuxiliaryRunner
 from memquill.index._vectors_file import vectors_path
 from memquill.paths import canonical_workspace
+from memquill.query._documents import note_document
 from memquill.semantic import Embedder, SemanticRanker
 from memquill.semantic._hybrid import hybrid_order
+from memquill.semantic._ranker import Unit, extra_hit
 from memquill.semantic._vectors import VectorCache
 from memquill.testing import TrigramEmbedder
 from memquill.testing._models import (
@@ -246,3 +248,15 @@ def test_similarity_with_and_without_numpy_agree(monkeypatch: pytest.MonkeyPatch
     # A vector of another length scores 0 on both paths (mixed lengths: no matrix).
     mixed = _similarity.Similarities().cosines("s", [*units, ("r:x", "d")], [*rows, (1.0,)], query)
     assert mixed[-1] == 0.0 and mixed[:3] == pytest.approx(fast, abs=1e-6)
+
+
+def test_a_purely_similar_hit_rounds_its_score_as_keyword_hits_do() -> None:
+    # 0.125 is exact in binary: Python's round() keeps the even 0.12, while every keyword
+    # hit's score rounds halves up, as JavaScript's toFixed(2) does.
+    document = note_document("memory.md", "# Tea\n\nGreen tea.\n")
+    unit = Unit("n:memory.md#0", "0" * 32, "# Tea\n\nGreen tea.", document, "Tea", 0)
+    assert [extra_hit(document, unit, s).score for s in (0.125, 0.375, 0.5049)] == [
+        0.13,
+        0.38,
+        0.5,
+    ]

@@ -66,6 +66,7 @@ from memquill.query import (
     SearchHit,
     note_document,
     parse_args,
+    score_value,
 )
 from memquill.semantic._embedder import (
     Embedder,
@@ -153,7 +154,7 @@ def extra_hit(document: SearchDocument, unit: Unit, similarity: float) -> Search
         rank=0,
         path=document.path,
         line=unit.line + skip + 1,
-        score=round(similarity, 2),
+        score=score_value(similarity),  # as keyword hits round: halves up
         heading=unit.heading,
         snippet=snippet("\n".join(lines[skip:])),
         source=document.source,
