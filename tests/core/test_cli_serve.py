@@ -27,7 +27,7 @@ from tests.core.cli_helpers import MEMQUILL, cli_env, run_cli
 from memquill.cli._ask_server import socket_path  # pyright: ignore[reportPrivateUsage]
 from memquill.cli.serve import MAX_REQUEST, peer_is_owner
 from memquill.errors import ERRORS
-from memquill.index import IndexSearcher
+from memquill.index._search_index import IndexSearcher
 from memquill.paths import canonical_workspace
 
 pytestmark = pytest.mark.skipif(
