@@ -15,7 +15,7 @@ from tests.core.query_helpers import remember
 
 from memquill.errors import InvalidInputError
 from memquill.query import MemoryQuery, SearchArgs
-from memquill.query._args import parse_args
+from memquill.query._models import parse_args
 from memquill.query._plain import search_request
 from memquill.query._render import render_search
 

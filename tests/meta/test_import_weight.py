@@ -235,7 +235,6 @@ def test_reading_a_current_workspace_from_the_shell_loads_no_store_write_side(
 NOT_FOR_SHELL_SEARCH = (
     "pydantic",
     "pydantic_core",
-    "memquill.query._args",
     "memquill.query._models",
     "portalocker",  # and with it ``importlib.metadata``
     "importlib.metadata",

@@ -19,14 +19,6 @@ from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.foundation.text import path_key as path_key
-    from memquill.query._args import (
-        GetArgs,
-        RecentArgs,
-        SearchArgs,
-        parse_args as parse_args,
-        utf16_bounds as utf16_bounds,
-        validation_message as validation_message,
-    )
     from memquill.query._dates import (
         MonthKey as MonthKey,
         month_matches as month_matches,
@@ -52,14 +44,20 @@ if typing.TYPE_CHECKING:
         window_bounds as window_bounds,
     )
     from memquill.query._models import (
+        GetArgs,
         GetResult as GetResult,
         HitKind as HitKind,
+        RecentArgs,
         RecentResult as RecentResult,
         RecentSection as RecentSection,
         ResultT as ResultT,
+        SearchArgs,
         SearchHit as SearchHit,
         SearchResult as SearchResult,
         SectionKind as SectionKind,
+        parse_args as parse_args,
+        utf16_bounds as utf16_bounds,
+        validation_message as validation_message,
     )
     from memquill.query._plain import (
         MAX_SEARCH_LIMIT,

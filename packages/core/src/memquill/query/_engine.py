@@ -2,7 +2,7 @@
 
 :class:`MemoryQuery` is meant to live as long as its host (an MCP server, an agent): it keeps
 analysed notes and records between calls, so a repeated search reads only what changed. Every
-method takes its already-validated argument model (:mod:`memquill.query._args`), raises a
+method takes its already-validated argument model (:mod:`memquill.query._models`), raises a
 :class:`~memquill.errors.MemquillError` for a failure, and returns the answer as data;
 :mod:`memquill.query._render` words it (spec 6.5–6.7).
 
@@ -51,8 +51,15 @@ from memquill.query._walk import DocumentCache
 from memquill.store import ProjectedRecord, RecordStore, conflict_notice
 
 if TYPE_CHECKING:
-    from memquill.query._args import GetArgs, RecentArgs, SearchArgs
-    from memquill.query._models import GetResult, RecentResult, RecentSection, SearchResult
+    from memquill.query._models import (
+        GetArgs,
+        GetResult,
+        RecentArgs,
+        RecentResult,
+        RecentSection,
+        SearchArgs,
+        SearchResult,
+    )
 
 
 PAGE_UNITS: Final = 3000

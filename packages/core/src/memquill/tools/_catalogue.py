@@ -3,7 +3,7 @@
 The read tools and what a :class:`~memquill.tools._specs.ToolSpec` is are in
 :mod:`memquill.tools._specs`, apart from this module, so a read session never loads the write
 models. The argument models are the single source of each write tool's JSON schema (as the read
-models are, :mod:`memquill.query._args`): they forbid unknown keys, so a model can never smuggle
+models are, :mod:`memquill.query._models`): they forbid unknown keys, so a model can never smuggle
 in its own ``source``; content limits are the store's own constants. A fact is named by its
 ``key`` or by the ``id`` of a version (exactly one of them). Ids and revisions may also be given
 as the prefixes the read tools show (8+ characters of an id, 16+ hex digits of a revision); the
