@@ -100,14 +100,24 @@ def index_file(root: Path, folder: Path | None = None) -> Path:
     return path
 
 
-def start(env: dict[str, str], workspace: Path) -> subprocess.Popen[bytes]:
-    """``memquill serve``, once it says it answers."""
-    process = subprocess.Popen(
-        [MEMQUILL, "serve", "--workspace", str(workspace)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+# Runs the command with SIGINT ignored, which an exec keeps (a shell does this to a script's
+# background job).
+_SIGINT_IGNORED = (
+    "import os, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def start(
+    env: dict[str, str], workspace: Path, *, sigint_ignored: bool = False
+) -> subprocess.Popen[bytes]:
+    """``memquill serve``, once it says it answers (``sigint_ignored``: started as a script's
+    background job is, with SIGINT ignored from its start)."""
+    command = [MEMQUILL, "serve", "--workspace", str(workspace)]
+    if sigint_ignored:
+        command = [sys.executable, "-c", _SIGINT_IGNORED, *command]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert process.stdout is not None
     line = process.stdout.readline()
     assert line.startswith(b"memquill serve: answering"), process.stderr and process.stderr.read()
@@ -221,7 +231,8 @@ def test_sigterm_and_sigint_stop_the_server_and_remove_its_socket(served: Served
     assert served.process.wait(timeout=30) == 0
     assert not os.path.lexists(served.socket)
     stop(served.process)
-    served.process = start(served.env, served.workspace)
+    # Ignored from the start, as in a script's background job: the server still stops on it.
+    served.process = start(served.env, served.workspace, sigint_ignored=True)
     served.process.send_signal(signal.SIGINT)
     assert served.process.wait(timeout=30) == 0
     assert not os.path.lexists(served.socket)

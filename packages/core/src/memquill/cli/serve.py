@@ -60,6 +60,7 @@ MAX_REQUEST: Final = 64 * 1024
 _READ_SECONDS: Final = 2.0  # a client that sends nothing in this long is dropped
 _READ_COMMANDS: Final = frozenset({"search", "get", "recent"})
 _PEERCRED: Final = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_STOPPING: Final = (signal.SIGTERM, signal.SIGINT)
 
 
 def register(subparsers: Any) -> None:
@@ -94,7 +95,7 @@ def _peercred_option() -> int:
 
 
 class _Stop(BaseException):
-    """SIGTERM: leave the loop (a handler's ``except Exception`` never catches it)."""
+    """SIGTERM or SIGINT: leave the loop (a handler's ``except Exception`` never catches it)."""
 
 
 def _stop(_signal: int, _frame: FrameType | None) -> NoReturn:
@@ -124,7 +125,9 @@ def _serve(args: argparse.Namespace, context: Context) -> int:
     warm: Warm = (session, query)
     listener = _listen(path)
     bound = os.stat(path)
-    previous = signal.signal(signal.SIGTERM, _stop)
+    # Both set here: a process started from a script's background job inherits SIGINT
+    # ignored, and Python then leaves it ignored, so Ctrl-C's signal would never stop it.
+    previous = {number: signal.signal(number, _stop) for number in _STOPPING}
     try:
         context.emit(
             f"memquill serve: answering search, get and recent for {root} "
@@ -136,10 +139,11 @@ def _serve(args: argparse.Namespace, context: Context) -> int:
             connection, _address = listener.accept()
             with connection:
                 _handle(connection, root, context, warm)
-    except (_Stop, KeyboardInterrupt):
+    except _Stop:
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         listener.close()
         with contextlib.suppress(OSError):
             now = os.stat(path)
