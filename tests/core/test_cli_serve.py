@@ -24,11 +24,14 @@ from pathlib import Path
 import pytest
 from tests.core.cli_helpers import MEMQUILL, cli_env, run_cli
 
-from memquill.cli._ask_server import socket_path  # pyright: ignore[reportPrivateUsage]
+from memquill.cli._ask_server import (  # pyright: ignore[reportPrivateUsage]
+    _workspace,  # pyright: ignore[reportPrivateUsage]
+    socket_path,
+)
 from memquill.cli.serve import MAX_REQUEST, peer_is_owner
 from memquill.errors import ERRORS
 from memquill.index._search_index import IndexSearcher
-from memquill.paths import canonical_workspace
+from memquill.paths import canonical_workspace, choose_workspace
 
 pytestmark = pytest.mark.skipif(
     not hasattr(socket, "SO_PEERCRED"), reason="memquill serve needs SO_PEERCRED (Linux)"
@@ -295,6 +298,23 @@ def test_the_client_finds_the_socket_the_server_makes(
         assert socket_path(str(tmp_path / "link")) == expected
     monkeypatch.setenv("MEMQUILL_INDEX_DIR", ":memory:")
     assert socket_path(str(root)) is None
+
+
+def test_the_client_chooses_the_workspace_the_command_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Resolved without memquill.paths (its imports are what the fast path saves), by its rules.
+    monkeypatch.delenv("MEMQUILL_WORKSPACE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert _workspace(["search", "tea"]) == str(choose_workspace(None).path)
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert _workspace(["search", "tea"]) == str(choose_workspace(None).path)
+    monkeypatch.setenv("MEMQUILL_WORKSPACE", str(tmp_path / "env"))
+    assert _workspace(["search", "tea"]) == str(choose_workspace(None).path)
+    monkeypatch.chdir(tmp_path)
+    chosen = ["--workspace", "a", "search", "--workspace=b", "tea"]  # the last one counts
+    assert _workspace(chosen) == str(choose_workspace("b").path)
 
 
 def test_the_peer_check_refuses_another_user(tmp_path: Path) -> None:
