@@ -33,6 +33,8 @@ from memquill.tools import MemorySession, MemoryToolset
 
 HarnessFactory = Callable[[MemorySession], AdapterHarness]
 UNAVAILABLE: Final = "<tool not offered>"
+RECORDS_FILE: Final = "memory/records.md"
+"""The file store's records, relative to the workspace (a fixture may ship one)."""
 _REFERENCE: Final = re.compile(r"\$\{([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_]+)*)(?::([0-9]+))?\}")
 """``${step.path.to.value}``, or ``${step.path:N}`` for the first N characters of a string."""
 
@@ -161,8 +163,17 @@ class _Mode:
         return not self.plan
 
 
-def run_case(case: Case, factory: HarnessFactory, root: Path) -> list[Outcome]:
-    """Build the case's workspace under ``root``, run every step, and return the outcomes."""
+def run_case(
+    case: Case, factory: HarnessFactory, root: Path, *, store: str | None = None
+) -> list[Outcome]:
+    """Build the case's workspace under ``root``, run every step, and return the outcomes.
+
+    ``store`` is where the session keeps its records (``MemorySession``'s ``store``: ``None``
+    is ``$MEMQUILL_STORE``, else the workspace's file). On a database store the notes stay in
+    ``root`` and a ``memory/records.md`` the fixture ships goes into the database as a person
+    puts a copy there (``memquill import``), so the case starts from the same records; the
+    location must name a workspace row of the case's own, still empty.
+    """
     fixture = load_fixtures()[case.fixture]
     fixture.build(root)
     mode = _Mode()
@@ -172,8 +183,11 @@ def run_case(case: Case, factory: HarnessFactory, root: Path) -> list[Outcome]:
         case.access,
         mode.authorize,
         now=lambda: fixture.now,
+        store=store,
         ranker=_scripted_ranker(case, root),
     )
+    if session.store_location != "file":
+        _import_records(session)
     if case.embedder is not None:
         session = session.with_ranker(_semantic_ranker(case.embedder, session, root))
     normalizer = Normalizer()
@@ -202,6 +216,18 @@ def run_case(case: Case, factory: HarnessFactory, root: Path) -> list[Outcome]:
     finally:
         harness.close()
     return outcomes
+
+
+def _import_records(session: MemorySession) -> None:
+    """Move the fixture's ``memory/records.md`` into the session's (empty) database store."""
+    copy = session.workspace / RECORDS_FILE
+    if not copy.is_file():
+        return
+    store = session.store
+    result = store.replace(copy.read_bytes(), store.snapshot().revision)
+    if store.export() != copy.read_bytes():
+        raise AssertionError(f"{RECORDS_FILE} did not import byte for byte ({result.status})")
+    copy.unlink()  # the truth is the database's now: no stale copy beside the notes
 
 
 def assert_outcomes(case: Case, ours: list[Outcome], core: list[Outcome] | None) -> None:

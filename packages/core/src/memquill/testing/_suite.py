@@ -57,6 +57,20 @@ class ParitySuite:
         """Return a callable that opens this adapter's harness for a session."""
         raise NotImplementedError("a ParitySuite subclass must implement harness_factory()")
 
+    def store_location(self, request: pytest.FixtureRequest) -> str | None:
+        """Where the adapter's run of a case keeps its records.
+
+        ``None`` (the default) is ``MemorySession``'s default: ``$MEMQUILL_STORE``, else the
+        workspace's own file. Return a PostgreSQL location (``docs/multi-host.md``) to run every
+        case with the records in the database (the notes stay in the workspace folder): it is
+        asked once per test, and must name a workspace row no other run uses, such as
+        ``f"{url}#workspace=parity-{uuid.uuid4()}"``; ``request`` gives the test's fixtures
+        (a database server). The core's reference run of each case stays on the file, so every
+        result is compared with the file store's, normalised as :class:`Normalizer` says.
+        """
+        del request
+        return None
+
     def sent_schema(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         """The input schema the adapter's framework sends for the core's ``schema``.
 
@@ -73,14 +87,21 @@ class ParitySuite:
         reason = self.expected_failures.get(case.id)
         if reason:
             request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
-        ours = run_case(case, self.harness_factory(), tmp_path / "adapter")
-        core = run_case(case, CoreHarness, tmp_path / "core")
+        store = self.store_location(request)
+        ours = run_case(case, self.harness_factory(), tmp_path / "adapter", store=store)
+        core = run_case(case, CoreHarness, tmp_path / "core", store="file")
         assert_outcomes(case, ours, core)
 
     @pytest.mark.parametrize("access", ["read_write", "read"])
-    def test_catalogue(self, access: Literal["read", "read_write"], tmp_path: Path) -> None:
+    def test_catalogue(
+        self,
+        access: Literal["read", "read_write"],
+        tmp_path: Path,
+        request: pytest.FixtureRequest,
+    ) -> None:
         """Same tool names, descriptions and input schemas as the core, for each access."""
-        session = MemorySession(tmp_path, "parity-session", access)
+        store = self.store_location(request)
+        session = MemorySession(tmp_path, "parity-session", access, store=store)
         harness = self.harness_factory()(session)
         try:
             ours = {tool.name: tool for tool in harness.catalogue()}

@@ -56,7 +56,7 @@ def _expected_texts(cases: Sequence[Case], scratch: Path) -> list[list[str | Non
     """Per case (in file order), per step, the core's normalised text (``None``: no tool)."""
     texts: list[list[str | None]] = []
     for number, case in enumerate(cases):
-        outcomes = iter(run_case(case, CoreHarness, scratch / f"case-{number}"))
+        outcomes = iter(run_case(case, CoreHarness, scratch / f"case-{number}", store="file"))
         texts.append([None if step.tool is None else next(outcomes).text for step in case.steps])
     return texts
 
