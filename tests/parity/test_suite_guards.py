@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import Server
 
 pytest_plugins = ["pytester"]
 
@@ -68,6 +69,7 @@ def test_a_skipped_case_fails(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
 import pytest
+from tests.conftest import Server
 from memquill.testing._runner import CoreHarness
 from memquill.testing import ParitySuite
 
@@ -105,3 +107,39 @@ class TestOverridden(ParitySuite):
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "-k", "DO_NOT_OVERRIDE")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*overridden or removed without*test_catalogue*"])
+
+
+def test_a_harness_that_drops_the_database_store_fails(
+    pytester: pytest.Pytester, postgres_server: Server
+) -> None:
+    """A harness that opens its own session on the workspace but not on the store it was given
+    (as a subprocess harness might) would compare the file store with itself: it fails."""
+    pytester.makepyfile(
+        f"""
+import uuid
+
+from memquill import MemorySession
+from memquill.testing._runner import CoreHarness
+from memquill.testing import ParitySuite
+
+
+class FileOnly(CoreHarness):
+    def __init__(self, session):
+        again = MemorySession(
+            session.workspace, session.session_id, session.access, session.authorize_write,
+            now=session.now, store="file",
+        )
+        super().__init__(again)
+
+
+class TestDropsTheStore(ParitySuite):
+    def harness_factory(self):
+        return FileOnly
+
+    def store_location(self, request):
+        return {postgres_server.url!r} + "#workspace=guard-" + str(uuid.uuid4())
+"""
+    )
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider", "-k", "write-lifecycle")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the records went to memory/records.md, not to the database*"])

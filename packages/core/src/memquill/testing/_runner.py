@@ -27,6 +27,7 @@ from memquill.enhance import AuxiliaryRunner, ModelRanker
 from memquill.jsondoc import parse_json
 from memquill.plugins import AdapterHarness, HarnessResult, ToolDescriptor
 from memquill.semantic import SemanticRanker, load_embedder
+from memquill.store import is_database
 from memquill.testing._cases import Case, Step, load_fixtures
 from memquill.testing._models import PARITY_EMBEDDERS, ScriptedTextModel
 from memquill.tools import MemorySession, MemoryToolset
@@ -186,7 +187,7 @@ def run_case(
         store=store,
         ranker=_scripted_ranker(case, root),
     )
-    if session.store_location != "file":
+    if is_database(session.store_location):
         _import_records(session)
     if case.embedder is not None:
         session = session.with_ranker(_semantic_ranker(case.embedder, session, root))

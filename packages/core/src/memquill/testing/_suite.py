@@ -16,8 +16,10 @@ from typing import Any, ClassVar, Literal
 
 import pytest
 
+from memquill.store import is_database
 from memquill.testing._cases import Case, load_cases
 from memquill.testing._runner import (
+    RECORDS_FILE,
     CoreHarness,
     HarnessFactory,
     assert_outcomes,
@@ -89,6 +91,13 @@ class ParitySuite:
             request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
         store = self.store_location(request)
         ours = run_case(case, self.harness_factory(), tmp_path / "adapter", store=store)
+        if is_database(store):
+            # An adapter that opens its own session without the store would pass on the file.
+            records = tmp_path / "adapter" / RECORDS_FILE
+            assert not records.exists(), (
+                f"case {case.id!r}: the records went to {RECORDS_FILE}, not to the database "
+                "store the session names (does the harness pass session.store_location on?)"
+            )
         core = run_case(case, CoreHarness, tmp_path / "core", store="file")
         assert_outcomes(case, ours, core)
 
