@@ -9,6 +9,9 @@ in ``memquill/testing/cases`` then runs through your adapter and is compared wit
         def harness_factory(self):
             return MyHarness          # MyHarness(session) -> AdapterHarness
 
+Override ``store_location`` as well to run every case with the records in PostgreSQL (the
+results must still be the file store's).
+
 :class:`StoreConformance` is the same for a LangGraph ``BaseStore``: subclass it, override its
 ``store`` fixture, and every rule of the store contract runs against your store.
 
