@@ -61,22 +61,38 @@ def test_a_case_keeps_its_records_in_its_own_row(postgres_server: Server, tmp_pa
 def test_a_fixtures_records_file_is_imported_into_the_row(
     postgres_server: Server, tmp_path: Path
 ) -> None:
-    """A ``memory/records.md`` shipped in a case's workspace starts the database store with the
-    same records, byte for byte, and leaves no copy beside the notes."""
+    """A ``memory/records.md`` shipped in a case's workspace (here with a correction and a
+    forget: a file in a later format than an empty store's) starts the database store with the
+    same records, and leaves no copy beside the notes."""
     (case,) = [case for case in load_cases() if case.id == "recent-empty"]
     written = tmp_path / "written"
     written.mkdir()
     toolset = MemoryToolset(MemorySession(written, "fixture", store="file"))
-    for content in ("The kiln runs at 1200 degrees.", "Glaze batches are labelled by week."):
-        assert not toolset.call("memory_remember", {"content": content}).is_error
-    copy = (written / "memory" / "records.md").read_bytes()
+
+    def remember(content: str) -> dict[str, str]:
+        result = toolset.call("memory_remember", {"content": content})
+        receipt = result.structured
+        assert receipt is not None and not result.is_error, result.text
+        return {"id": receipt["recordId"], "rev": receipt["recordRevision"]}
+
+    kiln = remember("The kiln runs at 1200 degrees.")
+    glaze = remember("Glaze batches are labelled by week.")
+    corrected = {"id": kiln["id"], "content": "The kiln runs at 1240 degrees."}
+    assert not toolset.call(
+        "memory_update", corrected | {"expected_revision": kiln["rev"]}
+    ).is_error
+    forgotten = {"id": glaze["id"], "expected_revision": glaze["rev"]}
+    assert not toolset.call("memory_forget", forgotten).is_error
+    shipped = RecordStore(written, location="file").snapshot().records
 
     root = tmp_path / "ws"
     (root / "memory").mkdir(parents=True)
+    copy = (written / "memory" / "records.md").read_bytes()
     (root / "memory" / "records.md").write_bytes(copy)
     location = database_location(postgres_server)
     outcomes = run_case(case, CoreHarness, root, store=location)
 
-    assert RecordStore(root, location=location).export() == copy
+    assert RecordStore(root, location=location).snapshot().records == shipped
     assert not (root / "memory" / "records.md").exists()
-    assert "The kiln runs at 1200 degrees." in outcomes[0].text
+    assert "The kiln runs at 1240 degrees." in outcomes[0].text
+    assert "Glaze" not in outcomes[0].text
