@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
+from tests.conftest import Server
 
 from memquill import open_session
 from memquill.index._location import INDEX_DIR_ENV, index_path
 from memquill.paths import user_cache_dir
 from memquill.testing import ParitySuite
-from memquill.testing._runner import HarnessFactory
+from memquill.testing._cases import load_cases
+from memquill.testing._runner import CoreHarness, HarnessFactory, assert_outcomes, run_case
 from memquill_mcp import McpClientHarness, McpStdioHarness
 
 
@@ -48,3 +51,15 @@ def test_the_stdio_harness_keeps_its_index_out_of_the_user_cache(
     canonical = root.resolve()
     assert index_path(canonical, folder).exists()
     assert not index_path(canonical, user_cache_dir() / "memquill" / "index").exists()
+
+
+def test_the_stdio_harness_serves_the_sessions_database_store(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    """The subprocess keeps the records where the session does: in the database, not in the
+    workspace's file, with the file store's results."""
+    (case,) = [case for case in load_cases() if case.id == "write-lifecycle"]
+    location = f"{postgres_server.url}#workspace=parity-{uuid.uuid4()}"
+    ours = run_case(case, McpStdioHarness, tmp_path / "mcp", store=location)
+    assert not (tmp_path / "mcp" / "memory" / "records.md").exists()
+    assert_outcomes(case, ours, run_case(case, CoreHarness, tmp_path / "core", store="file"))

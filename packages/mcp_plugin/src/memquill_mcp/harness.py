@@ -31,6 +31,7 @@ from mcp.types import CallToolResult, Implementation, TextContent, Tool
 from memquill import MemorySession
 from memquill.index import INDEX_DIR_ENV
 from memquill.plugins import HarnessResult, ToolDescriptor
+from memquill.store import STORE_ENV
 from memquill.testing import parity_embedder_spec, script_of
 from memquill_mcp.scripted import ScriptedSampler
 from memquill_mcp.server import build_server
@@ -128,8 +129,9 @@ class McpStdioHarness(_ClientHarness):
 
     The subprocess reproduces the session from the command line: its workspace, session id
     (``--session-id ''`` for none), access, and an injected clock, sampled once here
-    (``--testing-clock``). The host's write authorisation is mirrored before every call into a
-    Plan-mode file (``--plan-mode-file``): it exists exactly while ``authorize_write`` refuses.
+    (``--testing-clock``); its records store comes through ``$MEMQUILL_STORE``. The host's
+    write authorisation is mirrored before every call into a Plan-mode file
+    (``--plan-mode-file``): it exists exactly while ``authorize_write`` refuses.
     The subprocess runs the built-in secret detectors, as a session built without a scanner
     does; plugin autoloading is off there, which also keeps start-up short. A scripted model
     is played by this side's client through sampling, a parity embedder is rebuilt there
@@ -156,6 +158,8 @@ class McpStdioHarness(_ClientHarness):
                     "MEMQUILL_DISABLE_PLUGIN_AUTOLOAD": "1",
                     "XDG_DATA_HOME": str(self._control / "data"),
                     INDEX_DIR_ENV: os.environ.get(INDEX_DIR_ENV) or str(self._control / "index"),
+                    # Through the environment: a database URL never shows in the process list.
+                    STORE_ENV: session.store_location,
                 },
             )
             transport = stdio_client(parameters, errlog=errlog or sys.stderr)
