@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from memquill.index._codec import CorruptBlob, NoteRow, seal, unseal
+from memquill.index._codec import CorruptBlob, seal, unseal
 from memquill.index._db import FORMAT, IndexDatabase
 from memquill.index._view import NoteTable
 from memquill.private_paths import CREDENTIAL_PARTS, SUSPECT_NAMES, SUSPECT_STARTS
@@ -144,22 +144,22 @@ def synchronise(
         with database.reading() as connection:
             notes.refresh(connection)
 
-    by_path = notes.by_path
+    ids, byte_sizes = notes.ids, notes.byte_sizes
 
-    def resolve(walked: WalkedFile) -> tuple[NoteRow, int] | str:
+    def resolve(walked: WalkedFile) -> tuple[int, int] | str:
         path = walked[0]
         if errors:
             error = errors.get(path)
             if error is not None:
                 return error
-        row = by_path.get(path)
-        if row is None:  # pragma: no cover - analysed above
+        doc_id = ids.get(path)
+        if doc_id is None:  # pragma: no cover - analysed above
             return "Memory source is not readable."
-        return row, row[8]  # its byte size
+        return doc_id, byte_sizes[doc_id]
 
     admitted = admit(walk, resolve, budget)
     keep = set(admitted.paths)
-    removals = [path for path in notes.by_path if path not in keep]
+    removals = [path for path in notes.ids if path not in keep]
     if removals or analysed or not database.meta_int("synced_ns"):
         from memquill.index._writer import IndexWriter  # a current index loads no write side
 
@@ -191,7 +191,15 @@ def stale_notes(
     (and, into ``oversized``, those too large to read)."""
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
-    get = notes.by_path.get
+    get = notes.ids.get
+    sizes, mtimes, inodes, ctimes, devices, seen = (
+        notes.sizes,
+        notes.mtimes,
+        notes.inodes,
+        notes.ctimes,
+        notes.devices,
+        notes.seen,
+    )
     for step in walk.steps:
         if isinstance(step, str):
             continue  # a warning
@@ -200,13 +208,13 @@ def stale_notes(
             if oversized is not None:
                 oversized.append(path)
             continue
-        row = get(path)
+        at = get(path)
         # Read after the file had settled: later edits change the identity. Otherwise read
         # again once it has settled (a second edit inside the window could keep the identity).
         if (
-            row is None
-            or row[2:7] != identity
-            or row.seen - max(identity[1], identity[3]) < racy_ns
+            at is None
+            or (sizes[at], mtimes[at], inodes[at], ctimes[at], devices[at]) != identity
+            or seen[at] - max(identity[1], identity[3]) < racy_ns
             or path in force
         ):
             pending.append(step)

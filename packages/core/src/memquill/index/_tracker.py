@@ -269,7 +269,7 @@ def _quick(
     analyse(root, database, notes, pending, errors, None, None, 1)
     for path in removed:
         identities.pop(path, None)
-    removals = [path for path in removed if path in notes.by_path]
+    removals = [path for path in removed if path in notes.ids]
     if removals:
         from memquill.index._writer import IndexWriter  # only a change writes
 
@@ -277,16 +277,16 @@ def _quick(
     with database.reading() as connection:
         notes.refresh(connection)
     for walked in pending:
-        row = notes.by_path.get(walked.path)
+        row = notes.get(walked.path)
         if row is not None:
             identities[walked.path] = row.identity
-    if errors or len(notes.by_id) > seen.budget.files or notes.bytes_total > seen.budget.bytes:
+    if errors or len(notes) > seen.budget.files or notes.bytes_total > seen.budget.bytes:
         return None
     seen.entries = entries
     previous = seen.report
     return SyncReport(
         previous.walk,
-        len(notes.by_id),
+        len(notes),
         previous.warnings,
         len(pending),
         len(removals),
