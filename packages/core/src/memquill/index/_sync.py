@@ -82,7 +82,6 @@ class SyncReport:
     """What one synchronisation did.
 
     Attributes:
-        walk: the walk it compared against.
         notes: the notes within the limits (the index holds exactly these).
         warnings: the warnings the same full scan would give (skips, unreadable notes).
         analysed: notes read and analysed.
@@ -92,7 +91,6 @@ class SyncReport:
         gone: the notes whose rows were removed, by path.
     """
 
-    walk: Walk
     notes: int
     warnings: tuple[str, ...]
     analysed: int
@@ -169,7 +167,6 @@ def synchronise(
     skipped = frozenset([*oversized, *errors])
     read = frozenset(walked[0] for walked in pending if walked[0] not in errors)
     return SyncReport(
-        walk,
         len(admitted.paths),
         admitted.warnings,
         analysed,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import os
 import stat
+import struct
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,6 +48,9 @@ from memquill.query._scanconfig import ScanConfig
 
 Identity = tuple[int, int, int, int, int]
 """A file's identity: size, mtime_ns, inode, ctime_ns, device."""
+PACKED_IDENTITY: Final = struct.Struct("<5q")
+"""An identity packed in 40 bytes (as five numbers in a tuple it holds about 230), as a
+long-lived process keeps each note's between walks (:meth:`Walk.identities`)."""
 Step = tuple[str, str]
 """One step of a folder's visit: (``folder`` | ``deep`` | ``file`` | ``skip``, path or warning)."""
 
@@ -89,7 +93,8 @@ class PreviousWalk:
 
     config: ScanConfig
     listings: dict[str, FolderListing]
-    identities: dict[str, Identity]
+    identities: dict[str, bytes]
+    """Packed (:data:`PACKED_IDENTITY`)."""
     folders: set[str]
     files: set[str]
 
@@ -275,6 +280,7 @@ class WalkedFile(NamedTuple):
         return self.identity[0]
 
 
+_UNPACK = cast("Callable[[bytes], Identity]", PACKED_IDENTITY.unpack)
 _NEW_WALKED = cast(
     "Callable[[type[WalkedFile], tuple[str, Identity]], WalkedFile]",
     tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
@@ -303,9 +309,10 @@ class Walk:
     entry_stopped: bool
     listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
 
-    def identities(self) -> dict[str, Identity]:
-        """Each walked file's identity."""
-        return {step[0]: step[1] for step in self.steps if not isinstance(step, str)}
+    def identities(self) -> dict[str, bytes]:
+        """Each walked file's identity, packed (:data:`PACKED_IDENTITY`)."""
+        pack = PACKED_IDENTITY.pack
+        return {step[0]: pack(*step[1]) for step in self.steps if not isinstance(step, str)}
 
 
 def walk_folders(
@@ -492,7 +499,7 @@ class _Walk:
         if previous is not None and path not in previous.files:
             known = previous.identities.get(path)
             if known is not None:
-                self.steps.append(WalkedFile(path, known))
+                self.steps.append(_NEW_WALKED(WalkedFile, (path, _UNPACK(known))))
                 return
         seen = self.seen.pop(path, None)
         if seen is None:
