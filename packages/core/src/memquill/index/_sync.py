@@ -395,8 +395,8 @@ def _folder_key(folder: str) -> bytes:
 
 
 def _encode(identity: Identity, listing: FolderListing) -> bytes:
-    kinds = b"".join(_KINDS[kind] for kind, _ in listing.steps)
-    paths = "\0".join(path for _, path in listing.steps).encode("utf-8", "surrogatepass")
+    kinds = b"".join(map(_KINDS.__getitem__, listing.kinds))
+    paths = "\0".join(listing.values).encode("utf-8", "surrogatepass")
     head = _HEAD.pack(*identity, listing.entries, len(kinds))
     return seal(head + zlib.compress(kinds + paths, 6))
 
@@ -411,12 +411,11 @@ def decode_listing(blob: bytes) -> tuple[Identity, FolderListing]:
     try:
         size, mtime, ino, ctime, dev, entries, count = _HEAD.unpack_from(view)
         data = zlib.decompress(view[_HEAD.size :])
-        kinds = list(map(_NAMES.__getitem__, data[:count]))
+        kinds = tuple(map(_NAMES.__getitem__, data[:count]))
         text = data[count:].decode("utf-8", "surrogatepass")
     except (struct.error, zlib.error, KeyError, UnicodeDecodeError):
         raise CorruptBlob("folder listing") from None
     paths = text.split("\0") if count else []
     if len(kinds) != count or len(paths) != count or (not count and text):
         raise CorruptBlob("folder listing length")
-    steps = tuple(zip(kinds, paths, strict=True))
-    return (size, mtime, ino, ctime, dev), FolderListing(entries, steps, True)
+    return (size, mtime, ino, ctime, dev), FolderListing(entries, kinds, tuple(paths), True)

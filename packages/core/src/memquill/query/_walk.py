@@ -26,7 +26,7 @@ import os
 import stat
 import struct
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter, itemgetter
@@ -61,13 +61,22 @@ class FolderListing:
 
     Attributes:
         entries: how many entries the folder holds (each counts against the entry budget).
-        steps: the folders to enter, files to read and warnings to add, in sorted order.
+        kinds: each step's kind, in sorted order (see :data:`Step`).
+        values: each step's path or warning.
         cacheable: no entry failed to classify (a failure may be transient: list again).
+
+    (Two tuples, not a tuple per step: a long-lived process keeps every folder's listing.)
     """
 
     entries: int
-    steps: tuple[Step, ...]
+    kinds: tuple[str, ...]
+    values: tuple[str, ...]
     cacheable: bool
+
+    @property
+    def steps(self) -> Iterator[Step]:
+        """The folders to enter, files to read and warnings to add, in sorted order."""
+        return zip(self.kinds, self.values, strict=True)
 
 
 def file_identity(info: os.stat_result) -> Identity:
@@ -186,7 +195,8 @@ def classify(
 ) -> FolderListing:
     """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do
     (and, into ``notes``, the entry of each note listed)."""
-    steps: list[Step] = []
+    kinds: list[str] = []
+    values: list[str] = []
     cacheable = True
     extensions = config.extensions
     prefix = f"{relative}/" if relative else ""
@@ -217,11 +227,13 @@ def classify(
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if not config.prunes(path):
-                    steps.append(("folder" if depth < config.max_depth else "deep", path))
+                    kinds.append("folder" if depth < config.max_depth else "deep")
+                    values.append(path)
                 continue
             is_file = entry.is_file(follow_symlinks=False)
         except OSError as error:
-            steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
+            kinds.append("skip")
+            values.append(f"Skipped {path}: {source_error(error).message}")
             cacheable = False
             continue
         if not is_file:
@@ -229,10 +241,11 @@ def classify(
         # The extension as ``os.path.splitext`` cuts it (leading dots belong to the name).
         dot = lowered.rfind(".")
         if (lowered[dot:] if dot > 0 and lowered[:dot].strip(".") else "") in extensions:
-            steps.append(("file", path))
+            kinds.append("file")
+            values.append(path)
             if notes is not None:
                 notes.append(entry)
-    return FolderListing(len(listed), tuple(steps), cacheable)
+    return FolderListing(len(listed), tuple(kinds), tuple(values), cacheable)
 
 
 def sort_entries(listed: list[os.DirEntry[str]]) -> None:
