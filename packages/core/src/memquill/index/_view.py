@@ -56,11 +56,11 @@ _NEW_ROW = cast(
 class NoteTable:
     """Every indexed note, by id and by path, at one generation of the index.
 
-    The notes are held as columns indexed by note id (an id's place in them: ids are dense,
-    :data:`._codec.PAGE` to a page, never given twice), numbers in arrays; a note's row is made
-    when asked for (:meth:`row`). Tens of thousands of rows as tuples would hold a few hundred
-    bytes a note; the columns hold the numbers in 72 and the path once. A page changed since is
-    taken whole: its old notes are dropped, its new ones put in their places.
+    The notes are held as columns indexed by note id (ids count up from 0, :data:`._codec.PAGE`
+    to a page, and are never given twice: a removed note leaves a hole), the numbers in arrays;
+    a note's row is made when asked for (:meth:`row`). Rows as tuples held about 420 bytes a
+    note; the columns hold its numbers in 72 bytes and its path and tags once. A page changed
+    since is taken whole: its old notes are dropped, its new ones put in their places.
     """
 
     ids: dict[str, int]
@@ -230,8 +230,8 @@ class NoteTable:
         """Take a page's notes out."""
         for doc_id in self.pages.pop(page, ()):
             path = self.paths[doc_id]
-            if self.ids.get(path or "") == doc_id:
-                del self.ids[path or ""]
+            if path is not None and self.ids.get(path) == doc_id:
+                del self.ids[path]
             self.paths[doc_id] = None
             self.tags[doc_id] = ""
             self.length_total -= self.lengths[doc_id]
