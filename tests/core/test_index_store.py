@@ -21,6 +21,7 @@ from memquill.errors import Messages
 from memquill.index import _search_index as search_index_module
 from memquill.index._location import index_path
 from memquill.index._search_index import DAMAGED_WARNING, IndexSearcher, SearchIndex
+from memquill.index._view import NoteTable
 from memquill.query import SearchArgs
 
 ROOT_DIR = Path(__file__).resolve().parents[2]
@@ -274,3 +275,43 @@ def test_only_a_large_write_holds_the_larger_page_cache(tmp_path: Path) -> None:
             assert cache() == reading
     finally:
         database.close()
+
+
+def test_a_note_table_kept_current_holds_what_one_read_afresh_holds(tmp_path: Path) -> None:
+    """A process's note table, brought up to date page by page through edits, removals, a
+    rename, dated notes and notes on a new page, holds exactly what a table read afresh from
+    the same index holds (every row, by path; the totals; the day and month counts)."""
+    root = tmp_path.resolve() / "vault"
+    for number in range(300):  # three pages of notes
+        write(root, f"n/{number:03}.md", f"---\ntags: [t{number % 7}]\n---\nalpha {number}")
+    write(root, "daily/2026-01-02.md", "a dated note")
+    index = SearchIndex(
+        root, location=tmp_path / "index.sqlite3", notice=None, racy_seconds=0, watch=False
+    )
+    try:
+        index.refresh()
+        for number in range(0, 300, 37):
+            write(root, f"n/{number:03}.md", "bravo " * (number + 1))
+        for number in range(5, 300, 41):
+            (root / f"n/{number:03}.md").unlink()
+        (root / "n/011.md").rename(root / "n/renamed.md")
+        (root / "daily/2026-01-02.md").unlink()
+        write(root, "daily/2026-02-03.md", "another dated note")
+        for number in range(300, 330):
+            write(root, f"n/{number:03}.md", f"charlie {number}")
+        index.refresh()
+        kept = index._notes  # pyright: ignore[reportPrivateUsage]
+        afresh = NoteTable()
+        with index._open().reading() as connection:  # pyright: ignore[reportPrivateUsage]
+            afresh.refresh(connection)
+
+        def state(notes: NoteTable) -> tuple[object, ...]:
+            rows = {path: notes.row(doc_id) for path, doc_id in notes.ids.items()}
+            figures = (notes.length_total, notes.bytes_total, notes.average_length)
+            return rows, figures, notes.day_of, notes.days, notes.months, len(notes)
+
+        assert state(kept) == state(afresh)
+        assert len(kept) == 300 - 8 + 30 + 1 and list(kept.day_of.values()) == [739650]
+        assert kept.get("n/renamed.md") is not None and kept.get("n/011.md") is None
+    finally:
+        index.close()

@@ -102,6 +102,23 @@ def test_a_watched_write_is_read_again_though_its_identity_did_not_change(
     pytest.fail("five tries never kept two writes inside one second")
 
 
+def test_a_walk_after_watched_changes_reads_again_only_the_notes_that_changed(
+    vault: Path, watching: None
+) -> None:
+    """A walk the watcher's events call for takes every note it saw no event for at the
+    identity the walk before saw (kept packed between searches): none of them is read again."""
+    index = SearchIndex(vault, location=":memory:", notice=None, racy_seconds=0)
+    try:
+        assert index.refresh().read == frozenset({"a.md", "b.md", "churn/keep.md"})
+        assert found(index, "alpha") == ["a.md"]  # a second search: the walk is kept packed
+        write(vault, "a.md", "alpha kilo")
+        (vault / "churn" / "sub").mkdir()  # a new folder: a walk is needed
+        assert index.refresh().read == frozenset({"a.md"})
+        assert found(index, "kilo") == ["a.md"]
+    finally:
+        index.close()
+
+
 def test_an_overflowed_event_queue_means_a_full_walk(vault: Path, watching: None) -> None:
     """Events past the kernel's queue limit are dropped and one overflow event stands for
     them: the watcher must then vouch for nothing."""

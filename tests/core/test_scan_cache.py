@@ -97,7 +97,7 @@ def test_folders_changed_just_now_are_not_cached(tmp_path: Path) -> None:
     cache = DocumentCache()  # 2 s window: folders written this instant are listed every time
     scan_workspace(tmp_path, cache)
     assert cache.folders == 0
-    listing = FolderListing(1, (("file", "a.md"),), cacheable=False)
+    listing = FolderListing(1, ("file",), ("a.md",), cacheable=False)
     settled = (1, 0, 1, 0, 1)
     relaxed = DocumentCache(racy_seconds=0)
     relaxed.put_listing("", settled, ScanConfig(), listing)

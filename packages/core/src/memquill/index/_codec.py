@@ -341,8 +341,34 @@ def encode_page(rows: Sequence[NoteRow]) -> bytes:
     return seal(_COUNT.pack(len(rows)) + zlib.compress(data, 6))
 
 
+class NotePage(NamedTuple):
+    """A page's notes as its columns, as stored (a row is made only when asked for)."""
+
+    ids: array[int]
+    paths: list[str]
+    tags: list[str]
+    numbers: list[array[int]]
+    """size, mtime, inode, ctime, device, seen, bytes, length and day: an array each."""
+
+    def rows(self) -> list[NoteRow]:
+        """The notes, as rows."""
+        size, mtime, ino, ctime, dev, seen, byte_size, length, day = self.numbers
+        columns = (self.ids, self.paths, size, mtime, ino, ctime, dev, seen, byte_size, length)
+        # tuple.__new__ makes each row in C (NoteRow's own constructor is a Python function).
+        return list(map(_NEW_ROW, repeat(NoteRow), zip(*columns, self.tags, day, strict=True)))
+
+
 def decode_page(blob: bytes) -> list[NoteRow]:
     """The notes of a page, from its blob.
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
+    return read_page(blob).rows()
+
+
+def read_page(blob: bytes) -> NotePage:
+    """The columns of a page, from its blob.
 
     Raises:
         CorruptBlob: it fails its checksum or does not parse.
@@ -369,7 +395,6 @@ def decode_page(blob: bytes) -> list[NoteRow]:
         text = bytes(view[offset:]).decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         raise CorruptBlob("note page text") from None
-    ids, sizes, mtimes, inos, ctimes, devs, seen, sizes_utf8, lengths, days = numbers[:_NUMBERS]
     path_lengths, tag_lengths = numbers[_NUMBERS:]
     ends = list(accumulate(path_lengths))
     paths_end = ends[-1] if ends else 0
@@ -378,9 +403,7 @@ def decode_page(blob: bytes) -> list[NoteRow]:
         raise CorruptBlob("note page text length")
     paths = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
     tags = list(map(text.__getitem__, map(slice, tag_ends[:-1], tag_ends[1:])))
-    columns = (ids, paths, sizes, mtimes, inos, ctimes, devs, seen, sizes_utf8, lengths, tags)
-    # tuple.__new__ makes each row in C (NoteRow's own constructor is a Python function).
-    return list(map(_NEW_ROW, repeat(NoteRow), zip(*columns, days, strict=True)))
+    return NotePage(numbers[0], paths, tags, numbers[1:_NUMBERS])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -95,7 +95,7 @@ class IndexedCorpus:
     @property
     def size(self) -> int:
         """Notes plus records."""
-        return len(self._notes.by_id) + self._records.size
+        return len(self._notes) + self._records.size
 
     def narrow(
         self,
@@ -152,7 +152,7 @@ class IndexedCorpus:
                     gain = month_gain(size, holding, params)
                     terms.append(month_term(gain, slots, allowed))
         # No decay factor exceeds the largest among the days present (1 for undated paths).
-        undated = self._records.size > 0 or len(day_of) < len(self._notes.by_id)
+        undated = self._records.size > 0 or len(day_of) < len(self._notes)
         ceiling = max([by_day.get(day, 1.0) for day in self._days] + [1.0 if undated else 0.0])
         self._candidates = select(terms, depth, scale if dated else None, factor, ceiling)
 
@@ -189,13 +189,13 @@ class IndexedCorpus:
         """A note's row, or a record's document."""
         if index < 0:
             return self._records.documents[-1 - index]
-        return self._notes.by_id[index]
+        return self._notes.row(index)
 
     def day(self, index: int) -> date | None:
         """The day a note's path names."""
         if index < 0:
             return self._records.day(-1 - index)
-        day = self._notes.by_id[index].day
+        day = self._notes.day_numbers[index]
         return date.fromordinal(day) if day else None
 
     def path_key(self, index: int) -> bytes:
@@ -241,7 +241,7 @@ class IndexedCorpus:
         if index < 0:
             return self._records.documents[-1 - index]
         # A note id and read time name one version of the note: its document can be kept.
-        row = self._notes.by_id[index]
+        row = self._notes.row(index)
         key = (index, row.seen)
         cached = self._materialised.get(key)
         if cached is None:

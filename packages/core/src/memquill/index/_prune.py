@@ -201,7 +201,7 @@ class Norms:
 
     base: float
     scale: float
-    lengths: Mapping[int, int]
+    lengths: Sequence[int]
     records: Mapping[int, float]
 
     def of(self, slot: int) -> float:
@@ -215,7 +215,7 @@ class GainFactors:
 
     def __init__(self) -> None:
         self._key: tuple[object, ...] = ()
-        self._lengths: Mapping[int, int] = {}
+        self._lengths: Sequence[int] = ()
         self._norm = (1.0, 0.0)
         self._terms: OrderedDict[str, array[float]] = OrderedDict()
         self._size = 0

@@ -104,12 +104,12 @@ def read_status(
     if walk is not None:
         stale = len(stale_notes(walk, notes, racy_ns))
         walked = {step.path for step in walk.steps if isinstance(step, WalkedFile)}
-        removed = sum(1 for known in notes.by_path if known not in walked)
+        removed = sum(1 for known in notes.ids if known not in walked)
     return IndexStatus(
         path,
         True,
         size,
-        len(notes.by_id),
+        len(notes),
         pages,
         synced,
         stale,

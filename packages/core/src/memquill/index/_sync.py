@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from memquill.index._codec import CorruptBlob, NoteRow, seal, unseal
+from memquill.index._codec import CorruptBlob, seal, unseal
 from memquill.index._db import FORMAT, IndexDatabase
 from memquill.index._view import NoteTable
 from memquill.private_paths import CREDENTIAL_PARTS, SUSPECT_NAMES, SUSPECT_STARTS
@@ -82,7 +82,6 @@ class SyncReport:
     """What one synchronisation did.
 
     Attributes:
-        walk: the walk it compared against.
         notes: the notes within the limits (the index holds exactly these).
         warnings: the warnings the same full scan would give (skips, unreadable notes).
         analysed: notes read and analysed.
@@ -92,7 +91,6 @@ class SyncReport:
         gone: the notes whose rows were removed, by path.
     """
 
-    walk: Walk
     notes: int
     warnings: tuple[str, ...]
     analysed: int
@@ -144,22 +142,22 @@ def synchronise(
         with database.reading() as connection:
             notes.refresh(connection)
 
-    by_path = notes.by_path
+    ids, byte_sizes = notes.ids, notes.byte_sizes
 
-    def resolve(walked: WalkedFile) -> tuple[NoteRow, int] | str:
+    def resolve(walked: WalkedFile) -> tuple[int, int] | str:
         path = walked[0]
         if errors:
             error = errors.get(path)
             if error is not None:
                 return error
-        row = by_path.get(path)
-        if row is None:  # pragma: no cover - analysed above
+        doc_id = ids.get(path)
+        if doc_id is None:  # pragma: no cover - analysed above
             return "Memory source is not readable."
-        return row, row[8]  # its byte size
+        return doc_id, byte_sizes[doc_id]
 
     admitted = admit(walk, resolve, budget)
     keep = set(admitted.paths)
-    removals = [path for path in notes.by_path if path not in keep]
+    removals = [path for path in notes.ids if path not in keep]
     if removals or analysed or not database.meta_int("synced_ns"):
         from memquill.index._writer import IndexWriter  # a current index loads no write side
 
@@ -169,7 +167,6 @@ def synchronise(
     skipped = frozenset([*oversized, *errors])
     read = frozenset(walked[0] for walked in pending if walked[0] not in errors)
     return SyncReport(
-        walk,
         len(admitted.paths),
         admitted.warnings,
         analysed,
@@ -191,7 +188,15 @@ def stale_notes(
     (and, into ``oversized``, those too large to read)."""
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
-    get = notes.by_path.get
+    get = notes.ids.get
+    sizes, mtimes, inodes, ctimes, devices, seen = (
+        notes.sizes,
+        notes.mtimes,
+        notes.inodes,
+        notes.ctimes,
+        notes.devices,
+        notes.seen,
+    )
     for step in walk.steps:
         if isinstance(step, str):
             continue  # a warning
@@ -200,13 +205,13 @@ def stale_notes(
             if oversized is not None:
                 oversized.append(path)
             continue
-        row = get(path)
+        at = get(path)
         # Read after the file had settled: later edits change the identity. Otherwise read
         # again once it has settled (a second edit inside the window could keep the identity).
         if (
-            row is None
-            or row[2:7] != identity
-            or row.seen - max(identity[1], identity[3]) < racy_ns
+            at is None
+            or (sizes[at], mtimes[at], inodes[at], ctimes[at], devices[at]) != identity
+            or seen[at] - max(identity[1], identity[3]) < racy_ns
             or path in force
         ):
             pending.append(step)
@@ -390,8 +395,8 @@ def _folder_key(folder: str) -> bytes:
 
 
 def _encode(identity: Identity, listing: FolderListing) -> bytes:
-    kinds = b"".join(_KINDS[kind] for kind, _ in listing.steps)
-    paths = "\0".join(path for _, path in listing.steps).encode("utf-8", "surrogatepass")
+    kinds = b"".join(map(_KINDS.__getitem__, listing.kinds))
+    paths = "\0".join(listing.values).encode("utf-8", "surrogatepass")
     head = _HEAD.pack(*identity, listing.entries, len(kinds))
     return seal(head + zlib.compress(kinds + paths, 6))
 
@@ -406,12 +411,11 @@ def decode_listing(blob: bytes) -> tuple[Identity, FolderListing]:
     try:
         size, mtime, ino, ctime, dev, entries, count = _HEAD.unpack_from(view)
         data = zlib.decompress(view[_HEAD.size :])
-        kinds = list(map(_NAMES.__getitem__, data[:count]))
+        kinds = tuple(map(_NAMES.__getitem__, data[:count]))
         text = data[count:].decode("utf-8", "surrogatepass")
     except (struct.error, zlib.error, KeyError, UnicodeDecodeError):
         raise CorruptBlob("folder listing") from None
     paths = text.split("\0") if count else []
     if len(kinds) != count or len(paths) != count or (not count and text):
         raise CorruptBlob("folder listing length")
-    steps = tuple(zip(kinds, paths, strict=True))
-    return (size, mtime, ino, ctime, dev), FolderListing(entries, steps, True)
+    return (size, mtime, ino, ctime, dev), FolderListing(entries, kinds, tuple(paths), True)

@@ -25,9 +25,9 @@ from memquill.index._db import IndexDatabase
 from memquill.index._sync import KeptListings, Progress, SyncReport, analyse, synchronise
 from memquill.index._view import NoteTable
 from memquill.query import (
+    PACKED_IDENTITY,
     DocumentCache,
     FolderListing,
-    Identity,
     PreviousWalk,
     ScanBudget,
     ScanConfig,
@@ -56,17 +56,19 @@ class _LastSync:
     report: SyncReport
     generation: int
     listings: dict[str, FolderListing]
-    walk: Walk
+    walk: Walk | None
     entries: int
     quick: bool
     skipped: set[str] = field(default_factory=set[str])
-    known: dict[str, Identity] | None = None
+    known: dict[str, bytes] | None = None
 
-    def identities(self) -> dict[str, Identity]:
-        """Each walked note's identity, kept current by the quick path (made when first
-        asked: a process that searches once never needs it)."""
+    def identities(self) -> dict[str, bytes]:
+        """Each walked note's identity, packed, kept current by the quick path (made at the
+        next synchronisation, when the walk is let go: a process that searches once never
+        needs it)."""
         if self.known is None:
-            self.known = self.walk.identities()
+            self.known = self.walk.identities() if self.walk is not None else {}
+            self.walk = None
         return self.known
 
 
@@ -117,6 +119,7 @@ class ChangeTracker:
             self._watch = watcher is not None
         seen, previous, force = self._seen, None, set[str]()
         if watcher is not None and seen is not None and seen.budget == budget:
+            seen.identities()  # the walk, packed
             changes = watcher.drain()
             if changes.complete and seen.config == config:
                 with database.reading() as connection:
@@ -269,7 +272,7 @@ def _quick(
     analyse(root, database, notes, pending, errors, None, None, 1)
     for path in removed:
         identities.pop(path, None)
-    removals = [path for path in removed if path in notes.by_path]
+    removals = [path for path in removed if path in notes.ids]
     if removals:
         from memquill.index._writer import IndexWriter  # only a change writes
 
@@ -277,16 +280,15 @@ def _quick(
     with database.reading() as connection:
         notes.refresh(connection)
     for walked in pending:
-        row = notes.by_path.get(walked.path)
+        row = notes.get(walked.path)
         if row is not None:
-            identities[walked.path] = row.identity
-    if errors or len(notes.by_id) > seen.budget.files or notes.bytes_total > seen.budget.bytes:
+            identities[walked.path] = PACKED_IDENTITY.pack(*row.identity)
+    if errors or len(notes) > seen.budget.files or notes.bytes_total > seen.budget.bytes:
         return None
     seen.entries = entries
     previous = seen.report
     return SyncReport(
-        previous.walk,
-        len(notes.by_id),
+        len(notes),
         previous.warnings,
         len(pending),
         len(removals),

@@ -27,67 +27,100 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from itertools import compress
-from operator import itemgetter
-from typing import Final
+from itertools import compress, repeat
+from typing import Final, cast
 
 from memquill.index._codec import (
     ChunkMatrix,
     CorruptBlob,
     FieldCounts,
+    NotePage,
     NoteRow,
     Postings,
     decode_block,
     decode_chunk_matrix,
-    decode_page,
+    read_page,
     stored_blob,
 )
 from memquill.index._db import IndexDamaged, IndexDatabase
 
-_ID = itemgetter(0)
-_PATH = itemgetter(1)
-_BYTES = itemgetter(8)
-_LENGTH = itemgetter(9)
-_DAY = itemgetter(11)
+_NEW_ROW = cast(
+    "Callable[[type[NoteRow], tuple[object, ...]], NoteRow]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
 
 
 class NoteTable:
-    """Every indexed note, by id and by path, at one generation of the index."""
+    """Every indexed note, by id and by path, at one generation of the index.
 
-    by_id: dict[int, NoteRow]
-    by_path: dict[str, NoteRow]
+    The notes are held as columns indexed by note id (ids count up from 0, :data:`._codec.PAGE`
+    to a page, and are never given twice: a removed note leaves a hole), the numbers in arrays;
+    a note's row is made when asked for (:meth:`row`). Rows as tuples held about 420 bytes a
+    note; the columns hold its numbers in 72 bytes and its path and tags once. A page changed
+    since is taken whole: its old notes are dropped, its new ones put in their places.
+    """
+
+    ids: dict[str, int]
+    """Each note's id, by path."""
+    paths: list[str | None]
+    """Each id's path (``None``: no note has that id now)."""
+    tags: list[str]
+    sizes: array[int]
+    mtimes: array[int]
+    inodes: array[int]
+    ctimes: array[int]
+    devices: array[int]
+    seen: array[int]
+    """When each note was read (ns)."""
+    byte_sizes: array[int]
+    lengths: array[int]
+    """Each note's folded body length (what length normalisation divides)."""
+    day_numbers: array[int]
     generation: int
     length_total: int
     bytes_total: int
     """UTF-8 size of every indexed note's text, together."""
-    lengths: dict[int, int]
-    """Each note's folded body length (what length normalisation divides)."""
     day_of: dict[int, int]
     """The day (proleptic ordinal) of each note whose path names one."""
     months: dict[tuple[int, int], set[int]]
     """Dated notes by (year, month)."""
     days: dict[int, int]
     """How many notes each day present names."""
-    pages: dict[int, list[int]]
+    pages: dict[int, array[int]]
     """The ids on each page."""
 
     def __init__(self) -> None:
         self._clear()
 
     def _clear(self) -> None:
-        self.by_id = {}
-        self.by_path = {}
+        self.ids = {}
+        self.paths = []
+        self.tags = []
+        self._numbers = tuple(array("q") for _ in range(9))
+        (
+            self.sizes,
+            self.mtimes,
+            self.inodes,
+            self.ctimes,
+            self.devices,
+            self.seen,
+            self.byte_sizes,
+            self.lengths,
+            self.day_numbers,
+        ) = self._numbers
         self.generation = -1
         self.length_total = 0
         self.bytes_total = 0
-        self.lengths = {}
         self.day_of = {}
         self.months = {}
         self.days = {}
         self.pages = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
     def refresh(self, connection: sqlite3.Connection) -> bool:
         """Catch up with the index (inside a transaction); whether anything changed."""
@@ -105,87 +138,121 @@ class NoteTable:
         ).fetchall()
         if full:
             self._clear()
-            rows: list[NoteRow] = []
-            for page, blob in changed:
-                found = _decode_page(blob)
-                self.pages[int(page)] = list(map(_ID, found))
-                rows.extend(found)
-            self._load(rows)
-        else:
-            for page, blob in changed:
-                found = _decode_page(blob)
-                for doc_id in self.pages.get(int(page), ()):
-                    self._drop(doc_id)
-                self.pages[int(page)] = list(map(_ID, found))
-                for row in found:
-                    self._put(row)
+        for page, blob in changed:
+            self._drop(int(page))
+            self._put(int(page), _decode_page(blob))
+        if full and len(self.ids) != sum(map(len, self.pages.values())):
+            raise IndexDamaged("two notes have one path")
         self.generation = generation
         return True
 
+    def row(self, doc_id: int) -> NoteRow:
+        """Note ``doc_id``'s row.
+
+        Raises:
+            KeyError: no note has that id.
+        """
+        path = self.paths[doc_id] if 0 <= doc_id < len(self.paths) else None
+        if path is None:
+            raise KeyError(doc_id)
+        return _NEW_ROW(
+            NoteRow,
+            (
+                doc_id,
+                path,
+                self.sizes[doc_id],
+                self.mtimes[doc_id],
+                self.inodes[doc_id],
+                self.ctimes[doc_id],
+                self.devices[doc_id],
+                self.seen[doc_id],
+                self.byte_sizes[doc_id],
+                self.lengths[doc_id],
+                self.tags[doc_id],
+                self.day_numbers[doc_id],
+            ),
+        )
+
+    def get(self, path: str) -> NoteRow | None:
+        """The row of the note at ``path``, if indexed."""
+        doc_id = self.ids.get(path)
+        return None if doc_id is None else self.row(doc_id)
+
     def page(self, page: int) -> Iterable[NoteRow]:
         """The notes on ``page``."""
-        by_id = self.by_id
-        return [by_id[doc_id] for doc_id in self.pages.get(page, ())]
+        return list(map(self.row, self.pages.get(page, ())))
 
     @property
     def average_length(self) -> float:
         """Mean folded body length of the indexed notes."""
-        return self.length_total / len(self.by_id) if self.by_id else 0.0
+        return self.length_total / len(self.ids) if self.ids else 0.0
 
-    def _load(self, rows: list[NoteRow]) -> None:
-        """Take every note at once (a fresh process, tens of thousands of them)."""
-        ids = list(map(_ID, rows))
-        self.by_id = dict(zip(ids, rows, strict=True))
-        self.by_path = dict(zip(map(_PATH, rows), rows, strict=True))
-        if len(self.by_id) != len(rows) or len(self.by_path) != len(rows):
+    def _put(self, page: int, found: NotePage) -> None:
+        """Put a page's notes in their places (each free: pages hold disjoint ids)."""
+        ids, paths = found.ids, self.paths
+        lo = ids[0] if ids else 0
+        run = ids == array("q", range(lo, lo + len(ids)))  # the usual page: ids in a run
+        if not run and (min(ids) < 0 or len(set(ids)) != len(ids)):
+            raise IndexDamaged(f"page {page}: note ids")
+        top = max(ids, default=-1) + 1
+        if top > len(paths):
+            paths.extend(repeat(None, top - len(paths)))
+            self.tags.extend(repeat("", top - len(self.tags)))
+            for column in self._numbers:
+                column.frombytes(bytes(8 * (top - len(column))))
+        if any(map(paths.__getitem__, ids)):
             raise IndexDamaged("a note is on two pages")
-        self.lengths = dict(zip(ids, map(_LENGTH, rows), strict=True))
-        self.length_total = sum(self.lengths.values())
-        self.bytes_total = sum(map(_BYTES, rows))
-        for row in compress(rows, map(_DAY, rows)):
-            self._date(row)
+        if run:  # in C
+            paths[lo:top] = found.paths
+            self.tags[lo:top] = found.tags
+            for column, values in zip(self._numbers, found.numbers, strict=True):
+                column[lo:top] = values
+        else:
+            for at, doc_id in enumerate(ids):
+                paths[doc_id] = found.paths[at]
+                self.tags[doc_id] = found.tags[at]
+                for column, values in zip(self._numbers, found.numbers, strict=True):
+                    column[doc_id] = values[at]
+        self.ids.update(zip(found.paths, ids, strict=True))
+        self.length_total += sum(found.numbers[7])
+        self.bytes_total += sum(found.numbers[6])
+        days = found.numbers[8]
+        for doc_id, day in compress(zip(ids, days, strict=True), days):
+            self._date(doc_id, day)
+        self.pages[page] = ids
 
-    def _put(self, row: NoteRow) -> None:
-        if row.id in self.by_id:  # pragma: no cover - pages hold disjoint ids
-            self._drop(row.id)
-        self.by_id[row.id] = row
-        self.by_path[row.path] = row
-        self.length_total += row.length
-        self.bytes_total += row.byte_size
-        self.lengths[row.id] = row.length
-        if row.day:
-            self._date(row)
+    def _date(self, doc_id: int, day: int) -> None:
+        self.day_of[doc_id] = day
+        self.days[day] = self.days.get(day, 0) + 1
+        self.months.setdefault(_month(day), set()).add(doc_id)
 
-    def _date(self, row: NoteRow) -> None:
-        self.day_of[row.id] = row.day
-        self.days[row.day] = self.days.get(row.day, 0) + 1
-        self.months.setdefault(_month(row.day), set()).add(row.id)
-
-    def _drop(self, doc_id: int) -> None:
-        old = self.by_id.pop(doc_id, None)
-        if old is None:
-            return
-        self.length_total -= old.length
-        self.bytes_total -= old.byte_size
-        del self.lengths[doc_id]
-        if self.by_path.get(old.path) is old:
-            del self.by_path[old.path]
-        if old.day:
-            del self.day_of[doc_id]
-            left = self.days[old.day] - 1
-            if left:
-                self.days[old.day] = left
-            else:
-                del self.days[old.day]
-            held = self.months[_month(old.day)]
-            held.discard(doc_id)
-            if not held:
-                del self.months[_month(old.day)]
+    def _drop(self, page: int) -> None:
+        """Take a page's notes out."""
+        for doc_id in self.pages.pop(page, ()):
+            path = self.paths[doc_id]
+            if path is not None and self.ids.get(path) == doc_id:
+                del self.ids[path]
+            self.paths[doc_id] = None
+            self.tags[doc_id] = ""
+            self.length_total -= self.lengths[doc_id]
+            self.bytes_total -= self.byte_sizes[doc_id]
+            day = self.day_numbers[doc_id]
+            if day:
+                del self.day_of[doc_id]
+                left = self.days[day] - 1
+                if left:
+                    self.days[day] = left
+                else:
+                    del self.days[day]
+                held = self.months[_month(day)]
+                held.discard(doc_id)
+                if not held:
+                    del self.months[_month(day)]
 
 
-def _decode_page(blob: object) -> list[NoteRow]:
+def _decode_page(blob: object) -> NotePage:
     try:
-        return decode_page(stored_blob(blob, "note page"))
+        return read_page(stored_blob(blob, "note page"))
     except CorruptBlob:
         raise
     except Exception as error:  # noqa: BLE001 - any parse failure is damage
@@ -295,7 +362,7 @@ class PostingsReader:
 
     def term_list(self, connection: sqlite3.Connection, doc_id: int) -> ChunkMatrix:
         """Note ``doc_id``'s term ids and chunk matrix."""
-        key = (doc_id, self._notes.by_id[doc_id].seen)
+        key = (doc_id, self._notes.seen[doc_id])
         cached = self._lists.get(key)
         if cached is not None:
             return cached
@@ -306,8 +373,8 @@ class PostingsReader:
 
     def prefetch(self, connection: sqlite3.Connection, doc_ids: list[int]) -> None:
         """Read the term lists of ``doc_ids`` not yet cached, in one statement."""
-        by_id = self._notes.by_id
-        keys = {doc_id: (doc_id, by_id[doc_id].seen) for doc_id in doc_ids}
+        seen = self._notes.seen
+        keys = {doc_id: (doc_id, seen[doc_id]) for doc_id in doc_ids}
         missing = [doc_id for doc_id, key in keys.items() if key not in self._lists]
         if len(missing) < 2:
             return

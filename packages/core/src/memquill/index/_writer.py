@@ -87,7 +87,7 @@ class IndexWriter:
             next_id = db.meta_int("next_id")
             editor = BlockEditor(connection, generation)
             pages: dict[int, dict[int, NoteRow | None]] = {}
-            gone = [row for row in map(notes.by_path.get, dict.fromkeys(removals)) if row]
+            gone = [row for row in map(notes.get, dict.fromkeys(removals)) if row]
             for row, old in zip(gone, _term_lists(connection, [r.id for r in gone]), strict=True):
                 editor.remove(row.id, old)
                 pages.setdefault(row.id // PAGE, {})[row.id] = None
@@ -100,7 +100,7 @@ class IndexWriter:
             if batch is not None and batch.notes:
                 mapping, fresh = term_ids(db, batch.vocabulary)
                 for note in batch.notes:
-                    row = notes.by_path.get(note.path)
+                    row = notes.get(note.path)
                     if row is not None and row.id not in dropped:
                         if row.identity == note.identity and row.seen >= note.seen:
                             continue  # indexed meanwhile by another process from the same file
@@ -115,7 +115,7 @@ class IndexWriter:
                     olds = _term_lists(connection, [doc_id for doc_id, _, _ in edited])
                     for (doc_id, note, blob), old in zip(edited, olds, strict=True):
                         lost |= editor.replace(doc_id, old, decode_term_list(blob))
-                        lost |= not _tag_set(note.tags) >= _tag_set(notes.by_id[doc_id].tags)
+                        lost |= not _tag_set(note.tags) >= _tag_set(notes.row(doc_id).tags)
                     for doc_id, _, blob in added:
                         editor.add(doc_id, decode_term_list(blob))
             changed = [*edited, *added]

@@ -108,6 +108,7 @@ if typing.TYPE_CHECKING:
         words as words,
     )
     from memquill.query._walk import (
+        PACKED_IDENTITY as PACKED_IDENTITY,
         DocumentCache as DocumentCache,
         FolderListing as FolderListing,
         Identity as Identity,

@@ -24,8 +24,9 @@ from __future__ import annotations
 import itertools
 import os
 import stat
+import struct
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter, itemgetter
@@ -47,6 +48,9 @@ from memquill.query._scanconfig import ScanConfig
 
 Identity = tuple[int, int, int, int, int]
 """A file's identity: size, mtime_ns, inode, ctime_ns, device."""
+PACKED_IDENTITY: Final = struct.Struct("<5q")
+"""An identity packed in 40 bytes (as five numbers in a tuple it holds about 230), as a
+long-lived process keeps each note's between walks (:meth:`Walk.identities`)."""
 Step = tuple[str, str]
 """One step of a folder's visit: (``folder`` | ``deep`` | ``file`` | ``skip``, path or warning)."""
 
@@ -57,13 +61,22 @@ class FolderListing:
 
     Attributes:
         entries: how many entries the folder holds (each counts against the entry budget).
-        steps: the folders to enter, files to read and warnings to add, in sorted order.
+        kinds: each step's kind, in sorted order (see :data:`Step`).
+        values: each step's path or warning.
         cacheable: no entry failed to classify (a failure may be transient: list again).
+
+    (Two tuples, not a tuple per step: a long-lived process keeps every folder's listing.)
     """
 
     entries: int
-    steps: tuple[Step, ...]
+    kinds: tuple[str, ...]
+    values: tuple[str, ...]
     cacheable: bool
+
+    @property
+    def steps(self) -> Iterator[Step]:
+        """The folders to enter, files to read and warnings to add, in sorted order."""
+        return zip(self.kinds, self.values, strict=True)
 
 
 def file_identity(info: os.stat_result) -> Identity:
@@ -89,7 +102,8 @@ class PreviousWalk:
 
     config: ScanConfig
     listings: dict[str, FolderListing]
-    identities: dict[str, Identity]
+    identities: dict[str, bytes]
+    """Packed (:data:`PACKED_IDENTITY`)."""
     folders: set[str]
     files: set[str]
 
@@ -181,7 +195,8 @@ def classify(
 ) -> FolderListing:
     """What the sorted entries of the folder ``relative`` (at ``depth``) ask the walk to do
     (and, into ``notes``, the entry of each note listed)."""
-    steps: list[Step] = []
+    kinds: list[str] = []
+    values: list[str] = []
     cacheable = True
     extensions = config.extensions
     prefix = f"{relative}/" if relative else ""
@@ -212,11 +227,13 @@ def classify(
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if not config.prunes(path):
-                    steps.append(("folder" if depth < config.max_depth else "deep", path))
+                    kinds.append("folder" if depth < config.max_depth else "deep")
+                    values.append(path)
                 continue
             is_file = entry.is_file(follow_symlinks=False)
         except OSError as error:
-            steps.append(("skip", f"Skipped {path}: {source_error(error).message}"))
+            kinds.append("skip")
+            values.append(f"Skipped {path}: {source_error(error).message}")
             cacheable = False
             continue
         if not is_file:
@@ -224,10 +241,11 @@ def classify(
         # The extension as ``os.path.splitext`` cuts it (leading dots belong to the name).
         dot = lowered.rfind(".")
         if (lowered[dot:] if dot > 0 and lowered[:dot].strip(".") else "") in extensions:
-            steps.append(("file", path))
+            kinds.append("file")
+            values.append(path)
             if notes is not None:
                 notes.append(entry)
-    return FolderListing(len(listed), tuple(steps), cacheable)
+    return FolderListing(len(listed), tuple(kinds), tuple(values), cacheable)
 
 
 def sort_entries(listed: list[os.DirEntry[str]]) -> None:
@@ -275,6 +293,7 @@ class WalkedFile(NamedTuple):
         return self.identity[0]
 
 
+_UNPACK = cast("Callable[[bytes], Identity]", PACKED_IDENTITY.unpack)
 _NEW_WALKED = cast(
     "Callable[[type[WalkedFile], tuple[str, Identity]], WalkedFile]",
     tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
@@ -303,9 +322,10 @@ class Walk:
     entry_stopped: bool
     listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
 
-    def identities(self) -> dict[str, Identity]:
-        """Each walked file's identity."""
-        return {step[0]: step[1] for step in self.steps if not isinstance(step, str)}
+    def identities(self) -> dict[str, bytes]:
+        """Each walked file's identity, packed (:data:`PACKED_IDENTITY`)."""
+        pack = PACKED_IDENTITY.pack
+        return {step[0]: pack(*step[1]) for step in self.steps if not isinstance(step, str)}
 
 
 def walk_folders(
@@ -492,7 +512,7 @@ class _Walk:
         if previous is not None and path not in previous.files:
             known = previous.identities.get(path)
             if known is not None:
-                self.steps.append(WalkedFile(path, known))
+                self.steps.append(_NEW_WALKED(WalkedFile, (path, _UNPACK(known))))
                 return
         seen = self.seen.pop(path, None)
         if seen is None:
