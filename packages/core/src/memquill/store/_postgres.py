@@ -102,6 +102,19 @@ class _Loaded:
         return self.decoded.raw
 
 
+@dataclass(frozen=True, slots=True)
+class _Fetched:
+    """What a read found: the workspace row's fields and the rows changed ``since`` a seq
+    (as fetched: position, id, meta, content), not yet merged into the rows held."""
+
+    workspace_id: object
+    seq: int
+    versions: int
+    header: str
+    since: int
+    rows: list[tuple[object, ...]]
+
+
 class PostgresBackend(RecordsBackend):
     """One workspace's records in PostgreSQL (see the module docstring).
 
@@ -177,7 +190,7 @@ class PostgresBackend(RecordsBackend):
                             connection.execute(
                                 "SELECT set_config('lock_timeout', %s, true)", (milliseconds,)
                             )
-                        self._fetch(connection, "nowait" if timeout <= 0 else "wait")
+                        self._caught_up(connection, "nowait" if timeout <= 0 else "wait")
                         started = True
                         current = self._current()
                         change = apply_operation(current, operation, self._capacity)
@@ -261,9 +274,19 @@ class PostgresBackend(RecordsBackend):
                 self._set_quota(found[5])
                 return
         # One snapshot for the workspace row and its rows (a writer may commit in between).
-        with connection.transaction():
-            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            self._fetch(connection, None)
+        # The rows are made into the workspace after the transaction: at 100,000 rows that
+        # took longer than idle_timeout on a busy machine, and the server ended the read.
+        while True:
+            with connection.transaction():
+                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                fetched = self._fetch(connection, None)
+            if fetched is None:
+                return
+            merged = self._merged(fetched)
+            if merged is not None:
+                self._loaded = merged
+                return
+            self._gap(fetched)  # the next round reads every row, in a snapshot of its own
 
     def _current(self) -> Decoded:
         """The workspace as last fetched, decoded (reusing what the memo holds)."""
@@ -274,9 +297,12 @@ class PostgresBackend(RecordsBackend):
         assert self._loaded.decoded is not None
         return self._loaded.decoded
 
-    def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> None:
-        """Bring the workspace up to date (``lock``: its row taken ``FOR NO KEY UPDATE``,
-        waiting or not): the rows this backend holds, plus those changed since."""
+    def _fetch(
+        self, connection: Connection, lock: Literal["wait", "nowait"] | None
+    ) -> _Fetched | None:
+        """The workspace row (``lock``: taken ``FOR NO KEY UPDATE``, waiting or not) and the
+        rows changed since this backend last looked, not yet merged into what it holds
+        (:meth:`_merged`; ``None``: nothing changed, or a kept blob, which is loaded)."""
         query = (
             READ if lock is None else READ_FOR_WRITE if lock == "wait" else READ_FOR_WRITE_NOWAIT
         )
@@ -296,24 +322,54 @@ class PostgresBackend(RecordsBackend):
         assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
         if blob is not None:
             self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
-        elif self._loaded.blob or seq != self._loaded.seq:
-            self._loaded = self._rows_since(connection, workspace_id, seq, versions, header)
+            return None
+        if not self._loaded.blob and seq == self._loaded.seq:
+            return None
+        since = 0 if self._loaded.blob else self._loaded.seq
+        found_rows = connection.execute(ROWS, (workspace_id, since)).fetchall()
+        return _Fetched(workspace_id, seq, versions, header, since, found_rows)
+
+    def _caught_up(self, connection: Connection, lock: Literal["wait", "nowait"]) -> None:
+        """:meth:`_fetch` and :meth:`_merged` in one transaction (a write's, under its lock)."""
+        fetched = self._fetch(connection, lock)
+        while fetched is not None:
+            merged = self._merged(fetched)
+            if merged is not None:
+                self._loaded = merged
+                return
+            self._gap(fetched)
+            fetched = _Fetched(
+                fetched.workspace_id,
+                fetched.seq,
+                fetched.versions,
+                fetched.header,
+                0,
+                connection.execute(ROWS, (fetched.workspace_id, 0)).fetchall(),
+            )
+
+    def _gap(self, fetched: _Fetched) -> None:
+        """The rows fetched do not follow the ones held: hold none (all are read next).
+
+        Raises:
+            StorageError: they were all the rows already (out of order: not memquill's).
+        """
+        if fetched.since == 0:
+            raise StorageError(Messages.DATABASE_UNAVAILABLE)
+        self._loaded = _Loaded()
 
     def _set_quota(self, quota: object) -> None:
         self._quota = quota if isinstance(quota, int) else None
         self._capacity = NO_QUOTA if self._quota is None else self._quota
 
-    def _rows_since(
-        self, connection: Connection, workspace_id: object, seq: int, versions: int, header: str
-    ) -> _Loaded:
+    def _merged(self, fetched: _Fetched) -> _Loaded | None:
+        """The workspace: the rows held, with the ones fetched in their places (``None``: they
+        leave a gap, so they are not the rows this backend knew)."""
         last = self._loaded
         known = () if last.blob else last.rows
-        since = 0 if last.blob else last.seq
+        seq, versions, header = fetched.seq, fetched.versions, fetched.header
         rows = list(known)
         rewritten = False  # a row already known changed its bytes
-        for position, record_id, meta, content in connection.execute(
-            ROWS, (workspace_id, since)
-        ).fetchall():
+        for position, record_id, meta, content in fetched.rows:
             assert isinstance(position, int)
             row = Row.of(str(record_id), str(meta), str(content))
             if position < len(rows):
@@ -322,30 +378,26 @@ class PostgresBackend(RecordsBackend):
             elif position == len(rows):
                 rows.append(row)
             else:
-                break  # a gap: not the rows this backend knew; read them all
-        else:
-            del rows[versions:]
-            if len(rows) == versions:
-                if (
-                    known
-                    and versions >= len(known)
-                    and not rewritten
-                    and header == last.header
-                    and last.decoded
-                ):
-                    # Only rows added at the end (an appended correction's superseded row
-                    # keeps its bytes): decode just their blocks, as a file store decodes
-                    # another writer's append, instead of the whole workspace again.
-                    tail = b"".join(row.block for row in rows[len(known) :])
-                    decoded = extended(last.decoded, tail) if tail else last.decoded
-                    if decoded is not None:
-                        self.memo.remember(decoded)
-                        return _Loaded(seq, header, tuple(rows), None, decoded=decoded)
-                return _Loaded(seq, header, tuple(rows), assemble(header, rows))
-        if since == 0:
-            raise StorageError(Messages.DATABASE_UNAVAILABLE)  # rows out of order: not ours
-        self._loaded = _Loaded()
-        return self._rows_since(connection, workspace_id, seq, versions, header)
+                return None  # a gap
+        del rows[versions:]
+        if len(rows) != versions:
+            return None
+        if (
+            known
+            and versions >= len(known)
+            and not rewritten
+            and header == last.header
+            and last.decoded
+        ):
+            # Only rows added at the end (an appended correction's superseded row keeps its
+            # bytes): decode just their blocks, as a file store decodes another writer's
+            # append, instead of the whole workspace again.
+            tail = b"".join(row.block for row in rows[len(known) :])
+            decoded = extended(last.decoded, tail) if tail else last.decoded
+            if decoded is not None:
+                self.memo.remember(decoded)
+                return _Loaded(seq, header, tuple(rows), None, decoded=decoded)
+        return _Loaded(seq, header, tuple(rows), assemble(header, rows))
 
     def _store(self, connection: Connection, current: Decoded, change: Change) -> _Loaded:
         """Write the change's difference to the rows; the workspace as it then is."""
