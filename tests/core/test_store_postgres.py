@@ -180,10 +180,11 @@ def test_a_frozen_holder_is_cut_off_by_the_server_and_never_acknowledged(
 def test_a_reader_stalled_while_making_its_rows_is_not_cut_off(
     db: Backing, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A first read of 100,000 rows, on a busy machine, made them into the workspace inside
-    # its transaction for longer than idle_timeout: the server ended it, and its retry, and
-    # the read failed ("storage"). A stall while making the rows (a loaded machine's) is
-    # stood in for by a sleep longer than the idle timeout.
+    # A first read of 100,000 rows, on a busy machine, took them in and made them into the
+    # workspace inside its transaction for longer than idle_timeout: the server ended it, and
+    # its retry, and the read failed ("storage"). A read is one statement now, no transaction.
+    # A stall while making the rows (a loaded machine's) is stood in for by a sleep longer
+    # than the idle timeout.
     db.store().save([manual(f"fact {n}") for n in range(20)])
     made = Row.of
 

@@ -4,7 +4,8 @@ Each version row keeps its block's exact metadata text and content (``_postgres_
 the bytes of ``records.md`` are rebuilt exactly from the rows, and the format, revisions (sha256
 of the workspace id, NUL and those bytes), tombstones and every check are the file store's. A
 reader fetches only the rows changed since it last looked (each write bumps the workspace's
-``seq`` and stamps the rows it wrote). A write is one transaction: ``SELECT … FOR NO KEY
+``seq`` and stamps the rows it wrote), with the workspace row, in one statement and no
+transaction. A write is one transaction: ``SELECT … FOR NO KEY
 UPDATE`` on the workspace row (other writers queue on the server, in order; ``lock_timeout``
 turns a long wait into ``busy``), the store's pure operation on the records so loaded, and
 only the difference written (new versions inserted, changed ones updated, removed ones
@@ -24,7 +25,7 @@ no connection: each read and each write transaction borrows one from the process
 the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
 transaction did anything is retried once on a new connection, one that fails later is
 reported (``storage``) and never completed by anyone. A read that finds the workspace row's
-``seq`` unchanged is that one statement. What is said to the server (the schema, the
+``seq`` unchanged is that statement's one row. What is said to the server (the schema, the
 statements, opening a connection) is :mod:`memquill.store._postgres_sql`'s.
 """
 
@@ -59,6 +60,7 @@ from memquill.store._postgres_sql import (
     READ,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
+    READ_WITH_ROWS,
     RECORD_KEY,
     ROWS,
     UPDATE_ROW,
@@ -260,33 +262,42 @@ class PostgresBackend(RecordsBackend):
     # -- internals -----------------------------------------------------------------------
 
     def _read_consistent(self, connection: Connection) -> None:
-        loaded = self._loaded
-        if self._identity is not None and not loaded.blob:
-            # One statement (its own snapshot): nothing changed since the last read, so the
-            # rows held are the workspace's and no transaction is needed.
-            found = connection.execute(READ, (self._location.workspace,)).fetchone()
-            if (
-                found is not None
-                and str(found[0]).encode() == self._identity
-                and found[1] == loaded.seq
-                and found[4] is None
-            ):
-                self._set_quota(found[5])
-                return
-        # One snapshot for the workspace row and its rows (a writer may commit in between).
-        # The rows are made into the workspace after the transaction: at 100,000 rows that
-        # took longer than idle_timeout on a busy machine, and the server ended the read.
+        """Bring the workspace up to date with one statement (its own snapshot of the workspace
+        row and its rows): no transaction, so however long the rows take to arrive and to be
+        made into the workspace, the server never ends the read for idling in one (a first
+        read of 100,000 rows on a busy machine did, at idle_timeout). Unchanged since the last
+        read: that statement's one row, no version in it."""
+        name = self._location.workspace
         while True:
-            with connection.transaction():
-                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                fetched = self._fetch(connection, None)
-            if fetched is None:
+            loaded = self._loaded
+            since = 0 if self._identity is None or loaded.blob else loaded.seq
+            found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+            if not found:
+                self._create_row(connection)
+                found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+            if not found:
+                raise StorageError(Messages.DATABASE_UNAVAILABLE)
+            workspace_id, seq, versions, header, blob, quota = found[0][:6]
+            identity = str(workspace_id).encode()
+            if identity != self._identity:
+                self._loaded = _Loaded()
+                self._identity = identity
+                if since:
+                    continue  # another workspace under the name: read all its rows
+            self._set_quota(quota)
+            assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
+            if blob is not None:
+                self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
                 return
+            if not self._loaded.blob and seq == self._loaded.seq:
+                return
+            rows = [row[6:] for row in found if row[6] is not None]
+            fetched = _Fetched(workspace_id, seq, versions, header, since, rows)
             merged = self._merged(fetched)
             if merged is not None:
                 self._loaded = merged
                 return
-            self._gap(fetched)  # the next round reads every row, in a snapshot of its own
+            self._gap(fetched)  # the next round reads every row
 
     def _current(self) -> Decoded:
         """The workspace as last fetched, decoded (reusing what the memo holds)."""
