@@ -224,7 +224,10 @@ def writer(
     with opened(kind, target) as store:
         # A long-lived application has read its namespace before: the first read of one
         # decodes it whole (a process start's cost), so it happens before the clock starts.
-        store.get(namespace(index * per_writer % used), "warm-up")
+        try:
+            store.get(namespace(index * per_writer % used), "warm-up")
+        except Exception as error:  # its puts read the namespace then, and count their errors
+            print(f"writer {index}: warm-up read failed: {causes(error)}", file=sys.stderr)
         barrier.wait()
         for n in range(per_writer):
             ns = namespace((index * per_writer + n) % used)
@@ -238,6 +241,17 @@ def writer(
                 continue
             acknowledged.append((ns, key, value, (time.perf_counter() - start) * 1000.0))
     results.put((acknowledged, errors))
+
+
+def causes(error: BaseException) -> str:
+    """``error`` and what it was raised from or during (memquill's errors hide the driver's
+    message, which may quote the URL: a benchmark's own stderr may show it)."""
+    chain: list[str] = []
+    current: BaseException | None = error
+    while current is not None and len(chain) < 5:
+        chain.append(f"{type(current).__name__}: {current}")
+        current = current.__cause__ or current.__context__
+    return " <- ".join(chain)
 
 
 def concurrent(kind: str, target: Target, used: int, args: argparse.Namespace) -> dict[str, float]:
