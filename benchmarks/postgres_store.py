@@ -21,9 +21,9 @@ writers across many namespaces need a few hundred connections: the server's
 
 Setup (not timed, printed for scale): S items ``{"content": TEXT, "topic": T}`` from
 ``--seed``, round-robin across min(N, S) namespaces ``("memories", "u<i>")``, through each
-store's batch path (PostgresStore: ``batch`` of 500 ``PutOp``; memquill: one ``batch`` of them
-all, which writes each namespace's puts in one transaction: round-robin, a call of 500 would
-hold a few puts per namespace at most). Then, each call timed on its own,
+store's batch path (PostgresStore: ``batch`` of 500 ``PutOp``; memquill: ``batch`` calls of
+10,000 puts per namespace, each writing a namespace's puts in one transaction: round-robin, a
+call of 500 would hold a few puts per namespace at most). Then, each call timed on its own,
 namespaces and keys drawn from the same seeded sequence for every store:
 
 - ``put``: a new key into a random namespace;
@@ -91,6 +91,7 @@ from langgraph_store import TOPICS, WORDS, sentence
 STORES = ("memquill pg", "PostgresStore", "memquill file")
 """The stores, in the table's column order."""
 PG_BATCH = 500
+MEMQUILL_BATCH = 10_000
 FILE_CAPACITY = 64 * 1024 * 1024
 Value = dict[str, Any]
 Namespace = tuple[str, ...]
@@ -149,7 +150,7 @@ def items(size: int, used: int, seed: int) -> list[tuple[Namespace, str, Value]]
     ]
 
 
-def fill(kind: str, store: BaseStore, data: list[tuple[Namespace, str, Value]]) -> None:
+def fill(kind: str, store: BaseStore, data: list[tuple[Namespace, str, Value]], used: int) -> None:
     """``data`` into ``store`` through its batch path (see the module docstring)."""
     ops = [PutOp(ns, key, value) for ns, key, value in data]
     if isinstance(store, PostgresStore):
@@ -157,7 +158,12 @@ def fill(kind: str, store: BaseStore, data: list[tuple[Namespace, str, Value]]) 
             store.batch(ops[start : start + PG_BATCH])
         return
     assert isinstance(store, MemquillStore), kind
-    store.batch(ops)  # each namespace's puts one write
+    # Each namespace's puts one write, at most MEMQUILL_BATCH of them: a write's transaction
+    # holds its lock while memquill checks and encodes the batch, and the server ends one idle
+    # for idle_timeout (5 s; 10,000 puts take about 1.4 s of it here).
+    step = used * MEMQUILL_BATCH  # round-robin: a slice holds MEMQUILL_BATCH per namespace
+    for start in range(0, len(ops), step):
+        store.batch(ops[start : start + step])
 
 
 def budgeted(calls: Sequence[Callable[[], object]], budget: float) -> list[float]:
@@ -218,7 +224,10 @@ def writer(
     with opened(kind, target) as store:
         # A long-lived application has read its namespace before: the first read of one
         # decodes it whole (a process start's cost), so it happens before the clock starts.
-        store.get(namespace(index * per_writer % used), "warm-up")
+        try:
+            store.get(namespace(index * per_writer % used), "warm-up")
+        except Exception as error:  # its puts read the namespace then, and count their errors
+            print(f"writer {index}: warm-up read failed: {causes(error)}", file=sys.stderr)
         barrier.wait()
         for n in range(per_writer):
             ns = namespace((index * per_writer + n) % used)
@@ -232,6 +241,17 @@ def writer(
                 continue
             acknowledged.append((ns, key, value, (time.perf_counter() - start) * 1000.0))
     results.put((acknowledged, errors))
+
+
+def causes(error: BaseException) -> str:
+    """``error`` and what it was raised from or during (memquill's errors hide the driver's
+    message, which may quote the URL: a benchmark's own stderr may show it)."""
+    chain: list[str] = []
+    current: BaseException | None = error
+    while current is not None and len(chain) < 5:
+        chain.append(f"{type(current).__name__}: {current}")
+        current = current.__cause__ or current.__context__
+    return " <- ".join(chain)
 
 
 def concurrent(kind: str, target: Target, used: int, args: argparse.Namespace) -> dict[str, float]:
@@ -333,7 +353,7 @@ def configuration(url: str, size: int, count: int, args: argparse.Namespace) -> 
             for kind in STORES:
                 with opened(kind, target) as store:
                     started = time.perf_counter()
-                    fill(kind, store, data)
+                    fill(kind, store, data, used)
                     figures.setup[kind] = time.perf_counter() - started
                     check = random.Random(args.seed + 2).sample(data, min(20, len(data)))
                     for ns, key, value in check:

@@ -4,6 +4,7 @@ rules of one ``put``; a namespace's write is all or none."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -11,6 +12,7 @@ from memquill import InvalidInputError, RecordStore
 from memquill.errors import BlockedError, CapacityError
 from memquill.items import ItemStore
 from memquill.items._store import ItemPut
+from memquill.store._record import Record
 from memquill.store._results import Candidate
 
 ANA = ("memories", "ana")
@@ -128,3 +130,44 @@ def test_a_put_again_writes_nothing_only_when_text_and_extra_are_the_same_json(
         assert not current.holds(current.content + " ", dict(current.extra))
     finally:
         store.close()
+
+
+def test_an_upsert_of_many_new_facts_reads_each_ones_operation_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each new fact's operation is looked up among the versions the batch appended before it:
+    # scanning them for each made 10,000 puts cost 50 million hash reads (25 s, inside the
+    # write's transaction, which a database ended at its idle timeout). New facts come in
+    # runs between corrections here, so the lookups of several runs share the index.
+    store = RecordStore(tmp_path)
+    store.upsert(
+        [Candidate(f"Fact {n} as first said.", TOOL, f"op-{n}", f"k{n}") for n in range(50)]
+    )
+    reads = 0
+    plain = Record.operation_hash
+
+    def counted(record: Record) -> str:
+        nonlocal reads
+        reads += 1
+        return cast(str, plain.fget(record))  # pyright: ignore[reportOptionalCall]
+
+    monkeypatch.setattr(Record, "operation_hash", property(counted))
+    batch = [
+        Candidate(f"Fact {n} corrected.", TOOL, f"fix-{n}", f"k{n}")
+        if n < 50 and n % 10 == 0
+        else Candidate(f"New fact {n}.", TOOL, f"new-{n}", f"new{n}")
+        for n in range(2_000)
+    ]
+    result = store.upsert(batch)
+    monkeypatch.undo()
+
+    assert [target.status for target in result.targets] == ["saved"] * 2_000
+    snapshot = store.snapshot()
+    found = [snapshot.by_key(key) for key in ("k0", "k1", "new1999")]
+    assert [record.content if record else None for record in found] == [
+        "Fact 0 corrected.",
+        "Fact 1 as first said.",
+        "New fact 1999.",
+    ]
+    assert reads <= len(batch)  # each new version once (it was 1,998,900)
+    store.close()

@@ -32,6 +32,7 @@ from memquill.store import _store as store_module
 from memquill.store._codec import decode_store
 from memquill.store._postgres import MIRROR_NAME
 from memquill.store._postgres_location import parse_location
+from memquill.store._postgres_rows import Row
 from memquill.store._postgres_sql import SCHEMA_VERSION
 from memquill.store._record_key import operation_hashes
 
@@ -174,6 +175,31 @@ def test_a_frozen_holder_is_cut_off_by_the_server_and_never_acknowledged(
         child.send("go")
         assert child.expect("error") == "storage"
     assert contents(db) == ["the other writer"]
+
+
+def test_a_reader_stalled_while_making_its_rows_is_not_cut_off(
+    db: Backing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A first read of 100,000 rows, on a busy machine, took them in and made them into the
+    # workspace inside its transaction for longer than idle_timeout: the server ended it, and
+    # its retry, and the read failed ("storage"). A read is one statement now, no transaction.
+    # A stall while making the rows (a loaded machine's) is stood in for by a sleep longer
+    # than the idle timeout.
+    db.store().save([manual(f"fact {n}") for n in range(20)])
+    made = Row.of
+
+    def stalled(record_id: str, meta: str, content: str) -> Row:
+        if content == "fact 0":  # once per read of every row
+            time.sleep(1.5)
+        return made(record_id, meta, content)
+
+    monkeypatch.setattr(Row, "of", stalled)
+    reader = RecordStore(db.workspace, location=f"{db.location}&idle_timeout=0.5")
+    try:
+        records = reader.snapshot().records
+    finally:
+        reader.close()
+    assert [record.content for record in records] == [f"fact {n}" for n in range(20)]
 
 
 def test_a_terminated_backend_aborts_its_write(own_db: Backing, own_server: Server) -> None:

@@ -8,9 +8,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from langgraph.store.base import PutOp
 from tests.conftest import Server
 
 from memquill import InvalidInputError, RecordStore
+from memquill.items import _store
+from memquill.items._paths import namespace_of_row
 from memquill_langchain.store import MemquillStore
 
 
@@ -54,3 +57,38 @@ def test_a_namespace_too_long_for_a_row_is_refused(tmp_path: Path, postgres_serv
     with pytest.raises(InvalidInputError, match="row name"):
         store.put(("memories", "x" * 200), "k", {"content": "x"})
     store.close()
+
+
+def test_a_search_under_a_prefix_reads_only_the_rows_under_it(
+    tmp_path: Path, postgres_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A search in one namespace listed every namespace's row and decoded each name: 40 ms at
+    # 10,000 namespaces, for one. Rows whose names merely start alike ("u1", "u10") are listed
+    # with the prefix's own and told apart by their labels.
+    store = MemquillStore(tmp_path, store=f"{postgres_server.url}#workspace=pre-{uuid.uuid4()}")
+    try:
+        puts = [PutOp(("memories", f"u{n}"), "k", {"content": f"Heron {n}."}) for n in range(30)]
+        store.batch([*puts, PutOp(("memories", "u3", "deep"), "k", {"content": "Deep heron."})])
+        decoded: list[str] = []
+        real = namespace_of_row
+
+        def counted(base: str, name: str) -> tuple[str, ...] | None:
+            decoded.append(name.rsplit("/", 1)[-1])
+            return real(base, name)
+
+        monkeypatch.setattr(_store, "namespace_of_row", counted)
+        found = store.search(("memories", "u1"), query="heron")
+        deep = store.search(("memories", "u3"), query="heron")
+        everything = store.search(("memories",), query="heron", limit=100)
+    finally:
+        store.close()
+    assert [(item.namespace, item.value) for item in found] == [
+        (("memories", "u1"), {"content": "Heron 1."})
+    ]
+    assert sorted(item.namespace for item in deep) == [
+        ("memories", "u3"),
+        ("memories", "u3", "deep"),
+    ]
+    assert len(everything) == 31
+    # u1 and u10 to u19; then u3 and u3/deep; then all 31 rows.
+    assert len(decoded) == 11 + 2 + 31

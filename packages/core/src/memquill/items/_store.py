@@ -50,6 +50,7 @@ from memquill.errors import (
 from memquill.items._paths import (
     Namespace,
     check_folders,
+    label_folder,
     namespace_folder,
     namespace_of_row,
     row_name,
@@ -577,8 +578,13 @@ class ItemStore:
     def _candidates(self, prefix: Namespace) -> list[Namespace]:
         if not self.is_database:
             return list(walk_namespaces(self.root, prefix))
+        # Only the rows under the prefix's own row are listed: a search in one namespace of
+        # 10,000 read every row's name and decoded it (40 ms). Labels are escaped without
+        # "/", so every row under the prefix starts with its row's name (and some siblings'
+        # rows do too, "u1" for "u10": the labels decide).
+        start = "/".join((self._base, *(label_folder(label) for label in prefix)))
         found: list[Namespace] = []
-        for name in database_workspaces(self._location, self._base + "/"):
+        for name in database_workspaces(self._location, start if prefix else start + "/"):
             labels = namespace_of_row(self._base, name)
             if labels is not None and labels[: len(prefix)] == prefix:
                 found.append(labels)

@@ -4,7 +4,8 @@ Each version row keeps its block's exact metadata text and content (``_postgres_
 the bytes of ``records.md`` are rebuilt exactly from the rows, and the format, revisions (sha256
 of the workspace id, NUL and those bytes), tombstones and every check are the file store's. A
 reader fetches only the rows changed since it last looked (each write bumps the workspace's
-``seq`` and stamps the rows it wrote). A write is one transaction: ``SELECT … FOR NO KEY
+``seq`` and stamps the rows it wrote), with the workspace row, in one statement and no
+transaction. A write is one transaction: ``SELECT … FOR NO KEY
 UPDATE`` on the workspace row (other writers queue on the server, in order; ``lock_timeout``
 turns a long wait into ``busy``), the store's pure operation on the records so loaded, and
 only the difference written (new versions inserted, changed ones updated, removed ones
@@ -24,7 +25,7 @@ no connection: each read and each write transaction borrows one from the process
 the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
 transaction did anything is retried once on a new connection, one that fails later is
 reported (``storage``) and never completed by anyone. A read that finds the workspace row's
-``seq`` unchanged is that one statement. What is said to the server (the schema, the
+``seq`` unchanged is that statement's one row. What is said to the server (the schema, the
 statements, opening a connection) is :mod:`memquill.store._postgres_sql`'s.
 """
 
@@ -59,6 +60,7 @@ from memquill.store._postgres_sql import (
     READ,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
+    READ_WITH_ROWS,
     RECORD_KEY,
     ROWS,
     UPDATE_ROW,
@@ -100,6 +102,19 @@ class _Loaded:
             return self.raw
         assert self.decoded is not None
         return self.decoded.raw
+
+
+@dataclass(frozen=True, slots=True)
+class _Fetched:
+    """What a read found: the workspace row's fields and the rows changed ``since`` a seq
+    (as fetched: position, id, meta, content), not yet merged into the rows held."""
+
+    workspace_id: object
+    seq: int
+    versions: int
+    header: str
+    since: int
+    rows: list[tuple[object, ...]]
 
 
 class PostgresBackend(RecordsBackend):
@@ -177,7 +192,7 @@ class PostgresBackend(RecordsBackend):
                             connection.execute(
                                 "SELECT set_config('lock_timeout', %s, true)", (milliseconds,)
                             )
-                        self._fetch(connection, "nowait" if timeout <= 0 else "wait")
+                        self._caught_up(connection, "nowait" if timeout <= 0 else "wait")
                         started = True
                         current = self._current()
                         change = apply_operation(current, operation, self._capacity)
@@ -247,23 +262,42 @@ class PostgresBackend(RecordsBackend):
     # -- internals -----------------------------------------------------------------------
 
     def _read_consistent(self, connection: Connection) -> None:
-        loaded = self._loaded
-        if self._identity is not None and not loaded.blob:
-            # One statement (its own snapshot): nothing changed since the last read, so the
-            # rows held are the workspace's and no transaction is needed.
-            found = connection.execute(READ, (self._location.workspace,)).fetchone()
-            if (
-                found is not None
-                and str(found[0]).encode() == self._identity
-                and found[1] == loaded.seq
-                and found[4] is None
-            ):
-                self._set_quota(found[5])
+        """Bring the workspace up to date with one statement (its own snapshot of the workspace
+        row and its rows): no transaction, so however long the rows take to arrive and to be
+        made into the workspace, the server never ends the read for idling in one (a first
+        read of 100,000 rows on a busy machine did, at idle_timeout). Unchanged since the last
+        read: that statement's one row, no version in it."""
+        name = self._location.workspace
+        while True:
+            loaded = self._loaded
+            since = 0 if self._identity is None or loaded.blob else loaded.seq
+            found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+            if not found:
+                self._create_row(connection)
+                found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+            if not found:
+                raise StorageError(Messages.DATABASE_UNAVAILABLE)
+            workspace_id, seq, versions, header, blob, quota = found[0][:6]
+            identity = str(workspace_id).encode()
+            if identity != self._identity:
+                self._loaded = _Loaded()
+                self._identity = identity
+                if since:
+                    continue  # another workspace under the name: read all its rows
+            self._set_quota(quota)
+            assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
+            if blob is not None:
+                self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
                 return
-        # One snapshot for the workspace row and its rows (a writer may commit in between).
-        with connection.transaction():
-            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            self._fetch(connection, None)
+            if not self._loaded.blob and seq == self._loaded.seq:
+                return
+            rows = [row[6:] for row in found if row[6] is not None]
+            fetched = _Fetched(workspace_id, seq, versions, header, since, rows)
+            merged = self._merged(fetched)
+            if merged is not None:
+                self._loaded = merged
+                return
+            self._gap(fetched)  # the next round reads every row
 
     def _current(self) -> Decoded:
         """The workspace as last fetched, decoded (reusing what the memo holds)."""
@@ -274,9 +308,12 @@ class PostgresBackend(RecordsBackend):
         assert self._loaded.decoded is not None
         return self._loaded.decoded
 
-    def _fetch(self, connection: Connection, lock: Literal["wait", "nowait"] | None) -> None:
-        """Bring the workspace up to date (``lock``: its row taken ``FOR NO KEY UPDATE``,
-        waiting or not): the rows this backend holds, plus those changed since."""
+    def _fetch(
+        self, connection: Connection, lock: Literal["wait", "nowait"] | None
+    ) -> _Fetched | None:
+        """The workspace row (``lock``: taken ``FOR NO KEY UPDATE``, waiting or not) and the
+        rows changed since this backend last looked, not yet merged into what it holds
+        (:meth:`_merged`; ``None``: nothing changed, or a kept blob, which is loaded)."""
         query = (
             READ if lock is None else READ_FOR_WRITE if lock == "wait" else READ_FOR_WRITE_NOWAIT
         )
@@ -296,24 +333,54 @@ class PostgresBackend(RecordsBackend):
         assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
         if blob is not None:
             self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
-        elif self._loaded.blob or seq != self._loaded.seq:
-            self._loaded = self._rows_since(connection, workspace_id, seq, versions, header)
+            return None
+        if not self._loaded.blob and seq == self._loaded.seq:
+            return None
+        since = 0 if self._loaded.blob else self._loaded.seq
+        found_rows = connection.execute(ROWS, (workspace_id, since)).fetchall()
+        return _Fetched(workspace_id, seq, versions, header, since, found_rows)
+
+    def _caught_up(self, connection: Connection, lock: Literal["wait", "nowait"]) -> None:
+        """:meth:`_fetch` and :meth:`_merged` in one transaction (a write's, under its lock)."""
+        fetched = self._fetch(connection, lock)
+        while fetched is not None:
+            merged = self._merged(fetched)
+            if merged is not None:
+                self._loaded = merged
+                return
+            self._gap(fetched)
+            fetched = _Fetched(
+                fetched.workspace_id,
+                fetched.seq,
+                fetched.versions,
+                fetched.header,
+                0,
+                connection.execute(ROWS, (fetched.workspace_id, 0)).fetchall(),
+            )
+
+    def _gap(self, fetched: _Fetched) -> None:
+        """The rows fetched do not follow the ones held: hold none (all are read next).
+
+        Raises:
+            StorageError: they were all the rows already (out of order: not memquill's).
+        """
+        if fetched.since == 0:
+            raise StorageError(Messages.DATABASE_UNAVAILABLE)
+        self._loaded = _Loaded()
 
     def _set_quota(self, quota: object) -> None:
         self._quota = quota if isinstance(quota, int) else None
         self._capacity = NO_QUOTA if self._quota is None else self._quota
 
-    def _rows_since(
-        self, connection: Connection, workspace_id: object, seq: int, versions: int, header: str
-    ) -> _Loaded:
+    def _merged(self, fetched: _Fetched) -> _Loaded | None:
+        """The workspace: the rows held, with the ones fetched in their places (``None``: they
+        leave a gap, so they are not the rows this backend knew)."""
         last = self._loaded
         known = () if last.blob else last.rows
-        since = 0 if last.blob else last.seq
+        seq, versions, header = fetched.seq, fetched.versions, fetched.header
         rows = list(known)
         rewritten = False  # a row already known changed its bytes
-        for position, record_id, meta, content in connection.execute(
-            ROWS, (workspace_id, since)
-        ).fetchall():
+        for position, record_id, meta, content in fetched.rows:
             assert isinstance(position, int)
             row = Row.of(str(record_id), str(meta), str(content))
             if position < len(rows):
@@ -322,30 +389,26 @@ class PostgresBackend(RecordsBackend):
             elif position == len(rows):
                 rows.append(row)
             else:
-                break  # a gap: not the rows this backend knew; read them all
-        else:
-            del rows[versions:]
-            if len(rows) == versions:
-                if (
-                    known
-                    and versions >= len(known)
-                    and not rewritten
-                    and header == last.header
-                    and last.decoded
-                ):
-                    # Only rows added at the end (an appended correction's superseded row
-                    # keeps its bytes): decode just their blocks, as a file store decodes
-                    # another writer's append, instead of the whole workspace again.
-                    tail = b"".join(row.block for row in rows[len(known) :])
-                    decoded = extended(last.decoded, tail) if tail else last.decoded
-                    if decoded is not None:
-                        self.memo.remember(decoded)
-                        return _Loaded(seq, header, tuple(rows), None, decoded=decoded)
-                return _Loaded(seq, header, tuple(rows), assemble(header, rows))
-        if since == 0:
-            raise StorageError(Messages.DATABASE_UNAVAILABLE)  # rows out of order: not ours
-        self._loaded = _Loaded()
-        return self._rows_since(connection, workspace_id, seq, versions, header)
+                return None  # a gap
+        del rows[versions:]
+        if len(rows) != versions:
+            return None
+        if (
+            known
+            and versions >= len(known)
+            and not rewritten
+            and header == last.header
+            and last.decoded
+        ):
+            # Only rows added at the end (an appended correction's superseded row keeps its
+            # bytes): decode just their blocks, as a file store decodes another writer's
+            # append, instead of the whole workspace again.
+            tail = b"".join(row.block for row in rows[len(known) :])
+            decoded = extended(last.decoded, tail) if tail else last.decoded
+            if decoded is not None:
+                self.memo.remember(decoded)
+                return _Loaded(seq, header, tuple(rows), None, decoded=decoded)
+        return _Loaded(seq, header, tuple(rows), assemble(header, rows))
 
     def _store(self, connection: Connection, current: Decoded, change: Change) -> _Loaded:
         """Write the change's difference to the rows; the workspace as it then is."""

@@ -120,6 +120,15 @@ READ_FOR_WRITE_NOWAIT: Final = _WORKSPACE + " FOR NO KEY UPDATE NOWAIT"
 ROWS: Final = """
     SELECT position, id, meta, content FROM memquill.versions
     WHERE workspace_id = %s AND changed > %s ORDER BY position"""
+READ_WITH_ROWS: Final = """
+    SELECT w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
+        v.position, v.id, v.meta, v.content
+    FROM memquill.workspaces w LEFT JOIN memquill.versions v
+        ON v.workspace_id = w.workspace_id AND v.changed > %s AND w.blob IS NULL
+    WHERE w.workspace = %s ORDER BY v.position"""
+"""A read: the workspace row and its rows changed since a seq in one statement (one
+snapshot, no transaction to stay open while the client takes in thousands of rows); a row
+of ``NULL`` version columns when none changed."""
 INSERT_ROW: Final = """
     INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
         source_key, operation_hash, created_at, updated_at, meta, content, changed)
