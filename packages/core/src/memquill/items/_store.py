@@ -69,6 +69,7 @@ from memquill.store import (
     is_database,
     parse_location,
     resolve_location,
+    snapshots,
     with_workspace,
 )
 from memquill.tools import (
@@ -507,8 +508,17 @@ class ItemStore:
     def _views(self, prefix: Sequence[str]) -> Iterator[tuple[Namespace, View]]:
         """Each namespace under ``prefix`` that holds an item, sorted, with its items."""
         labels = validate_namespace(prefix) if prefix else ()
-        for namespace in self._candidates(labels):
-            view = self._walked(namespace) if not self.is_database else self._read(namespace)
+        candidates = self._candidates(labels)
+        if self.is_database:
+            # Read together: one statement for every namespace, each sending only the rows
+            # changed since this process last read it (one per namespace took 12 of 15 s of
+            # a search across 2,000).
+            spaces = [self._space(namespace) for namespace in candidates]
+            read = snapshots([space.session.store for space in spaces])
+            found = [space.view(snapshot) for space, snapshot in zip(spaces, read, strict=True)]
+        else:
+            found = (self._walked(namespace) for namespace in candidates)
+        for namespace, view in zip(candidates, found, strict=True):
             view = self._unexpired(namespace, view)
             if view is not None and view.items:
                 yield namespace, view

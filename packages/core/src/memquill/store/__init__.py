@@ -105,6 +105,7 @@ if typing.TYPE_CHECKING:
         RecordStore as RecordStore,
         ResolvedCopy as ResolvedCopy,
         ResolveReport as ResolveReport,
+        snapshots as snapshots,
     )
 
 __all__ = [

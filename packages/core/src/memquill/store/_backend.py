@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -107,6 +107,12 @@ class RecordsBackend(ABC):
         """The store now, decoded (only what this backend has not seen already)."""
         raw = self.read()
         return self.memo.decode(self.identity(), raw).snapshot
+
+    @classmethod
+    def snapshots(cls, backends: Sequence[RecordsBackend]) -> list[Snapshot]:
+        """Each of ``backends``' :meth:`snapshot`, in order; a kind that reads many of its
+        workspaces together (``PostgresBackend``: one statement) overrides this."""
+        return [backend.snapshot() for backend in backends]
 
     def recent(self) -> Snapshot | None:
         """The store as this backend last read or wrote it, without reading (``None``: it
@@ -240,6 +246,20 @@ def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
     except ImportError:
         raise StorageError(Messages.DATABASE_DRIVER) from None
     return list_workspaces(parse_location(location), prefix)
+
+
+def read_together(backends: Sequence[RecordsBackend]) -> list[Snapshot]:
+    """Each backend's :meth:`~RecordsBackend.snapshot`, in order, the backends of one kind
+    read together (:meth:`RecordsBackend.snapshots`): the workspaces of one database in one
+    statement, each sending only what changed since that backend last read it."""
+    kinds: dict[type[RecordsBackend], list[int]] = {}
+    for place, backend in enumerate(backends):
+        kinds.setdefault(type(backend), []).append(place)
+    found: dict[int, Snapshot] = {}
+    for kind, places in kinds.items():
+        read = kind.snapshots([backends[place] for place in places])
+        found.update(zip(places, read, strict=True))
+    return [found[place] for place in range(len(backends))]
 
 
 def open_backend(

@@ -35,7 +35,7 @@ import contextlib
 import secrets
 import threading
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal, TypeVar
@@ -60,6 +60,7 @@ from memquill.store._postgres_sql import (
     READ,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
+    READ_MANY,
     READ_WITH_ROWS,
     RECORD_KEY,
     ROWS,
@@ -269,35 +270,112 @@ class PostgresBackend(RecordsBackend):
         read: that statement's one row, no version in it."""
         name = self._location.workspace
         while True:
-            loaded = self._loaded
-            since = 0 if self._identity is None or loaded.blob else loaded.seq
+            since = self._since()
             found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
             if not found:
                 self._create_row(connection)
                 found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
             if not found:
                 raise StorageError(Messages.DATABASE_UNAVAILABLE)
-            workspace_id, seq, versions, header, blob, quota = found[0][:6]
-            identity = str(workspace_id).encode()
-            if identity != self._identity:
-                self._loaded = _Loaded()
-                self._identity = identity
-                if since:
-                    continue  # another workspace under the name: read all its rows
-            self._set_quota(quota)
-            assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
-            if blob is not None:
-                self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
+            if self._took(found, since):
                 return
-            if not self._loaded.blob and seq == self._loaded.seq:
-                return
-            rows = [row[6:] for row in found if row[6] is not None]
-            fetched = _Fetched(workspace_id, seq, versions, header, since, rows)
-            merged = self._merged(fetched)
-            if merged is not None:
-                self._loaded = merged
-                return
-            self._gap(fetched)  # the next round reads every row
+
+    def _since(self) -> int:
+        """The ``seq`` whose rows this backend holds (0: none, or a kept blob: read them all)."""
+        return 0 if self._identity is None or self._loaded.blob else self._loaded.seq
+
+    def _took(self, found: Sequence[Sequence[object]], since: int) -> bool:
+        """Take in what a read of :data:`READ_WITH_ROWS`'s columns found (the rows changed
+        ``since``); ``False``: read again, with every row (the workspace row names another
+        workspace than the one held, or the rows fetched leave a gap)."""
+        workspace_id, seq, versions, header, blob, quota = found[0][:6]
+        identity = str(workspace_id).encode()
+        if identity != self._identity:
+            self._loaded = _Loaded()
+            self._identity = identity
+            if since:
+                return False  # another workspace under the name: read all its rows
+        self._set_quota(quota)
+        assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
+        if blob is not None:
+            self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
+            return True
+        if not self._loaded.blob and seq == self._loaded.seq:
+            return True
+        rows = [tuple(row[6:]) for row in found if row[6] is not None]
+        fetched = _Fetched(workspace_id, seq, versions, header, since, rows)
+        merged = self._merged(fetched)
+        if merged is not None:
+            self._loaded = merged
+            return True
+        self._gap(fetched)  # the next round reads every row
+        return False
+
+    @classmethod
+    def snapshots(cls, backends: Sequence[RecordsBackend]) -> list[Snapshot]:
+        """Each backend's :meth:`snapshot`, the backends of one database read together: one
+        statement for all of them (:data:`READ_MANY`, one snapshot of the database), which
+        sends, for each, its workspace row and only the rows changed since the ``seq`` it
+        holds (an unchanged workspace: its one row). A backend whose row is missing, whose
+        rows leave a gap, or that read or wrote meanwhile in another thread reads on its own.
+        """
+        found: list[Snapshot | None] = [None] * len(backends)
+        groups: dict[int, list[tuple[int, PostgresBackend]]] = {}
+        for place, backend in enumerate(backends):
+            if isinstance(backend, PostgresBackend):
+                groups.setdefault(id(backend._pool), []).append((place, backend))
+        for group in groups.values():
+            for place, snapshot in zip(
+                (place for place, _ in group),
+                cls._read_many([backend for _, backend in group]),
+                strict=True,
+            ):
+                found[place] = snapshot
+        return [
+            snapshot if snapshot is not None else backend.snapshot()
+            for snapshot, backend in zip(found, backends, strict=True)
+        ]
+
+    @classmethod
+    def _read_many(cls, backends: list[PostgresBackend]) -> list[Snapshot]:
+        """:meth:`snapshots` for backends of one pool."""
+        # What each backend holds as the statement is built: taken in only if still held.
+        held = [(backend._loaded, backend._identity, backend._since()) for backend in backends]
+        names = [backend._location.workspace for backend in backends]
+        known = [None if identity is None else identity.decode() for _, identity, _ in held]
+        since = [since for _, _, since in held]
+
+        def read(connection: Connection) -> list[tuple[object, ...]]:
+            if not all(backend._schema_checked for backend in backends):
+                ensure_schema(connection)
+            return connection.execute(READ_MANY, (names, known, since)).fetchall()
+
+        try:
+            rows = backends[0]._pool.run(read)
+        except psycopg.Error:
+            # libpq's message can quote the connection string, password included.
+            raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
+        for backend in backends:
+            backend._schema_checked = True
+        each: dict[int, list[tuple[object, ...]]] = {}
+        for row in rows:
+            place = row[0]
+            assert isinstance(place, int)
+            each.setdefault(place - 1, []).append(row[1:])
+        snapshots: list[Snapshot] = []
+        for place, backend in enumerate(backends):
+            loaded, identity, since_held = held[place]
+            mine = each.get(place)
+            with backend._busy:
+                if mine and backend._loaded is loaded and backend._identity == identity:
+                    if str(mine[0][0]).encode() != identity:
+                        # The statement sent every row of another workspace under the name.
+                        backend._loaded, backend._identity, since_held = _Loaded(), None, 0
+                    if backend._took(mine, since_held):
+                        snapshots.append(backend._current().snapshot)
+                        continue
+            snapshots.append(backend.snapshot())  # on its own: missing, a gap, or read meanwhile
+        return snapshots
 
     def _current(self) -> Decoded:
         """The workspace as last fetched, decoded (reusing what the memo holds)."""

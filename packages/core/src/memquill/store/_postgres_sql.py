@@ -129,6 +129,19 @@ READ_WITH_ROWS: Final = """
 """A read: the workspace row and its rows changed since a seq in one statement (one
 snapshot, no transaction to stay open while the client takes in thousands of rows); a row
 of ``NULL`` version columns when none changed."""
+READ_MANY: Final = """
+    SELECT k.place, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
+        v.position, v.id, v.meta, v.content
+    FROM unnest(%s::text[], %s::text[], %s::bigint[]) WITH ORDINALITY
+            AS k(workspace, known, since, place)
+        JOIN memquill.workspaces w ON w.workspace = k.workspace
+        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
+            AND v.changed > CASE WHEN w.workspace_id::text = k.known THEN k.since ELSE 0 END
+    ORDER BY k.place, v.position"""
+""":data:`READ_WITH_ROWS` for many workspaces in one statement (one snapshot of all): for
+each name (in the order given), its workspace row and its rows changed since the seq given
+with it, or every row when the row's id is not the one given (another workspace under the
+name); no row for a name without a workspace row."""
 INSERT_ROW: Final = """
     INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
         source_key, operation_hash, created_at, updated_at, meta, content, changed)

@@ -40,7 +40,7 @@ from memquill.errors import (
 )
 from memquill.foundation.atomic import fsync_folder
 from memquill.foundation.text import LONE_SURROGATE, utf16_len
-from memquill.store._backend import RecordsBackend, open_backend
+from memquill.store._backend import RecordsBackend, open_backend, read_together
 from memquill.store._capacity import check_capacity, workspace_capacity
 from memquill.store._codec import iso_timestamp, unclaimed, validate_content, validate_source
 from memquill.store._fileio import read_bounded
@@ -760,3 +760,14 @@ def _remove(copy: Path) -> None:
         fsync_folder(copy.parent)
     except OSError as error:
         raise StorageError(Messages.SAVE_FAILED) from error
+
+
+def snapshots(stores: Sequence[RecordStore]) -> list[Snapshot]:
+    """Each store's :meth:`RecordStore.snapshot`, in order, read together where their backend
+    can: the workspaces of one database in one statement (one snapshot of the database), each
+    sending its workspace row and only the rows changed since its store last read or wrote it.
+
+    Raises:
+        As :meth:`RecordStore.snapshot`.
+    """
+    return read_together([store.backend for store in stores])

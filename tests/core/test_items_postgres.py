@@ -1,0 +1,169 @@
+"""Reads across many namespaces on PostgreSQL: the namespaces of one database are read
+together, in one statement whatever their number, each sending only what changed since this
+process last read it, and what is read is what each namespace read on its own holds.
+
+Statements are counted on the wire: libpq's trace of the pool's one connection (every
+statement is one ``Execute`` or one simple ``Query`` message), on the test cluster.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import pq
+from tests.conftest import Server
+from tests.core.store_helpers import manual
+
+from memquill import RecordStore
+from memquill.items import ItemStore
+from memquill.store._postgres_location import parse_location
+from memquill.store._postgres_pool import pool_for
+from memquill.store._store import snapshots
+
+NAMESPACES = 40
+
+
+@contextmanager
+def statements(url: str) -> Iterator[list[int]]:
+    """How many statements the process sends to ``url``'s database in the ``with`` block
+    (its one element, set at the end): the pool is left one connection, traced, and no other
+    may be opened meanwhile (it would go uncounted)."""
+    pool = pool_for(parse_location(url))
+    pool.close()
+    with tempfile.TemporaryFile() as trace:
+        with pool.connection() as connection:
+            connection.pgconn.trace(trace.fileno())
+            connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        opened = pool.opened
+        counted = [0]
+        try:
+            yield counted
+        finally:
+            with pool.connection() as connection:
+                connection.pgconn.untrace()
+        assert pool.opened == opened, "a connection was opened beside the traced one"
+        trace.seek(0)
+        lines = [line.split("\t") for line in trace.read().decode().splitlines()]
+    counted[0] = sum(
+        1 for line in lines if line[0] == "F" and line[2].split(" ")[0] in ("Execute", "Query")
+    )
+
+
+def _hits(store: ItemStore, query: str) -> list[tuple[tuple[str, ...], str, object, float]]:
+    found = store.search(("memories",), query, limit=100)
+    return [(hit.item.namespace, hit.item.key, hit.item.value, hit.score) for hit in found]
+
+
+def test_a_search_across_namespaces_is_a_constant_number_of_statements(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    # A search across 10,000 namespaces sent one statement per namespace (and, in a process
+    # that had not read them, three more each to check the schema): 12 of 15 s at 2,000.
+    location = f"{postgres_server.url}#workspace=many-{uuid.uuid4().hex[:12]}"
+    writer = ItemStore(tmp_path, store=location)
+    reader = ItemStore(tmp_path, store=location)
+    try:
+        for n in range(NAMESPACES):
+            writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
+        with statements(postgres_server.url) as cold:
+            first = _hits(reader, "heron")
+        assert len(first) == NAMESPACES
+        with statements(postgres_server.url) as unchanged:
+            again = _hits(reader, "heron")
+        assert again == first
+        # Another writer changes a few namespaces: only theirs send rows, in the same statement.
+        writer.put(("memories", "u3"), "pet", {"content": "User 3 keeps two herons now."})
+        writer.put(("memories", "u7"), "boat", {"content": "A heron sits on user 7's boat."})
+        writer.delete(("memories", "u9"), "pet")
+        writer.put(("memories", "new"), "pet", {"content": "A new heron."})
+        with statements(postgres_server.url) as changed:
+            after = _hits(reader, "heron")
+        fresh = ItemStore(tmp_path, store=location)
+        try:
+            expected = _hits(fresh, "heron")
+            one_by_one = [
+                (namespace, item.key, item.value)
+                for namespace in fresh.namespaces(("memories",))
+                for item in fresh.items(namespace)
+                if item.namespace == namespace
+            ]
+        finally:
+            fresh.close()
+    finally:
+        writer.close()
+        reader.close()
+    assert after == expected
+    assert sorted((n, k, v) for n, k, v, _ in after) == sorted(one_by_one)
+    assert len(after) == NAMESPACES + 1  # u9's gone, u7's boat and the new namespace added
+    # The listing (2 statements), one read for all, and the schema checked once for all when
+    # a namespace is new to the process (3: the first search, and the new namespace's).
+    assert (cold[0], unchanged[0], changed[0]) == (6, 3, 6), (cold, unchanged, changed)
+
+
+def _workspace(url: str, name: str) -> RecordStore:
+    folder = Path(tempfile.mkdtemp(prefix="memquill-many-"))
+    return RecordStore(folder, location=f"{url}#workspace={name}")
+
+
+def test_stores_read_together_hold_what_each_reads_on_its_own(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    url = postgres_server.url
+    base = f"together-{uuid.uuid4().hex[:12]}"
+    names = [f"{base}/{n}" for n in range(5)]
+    writers = [_workspace(url, name) for name in names]
+    for n, store in enumerate(writers[:4]):
+        store.save([manual(f"fact {n}.{i}") for i in range(3)])
+    readers = [_workspace(url, name) for name in names]
+    (tmp_path / "ws").mkdir()
+    file_store = RecordStore(tmp_path / "ws")
+    file_store.save([manual("a fact in a file")])
+    readers.insert(2, file_store)
+    first = snapshots(readers)
+    assert [len(snapshot.records) for snapshot in first] == [3, 3, 1, 3, 3, 0]
+    # Changed meanwhile: an append, a correction, the workspace's row dropped and made again
+    # under its name (another id: every row of the new one is read), and the empty one written.
+    writers[0].save([manual("fact 0.3")])
+    target = writers[1].snapshot()
+    writers[1].correct(target.records[0].id, "fact 1.0, corrected", target.revision)
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("DELETE FROM memquill.workspaces WHERE workspace = %s", (names[2],))
+    again = _workspace(url, names[2])
+    again.save([manual("the new 2.0")])
+    writers[4].save([manual("fact 4.0")])
+    file_store.save([manual("another fact in a file")])
+    read = snapshots(readers)
+    each = [
+        *(_workspace(url, name).snapshot() for name in names[:2]),
+        RecordStore(tmp_path / "ws").snapshot(),
+        *(_workspace(url, name).snapshot() for name in names[2:]),
+    ]
+    assert [snapshot.revision for snapshot in read] == [snapshot.revision for snapshot in each]
+    assert [snapshot.records for snapshot in read] == [snapshot.records for snapshot in each]
+    assert [len(snapshot.records) for snapshot in read] == [4, 4, 2, 1, 3, 1]
+    # And read once more, unchanged: the same again.
+    assert [s.revision for s in snapshots(readers)] == [s.revision for s in each]
+
+
+def test_a_name_without_a_row_is_made_as_its_own_read_makes_it(postgres_server: Server) -> None:
+    name = f"unmade-{uuid.uuid4().hex[:12]}"
+    store = _workspace(postgres_server.url, name)
+    (snapshot,) = snapshots([store])
+    assert snapshot.records == ()
+    with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT count(*) FROM memquill.workspaces WHERE workspace = %s", (name,)
+        ).fetchone()
+    assert found == (1,)
+
+
+@pytest.mark.parametrize("count", [0, 1])
+def test_none_or_one_store(postgres_server: Server, count: int) -> None:
+    stores = [_workspace(postgres_server.url, f"few-{uuid.uuid4().hex[:12]}")][:count]
+    assert [s.records for s in snapshots(stores)] == [()] * count
