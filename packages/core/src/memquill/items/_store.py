@@ -86,9 +86,12 @@ DEFAULT_SESSION: Final = "items"
 _FILE_OPEN: Final = 4096
 """Namespaces kept open on files: a file namespace holds no descriptor, only its decoded
 items, so a search across hundreds of them reads only the files that changed."""
-_DATABASE_OPEN: Final = 4096
+_DATABASE_OPEN: Final = 65536
 """Namespaces kept open on a database: each holds its decoded items, not a connection (the
-database's connections are shared by every namespace: ``memquill.store._postgres_pool``)."""
+database's connections are shared by every namespace: ``memquill.store._postgres_pool``). A
+search across namespaces holds every one it reads at once anyway; keeping fewer open than it
+reads made each such search open and decode all of them again (2.5 s instead of 0.4 s across
+10,000 namespaces of one item each)."""
 _ATTEMPTS: Final = 8
 """Puts retried after a conflict with another writer, each on what it then reads."""
 
@@ -129,8 +132,8 @@ class ItemStore:
         secrets: the credential scanner every write runs (built-in detectors by default).
         lock_timeout: seconds a write waits for another writer before ``busy``.
         now: the clock (UTC); injectable for tests.
-        open_limit: namespaces kept open at once (default 4,096; on a database they share a
-            few connections).
+        open_limit: namespaces kept open at once (default 4,096 on files, 65,536 on a
+            database, where they share a few connections).
         capacity: each namespace's records file capacity in bytes (``None``: its own setting).
 
     Raises:
