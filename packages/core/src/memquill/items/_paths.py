@@ -19,6 +19,7 @@ namespaces are the rows under ``BASE/``.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import urllib.parse
@@ -60,8 +61,10 @@ def label_folder(label: object) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=65536)
 def folder_label(name: str) -> str | None:
     """The label a folder name stands for; ``None`` if :func:`label_folder` never makes it."""
+    # Kept: a search across 10,000 namespaces on a database decodes every row's name again.
     try:
         label = urllib.parse.unquote(name, errors="strict")
     except UnicodeDecodeError:
