@@ -24,7 +24,8 @@ namespaces are kept open; the least recently used one is closed and reopened whe
 database every namespace borrows a connection per read or write from one small pool per
 process and database, so many namespaces never mean many connections. A search or listing
 across namespaces on files reads again only the namespaces whose ``records.md`` changed since
-it last read them.
+it last read them; on a database it reads all of them in one statement, in which each sends
+only the rows changed since this process last read it (``memquill.store``'s ``snapshots``).
 """
 
 from __future__ import annotations

@@ -25,7 +25,10 @@ no connection: each read and each write transaction borrows one from the process
 the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
 transaction did anything is retried once on a new connection, one that fails later is
 reported (``storage``) and never completed by anyone. A read that finds the workspace row's
-``seq`` unchanged is that statement's one row. What is said to the server (the schema, the
+``seq`` unchanged is that statement's one row. Many workspaces of one database are read
+together (:meth:`PostgresBackend.snapshots`) in one statement, one snapshot of the database:
+each workspace's row and its rows changed since that backend last read, as its own read
+would fetch them. What is said to the server (the schema, the
 statements, opening a connection) is :mod:`memquill.store._postgres_sql`'s.
 """
 
