@@ -72,7 +72,9 @@ from memquill.query import (
 DAMAGED_WARNING: Final = "The search index was damaged; it has been rebuilt from the notes."
 NOTICE_FROM: Final = 2000
 """Analysing this many notes before an answer is announced (on stderr by default)."""
-_ATTEMPTS: Final = 3
+_ATTEMPTS: Final = 5
+"""Reads of one search while notes keep changing under it (each attempt first catches up;
+processes sharing an index under churn met a new change on each of three on a loaded machine)."""
 _LOGGER: Final = "memquill.index"
 IN_MEMORY: Final = ":memory:"
 """``$MEMQUILL_INDEX_DIR`` (or ``folder``) value that keeps every index in process memory."""
