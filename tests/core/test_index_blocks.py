@@ -21,6 +21,7 @@ from memquill.index._codec import (
     _HEAD,  # pyright: ignore[reportPrivateUsage]
     BLOCK,
     CorruptBlob,
+    Postings,
     TermList,
     decode_block,
     decode_chunk_matrix,
@@ -31,10 +32,11 @@ from memquill.index._codec import (
     seal,
     unseal,
 )
-from memquill.index._db import IndexDatabase
+from memquill.index._db import IndexDamaged, IndexDatabase
 from memquill.index._view import (
     NoteTable,
     PostingsReader,
+    _join,  # pyright: ignore[reportPrivateUsage]
     _narrowed,  # pyright: ignore[reportPrivateUsage]
     _wide,  # pyright: ignore[reportPrivateUsage]
 )
@@ -330,3 +332,56 @@ def test_a_term_list_whose_ids_fall_below_zero_is_damage() -> None:
     for decode in (decode_term_list, decode_chunk_matrix):
         with pytest.raises(CorruptBlob):
             decode(blob)
+
+
+@settings(max_examples=200)
+@given(
+    blocks=st.lists(
+        st.dictionaries(
+            st.integers(0, 400),
+            st.tuples(*(st.integers(0, 300) for _ in range(5))),
+            max_size=12,
+        ),
+        max_size=4,
+    ),
+    asked=st.lists(st.integers(-1, 2000), max_size=30),
+    data=st.data(),
+)
+def test_joined_field_counts_read_as_the_blocks_dicts(
+    blocks: list[dict[int, tuple[int, int, int, int, int]]],
+    asked: list[int],
+    data: st.DataObject,
+) -> None:
+    # A reader packs the field counts of a term's blocks (FieldTable): read by note id, in
+    # bulk and a block's range at a time, they must be the blocks' own, number for number.
+    parts: list[Postings] = []
+    whole: dict[int, tuple[int, int, int, int, int]] = {}
+    for number, held in enumerate(blocks):
+        base = 500 * number  # blocks hold ascending, disjoint ranges of note ids
+        ids = sorted({base + doc for doc in held} | {base + 450})
+        fields = {base + doc: held[doc] for doc in sorted(held)}
+        parts.append(Postings(array("I", ids), array("I", [1] * len(ids)), fields))
+        whole.update(fields)
+    joined = _join(parts)
+    table = joined.fields
+    assert list(table) == sorted(whole) and len(table) == len(whole)
+    assert dict(table.items()) == whole
+    for doc in [*asked, *whole]:
+        assert table.get(doc) == whole.get(doc) and (doc in table) == (doc in whole)
+    places, entries = table.among(asked)
+    assert [asked[place] for place in places] == [doc for doc in asked if doc in whole]
+    assert [table.at(entry) for entry in entries] == [whole[doc] for doc in asked if doc in whole]
+    low = data.draw(st.integers(0, 2000))
+    high = data.draw(st.integers(low, 2001))
+    part = table.part(low, high)
+    assert dict(part.items()) == {doc: c for doc, c in whole.items() if low <= doc < high}
+
+
+def test_field_counts_out_of_note_order_are_damage() -> None:
+    # The reader finds a note's counts by binary search: a block whose rows are out of order
+    # (a valid checksum, a wrong order) must be refused as damage, never read as no counts.
+    block = Postings(
+        array("I", [3, 7]), array("I", [1, 1]), {7: (1, 0, 0, 0, 0), 3: (0, 1, 0, 0, 0)}
+    )
+    with pytest.raises(IndexDamaged, match="field counts out of order"):
+        _join([block])

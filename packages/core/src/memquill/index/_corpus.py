@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
@@ -163,11 +164,12 @@ class IndexedCorpus:
         candidates = self._candidates
         found: list[Posting] = []
         if candidates is None:
-            fields = notes.fields
-            found.extend(
-                (doc, body, fields.get(doc))
-                for doc, body in zip(notes.ids, notes.bodies, strict=True)
-            )
+            ids, bodies = notes.ids, notes.bodies
+            found.extend(zip(ids, bodies, repeat(None)))
+            # Holders of field counts are among the notes: each one's place, then its entry.
+            for entry, doc in enumerate(notes.fields.docs):
+                place = bisect_left(ids, doc)
+                found[place] = (doc, bodies[place], notes.fields.at(entry))
             found.extend((-1 - index, body, counts) for index, body, counts in records)
             return found
         for slot in sorted(candidates):

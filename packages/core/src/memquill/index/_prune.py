@@ -36,8 +36,7 @@ from itertools import compress, repeat
 from operator import add, eq, ge, mul
 from typing import Final
 
-from memquill.index._codec import Postings
-from memquill.index._view import NoteTable
+from memquill.index._view import HeldPostings, NoteTable
 from memquill.query import Posting, RankParams
 
 MARGIN: Final = 1e-9
@@ -238,7 +237,7 @@ class GainFactors:
             self._terms.move_to_end(term)
         return found
 
-    def of(self, term: str, postings: Postings, params: RankParams) -> array[float]:
+    def of(self, term: str, postings: HeldPostings, params: RankParams) -> array[float]:
         """``t`` of each note in ``postings`` (the live postings of ``term``)."""
         found = self.cached(term)
         if found is not None:
@@ -252,7 +251,7 @@ class GainFactors:
 
     def at(
         self,
-        postings: Postings,
+        postings: HeldPostings,
         positions: Sequence[int] | None,
         docs: Sequence[int],
         params: RankParams,
@@ -268,8 +267,13 @@ class GainFactors:
         fields = postings.fields
         if fields:
             weights = params.field_weights
-            for index in compress(range(len(docs)), map(fields.__contains__, docs)):
-                for weight, count in zip(weights, fields[docs[index]], strict=False):
+            if positions is None:  # every note: each holder's place (holders are among them)
+                places: Iterable[int] = map(bisect_left, repeat(docs), fields.docs)
+                entries: Iterable[int] = range(len(fields))
+            else:
+                places, entries = fields.among(docs)
+            for index, entry in zip(places, entries, strict=True):
+                for weight, count in zip(weights, fields.at(entry), strict=False):
                     frequencies[index] += weight * count
         k1 = params.k1
         scaled: Iterable[float] = map(mul, frequencies, repeat(k1 + 1.0))
@@ -278,7 +282,7 @@ class GainFactors:
 
 def note_term(
     term: str,
-    notes: Postings,
+    notes: HeldPostings,
     factors: GainFactors,
     records: Sequence[Posting],
     weight: float,

@@ -27,10 +27,11 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from itertools import compress, repeat
+from itertools import chain, compress, islice, repeat
+from operator import eq, gt
 from typing import Final, cast
 
 from memquill.index._codec import (
@@ -42,6 +43,7 @@ from memquill.index._codec import (
     Postings,
     decode_block,
     decode_chunk_matrix,
+    narrow,
     read_page,
     stored_blob,
 )
@@ -264,14 +266,95 @@ def _month(day: int) -> tuple[int, int]:
     return (moment.year, moment.month)
 
 
-EMPTY: Final = Postings(array("I"), array("I"), {})
+class FieldTable:
+    """The field counts of the notes whose metadata holds a term, packed: their note ids
+    ascending and their five counts each, in the narrowest array types. A process keeps the
+    field counts of every term it has read: a dict held about 70 bytes a note (an int key, an
+    entry, a tuple), this holds 7 to 9.
+
+    Read like a dict from note id to counts (:meth:`get`, ``in``, iteration over the ids).
+    """
+
+    __slots__ = ("counts", "docs")
+
+    def __init__(self, docs: array[int], counts: array[int]) -> None:
+        self.docs = docs
+        """Note ids, ascending."""
+        self.counts = counts
+        """Five counts per note, in the order of :attr:`docs`."""
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.docs)
+
+    def __contains__(self, doc: int) -> bool:
+        return self._find(doc) >= 0
+
+    def get(self, doc: int) -> FieldCounts | None:
+        """Note ``doc``'s counts (``None``: no field of it holds the term)."""
+        entry = self._find(doc)
+        return None if entry < 0 else self.at(entry)
+
+    def at(self, entry: int) -> FieldCounts:
+        """The counts of the ``entry``-th note."""
+        counts, base = self.counts, 5 * entry
+        return (
+            counts[base],
+            counts[base + 1],
+            counts[base + 2],
+            counts[base + 3],
+            counts[base + 4],
+        )
+
+    def items(self) -> Iterator[tuple[int, FieldCounts]]:
+        """Each note id with its counts, ids ascending."""
+        return zip(self.docs, map(self.at, range(len(self.docs))), strict=True)
+
+    def among(self, docs: Sequence[int]) -> tuple[list[int], list[int]]:
+        """Which of ``docs`` (any order) hold counts: their places in ``docs`` and their
+        entries here (a binary search per note, in C)."""
+        held = self.docs
+        if not held or not docs:
+            return [], []
+        found = list(map(bisect_left, repeat(held), docs))
+        last = len(held) - 1
+        hits = list(map(eq, map(held.__getitem__, map(min, found, repeat(last))), docs))
+        return list(compress(range(len(docs)), hits)), list(compress(found, hits))
+
+    def part(self, low: int, high: int) -> FieldTable:
+        """The entries of the notes ``low <= id < high``."""
+        start, end = bisect_left(self.docs, low), bisect_left(self.docs, high)
+        return FieldTable(self.docs[start:end], self.counts[5 * start : 5 * end])
+
+    def _find(self, doc: int) -> int:
+        held = self.docs
+        entry = bisect_left(held, doc)
+        return entry if entry < len(held) and held[entry] == doc else -1
+
+
+@dataclass(slots=True)
+class HeldPostings:
+    """A term's postings as a reader keeps them (every block joined).
+
+    Attributes:
+        ids: note ids, ascending.
+        bodies: body counts, aligned with ``ids``.
+        fields: field counts of the notes whose metadata holds the term.
+    """
+
+    ids: array[int]
+    bodies: array[int]
+    fields: FieldTable
+
+
+EMPTY: Final = HeldPostings(array("B"), array("B"), FieldTable(array("B"), array("B")))
 _HELD: Final = 1 << 22
 """Postings entries kept, over every term (3 to 8 bytes each)."""
 _LIST_MEMO: Final = 2048
 """Term lists kept (about 2 KB each decoded; a search re-scores about 50 notes)."""
 _SWAP: Final = sys.byteorder != "little"
-_SHARED_COUNTS: Final = 1 << 16
-"""Distinct field counts kept as shared tuples (then they start over)."""
 _BLOCKS: Final = (
     "SELECT lo, gen, CASE WHEN gen > ? THEN data END FROM postings WHERE term = ? ORDER BY lo"
 )
@@ -285,7 +368,7 @@ class _Term:
     checked: int
     id: int | None
     blocks: dict[int, tuple[int, int, int]]
-    joined: Postings
+    joined: HeldPostings
 
 
 class PostingsReader:
@@ -296,10 +379,8 @@ class PostingsReader:
         self._terms: OrderedDict[str, _Term] = OrderedDict()
         self._held = 0
         self._lists: OrderedDict[tuple[int, int], ChunkMatrix] = OrderedDict()
-        self._counts: dict[FieldCounts, FieldCounts] = {}
-        """One tuple for each distinct field counts held (most notes hold the same few)."""
 
-    def postings(self, connection: sqlite3.Connection, term: str) -> Postings:
+    def postings(self, connection: sqlite3.Connection, term: str) -> HeldPostings:
         """The postings of ``term`` over every indexed note, ids ascending."""
         generation = self._notes.generation
         cached = self._terms.get(term)
@@ -316,7 +397,7 @@ class PostingsReader:
         old = {} if cached is None else cached.blocks
         # A block kept is cut back out of the joined postings (each block is held once), once
         # some other block changed.
-        rows: list[tuple[int, int, Postings | None]] = []
+        rows: list[tuple[int, int, Postings | HeldPostings | None]] = []
         fresh = False
         found = () if number is None else connection.execute(_BLOCKS, (since, number))
         for lo, gen, blob in found:
@@ -331,15 +412,13 @@ class PostingsReader:
         if cached is not None and not fresh and len(rows) == len(old):
             cached.checked = generation
             return cached.joined
-        parts: list[tuple[int, int, Postings]] = []
+        parts: list[tuple[int, int, Postings | HeldPostings]] = []
         for lo, gen, part in rows:
             if part is None:
                 assert cached is not None  # a block is left out only for a term read before
                 part = _cut(cached.joined, old[lo][1], old[lo][2])
             parts.append((lo, gen, part))
-        if len(self._counts) > _SHARED_COUNTS:
-            self._counts.clear()
-        joined = _join([part for _, _, part in parts], self._counts)
+        joined = _join([part for _, _, part in parts])
         blocks: dict[int, tuple[int, int, int]] = {}
         start = 0
         for lo, gen, part in parts:
@@ -388,7 +467,6 @@ class PostingsReader:
         self._terms.clear()
         self._held = 0
         self._lists.clear()
-        self._counts.clear()
 
     def _keep(self, key: tuple[int, int], blob: object) -> ChunkMatrix:
         try:
@@ -401,7 +479,7 @@ class PostingsReader:
         return terms
 
 
-def find(postings: Postings, doc_id: int) -> int:
+def find(postings: HeldPostings, doc_id: int) -> int:
     """The position of ``doc_id`` in ``postings`` (-1: not there)."""
     position = bisect_left(postings.ids, doc_id)
     if position < len(postings.ids) and postings.ids[position] == doc_id:
@@ -416,18 +494,21 @@ def _decode(blob: object) -> Postings:
         raise IndexDamaged(str(error)) from None
 
 
-def _cut(postings: Postings, start: int, end: int) -> Postings:
+def _cut(postings: HeldPostings, start: int, end: int) -> HeldPostings:
     """The entries ``start`` to ``end`` of ``postings`` (one block of them)."""
     ids = postings.ids[start:end]
-    held = postings.fields
-    fields = {doc: held[doc] for doc in ids if doc in held} if held else {}
-    return Postings(ids, postings.bodies[start:end], fields)
+    fields = postings.fields.part(ids[0], ids[-1] + 1) if ids else EMPTY.fields
+    return HeldPostings(ids, postings.bodies[start:end], fields)
 
 
-def _join(parts: list[Postings], shared: dict[FieldCounts, FieldCounts]) -> Postings:
+def _join(parts: Sequence[Postings | HeldPostings]) -> HeldPostings:
     """Blocks of ascending id ranges as one postings list, each column in the narrowest type
     that holds it (a process keeps many: ids below 65,536 take two bytes, most counts one),
-    and equal field counts as one tuple (taken from ``shared``, which keeps each new one)."""
+    the field counts packed (:class:`FieldTable`).
+
+    Raises:
+        IndexDamaged: the blocks' field counts are not in ascending note order.
+    """
     if not parts:
         return EMPTY
     if len(parts) == 1:
@@ -437,13 +518,19 @@ def _join(parts: list[Postings], shared: dict[FieldCounts, FieldCounts]) -> Post
         for part in parts:
             ids.extend(_wide(part.ids))
             bodies.extend(_wide(part.bodies))
-    fields: dict[int, FieldCounts] = {}
+    docs: list[int] = []
+    counts: list[int] = []
     for part in parts:
         held = part.fields
-        if held:
-            counts = held.values()
-            fields.update(zip(held.keys(), map(shared.setdefault, counts, counts), strict=True))
-    return Postings(_narrowed(ids), _narrowed(bodies), fields)
+        if isinstance(held, FieldTable):
+            docs.extend(held.docs)
+            counts.extend(held.counts)
+        elif held:
+            docs.extend(held.keys())
+            counts.extend(chain.from_iterable(held.values()))
+    if not all(map(gt, islice(docs, 1, None), docs)):
+        raise IndexDamaged("field counts out of order")
+    return HeldPostings(_narrowed(ids), _narrowed(bodies), FieldTable(narrow(docs), narrow(counts)))
 
 
 def _wide(values: array[int]) -> array[int]:
