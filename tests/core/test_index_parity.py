@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import tempfile
+from array import array
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,13 @@ from hypothesis import given, settings, strategies as st
 from tests.core.index_helpers import age, indexed, mutate, populate, queries, reference
 from tests.core.query_helpers import make_unreadable, write
 
+from memquill.index._codec import Postings
+from memquill.index._prune import MARGIN, GainFactors, Norms
 from memquill.index._search_index import IndexSearcher
+from memquill.index._view import (
+    NoteTable,
+    _join,  # pyright: ignore[reportPrivateUsage]
+)
 from memquill.query._rank import RankParams
 
 PARAMS = (None, RankParams(rerank_depth=3), RankParams(rerank_depth=1, half_life_days=None))
@@ -88,3 +95,37 @@ def test_an_unreadable_note_is_skipped_alike(
         assert got.text.startswith("Skipped a.md: Memory source is not readable.\n\n1. [b.md:1]")
     finally:
         searcher.close()
+
+
+@settings(max_examples=100)
+@given(
+    notes=st.lists(
+        st.tuples(
+            st.integers(0, 600_000),
+            st.integers(0, 5_000),
+            st.none() | st.tuples(*(st.integers(0, 300) for _ in range(5))),
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_kept_gain_factors_lie_far_inside_the_pruning_margin(
+    notes: list[tuple[int, int, tuple[int, int, int, int, int] | None]],
+) -> None:
+    # Pruning keeps each term's gain factors as 32-bit floats: every bound it draws from them
+    # holds only while each kept factor is within a small part of MARGIN of the exact one.
+    table = NoteTable()
+    table.lengths.extend(length for length, _, _ in notes)
+    fields = {doc: counts for doc, (_, _, counts) in enumerate(notes) if counts is not None}
+    bodies = array("I", [body for _, body, _ in notes])
+    postings = _join([Postings(array("I", range(len(notes))), bodies, fields)])
+    average = max(1.0, sum(table.lengths) / len(notes))
+    norms = Norms(0.25, 0.75 / average, table.lengths, {})
+    params = RankParams()
+    factors = GainFactors()
+    factors.prepare(table, norms, params)
+    kept = factors.of("term", postings, params)
+    exact = factors.at(postings, None, postings.ids, params)
+    assert len(kept) == len(exact) == len(notes)
+    for held, value in zip(kept, exact, strict=True):
+        assert abs(held - value) <= value * MARGIN / 16
