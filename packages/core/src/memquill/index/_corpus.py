@@ -172,11 +172,21 @@ class IndexedCorpus:
                 found[place] = (doc, bodies[place], notes.fields.at(entry))
             found.extend((-1 - index, body, counts) for index, body, counts in records)
             return found
+        kept: list[int] = []
+        positions: list[int] = []
         for slot in sorted(candidates):
             if slot >= 0:
                 position = find(notes, slot)
                 if position >= 0:
-                    found.append((slot, notes.bodies[position], notes.fields.get(slot)))
+                    kept.append(slot)
+                    positions.append(position)
+        # Their field counts found in bulk (a binary search each, in C).
+        counts: list[tuple[int, ...] | None] = [None] * len(kept)
+        fields = notes.fields
+        places, entries = fields.among(kept)
+        for place, entry in zip(places, entries, strict=True):
+            counts[place] = fields.at(entry)
+        found.extend(zip(kept, map(notes.bodies.__getitem__, positions), counts, strict=True))
         if records:
             wanted = {-1 - slot for slot in candidates if slot < 0}
             found.extend((-1 - i, body, counts) for i, body, counts in records if i in wanted)

@@ -274,8 +274,10 @@ class GainFactors:
                 entries: Iterable[int] = range(len(fields))
             else:
                 places, entries = fields.among(docs)
+            counts = fields.counts
             for index, entry in zip(places, entries, strict=True):
-                for weight, count in zip(weights, fields.at(entry), strict=False):
+                base = 5 * entry
+                for weight, count in zip(weights, counts[base : base + 5], strict=False):
                     frequencies[index] += weight * count
         k1 = params.k1
         scaled: Iterable[float] = map(mul, frequencies, repeat(k1 + 1.0))
