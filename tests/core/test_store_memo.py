@@ -54,17 +54,6 @@ def assert_as_fresh(workspace: Path, store: RecordStore) -> None:
         )
 
 
-def test_a_store_read_empty_then_written_keeps_the_format_revisions(workspace: Path) -> None:
-    # A missing file's revision is worked out without hashlib (a search of notes alone maps no
-    # OpenSSL); the writes that follow hash on from that state.
-    store = RecordStore(workspace)
-    assert store.snapshot().revision == revision_of(workspace, b"")
-    store.save([manual("one")])
-    assert_as_fresh(workspace, store)
-    store.save([manual("two")])
-    assert_as_fresh(workspace, store)
-
-
 def test_an_unchanged_file_is_decoded_once(workspace: Path) -> None:
     store = RecordStore(workspace)
     store.save([manual("one")])

@@ -11,7 +11,6 @@ afterwards (or the models it built).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -132,26 +131,6 @@ def test_a_search_from_the_shell_loads_only_what_a_search_needs(tmp_path: Path) 
     assert under(modules, NOT_FOR_SEARCH) == []
     # One answer, then the process exits: it watches no folder for later changes.
     assert "memquill.index._watch" not in modules
-
-
-def test_a_search_of_notes_alone_maps_no_openssl(tmp_path: Path) -> None:
-    # ``hashlib`` maps OpenSSL's libcrypto (about 3.5 MiB of a process): a search that reads no
-    # records file hashes only short texts (its index file's name, the scan rules, the chunks
-    # of a note read) and must not load it, whether it builds the index or reads it current.
-    note = tmp_path / "a.md"
-    note.write_text("pierogi with farmer cheese\n", encoding="utf-8")
-    os.utime(note, (time.time() - 60, time.time() - 60))  # settled: the second search reads none
-    code = (
-        "import os\n"
-        "from memquill.cli import main\n"
-        f"os.environ['MEMQUILL_INDEX_DIR'] = {str(tmp_path / '.index')!r}\n"
-        "os.environ['MEMQUILL_SERVER'] = '0'\n"
-        f"assert main(['--workspace', {str(tmp_path)!r}, 'search', 'pierogi']) == 0\n"
-    )
-    for _ in ("building", "current"):
-        modules = loaded_after(code)
-        assert "memquill.index._search_index" in modules  # the search ran through the index
-        assert under(modules, ("hashlib", "_hashlib", "hmac", "secrets")) == []
 
 
 def test_every_subcommand_is_found_in_the_module_that_registers_it() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 from pathlib import Path
 from typing import Final
 
@@ -98,8 +99,6 @@ def _read(path: Path) -> bytes:
 
 
 def _create(path: Path) -> None:
-    import secrets  # it loads OpenSSL (through hmac): only a new key needs it
-
     _publish(path, secrets.token_bytes(KEY_BYTES), replace=False)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import sqlite3
 from collections.abc import Generator
@@ -23,7 +24,6 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import MemquillError, Messages, StorageError
-from memquill.foundation.short_hash import short_sha256
 from memquill.index._db import IndexDamaged, IndexOutdated
 from memquill.paths import user_cache_dir
 
@@ -50,7 +50,7 @@ def default_index_dir() -> Path:
 
 def index_path(root: Path, folder: Path | None = None) -> Path:
     """The index file of the canonical workspace ``root``."""
-    digest = short_sha256(os.fsencode(root))[:32]
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
     return (folder or index_dir()) / f"{digest}.sqlite3"
 
 

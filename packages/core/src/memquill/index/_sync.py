@@ -37,6 +37,7 @@ deleted at once (:meth:`KeptListings.drop`).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import sqlite3
 import struct
@@ -46,7 +47,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from memquill.foundation.short_hash import short_sha256
 from memquill.index._codec import CorruptBlob, seal, unseal
 from memquill.index._db import FORMAT, IndexDatabase
 from memquill.index._view import NoteTable
@@ -279,7 +279,7 @@ def listing_key(config: ScanConfig) -> str:
         list(SUSPECT_STARTS),
         sorted(CREDENTIAL_PARTS),
     ]
-    return short_sha256(json.dumps(rules).encode())
+    return hashlib.sha256(json.dumps(rules).encode()).hexdigest()
 
 
 class KeptListings:

@@ -16,6 +16,7 @@ vectors' bytes are overwritten.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -23,7 +24,6 @@ from pathlib import Path
 from typing import Final
 
 from memquill.errors import MemquillError
-from memquill.foundation.short_hash import short_sha256
 from memquill.index._location import index_dir, index_path
 from memquill.paths import read_text_nofollow
 from memquill.query import note_document
@@ -87,7 +87,7 @@ def forget_note_vectors(root: Path, paths: Iterable[str]) -> int:
 
 def unit_digest(text: str) -> str:
     """The digest a unit's row keeps of the text it embeds (32 hex of its SHA-256)."""
-    return short_sha256(text.encode("utf-8", "surrogatepass"))[:32]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _chunk_digests(root: Path, note: str) -> dict[str, str]:

@@ -28,6 +28,7 @@ valid and that no later tombstone claims is corrupt, as in every version.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -133,8 +134,6 @@ class StoreImage:
 
 def sha256_hex(text: str) -> str:
     """Lowercase hex sha256 of the UTF-8 bytes of ``text``."""
-    import hashlib
-
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -151,15 +150,11 @@ def identity_bytes(identity: Path | bytes) -> bytes:
 def store_revision(identity: Path | bytes, raw: bytes) -> str:
     """The store revision: sha256 of the store's identity (for a file store the workspace's
     real path), NUL, and the file's bytes."""
-    import hashlib  # loaded when records are hashed: a search of notes alone never maps OpenSSL
-
     return hashlib.sha256(identity_bytes(identity) + b"\0" + raw).hexdigest()
 
 
 def record_revision(identity: Path | bytes, record: Record) -> str:
     """A record revision: sha256 of the store's identity, NUL, and the record's block."""
-    import hashlib
-
     block = encode_block(record).encode()
     return hashlib.sha256(identity_bytes(identity) + b"\0" + block).hexdigest()
 

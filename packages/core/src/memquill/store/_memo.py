@@ -16,6 +16,7 @@ output is byte-for-byte what a full decode and encode would give.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
 from memquill.errors import CorruptError, Messages
-from memquill.foundation.short_hash import short_sha256
 from memquill.store._codec import (
     HEADER_V3,
     HEADERS,
@@ -399,40 +399,9 @@ def _bad_block(valid_prefix: bytes) -> int:
 
 
 def _digest(identity: bytes, raw: bytes | memoryview) -> _Digest:
-    if not raw:  # no records file (a workspace of notes alone): no OpenSSL until one is written
-        return _Unhashed(identity + b"\0")
-    return _sha256(identity + b"\0", raw)
-
-
-def _sha256(*parts: bytes | bytearray | memoryview) -> _Digest:
-    import hashlib  # loaded when records are hashed: it maps OpenSSL (about 3.5 MiB)
-
-    digest = hashlib.sha256(parts[0])
-    for part in parts[1:]:
-        digest.update(part)
+    digest = hashlib.sha256(identity + b"\0")
+    digest.update(raw)
     return digest
-
-
-class _Unhashed:
-    """The digest of a store's identity and NUL alone (the state of an empty file), worked out
-    without ``hashlib``: bytes added to it, or to a copy, go through ``hashlib``."""
-
-    __slots__ = ("_real", "_seed")
-
-    def __init__(self, seed: bytes) -> None:
-        self._seed = seed
-        self._real: _Digest | None = None
-
-    def copy(self) -> _Digest:
-        return _sha256(self._seed) if self._real is None else self._real.copy()
-
-    def update(self, data: bytes | bytearray | memoryview, /) -> None:
-        if self._real is None:
-            self._real = _sha256(self._seed)
-        self._real.update(data)
-
-    def hexdigest(self) -> str:
-        return short_sha256(self._seed) if self._real is None else self._real.hexdigest()
 
 
 def _block(record: Record) -> bytes:

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -181,9 +183,6 @@ def operation_hashes(key: bytes, material: str) -> tuple[str, str]:
 
     memquill writes the keyed one; a record carrying either is the same operation.
     """
-    import hashlib  # loaded when records are hashed: a search of notes alone never maps OpenSSL
-    import hmac
-
     data = material.encode("utf-8")
     keyed = KEYED_PREFIX + hmac.new(key, _DOMAIN + data, hashlib.sha256).hexdigest()
     return keyed, hashlib.sha256(data).hexdigest()
@@ -192,8 +191,6 @@ def operation_hashes(key: bytes, material: str) -> tuple[str, str]:
 def recognised_hashes(keys: Iterable[bytes], material: str) -> frozenset[str]:
     """Every hash a record of the operation ``material`` may carry: keyed under each of
     ``keys``, and the original system's unkeyed one."""
-    import hashlib
-
     found: set[str] = set()
     for key in keys:
         found.update(operation_hashes(key, material))
@@ -203,9 +200,6 @@ def recognised_hashes(keys: Iterable[bytes], material: str) -> frozenset[str]:
 
 def key_id(key: bytes) -> str:
     """The key's fingerprint: 16 hex digits of an HMAC under it (it tells nothing about it)."""
-    import hashlib
-    import hmac
-
     return hmac.new(key, _ID_DOMAIN, hashlib.sha256).hexdigest()[:16]
 
 

@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import base64
 import bisect
+import hashlib
+import hmac
 import threading
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -93,9 +95,6 @@ def same_words(content: str) -> str:
 
 def text_fingerprint(key: bytes, content: str) -> str:
     """The keyed fingerprint of ``content``'s normalised text."""
-    import hashlib  # loaded when records are hashed: a search of notes alone never maps OpenSSL
-    import hmac
-
     data = _TEXT_DOMAIN + same_words(content).encode("utf-8")
     return KEYED_PREFIX + hmac.new(key, data, hashlib.sha256).hexdigest()
 
@@ -110,8 +109,6 @@ def with_fingerprint(record: Record, key: bytes | None) -> Record:
 
 def token(value: str) -> str:
     """The 8-character token of ``value`` (48 bits of sha256)."""
-    import hashlib
-
     digest = hashlib.sha256(_DOMAIN + value.encode("utf-8")).digest()[:6]
     return base64.urlsafe_b64encode(digest).decode()
 
@@ -203,8 +200,6 @@ class Ledger:
 
     def record(self) -> Record:
         """The ledger as one record block (deterministic: it depends only on the tokens)."""
-        import hashlib
-
         parts = self._parts()
         body: dict[str, JSONValue] = {
             "v": _VERSION,
