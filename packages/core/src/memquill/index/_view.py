@@ -294,18 +294,8 @@ class FieldTable:
 
     def get(self, doc: int) -> FieldCounts | None:
         """Note ``doc``'s counts (``None``: no field of it holds the term)."""
-        held = self.docs
-        entry = bisect_left(held, doc)
-        if entry < len(held) and held[entry] == doc:
-            counts, base = self.counts, 5 * entry
-            return (
-                counts[base],
-                counts[base + 1],
-                counts[base + 2],
-                counts[base + 3],
-                counts[base + 4],
-            )
-        return None
+        entry = self._find(doc)
+        return None if entry < 0 else self.at(entry)
 
     def at(self, entry: int) -> FieldCounts:
         """The counts of the ``entry``-th note."""
