@@ -82,6 +82,37 @@ def test_a_write_is_two_round_trips_and_a_put_three(
     assert (write[0], put[0]) == (2, 3), (write, put)
 
 
+def test_a_process_first_put_into_a_namespace_is_three_or_four_round_trips(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    # A first put of a process into a namespace that exists was eleven (the schema's check in
+    # three, the read, the record key, the write in six); into a new one, thirteen (the read,
+    # the row made, the read again).
+    location = f"{postgres_server.url}#workspace=first-{uuid.uuid4().hex[:12]}"
+    (tmp_path / "items").mkdir()
+    earlier = ItemStore(tmp_path / "items", store=location)
+    try:
+        earlier.put(("memories", "kept"), "first", {"content": "the first item"})
+    finally:
+        earlier.close()
+    items = ItemStore(tmp_path / "items", store=location)
+    try:
+        with round_trips(postgres_server.url) as existing:
+            items.put(("memories", "kept"), "second", {"content": "the second item"})
+        with round_trips(postgres_server.url) as new:
+            items.put(("memories", "new"), "first", {"content": "a new namespace's item"})
+        kept = [(item.key, item.value) for item in items.items(("memories", "kept"))]
+        made = [(item.key, item.value) for item in items.items(("memories", "new"))]
+    finally:
+        items.close()
+    assert kept == [
+        ("second", {"content": "the second item"}),
+        ("first", {"content": "the first item"}),
+    ]
+    assert made == [("first", {"content": "a new namespace's item"})]
+    assert (existing[0], new[0]) == (3, 4), (existing, new)
+
+
 def test_a_write_extends_the_rows_held_without_copying_them(
     tmp_path: Path, postgres_server: Server
 ) -> None:

@@ -23,8 +23,11 @@ The store location is ``postgresql://user:password@host:port/database`` with opt
 ``#``: ``workspace=NAME`` (the row; default ``default``), ``mirror=1`` (keep a read-only copy
 at ``memory/.records-mirror.md`` in the local workspace after every write) and
 ``idle_timeout=SECONDS`` (default 5). The URL is never logged, repeated in an error, or shown
-by ``repr``. The schema is created (or a v1 one upgraded) at a backend's first use; the
-workspace's row (and its id, which seeds revisions) at its first read or write. A backend owns
+by ``repr``. The schema is checked, and created (or a v1 one upgraded) if need be, at a
+backend's first use; the workspace's row (and its id, which seeds revisions) at its first read
+or write. A backend's first read checks the schema and fetches the record key in the same
+round trip as the rows (one script), so a process's first put into a workspace is three round
+trips (four if the row is new), every later one three: the read, the lock, the write. A backend owns
 no connection: each read and each write transaction borrows one from the process's pool for
 the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
 transaction did anything is retried once on a new connection, one that fails later is
@@ -71,12 +74,14 @@ from memquill.store._postgres_sql import (
     READ_WITH_ROWS,
     RECORD_KEY,
     ROWS_NAMED,
+    SCHEMA_PROBE,
     UPDATE_ROW,
     WROTE,
     Connection,
     Script,
     as_bytes,
     ensure_schema,
+    schema_in_use,
     transaction_of_scripts,
 )
 from memquill.store._record import Record
@@ -203,12 +208,12 @@ class PostgresBackend(RecordsBackend):
 
     def read(self) -> bytes:
         with self._busy:
-            self._with_connection(self._read_consistent)
+            self._with_connection(self._read_consistent, checked=False)
             return self._loaded.data
 
     def snapshot(self) -> Snapshot:
         with self._busy:
-            self._with_connection(self._read_consistent)
+            self._with_connection(self._read_consistent, checked=False)
             return self._current().snapshot
 
     def transact(self, operation: Operation, timeout: float) -> WriteResult:
@@ -299,17 +304,61 @@ class PostgresBackend(RecordsBackend):
         made into the workspace, the server never ends the read for idling in one (a first
         read of 100,000 rows on a busy machine did, at idle_timeout). Unchanged since the last
         read: that statement's one row, no version in it."""
-        name = self._location.workspace
         while True:
             since = self._since()
-            found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+            found = self._read_rows(connection, since)
             if not found:
-                self._create_row(connection)
-                found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+                found = self._read_rows(connection, since, create=True)
             if not found:
                 raise StorageError(Messages.DATABASE_UNAVAILABLE)
             if self._took(found, since):
                 return
+
+    def _read_rows(
+        self, connection: Connection, since: int, *, create: bool = False
+    ) -> list[tuple[object, ...]]:
+        """:data:`READ_WITH_ROWS`'s rows; until this backend holds the record key, in the same
+        round trip (one script) the key, and on its first use the schema's check
+        (:data:`SCHEMA_PROBE`), so a process's first read of a workspace is one round trip,
+        not five. ``create``: the workspace's row is made first (if missing), in that script."""
+        name = self._location.workspace
+        if self._schema_checked and self._key is not None and not create:
+            return connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+        checking = not self._schema_checked
+        script = Script(connection)
+        if checking:
+            for statement in SCHEMA_PROBE:
+                script.add(statement)
+        if create:
+            script.add(CREATE_WORKSPACE, self._new_row())
+        script.add(RECORD_KEY, (name,))
+        script.add(READ_WITH_ROWS, (since, name))
+        try:
+            cursor = script.send()
+        except psycopg.Error:
+            # No schema yet, or not one this version reads: the long way, which makes it or
+            # says what is wrong with it.
+            if self._schema_checked:
+                raise
+            self._checked(connection)
+            return self._read_rows(connection, since, create=create)
+        if checking:
+            probed = cursor.fetchone()
+            cursor.nextset()
+            version = cursor.fetchone()
+            cursor.nextset()
+            if not schema_in_use(probed, version):
+                self._checked(connection)  # v1 workspaces waiting: moved first, then read
+                return self._read_rows(connection, since, create=create)
+            self._schema_checked = True
+        if create:
+            cursor.nextset()
+        key = cursor.fetchone()
+        cursor.nextset()
+        if self._key is None and key is not None:
+            found = as_bytes(key[0])
+            self._key = found if len(found) == KEY_BYTES else None
+        return cursor.fetchall()
 
     def _since(self) -> int:
         """The ``seq`` whose rows this backend holds (0: none, or a kept blob: read them all)."""
@@ -609,20 +658,24 @@ class PostgresBackend(RecordsBackend):
         """Nothing to close: connections are borrowed per read or write from the process's
         pool for the database (:mod:`memquill.store._postgres_pool`), which keeps them."""
 
-    def _with_connection(self, work: Callable[[Connection], _T]) -> _T:
+    def _with_connection(self, work: Callable[[Connection], _T], *, checked: bool = True) -> _T:
         """Run ``work`` on a borrowed connection; one that went stale is replaced once
-        (reads only: :meth:`~memquill.store._postgres_pool.Pool.run`)."""
+        (reads only: :meth:`~memquill.store._postgres_pool.Pool.run`). ``checked``: the
+        schema is ensured first on this backend's first use (else ``work`` sees to it)."""
         try:
-            return self._pool.run(lambda connection: work(self._checked(connection)))
+            return self._pool.run(
+                lambda connection: work(self._checked(connection) if checked else connection)
+            )
         except psycopg.Error:
             # libpq's message can quote the connection string, password included.
             raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
 
     def _create_row(self, connection: Connection) -> None:
-        connection.execute(
-            CREATE_WORKSPACE,
-            (self._location.workspace, uuid.uuid4(), secrets.token_bytes(KEY_BYTES)),
-        )
+        connection.execute(CREATE_WORKSPACE, self._new_row())
+
+    def _new_row(self) -> tuple[object, ...]:
+        """:data:`CREATE_WORKSPACE`'s parameters: the name, a new id and a new record key."""
+        return (self._location.workspace, uuid.uuid4(), secrets.token_bytes(KEY_BYTES))
 
     def _fetch_key(self, connection: Connection) -> bytes:
         found = connection.execute(RECORD_KEY, (self._location.workspace,)).fetchone()

@@ -274,9 +274,43 @@ def as_bytes(value: object) -> bytes:
     raise StorageError(Messages.DATABASE_UNAVAILABLE)
 
 
+SCHEMA_PROBE: Final = (
+    """SELECT to_regclass('memquill.workspaces') IS NOT NULL
+        AND to_regclass('memquill.schema_version') IS NOT NULL
+        AND to_regclass('memquill.records_v1') IS NULL""",
+    "SELECT max(version) FROM memquill.schema_version",
+)
+"""Whether the schema is there to use as it is (made, no v1 workspace waiting), and its
+version: two statements for one script (the second fails where there is no schema yet), so a
+backend's first use checks the schema in the round trip of its first statements."""
+
+
+def schema_in_use(probed: Sequence[object] | None, version: Sequence[object] | None) -> bool:
+    """Whether :data:`SCHEMA_PROBE`'s rows found a schema to use as it is (``False``:
+    :func:`ensure_schema` makes it, upgrades it or moves what waits, and says what is wrong).
+
+    Raises:
+        StorageError: a newer schema than this version knows.
+    """
+    number = version[0] if version else None
+    if isinstance(number, int) and number > SCHEMA_VERSION:
+        raise StorageError(Messages.DATABASE_SCHEMA)
+    return bool(probed and probed[0] is True) and isinstance(number, int)
+
+
 def ensure_schema(connection: Connection) -> None:
     """Create the schema on first use, or upgrade a v1 one (both serialised by an advisory
-    lock), then move any v1 workspace still waiting; refuse a newer schema."""
+    lock), then move any v1 workspace still waiting; refuse a newer schema. A schema in use
+    as it is costs one round trip (:data:`SCHEMA_PROBE`)."""
+    script = Script(connection)
+    for statement in SCHEMA_PROBE:
+        script.add(statement)
+    with contextlib.suppress(pg_errors.UndefinedTable):  # no schema yet: made below
+        cursor = script.send()
+        probed = cursor.fetchone()
+        cursor.nextset()
+        if schema_in_use(probed, cursor.fetchone()):
+            return
     found = connection.execute(
         "SELECT to_regclass('memquill.workspaces') IS NOT NULL "
         "AND to_regclass('memquill.schema_version') IS NOT NULL"
