@@ -19,6 +19,7 @@ from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.items import ItemStore
+from memquill.items._store import ItemPut
 from memquill.store._postgres import PostgresBackend
 from memquill.store._postgres_location import parse_location
 from memquill.store._postgres_pool import pool_for
@@ -111,6 +112,36 @@ def test_a_process_first_put_into_a_namespace_is_three_or_four_round_trips(
     ]
     assert made == [("first", {"content": "a new namespace's item"})]
     assert (existing[0], new[0]) == (3, 4), (existing, new)
+
+
+def test_a_batch_put_is_two_round_trips_and_a_first_one_three_or_four(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    # A LangGraph store's put is a batch of one (``put_many``): it writes without reading
+    # first, but asks for the record key, which a new process fetched on its own after three
+    # statements checking the schema. It was six round trips; a process's first into a
+    # namespace eleven, into a new one thirteen.
+    location = f"{postgres_server.url}#workspace=batch-{uuid.uuid4().hex[:12]}"
+    (tmp_path / "items").mkdir()
+    earlier = ItemStore(tmp_path / "items", store=location)
+    try:
+        earlier.put_many([ItemPut(("memories", "kept"), "first", {"content": "the first"})])
+        with round_trips(postgres_server.url) as warm:
+            earlier.put_many([ItemPut(("memories", "kept"), "second", {"content": "the second"})])
+    finally:
+        earlier.close()
+    items = ItemStore(tmp_path / "items", store=location)
+    try:
+        with round_trips(postgres_server.url) as existing:
+            items.put_many([ItemPut(("memories", "kept"), "third", {"content": "the third"})])
+        with round_trips(postgres_server.url) as new:
+            items.put_many([ItemPut(("memories", "new"), "first", {"content": "a new one"})])
+        kept = [item.key for item in items.items(("memories", "kept"))]
+        made = [item.key for item in items.items(("memories", "new"))]
+    finally:
+        items.close()
+    assert (kept, made) == (["third", "second", "first"], ["first"])
+    assert (warm[0], existing[0], new[0]) == (2, 3, 4), (warm, existing, new)
 
 
 def test_a_write_extends_the_rows_held_without_copying_them(

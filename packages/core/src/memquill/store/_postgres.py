@@ -285,10 +285,14 @@ class PostgresBackend(RecordsBackend):
         return _RowKey(self)
 
     def keyas_bytes(self) -> bytes:
-        """The workspace row's record key (read once; it never changes)."""
+        """The workspace row's record key (read once; it never changes). It comes with a
+        first read of the workspace (one round trip for both: a write asks for the key before
+        it reads, and a first write would otherwise take in every row under the lock)."""
         if self._key is None:
             with self._busy:
-                self._key = self._with_connection(self._fetch_key)
+                self._with_connection(self._read_consistent, checked=False)
+                if self._key is None:  # not a key this version can use: say so
+                    self._key = self._with_connection(self._fetch_key)
         return self._key
 
     def identity_now(self) -> bytes:
