@@ -26,8 +26,9 @@ at ``memory/.records-mirror.md`` in the local workspace after every write) and
 by ``repr``. The schema is checked, and created (or a v1 one upgraded) if need be, at a
 backend's first use; the workspace's row (and its id, which seeds revisions) at its first read
 or write. A backend's first read checks the schema and fetches the record key in the same
-round trip as the rows (one script), so a process's first put into a workspace is three round
-trips (four if the row is new), every later one three: the read, the lock, the write. A backend owns
+round trip as the rows (one script); asked for the key first, as a write is, it reads the
+workspace to get it. So a process's first write into a workspace is three round trips (four if
+the row is new), every later one two: the lock, the write. A backend owns
 no connection: each read and each write transaction borrows one from the process's pool for
 the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
 transaction did anything is retried once on a new connection, one that fails later is
