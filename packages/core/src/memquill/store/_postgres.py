@@ -5,11 +5,15 @@ the bytes of ``records.md`` are rebuilt exactly from the rows, and the format, r
 of the workspace id, NUL and those bytes), tombstones and every check are the file store's. A
 reader fetches only the rows changed since it last looked (each write bumps the workspace's
 ``seq`` and stamps the rows it wrote), with the workspace row, in one statement and no
-transaction. A write is one transaction: ``SELECT … FOR NO KEY
-UPDATE`` on the workspace row (other writers queue on the server, in order; ``lock_timeout``
-turns a long wait into ``busy``), the store's pure operation on the records so loaded, and
-only the difference written (new versions inserted, changed ones updated, removed ones
-deleted); it is acknowledged only after ``COMMIT`` returns. There is no size bound but the
+transaction. A write is one transaction in two round trips, each one message of statements
+(:class:`~memquill.store._postgres_sql.Script`): ``BEGIN``, ``SELECT … FOR NO KEY UPDATE``
+on the workspace row (other writers queue on the server, in order; ``lock_timeout`` turns a
+long wait into ``busy``) and the rows changed since this backend last looked; then, after the
+store's pure operation on the records so loaded, only the difference (new versions inserted,
+changed ones updated, removed ones deleted), the workspace row's update and ``COMMIT``. It is
+acknowledged only after ``COMMIT`` returns. The rows held are one list, extended or patched in
+place by what a committed write wrote or a read fetched, never copied: a write's cost does
+not grow with the workspace. There is no size bound but the
 workspace row's ``quota_bytes`` (none by default). A writer that freezes inside the
 transaction is cut off by the server (``idle_in_transaction_session_timeout``) and its write
 never happens; a writer that dies is rolled back. Nothing is ever written outside that
@@ -19,8 +23,12 @@ The store location is ``postgresql://user:password@host:port/database`` with opt
 ``#``: ``workspace=NAME`` (the row; default ``default``), ``mirror=1`` (keep a read-only copy
 at ``memory/.records-mirror.md`` in the local workspace after every write) and
 ``idle_timeout=SECONDS`` (default 5). The URL is never logged, repeated in an error, or shown
-by ``repr``. The schema is created (or a v1 one upgraded) at a backend's first use; the
-workspace's row (and its id, which seeds revisions) at its first read or write. A backend owns
+by ``repr``. The schema is checked, and created (or a v1 one upgraded) if need be, at a
+backend's first use; the workspace's row (and its id, which seeds revisions) at its first read
+or write. A backend's first read checks the schema and fetches the record key in the same
+round trip as the rows (one script); asked for the key first, as a write is, it reads the
+workspace to get it. So a process's first write into a workspace is three round trips (four if
+the row is new), every later one two: the lock, the write. A backend owns
 no connection: each read and each write transaction borrows one from the process's pool for
 the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
 transaction did anything is retried once on a new connection, one that fails later is
@@ -39,9 +47,9 @@ import secrets
 import threading
 import uuid
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Final, Literal, TypeVar
+from typing import Final, LiteralString, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -59,19 +67,23 @@ from memquill.store._postgres_rows import Row, assemble, columns, difference, sp
 from memquill.store._postgres_sql import (
     CREATE_WORKSPACE,
     DELETE_ROWS,
-    INSERT_ROW,
-    READ,
+    INSERT_ROWS,
+    INSERTED_ROW,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
     READ_MANY,
     READ_WITH_ROWS,
     RECORD_KEY,
-    ROWS,
+    ROWS_NAMED,
+    SCHEMA_PROBE,
     UPDATE_ROW,
     WROTE,
     Connection,
+    Script,
     as_bytes,
     ensure_schema,
+    schema_in_use,
+    transaction_of_scripts,
 )
 from memquill.store._record import Record
 from memquill.store._record_key import KeySource
@@ -81,6 +93,8 @@ from memquill.store._transaction import Change, Operation, apply_operation, back
 
 _T = TypeVar("_T")
 MIRROR_NAME: Final = ".records-mirror.md"
+_NO_ROW: Final = (None, None, None, None)
+"""A read's version columns when no row changed (as :data:`READ_WITH_ROWS` sends them)."""
 NO_QUOTA: Final = 1 << 40
 """The bound writes are checked against in a workspace without a quota (1 TiB: in effect
 none; ``doctor`` reports no capacity rather than this)."""
@@ -90,11 +104,17 @@ none; ``doctor`` reports no capacity rather than this)."""
 class _Loaded:
     """The workspace as this backend last read or wrote it: its ``seq``, header, rows in
     file order, and its bytes or their decoding (whichever is known; ``blob``: the bytes are
-    a kept blob, not rows)."""
+    a kept blob, not rows).
+
+    ``rows`` is the backend's one list of rows, handed on from each ``_Loaded`` to the next
+    and extended or patched in place (never copied: at 100,000 rows a copy per write cost more
+    than the write's statements), only with rows a committed write wrote or a read fetched
+    and checked, and only under the backend's lock; a ``_Loaded`` replaced is never read
+    again (a reader that kept one compares it by identity first)."""
 
     seq: int = 0
     header: str = ""
-    rows: tuple[Row, ...] = ()
+    rows: list[Row] = field(default_factory=list[Row])
     raw: bytes | None = b""
     blob: bool = False
     decoded: Decoded | None = None
@@ -106,6 +126,19 @@ class _Loaded:
             return self.raw
         assert self.decoded is not None
         return self.decoded.raw
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """A write: its statements and ``COMMIT`` (``script``, not yet sent), and what they leave
+    once committed: its ``seq`` and header, the rows list to hold (the one held, for an
+    append) and the rows to extend it with."""
+
+    script: Script
+    seq: int
+    header: str
+    rows: list[Row]
+    added: list[Row]
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,12 +209,12 @@ class PostgresBackend(RecordsBackend):
 
     def read(self) -> bytes:
         with self._busy:
-            self._with_connection(self._read_consistent)
+            self._with_connection(self._read_consistent, checked=False)
             return self._loaded.data
 
     def snapshot(self) -> Snapshot:
         with self._busy:
-            self._with_connection(self._read_consistent)
+            self._with_connection(self._read_consistent, checked=False)
             return self._current().snapshot
 
     def transact(self, operation: Operation, timeout: float) -> WriteResult:
@@ -189,21 +222,22 @@ class PostgresBackend(RecordsBackend):
             for attempt in (1, 2):
                 started = False
                 try:
-                    # A retry never trusts an idle connection again (all may be stale).
-                    with self._borrowed(fresh=attempt == 2) as connection, connection.transaction():
-                        if timeout > 0:
-                            milliseconds = f"{max(1, round(timeout * 1000))}ms"
-                            connection.execute(
-                                "SELECT set_config('lock_timeout', %s, true)", (milliseconds,)
-                            )
-                        self._caught_up(connection, "nowait" if timeout <= 0 else "wait")
+                    # A retry never trusts an idle connection again (all may be stale). Two
+                    # round trips: BEGIN, the lock and the rows changed since; then the writes
+                    # and COMMIT. The row is held for one round trip and the operation.
+                    with (
+                        self._borrowed(fresh=attempt == 2) as connection,
+                        transaction_of_scripts(connection),
+                    ):
+                        self._caught_up(connection, timeout)
                         started = True
                         current = self._current()
                         change = apply_operation(current, operation, self._capacity)
                         if isinstance(change, WriteResult):
                             return change
                         backup = self._backup(current, change)
-                        stored = self._store(connection, current, change)
+                        written = self._store(connection, current, change)
+                        written.script.send()  # acknowledged only once COMMIT has returned
                 except pg_errors.LockNotAvailable:
                     raise BusyError(Messages.LOCK_HELD) from None
                 except psycopg.OperationalError:
@@ -213,7 +247,7 @@ class PostgresBackend(RecordsBackend):
                     continue  # a connection gone stale before the transaction did anything
                 except psycopg.Error:
                     raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
-                return replace(self._published(change, stored), backup=backup)
+                return replace(self._published(change, written), backup=backup)
         raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: attempt 2 raises
 
     def check_writable(self) -> None:
@@ -252,10 +286,14 @@ class PostgresBackend(RecordsBackend):
         return _RowKey(self)
 
     def keyas_bytes(self) -> bytes:
-        """The workspace row's record key (read once; it never changes)."""
+        """The workspace row's record key (read once; it never changes). It comes with a
+        first read of the workspace (one round trip for both: a write asks for the key before
+        it reads, and a first write would otherwise take in every row under the lock)."""
         if self._key is None:
             with self._busy:
-                self._key = self._with_connection(self._fetch_key)
+                self._with_connection(self._read_consistent, checked=False)
+                if self._key is None:  # not a key this version can use: say so
+                    self._key = self._with_connection(self._fetch_key)
         return self._key
 
     def identity_now(self) -> bytes:
@@ -271,17 +309,61 @@ class PostgresBackend(RecordsBackend):
         made into the workspace, the server never ends the read for idling in one (a first
         read of 100,000 rows on a busy machine did, at idle_timeout). Unchanged since the last
         read: that statement's one row, no version in it."""
-        name = self._location.workspace
         while True:
             since = self._since()
-            found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+            found = self._read_rows(connection, since)
             if not found:
-                self._create_row(connection)
-                found = connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+                found = self._read_rows(connection, since, create=True)
             if not found:
                 raise StorageError(Messages.DATABASE_UNAVAILABLE)
             if self._took(found, since):
                 return
+
+    def _read_rows(
+        self, connection: Connection, since: int, *, create: bool = False
+    ) -> list[tuple[object, ...]]:
+        """:data:`READ_WITH_ROWS`'s rows; until this backend holds the record key, in the same
+        round trip (one script) the key, and on its first use the schema's check
+        (:data:`SCHEMA_PROBE`), so a process's first read of a workspace is one round trip,
+        not five. ``create``: the workspace's row is made first (if missing), in that script."""
+        name = self._location.workspace
+        if self._schema_checked and self._key is not None and not create:
+            return connection.execute(READ_WITH_ROWS, (since, name)).fetchall()
+        checking = not self._schema_checked
+        script = Script(connection)
+        if checking:
+            for statement in SCHEMA_PROBE:
+                script.add(statement)
+        if create:
+            script.add(CREATE_WORKSPACE, self._new_row())
+        script.add(RECORD_KEY, (name,))
+        script.add(READ_WITH_ROWS, (since, name))
+        try:
+            cursor = script.send()
+        except psycopg.Error:
+            # No schema yet, or not one this version reads: the long way, which makes it or
+            # says what is wrong with it.
+            if self._schema_checked:
+                raise
+            self._checked(connection)
+            return self._read_rows(connection, since, create=create)
+        if checking:
+            probed = cursor.fetchone()
+            cursor.nextset()
+            version = cursor.fetchone()
+            cursor.nextset()
+            if not schema_in_use(probed, version):
+                self._checked(connection)  # v1 workspaces waiting: moved first, then read
+                return self._read_rows(connection, since, create=create)
+            self._schema_checked = True
+        if create:
+            cursor.nextset()
+        key = cursor.fetchone()
+        cursor.nextset()
+        if self._key is None and key is not None:
+            found = as_bytes(key[0])
+            self._key = found if len(found) == KEY_BYTES else None
+        return cursor.fetchall()
 
     def _since(self) -> int:
         """The ``seq`` whose rows this backend holds (0: none, or a kept blob: read them all)."""
@@ -301,7 +383,7 @@ class PostgresBackend(RecordsBackend):
         self._set_quota(quota)
         assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
         if blob is not None:
-            self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
+            self._loaded = _Loaded(seq, "", [], as_bytes(blob), blob=True)
             return True
         if not self._loaded.blob and seq == self._loaded.seq:
             return True
@@ -389,55 +471,40 @@ class PostgresBackend(RecordsBackend):
         assert self._loaded.decoded is not None
         return self._loaded.decoded
 
-    def _fetch(
-        self, connection: Connection, lock: Literal["wait", "nowait"] | None
-    ) -> _Fetched | None:
-        """The workspace row (``lock``: taken ``FOR NO KEY UPDATE``, waiting or not) and the
-        rows changed since this backend last looked, not yet merged into what it holds
-        (:meth:`_merged`; ``None``: nothing changed, or a kept blob, which is loaded)."""
-        query = (
-            READ if lock is None else READ_FOR_WRITE if lock == "wait" else READ_FOR_WRITE_NOWAIT
-        )
+    def _caught_up(self, connection: Connection, timeout: float) -> None:
+        """Begin the write's transaction, take the workspace row's lock (waiting up to
+        ``timeout`` seconds; none: not waiting) and bring the workspace up to date, in one
+        round trip: the lock's statement and the rows changed since this backend last looked
+        (:data:`ROWS_NAMED`, run once the lock is granted) go in one script."""
+        query = READ_FOR_WRITE if timeout > 0 else READ_FOR_WRITE_NOWAIT
         name = self._location.workspace
-        found = connection.execute(query, (name,)).fetchone()
-        if found is None:
-            self._create_row(connection)
-            found = connection.execute(query, (name,)).fetchone()
-        if found is None:
-            raise StorageError(Messages.DATABASE_UNAVAILABLE)
-        workspace_id, seq, versions, header, blob, quota = found
-        identity = str(workspace_id).encode()
-        if identity != self._identity:
-            self._loaded = _Loaded()
-        self._identity = identity
-        self._set_quota(quota)
-        assert isinstance(seq, int) and isinstance(versions, int) and isinstance(header, str)
-        if blob is not None:
-            self._loaded = _Loaded(seq, "", (), as_bytes(blob), blob=True)
-            return None
-        if not self._loaded.blob and seq == self._loaded.seq:
-            return None
-        since = 0 if self._loaded.blob else self._loaded.seq
-        found_rows = connection.execute(ROWS, (workspace_id, since)).fetchall()
-        return _Fetched(workspace_id, seq, versions, header, since, found_rows)
-
-    def _caught_up(self, connection: Connection, lock: Literal["wait", "nowait"]) -> None:
-        """:meth:`_fetch` and :meth:`_merged` in one transaction (a write's, under its lock)."""
-        fetched = self._fetch(connection, lock)
-        while fetched is not None:
-            merged = self._merged(fetched)
-            if merged is not None:
-                self._loaded = merged
+        lead: list[tuple[LiteralString, tuple[object, ...]]] = [("BEGIN", ())]
+        if timeout > 0:
+            milliseconds = f"{max(1, round(timeout * 1000))}ms"
+            lead.append(("SELECT set_config('lock_timeout', %s, true)", (milliseconds,)))
+        created = False
+        while True:
+            since = self._since()
+            script = Script(connection)
+            for statement, params in lead:
+                script.add(statement, params)
+            script.add(query, (name,))
+            script.add(ROWS_NAMED, (since, name))
+            cursor = script.send()
+            for _ in lead:
+                cursor.nextset()
+            lead = []  # the transaction is open
+            found = cursor.fetchone()
+            cursor.nextset()
+            rows = cursor.fetchall()
+            if found is None:
+                if created:
+                    raise StorageError(Messages.DATABASE_UNAVAILABLE)
+                self._create_row(connection)
+                created = True
+                continue
+            if self._took([(*found, *row) for row in rows] or [(*found, *_NO_ROW)], since):
                 return
-            self._gap(fetched)
-            fetched = _Fetched(
-                fetched.workspace_id,
-                fetched.seq,
-                fetched.versions,
-                fetched.header,
-                0,
-                connection.execute(ROWS, (fetched.workspace_id, 0)).fetchall(),
-            )
 
     def _gap(self, fetched: _Fetched) -> None:
         """The rows fetched do not follow the ones held: hold none (all are read next).
@@ -455,11 +522,20 @@ class PostgresBackend(RecordsBackend):
 
     def _merged(self, fetched: _Fetched) -> _Loaded | None:
         """The workspace: the rows held, with the ones fetched in their places (``None``: they
-        leave a gap, so they are not the rows this backend knew)."""
+        leave a gap, so they are not the rows this backend knew, and nothing is changed). The
+        rows held are patched in place: only the rows fetched cost anything."""
         last = self._loaded
-        known = () if last.blob else last.rows
+        rows = [] if last.blob else last.rows
+        held = len(rows)
         seq, versions, header = fetched.seq, fetched.versions, fetched.header
-        rows = list(known)
+        length = held  # checked before anything is changed: no gap, ``versions`` rows left
+        for position, *_ in fetched.rows:
+            assert isinstance(position, int)
+            if position > length:
+                return None  # a gap
+            length += position == length
+        if versions > length:
+            return None
         rewritten = False  # a row already known changed its bytes
         for position, record_id, meta, content in fetched.rows:
             assert isinstance(position, int)
@@ -467,37 +543,30 @@ class PostgresBackend(RecordsBackend):
             if position < len(rows):
                 rewritten = rewritten or row.block != rows[position].block
                 rows[position] = row
-            elif position == len(rows):
-                rows.append(row)
             else:
-                return None  # a gap
+                rows.append(row)
         del rows[versions:]
-        if len(rows) != versions:
-            return None
-        if (
-            known
-            and versions >= len(known)
-            and not rewritten
-            and header == last.header
-            and last.decoded
-        ):
+        if held and versions >= held and not rewritten and header == last.header and last.decoded:
             # Only rows added at the end (an appended correction's superseded row keeps its
             # bytes): decode just their blocks, as a file store decodes another writer's
             # append, instead of the whole workspace again.
-            tail = b"".join(row.block for row in rows[len(known) :])
+            tail = b"".join(row.block for row in rows[held:])
             decoded = extended(last.decoded, tail) if tail else last.decoded
             if decoded is not None:
                 self.memo.remember(decoded)
-                return _Loaded(seq, header, tuple(rows), None, decoded=decoded)
-        return _Loaded(seq, header, tuple(rows), assemble(header, rows))
+                return _Loaded(seq, header, rows, None, decoded=decoded)
+        return _Loaded(seq, header, rows, assemble(header, rows))
 
-    def _store(self, connection: Connection, current: Decoded, change: Change) -> _Loaded:
-        """Write the change's difference to the rows; the workspace as it then is."""
+    def _store(self, connection: Connection, current: Decoded, change: Change) -> _Written:
+        """The change's difference to the rows and ``COMMIT`` as one script (one round trip,
+        sent by the caller), with what the workspace then is (the rows held are changed only
+        once committed)."""
         loaded = self._loaded
         encoded = change.encoded
         records = encoded.records
         seq = loaded.seq + 1
         workspace_id = self.identity_now().decode()
+        script = Script(connection)
         if encoded.tail is not None and not loaded.blob and loaded.rows:
             header = loaded.header
             added = split(encoded.tail.decode(), 0, records[len(loaded.rows) :])
@@ -513,44 +582,39 @@ class PostgresBackend(RecordsBackend):
                 if records[position] is not before[position]
             ]
             deletes: list[str] = []
-            rows = (*loaded.rows, *(row for row, _ in added))
+            rows, appended = loaded.rows, [row for row, _ in added]
         else:
             data = change.data
             header = header_of(data[:128]) or ""
             pairs = split(data.decode(), len(header), records)
             if loaded.blob:
-                connection.execute(
-                    "DELETE FROM memquill.versions WHERE workspace_id = %s", (workspace_id,)
-                )
+                script.add("DELETE FROM memquill.versions WHERE workspace_id = %s", (workspace_id,))
             found = difference(() if loaded.blob else loaded.rows, pairs)
             inserts, updates, deletes = found.inserts, found.updates, found.deletes
-            rows = tuple(row for row, _ in pairs)
+            rows, appended = [row for row, _ in pairs], []
         if deletes:
-            connection.execute(DELETE_ROWS, (workspace_id, deletes))
-        with connection.cursor() as cursor:
-            if updates:
-                cursor.executemany(
-                    UPDATE_ROW,
-                    [
-                        (position, *columns(row, record), seq, workspace_id, row.id)
-                        for position, row, record in updates
-                    ],
-                )
-            if inserts:
-                cursor.executemany(
-                    INSERT_ROW,
-                    [
-                        (workspace_id, row.id, position, *columns(row, record), seq)
-                        for position, row, record in inserts
-                    ],
-                )
-        connection.execute(WROTE, (seq, len(rows), header, encoded.size, workspace_id))
-        return _Loaded(seq, header, rows, None)
+            script.add(DELETE_ROWS, (workspace_id, deletes))
+        for position, row, record in updates:
+            script.add(UPDATE_ROW, (position, *columns(row, record), seq, workspace_id, row.id))
+        script.add_rows(
+            INSERT_ROWS,
+            INSERTED_ROW,
+            [
+                (workspace_id, row.id, position, *columns(row, record), seq)
+                for position, row, record in inserts
+            ],
+        )
+        versions = len(rows) + len(appended)
+        script.add(WROTE, (seq, versions, header, encoded.size, workspace_id))
+        script.add("COMMIT")
+        return _Written(script, seq, header, rows, appended)
 
-    def _published(self, change: Change, stored: _Loaded) -> WriteResult:
+    def _published(self, change: Change, stored: _Written) -> WriteResult:
+        """Hold what a committed write wrote (the rows list extended in place)."""
         written = change.encoded.decoded()
         self.memo.remember(written)
-        self._loaded = replace(stored, decoded=written)
+        stored.rows.extend(stored.added)
+        self._loaded = _Loaded(stored.seq, stored.header, stored.rows, None, decoded=written)
         if self._location.mirror:
             self._mirror(written.raw)
         return change.result(written.snapshot)
@@ -599,20 +663,24 @@ class PostgresBackend(RecordsBackend):
         """Nothing to close: connections are borrowed per read or write from the process's
         pool for the database (:mod:`memquill.store._postgres_pool`), which keeps them."""
 
-    def _with_connection(self, work: Callable[[Connection], _T]) -> _T:
+    def _with_connection(self, work: Callable[[Connection], _T], *, checked: bool = True) -> _T:
         """Run ``work`` on a borrowed connection; one that went stale is replaced once
-        (reads only: :meth:`~memquill.store._postgres_pool.Pool.run`)."""
+        (reads only: :meth:`~memquill.store._postgres_pool.Pool.run`). ``checked``: the
+        schema is ensured first on this backend's first use (else ``work`` sees to it)."""
         try:
-            return self._pool.run(lambda connection: work(self._checked(connection)))
+            return self._pool.run(
+                lambda connection: work(self._checked(connection) if checked else connection)
+            )
         except psycopg.Error:
             # libpq's message can quote the connection string, password included.
             raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
 
     def _create_row(self, connection: Connection) -> None:
-        connection.execute(
-            CREATE_WORKSPACE,
-            (self._location.workspace, uuid.uuid4(), secrets.token_bytes(KEY_BYTES)),
-        )
+        connection.execute(CREATE_WORKSPACE, self._new_row())
+
+    def _new_row(self) -> tuple[object, ...]:
+        """:data:`CREATE_WORKSPACE`'s parameters: the name, a new id and a new record key."""
+        return (self._location.workspace, uuid.uuid4(), secrets.token_bytes(KEY_BYTES))
 
     def _fetch_key(self, connection: Connection) -> bytes:
         found = connection.execute(RECORD_KEY, (self._location.workspace,)).fetchone()

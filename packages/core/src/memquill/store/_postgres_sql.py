@@ -27,10 +27,11 @@ it alone, so no mover ever meets the table half gone.
 from __future__ import annotations
 
 import contextlib
-from typing import Final, TypeAlias, cast
+from collections.abc import Generator, Sequence
+from typing import Final, LiteralString, TypeAlias, cast
 
 import psycopg
-from psycopg import errors as pg_errors
+from psycopg import errors as pg_errors, pq
 
 from memquill.errors import Messages, StorageError
 from memquill.store._postgres_location import PostgresLocation
@@ -114,12 +115,17 @@ which is dropped once empty (:func:`upgrade_workspaces`)."""
 _WORKSPACE: Final = """
     SELECT workspace_id::text, seq, versions, header, blob, quota_bytes
     FROM memquill.workspaces WHERE workspace = %s"""
-READ: Final = _WORKSPACE
 READ_FOR_WRITE: Final = _WORKSPACE + " FOR NO KEY UPDATE"
 READ_FOR_WRITE_NOWAIT: Final = _WORKSPACE + " FOR NO KEY UPDATE NOWAIT"
-ROWS: Final = """
-    SELECT position, id, meta, content FROM memquill.versions
-    WHERE workspace_id = %s AND changed > %s ORDER BY position"""
+ROWS_NAMED: Final = """
+    SELECT v.position, v.id, v.meta, v.content
+    FROM memquill.workspaces w JOIN memquill.versions v
+        ON v.workspace_id = w.workspace_id AND v.changed > %s AND w.blob IS NULL
+    WHERE w.workspace = %s ORDER BY v.position"""
+"""The rows of the workspace named changed since a seq, sent with :data:`READ_FOR_WRITE` in
+one script: run once the lock is granted, its snapshot holds every write committed before
+(none can commit after, the lock being held). One statement that joined the rows to the
+locked row would not: its snapshot is taken before the lock is waited for."""
 READ_WITH_ROWS: Final = """
     SELECT w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
         v.position, v.id, v.meta, v.content
@@ -142,10 +148,12 @@ READ_MANY: Final = """
 each name (in the order given), its workspace row and its rows changed since the seq given
 with it, or every row when the row's id is not the one given (another workspace under the
 name); no row for a name without a workspace row."""
-INSERT_ROW: Final = """
+INSERT_ROWS: Final = """
     INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
         source_key, operation_hash, created_at, updated_at, meta, content, changed)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"""
+    VALUES """
+INSERTED_ROW: Final = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+""":data:`INSERT_ROWS` is followed by one of these per row (one statement for all)."""
 UPDATE_ROW: Final = """
     UPDATE memquill.versions SET position = %s, root_id = %s, status = %s, key = %s,
         source_key = %s, operation_hash = %s, created_at = %s, updated_at = %s, meta = %s,
@@ -160,6 +168,54 @@ CREATE_WORKSPACE: Final = """
     INSERT INTO memquill.workspaces (workspace, workspace_id, record_key)
     VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING"""
 RECORD_KEY: Final = "SELECT record_key FROM memquill.workspaces WHERE workspace = %s"
+
+
+class Script:
+    """Statements sent to the server in one message, their parameters bound on the client
+    (psycopg quotes each as a literal): one round trip for all of them, their results in
+    order in the cursor :meth:`send` returns (``nextset()`` moves to the next). One message,
+    not a pipeline of several: the server reads a message whole while the transaction's
+    ``idle_in_transaction_session_timeout`` runs, so a client that freezes halfway through
+    sending is cut off as one that freezes between statements is. A statement that fails ends
+    the script there, its transaction aborted."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._cursor = psycopg.ClientCursor(connection)
+        self._parts: list[str] = []
+
+    def add(self, query: LiteralString, params: Sequence[object] = ()) -> None:
+        self._parts.append(self._cursor.mogrify(query, params) if params else query)
+
+    def add_rows(
+        self, head: LiteralString, row: LiteralString, rows: Sequence[Sequence[object]]
+    ) -> None:
+        """One statement: ``head`` followed by ``row`` for each of ``rows`` (``VALUES`` lists)."""
+        if rows:
+            self._parts.append(head + ", ".join(self._cursor.mogrify(row, p) for p in rows))
+
+    def send(self) -> psycopg.ClientCursor[tuple[object, ...]]:
+        """Send the statements and wait for every result (the first one current)."""
+        self._cursor.execute("; ".join(self._parts).encode())
+        return self._cursor
+
+
+@contextlib.contextmanager
+def transaction_of_scripts(connection: Connection) -> Generator[None]:
+    """A transaction that the block's scripts begin (``BEGIN`` first in the first) and end
+    (``COMMIT`` last in the last). One the block leaves open (it wrote nothing) is committed;
+    on failure it is rolled back, so the connection is idle again (the pool keeps it)."""
+    try:
+        yield
+    except BaseException:
+        if (
+            not connection.closed
+            and connection.info.transaction_status != pq.TransactionStatus.IDLE
+        ):
+            with contextlib.suppress(psycopg.Error):
+                connection.rollback()
+        raise
+    if connection.info.transaction_status != pq.TransactionStatus.IDLE:
+        connection.execute("COMMIT")
 
 
 def connect(location: PostgresLocation) -> Connection:
@@ -218,9 +274,43 @@ def as_bytes(value: object) -> bytes:
     raise StorageError(Messages.DATABASE_UNAVAILABLE)
 
 
+SCHEMA_PROBE: Final = (
+    """SELECT to_regclass('memquill.workspaces') IS NOT NULL
+        AND to_regclass('memquill.schema_version') IS NOT NULL
+        AND to_regclass('memquill.records_v1') IS NULL""",
+    "SELECT max(version) FROM memquill.schema_version",
+)
+"""Whether the schema is there to use as it is (made, no v1 workspace waiting), and its
+version: two statements for one script (the second fails where there is no schema yet), so a
+backend's first use checks the schema in the round trip of its first statements."""
+
+
+def schema_in_use(probed: Sequence[object] | None, version: Sequence[object] | None) -> bool:
+    """Whether :data:`SCHEMA_PROBE`'s rows found a schema to use as it is (``False``:
+    :func:`ensure_schema` makes it, upgrades it or moves what waits, and says what is wrong).
+
+    Raises:
+        StorageError: a newer schema than this version knows.
+    """
+    number = version[0] if version else None
+    if isinstance(number, int) and number > SCHEMA_VERSION:
+        raise StorageError(Messages.DATABASE_SCHEMA)
+    return bool(probed and probed[0] is True) and isinstance(number, int)
+
+
 def ensure_schema(connection: Connection) -> None:
     """Create the schema on first use, or upgrade a v1 one (both serialised by an advisory
-    lock), then move any v1 workspace still waiting; refuse a newer schema."""
+    lock), then move any v1 workspace still waiting; refuse a newer schema. A schema in use
+    as it is costs one round trip (:data:`SCHEMA_PROBE`)."""
+    script = Script(connection)
+    for statement in SCHEMA_PROBE:
+        script.add(statement)
+    with contextlib.suppress(pg_errors.UndefinedTable):  # no schema yet: made below
+        cursor = script.send()
+        probed = cursor.fetchone()
+        cursor.nextset()
+        if schema_in_use(probed, cursor.fetchone()):
+            return
     found = connection.execute(
         "SELECT to_regclass('memquill.workspaces') IS NOT NULL "
         "AND to_regclass('memquill.schema_version') IS NOT NULL"
