@@ -25,7 +25,7 @@ from pathlib import Path
 from memquill.errors import InvalidInputError, Messages
 from memquill.items._paths import Namespace
 from memquill.items._values import Expiry, ItemIndex, decode_expiry, decode_index, decode_value
-from memquill.query import SearchDocument, record_document
+from memquill.query import SearchDocument, TermIndex, record_document
 from memquill.store import (
     JSONValue,
     ProjectedRecord,
@@ -162,6 +162,8 @@ class Space:
         self.records_file = os.path.join(folder, "memory", "records.md")
         self.marked: tuple[tuple[int, int, int, int], View] | None = None
         """The file's identity when :attr:`marked`'s view was read (``ItemStore``'s walk)."""
+        self._terms = TermIndex()
+        self._indexed: str | None = None  # the revision the term index holds
 
     def view(self, snapshot: Snapshot) -> View:
         """The items of ``snapshot`` (decoded once per revision; an item whose current
@@ -228,6 +230,17 @@ class Space:
             }
             view.reused = {}
         return view.documents
+
+    def terms(self, view: View) -> TermIndex:
+        """The items' documents of ``view`` in an inverted index, by fact key: brought up to
+        date from the revision it held, analysing only the documents that changed. Callers
+        serialise their use of it (``ItemStore`` searches under one lock)."""
+        revision = view.snapshot.revision
+        if self._indexed != revision:
+            self._indexed = None  # a sync cut short leaves no revision claimed
+            self._terms.sync(self.documents(view))
+            self._indexed = revision
+        return self._terms
 
     def close(self) -> None:
         """Let go of the store's connection, if it keeps one."""

@@ -61,7 +61,7 @@ from memquill.items._paths import (
 from memquill.items._space import Space, StoredItem, View, fact_key
 from memquill.items._values import Expiry, check_index, check_put_index, encode_value
 from memquill.owner_only import private_folder
-from memquill.query import Corpus, SearchDocument, rank, score_value
+from memquill.query import IndexCorpus, TermIndex, rank, score_value
 from memquill.store import (
     FactKey,
     JSONValue,
@@ -172,9 +172,7 @@ class ItemStore:
         self._capacity = capacity  # per namespace workspace (None: each one's own setting)
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
-        self._last_corpus: (
-            tuple[tuple[tuple[Namespace, str], ...], Corpus | None, dict[int, StoredItem]] | None
-        ) = None
+        self._search_lock = threading.Lock()  # the namespaces' term indexes, one search at a time
 
     @staticmethod
     def check_index(index: object) -> None:
@@ -252,12 +250,15 @@ class ItemStore:
         key), ranked together as one set of facts; ``accept`` chooses the ones ranked."""
         if limit <= 0:
             return []
-        corpus, owners = self._corpus(list(self._views(prefix)), accept)
-        if corpus is None:
-            return []
+        views = list(self._views(prefix))
         now = self._now() if self._now is not None else datetime.now(UTC)
-        ranked = rank(corpus, query, now=now, candidates=corpus.size)
-        scored = [(hit.score, owners[id(hit.document)]) for hit in ranked]
+        with self._search_lock:
+            corpus = self._corpus(views, accept)
+            ranked = rank(corpus, query, now=now, candidates=corpus.size) if corpus.size else []
+            scored: list[tuple[float, StoredItem]] = []
+            for hit in ranked:
+                position, name = corpus.origin(hit.document)
+                scored.append((hit.score, views[position][1].items[name]))
         scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
         chosen = scored[max(offset, 0) : max(offset, 0) + limit]
         return [ItemHit(_fresh(item), score_value(score)) for score, item in chosen]
@@ -567,27 +568,18 @@ class ItemStore:
         space.marked = (mark, view)
         return view
 
-    def _corpus(
-        self, views: list[tuple[Namespace, View]], accept: Accept | None
-    ) -> tuple[Corpus | None, dict[int, StoredItem]]:
-        """The items of ``views`` that ``accept`` takes, as one ranking corpus (the last one
-        without a filter is kept: unchanged namespaces rank without rebuilding it)."""
-        revisions = tuple((labels, view.snapshot.revision) for labels, view in views)
-        cached = self._last_corpus
-        if accept is None and cached is not None and cached[0] == revisions:
-            return cached[1], cached[2]
-        documents: list[SearchDocument] = []
-        owners: dict[int, StoredItem] = {}
+    def _corpus(self, views: list[tuple[Namespace, View]], accept: Accept | None) -> IndexCorpus:
+        """The items of ``views`` that ``accept`` takes, as one ranking corpus read from each
+        namespace's term index (kept current item by item: a search reads the postings of
+        its terms, not every item's text). Under the search lock."""
+        parts: list[tuple[TermIndex, list[str] | None]] = []
         for labels, view in views:
-            for name, document in self._space(labels).documents(view).items():
-                item = view.items[name]
-                if accept is None or accept(item.value):
-                    documents.append(document)
-                    owners[id(document)] = item
-        corpus = Corpus(documents) if documents else None
-        if accept is None:
-            self._last_corpus = (revisions, corpus, owners)
-        return corpus, owners
+            terms = self._space(labels).terms(view)
+            taken = None
+            if accept is not None:
+                taken = [name for name, item in view.items.items() if accept(item.value)]
+            parts.append((terms, taken))
+        return IndexCorpus(parts)
 
     def _candidates(self, prefix: Namespace) -> list[Namespace]:
         if not self.is_database:
