@@ -10,8 +10,10 @@ from datetime import UTC, datetime
 from hypothesis import given, settings, strategies as st
 
 from memquill.query._documents import SearchDocument, note_document
-from memquill.query._inverted import IndexCorpus, TermIndex
+from memquill.query._inverted import IndexCorpus, TermIndex, single_chunk
+from memquill.query._markdown import Chunk, chunk_markdown
 from memquill.query._rank import Corpus, RankedHit, rank
+from memquill.query._tokens import count_term
 
 NOW = datetime(2026, 7, 20, tzinfo=UTC)
 WORDS = (
@@ -125,3 +127,16 @@ def test_sync_holds_exactly_the_documents_given_and_keeps_the_unchanged_ones() -
     assert all(index.get(key) is document for key, document in changed.items())
     hits = rank(IndexCorpus([(index, None)]), "coffee tea", now=NOW)
     assert sorted(hit.document.path for hit in hits) == ["n0.md", "n1.md", "n2.md", "n3.md"]
+
+
+@given(
+    st.lists(
+        st.sampled_from(("coffee", "# Title", "#tag", "\n", "## h", " ", "tea" * 300, "---")),
+        max_size=8,
+    ).map("".join)
+)
+def test_a_single_chunk_is_the_whole_text_without_a_heading(content: str) -> None:
+    if single_chunk(content):
+        assert chunk_markdown(content) == (Chunk("", content, 0),)
+        document = note_document("n.md", content)
+        assert document.chunk_counts("coffee") == (count_term(document.folded, "coffee"),)

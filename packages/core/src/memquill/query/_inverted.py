@@ -16,6 +16,10 @@ hold a query term with the figures the full scan gives (the number of documents,
 frequency and the mean body lengths of the documents taken), so it returns the same hits with
 the same scores as a :class:`~memquill.query._rank.Corpus` of those documents (a property test
 holds it to that). :meth:`IndexCorpus.origin` tells which index and key a hit came from.
+
+Re-scoring reads each hit's chunk counts. A short document without a heading (a record, most
+often) is one chunk of its whole text (:func:`single_chunk`), so its chunk counts are its body
+counts, read from the postings instead of folding and counting its chunk.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import date
 from typing import Final
 
-from memquill.foundation.text import path_key
+from memquill.foundation.text import path_key, utf16_len
 from memquill.query._dates import MonthKey, month_matches, path_day
 from memquill.query._documents import DocumentKind, SearchDocument
+from memquill.query._markdown import CHUNK_SIZE
 from memquill.query._rank import Posting
 from memquill.query._tokens import term_counts
 
@@ -49,6 +54,13 @@ def document_postings(
     return body, fields
 
 
+def single_chunk(content: str) -> bool:
+    """Whether ``content`` is one chunk, its whole text, without a heading: no line is a
+    heading (only a line starting with ``#`` may be one) and it fits one window. Its chunk's
+    counts are then its body's (the chunk's text folds to the folded body)."""
+    return not (content.startswith("#") or "\n#" in content) and utf16_len(content) <= CHUNK_SIZE
+
+
 class TermIndex:
     """Documents by key, with each term's postings (see the module docstring)."""
 
@@ -59,6 +71,8 @@ class TermIndex:
         self._terms: list[tuple[str, ...]] = []
         self._days: list[date | None] = []
         self._path_keys: list[bytes] = []
+        self._single: list[bool] = []
+        """Whether a slot's document is one chunk: its whole text, without a heading."""
         self._free: list[int] = []
         self._bodies: dict[str, dict[int, int]] = {}
         """Term → slot → body count (0 when only a field holds it): every holder."""
@@ -95,6 +109,7 @@ class TermIndex:
             self._terms.append(())
             self._days.append(None)
             self._path_keys.append(b"")
+            self._single.append(False)
         self._slots[key] = slot
         for term, count in body.items():
             self._bodies.setdefault(term, {})[slot] = count
@@ -107,6 +122,7 @@ class TermIndex:
         if day is not None:
             self._months.setdefault((day.year, day.month), set()).add(slot)
         self._path_keys[slot] = path_key(document.path)
+        self._single[slot] = single_chunk(document.content)
         self._lengths[document.kind] += document.length
         self._counts[document.kind] += 1
 
@@ -171,6 +187,14 @@ class TermIndex:
     def path_key_at(self, slot: int) -> bytes:
         """The tie-break key of the document in ``slot``."""
         return self._path_keys[slot]
+
+    def chunk_counts(self, slot: int, term: str) -> tuple[int, ...]:
+        """How often ``term`` occurs in each chunk of the document in ``slot``: for a
+        document that is one chunk of its whole text, its body count (no chunk to fold)."""
+        if self._single[slot]:
+            bodies = self._bodies.get(term)
+            return (0 if bodies is None else bodies.get(slot, 0),)
+        return self.at(slot).chunk_counts(term)
 
     def holders(self, term: str) -> tuple[dict[int, int], dict[int, tuple[int, ...]]] | None:
         """The slots holding ``term`` with their body counts, and those a field holds it in
@@ -328,4 +352,4 @@ class IndexCorpus:
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk of document ``index``."""
         part, slot = self._locate(index)
-        return part.index.at(slot).chunk_counts(term)
+        return part.index.chunk_counts(slot, term)
