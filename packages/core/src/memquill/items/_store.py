@@ -14,9 +14,12 @@ the one write path with the source ``tool`` and the store's session id:
 - ``put_many`` applies many puts (and deletes) with the rules of ``put`` and ``delete``, each
   namespace's puts in one write: one lock, one fsync or commit, however many items;
 - ``search`` ranks the items of every namespace under a prefix together with memquill's keyword
-  ranking (ties: namespace, then key); ``items`` lists them newest first (``updated_at``; ties:
-  namespace, then the later write first); ``namespaces`` lists the namespaces that hold at
-  least one item, in sorted order.
+  ranking (ties: namespace, then key), exactly as ranking every item's text would: each
+  namespace keeps its items' search documents in an inverted index
+  (:class:`memquill.query.TermIndex`), brought up to date after a write by analysing only the
+  items it changed, so a search reads the postings of its query's terms; ``items`` lists
+  them newest first (``updated_at``; ties: namespace, then the later write first);
+  ``namespaces`` lists the namespaces that hold at least one item, in sorted order.
 
 Each namespace has one session (one ``RecordStore``) and one lock in this process; the store's
 own lock (or the database row's) orders writers across processes. At most ``open_limit``
