@@ -176,6 +176,7 @@ class ItemStore:
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
         self._search_lock = threading.Lock()  # the namespaces' term indexes, one search at a time
+        self._last_corpus: tuple[tuple[tuple[Namespace, str], ...], IndexCorpus] | None = None
 
     @staticmethod
     def check_index(index: object) -> None:
@@ -574,7 +575,13 @@ class ItemStore:
     def _corpus(self, views: list[tuple[Namespace, View]], accept: Accept | None) -> IndexCorpus:
         """The items of ``views`` that ``accept`` takes, as one ranking corpus read from each
         namespace's term index (kept current item by item: a search reads the postings of
-        its terms, not every item's text). Under the search lock."""
+        its terms, not every item's text). Under the search lock. The last one without a
+        filter is kept while no namespace changed (its indexes did not either): a search
+        across 10,000 namespaces does not build it again, and it remembers its postings."""
+        revisions = tuple((labels, view.snapshot.revision) for labels, view in views)
+        cached = self._last_corpus
+        if accept is None and cached is not None and cached[0] == revisions:
+            return cached[1]
         parts: list[tuple[TermIndex, list[str] | None]] = []
         for labels, view in views:
             terms = self._space(labels).terms(view)
@@ -582,7 +589,10 @@ class ItemStore:
             if accept is not None:
                 taken = [name for name, item in view.items.items() if accept(item.value)]
             parts.append((terms, taken))
-        return IndexCorpus(parts)
+        corpus = IndexCorpus(parts)
+        if accept is None:
+            self._last_corpus = (revisions, corpus)
+        return corpus
 
     def _candidates(self, prefix: Namespace) -> list[Namespace]:
         if not self.is_database:
