@@ -32,6 +32,9 @@ namespaces and keys drawn from the same seeded sequence for every store:
   namespace; ``search all``: the same over the prefix ``("memories",)``, across every
   namespace (only with N > 1). Only memquill ranks by the query: PostgresStore without an
   ``index`` ignores it and lists the namespace's items newest first (the output says so);
+- ``search after put``: a put of a new key into a random namespace (not timed), then the
+  search of ``search 1 ns`` in that namespace (timed): what a search costs when the namespace
+  changed since the last one (an agent saves, then recalls);
 - ``--writers`` processes, each opening its own store (its own connections, as separate
   application processes would), released together behind a barrier, each putting
   ``--per-writer`` new keys (with N = 1 all into the one namespace; else spread over them):
@@ -166,15 +169,31 @@ def fill(kind: str, store: BaseStore, data: list[tuple[Namespace, str, Value]], 
         store.batch(ops[start : start + step])
 
 
+@dataclass(frozen=True)
+class Timed:
+    """What a call returns when only a part of it is timed: that part's time in ms."""
+
+    ms: float
+
+
+def after_put(store: BaseStore, put: tuple[Namespace, str, Value], query: str) -> Timed:
+    """``put`` (not timed), then a search in its namespace (timed)."""
+    store.put(*put)
+    start = time.perf_counter()
+    store.search(put[0], query=query, limit=10)
+    return Timed((time.perf_counter() - start) * 1000.0)
+
+
 def budgeted(calls: Sequence[Callable[[], object]], budget: float) -> list[float]:
-    """Each call's time in ms, stopping once ``budget`` seconds have passed (one call at
-    least)."""
+    """Each call's time in ms (or the part it timed: :class:`Timed`), stopping once
+    ``budget`` seconds have passed (one call at least)."""
     times: list[float] = []
     started = time.perf_counter()
     for call in calls:
         start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000.0)
+        result = call()
+        elapsed = (time.perf_counter() - start) * 1000.0
+        times.append(result.ms if isinstance(result, Timed) else elapsed)
         if time.perf_counter() - started > budget:
             break
     return times
@@ -206,6 +225,18 @@ def plan(
         chosen["search all"] = [
             lambda s, q=q: s.search(("memories",), query=q[1], limit=10) for q in queries
         ]
+    later = [
+        (
+            (
+                namespace(rng.randrange(used)),
+                f"a{index:06d}",
+                {"content": sentence(rng), "topic": "after"},
+            ),
+            " ".join(rng.sample(WORDS, 2)),
+        )
+        for index in range(args.ops)
+    ]
+    chosen["search after put"] = [lambda s, a=a: after_put(s, *a) for a in later]
     return chosen
 
 

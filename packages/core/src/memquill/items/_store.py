@@ -14,9 +14,12 @@ the one write path with the source ``tool`` and the store's session id:
 - ``put_many`` applies many puts (and deletes) with the rules of ``put`` and ``delete``, each
   namespace's puts in one write: one lock, one fsync or commit, however many items;
 - ``search`` ranks the items of every namespace under a prefix together with memquill's keyword
-  ranking (ties: namespace, then key); ``items`` lists them newest first (``updated_at``; ties:
-  namespace, then the later write first); ``namespaces`` lists the namespaces that hold at
-  least one item, in sorted order.
+  ranking (ties: namespace, then key), exactly as ranking every item's text would: each
+  namespace keeps its items' search documents in an inverted index
+  (:class:`memquill.query.TermIndex`), brought up to date after a write by analysing only the
+  items it changed, so a search reads the postings of its query's terms; ``items`` lists
+  them newest first (``updated_at``; ties: namespace, then the later write first);
+  ``namespaces`` lists the namespaces that hold at least one item, in sorted order.
 
 Each namespace has one session (one ``RecordStore``) and one lock in this process; the store's
 own lock (or the database row's) orders writers across processes. At most ``open_limit``
@@ -61,7 +64,7 @@ from memquill.items._paths import (
 from memquill.items._space import Space, StoredItem, View, fact_key
 from memquill.items._values import Expiry, check_index, check_put_index, encode_value
 from memquill.owner_only import private_folder
-from memquill.query import Corpus, SearchDocument, rank, score_value
+from memquill.query import IndexCorpus, TermIndex, rank, score_value
 from memquill.store import (
     FactKey,
     JSONValue,
@@ -172,9 +175,8 @@ class ItemStore:
         self._capacity = capacity  # per namespace workspace (None: each one's own setting)
         self._spaces: OrderedDict[Namespace, Space] = OrderedDict()
         self._spaces_lock = threading.Lock()
-        self._last_corpus: (
-            tuple[tuple[tuple[Namespace, str], ...], Corpus | None, dict[int, StoredItem]] | None
-        ) = None
+        self._search_lock = threading.Lock()  # the namespaces' term indexes, one search at a time
+        self._last_corpus: tuple[tuple[tuple[Namespace, str], ...], IndexCorpus] | None = None
 
     @staticmethod
     def check_index(index: object) -> None:
@@ -252,12 +254,15 @@ class ItemStore:
         key), ranked together as one set of facts; ``accept`` chooses the ones ranked."""
         if limit <= 0:
             return []
-        corpus, owners = self._corpus(list(self._views(prefix)), accept)
-        if corpus is None:
-            return []
+        views = list(self._views(prefix))
         now = self._now() if self._now is not None else datetime.now(UTC)
-        ranked = rank(corpus, query, now=now, candidates=corpus.size)
-        scored = [(hit.score, owners[id(hit.document)]) for hit in ranked]
+        with self._search_lock:
+            corpus = self._corpus(views, accept)
+            ranked = rank(corpus, query, now=now, candidates=corpus.size) if corpus.size else []
+            scored: list[tuple[float, StoredItem]] = []
+            for hit in ranked:
+                position, name = corpus.origin(hit.document)
+                scored.append((hit.score, views[position][1].items[name]))
         scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
         chosen = scored[max(offset, 0) : max(offset, 0) + limit]
         return [ItemHit(_fresh(item), score_value(score)) for score, item in chosen]
@@ -567,27 +572,27 @@ class ItemStore:
         space.marked = (mark, view)
         return view
 
-    def _corpus(
-        self, views: list[tuple[Namespace, View]], accept: Accept | None
-    ) -> tuple[Corpus | None, dict[int, StoredItem]]:
-        """The items of ``views`` that ``accept`` takes, as one ranking corpus (the last one
-        without a filter is kept: unchanged namespaces rank without rebuilding it)."""
+    def _corpus(self, views: list[tuple[Namespace, View]], accept: Accept | None) -> IndexCorpus:
+        """The items of ``views`` that ``accept`` takes, as one ranking corpus read from each
+        namespace's term index (kept current item by item: a search reads the postings of
+        its terms, not every item's text). Under the search lock. The last one without a
+        filter is kept while no namespace changed (its indexes did not either): a search
+        across 10,000 namespaces does not build it again, and it remembers its postings."""
         revisions = tuple((labels, view.snapshot.revision) for labels, view in views)
         cached = self._last_corpus
         if accept is None and cached is not None and cached[0] == revisions:
-            return cached[1], cached[2]
-        documents: list[SearchDocument] = []
-        owners: dict[int, StoredItem] = {}
+            return cached[1]
+        parts: list[tuple[TermIndex, list[str] | None]] = []
         for labels, view in views:
-            for name, document in self._space(labels).documents(view).items():
-                item = view.items[name]
-                if accept is None or accept(item.value):
-                    documents.append(document)
-                    owners[id(document)] = item
-        corpus = Corpus(documents) if documents else None
+            terms = self._space(labels).terms(view)
+            taken = None
+            if accept is not None:
+                taken = [name for name, item in view.items.items() if accept(item.value)]
+            parts.append((terms, taken))
+        corpus = IndexCorpus(parts)
         if accept is None:
-            self._last_corpus = (revisions, corpus, owners)
-        return corpus, owners
+            self._last_corpus = (revisions, corpus)
+        return corpus
 
     def _candidates(self, prefix: Namespace) -> list[Namespace]:
         if not self.is_database:

@@ -36,6 +36,10 @@ if typing.TYPE_CHECKING:
         MemoryQuery,
         Searcher as Searcher,
     )
+    from memquill.query._inverted import (
+        IndexCorpus as IndexCorpus,
+        TermIndex as TermIndex,
+    )
     from memquill.query._markdown import (
         CHUNK_OVERLAP as CHUNK_OVERLAP,
         CHUNK_SIZE as CHUNK_SIZE,
