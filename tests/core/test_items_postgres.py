@@ -16,14 +16,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg import pq
 from tests.conftest import Server
+from tests.core.postgres_wire import traced
 from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.items import ItemStore
-from memquill.store._postgres_location import parse_location
-from memquill.store._postgres_pool import pool_for
 from memquill.store._store import snapshots
 
 NAMESPACES = 40
@@ -34,22 +32,9 @@ def statements(url: str) -> Iterator[list[int]]:
     """How many statements the process sends to ``url``'s database in the ``with`` block
     (its one element, set at the end): the pool is left one connection, traced, and no other
     may be opened meanwhile (it would go uncounted)."""
-    pool = pool_for(parse_location(url))
-    pool.close()
-    with tempfile.TemporaryFile() as trace:
-        with pool.connection() as connection:
-            connection.pgconn.trace(trace.fileno())
-            connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-        opened = pool.opened
-        counted = [0]
-        try:
-            yield counted
-        finally:
-            with pool.connection() as connection:
-                connection.pgconn.untrace()
-        assert pool.opened == opened, "a connection was opened beside the traced one"
-        trace.seek(0)
-        lines = [line.split("\t") for line in trace.read().decode().splitlines()]
+    counted = [0]
+    with traced(url) as lines:
+        yield counted
     counted[0] = sum(
         1 for line in lines if line[0] == "F" and line[2].split(" ")[0] in ("Execute", "Query")
     )

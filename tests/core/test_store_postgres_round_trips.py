@@ -7,22 +7,19 @@ wait for the server ends with its ``ReadyForQuery`` (one per simple query messag
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from psycopg import pq
 from tests.conftest import Server
+from tests.core.postgres_wire import traced
 from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.items import ItemStore
 from memquill.items._store import ItemPut
 from memquill.store._postgres import PostgresBackend
-from memquill.store._postgres_location import parse_location
-from memquill.store._postgres_pool import pool_for
 
 
 @contextmanager
@@ -30,22 +27,9 @@ def round_trips(url: str) -> Iterator[list[int]]:
     """How many times the process waits for ``url``'s database in the ``with`` block (its one
     element, set at the end): the pool is left one connection, traced, and no other may be
     opened meanwhile (it would go uncounted)."""
-    pool = pool_for(parse_location(url))
-    pool.close()
-    with tempfile.TemporaryFile() as trace:
-        with pool.connection() as connection:
-            connection.pgconn.trace(trace.fileno())
-            connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-        opened = pool.opened
-        counted = [0]
-        try:
-            yield counted
-        finally:
-            with pool.connection() as connection:
-                connection.pgconn.untrace()
-        assert pool.opened == opened, "a connection was opened beside the traced one"
-        trace.seek(0)
-        lines = [line.split("\t") for line in trace.read().decode().splitlines()]
+    counted = [0]
+    with traced(url) as lines:
+        yield counted
     counted[0] = sum(
         1 for line in lines if line[0] == "B" and line[2].lstrip().startswith("ReadyForQuery")
     )
