@@ -48,11 +48,11 @@ from memquill.store import _postgres
 workspace, location, stage, text = sys.argv[1:5]
 real = _postgres.PostgresBackend._store
 
-def paused(self, connection, current, change):
-    digest = real(self, connection, current, change) if stage == "after-update" else None
+def paused(self, connection, current, change, **how):
+    digest = real(self, connection, current, change, **how) if stage == "after-update" else None
     print("paused", flush=True)
     sys.stdin.readline()
-    return digest if digest is not None else real(self, connection, current, change)
+    return digest if digest is not None else real(self, connection, current, change, **how)
 
 _postgres.PostgresBackend._store = paused
 store = RecordStore(workspace, location=location, lock_timeout=30)
@@ -120,14 +120,20 @@ def admin(server_url: str) -> psycopg.Connection[TupleRow]:
 def test_a_writer_killed_inside_its_transaction_changes_nothing(db: Backing, stage: str) -> None:
     store = db.store(lock_timeout=30)
     store.save([manual("acknowledged before")])
+    before = store.snapshot().records[0]
     args = (str(db.workspace), db.location_for_child(), stage, "never committed")
     with children((PAUSED_WRITER, args)) as (child,):
         child.expect("paused")
-        # It holds the row: a writer that will not wait is busy, and nothing changed.
-        expect_error("busy", Messages.LOCK_HELD, db.store(lock_timeout=0.2).save, [manual("x")])
+        # It holds its turn among appending writers: a writer of another fact goes on; one
+        # that forgets must be alone, so it will not wait and is busy, and changes nothing.
+        assert db.store(lock_timeout=0.2).save([manual("beside it")]).status == "saved"
+        revision = store.snapshot().record_revision(before)
+        expect_error(
+            "busy", Messages.LOCK_HELD, db.store(lock_timeout=0.2).revoke, before.id, revision
+        )
         child.kill()
     assert store.save([manual("acknowledged after")]).status == "saved"
-    assert contents(db) == ["acknowledged before", "acknowledged after"]
+    assert contents(db) == ["acknowledged before", "beside it", "acknowledged after"]
 
 
 def test_a_writer_killed_after_commit_but_before_its_answer_left_a_whole_write(
@@ -163,18 +169,21 @@ def test_a_frozen_holder_is_cut_off_by_the_server_and_never_acknowledged(
 ) -> None:
     # Three seconds: a loaded machine can stall a live writer between its statements for one.
     location = f"{db.location}&idle_timeout=3"
+    first = db.store().save([manual("forgotten by the other writer")])
     args = (str(db.workspace), location, "after-update", "frozen writer")
     with children((PAUSED_WRITER, args)) as (child,):
         child.expect("paused")
         os.kill(child.pid, signal.SIGSTOP)
         started = time.monotonic()
-        saved = db.store(lock_timeout=30).save([manual("the other writer")])
-        assert saved.status == "saved"
+        # A forget is a writer alone: it waits for the frozen one, which the server ends.
+        assert first.record_id is not None
+        forgot = db.store(lock_timeout=30).revoke(first.record_id, first.revision)
+        assert forgot.status == "saved"
         assert time.monotonic() - started < 25  # the server ended the frozen transaction
         os.kill(child.pid, signal.SIGCONT)
         child.send("go")
         assert child.expect("error") == "storage"
-    assert contents(db) == ["the other writer"]
+    assert contents(db) == [""]  # the forgotten fact's tombstone; the frozen write never was
 
 
 def test_a_reader_stalled_while_making_its_rows_is_not_cut_off(

@@ -36,8 +36,8 @@ from memquill.store import _postgres
 workspace, location, other = sys.argv[1:4]
 real = _postgres.PostgresBackend._store
 
-def paused(self, connection, current, change):
-    stored = real(self, connection, current, change)
+def paused(self, connection, current, change, **how):
+    stored = real(self, connection, current, change, **how)
     print("paused", flush=True)
     sys.stdin.readline()
     return stored

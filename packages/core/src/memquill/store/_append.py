@@ -40,7 +40,7 @@ from memquill.store._record import FactKey, JSONValue, Record, source_key
 from memquill.store._record_key import keyed_fields, recognised_hashes
 from memquill.store._results import UNCHANGED, Candidate, Snapshot
 from memquill.store._tombstones import BLOCKING_KINDS, same_words, text_fingerprint
-from memquill.store._transaction import Operation, Outcome
+from memquill.store._transaction import Operation, Outcome, Reads
 
 
 def append_candidates(
@@ -129,7 +129,22 @@ def append_candidates(
     if not created and ids and all(record_id is None for record_id in ids):
         return Outcome("blocked", tuple(ids), forgotten_at=tuple(forgotten))
     status = "saved" if created else "duplicate"
-    return Outcome(status, tuple(ids), frozenset(created), forgotten_at=tuple(forgotten))
+    return Outcome(
+        status,
+        tuple(ids),
+        frozenset(created),
+        forgotten_at=tuple(forgotten),
+        reads=None if skip_known else _reads(prepared),  # same words: every active fact
+    )
+
+
+def _reads(prepared: Sequence[tuple[Candidate, frozenset[str]]]) -> Reads:
+    """What saving ``prepared`` looked at: its source messages, operations and keys."""
+    return Reads(
+        keys=frozenset(c.key for c, _ in prepared if c.key is not None),
+        hashes=frozenset(h for _, hashes in prepared for h in hashes),
+        sources=frozenset(s for c, _ in prepared if (s := source_key(c.source)) is not None),
+    )
 
 
 def _written_by(hashes: Iterable[str], snapshot: Snapshot, appended: Appended) -> Record | None:
@@ -211,6 +226,9 @@ def upserting(
         changed: set[str] = set()
         waiting: list[Candidate] = []  # new facts in a row: appended together
         added = Appended(snapshot, draft)  # one index of this write's versions for all
+        # Its own corrections are checked against the revision it read: no caller's revision
+        # to be stale, so only the facts, keys, operations and sources it looked at count.
+        reads = Reads(keys=frozenset(c.key for c in batch if c.key is not None))
 
         def append_waiting() -> bool:
             if not waiting:
@@ -220,6 +238,8 @@ def upserting(
             )
             if outcome.status == "blocked" or None in outcome.ids:
                 return False
+            nonlocal reads
+            reads = reads | (outcome.reads or Reads())
             ids.extend(outcome.ids)
             forgotten.extend(outcome.forgotten_at or (None for _ in waiting))
             changed.update(outcome.changed)
@@ -236,6 +256,7 @@ def upserting(
             if not append_waiting():
                 blocked = True
                 break
+            reads = reads | Reads(roots=frozenset({current.root_id}))
             if current.holds(candidate.content, candidate.extra):
                 ids.append(current.id)
                 forgotten.append(None)
@@ -265,6 +286,7 @@ def upserting(
             tuple(ids),
             frozenset(changed),
             forgotten_at=tuple(forgotten),
+            reads=reads,
         )
 
     return operation

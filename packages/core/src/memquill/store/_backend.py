@@ -94,9 +94,15 @@ class RecordsBackend(ABC):
         """
 
     @abstractmethod
-    def transact(self, operation: Operation, timeout: float) -> WriteResult:
+    def transact(
+        self, operation: Operation, timeout: float, *, appends: bool = False
+    ) -> WriteResult:
         """Run ``operation`` on the current records and publish its draft atomically (nothing
         is written unless it reports ``saved``), waiting up to ``timeout`` s for other writers.
+
+        ``appends``: the operation is expected only to append versions and to say what it
+        read (:class:`~memquill.store._transaction.Reads`), so a backend may run it beside
+        other such writers (PostgreSQL does); one that did more is run again alone.
 
         Raises:
             whatever ``operation`` raises; BusyError, CapacityError, ConflictError,
@@ -172,7 +178,10 @@ class FileBackend(RecordsBackend):
         decode = partial(self.memo.decode, locations.identity)
         return read_settled(locations, decode, self.capacity).snapshot
 
-    def transact(self, operation: Operation, timeout: float) -> WriteResult:
+    def transact(
+        self, operation: Operation, timeout: float, *, appends: bool = False
+    ) -> WriteResult:
+        # One writer at a time on a file: the lock is the file's.
         return write_locked(self._workspace, timeout, operation, self.memo, self.capacity)
 
     def check_writable(self) -> None:

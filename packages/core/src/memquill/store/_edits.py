@@ -48,7 +48,7 @@ from memquill.store._tombstones import (
     text_fingerprint,
     with_fingerprint,
 )
-from memquill.store._transaction import Operation, Outcome
+from memquill.store._transaction import Operation, Outcome, Reads
 
 
 def resolve_target(
@@ -221,9 +221,21 @@ def correction(
             stamp=stamp,
             new_id=new_id,
         )
-        return Outcome("saved", (version.id,), frozenset({version.id}), forgotten_at=(when,))
+        whole = expected == snapshot.revision or (
+            prefixes and isinstance(named, str) and len(named) != FULL_ID  # a prefix: every id
+        )
+        reads = None if whole else _family_reads(current, named, new_key)
+        return Outcome(
+            "saved", (version.id,), frozenset({version.id}), forgotten_at=(when,), reads=reads
+        )
 
     return operation
+
+
+def _family_reads(current: Record, named: Target, new_key: str | None) -> Reads:
+    """What a correction checked by the fact's own revision looked at: its fact and keys."""
+    keys = {current.key, new_key, named.value if isinstance(named, FactKey) else None}
+    return Reads(roots=frozenset({current.root_id}), keys=frozenset(k for k in keys if k))
 
 
 def renaming(

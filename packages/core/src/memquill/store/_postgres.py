@@ -6,18 +6,35 @@ of the workspace id, NUL and those bytes), tombstones and every check are the fi
 reader fetches only the rows changed since it last looked (each write bumps the workspace's
 ``seq`` and stamps the rows it wrote), with the workspace row, in one statement and no
 transaction. A write is one transaction in two round trips, each one message of statements
-(:class:`~memquill.store._postgres_sql.Script`): ``BEGIN``, ``SELECT … FOR NO KEY UPDATE``
-on the workspace row (other writers queue on the server, in order; ``lock_timeout`` turns a
-long wait into ``busy``) and the rows changed since this backend last looked; then, after the
-store's pure operation on the records so loaded, only the difference (new versions inserted,
-changed ones updated, removed ones deleted), the workspace row's update and ``COMMIT``. It is
-acknowledged only after ``COMMIT`` returns. The rows held are one list, extended or patched in
-place by what a committed write wrote or a read fetched, never copied: a write's cost does
-not grow with the workspace. There is no size bound but the
-workspace row's ``quota_bytes`` (none by default). A writer that freezes inside the
-transaction is cut off by the server (``idle_in_transaction_session_timeout``) and its write
-never happens; a writer that dies is rolled back. Nothing is ever written outside that
-transaction.
+(:class:`~memquill.store._postgres_sql.Script`), and is acknowledged only after ``COMMIT``
+returns. Writers of one workspace are of two kinds:
+
+- **Appending writers run together.** An operation that only appends versions and says what
+  it read (:class:`~memquill.store._transaction.Reads`: a save, a keyed put, a correction
+  checked by the fact's own revision) begins with the workspace's writers' advisory lock
+  *shared* and the rows changed since this backend last looked; the store's pure operation
+  runs on them, with no lock on the workspace row; the second message takes the workspace
+  row's lock (held only while the server runs that message, never while the client works)
+  and, in one statement, writes the new versions only if no version written since touched
+  what the operation read (its facts, keys, operations, source messages), numbered after the
+  versions written since, and sends those back. Writers of different facts so commit one
+  after another in the server, while their clients work at once; two writers of one fact
+  give one success, and the other is tried again on the rows as they now are (where its
+  revision is stale: ``conflict``). Refused twice, it runs alone.
+- **Any other writer runs alone**: a forget, a compaction, a rewrite, one checked against the
+  store revision, or an appending one that did more than append. It takes the advisory lock
+  *exclusively* and ``SELECT … FOR NO KEY UPDATE`` on the workspace row with the rows changed
+  since; then, after the operation, only the difference (new versions inserted, changed ones
+  updated, removed ones deleted), the workspace row's update and ``COMMIT``.
+
+Writers wait on the server, in order; ``lock_timeout`` turns a long wait into ``busy``. Commits
+take the workspace row in ``seq`` order, so a reader's snapshot always holds a prefix of them.
+The rows held are one list, extended or patched in place by what a committed write wrote or a
+read fetched, never copied: a write's cost does not grow with the workspace. There is no size
+bound but the workspace row's ``quota_bytes`` (none by default). A writer that freezes inside
+its transaction is cut off by the server (``idle_in_transaction_session_timeout``) and its
+write never happens (an appending one holds back only the writers that must be alone); a
+writer that dies is rolled back. Nothing is ever written outside a transaction.
 
 The store location is ``postgresql://user:password@host:port/database`` with options after
 ``#``: ``workspace=NAME`` (the row; default ``default``), ``mirror=1`` (keep a read-only copy
@@ -28,7 +45,7 @@ backend's first use; the workspace's row (and its id, which seeds revisions) at 
 or write. A backend's first read checks the schema and fetches the record key in the same
 round trip as the rows (one script); asked for the key first, as a write is, it reads the
 workspace to get it. So a process's first write into a workspace is three round trips (four if
-the row is new), every later one two: the lock, the write. A backend owns
+the row is new), every later one two: the lock and the rows, the write. A backend owns
 no connection: each read and each write transaction borrows one from the process's pool for
 the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
 transaction did anything is retried once on a new connection, one that fails later is
@@ -65,10 +82,19 @@ from memquill.store._postgres_location import PostgresLocation
 from memquill.store._postgres_pool import pool_for
 from memquill.store._postgres_rows import Row, assemble, columns, difference, split
 from memquill.store._postgres_sql import (
+    APPEND_ADDED,
+    APPEND_ADDED_ROW,
+    APPEND_ADDED_TAIL,
+    APPEND_HEAD,
+    APPEND_RESULT,
+    APPEND_SUPERSEDED,
+    APPEND_SUPERSEDED_ROW,
+    APPEND_SUPERSEDED_TAIL,
     CREATE_WORKSPACE,
     DELETE_ROWS,
     INSERT_ROWS,
     INSERTED_ROW,
+    LOCK_WORKSPACE,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
     READ_MANY,
@@ -77,6 +103,10 @@ from memquill.store._postgres_sql import (
     ROWS_NAMED,
     SCHEMA_PROBE,
     UPDATE_ROW,
+    WRITERS_ALONE,
+    WRITERS_ALONE_NOWAIT,
+    WRITERS_SHARED,
+    WRITERS_SHARED_NOWAIT,
     WROTE,
     Connection,
     Script,
@@ -98,6 +128,11 @@ _NO_ROW: Final = (None, None, None, None)
 NO_QUOTA: Final = 1 << 40
 """The bound writes are checked against in a workspace without a quota (1 TiB: in effect
 none; ``doctor`` reports no capacity rather than this)."""
+
+
+class _Alone(Exception):
+    """An appending writer's transaction found its operation must run alone (it did more
+    than append, or the workspace is not one it can append to); nothing was written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,37 +252,76 @@ class PostgresBackend(RecordsBackend):
             self._with_connection(self._read_consistent, checked=False)
             return self._current().snapshot
 
-    def transact(self, operation: Operation, timeout: float) -> WriteResult:
+    def transact(
+        self, operation: Operation, timeout: float, *, appends: bool = False
+    ) -> WriteResult:
         with self._busy:
-            for attempt in (1, 2):
-                started = False
+            # An appending operation as one of many writers first, once more if one of them
+            # touched what it read, then alone (as any other operation runs).
+            for alone in (False, False, True):
+                if not alone and (
+                    not appends
+                    or self._quota is not None
+                    or self._loaded.blob
+                    or not self._loaded.rows
+                ):
+                    continue  # a quota counts the whole workspace; a first write makes it
                 try:
-                    # A retry never trusts an idle connection again (all may be stale). Two
-                    # round trips: BEGIN, the lock and the rows changed since; then the writes
-                    # and COMMIT. The row is held for one round trip and the operation.
-                    with (
-                        self._borrowed(fresh=attempt == 2) as connection,
-                        transaction_of_scripts(connection),
-                    ):
+                    answer = self._attempt(operation, timeout, alone=alone)
+                except _Alone:
+                    appends = False
+                    continue
+                if answer is not None:
+                    return answer
+        raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: alone answers
+
+    def _attempt(self, operation: Operation, timeout: float, *, alone: bool) -> WriteResult | None:
+        """One write transaction (see the module docstring); ``None``: not written, another
+        writer touched what the operation read (it is tried again).
+
+        Raises:
+            _Alone: not written, the operation did more than append (it is run alone).
+        """
+        for attempt in (1, 2):
+            started = False
+            try:
+                # A retry never trusts an idle connection again (all may be stale). Two round
+                # trips: BEGIN, the lock and the rows changed since; then the writes and COMMIT.
+                with (
+                    self._borrowed(fresh=attempt == 2) as connection,
+                    transaction_of_scripts(connection),
+                ):
+                    if alone:
                         self._caught_up(connection, timeout)
-                        started = True
-                        current = self._current()
-                        change = apply_operation(current, operation, self._capacity)
-                        if isinstance(change, WriteResult):
-                            return change
-                        backup = self._backup(current, change)
-                        written = self._store(connection, current, change)
-                        written.script.send()  # acknowledged only once COMMIT has returned
-                except pg_errors.LockNotAvailable:
-                    raise BusyError(Messages.LOCK_HELD) from None
-                except psycopg.OperationalError:
-                    # The pool closes a connection left broken or inside a transaction.
-                    if started or attempt == 2:
-                        raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
-                    continue  # a connection gone stale before the transaction did anything
-                except psycopg.Error:
+                    elif not self._joined(connection, timeout):
+                        raise _Alone
+                    started = True
+                    since = self._loaded.seq
+                    current = self._current()
+                    change = apply_operation(current, operation, self._capacity)
+                    if isinstance(change, WriteResult):
+                        return change
+                    if not alone and not self._appends(change):
+                        raise _Alone
+                    backup = self._backup(current, change)
+                    written = self._store(connection, current, change, alone=alone)
+                    cursor = written.script.send()  # acknowledged only once COMMIT has returned
+                    granted, others = (since + 1, []) if alone else _granted(cursor)
+            except pg_errors.LockNotAvailable:
+                raise BusyError(Messages.LOCK_HELD) from None
+            except psycopg.OperationalError:
+                # The pool closes a connection left broken or inside a transaction.
+                if started or attempt == 2:
                     raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
-                return replace(self._published(change, written), backup=backup)
+                continue  # a connection gone stale before the transaction did anything
+            except psycopg.Error:
+                raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
+            if granted is None:
+                self._took(others, since)  # what the others wrote, read on the way
+                return None
+            if granted != since + 1:
+                return replace(self._rebased(change, written, granted, others), backup=backup)
+            return replace(self._published(change, written), backup=backup)
         raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: attempt 2 raises
 
     def check_writable(self) -> None:
@@ -482,6 +556,7 @@ class PostgresBackend(RecordsBackend):
         if timeout > 0:
             milliseconds = f"{max(1, round(timeout * 1000))}ms"
             lead.append(("SELECT set_config('lock_timeout', %s, true)", (milliseconds,)))
+        lead.append((WRITERS_ALONE if timeout > 0 else WRITERS_ALONE_NOWAIT, (name,)))
         created = False
         while True:
             since = self._since()
@@ -491,7 +566,11 @@ class PostgresBackend(RecordsBackend):
             script.add(query, (name,))
             script.add(ROWS_NAMED, (since, name))
             cursor = script.send()
-            for _ in lead:
+            for _ in lead[:-1]:
+                cursor.nextset()
+            if lead and timeout <= 0 and cursor.fetchone() != (True,):
+                raise BusyError(Messages.LOCK_HELD)  # appending writers hold the workspace
+            if lead:
                 cursor.nextset()
             lead = []  # the transaction is open
             found = cursor.fetchone()
@@ -505,6 +584,46 @@ class PostgresBackend(RecordsBackend):
                 continue
             if self._took([(*found, *row) for row in rows] or [(*found, *_NO_ROW)], since):
                 return
+
+    def _joined(self, connection: Connection, timeout: float) -> bool:
+        """Begin the write's transaction as one of the workspace's appending writers (their
+        lock shared, waiting up to ``timeout`` seconds; none: not waiting) and bring the
+        workspace up to date, in one round trip (:data:`READ_WITH_ROWS`: one snapshot of the
+        workspace row and its rows). ``False``: the workspace row is missing or its rows leave
+        a gap (the writer goes on alone, which makes or reads it all)."""
+        name = self._location.workspace
+        since = self._since()
+        script = Script(connection)
+        script.add("BEGIN")
+        if timeout > 0:
+            milliseconds = f"{max(1, round(timeout * 1000))}ms"
+            script.add("SELECT set_config('lock_timeout', %s, true)", (milliseconds,))
+            script.add(WRITERS_SHARED, (name,))
+        else:
+            script.add(WRITERS_SHARED_NOWAIT, (name,))
+        script.add(READ_WITH_ROWS, (since, name))
+        cursor = script.send()
+        cursor.nextset()  # past BEGIN
+        if timeout > 0:
+            cursor.nextset()  # past lock_timeout
+        elif cursor.fetchone() != (True,):
+            raise BusyError(Messages.LOCK_HELD)  # a writer alone holds the workspace
+        cursor.nextset()
+        found = cursor.fetchall()
+        return bool(found) and self._took(found, since) and bool(self._loaded.rows)
+
+    def _appends(self, change: Change) -> bool:
+        """Whether ``change`` may be committed among other appending writers: it only appends
+        versions (and marks the ones its corrections supersede), makes no backup, and its
+        operation said what it read."""
+        loaded = self._loaded
+        return (
+            change.encoded.tail is not None
+            and change.outcome.reads is not None
+            and change.outcome.backup is None
+            and not loaded.blob
+            and bool(loaded.rows)
+        )
 
     def _gap(self, fetched: _Fetched) -> None:
         """The rows fetched do not follow the ones held: hold none (all are read next).
@@ -557,10 +676,13 @@ class PostgresBackend(RecordsBackend):
                 return _Loaded(seq, header, rows, None, decoded=decoded)
         return _Loaded(seq, header, rows, assemble(header, rows))
 
-    def _store(self, connection: Connection, current: Decoded, change: Change) -> _Written:
+    def _store(
+        self, connection: Connection, current: Decoded, change: Change, *, alone: bool = True
+    ) -> _Written:
         """The change's difference to the rows and ``COMMIT`` as one script (one round trip,
         sent by the caller), with what the workspace then is (the rows held are changed only
-        once committed)."""
+        once committed). Not ``alone``: an append among other appending writers
+        (:meth:`_shared`)."""
         loaded = self._loaded
         encoded = change.encoded
         records = encoded.records
@@ -583,6 +705,9 @@ class PostgresBackend(RecordsBackend):
             ]
             deletes: list[str] = []
             rows, appended = loaded.rows, [row for row, _ in added]
+            if not alone:
+                self._shared(script, change, inserts, updates)
+                return _Written(script, seq, header, rows, appended)
         else:
             data = change.data
             header = header_of(data[:128]) or ""
@@ -608,6 +733,86 @@ class PostgresBackend(RecordsBackend):
         script.add(WROTE, (seq, versions, header, encoded.size, workspace_id))
         script.add("COMMIT")
         return _Written(script, seq, header, rows, appended)
+
+    def _shared(
+        self,
+        script: Script,
+        change: Change,
+        inserts: Sequence[tuple[int, Row, Record]],
+        updates: Sequence[tuple[int, Row, Record]],
+    ) -> None:
+        """An append's statements among other appending writers: the workspace row's lock
+        (held only while the server runs this message), then one statement that writes the
+        versions only if no version written since the rows held touched what the operation
+        read, numbering them after the versions written since (:data:`APPEND_HEAD`), and
+        sends back its ``seq`` and those versions; then ``COMMIT``."""
+        loaded = self._loaded
+        reads = change.outcome.reads
+        assert reads is not None
+        workspace_id = self.identity_now().decode()
+        since = loaded.seq
+        start = len(loaded.rows)
+        tail = change.encoded.tail
+        assert tail is not None
+        parts: list[tuple[LiteralString, Sequence[object]]] = [
+            (
+                APPEND_HEAD,
+                (
+                    len(inserts),
+                    len(tail),
+                    workspace_id,
+                    loaded.header,
+                    workspace_id,
+                    since,
+                    sorted(reads.roots),
+                    sorted(reads.keys),
+                    sorted(reads.hashes),
+                    sorted(source.encode() for source in reads.sources),
+                    len(inserts),
+                ),
+            )
+        ]
+        if updates:
+            parts.append((APPEND_SUPERSEDED, ()))
+            for n, (_, row, record) in enumerate(updates):
+                if n:
+                    parts.append((", ", ()))
+                parts.append((APPEND_SUPERSEDED_ROW, (row.id, *columns(row, record))))
+            parts.append((APPEND_SUPERSEDED_TAIL, (workspace_id,)))
+        if inserts:
+            parts.append((APPEND_ADDED, (workspace_id,)))
+            for n, (position, row, record) in enumerate(inserts):
+                if n:
+                    parts.append((", ", ()))
+                parts.append((APPEND_ADDED_ROW, (position - start, row.id, *columns(row, record))))
+            parts.append((APPEND_ADDED_TAIL, ()))
+        parts.append((APPEND_RESULT, (since, workspace_id)))
+        script.add(LOCK_WORKSPACE, (workspace_id,))
+        script.add_joined(parts)
+        script.add("COMMIT")
+
+    def _rebased(
+        self, change: Change, stored: _Written, granted: int, others: list[tuple[object, ...]]
+    ) -> WriteResult:
+        """Hold what an append committed after other writers' versions wrote (``others``, as
+        :data:`APPEND_RESULT` sent them): theirs taken in as a read takes them, then this
+        write's versions, decoded from their blocks alone."""
+        if not self._took(others, self._loaded.seq):  # never expected: read it all again
+            self._with_connection(self._read_consistent, checked=False)
+            return change.result(self._current().snapshot)
+        loaded = self._loaded
+        before = self._current()
+        loaded.rows.extend(stored.added)
+        decoded = extended(before, b"".join(row.block for row in stored.added))
+        if decoded is None:
+            self._loaded = _Loaded(granted, loaded.header, loaded.rows, None)
+            self._loaded = replace(self._loaded, raw=assemble(loaded.header, loaded.rows))
+            decoded = self._current()
+        else:
+            self.memo.remember(decoded)
+            self._loaded = _Loaded(granted, loaded.header, loaded.rows, None, decoded=decoded)
+        self._mirror(decoded.raw)
+        return change.result(decoded.snapshot)
 
     def _published(self, change: Change, stored: _Written) -> WriteResult:
         """Hold what a committed write wrote (the rows list extended in place)."""
@@ -691,6 +896,19 @@ class PostgresBackend(RecordsBackend):
         if len(key) != KEY_BYTES:
             raise StorageError(Messages.RECORD_KEY_UNAVAILABLE)
         return key
+
+
+def _granted(
+    cursor: psycopg.ClientCursor[tuple[object, ...]],
+) -> tuple[int | None, list[tuple[object, ...]]]:
+    """What an append's message (:meth:`PostgresBackend._shared`) answered: the ``seq`` it
+    was granted (``None``: refused, nothing written) and the versions others wrote since the
+    rows it held, as :data:`READ_WITH_ROWS` sends them."""
+    cursor.nextset()  # past the workspace row's lock
+    found = cursor.fetchall()
+    granted = found[0][0] if found else None
+    assert granted is None or isinstance(granted, int)
+    return granted, [tuple(row[1:]) for row in found]
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,6 +164,73 @@ WROTE: Final = """
     UPDATE memquill.workspaces SET seq = %s, versions = %s, header = %s, blob = NULL,
         size_bytes = %s, updated_at = now()
     WHERE workspace_id = %s"""
+_WRITERS: Final = "hashtextextended('memquill.writers:' || %s, 0)"
+WRITERS_SHARED: Final = "SELECT pg_advisory_xact_lock_shared(" + _WRITERS + ")"
+"""Taken by a writer whose operation may only append: many hold it at once."""
+WRITERS_SHARED_NOWAIT: Final = "SELECT pg_try_advisory_xact_lock_shared(" + _WRITERS + ")"
+WRITERS_ALONE: Final = "SELECT pg_advisory_xact_lock(" + _WRITERS + ")"
+"""Taken by any other writer (a forget, a rewrite, one that read the store revision), with
+the workspace row: it waits for every appending writer to finish, and they for it."""
+WRITERS_ALONE_NOWAIT: Final = "SELECT pg_try_advisory_xact_lock(" + _WRITERS + ")"
+LOCK_WORKSPACE: Final = (
+    "SELECT 1 FROM memquill.workspaces WHERE workspace_id = %s FOR NO KEY UPDATE"
+)
+"""An appending writer's turn to commit: held from its last message's first statement to
+``COMMIT``, in the server alone (the client is not waited for), so writers commit in the
+order of their ``seq`` and a reader's snapshot holds a prefix of them."""
+APPEND_HEAD: Final = """
+    WITH granted AS (
+        UPDATE memquill.workspaces SET seq = seq + 1, versions = versions + %s,
+            size_bytes = size_bytes + %s, updated_at = now()
+        WHERE workspace_id = %s AND blob IS NULL AND quota_bytes IS NULL AND header = %s
+            AND NOT EXISTS (
+            SELECT 1 FROM memquill.versions v
+            WHERE v.workspace_id = %s AND v.changed > %s AND (
+                v.status NOT IN ('active', 'superseded')
+                OR v.root_id = ANY(%s::text[]) OR v.key = ANY(%s::text[])
+                OR v.operation_hash = ANY(%s::text[]) OR v.source_key = ANY(%s::bytea[])))
+        RETURNING seq, versions - %s AS base)"""
+"""An append computed on the rows as of a ``seq``, committed only if no version written
+since touched what its operation read (:class:`~memquill.store._transaction.Reads`; a
+tombstone touches everything) and the workspace has no quota (counted against the whole
+workspace, so written alone), numbered after the versions written since. Run after
+:data:`LOCK_WORKSPACE`, so its snapshot holds every commit before it."""
+APPEND_SUPERSEDED: Final = """,
+    superseded AS (
+        UPDATE memquill.versions v SET root_id = u.root_id, status = u.status, key = u.key,
+            source_key = u.source_key, operation_hash = u.operation_hash,
+            created_at = u.created_at, updated_at = u.updated_at, meta = u.meta,
+            content = u.content, changed = g.seq
+        FROM granted g, (VALUES """
+APPEND_SUPERSEDED_ROW: Final = (
+    "(%s::text, %s::text, %s::text, %s::text, %s::bytea, %s::text, %s::text, %s::text,"
+    " %s::text, %s::text)"
+)
+APPEND_SUPERSEDED_TAIL: Final = """) AS u(id, root_id, status, key, source_key, operation_hash,
+            created_at, updated_at, meta, content)
+        WHERE v.workspace_id = %s AND v.id = u.id)"""
+APPEND_ADDED: Final = """,
+    added AS (
+        INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
+            source_key, operation_hash, created_at, updated_at, meta, content, changed)
+        SELECT %s, a.id, g.base + a.ord, a.root_id, a.status, a.key, a.source_key,
+            a.operation_hash, a.created_at, a.updated_at, a.meta, a.content, g.seq
+        FROM granted g, (VALUES """
+APPEND_ADDED_ROW: Final = (
+    "(%s::integer, %s::text, %s::text, %s::text, %s::text, %s::bytea, %s::text, %s::text,"
+    " %s::text, %s::text, %s::text)"
+)
+APPEND_ADDED_TAIL: Final = """) AS a(ord, id, root_id, status, key, source_key, operation_hash,
+            created_at, updated_at, meta, content))"""
+APPEND_RESULT: Final = """
+    SELECT g.seq, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
+        v.position, v.id, v.meta, v.content
+    FROM memquill.workspaces w LEFT JOIN granted g ON true
+        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND v.changed > %s
+    WHERE w.workspace_id = %s ORDER BY v.position"""
+"""The seq the append was granted (``NULL``: refused), then, as :data:`READ_WITH_ROWS` sends
+them, the workspace and the versions written by others since the append's ``seq`` (the
+statement's snapshot, which the append's own changes are not part of)."""
 CREATE_WORKSPACE: Final = """
     INSERT INTO memquill.workspaces (workspace, workspace_id, record_key)
     VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING"""
@@ -192,6 +259,14 @@ class Script:
         """One statement: ``head`` followed by ``row`` for each of ``rows`` (``VALUES`` lists)."""
         if rows:
             self._parts.append(head + ", ".join(self._cursor.mogrify(row, p) for p in rows))
+
+    def add_joined(self, parts: Sequence[tuple[LiteralString, Sequence[object]]]) -> None:
+        """One statement made of ``parts``, each a piece of SQL with its parameters."""
+        self._parts.append(
+            "".join(
+                self._cursor.mogrify(query, params) if params else query for query, params in parts
+            )
+        )
 
     def send(self) -> psycopg.ClientCursor[tuple[object, ...]]:
         """Send the statements and wait for every result (the first one current)."""

@@ -335,7 +335,7 @@ class RecordStore:
             if expected_revision is not None and expected_revision != snapshot.revision:
                 raise ConflictError(Messages.STALE)
             stamp = iso_timestamp(self._now())
-            return append_candidates(
+            outcome = append_candidates(
                 batch,
                 snapshot,
                 draft,
@@ -345,8 +345,11 @@ class RecordStore:
                 known,
                 skip_known=skip_known,
             )
+            # Checked against the store revision: it read everything.
+            return outcome if expected_revision is None else replace(outcome, reads=None)
 
-        return self._backend.transact(self._roomy(operation), self._lock_timeout)
+        appends = expected_revision is None and not skip_known
+        return self._backend.transact(self._roomy(operation), self._lock_timeout, appends=appends)
 
     def correct(
         self,
@@ -398,7 +401,11 @@ class RecordStore:
             known_keys=self._record_key.known(),
             prefixes=prefixes,
         )
-        return self._backend.transact(self._roomy(operation), self._lock_timeout)
+        # A fact's own revision leaves the rest of the store to other writers; the store's
+        # does not (the last one known decides; a wrong guess is only retried alone).
+        recent = self._backend.recent()
+        appends = recent is None or not recent.revision.startswith(expected_revision)
+        return self._backend.transact(self._roomy(operation), self._lock_timeout, appends=appends)
 
     def upsert(self, candidates: Sequence[Candidate]) -> WriteResult:
         """Save or correct several keyed facts in one write, all or none (a key-value store's
@@ -433,7 +440,7 @@ class RecordStore:
             now=self._stamp,
             new_id=lambda: str(uuid.uuid4()),
         )
-        return self._backend.transact(self._roomy(operation), self._lock_timeout)
+        return self._backend.transact(self._roomy(operation), self._lock_timeout, appends=True)
 
     def rename_many(
         self,

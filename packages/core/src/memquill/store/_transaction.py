@@ -91,6 +91,10 @@ class Outcome:
             else memquill's.
         forgotten_at: per target, when a forgotten fact with the same text was forgotten
             (``None``: none was); empty when no target was checked.
+        reads: what the outcome depended on in the snapshot, beyond the facts' tombstones
+            and compaction (``None``: anything, the store revision included). A backend that
+            lets writers of different facts run together commits an append computed on an
+            older snapshot only if no version written since touches what it read.
     """
 
     status: WriteStatus
@@ -99,6 +103,33 @@ class Outcome:
     backup: datetime | None = None
     header: str | None = None
     forgotten_at: tuple[str | None, ...] = ()
+    reads: Reads | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """The parts of a snapshot an operation looked at: facts (by root id), fact keys,
+    operation hashes and source keys (``sessionId NUL messageId``).
+
+    Writes that only append versions never add tombstones or drop anything, so a version
+    appended by another writer since the snapshot can change an operation's outcome only
+    through one of these: a fact it corrected or read, a key it looked up, an operation it
+    looked for (idempotency) or a source message it checked (a correction tombstones the
+    source of the version it supersedes).
+    """
+
+    roots: frozenset[str] = frozenset()
+    keys: frozenset[str] = frozenset()
+    hashes: frozenset[str] = frozenset()
+    sources: frozenset[str] = frozenset()
+
+    def __or__(self, other: Reads) -> Reads:
+        return Reads(
+            self.roots | other.roots,
+            self.keys | other.keys,
+            self.hashes | other.hashes,
+            self.sources | other.sources,
+        )
 
 
 Operation = Callable[[Snapshot, list[Record]], Outcome]
