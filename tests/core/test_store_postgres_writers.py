@@ -51,6 +51,10 @@ try:
         text, idempotency, key = args
         candidate = Candidate(text, {"kind": "manual"}, idempotency, key if key != "-" else None)
         result = store.save([candidate])
+    elif action == "save-from":
+        text, session, message = args
+        source = {"kind": "conversation", "sessionId": session, "messageId": message}
+        result = store.save([Candidate(text, source, text)])
     else:
         key, text, revision = args
         result = store.correct(FactKey(key), text, revision)
@@ -151,6 +155,28 @@ def test_a_key_taken_by_another_writer_meanwhile_is_a_conflict(db: Backing) -> N
         child.send("go")
         assert child.expect("error") == "conflict"  # as if it had come second
     assert texts(db) == ["seed", "theirs"]
+
+
+def test_a_source_message_tombstoned_meanwhile_blocks_a_save_from_it(db: Backing) -> None:
+    store = db.store()
+    first = store.save([keyed("x", "other")])
+    store.correct(FactKey("other"), "x2", first.revision)  # the file's second format
+    said = {"kind": "conversation", "sessionId": "s1", "messageId": "m1"}
+    saved = store.save([Candidate("Ana drinks tea.", said, "from-m1", "drinks/ana")])
+    current = store.snapshot().find(saved.record_id or "")
+    assert current is not None
+    revision = store.snapshot().record_revision(current)
+    args = (str(db.workspace), db.location_for_child(), "save-from", "Ana likes tea.", "s1", "m1")
+    with children((PAUSED, args)) as (child,):
+        child.expect("paused")
+        # Correcting the fact supersedes its version from m1: nothing more is saved from m1.
+        corrected = db.store(lock_timeout=0.2).correct(
+            FactKey("drinks/ana"), "Ana drinks water.", revision
+        )
+        assert corrected.status == "saved"
+        child.send("go")
+        assert child.expect("ack").split()[0] == "blocked"  # as if it had come second
+    assert "Ana likes tea." not in texts(db)
 
 
 def test_many_writers_lose_nothing_and_each_answer_is_a_state_the_store_passed_through(
