@@ -811,7 +811,8 @@ class PostgresBackend(RecordsBackend):
         else:
             self.memo.remember(decoded)
             self._loaded = _Loaded(granted, loaded.header, loaded.rows, None, decoded=decoded)
-        self._mirror(decoded.raw)
+        if self._location.mirror:
+            self._mirror(decoded.raw)  # the bytes are copied out only for a mirror
         return change.result(decoded.snapshot)
 
     def _published(self, change: Change, stored: _Written) -> WriteResult:
