@@ -19,6 +19,7 @@ from tests.core.store_helpers import children, manual
 
 from memquill import RecordStore
 from memquill.store._codec import decode_store
+from memquill.store._postgres import MIRROR_NAME
 from memquill.store._postgres_rows import assemble, rows_of
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate
@@ -96,7 +97,8 @@ def test_a_writer_of_another_fact_commits_while_one_is_paused_inside_its_transac
 ) -> None:
     store = db.store()
     store.save([manual("seed")])
-    args = (str(db.workspace), db.location_for_child(), "save", "paused fact", "paused", "-")
+    mirrored = f"{db.location_for_child()}&mirror=1"  # its copy of the records, kept too
+    args = (str(db.workspace), mirrored, "save", "paused fact", "paused", "-")
     with children((PAUSED, args)) as (child,):
         child.expect("paused")
         # It would have been busy when every writer took the workspace row for its whole write.
@@ -111,6 +113,7 @@ def test_a_writer_of_another_fact_commits_while_one_is_paused_inside_its_transac
     assert revision == db.revision_of(db.raw()) == db.store().snapshot().revision
     assert store.snapshot().revision == revision  # a host that held the rows catches up
     assert store.export() == db.raw()
+    assert (db.workspace / "memory" / MIRROR_NAME).read_bytes() == db.raw()
 
 
 def test_two_writers_of_one_fact_give_one_success_and_one_conflict(db: Backing) -> None:
