@@ -151,6 +151,10 @@ FAMILIES = (
         ("record", "memory/records/0005.md", "coffee " + "tea " * 400),
         ("record", "memory/records/0006.md", "tea " * 400 + "coffee"),
     ),
+    (  # the same counts in several chunks, the best chunk apart
+        ("record", "memory/records/0005.md", "coffee " + "tea " * 400),
+        ("record", "memory/records/0006.md", "tea " * 400 + "coffee"),
+    ),
     (  # a heading: two chunks
         ("note", "notes/b.md", "# Coffee\ntea"),
         ("note", "notes/b.md", "coffee\ntea"),
