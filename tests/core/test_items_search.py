@@ -79,10 +79,24 @@ def reference(
 
 
 VOCABULARY = ("coffee", "tea", "Tea time", "deploy-window", "went", "go", "art", "start", "咖啡")
-CONTENT = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5).map(" ".join)
+# Many items share their text (ties at every score); some have a label (a title), a heading
+# or several chunks (their re-scoring is bounded, not known, before they are ranked).
+CONTENT = st.one_of(
+    st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5).map(" ".join),
+    st.sampled_from(("coffee tea", "coffee", "tea", "go")),
+    st.sampled_from(
+        (
+            "tea: coffee",
+            "# Coffee\ntea",
+            "coffee " + "tea " * 400,
+            "tea " * 400 + "coffee",
+            "art\n# Tea\n" + "go " * 500 + "coffee",
+        )
+    ),
+)
 STEP = st.tuples(
     st.sampled_from((("memories", "ana"), ("memories", "bob"), ("other",))),
-    st.sampled_from(("a", "b", "c", "d", "e", "f")),
+    st.sampled_from(("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l")),
     st.none() | st.tuples(CONTENT, st.sampled_from(("food", "work"))),
 )
 Step = tuple[tuple[str, ...], str, tuple[str, str] | None]
@@ -92,14 +106,14 @@ SEARCH = st.tuples(
     st.sampled_from(("", "coffee", "tea coffee", "go", "the of", "absent", "咖啡 art")),
     st.booleans(),
     st.integers(0, 12),
-    st.integers(0, 4),
+    st.one_of(st.integers(0, 4), st.integers(5, 40)),  # and past the end
 )
 
 
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(st.tuples(st.lists(STEP, max_size=6), SEARCH), min_size=1, max_size=4))
+@given(st.lists(st.tuples(st.lists(STEP, max_size=12), SEARCH), min_size=1, max_size=4))
 def test_a_search_ranks_as_the_full_ranking_of_every_item(
     tmp_path_factory: pytest.TempPathFactory,
     rounds: list[
@@ -121,3 +135,27 @@ def test_a_search_ranks_as_the_full_ranking_of_every_item(
         hits = store.search(prefix, query, accept=accept, limit=limit, offset=offset)
         found = [(hit.item.namespace, hit.item.key, hit.score) for hit in hits]
         assert found == reference(store, prefix, query, accept, limit, offset)
+
+
+def test_a_search_ranks_only_the_items_that_can_be_among_the_best(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ItemStore(tmp_path, now=lambda: NOW)
+    for index in range(60):
+        text = "coffee and tea" if index % 3 else "coffee, " + "tea " * 400  # some long
+        store.put(("memories", "ana" if index % 2 else "bob"), f"k{index:02d}", {"content": text})
+    ranked: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        hits = rank(*args, **kwargs)  # type: ignore[arg-type]
+        ranked.append(len(hits))
+        return hits
+
+    monkeypatch.setattr("memquill.items._store.rank", counted)
+    for query, limit, offset in (("coffee tea", 3, 2), ("tea", 4, 0), ("tea", 2, 30)):
+        hits = store.search(("memories",), query, limit=limit, offset=offset)
+        found = [(hit.item.namespace, hit.item.key, hit.score) for hit in hits]
+        assert found == reference(store, ("memories",), query, None, limit, offset)
+    # Of 60 matching items, only those that can be among the best offset + limit (of equal
+    # scores, the first by namespace and key).
+    assert ranked == [5, 4, 32]

@@ -17,7 +17,9 @@ the one write path with the source ``tool`` and the store's session id:
   ranking (ties: namespace, then key), exactly as ranking every item's text would: each
   namespace keeps its items' search documents in an inverted index
   (:class:`memquill.query.TermIndex`), brought up to date after a write by analysing only the
-  items it changed, so a search reads the postings of its query's terms; ``items`` lists
+  items it changed, so a search reads the postings of its query's terms, and only the items that
+  can be among the best ``offset + limit`` are ranked (:func:`memquill.query.narrow`: exact,
+  the same items, order and scores); ``items`` lists
   them newest first (``updated_at``; ties: namespace, then the later write first);
   ``namespaces`` lists the namespaces that hold at least one item, in sorted order.
 
@@ -64,7 +66,7 @@ from memquill.items._paths import (
 from memquill.items._space import Space, StoredItem, View, fact_key
 from memquill.items._values import Expiry, check_index, check_put_index, encode_value
 from memquill.owner_only import private_folder
-from memquill.query import IndexCorpus, TermIndex, rank, score_value
+from memquill.query import IndexCorpus, TermIndex, narrow, rank, score_value
 from memquill.store import (
     FactKey,
     JSONValue,
@@ -256,15 +258,25 @@ class ItemStore:
             return []
         views = list(self._views(prefix))
         now = self._now() if self._now is not None else datetime.now(UTC)
+        start = max(offset, 0)
         with self._search_lock:
             corpus = self._corpus(views, accept)
-            ranked = rank(corpus, query, now=now, candidates=corpus.size) if corpus.size else []
+
+            def order(index: int) -> tuple[Namespace, str]:
+                position, name = corpus.origin_at(index)
+                item = views[position][1].items[name]
+                return item.namespace, item.key
+
             scored: list[tuple[float, StoredItem]] = []
-            for hit in ranked:
-                position, name = corpus.origin(hit.document)
-                scored.append((hit.score, views[position][1].items[name]))
+            if corpus.size:
+                # Only the items that may be among the best start + limit are ranked (the
+                # same scores: pruning is exact, and ties follow the order sorted by below).
+                kept = narrow(corpus, query, depth=start + limit, order=order, now=now)
+                for hit in rank(kept, query, now=now, candidates=corpus.size):
+                    position, name = corpus.origin(hit.document)
+                    scored.append((hit.score, views[position][1].items[name]))
         scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
-        chosen = scored[max(offset, 0) : max(offset, 0) + limit]
+        chosen = scored[start : start + limit]
         return [ItemHit(_fresh(item), score_value(score)) for score, item in chosen]
 
     def folder(self, namespace: Sequence[str]) -> Path:

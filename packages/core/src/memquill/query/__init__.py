@@ -111,6 +111,10 @@ if typing.TYPE_CHECKING:
         tokenize as tokenize,
         words as words,
     )
+    from memquill.query._topk import (
+        KeptCorpus as KeptCorpus,
+        narrow as narrow,
+    )
     from memquill.query._walk import (
         PACKED_IDENTITY as PACKED_IDENTITY,
         DocumentCache as DocumentCache,

@@ -15,7 +15,9 @@ a pass over every document, and :func:`~memquill.query._rank.rank` scores the do
 hold a query term with the figures the full scan gives (the number of documents, each term's
 frequency and the mean body lengths of the documents taken), so it returns the same hits with
 the same scores as a :class:`~memquill.query._rank.Corpus` of those documents (a property test
-holds it to that). :meth:`IndexCorpus.origin` tells which index and key a hit came from.
+holds it to that). :meth:`IndexCorpus.origin` tells which index and key a hit came from;
+:meth:`IndexCorpus.by_index` lists every document, its day and whether it is one chunk by
+document index, for a pass over many postings (:mod:`memquill.query._topk`'s pruning).
 
 Re-scoring reads each hit's chunk counts. A short document without a heading (a record, most
 often) is one chunk of its whole text (:func:`single_chunk`), so its chunk counts are its body
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Final
 
@@ -188,6 +191,13 @@ class TermIndex:
         """The tie-break key of the document in ``slot``."""
         return self._path_keys[slot]
 
+    def slots(
+        self,
+    ) -> tuple[Sequence[SearchDocument | None], Sequence[date | None], Sequence[bool]]:
+        """Per slot: its document (``None``: a free slot), the day its path names, and whether
+        it is one chunk of its whole text (:func:`single_chunk`). Read only."""
+        return self._documents, self._days, self._single
+
     def chunk_counts(self, slot: int, term: str) -> tuple[int, ...]:
         """How often ``term`` occurs in each chunk of the document in ``slot``: for a
         document that is one chunk of its whole text, its body count (no chunk to fold)."""
@@ -217,6 +227,15 @@ class TermIndex:
         if len(slots) > len(documents):
             for key in [key for key in slots if key not in documents]:
                 self.remove(key)
+
+
+@dataclass(frozen=True, slots=True)
+class ByIndex:
+    """An :class:`IndexCorpus`'s documents as lists by document index (read only)."""
+
+    documents: list[SearchDocument | None]
+    days: list[date | None]
+    singles: list[bool]
 
 
 class _Part:
@@ -270,6 +289,7 @@ class IndexCorpus:
         }
         self._postings: dict[str, list[Posting]] = {}
         self._issued: dict[int, int] = {}
+        self._by_index: ByIndex | None = None
 
     @property
     def size(self) -> int:
@@ -321,8 +341,35 @@ class IndexCorpus:
 
     def origin(self, document: SearchDocument) -> tuple[int, str]:
         """The part (by position) and key of a document :meth:`document` returned."""
-        part, slot = self._locate(self._issued[id(document)])
+        return self.origin_at(self._issued[id(document)])
+
+    def origin_at(self, index: int) -> tuple[int, str]:
+        """The part (by position) and key of document ``index``."""
+        part, slot = self._locate(index)
         return part.position, part.index.key_at(slot)
+
+    def by_index(self) -> ByIndex:
+        """Per document index: its document (``None`` where an index holds none, or one its
+        part does not take), the day its path names and whether it is one chunk of its whole
+        text. Built once, so that a pass over many postings reads them without locating each
+        document's part."""
+        if self._by_index is None:
+            documents: list[SearchDocument | None] = []
+            days: list[date | None] = []
+            singles: list[bool] = []
+            for part in self._parts:
+                held, dated, single = part.index.slots()
+                allowed = part.allowed
+                if allowed is None:
+                    documents.extend(held)
+                else:
+                    documents.extend(
+                        document if slot in allowed else None for slot, document in enumerate(held)
+                    )
+                days.extend(dated)
+                singles.extend(single)
+            self._by_index = ByIndex(documents, days, singles)
+        return self._by_index
 
     def day(self, index: int) -> date | None:
         """The day document ``index``'s path names."""

@@ -302,7 +302,7 @@ def rank(
     corpus.rescoring([index for _, _, index in rescored])
     for negative, key, index in rescored:
         terms = tuple(matched.get(index, ()))
-        position, chunk_score = _best_chunk(corpus, index, terms, params.k1)
+        position, chunk_score = best_chunk(corpus, index, terms, params.k1)
         score = -negative + params.chunk_weight * chunk_score * factors[index]
         hits.append((-score, key, index, position, terms))
     hits.sort(key=lambda item: item[:2])
@@ -402,7 +402,7 @@ def _frequency(
     return frequency
 
 
-def _best_chunk(
+def best_chunk(
     corpus: RankCorpus, index: int, terms: Iterable[tuple[str, float]], k1: float
 ) -> tuple[int | None, float]:
     """The position of the chunk scoring highest on the terms the body holds (ties: the
