@@ -1,8 +1,10 @@
 """What a long-lived process keeps of its last walk: each note's identity, read back from the
-note table (:class:`memquill.index._tracker.WalkedIdentities`).
+note table (:class:`memquill.index._tracker.WalkedIdentities`), and each kept folder listing
+sharing the note table's paths (:func:`memquill.index._sync.shared_paths`).
 
-This is memory, not behaviour: the identities must answer exactly as a dict of every walked
-note's identity did, through edits, removals, renames and additions the watcher reports.
+Both are memory, not behaviour: the identities must answer exactly as a dict of every walked
+note's identity did, through edits, removals, renames and additions the watcher reports, and
+a shared listing must equal the one it replaces.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from tests.core.index_helpers import mutate, populate
 from tests.core.query_helpers import NOW, write
 
 from memquill.index._search_index import SearchIndex
+from memquill.index._sync import shared_paths
 from memquill.index._tracker import WalkedIdentities
 from memquill.index._view import NoteTable
 from memquill.index._watch import WATCH_ENV
 from memquill.query._scan import ScanBudget, walk_workspace
 from memquill.query._scanconfig import load_scan_config
-from memquill.query._walk import Identity
+from memquill.query._walk import FolderListing, Identity
 
 
 @pytest.fixture(autouse=True)
@@ -92,3 +95,38 @@ def test_a_table_loaded_again_vouches_for_nothing(tmp_path: Path) -> None:
 def test_a_walk_of_no_notes_keeps_nothing() -> None:
     known = WalkedIdentities(NoteTable(), None)
     assert known.identity("a.md") is None
+
+
+def test_a_shared_listing_equals_its_own_and_holds_the_note_tables_paths(tmp_path: Path) -> None:
+    root = tmp_path.resolve() / "vault"
+    write(root, "a/one.md", "alpha")
+    write(root, "a/two.md", "bravo")
+    write(root, "a/deeper/three.md", "charlie")
+    folder = tmp_path / "index"
+    first = SearchIndex(root, location=folder, notice=None, racy_seconds=0)
+    try:
+        first.search("alpha", now=NOW)  # builds, and keeps the folder listings
+    finally:
+        first.close()
+    index = SearchIndex(root, location=folder, notice=None, racy_seconds=0)
+    try:
+        assert [hit.document.path for hit in index.search("bravo", now=NOW)[0]] == ["a/two.md"]
+        notes: NoteTable = index._notes  # pyright: ignore[reportPrivateUsage]
+        held = index._tracker.listings.held_listings(load_scan_config(root))  # pyright: ignore[reportPrivateUsage]
+        listing = held["a"][1]
+        assert listing.kinds == ("folder", "file", "file")
+        assert listing.values == ("a/deeper", "a/one.md", "a/two.md")
+        for kind, value in listing.steps:
+            if kind == "file":
+                assert value is notes.paths[notes.ids[value]], value
+    finally:
+        index.close()
+    # A listing with a warning and a folder: equal, each note's path the table's string.
+    table = NoteTable()
+    table.ids = {"x/n.md": 0}
+    table.paths = ["".join(["x/", "n.md"])]
+    made = FolderListing(3, ("skip", "folder", "file"), ("Skipped x/q", "x/y", "x/n.md"), True)
+    shared = shared_paths(made, table)
+    assert shared == made
+    assert shared.values[2] is table.paths[0]
+    assert shared_paths(FolderListing(0, (), (), True), table) == FolderListing(0, (), (), True)

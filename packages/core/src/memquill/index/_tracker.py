@@ -261,8 +261,11 @@ class ChangeTracker:
     ) -> SyncReport:
         """One walk (reusing what is known) and a full comparison."""
         if not self._loaded:
-            # A fresh process: the folder listings the index kept spare listing every folder.
-            self.listings.take_listings(config, self._kept.load(database, config))
+            # A fresh process: the folder listings the index kept spare listing every folder
+            # (read after the note table, to share its paths).
+            with database.reading() as connection:
+                notes.refresh(connection)
+            self.listings.take_listings(config, self._kept.load(database, config, notes))
             self._loaded = True
         walk = walk_workspace(
             self._root,
