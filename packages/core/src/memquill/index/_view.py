@@ -142,8 +142,15 @@ class NoteTable:
         if full:
             self._clear()
         for page, blob in changed:
-            self._drop(int(page))
-            self._put(int(page), _decode_page(blob))
+            found = _decode_page(blob)
+            # A note the page keeps keeps its entry in ``ids`` and its path's string: a path
+            # deleted and added again would use up the dict's room (grown to twice its size
+            # after a tenth of the notes changed) and be held twice (by a folder listing too).
+            before = {path: path for path in map(self.paths.__getitem__, self.pages.get(page, ()))}
+            if before:
+                found = found._replace(paths=[before.get(path, path) for path in found.paths])
+            self._drop(int(page), before.keys() & set(found.paths))
+            self._put(int(page), found)
         if full and len(self.ids) != sum(map(len, self.pages.values())):
             raise IndexDamaged("two notes have one path")
         self.generation = generation
@@ -230,11 +237,12 @@ class NoteTable:
         self.days[day] = self.days.get(day, 0) + 1
         self.months.setdefault(_month(day), set()).add(doc_id)
 
-    def _drop(self, page: int) -> None:
-        """Take a page's notes out."""
+    def _drop(self, page: int, staying: set[str] | frozenset[str] = frozenset()) -> None:
+        """Take a page's notes out (those at ``staying`` keep their entry in :attr:`ids`, for
+        the page's new notes to take over)."""
         for doc_id in self.pages.pop(page, ()):
             path = self.paths[doc_id]
-            if path is not None and self.ids.get(path) == doc_id:
+            if path is not None and self.ids.get(path) == doc_id and path not in staying:
                 del self.ids[path]
             self.paths[doc_id] = None
             self.tags[doc_id] = ""
