@@ -61,9 +61,8 @@ class NoteTable:
     The notes are held as columns indexed by note id (ids count up from 0, :data:`._codec.PAGE`
     to a page, and are never given twice: a removed note leaves a hole), the numbers in arrays;
     a note's row is made when asked for (:meth:`row`). Rows as tuples held about 420 bytes a
-    note; the columns hold its numbers in 56 bytes (:data:`_COLUMNS`) and its path and tags
-    once. A page changed since is taken whole: its old notes are dropped, its new ones put in
-    their places; a number its column cannot hold is damage.
+    note; the columns hold its numbers in 72 bytes and its path and tags once. A page changed
+    since is taken whole: its old notes are dropped, its new ones put in their places.
     """
 
     ids: dict[str, int]
@@ -102,7 +101,7 @@ class NoteTable:
         self.ids = {}
         self.paths = []
         self.tags = []
-        self._numbers = tuple(map(array, _COLUMNS))
+        self._numbers = tuple(array("q") for _ in range(9))
         (
             self.sizes,
             self.mtimes,
@@ -146,9 +145,12 @@ class NoteTable:
             # A note the page keeps keeps its entry in ``ids`` and its path's string: a path
             # deleted and added again would use up the dict's room (grown to twice its size
             # after a tenth of the notes changed) and be held twice (by a folder listing too).
-            before = {path: path for path in map(self.paths.__getitem__, self.pages.get(page, ()))}
-            if before:
-                found = found._replace(paths=[before.get(path, path) for path in found.paths])
+            held = self.pages.get(page)
+            if held is None:  # a new page (every page of a table loaded afresh)
+                self._put(int(page), found)
+                continue
+            before = {path: path for path in map(self.paths.__getitem__, held)}
+            found = found._replace(paths=[before.get(path, path) for path in found.paths])
             self._drop(int(page), before.keys() & set(found.paths))
             self._put(int(page), found)
         if full and len(self.ids) != sum(map(len, self.pages.values())):
@@ -209,20 +211,19 @@ class NoteTable:
             paths.extend(repeat(None, top - len(paths)))
             self.tags.extend(repeat("", top - len(self.tags)))
             for column in self._numbers:
-                column.frombytes(bytes(column.itemsize * (top - len(column))))
+                column.frombytes(bytes(8 * (top - len(column))))
         if any(map(paths.__getitem__, ids)):
             raise IndexDamaged("a note is on two pages")
-        numbers = list(map(_fitted, found.numbers, _COLUMNS, repeat(page)))
         if run:  # in C
             paths[lo:top] = found.paths
             self.tags[lo:top] = found.tags
-            for column, values in zip(self._numbers, numbers, strict=True):
+            for column, values in zip(self._numbers, found.numbers, strict=True):
                 column[lo:top] = values
         else:
             for at, doc_id in enumerate(ids):
                 paths[doc_id] = found.paths[at]
                 self.tags[doc_id] = found.tags[at]
-                for column, values in zip(self._numbers, numbers, strict=True):
+                for column, values in zip(self._numbers, found.numbers, strict=True):
                     column[doc_id] = values[at]
         self.ids.update(zip(found.paths, ids, strict=True))
         self.length_total += sum(found.numbers[7])
@@ -260,25 +261,6 @@ class NoteTable:
                 held.discard(doc_id)
                 if not held:
                     del self.months[_month(day)]
-
-
-_COLUMNS: Final = ("I", "q", "q", "q", "q", "q", "I", "I", "I")
-"""Each number column's type, in :class:`NoteTable`'s order: sizes, byte sizes, lengths and
-days in 4 bytes (no note larger than ``MAX_READ_BYTES`` is read), times, inodes and devices
-in 8."""
-
-
-def _fitted(values: array[int], code: str, page: int) -> array[int]:
-    """A page's column (as stored, 8 bytes a number) in type ``code``.
-
-    Raises:
-        IndexDamaged: a number does not fit.
-    """
-    if code == values.typecode:
-        return values
-    if values and (min(values) < 0 or max(values) >> (8 * array(code).itemsize)):
-        raise IndexDamaged(f"page {page}: a number out of range")
-    return _recode(values, code)
 
 
 def _decode_page(blob: object) -> NotePage:
