@@ -39,6 +39,8 @@ from memquill.index._view import (
     _join,  # pyright: ignore[reportPrivateUsage]
     _narrowed,  # pyright: ignore[reportPrivateUsage]
     _wide,  # pyright: ignore[reportPrivateUsage]
+    block_place,
+    block_places,
 )
 from memquill.index._writer import BlockEditor, IndexWriter
 
@@ -385,3 +387,30 @@ def test_field_counts_out_of_note_order_are_damage() -> None:
     )
     with pytest.raises(IndexDamaged, match="field counts out of order"):
         _join([block])
+
+
+@settings(max_examples=200)
+@given(
+    blocks=st.lists(
+        st.tuples(st.integers(0, 2**40), st.integers(0, 2**40), st.integers(0, 600)), max_size=12
+    ),
+    strangers=st.lists(st.integers(-5, 2**40 + 5), max_size=5),
+)
+def test_block_places_answer_as_the_dict_of_places_did(
+    blocks: list[tuple[int, int, int]], strangers: list[int]
+) -> None:
+    """Where each block of a term lies in its joined postings, kept in one array, reads back as
+    the dict of (generation, start, end) by first note id it replaces."""
+    firsts = sorted({lo for lo, _, _ in blocks})
+    ordered = [(lo, gen, length) for lo, (_, gen, length) in zip(firsts, blocks, strict=False)]
+    expected: dict[int, tuple[int, int, int]] = {}
+    start = 0
+    for lo, gen, length in ordered:
+        expected[lo] = (gen, start, start + length)
+        start += length
+    places = block_places(ordered)
+    assert len(places) == 3 * len(expected)
+    for lo, place in expected.items():
+        assert block_place(places, lo, start) == place
+    for lo in strangers:
+        assert block_place(places, lo, start) == expected.get(lo)

@@ -45,7 +45,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from memquill.index._codec import CorruptBlob, seal, unseal
 from memquill.index._db import FORMAT, IndexDatabase
@@ -293,8 +293,12 @@ class KeptListings:
         self._pending: set[str] = set()
         """Folders whose rows are still to be dropped."""
 
-    def load(self, database: IndexDatabase, config: ScanConfig) -> Kept:
-        """The stored listings made under ``config``'s key (none under another)."""
+    def load(
+        self, database: IndexDatabase, config: ScanConfig, notes: NoteTable | None = None
+    ) -> Kept:
+        """The stored listings made under ``config``'s key (none under another), each note's
+        path the string ``notes`` holds for it, if it does (a long-lived process keeps both:
+        two copies of every path held about 80 bytes a note more)."""
         key = listing_key(config)
         self._key, self._stored = key, {}
         if database.path is None:
@@ -308,7 +312,7 @@ class KeptListings:
         for path, blob in rows:
             folder = bytes(path).decode("utf-8", "surrogatepass")
             identity, listing = decode_listing(bytes(blob))
-            kept[folder] = (identity, listing)
+            kept[folder] = (identity, listing if notes is None else shared_paths(listing, notes))
             self._stored[folder] = identity
         return kept
 
@@ -382,6 +386,21 @@ class KeptListings:
             self._stored.pop(folder, None)
         if deleted:
             _forget_old(database)
+
+
+def shared_paths(listing: FolderListing, notes: NoteTable) -> FolderListing:
+    """``listing`` with each indexed note's path the string the note table holds."""
+    values = listing.values
+    found = list(map(notes.ids.get, values))
+    paths = notes.paths
+    if None not in found:  # every step a note (in C)
+        shared = tuple(map(paths.__getitem__, cast("list[int]", found)))
+    else:
+        pairs = zip(values, found, strict=True)
+        shared = tuple(value if at is None else paths[at] for value, at in pairs)
+    return FolderListing(
+        listing.entries, listing.kinds, cast("tuple[str, ...]", shared), listing.cacheable
+    )
 
 
 def _forget_old(database: IndexDatabase) -> None:

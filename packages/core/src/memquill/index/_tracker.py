@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from memquill.index._db import IndexDatabase
 from memquill.index._sync import KeptListings, Progress, SyncReport, analyse, synchronise
@@ -28,6 +28,7 @@ from memquill.query import (
     PACKED_IDENTITY,
     DocumentCache,
     FolderListing,
+    Identity,
     PreviousWalk,
     ScanBudget,
     ScanConfig,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from memquill.index._watch import Changes, Watcher
 
 
+_UNPACK = cast("Callable[[bytes], Identity]", PACKED_IDENTITY.unpack)
 QUICK_MOST: Final = 256
 """More changed notes than this go the full way (with progress and notices)."""
 
@@ -60,16 +62,108 @@ class _LastSync:
     entries: int
     quick: bool
     skipped: set[str] = field(default_factory=set[str])
-    known: dict[str, bytes] | None = None
+    known: WalkedIdentities | None = None
 
-    def identities(self) -> dict[str, bytes]:
-        """Each walked note's identity, packed, kept current by the quick path (made at the
-        next synchronisation, when the walk is let go: a process that searches once never
-        needs it)."""
+    def identities(self, notes: NoteTable) -> WalkedIdentities:
+        """Each walked note's identity, kept current by the quick path (made at the next
+        synchronisation, when the walk is let go: a process that searches once never needs
+        it)."""
         if self.known is None:
-            self.known = self.walk.identities() if self.walk is not None else {}
+            self.known = WalkedIdentities(notes, self.walk)
             self.walk = None
         return self.known
+
+
+class WalkedIdentities:
+    r"""The identity the last walk found each note at, mostly read from the note table.
+
+    A walked note whose row holds the identity the walk saw is vouched for (a byte by note
+    id) and its identity read back from the table's columns; only the others (notes the index
+    left out, too large or unreadable, or a row that differs) are kept here, packed. A packed
+    dict of every note held about 90 bytes a note; this holds about 1. A vouched row can
+    change only when its note is read again after its file changed, which the watcher reports
+    (the file is then looked at again, never taken as known). A table emptied and loaded
+    again (the index was replaced) vouches for nothing: those notes are ``lstat``\ ed again.
+    """
+
+    __slots__ = ("_notes", "_other", "_sizes", "_vouched")
+
+    def __init__(self, notes: NoteTable, walk: Walk | None) -> None:
+        self._notes = notes
+        self._sizes = notes.sizes
+        """The table's column when vouched for (a new one: the table was loaded again)."""
+        self._vouched = bytearray(len(notes.paths))
+        self._other: dict[str, bytes] = {}
+        if walk is None:
+            return
+        get, vouched, other, pack = notes.ids.get, self._vouched, self._other, PACKED_IDENTITY.pack
+        sizes, mtimes, inodes, ctimes, devices = (
+            notes.sizes,
+            notes.mtimes,
+            notes.inodes,
+            notes.ctimes,
+            notes.devices,
+        )
+        for step in walk.steps:
+            if isinstance(step, str):
+                continue  # a warning
+            path, identity = step
+            at = get(path, -1)
+            if at >= 0 and (sizes[at], mtimes[at], inodes[at], ctimes[at], devices[at]) == identity:
+                vouched[at] = 1
+            else:
+                other[path] = pack(*identity)
+
+    def identity(self, path: str, /) -> Identity | None:
+        """The identity the note at ``path`` had (``None``: not a walked note)."""
+        packed = self._other.get(path)
+        if packed is not None:
+            return _UNPACK(packed)
+        at = self._vouch(path)
+        if at is None:
+            return None
+        notes = self._notes
+        return (
+            notes.sizes[at],
+            notes.mtimes[at],
+            notes.inodes[at],
+            notes.ctimes[at],
+            notes.devices[at],
+        )
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._other or self._vouch(path) is not None
+
+    def read(self, path: str) -> None:
+        """The note at ``path`` was read again: its row holds its identity now."""
+        notes = self._notes
+        at = notes.ids.get(path)
+        self._other.pop(path, None)
+        if at is None:
+            return
+        if notes.sizes is not self._sizes:  # the table was loaded again: vouch for nothing
+            self._other[path] = PACKED_IDENTITY.pack(*notes.row(at).identity)
+            return
+        vouched = self._vouched
+        if at >= len(vouched):
+            vouched.extend(bytes(at + 1 - len(vouched)))
+        vouched[at] = 1
+
+    def remove(self, path: str) -> None:
+        """The note at ``path`` is gone."""
+        self._other.pop(path, None)
+        at = self._vouch(path)
+        if at is not None:
+            self._vouched[at] = 0
+
+    def _vouch(self, path: str) -> int | None:
+        """The id of the vouched-for row of ``path``."""
+        notes = self._notes
+        at = notes.ids.get(path)
+        if at is None or notes.sizes is not self._sizes:
+            return None
+        vouched = self._vouched
+        return at if at < len(vouched) and vouched[at] else None
 
 
 class ChangeTracker:
@@ -119,7 +213,7 @@ class ChangeTracker:
             self._watch = watcher is not None
         seen, previous, force = self._seen, None, set[str]()
         if watcher is not None and seen is not None and seen.budget == budget:
-            seen.identities()  # the walk, packed
+            seen.identities(notes)  # the walk, let go
             changes = watcher.drain()
             if changes.complete and seen.config == config:
                 with database.reading() as connection:
@@ -134,7 +228,7 @@ class ChangeTracker:
                         self._kept.drop(database, changes.folders)
                         return report
                 previous = PreviousWalk(
-                    config, seen.listings, seen.identities(), changes.folders, changes.files
+                    config, seen.listings, seen.identities(notes), changes.folders, changes.files
                 )
                 force = changes.files
         with _collection_paused():
@@ -167,8 +261,11 @@ class ChangeTracker:
     ) -> SyncReport:
         """One walk (reusing what is known) and a full comparison."""
         if not self._loaded:
-            # A fresh process: the folder listings the index kept spare listing every folder.
-            self.listings.take_listings(config, self._kept.load(database, config))
+            # A fresh process: the folder listings the index kept spare listing every folder
+            # (read after the note table, to share its paths).
+            with database.reading() as connection:
+                notes.refresh(connection)
+            self.listings.take_listings(config, self._kept.load(database, config, notes))
             self._loaded = True
         walk = walk_workspace(
             self._root,
@@ -199,6 +296,7 @@ class ChangeTracker:
             self._seen = None
             return report
         watcher.keep(walk.folders)
+        listings = dict(walk.listings)
         limited = any(
             "-file limit" in w or " text limit" in w or "-entry limit" in w for w in report.warnings
         )
@@ -207,10 +305,10 @@ class ChangeTracker:
             config,
             report,
             notes.generation,
-            dict(walk.listings),
+            listings,
             walk,
-            sum(listing.entries for listing in walk.listings.values()),
-            quick=not limited and len(walk.listings) == len(walk.folders),
+            sum(listing.entries for listing in listings.values()),
+            quick=not limited and len(listings) == len(walk.folders),
             skipped=set(report.skipped),
         )
         return report
@@ -234,7 +332,7 @@ def _quick(
     root: Path, database: IndexDatabase, notes: NoteTable, seen: _LastSync, changes: Changes
 ) -> SyncReport | None:
     """Apply watched changes in proportion to them; ``None`` when the full way is needed."""
-    config, listings, identities = seen.config, seen.listings, seen.identities()
+    config, listings, identities = seen.config, seen.listings, seen.identities(notes)
     added: set[str] = set()
     removed: set[str] = set()
     entries = seen.entries
@@ -271,7 +369,7 @@ def _quick(
     errors: dict[str, str] = {}
     analyse(root, database, notes, pending, errors, None, None, 1)
     for path in removed:
-        identities.pop(path, None)
+        identities.remove(path)
     removals = [path for path in removed if path in notes.ids]
     if removals:
         from memquill.index._writer import IndexWriter  # only a change writes
@@ -280,9 +378,7 @@ def _quick(
     with database.reading() as connection:
         notes.refresh(connection)
     for walked in pending:
-        row = notes.get(walked.path)
-        if row is not None:
-            identities[walked.path] = PACKED_IDENTITY.pack(*row.identity)
+        identities.read(walked.path)
     if errors or len(notes) > seen.budget.files or notes.bytes_total > seen.budget.bytes:
         return None
     seen.entries = entries

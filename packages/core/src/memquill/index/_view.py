@@ -141,8 +141,18 @@ class NoteTable:
         if full:
             self._clear()
         for page, blob in changed:
-            self._drop(int(page))
-            self._put(int(page), _decode_page(blob))
+            found = _decode_page(blob)
+            # A note the page keeps keeps its entry in ``ids`` and its path's string: a path
+            # deleted and added again would use up the dict's room (grown to twice its size
+            # after a tenth of the notes changed) and be held twice (by a folder listing too).
+            held = self.pages.get(page)
+            if held is None:  # a new page (every page of a table loaded afresh)
+                self._put(int(page), found)
+                continue
+            before = {path: path for path in map(self.paths.__getitem__, held)}
+            found = found._replace(paths=[before.get(path, path) for path in found.paths])
+            self._drop(int(page), before.keys() & set(found.paths))
+            self._put(int(page), found)
         if full and len(self.ids) != sum(map(len, self.pages.values())):
             raise IndexDamaged("two notes have one path")
         self.generation = generation
@@ -228,11 +238,12 @@ class NoteTable:
         self.days[day] = self.days.get(day, 0) + 1
         self.months.setdefault(_month(day), set()).add(doc_id)
 
-    def _drop(self, page: int) -> None:
-        """Take a page's notes out."""
+    def _drop(self, page: int, staying: set[str] | frozenset[str] = frozenset()) -> None:
+        """Take a page's notes out (those at ``staying`` keep their entry in :attr:`ids`, for
+        the page's new notes to take over)."""
         for doc_id in self.pages.pop(page, ()):
             path = self.paths[doc_id]
-            if path is not None and self.ids.get(path) == doc_id:
+            if path is not None and self.ids.get(path) == doc_id and path not in staying:
                 del self.ids[path]
             self.paths[doc_id] = None
             self.tags[doc_id] = ""
@@ -363,12 +374,35 @@ _BLOCKS: Final = (
 @dataclass(slots=True)
 class _Term:
     """A term's postings as read: its id, its blocks joined, and where each block lies in them
-    (first note id -> generation, start, end)."""
+    (:func:`block_places`)."""
 
     checked: int
     id: int | None
-    blocks: dict[int, tuple[int, int, int]]
+    places: array[int]
     joined: HeldPostings
+
+
+def block_places(blocks: Iterable[tuple[int, int, int]]) -> array[int]:
+    """Where blocks ``(first note id, generation, length)``, joined in this order, lie: each
+    block's first note id, generation and start, in one array (a process keeps them for every
+    term it has read: a dict of tuples held about 200 bytes a block, this 24)."""
+    places: array[int] = array("q")
+    start = 0
+    for lo, gen, length in blocks:
+        places.extend((lo, gen, start))
+        start += length
+    return places
+
+
+def block_place(places: array[int], lo: int, total: int) -> tuple[int, int, int] | None:
+    """The generation, start and end of the block whose first note id is ``lo`` (``None``: no
+    such block) in ``places`` of postings ``total`` entries long."""
+    try:
+        at = 3 * places[::3].index(lo)
+    except ValueError:
+        return None
+    end = places[at + 5] if at + 3 < len(places) else total
+    return places[at + 1], places[at + 2], end
 
 
 class PostingsReader:
@@ -394,7 +428,8 @@ class PostingsReader:
             del self._terms[term]
             cached = None
         since = -1 if cached is None else cached.checked
-        old = {} if cached is None else cached.blocks
+        old = array("q") if cached is None else cached.places
+        held = 0 if cached is None else len(cached.joined.ids)
         # A block kept is cut back out of the joined postings (each block is held once), once
         # some other block changed.
         rows: list[tuple[int, int, Postings | HeldPostings | None]] = []
@@ -402,31 +437,28 @@ class PostingsReader:
         found = () if number is None else connection.execute(_BLOCKS, (since, number))
         for lo, gen, blob in found:
             if blob is None:
-                kept = old.get(int(lo))
+                kept = block_place(old, int(lo), held)
                 if kept is None or kept[0] != int(gen):
                     raise IndexDamaged(f"block {lo} of {term!r} changed unseen")
                 rows.append((int(lo), kept[0], None))
             else:
                 rows.append((int(lo), int(gen), _decode(blob)))
                 fresh = True
-        if cached is not None and not fresh and len(rows) == len(old):
+        if cached is not None and not fresh and 3 * len(rows) == len(old):
             cached.checked = generation
             return cached.joined
         parts: list[tuple[int, int, Postings | HeldPostings]] = []
         for lo, gen, part in rows:
             if part is None:
                 assert cached is not None  # a block is left out only for a term read before
-                part = _cut(cached.joined, old[lo][1], old[lo][2])
+                _, start, end = cast("tuple[int, int, int]", block_place(old, lo, held))
+                part = _cut(cached.joined, start, end)
             parts.append((lo, gen, part))
         joined = _join([part for _, _, part in parts])
-        blocks: dict[int, tuple[int, int, int]] = {}
-        start = 0
-        for lo, gen, part in parts:
-            blocks[lo] = (gen, start, start + len(part.ids))
-            start += len(part.ids)
+        places = block_places((lo, gen, len(part.ids)) for lo, gen, part in parts)
         if cached is not None:
             self._held -= len(cached.joined.ids)
-        entry = _Term(generation, number, blocks, joined)
+        entry = _Term(generation, number, places, joined)
         self._terms[term] = entry
         self._held += len(joined.ids)
         while self._held > _HELD and len(self._terms) > 1:

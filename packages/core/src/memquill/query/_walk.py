@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Final, NamedTuple, cast
+from typing import Final, NamedTuple, Protocol, cast
 
 from memquill.errors import Messages
 from memquill.foundation.text import path_key
@@ -49,8 +49,7 @@ from memquill.query._scanconfig import ScanConfig
 Identity = tuple[int, int, int, int, int]
 """A file's identity: size, mtime_ns, inode, ctime_ns, device."""
 PACKED_IDENTITY: Final = struct.Struct("<5q")
-"""An identity packed in 40 bytes (as five numbers in a tuple it holds about 230), as a
-long-lived process keeps each note's between walks (:meth:`Walk.identities`)."""
+"""An identity packed in 40 bytes (as five numbers in a tuple it holds about 230)."""
 Step = tuple[str, str]
 """One step of a folder's visit: (``folder`` | ``deep`` | ``file`` | ``skip``, path or warning)."""
 
@@ -92,6 +91,14 @@ def file_identity(info: os.stat_result) -> Identity:
     )
 
 
+class KnownIdentities(Protocol):
+    """The identities a previous walk found, as a long-lived process keeps them between walks."""
+
+    def identity(self, path: str, /) -> Identity | None:
+        """The identity the note at ``path`` had (``None``: that walk found no note there)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class PreviousWalk:
     r"""What a previous walk saw, and what changed since (as a change watcher saw it).
@@ -102,8 +109,7 @@ class PreviousWalk:
 
     config: ScanConfig
     listings: dict[str, FolderListing]
-    identities: dict[str, bytes]
-    """Packed (:data:`PACKED_IDENTITY`)."""
+    identities: KnownIdentities
     folders: set[str]
     files: set[str]
 
@@ -293,7 +299,6 @@ class WalkedFile(NamedTuple):
         return self.identity[0]
 
 
-_UNPACK = cast("Callable[[bytes], Identity]", PACKED_IDENTITY.unpack)
 _NEW_WALKED = cast(
     "Callable[[type[WalkedFile], tuple[str, Identity]], WalkedFile]",
     tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
@@ -321,11 +326,6 @@ class Walk:
     deep_folders: int
     entry_stopped: bool
     listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
-
-    def identities(self) -> dict[str, bytes]:
-        """Each walked file's identity, packed (:data:`PACKED_IDENTITY`)."""
-        pack = PACKED_IDENTITY.pack
-        return {step[0]: pack(*step[1]) for step in self.steps if not isinstance(step, str)}
 
 
 def walk_folders(
@@ -510,9 +510,9 @@ class _Walk:
     def _file(self, path: str) -> None:
         previous = self.previous
         if previous is not None and path not in previous.files:
-            known = previous.identities.get(path)
+            known = previous.identities.identity(path)
             if known is not None:
-                self.steps.append(_NEW_WALKED(WalkedFile, (path, _UNPACK(known))))
+                self.steps.append(_NEW_WALKED(WalkedFile, (path, known)))
                 return
         seen = self.seen.pop(path, None)
         if seen is None:
