@@ -804,9 +804,10 @@ class PostgresBackend(RecordsBackend):
         before = self._current()
         loaded.rows.extend(stored.added)
         decoded = extended(before, b"".join(row.block for row in stored.added))
-        if decoded is None:
-            self._loaded = _Loaded(granted, loaded.header, loaded.rows, None)
-            self._loaded = replace(self._loaded, raw=assemble(loaded.header, loaded.rows))
+        if decoded is None:  # never expected: its blocks decoded before it was written
+            self._loaded = _Loaded(
+                granted, loaded.header, loaded.rows, assemble(loaded.header, loaded.rows)
+            )
             decoded = self._current()
         else:
             self.memo.remember(decoded)
