@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -34,7 +34,9 @@ from memquill.store._postgres import MIRROR_NAME
 from memquill.store._postgres_location import parse_location
 from memquill.store._postgres_rows import Row
 from memquill.store._postgres_sql import SCHEMA_VERSION
+from memquill.store._record import Record
 from memquill.store._record_key import operation_hashes
+from memquill.store._results import _Index  # pyright: ignore[reportPrivateUsage]
 
 # Pauses a database writer inside its transaction: after the row lock, before or after the
 # UPDATE, until told to go on. Prints "ack" only for a write the store acknowledged.
@@ -209,6 +211,31 @@ def test_a_reader_stalled_while_making_its_rows_is_not_cut_off(
     finally:
         reader.close()
     assert [record.content for record in records] == [f"fact {n}" for n in range(20)]
+
+
+def test_a_writer_indexes_the_workspace_before_its_transaction_not_inside_it(
+    db: Backing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sixteen writers of a namespace of 100,000 items each indexed it at their first put,
+    # inside their transactions, all at once on two cores: the server ended every one of them
+    # as idle (the first put of each failed, "storage"). A stall while indexing every record
+    # (a loaded machine's) is stood in for by a sleep longer than the idle timeout.
+    db.store().save([manual(f"fact {n}") for n in range(20)])
+    writer = RecordStore(db.workspace, location=f"{db.location}&idle_timeout=0.5")
+    try:
+        assert len(writer.snapshot().records) == 20  # held and decoded, not yet indexed
+        indexing = _Index.extend
+
+        def stalled(index: _Index, records: Sequence[Record]) -> None:
+            if len(records) - index.count >= 20:  # the whole workspace, not what changed
+                time.sleep(1.5)
+            indexing(index, records)
+
+        monkeypatch.setattr(_Index, "extend", stalled)
+        assert writer.save([manual("after the others")]).status == "saved"
+    finally:
+        writer.close()
+    assert contents(db)[-1] == "after the others"
 
 
 def test_a_terminated_backend_aborts_its_write(own_db: Backing, own_server: Server) -> None:

@@ -256,6 +256,10 @@ class PostgresBackend(RecordsBackend):
         self, operation: Operation, timeout: float, *, appends: bool = False
     ) -> WriteResult:
         with self._busy:
+            if self._loaded.rows:
+                # The workspace held, decoded and indexed before any transaction begins, so a
+                # transaction's own work is only what changed since (never cut off as idle).
+                self._current().snapshot.indexed()
             # An appending operation as one of many writers first, once more if one of them
             # touched what it read, then alone (as any other operation runs).
             for alone in (False, False, True):

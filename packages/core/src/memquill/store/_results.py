@@ -213,6 +213,12 @@ class Snapshot:
                 index = index.claimed(claims, self.records)
             self._index_cache.append(index)
 
+    def indexed(self) -> None:
+        """Index the records now rather than at the first lookup (a writer does so before its
+        transaction: indexing 100,000 records inside one, beside other writers doing the
+        same on a busy machine, outlasted the server's idle timeout)."""
+        self._index()
+
     def find(self, record_id: str, *, active_only: bool = False) -> Record | None:
         """The version with ``record_id`` (only if active, when asked)."""
         position = self.position(record_id)
