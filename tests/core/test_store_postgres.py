@@ -39,7 +39,8 @@ from memquill.store._record_key import operation_hashes
 from memquill.store._results import _Index  # pyright: ignore[reportPrivateUsage]
 
 # Pauses a database writer inside its transaction: after the row lock, before or after the
-# UPDATE, until told to go on. Prints "ack" only for a write the store acknowledged.
+# UPDATE, until told to go on. Prints "ack" only for a write the store acknowledged. (An
+# append on the rows held is one message, nothing to pause inside: it takes the path of two.)
 PAUSED_WRITER = """
 import sys
 from memquill import RecordStore
@@ -49,6 +50,14 @@ from memquill.store import _postgres
 
 workspace, location, stage, text = sys.argv[1:5]
 real = _postgres.PostgresBackend._store
+attempt = _postgres.PostgresBackend._attempt
+
+def two_messages(self, operation, timeout, *, mode):
+    if mode == "held":
+        raise _postgres._Unsure
+    return attempt(self, operation, timeout, mode=mode)
+
+_postgres.PostgresBackend._attempt = two_messages
 
 def paused(self, connection, current, change, **how):
     digest = real(self, connection, current, change, **how) if stage == "after-update" else None

@@ -35,6 +35,14 @@ from memquill.store import _postgres
 
 workspace, location, other = sys.argv[1:4]
 real = _postgres.PostgresBackend._store
+attempt = _postgres.PostgresBackend._attempt
+
+def two_messages(self, operation, timeout, *, mode):
+    if mode == "held":  # one message: no moment inside its transaction to be ended in
+        raise _postgres._Unsure
+    return attempt(self, operation, timeout, mode=mode)
+
+_postgres.PostgresBackend._attempt = two_messages
 
 def paused(self, connection, current, change, **how):
     stored = real(self, connection, current, change, **how)

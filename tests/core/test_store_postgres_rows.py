@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from psycopg import sql
 from tests.conftest import Server
-from tests.core import postgres_v1
+from tests.core import postgres_v1, postgres_v2
 from tests.core.conftest import Backing, database_backing
 from tests.core.store_helpers import expect_error, manual
 
@@ -26,7 +26,7 @@ from memquill.store import _postgres as postgres_backend
 from memquill.store._codec import HEADER, decode_store
 from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA
-from memquill.store._postgres_rows import Row, assemble
+from memquill.store._postgres_rows import Row, assemble, columns, rows_of
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate, WriteResult
 from memquill.store._transaction import Change, Operation, apply_operation
@@ -360,6 +360,88 @@ def test_a_v1_client_is_refused_by_a_v2_database_and_never_writes(
             early.execute(postgres_v1.READ_FOR_WRITE, {"known": b"", "name": "team"})
             early.execute(postgres_v1.REPLACE, (b"overwritten", "team"))
     assert (state(database), team.export()) == before
+
+
+def v2_database(url: str, tmp_path: Path) -> tuple[str, bytes]:
+    """A v2 database as v2 left it, with one workspace, ``team`` (records from a file store:
+    a correction and a forget among them), as its id and bytes."""
+    source = tmp_path / "source"
+    source.mkdir()
+    made = RecordStore(source)
+    first = made.save([keyed("Tea.", "drinks/ana"), manual("the deploy window is Tuesday")])
+    fixed = made.correct(FactKey("drinks/ana"), "Coffee.", first.revision)
+    made.revoke(first.record_ids[1] or "", fixed.revision)
+    made.save([keyed("Blue.", "colour/bo")])
+    data = made.export()
+    parsed = rows_of(data)
+    assert parsed is not None
+    header, pairs = parsed
+    workspace_id = str(uuid.uuid4())
+    with psycopg.connect(url, autocommit=True) as connection, connection.transaction():
+        postgres_v2.ensure_schema(connection)
+        connection.execute(
+            "INSERT INTO memquill.workspaces (workspace, workspace_id, record_key, header, seq, "
+            "versions, size_bytes) VALUES ('team', %s, %s, %s, 4, %s, %s)",
+            (workspace_id, secrets.token_bytes(32), header, len(pairs), len(data)),
+        )
+        for position, (row, record) in enumerate(pairs):
+            connection.execute(
+                "INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,"
+                " source_key, operation_hash, created_at, updated_at, meta, content, changed)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 4)",
+                (workspace_id, row.id, position, *columns(row, record)),
+            )
+    return workspace_id, data
+
+
+def test_a_v2_database_upgrades_to_v3_on_first_connect_and_a_v2_writer_is_still_seen(
+    database: str, tmp_path: Path
+) -> None:
+    workspace_id, data = v2_database(database, tmp_path)
+    with psycopg.connect(database, autocommit=True) as early:
+        postgres_v2.ensure_schema(early)  # a v2 client connected before the upgrade
+        team = RecordStore(tmp_path, location=f"{database}#workspace=team")
+        snapshot = team.snapshot()  # the upgrade
+        # The same identity and bytes: every revision a client held is still valid.
+        assert snapshot.revision == v1_revision(workspace_id, data)
+        assert team.export() == data
+        with psycopg.connect(database, autocommit=True) as connection:
+            versions = connection.execute("SELECT version FROM memquill.schema_version")
+            assert [row[0] for row in versions.fetchall()] == [2, 3]
+        upgraded = state(database)
+        RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+        assert state(database) == upgraded  # a second connection finds nothing to do
+        # A v2 client connecting now is told its schema is newer than it knows.
+        with (
+            psycopg.connect(database, autocommit=True) as late,
+            pytest.raises(postgres_v2.NewerSchemaError),
+        ):
+            postgres_v2.ensure_schema(late)
+        # The one connected before still writes alone as v2 did: it deletes the last fact's
+        # version (no row moves, so no row is stamped ``changed``), and the server notes it in
+        # ``deleted_seq``, which v2's statements do not know.
+        last = snapshot.records[-1]
+        kept = snapshot.records[:-1]
+        with early.transaction():
+            found = early.execute(
+                "SELECT header FROM memquill.workspaces WHERE workspace = 'team' FOR NO KEY UPDATE"
+            ).fetchone()
+            assert found is not None
+            early.execute(postgres_v2.DELETE_ROWS, (workspace_id, [last.id]))
+            early.execute(postgres_v2.WROTE, (5, len(kept), found[0], len(data), workspace_id))
+        stamped = early.execute(
+            "SELECT deleted_seq FROM memquill.workspaces WHERE workspace = 'team'"
+        ).fetchone()
+    assert stamped == (5,)
+    # The v3 client, holding the rows as they were, puts that fact's key again: its append,
+    # run on those rows in one message, is refused for the deletion and run again on the rows
+    # as they are: a new fact. Without ``deleted_seq`` it was committed as a correction of
+    # the fact deleted (its root gone).
+    put = team.upsert([keyed("Green.", "colour/bo")])
+    assert put.status == "saved"
+    fresh = RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
+    assert [r.content for r in fresh.records] == [*(r.content for r in kept), "Green."]
+    assert fresh.records[-1].root_id == fresh.records[-1].id != last.id
 
 
 def test_a_host_reading_another_hosts_appended_rows_decodes_only_those(

@@ -25,7 +25,9 @@ from memquill.store._record import FactKey
 from memquill.store._results import Candidate
 
 # Runs one write, paused inside its transaction after its first message (the lock and the
-# rows it read) until told to go on; prints "ack STATUS REVISION" or "error CODE".
+# rows it read) until told to go on; prints "ack STATUS REVISION" or "error CODE". An append
+# on the rows held is one message, with no moment inside its transaction to pause in: the
+# write takes the path of two, as after a refusal.
 PAUSED = """
 import sys
 from memquill import RecordStore
@@ -36,6 +38,14 @@ from memquill.store import _postgres
 
 workspace, location, action, *args = sys.argv[1:]
 real = _postgres.PostgresBackend._store
+attempt = _postgres.PostgresBackend._attempt
+
+def two_messages(self, operation, timeout, *, mode):
+    if mode == "held":
+        raise _postgres._Unsure
+    return attempt(self, operation, timeout, mode=mode)
+
+_postgres.PostgresBackend._attempt = two_messages
 
 def paused(self, connection, current, change, **how):
     stored = real(self, connection, current, change, **how)

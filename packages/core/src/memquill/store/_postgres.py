@@ -5,22 +5,26 @@ the bytes of ``records.md`` are rebuilt exactly from the rows, and the format, r
 of the workspace id, NUL and those bytes), tombstones and every check are the file store's. A
 reader fetches only the rows changed since it last looked (each write bumps the workspace's
 ``seq`` and stamps the rows it wrote), with the workspace row, in one statement and no
-transaction. A write is one transaction in two round trips, each one message of statements
-(:class:`~memquill.store._postgres_sql.Script`), and is acknowledged only after ``COMMIT``
-returns. Writers of one workspace are of two kinds:
+transaction. A write is one transaction of one or two round trips, each one message of
+statements (:class:`~memquill.store._postgres_sql.Script`), and is acknowledged only after
+``COMMIT`` returns. Writers of one workspace are of two kinds:
 
 - **Appending writers run together.** An operation that only appends versions and says what
   it read (:class:`~memquill.store._transaction.Reads`: a save, a keyed put, a correction
-  checked by the fact's own revision) begins with the workspace's writers' advisory lock
-  *shared* and the rows changed since this backend last looked; the store's pure operation
-  runs on them, with no lock on the workspace row; the second message takes the workspace
-  row's lock (held only while the server runs that message, never while the client works)
-  and, in one statement, writes the new versions only if no version written since touched
-  what the operation read (its facts, keys, operations, source messages), numbered after the
-  versions written since, and sends those back. Writers of different facts so commit one
-  after another in the server, while their clients work at once; two writers of one fact
-  give one success, and the other is tried again on the rows as they now are (where its
-  revision is stale: ``conflict``). Refused twice, it runs alone.
+  checked by the fact's own revision) runs on the rows this backend holds, with no lock and
+  no transaction; then one message begins the transaction, takes the workspace's writers'
+  advisory lock *shared* (waiting for a writer alone) and the workspace row's lock (held only
+  while the server runs that message, never while the client works), and, in one statement
+  (``memquill.append_v3``), writes the new versions only if no version written since the
+  rows held touched what the operation read (its facts, keys, operations, source messages)
+  and none was deleted since, numbered after the versions written since, and sends those
+  back; then ``COMMIT``. Refused, the writer has the rows as they now are (the statement
+  sent them), and runs the operation again on rows read as its transaction begins (the
+  lock and the rows in a first message, the append in a second; where its revision is stale:
+  ``conflict``); refused again, it runs alone. An operation that answered without
+  appending, or failed, on the rows held is decided again on the rows read (they may be
+  old). Writers of different facts so commit one after another in the server, while their
+  clients work at once; two writers of one fact give one success and one ``conflict``.
 - **Any other writer runs alone**: a forget, a compaction, a rewrite, one checked against the
   store revision, or an appending one that did more than append. It takes the advisory lock
   *exclusively* and ``SELECT … FOR NO KEY UPDATE`` on the workspace row with the rows changed
@@ -45,11 +49,14 @@ backend's first use; the workspace's row (and its id, which seeds revisions) at 
 or write. A backend's first read checks the schema and fetches the record key in the same
 round trip as the rows (one script); asked for the key first, as a write is, it reads the
 workspace to get it. So a process's first write into a workspace is three round trips (four if
-the row is new), every later one two: the lock and the rows, the write. A backend owns
-no connection: each read and each write transaction borrows one from the process's pool for
-the database (:mod:`memquill.store._postgres_pool`); a write whose connection fails before its
-transaction did anything is retried once on a new connection, one that fails later is
-reported (``storage``) and never completed by anyone. A read that finds the workspace row's
+the row is new); every later append one, and any other write two: the lock and the rows, the
+write. A backend owns no connection: each read and each write transaction borrows one from the
+process's pool for the database (:mod:`memquill.store._postgres_pool`); a write whose
+connection fails before its transaction did anything is retried once on a new connection, one
+that fails later is reported (``storage``) and never completed by anyone. An append sent on
+the rows held whose connection fails is read again and decided on the rows read, in a
+transaction on a new connection: whether or not it had committed, what it read (its own
+operation among it) says so, and it never lands twice. A read that finds the workspace row's
 ``seq`` unchanged is that statement's one row. Many workspaces of one database are read
 together (:meth:`PostgresBackend.snapshots`) in one statement, one snapshot of the database:
 each workspace's row and its rows changed since that backend last read, as its own read
@@ -60,13 +67,14 @@ statements, opening a connection) is :mod:`memquill.store._postgres_sql`'s.
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import threading
 import uuid
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Final, LiteralString, TypeVar
+from typing import Final, Literal, LiteralString, TypeAlias, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -82,18 +90,12 @@ from memquill.store._postgres_location import PostgresLocation
 from memquill.store._postgres_pool import pool_for
 from memquill.store._postgres_rows import Row, assemble, columns, difference, split
 from memquill.store._postgres_sql import (
-    APPEND_ADDED,
-    APPEND_ADDED_ROW,
-    APPEND_ADDED_TAIL,
-    APPEND_HEAD,
-    APPEND_RESULT,
-    APPEND_SUPERSEDED,
-    APPEND_SUPERSEDED_ROW,
-    APPEND_SUPERSEDED_TAIL,
+    APPEND,
     CREATE_WORKSPACE,
     DELETE_ROWS,
     INSERT_ROWS,
     INSERTED_ROW,
+    LOCK_TIMEOUT,
     LOCK_WORKSPACE,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
@@ -103,6 +105,7 @@ from memquill.store._postgres_sql import (
     ROWS_NAMED,
     SCHEMA_PROBE,
     UPDATE_ROW,
+    VERSION_FIELDS,
     WRITERS_ALONE,
     WRITERS_ALONE_NOWAIT,
     WRITERS_SHARED,
@@ -112,6 +115,7 @@ from memquill.store._postgres_sql import (
     Script,
     as_bytes,
     ensure_schema,
+    milliseconds,
     schema_in_use,
     transaction_of_scripts,
 )
@@ -133,6 +137,18 @@ none; ``doctor`` reports no capacity rather than this)."""
 class _Alone(Exception):
     """An appending writer's transaction found its operation must run alone (it did more
     than append, or the workspace is not one it can append to); nothing was written."""
+
+
+class _Unsure(Exception):
+    """An append on the rows held could not be decided or sent on them: nothing was written
+    by it, or what was is seen by the next attempt, which reads the rows first (its
+    operation answered without appending, or failed, on rows that may be old; or its one
+    message met a connection that failed)."""
+
+
+_Mode: TypeAlias = Literal["held", "joined", "alone"]
+"""How a write transaction runs: an append on the rows held, in one message; an append on
+the rows read as it begins, in two; alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,13 +183,15 @@ class _Loaded:
 class _Written:
     """A write: its statements and ``COMMIT`` (``script``, not yet sent), and what they leave
     once committed: its ``seq`` and header, the rows list to hold (the one held, for an
-    append) and the rows to extend it with."""
+    append) and the rows to extend it with; for an append, which of its statements answers
+    (:data:`~memquill.store._postgres_sql.APPEND`)."""
 
     script: Script
     seq: int
     header: str
     rows: list[Row]
     added: list[Row]
+    answer: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,73 +278,107 @@ class PostgresBackend(RecordsBackend):
                 # The workspace held, decoded and indexed before any transaction begins, so a
                 # transaction's own work is only what changed since (never cut off as idle).
                 self._current().snapshot.indexed()
-            # An appending operation as one of many writers first, once more if one of them
-            # touched what it read, then alone (as any other operation runs).
-            for alone in (False, False, True):
-                if not alone and (
+            # An appending operation as one of many writers: on the rows held, then on the
+            # rows as they are if another writer touched what it read; then alone.
+            for mode in ("held", "joined", "alone"):
+                if mode != "alone" and (
                     not appends
                     or self._quota is not None
                     or self._loaded.blob
                     or not self._loaded.rows
+                    or (mode == "held" and timeout <= 0)
                 ):
                     continue  # a quota counts the whole workspace; a first write makes it
                 try:
-                    answer = self._attempt(operation, timeout, alone=alone)
+                    answer = self._attempt(operation, timeout, mode=mode)
                 except _Alone:
                     appends = False
+                    continue
+                except _Unsure:
                     continue
                 if answer is not None:
                     return answer
         raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: alone answers
 
-    def _attempt(self, operation: Operation, timeout: float, *, alone: bool) -> WriteResult | None:
+    def _attempt(self, operation: Operation, timeout: float, *, mode: _Mode) -> WriteResult | None:
         """One write transaction (see the module docstring); ``None``: not written, another
         writer touched what the operation read (it is tried again).
 
         Raises:
             _Alone: not written, the operation did more than append (it is run alone).
+            _Unsure: not written, an append on the rows held is tried on the rows read.
         """
+        held = mode == "held"
         for attempt in (1, 2):
             started = False
             try:
                 # A retry never trusts an idle connection again (all may be stale). Two round
-                # trips: BEGIN, the lock and the rows changed since; then the writes and COMMIT.
+                # trips: BEGIN, the lock and the rows changed since; then the writes and COMMIT
+                # (one, the operation run first on the rows held, for an append).
                 with (
                     self._borrowed(fresh=attempt == 2) as connection,
                     transaction_of_scripts(connection),
                 ):
-                    if alone:
+                    if mode == "alone":
                         self._caught_up(connection, timeout)
-                    elif not self._joined(connection, timeout):
+                    elif not held and not self._joined(connection, timeout):
                         raise _Alone
-                    started = True
+                    started = not held
                     since = self._loaded.seq
                     current = self._current()
-                    change = apply_operation(current, operation, self._capacity)
+                    change = self._change(current, operation, held=held)
                     if isinstance(change, WriteResult):
                         return change
-                    if not alone and not self._appends(change):
+                    if mode != "alone" and not self._appends(change):
                         raise _Alone
                     backup = self._backup(current, change)
-                    written = self._store(connection, current, change, alone=alone)
+                    written = self._store(connection, current, change, mode=mode, timeout=timeout)
                     cursor = written.script.send()  # acknowledged only once COMMIT has returned
-                    granted, others = (since + 1, []) if alone else _granted(cursor)
+                    granted, others = (
+                        (since + 1, []) if mode == "alone" else _granted(cursor, written.answer)
+                    )
             except pg_errors.LockNotAvailable:
                 raise BusyError(Messages.LOCK_HELD) from None
             except psycopg.OperationalError:
                 # The pool closes a connection left broken or inside a transaction.
+                if held:
+                    # Committed or not, the rows read next show it: the append, guarded by
+                    # what it read (its own operation among it), never lands twice.
+                    raise _Unsure from None
                 if started or attempt == 2:
                     raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
                 continue  # a connection gone stale before the transaction did anything
             except psycopg.Error:
                 raise StorageError(Messages.DATABASE_SAVE_FAILED) from None
             if granted is None:
+                if not others:
+                    raise _Alone  # the workspace row is gone or another's: read by name
                 self._took(others, since)  # what the others wrote, read on the way
                 return None
             if granted != since + 1:
                 return replace(self._rebased(change, written, granted, others), backup=backup)
             return replace(self._published(change, written), backup=backup)
         raise StorageError(Messages.DATABASE_SAVE_FAILED)  # not reached: attempt 2 raises
+
+    def _change(
+        self, current: Decoded, operation: Operation, *, held: bool
+    ) -> Change | WriteResult:
+        """The operation run on ``current``. ``held``: on the rows held, which may be old, so
+        only an append is taken from it (checked against what was written since when it is
+        committed); an answer without one, or a failure, is decided again on the rows read.
+
+        Raises:
+            _Unsure: ``held``, and the operation did not append.
+        """
+        if not held:
+            return apply_operation(current, operation, self._capacity)
+        try:
+            change = apply_operation(current, operation, self._capacity)
+        except MemoryRecordError:
+            raise _Unsure from None
+        if isinstance(change, WriteResult):
+            raise _Unsure
+        return change
 
     def check_writable(self) -> None:
         # Writers queue on the server in order; looking at the row lock would mean taking it.
@@ -558,8 +610,7 @@ class PostgresBackend(RecordsBackend):
         name = self._location.workspace
         lead: list[tuple[LiteralString, tuple[object, ...]]] = [("BEGIN", ())]
         if timeout > 0:
-            milliseconds = f"{max(1, round(timeout * 1000))}ms"
-            lead.append(("SELECT set_config('lock_timeout', %s, true)", (milliseconds,)))
+            lead.append((LOCK_TIMEOUT, (milliseconds(timeout),)))
         lead.append((WRITERS_ALONE if timeout > 0 else WRITERS_ALONE_NOWAIT, (name,)))
         created = False
         while True:
@@ -600,8 +651,7 @@ class PostgresBackend(RecordsBackend):
         script = Script(connection)
         script.add("BEGIN")
         if timeout > 0:
-            milliseconds = f"{max(1, round(timeout * 1000))}ms"
-            script.add("SELECT set_config('lock_timeout', %s, true)", (milliseconds,))
+            script.add(LOCK_TIMEOUT, (milliseconds(timeout),))
             script.add(WRITERS_SHARED, (name,))
         else:
             script.add(WRITERS_SHARED_NOWAIT, (name,))
@@ -681,12 +731,19 @@ class PostgresBackend(RecordsBackend):
         return _Loaded(seq, header, rows, assemble(header, rows))
 
     def _store(
-        self, connection: Connection, current: Decoded, change: Change, *, alone: bool = True
+        self,
+        connection: Connection,
+        current: Decoded,
+        change: Change,
+        *,
+        mode: _Mode = "alone",
+        timeout: float = 0.0,
     ) -> _Written:
         """The change's difference to the rows and ``COMMIT`` as one script (one round trip,
         sent by the caller), with what the workspace then is (the rows held are changed only
         once committed). Not ``alone``: an append among other appending writers
-        (:meth:`_shared`)."""
+        (:meth:`_shared`; ``held``: the whole transaction, waiting up to ``timeout`` seconds
+        for a writer alone)."""
         loaded = self._loaded
         encoded = change.encoded
         records = encoded.records
@@ -709,9 +766,11 @@ class PostgresBackend(RecordsBackend):
             ]
             deletes: list[str] = []
             rows, appended = loaded.rows, [row for row, _ in added]
-            if not alone:
-                self._shared(script, change, inserts, updates)
-                return _Written(script, seq, header, rows, appended)
+            if mode != "alone":
+                answer = self._shared(
+                    script, change, inserts, updates, timeout=timeout if mode == "held" else None
+                )
+                return _Written(script, seq, header, rows, appended, answer)
         else:
             data = change.data
             header = header_of(data[:128]) or ""
@@ -744,56 +803,45 @@ class PostgresBackend(RecordsBackend):
         change: Change,
         inserts: Sequence[tuple[int, Row, Record]],
         updates: Sequence[tuple[int, Row, Record]],
-    ) -> None:
-        """An append's statements among other appending writers: the workspace row's lock
-        (held only while the server runs this message), then one statement that writes the
-        versions only if no version written since the rows held touched what the operation
-        read, numbering them after the versions written since (:data:`APPEND_HEAD`), and
-        sends back its ``seq`` and those versions; then ``COMMIT``."""
+        *,
+        timeout: float | None,
+    ) -> int:
+        """An append's statements among other appending writers, and which of them answers:
+        ``timeout`` given (the append was run on the rows held), first ``BEGIN``, the lock
+        timeout and the writers' lock shared (waiting for a writer alone); then the workspace
+        row's lock (held only while the server runs this message), the statement that writes
+        the versions only if nothing written since touched what the operation read,
+        numbering them after the versions written since (:data:`APPEND`), and sends back its
+        ``seq`` and those versions; then ``COMMIT``."""
         loaded = self._loaded
         reads = change.outcome.reads
-        assert reads is not None
-        workspace_id = self.identity_now().decode()
-        since = loaded.seq
-        start = len(loaded.rows)
         tail = change.encoded.tail
-        assert tail is not None
-        parts: list[tuple[LiteralString, Sequence[object]]] = [
-            (
-                APPEND_HEAD,
-                (
-                    len(inserts),
-                    len(tail),
-                    workspace_id,
-                    loaded.header,
-                    workspace_id,
-                    since,
-                    sorted(reads.roots),
-                    sorted(reads.keys),
-                    sorted(reads.hashes),
-                    sorted(source.encode() for source in reads.sources),
-                    len(inserts),
-                ),
-            )
-        ]
-        if updates:
-            parts.append((APPEND_SUPERSEDED, ()))
-            for n, (_, row, record) in enumerate(updates):
-                if n:
-                    parts.append((", ", ()))
-                parts.append((APPEND_SUPERSEDED_ROW, (row.id, *columns(row, record))))
-            parts.append((APPEND_SUPERSEDED_TAIL, (workspace_id,)))
-        if inserts:
-            parts.append((APPEND_ADDED, (workspace_id,)))
-            for n, (position, row, record) in enumerate(inserts):
-                if n:
-                    parts.append((", ", ()))
-                parts.append((APPEND_ADDED_ROW, (position - start, row.id, *columns(row, record))))
-            parts.append((APPEND_ADDED_TAIL, ()))
-        parts.append((APPEND_RESULT, (since, workspace_id)))
+        assert reads is not None and tail is not None
+        workspace_id = self.identity_now().decode()
+        if timeout is not None:
+            script.add("BEGIN")
+            script.add(LOCK_TIMEOUT, (milliseconds(timeout),))
+            script.add(WRITERS_SHARED, (self._location.workspace,))
         script.add(LOCK_WORKSPACE, (workspace_id,))
-        script.add_joined(parts)
+        answer = script.count
+        script.add(
+            APPEND,
+            (
+                workspace_id,
+                loaded.header,
+                loaded.seq,
+                sorted(reads.roots),
+                sorted(reads.keys),
+                sorted(reads.hashes),
+                sorted(source.encode() for source in reads.sources),
+                len(tail),
+                len(inserts),
+                _as_json(updates, start=None),
+                _as_json(inserts, start=len(loaded.rows)),
+            ),
+        )
         script.add("COMMIT")
+        return answer
 
     def _rebased(
         self, change: Change, stored: _Written, granted: int, others: list[tuple[object, ...]]
@@ -905,16 +953,34 @@ class PostgresBackend(RecordsBackend):
 
 
 def _granted(
-    cursor: psycopg.ClientCursor[tuple[object, ...]],
+    cursor: psycopg.ClientCursor[tuple[object, ...]], answer: int
 ) -> tuple[int | None, list[tuple[object, ...]]]:
-    """What an append's message (:meth:`PostgresBackend._shared`) answered: the ``seq`` it
-    was granted (``None``: refused, nothing written) and the versions others wrote since the
-    rows it held, as :data:`READ_WITH_ROWS` sends them."""
-    cursor.nextset()  # past the workspace row's lock
+    """What an append's message (:meth:`PostgresBackend._shared`) answered in its statement
+    ``answer``: the ``seq`` it was granted (``None``: refused, nothing written) and the
+    versions others wrote since the rows it held, as :data:`READ_WITH_ROWS` sends them (none:
+    the workspace row is gone)."""
+    for _ in range(answer):
+        cursor.nextset()  # past the locks
     found = cursor.fetchall()
     granted = found[0][0] if found else None
     assert granted is None or isinstance(granted, int)
     return granted, [tuple(row[1:]) for row in found]
+
+
+def _as_json(versions: Sequence[tuple[int, Row, Record]], *, start: int | None) -> str:
+    """``versions`` as :data:`~memquill.store._postgres_sql.APPEND` takes them (``start``:
+    where the added ones begin, each given its place after it as ``ord``)."""
+    objects: list[dict[str, object]] = []
+    for position, row, record in versions:
+        values: dict[str, object] = dict(
+            zip(VERSION_FIELDS, (row.id, *columns(row, record)), strict=True)
+        )
+        source = values["source_key"]
+        values["source_key"] = source.hex() if isinstance(source, bytes) else None
+        if start is not None:
+            values["ord"] = position - start
+        objects.append(values)
+    return json.dumps(objects, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
 """The PostgreSQL side of the records store: the schema, its upgrade, the statements, connections.
 
 :class:`~memquill.store._postgres.PostgresBackend` holds the store's logic; this module holds
-what it says to the server. The schema (v2: ``memquill.workspaces``, one row per workspace,
-``memquill.versions``, one row per record version, the view ``memquill.records`` and
-``memquill.schema_version``) is created on first use under an advisory lock, a v1 schema is
-upgraded, and a newer schema than this version knows is refused. Every connection is opened in
+what it says to the server. The schema (v3: ``memquill.workspaces``, one row per workspace,
+``memquill.versions``, one row per record version, the view ``memquill.records``, the trigger
+that stamps a workspace whose versions were deleted, and ``memquill.schema_version``) is
+created on first use under an advisory lock, a v1 or v2 schema is upgraded (v2 → v3: a column,
+the trigger and its function, in one transaction), and a newer schema than this version knows
+is refused. Every connection is opened in
 autocommit mode with ``idle_in_transaction_session_timeout`` set from the location, so a writer
 that freezes inside a transaction is cut off by the server. libpq's messages can quote the
 connection string, password included, so every driver error becomes ``StorageError`` with
@@ -39,7 +41,7 @@ from memquill.store._postgres_rows import columns, rows_of
 
 Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 _SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises creating and upgrading it
 
 CREATE: Final = (
@@ -63,6 +65,12 @@ CREATE: Final = (
         size_bytes bigint NOT NULL DEFAULT 0,
         quota_bytes bigint CHECK (quota_bytes > 0),
         updated_at timestamptz NOT NULL DEFAULT now())""",
+    # ``deleted_seq`` (v3): the ``seq`` of the last write that deleted versions (set by the
+    # trigger below), so an append computed on rows held since an older ``seq`` is refused
+    # (:data:`APPEND`): no other change to the rows goes unseen by ``changed``. A v2 table
+    # gains it here.
+    """ALTER TABLE memquill.workspaces
+        ADD COLUMN IF NOT EXISTS deleted_seq bigint NOT NULL DEFAULT 0""",
     # One row per record version, in file order (``position``). ``meta`` is the block's exact
     # metadata JSON and ``content`` its text; the other columns repeat fields for the indexes.
     """CREATE TABLE IF NOT EXISTS memquill.versions (
@@ -92,6 +100,66 @@ CREATE: Final = (
         ON memquill.versions (workspace_id, operation_hash)""",
     """CREATE INDEX IF NOT EXISTS versions_source ON memquill.versions (workspace_id, source_key)
         WHERE source_key IS NOT NULL""",
+    # In the server, not the client, so a write of any version's client deletes no row
+    # unseen (one still running when a v2 schema is upgraded included). The workspace row is
+    # locked by every writer that deletes; its ``seq`` is the one it is about to pass.
+    """CREATE OR REPLACE FUNCTION memquill.versions_deleted() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE memquill.workspaces w SET deleted_seq = w.seq + 1
+            WHERE w.workspace_id IN (SELECT DISTINCT g.workspace_id FROM gone g);
+            RETURN NULL;
+        END $$""",
+    "DROP TRIGGER IF EXISTS versions_deleted ON memquill.versions",
+    """CREATE TRIGGER versions_deleted AFTER DELETE ON memquill.versions
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT
+        EXECUTE FUNCTION memquill.versions_deleted()""",
+    # An appending writer's one statement (:data:`APPEND`), kept as a function so that the
+    # server keeps its plan (generic: the one the indexes call for whatever the values).
+    """CREATE OR REPLACE FUNCTION memquill.append_v3(uuid, text, bigint, text[], text[],
+        text[], bytea[], bigint, integer, json, json)
+        RETURNS TABLE (granted bigint, workspace_id text, seq bigint, versions integer,
+            header text, blob bytea, quota_bytes bigint, "position" integer, id text,
+            meta text, content text)
+        LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+        #variable_conflict use_column
+        BEGIN
+        RETURN QUERY
+        WITH granted AS (
+            UPDATE memquill.workspaces SET seq = seq + 1, versions = versions + $9,
+                size_bytes = size_bytes + $8, updated_at = now()
+            WHERE workspace_id = $1 AND blob IS NULL AND quota_bytes IS NULL AND header = $2
+                AND deleted_seq <= $3 AND NOT EXISTS (
+                SELECT 1 FROM memquill.versions v
+                WHERE v.workspace_id = $1 AND v.changed > $3 AND (
+                    v.status NOT IN ('active', 'superseded')
+                    OR v.root_id = ANY($4) OR v.key = ANY($5)
+                    OR v.operation_hash = ANY($6) OR v.source_key = ANY($7)))
+            RETURNING seq, versions - $9 AS base),
+        superseded AS (
+            UPDATE memquill.versions v SET root_id = u.root_id, status = u.status, key = u.key,
+                source_key = decode(u.source_key, 'hex'), operation_hash = u.operation_hash,
+                created_at = u.created_at, updated_at = u.updated_at, meta = u.meta,
+                content = u.content, changed = g.seq
+            FROM granted g, json_to_recordset($10) AS u(id text, root_id text, status text,
+                key text, source_key text, operation_hash text, created_at text, updated_at text,
+                meta text, content text)
+            WHERE v.workspace_id = $1 AND v.id = u.id),
+        added AS (
+            INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
+                source_key, operation_hash, created_at, updated_at, meta, content, changed)
+            SELECT $1, a.id, g.base + a.ord, a.root_id, a.status, a.key,
+                decode(a.source_key, 'hex'), a.operation_hash, a.created_at, a.updated_at, a.meta,
+                a.content, g.seq
+            FROM granted g, json_to_recordset($11) AS a(id text, root_id text, status text,
+                key text, source_key text, operation_hash text, created_at text, updated_at text,
+                meta text, content text, ord integer))
+        SELECT g.seq, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
+            v.position, v.id, v.meta, v.content
+        FROM memquill.workspaces w LEFT JOIN granted g ON true
+            LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND v.changed > $3
+        WHERE w.workspace_id = $1 ORDER BY v.position;
+        END $$""",
     # Each workspace's records.md, rebuilt from its rows: for people reading the database,
     # and in place of v1's table of the same name, so a v1 client finds the schema, reads
     # its version (2) and refuses; one connected before the upgrade cannot write through it
@@ -110,7 +178,8 @@ VERSION: Final = "INSERT INTO memquill.schema_version (version) VALUES (%s) ON C
 UPGRADE: Final = ("ALTER TABLE memquill.records RENAME TO records_v1", *CREATE)
 """From v1 (``memquill.records``, one blob per workspace): the blobs move aside to
 ``memquill.records_v1``, which each workspace then leaves in a transaction of its own, and
-which is dropped once empty (:func:`upgrade_workspaces`)."""
+which is dropped once empty (:func:`upgrade_workspaces`). From v2, :data:`CREATE` itself:
+each of its statements leaves what it finds made."""
 
 _WORKSPACE: Final = """
     SELECT workspace_id::text, seq, versions, header, blob, quota_bytes
@@ -164,6 +233,15 @@ WROTE: Final = """
     UPDATE memquill.workspaces SET seq = %s, versions = %s, header = %s, blob = NULL,
         size_bytes = %s, updated_at = now()
     WHERE workspace_id = %s"""
+LOCK_TIMEOUT: Final = "SELECT set_config('lock_timeout', %s, true)"
+"""For the transaction: how long a lock is waited for before ``busy`` (:func:`milliseconds`)."""
+
+
+def milliseconds(timeout: float) -> str:
+    """:data:`LOCK_TIMEOUT`'s value for ``timeout`` seconds (at least one millisecond)."""
+    return f"{max(1, round(timeout * 1000))}ms"
+
+
 _WRITERS: Final = "hashtextextended('memquill.writers:' || %s, 0)"
 WRITERS_SHARED: Final = "SELECT pg_advisory_xact_lock_shared(" + _WRITERS + ")"
 """Taken by a writer whose operation may only append: many hold it at once."""
@@ -178,59 +256,41 @@ LOCK_WORKSPACE: Final = (
 """An appending writer's turn to commit: held from its last message's first statement to
 ``COMMIT``, in the server alone (the client is not waited for), so writers commit in the
 order of their ``seq`` and a reader's snapshot holds a prefix of them."""
-APPEND_HEAD: Final = """
-    WITH granted AS (
-        UPDATE memquill.workspaces SET seq = seq + 1, versions = versions + %s,
-            size_bytes = size_bytes + %s, updated_at = now()
-        WHERE workspace_id = %s AND blob IS NULL AND quota_bytes IS NULL AND header = %s
-            AND NOT EXISTS (
-            SELECT 1 FROM memquill.versions v
-            WHERE v.workspace_id = %s AND v.changed > %s AND (
-                v.status NOT IN ('active', 'superseded')
-                OR v.root_id = ANY(%s::text[]) OR v.key = ANY(%s::text[])
-                OR v.operation_hash = ANY(%s::text[]) OR v.source_key = ANY(%s::bytea[])))
-        RETURNING seq, versions - %s AS base)"""
-"""An append computed on the rows as of a ``seq``, committed only if no version written
-since touched what its operation read (:class:`~memquill.store._transaction.Reads`; a
-tombstone touches everything) and the workspace has no quota (counted against the whole
-workspace, so written alone), numbered after the versions written since. Run after
-:data:`LOCK_WORKSPACE`, so its snapshot holds every commit before it."""
-APPEND_SUPERSEDED: Final = """,
-    superseded AS (
-        UPDATE memquill.versions v SET root_id = u.root_id, status = u.status, key = u.key,
-            source_key = u.source_key, operation_hash = u.operation_hash,
-            created_at = u.created_at, updated_at = u.updated_at, meta = u.meta,
-            content = u.content, changed = g.seq
-        FROM granted g, (VALUES """
-APPEND_SUPERSEDED_ROW: Final = (
-    "(%s::text, %s::text, %s::text, %s::text, %s::bytea, %s::text, %s::text, %s::text,"
-    " %s::text, %s::text)"
+
+
+VERSION_FIELDS: Final[tuple[str, ...]] = (
+    "id",
+    "root_id",
+    "status",
+    "key",
+    "source_key",
+    "operation_hash",
+    "created_at",
+    "updated_at",
+    "meta",
+    "content",
 )
-APPEND_SUPERSEDED_TAIL: Final = """) AS u(id, root_id, status, key, source_key, operation_hash,
-            created_at, updated_at, meta, content)
-        WHERE v.workspace_id = %s AND v.id = u.id)"""
-APPEND_ADDED: Final = """,
-    added AS (
-        INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
-            source_key, operation_hash, created_at, updated_at, meta, content, changed)
-        SELECT %s, a.id, g.base + a.ord, a.root_id, a.status, a.key, a.source_key,
-            a.operation_hash, a.created_at, a.updated_at, a.meta, a.content, g.seq
-        FROM granted g, (VALUES """
-APPEND_ADDED_ROW: Final = (
-    "(%s::integer, %s::text, %s::text, %s::text, %s::text, %s::bytea, %s::text, %s::text,"
-    " %s::text, %s::text, %s::text)"
-)
-APPEND_ADDED_TAIL: Final = """) AS a(ord, id, root_id, status, key, source_key, operation_hash,
-            created_at, updated_at, meta, content))"""
-APPEND_RESULT: Final = """
-    SELECT g.seq, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
-        v.position, v.id, v.meta, v.content
-    FROM memquill.workspaces w LEFT JOIN granted g ON true
-        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND v.changed > %s
-    WHERE w.workspace_id = %s ORDER BY v.position"""
-"""The seq the append was granted (``NULL``: refused), then, as :data:`READ_WITH_ROWS` sends
-them, the workspace and the versions written by others since the append's ``seq`` (the
-statement's snapshot, which the append's own changes are not part of)."""
+""":data:`APPEND`'s versions are a JSON array of objects with these fields (``source_key`` in
+hex; an added one also ``ord``, its place among them from 0): one value for any number of
+versions, which the client writes with ``json`` rather than quoting each as an array."""
+APPEND: Final = """
+    SELECT * FROM memquill.append_v3(%s, %s, %s, %s::text[], %s::text[], %s::text[],
+        %s::bytea[], %s, %s, %s::json, %s::json)"""
+"""An append computed on the rows as of a ``seq`` (``$3``), committed only if no version
+written since touched what its operation read (:class:`~memquill.store._transaction.Reads`:
+roots ``$4``, keys ``$5``, operation hashes ``$6``, source keys ``$7``; a tombstone touches
+everything), none was deleted since (``deleted_seq``), and the workspace has the header held
+(``$2``) and no quota (counted against the whole workspace, so written alone). ``$8``: the
+bytes it adds, ``$9``: the versions. The versions it supersedes (``$10``, as
+:data:`VERSION_FIELDS`) are updated in place and the new ones (``$11``) numbered after the
+versions written since. Run after :data:`LOCK_WORKSPACE`, so its snapshot holds every
+commit before it. A function made with the schema (``memquill.append_v3``), so the server
+plans its statement once per connection: planned from a statement's literals at each call,
+it took longer to plan than to run.
+
+It answers the seq it was granted (``NULL``: refused), then, as :data:`READ_WITH_ROWS` sends
+them, the workspace and the versions written by others since ``$3`` (the statement's
+snapshot, which the append's own changes are not part of)."""
 CREATE_WORKSPACE: Final = """
     INSERT INTO memquill.workspaces (workspace, workspace_id, record_key)
     VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING"""
@@ -260,13 +320,10 @@ class Script:
         if rows:
             self._parts.append(head + ", ".join(self._cursor.mogrify(row, p) for p in rows))
 
-    def add_joined(self, parts: Sequence[tuple[LiteralString, Sequence[object]]]) -> None:
-        """One statement made of ``parts``, each a piece of SQL with its parameters."""
-        self._parts.append(
-            "".join(
-                self._cursor.mogrify(query, params) if params else query for query, params in parts
-            )
-        )
+    @property
+    def count(self) -> int:
+        """How many statements were added (the next one's result is that many sets on)."""
+        return len(self._parts)
 
     def send(self) -> psycopg.ClientCursor[tuple[object, ...]]:
         """Send the statements and wait for every result (the first one current)."""
@@ -370,7 +427,7 @@ def schema_in_use(probed: Sequence[object] | None, version: Sequence[object] | N
     number = version[0] if version else None
     if isinstance(number, int) and number > SCHEMA_VERSION:
         raise StorageError(Messages.DATABASE_SCHEMA)
-    return bool(probed and probed[0] is True) and isinstance(number, int)
+    return bool(probed and probed[0] is True) and number == SCHEMA_VERSION
 
 
 def ensure_schema(connection: Connection) -> None:
@@ -390,7 +447,7 @@ def ensure_schema(connection: Connection) -> None:
         "SELECT to_regclass('memquill.workspaces') IS NOT NULL "
         "AND to_regclass('memquill.schema_version') IS NOT NULL"
     ).fetchone()
-    if not (found and found[0]):
+    if not (found and found[0]) or _version(connection) < SCHEMA_VERSION:
         with connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             v1 = connection.execute(
@@ -400,12 +457,17 @@ def ensure_schema(connection: Connection) -> None:
             for statement in UPGRADE if v1 and v1[0] else CREATE:
                 connection.execute(statement)  # pyright: ignore[reportArgumentType]
             connection.execute(VERSION, (SCHEMA_VERSION,))
-    version = connection.execute("SELECT max(version) FROM memquill.schema_version").fetchone()
-    if version is None or not isinstance(version[0], int) or version[0] > SCHEMA_VERSION:
+    if _version(connection) != SCHEMA_VERSION:
         raise StorageError(Messages.DATABASE_SCHEMA)
     waiting = connection.execute("SELECT to_regclass('memquill.records_v1') IS NOT NULL").fetchone()
     if waiting and waiting[0]:
         upgrade_workspaces(connection, _SCHEMA_LOCK)
+
+
+def _version(connection: Connection) -> int:
+    """The schema's version (0: none recorded, or not a number)."""
+    found = connection.execute("SELECT max(version) FROM memquill.schema_version").fetchone()
+    return found[0] if found is not None and isinstance(found[0], int) else 0
 
 
 _NEXT: Final = """
