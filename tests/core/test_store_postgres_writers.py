@@ -3,8 +3,10 @@
 A writer whose operation only appends (a save, a keyed put, a correction checked by the fact's
 own revision) holds its workspace's writers' lock shared and commits only if no version
 written since the rows it read touched what its operation read; anything else (a forget, a
-compaction, a check against the store revision) is a writer alone. Writers are real
-processes, paused inside their transaction between its two messages, on the test cluster.
+compaction, a check against the store revision) is a writer alone. An append is first run on
+the rows held and sent in one message; refused, on the rows read as its transaction begins,
+in two. Writers are real processes, paused inside their transaction between those two
+messages, on the test cluster.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 from tests.core.conftest import Backing, Server, database_backing
 from tests.core.store_helpers import children, manual
@@ -21,6 +24,7 @@ from memquill import RecordStore
 from memquill.store._codec import decode_store
 from memquill.store._postgres import MIRROR_NAME
 from memquill.store._postgres_rows import assemble, rows_of
+from memquill.store._postgres_sql import Script
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate
 
@@ -248,3 +252,34 @@ def test_many_writers_lose_nothing_and_each_answer_is_a_state_the_store_passed_t
     assert {r.content for r in records if r.status == "active"} == {"seed"} | {
         f"writer {n} step {s}" for n in range(4) for s in range(8, 12)
     }
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_an_append_whose_one_message_loses_its_connection_lands_once(
+    db: Backing, monkeypatch: pytest.MonkeyPatch, committed: bool
+) -> None:
+    # An append on the rows held is one message; a connection lost with it leaves the client
+    # unsure whether it committed. It is read again and decided on the rows read: committed,
+    # its own operation is found there (the key's fact already says so); not, it is written.
+    store = db.store()
+    store.save([manual("seed")])
+    real = Script.send
+    lost: list[str] = []
+
+    def send(self: Script) -> object:
+        appending = not lost and any("memquill.append_v3" in part for part in self._parts)  # pyright: ignore[reportPrivateUsage]
+        if appending and not committed:
+            lost.append("before")
+            raise psycopg.OperationalError("the connection was lost")
+        cursor = real(self)
+        if appending:
+            lost.append("after")
+            raise psycopg.OperationalError("the connection was lost")
+        return cursor
+
+    monkeypatch.setattr(Script, "send", send)
+    result = store.upsert([keyed("once", "k1")])
+    assert lost == ["after" if committed else "before"]
+    assert result.status == ("duplicate" if committed else "saved")
+    assert texts(db) == ["seed", "once"]
+    assert result.revision == db.store().snapshot().revision
