@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,12 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.conftest import Server
 
-from memquill import Record, WriteSource, remember
+from memquill import MemorySession, Record, WriteSource, remember
 from memquill.items import ItemStore
 from memquill.items._space import Space, View, fact_key
 from memquill.items._store import ItemPut
+from memquill.items._values import encode_value
 from memquill.query._documents import SearchDocument
 from memquill.store._record import FactKey
+from memquill.store._record_list import RecordList
 from memquill.store._results import Snapshot
 
 NS = ("memories", "ana")
@@ -218,3 +220,29 @@ def test_a_revision_that_appends_k_versions_looks_at_about_k_records(
     assert list(view.items.items()) == list(whole.view(snapshot).items.items())
     hits = store.search(NS, "heron moved", limit=changed)
     assert sorted(hit.item.key for hit in hits) == sorted(f"k{n * 7}" for n in range(changed))
+
+
+def _version(number: int, key: str, extra: Mapping[str, object] | None = None) -> Record:
+    stamp = f"2026-12-01T00:00:0{number}.000Z"
+    meta: dict[str, object] = {"id": f"id-{number}", "rootId": f"id-{number}", "status": "active"}
+    meta.update(source={"kind": "tool"}, createdAt=stamp, updatedAt=stamp, key=key)
+    if extra is not None:
+        meta["extra"] = extra
+    return Record(meta, f"text {number}")  # pyright: ignore[reportArgumentType]
+
+
+def test_a_key_two_active_versions_hold_is_read_whole_with_its_last_versions_expiry(
+    tmp_path: Path,
+) -> None:
+    """A snapshot where two active versions hold one key (none memquill writes): the item is
+    the last version's, so is its expiry (none), and the next revision is read whole too."""
+    _, extra = encode_value({"content": "x"}, None, (5.0, datetime(2026, 12, 2, tzinfo=UTC)))
+    first = RecordList((_version(1, "k", extra), _version(2, "k")))
+    space = Space(NS, tmp_path, MemorySession(tmp_path))
+    view = space.view(Snapshot(b"store", "r1", first, 0))
+    assert view.items["k"].expiry is None and view.soonest is None and not view.patchable
+    later = Snapshot(b"store", "r2", first.extended((_version(3, "other"),)), 0)
+    again = space.view(later)
+    full = Space(NS, tmp_path, MemorySession(tmp_path)).view(later)
+    assert list(again.items.items()) == list(full.items.items())
+    assert again.soonest is None and not again.patchable

@@ -254,6 +254,8 @@ class Space:
             owners[record.root_id] = key
             if item.expiry is not None:
                 expiring[key] = item.expiry[1]
+            else:
+                expiring.pop(key, None)  # a key twice: its last version's expiry counts
         return View(
             snapshot,
             records,
