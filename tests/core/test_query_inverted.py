@@ -129,6 +129,32 @@ def test_sync_holds_exactly_the_documents_given_and_keeps_the_unchanged_ones() -
     assert sorted(hit.document.path for hit in hits) == ["n0.md", "n1.md", "n2.md", "n3.md"]
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from("abcdefg"), documents(), max_size=7),
+    st.dictionaries(st.sampled_from("abcdefg"), st.none() | documents(), max_size=7),
+    QUERIES,
+)
+def test_an_update_of_the_changed_keys_holds_what_a_sync_holds(
+    first: dict[str, SearchDocument], changes: dict[str, SearchDocument | None], query: str
+) -> None:
+    """``update`` with the keys that changed leaves the index holding what ``sync`` would:
+    the same documents by key, ranked alike."""
+    now = {key: document for key, document in first.items() if key not in changes}
+    now.update({key: document for key, document in changes.items() if document is not None})
+    updated, synced = TermIndex(), TermIndex()
+    updated.sync(first)
+    synced.sync(first)
+    updated.update(now, set(changes))
+    synced.sync(now)
+    assert sorted(updated.keys()) == sorted(synced.keys()) == sorted(now)
+    assert all(updated.get(key) is document for key, document in now.items())
+    same(
+        rank(IndexCorpus([(updated, None)]), query, now=NOW),
+        rank(IndexCorpus([(synced, None)]), query, now=NOW),
+    )
+
+
 @given(
     st.lists(
         st.sampled_from(("coffee", "# Title", "#tag", "\n", "## h", " ", "tea" * 300, "---")),

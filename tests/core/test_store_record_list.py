@@ -84,3 +84,18 @@ def test_append_and_replace_match_the_tuple(size: int, places: list[int], added:
     assert made == tuple(expected) and len(made) == len(expected)
     assert all(len(chunk) == CHUNK for chunk in made.chunks[:-1])
     assert all(made.chunks)
+
+
+def test_changes_are_the_places_holding_other_objects() -> None:
+    items = _records(3 * CHUNK + 5)
+    before = RecordList(items)
+    fresh = _records(3, "fresh")
+    after = before.replaced({3: fresh[0], 2 * CHUNK + 1: fresh[1]}).extended(_records(4, "new"))
+    assert after.changes(before) == [3, 2 * CHUNK + 1]
+    assert before.changes(after) == [3, 2 * CHUNK + 1]
+    assert after.changes(after) == [] and before.extended(fresh).changes(before) == []
+    shorter = RecordList(items[: CHUNK + 2])
+    assert shorter.changes(before) == [] and before.changes(shorter) == []
+    # A list decoded apart shares no chunk: its records are compared one by one.
+    apart = RecordList((*items[:7], fresh[2], *items[8:]))
+    assert apart.changes(before) == [7]

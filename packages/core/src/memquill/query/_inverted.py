@@ -228,6 +228,20 @@ class TermIndex:
             for key in [key for key in slots if key not in documents]:
                 self.remove(key)
 
+    def update(self, documents: Mapping[str, SearchDocument], keys: Collection[str]) -> None:
+        """Hold under each of ``keys`` what ``documents`` holds under it (nothing, when it
+        holds none), leaving every other key as it is: :meth:`sync`'s result, at the cost of
+        ``keys`` alone, when only those keys' documents may differ from the ones held."""
+        slots, held = self._slots, self._documents
+        for key in sorted(keys):  # sorted: the same slots whatever the set's order
+            document = documents.get(key)
+            if document is None:
+                self.remove(key)
+                continue
+            slot = slots.get(key)
+            if slot is None or held[slot] is not document:
+                self.add(key, document)
+
 
 @dataclass(frozen=True, slots=True)
 class ByIndex:

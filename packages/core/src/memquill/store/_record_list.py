@@ -12,6 +12,9 @@ Rules:
   spine. Every other chunk is the same object in the old and the new list, so a write into a
   large store neither copies nor, when the old snapshot is dropped, frees a reference per
   record.
+- :meth:`changes` tells the places where two lists hold different objects by comparing only
+  the chunks they do not share: a list made from another by a write costs what the write
+  touched (records are immutable, so the same object at the same place is the same record).
 """
 
 from __future__ import annotations
@@ -80,6 +83,18 @@ class RecordList(Sequence[Record]):
         for number, chunk in by_chunk.items():
             chunks[number] = tuple(chunk)
         return RecordList._of(tuple(chunks), self._length)
+
+    def changes(self, before: RecordList) -> list[int]:
+        """The places below both lengths where this list and ``before`` hold different objects,
+        in order. Only the chunks the two lists do not share are compared, object by object
+        (a list decoded apart from ``before`` shares none: every record is compared)."""
+        places: list[int] = []
+        for number, (mine, theirs) in enumerate(zip(self._chunks, before._chunks, strict=False)):
+            if mine is not theirs:
+                start = number * CHUNK
+                moved = map(operator.is_not, mine, theirs)  # stops at the shorter chunk
+                places.extend(itertools.compress(range(start, start + CHUNK), moved))
+        return places
 
     def __len__(self) -> int:
         return self._length
