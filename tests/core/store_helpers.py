@@ -186,6 +186,20 @@ def children(*scripts: tuple[str, tuple[str, ...]]) -> Generator[list[Child]]:
 # transaction.py publishes with ``os.replace(staging, file)``. A save into an existing file is
 # an append (no staging file), so this writer's save is made to take the whole-file way a
 # correction or a forget takes (``Draft.rewritten``), which is what these tests pause.
+TWO_MESSAGES = """
+from memquill.store import _postgres as _two
+
+def _two_messages(self, operation, timeout, *, mode, _attempt=_two.PostgresBackend._attempt):
+    if mode == "held":
+        raise _two._Unsure
+    return _attempt(self, operation, timeout, mode=mode)
+
+_two.PostgresBackend._attempt = _two_messages
+"""
+"""Put first in a child script that pauses a PostgreSQL writer inside its transaction: an
+append on the rows held is one message, with no moment inside its transaction to pause in,
+so the child's appends take the path of two messages (as after a refusal)."""
+
 PAUSE_BEFORE_RENAME = """
 import os, sys
 from memquill import RecordStore

@@ -24,7 +24,7 @@ from psycopg import sql
 from psycopg.rows import TupleRow
 from tests import postgres_cluster
 from tests.core.conftest import Backing, Server, database_backing
-from tests.core.store_helpers import children, expect_error, manual
+from tests.core.store_helpers import TWO_MESSAGES, children, expect_error, manual
 
 from memquill import RecordStore, open_session
 from memquill.errors import MemoryRecordError, Messages
@@ -41,7 +41,9 @@ from memquill.store._results import _Index  # pyright: ignore[reportPrivateUsage
 # Pauses a database writer inside its transaction: after the row lock, before or after the
 # UPDATE, until told to go on. Prints "ack" only for a write the store acknowledged. (An
 # append on the rows held is one message, nothing to pause inside: it takes the path of two.)
-PAUSED_WRITER = """
+PAUSED_WRITER = (
+    TWO_MESSAGES
+    + """
 import sys
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError
@@ -50,14 +52,6 @@ from memquill.store import _postgres
 
 workspace, location, stage, text = sys.argv[1:5]
 real = _postgres.PostgresBackend._store
-attempt = _postgres.PostgresBackend._attempt
-
-def two_messages(self, operation, timeout, *, mode):
-    if mode == "held":
-        raise _postgres._Unsure
-    return attempt(self, operation, timeout, mode=mode)
-
-_postgres.PostgresBackend._attempt = two_messages
 
 def paused(self, connection, current, change, **how):
     digest = real(self, connection, current, change, **how) if stage == "after-update" else None
@@ -73,6 +67,7 @@ try:
 except MemoryRecordError as error:
     print("error", error.code, flush=True)
 """
+)
 
 # Saves facts in a loop, printing each acknowledgement; killed at a random moment.
 LOOPING_WRITER = """

@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 from psycopg.rows import TupleRow
 from tests.conftest import Server
-from tests.core.store_helpers import children, manual
+from tests.core.store_helpers import TWO_MESSAGES, children, manual
 
 from memquill import RecordStore
 from memquill.items import ItemStore
@@ -26,7 +26,9 @@ from memquill.store._postgres_pool import POOL_SIZE, pool_for
 
 # A write paused inside its transaction (after its rows are written, before COMMIT) until told
 # to go on; then, in the same process, a write to the same workspace and one to another.
-PAUSED_THEN_ON = """
+PAUSED_THEN_ON = (
+    TWO_MESSAGES
+    + """
 import sys
 from memquill import RecordStore
 from memquill.errors import MemoryRecordError
@@ -35,14 +37,6 @@ from memquill.store import _postgres
 
 workspace, location, other = sys.argv[1:4]
 real = _postgres.PostgresBackend._store
-attempt = _postgres.PostgresBackend._attempt
-
-def two_messages(self, operation, timeout, *, mode):
-    if mode == "held":  # one message: no moment inside its transaction to be ended in
-        raise _postgres._Unsure
-    return attempt(self, operation, timeout, mode=mode)
-
-_postgres.PostgresBackend._attempt = two_messages
 
 def paused(self, connection, current, change, **how):
     stored = real(self, connection, current, change, **how)
@@ -63,6 +57,7 @@ _postgres.PostgresBackend._store = real
 save(store, "after the end")
 save(RecordStore(workspace, location=other, lock_timeout=30), "in another workspace")
 """
+)
 
 
 def admin(url: str) -> psycopg.Connection[TupleRow]:

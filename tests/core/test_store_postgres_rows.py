@@ -195,17 +195,25 @@ def test_a_workspace_is_not_bounded_by_2_mib_but_by_its_quota(db: Backing) -> No
     assert limited.save([manual("short")]).status == "saved"
 
 
-def v1_database(url: str, tmp_path: Path) -> dict[str, tuple[str, bytes]]:
-    """A v1 database as v1 left it: three workspaces (records from a file store, an empty
-    one, one an administrator broke), each name mapped to its id and bytes."""
+def team_records(tmp_path: Path, *more: Candidate) -> bytes:
+    """The records of a file store where a keyed fact was corrected and another forgotten,
+    then ``more`` saved."""
     source = tmp_path / "source"
     source.mkdir()
     made = RecordStore(source)
     first = made.save([keyed("Tea.", "drinks/ana"), manual("the deploy window is Tuesday")])
     fixed = made.correct(FactKey("drinks/ana"), "Coffee.", first.revision)
     made.revoke(first.record_ids[1] or "", fixed.revision)
+    if more:
+        made.save(list(more))
+    return made.export()
+
+
+def v1_database(url: str, tmp_path: Path) -> dict[str, tuple[str, bytes]]:
+    """A v1 database as v1 left it: three workspaces (records from a file store, an empty
+    one, one an administrator broke), each name mapped to its id and bytes."""
     blobs = {
-        "team": made.export(),
+        "team": team_records(tmp_path),
         "empty": b"",
         "broken": (HEADER + "<!-- memory-record {not json} -->\nx\n\n").encode(),
     }
@@ -365,14 +373,7 @@ def test_a_v1_client_is_refused_by_a_v2_database_and_never_writes(
 def v2_database(url: str, tmp_path: Path) -> tuple[str, bytes]:
     """A v2 database as v2 left it, with one workspace, ``team`` (records from a file store:
     a correction and a forget among them), as its id and bytes."""
-    source = tmp_path / "source"
-    source.mkdir()
-    made = RecordStore(source)
-    first = made.save([keyed("Tea.", "drinks/ana"), manual("the deploy window is Tuesday")])
-    fixed = made.correct(FactKey("drinks/ana"), "Coffee.", first.revision)
-    made.revoke(first.record_ids[1] or "", fixed.revision)
-    made.save([keyed("Blue.", "colour/bo")])
-    data = made.export()
+    data = team_records(tmp_path, keyed("Blue.", "colour/bo"))
     parsed = rows_of(data)
     assert parsed is not None
     header, pairs = parsed

@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from tests.core.conftest import Backing, Server, database_backing
-from tests.core.store_helpers import children, manual
+from tests.core.store_helpers import TWO_MESSAGES, children, manual
 
 from memquill import RecordStore
 from memquill.store._codec import decode_store
@@ -32,7 +32,9 @@ from memquill.store._results import Candidate
 # rows it read) until told to go on; prints "ack STATUS REVISION" or "error CODE". An append
 # on the rows held is one message, with no moment inside its transaction to pause in: the
 # write takes the path of two, as after a refusal.
-PAUSED = """
+PAUSED = (
+    TWO_MESSAGES
+    + """
 import sys
 from memquill import RecordStore
 from memquill.store._record import FactKey
@@ -42,14 +44,6 @@ from memquill.store import _postgres
 
 workspace, location, action, *args = sys.argv[1:]
 real = _postgres.PostgresBackend._store
-attempt = _postgres.PostgresBackend._attempt
-
-def two_messages(self, operation, timeout, *, mode):
-    if mode == "held":
-        raise _postgres._Unsure
-    return attempt(self, operation, timeout, mode=mode)
-
-_postgres.PostgresBackend._attempt = two_messages
 
 def paused(self, connection, current, change, **how):
     stored = real(self, connection, current, change, **how)
@@ -77,6 +71,7 @@ try:
 except MemoryRecordError as error:
     print("error", error.code, flush=True)
 """
+)
 
 
 @pytest.fixture
