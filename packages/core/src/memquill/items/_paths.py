@@ -107,8 +107,10 @@ def row_name(base: str, namespace: Sequence[str]) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=65536)
 def namespace_of_row(base: str, name: str) -> Namespace | None:
     """The namespace a row under ``BASE/`` stands for (``None``: no namespace's row)."""
+    # Kept: a search across 10,000 namespaces lists and reads every row's name at each call.
     if not name.startswith(base + "/"):
         return None
     labels = [folder_label(part) for part in name[len(base) + 1 :].split("/")]

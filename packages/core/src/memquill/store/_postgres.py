@@ -531,7 +531,7 @@ class PostgresBackend(RecordsBackend):
         """Each backend's :meth:`snapshot`, the backends of one database read together: one
         statement for all of them (:data:`READ_MANY`, one snapshot of the database), which
         sends, for each, its workspace row and only the rows changed since the ``seq`` it
-        holds (an unchanged workspace: its one row). A backend whose row is missing, whose
+        holds (a workspace as held: nothing). A backend whose row is missing, whose
         rows leave a gap, or that read or wrote meanwhile in another thread reads on its own.
         """
         found: list[Snapshot | None] = [None] * len(backends)
@@ -556,14 +556,23 @@ class PostgresBackend(RecordsBackend):
         """:meth:`snapshots` for backends of one pool."""
         # What each backend holds as the statement is built: taken in only if still held.
         held = [(backend._loaded, backend._identity, backend._since()) for backend in backends]
-        names = [backend._location.workspace for backend in backends]
-        known = [None if identity is None else identity.decode() for _, identity, _ in held]
-        since = [since for _, _, since in held]
+        # An id goes with a seq it holds rows at: with none, every row is read (as alone).
+        asked = json.dumps(
+            [
+                [
+                    backend._location.workspace,
+                    None if identity is None or not since else identity.decode(),
+                    since,
+                    backend._quota,
+                ]
+                for backend, (_, identity, since) in zip(backends, held, strict=True)
+            ]
+        )
 
         def read(connection: Connection) -> list[tuple[object, ...]]:
             if not all(backend._schema_checked for backend in backends):
                 ensure_schema(connection)
-            return connection.execute(READ_MANY, (names, known, since)).fetchall()
+            return connection.execute(READ_MANY, (asked,)).fetchall()
 
         try:
             rows = backends[0]._pool.run(read)
@@ -582,13 +591,18 @@ class PostgresBackend(RecordsBackend):
             loaded, identity, since_held = held[place]
             mine = each.get(place)
             with backend._busy:
-                if mine and backend._loaded is loaded and backend._identity == identity:
-                    if str(mine[0][0]).encode() != identity:
-                        # The statement sent every row of another workspace under the name.
-                        backend._loaded, backend._identity, since_held = _Loaded(), None, 0
-                    if backend._took(mine, since_held):
+                if backend._loaded is loaded and backend._identity == identity:
+                    if mine is None:
+                        # As held: the same id, seq and quota (the statement sent nothing).
                         snapshots.append(backend._current().snapshot)
                         continue
+                    if mine[0][0] is not None:
+                        if str(mine[0][0]).encode() != identity:
+                            # The statement sent every row of another workspace under the name.
+                            backend._loaded, backend._identity, since_held = _Loaded(), None, 0
+                        if backend._took(mine, since_held):
+                            snapshots.append(backend._current().snapshot)
+                            continue
             snapshots.append(backend.snapshot())  # on its own: missing, a gap, or read meanwhile
         return snapshots
 

@@ -205,18 +205,31 @@ READ_WITH_ROWS: Final = """
 snapshot, no transaction to stay open while the client takes in thousands of rows); a row
 of ``NULL`` version columns when none changed."""
 READ_MANY: Final = """
-    SELECT k.place, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
+    WITH k AS MATERIALIZED (
+        SELECT e.place, e.held->>0 AS workspace, e.held->>1 AS known,
+            (e.held->>2)::bigint AS since, (e.held->>3)::bigint AS quota
+        FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS e(held, place)),
+    w AS (
+        SELECT k.place, w.workspace_id, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
+            CASE WHEN w.workspace_id::text = k.known THEN k.since ELSE 0 END AS since
+        FROM k LEFT JOIN memquill.workspaces w ON w.workspace = k.workspace
+        WHERE w.workspace_id IS NULL OR k.known IS NULL OR w.workspace_id::text <> k.known
+            OR w.seq <> k.since OR w.blob IS NOT NULL OR w.quota_bytes IS DISTINCT FROM k.quota)
+    SELECT w.place, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
         v.position, v.id, v.meta, v.content
-    FROM unnest(%s::text[], %s::text[], %s::bigint[]) WITH ORDINALITY
-            AS k(workspace, known, since, place)
-        JOIN memquill.workspaces w ON w.workspace = k.workspace
-        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
-            AND v.changed > CASE WHEN w.workspace_id::text = k.known THEN k.since ELSE 0 END
-    ORDER BY k.place, v.position"""
-""":data:`READ_WITH_ROWS` for many workspaces in one statement (one snapshot of all): for
-each name (in the order given), its workspace row and its rows changed since the seq given
-with it, or every row when the row's id is not the one given (another workspace under the
-name); no row for a name without a workspace row."""
+    FROM w LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
+        AND v.changed > w.since
+    ORDER BY w.place, v.position"""
+""":data:`READ_WITH_ROWS` for many workspaces in one statement (one snapshot of all), asked
+as one JSON array (built and parsed in C: 10,000 names sent as arrays cost psycopg 60 ms),
+each workspace as its name, the workspace id held (``null``: none, or every row is to be
+read), the seq held and the quota held. For each name whose workspace is not as held (another
+seq, id or quota, or a kept blob), in the order given: its workspace row and its rows changed
+since the seq given, or every row when the row's id is not the one given (another workspace
+under the name); a row of ``NULL`` workspace columns for a name without a workspace row; and
+nothing for a workspace as held, whose versions are not looked at (a search across 10,000
+unchanged namespaces received 10,000 rows, and the server scanned every version of the
+database to join none)."""
 INSERT_ROWS: Final = """
     INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
         source_key, operation_hash, created_at, updated_at, meta, content, changed)
