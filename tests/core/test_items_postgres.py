@@ -16,12 +16,16 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import given, strategies as st
 from tests.conftest import Server
 from tests.core.postgres_wire import traced
 from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.items import ItemStore
+from memquill.store._postgres_location import parse_location
+from memquill.store._postgres_pool import list_workspaces
+from memquill.store._postgres_sql import _after  # pyright: ignore[reportPrivateUsage]
 from memquill.store._store import snapshots
 
 NAMESPACES = 40
@@ -170,3 +174,56 @@ def test_a_name_without_a_row_is_made_as_its_own_read_makes_it(postgres_server: 
 def test_none_or_one_store(postgres_server: Server, count: int) -> None:
     stores = [_workspace(postgres_server.url, f"few-{uuid.uuid4().hex[:12]}")][:count]
     assert [s.records for s in snapshots(stores)] == [()] * count
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8")
+
+
+# The code points where a bound can go wrong, beside any other.
+_EDGES = st.sampled_from(["a", "b", "/", "\x00", "\x7f", "é", "\ud7ff", "\ue000", chr(0x10FFFF)])
+_TEXTS = st.one_of(st.text(alphabet=_EDGES, max_size=4), st.text(max_size=5))
+
+
+@given(_TEXTS, _TEXTS)
+def test_the_names_range_holds_exactly_the_texts_that_start_with_the_prefix(
+    prefix: str, rest: str
+) -> None:
+    # Texts drawn as a prefix and its continuation, and on their own: the range's bounds in
+    # byte order (collation "C") hold the one when it starts with the prefix, never another.
+    for text in (prefix + rest, rest):
+        end = _after(prefix)
+        within = _utf8(prefix) <= _utf8(text) and (end is None or _utf8(text) < _utf8(end))
+        assert within == text.startswith(prefix), (prefix, text, end)
+
+
+def test_the_names_under_a_prefix_are_those_that_start_with_it_in_byte_order(
+    postgres_server: Server,
+) -> None:
+    base = f"names-{uuid.uuid4().hex[:12]}"
+    top = chr(0x10FFFF)
+    names = [
+        *(f"{base}/{tail}" for tail in ("a", "a/b", "ab", "a%2F", "é", "\ud7ff", "\ud7ffz")),
+        f"{base}/\ue000",
+        f"{base}/a{top}",
+        f"{base}/a{top}{top}/x",
+        f"{base}/b",
+        base,
+        f"{base}0",
+        f"{base}.",
+    ]
+    with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+        _workspace(postgres_server.url, base).snapshot()  # the schema, and the base's row
+        connection.execute(
+            "INSERT INTO memquill.workspaces (workspace, workspace_id, record_key) "
+            "SELECT n, gen_random_uuid(), sha256(convert_to(n, 'UTF8')) "
+            "FROM unnest(%s::text[]) AS n ON CONFLICT DO NOTHING",
+            (names,),
+        )
+        every = [
+            str(row[0]) for row in connection.execute("SELECT workspace FROM memquill.workspaces")
+        ]
+    location = parse_location(postgres_server.url)
+    for prefix in (base, f"{base}/", f"{base}/a", f"{base}/a{top}", f"{base}/\ud7ff", ""):
+        expected = sorted((name for name in every if name.startswith(prefix)), key=_utf8)
+        assert list(list_workspaces(location, prefix)) == expected, prefix

@@ -93,6 +93,10 @@ CREATE: Final = (
         -- a key from one version to another in any order.
         EXCLUDE USING btree (workspace_id WITH =, key WITH =)
             WHERE (status = 'active' AND key IS NOT NULL) DEFERRABLE INITIALLY DEFERRED)""",
+    # Names in byte order, whatever the database's collation: a listing under a prefix (the
+    # namespaces under a LangGraph prefix) reads its range, not every workspace's row.
+    """CREATE INDEX IF NOT EXISTS workspaces_names
+        ON memquill.workspaces (workspace COLLATE "C")""",
     "CREATE INDEX IF NOT EXISTS versions_position ON memquill.versions (workspace_id, position)",
     "CREATE INDEX IF NOT EXISTS versions_changed ON memquill.versions (workspace_id, changed)",
     "CREATE INDEX IF NOT EXISTS versions_root ON memquill.versions (workspace_id, root_id)",
@@ -394,16 +398,50 @@ def connect(location: PostgresLocation) -> Connection:
 def workspace_names(connection: Connection, prefix: str) -> tuple[str, ...]:
     """The names of the workspace rows that start with ``prefix``, sorted (none before the
     schema exists; nothing is created)."""
-    # memquill.records: v2's view, or v1's table before the first connection upgrades it
-    found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
-    if found is None or found[0] is None:
+    found = connection.execute(
+        "SELECT to_regclass('memquill.workspaces'), to_regclass('memquill.records')"
+    ).fetchone()
+    if found is None or (found[0] is None and found[1] is None):
         return ()
+    if found[0] is None:  # v1's table, before the first connection upgrades it
+        rows = connection.execute(
+            "SELECT workspace FROM memquill.records "
+            'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
+            (prefix, prefix),
+        ).fetchall()
+        return tuple(str(row[0]) for row in rows)
+    # The names' range in byte order (``workspaces_names``), so the work is the names found,
+    # not every workspace's (a search in one namespace of 11,000 spent 5 ms scanning them).
+    end = _after(prefix)
     rows = connection.execute(
-        "SELECT workspace FROM memquill.records "
-        'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
-        (prefix, prefix),
+        _NAMES_FROM if end is None else _NAMES_BETWEEN,
+        (prefix,) if end is None else (prefix, end),
     ).fetchall()
-    return tuple(str(row[0]) for row in rows)
+    return tuple(str(row[0]) for row in rows if str(row[0]).startswith(prefix))
+
+
+_NAMES_FROM: Final = (
+    'SELECT workspace FROM memquill.workspaces WHERE workspace COLLATE "C" >= %s '
+    'ORDER BY workspace COLLATE "C"'
+)
+_NAMES_BETWEEN: Final = (
+    "SELECT workspace FROM memquill.workspaces "
+    'WHERE workspace COLLATE "C" >= %s AND workspace COLLATE "C" < %s '
+    'ORDER BY workspace COLLATE "C"'
+)
+
+
+def _after(prefix: str) -> str | None:
+    """The first text after every text that starts with ``prefix``, in code point order (the
+    byte order of UTF-8: collation ``"C"``); ``None``: there is none (no prefix, or only
+    the last code point)."""
+    kept = prefix.rstrip(chr(0x10FFFF))
+    if not kept:
+        return None
+    following = ord(kept[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates are no text's code points
+        following = 0xE000
+    return kept[:-1] + chr(following)
 
 
 def close_quietly(connection: Connection) -> None:
