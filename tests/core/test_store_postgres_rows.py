@@ -26,6 +26,8 @@ from memquill.store import _postgres as postgres_backend
 from memquill.store._codec import HEADER, decode_store
 from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA
+from memquill.store._postgres_location import parse_location
+from memquill.store._postgres_pool import list_workspaces
 from memquill.store._postgres_rows import Row, assemble, columns, rows_of
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate, WriteResult
@@ -279,6 +281,25 @@ def test_a_v1_database_upgrades_on_first_connect_once_and_keeps_revisions(
     RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()
     assert state(database) == upgraded
     assert team.save([manual("after the upgrade")], snapshot.revision).status == "saved"
+
+
+def test_names_are_listed_from_no_schema_and_from_v1_without_making_or_moving_anything(
+    database: str, tmp_path: Path
+) -> None:
+    location = parse_location(database)
+    assert list_workspaces(location, "") == ()
+    with psycopg.connect(database, autocommit=True) as connection:
+        made = connection.execute("SELECT to_regnamespace('memquill')").fetchone()
+    assert made == (None,)
+    v1_database(database, tmp_path)
+    assert list_workspaces(location, "") == ("broken", "empty", "team")
+    assert list_workspaces(location, "te") == ("team",)
+    with psycopg.connect(database, autocommit=True) as connection:
+        moved = connection.execute("SELECT to_regclass('memquill.workspaces')").fetchone()
+    assert moved == (None,)
+    RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()  # upgraded
+    assert list_workspaces(location, "") == ("broken", "empty", "team")
+    assert list_workspaces(location, "e") == ("empty",)
 
 
 def test_an_emptied_v1_table_something_depends_on_is_kept(database: str, tmp_path: Path) -> None:

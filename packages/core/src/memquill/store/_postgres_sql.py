@@ -398,25 +398,25 @@ def connect(location: PostgresLocation) -> Connection:
 def workspace_names(connection: Connection, prefix: str) -> tuple[str, ...]:
     """The names of the workspace rows that start with ``prefix``, sorted (none before the
     schema exists; nothing is created)."""
-    found = connection.execute(
-        "SELECT to_regclass('memquill.workspaces'), to_regclass('memquill.records')"
-    ).fetchone()
-    if found is None or (found[0] is None and found[1] is None):
-        return ()
-    if found[0] is None:  # v1's table, before the first connection upgrades it
+    # The names' range in byte order (``workspaces_names``), so the work is the names found,
+    # not every workspace's (a search in one namespace of 11,000 spent 5 ms scanning them),
+    # asked at once: the schema is looked for only when there is no table to ask.
+    end = _after(prefix)
+    try:
+        rows = connection.execute(
+            _NAMES_FROM if end is None else _NAMES_BETWEEN,
+            (prefix,) if end is None else (prefix, end),
+        ).fetchall()
+    except pg_errors.UndefinedTable:
+        # v1's table, before the first connection upgrades it, or no schema yet.
+        found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
+        if found is None or found[0] is None:
+            return ()
         rows = connection.execute(
             "SELECT workspace FROM memquill.records "
             'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
             (prefix, prefix),
         ).fetchall()
-        return tuple(str(row[0]) for row in rows)
-    # The names' range in byte order (``workspaces_names``), so the work is the names found,
-    # not every workspace's (a search in one namespace of 11,000 spent 5 ms scanning them).
-    end = _after(prefix)
-    rows = connection.execute(
-        _NAMES_FROM if end is None else _NAMES_BETWEEN,
-        (prefix,) if end is None else (prefix, end),
-    ).fetchall()
     return tuple(str(row[0]) for row in rows if str(row[0]).startswith(prefix))
 
 
