@@ -23,6 +23,7 @@ from tests.core.store_helpers import manual
 
 from memquill import RecordStore
 from memquill.items import ItemStore
+from memquill.store import _postgres as postgres_backend
 from memquill.store._postgres_location import parse_location
 from memquill.store._postgres_pool import list_workspaces
 from memquill.store._postgres_sql import _after  # pyright: ignore[reportPrivateUsage]
@@ -50,9 +51,11 @@ def _hits(store: ItemStore, query: str) -> list[tuple[tuple[str, ...], str, obje
     return [(hit.item.namespace, hit.item.key, hit.item.value, hit.score) for hit in found]
 
 
+@pytest.mark.parametrize("whole", [False, True], ids=["looked-up", "joined-whole"])
 def test_a_search_across_namespaces_is_a_constant_number_of_statements(
-    tmp_path: Path, postgres_server: Server
+    tmp_path: Path, postgres_server: Server, monkeypatch: pytest.MonkeyPatch, whole: bool
 ) -> None:
+    monkeypatch.setattr(postgres_backend, "MANY", 1 if whole else 1_000_000)
     # A search across 10,000 namespaces sent one statement per namespace (and, in a process
     # that had not read them, three more each to check the schema): 12 of 15 s at 2,000.
     location = f"{postgres_server.url}#workspace=many-{uuid.uuid4().hex[:12]}"
@@ -107,9 +110,12 @@ def _workspace(url: str, name: str) -> RecordStore:
     return RecordStore(folder, location=f"{url}#workspace={name}")
 
 
+@pytest.mark.parametrize("whole", [False, True], ids=["looked-up", "joined-whole"])
 def test_stores_read_together_hold_what_each_reads_on_its_own(
-    tmp_path: Path, postgres_server: Server
+    tmp_path: Path, postgres_server: Server, monkeypatch: pytest.MonkeyPatch, whole: bool
 ) -> None:
+    # Both statements: names looked up one by one (few), or joined whole (many: here, 1).
+    monkeypatch.setattr(postgres_backend, "MANY", 1 if whole else 1_000_000)
     url = postgres_server.url
     base = f"together-{uuid.uuid4().hex[:12]}"
     names = [f"{base}/{n}" for n in range(5)]

@@ -97,6 +97,8 @@ from memquill.store._postgres_sql import (
     INSERTED_ROW,
     LOCK_TIMEOUT,
     LOCK_WORKSPACE,
+    MANY,
+    READ_FEW,
     READ_FOR_WRITE,
     READ_FOR_WRITE_NOWAIT,
     READ_MANY,
@@ -577,7 +579,8 @@ class PostgresBackend(RecordsBackend):
         def read(connection: Connection) -> list[tuple[object, ...]]:
             if not all(backend._schema_checked for backend in backends):
                 ensure_schema(connection)
-            return connection.execute(READ_MANY, (asked,)).fetchall()
+            statement = READ_MANY if len(backends) >= MANY else READ_FEW
+            return connection.execute(statement, (asked,)).fetchall()
 
         try:
             rows = backends[0]._pool.run(read)
