@@ -8,6 +8,12 @@ note is read and analysed again, new and renamed ones included. Rows of notes th
 longer admits are removed. The limits are applied by :func:`memquill.query._scan.admit`, exactly as
 the full scan applies them, with the sizes the index recorded.
 
+The common case of a fresh process, every walked note current, is found in C
+(:func:`_all_current`: the walk's packed identities compared with the note table's columns,
+run by run of consecutive note ids); the walk then needs no note-by-note pass, and when the
+notes together are also within the file and text limits, none is left out and the limits
+only add the walk's own summary (:func:`memquill.query._scan.walk_warnings`).
+
 Folder listings are kept in the index (:class:`KeptListings`), so that a fresh process need
 not list every folder again.
 
@@ -44,6 +50,8 @@ import struct
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import compress, islice, pairwise, repeat
+from operator import ne, sub
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
@@ -61,6 +69,7 @@ from memquill.query import (
     WalkedFile,
     admit,
     load_scan_config,
+    walk_warnings,
     walk_workspace,
 )
 
@@ -135,7 +144,8 @@ def synchronise(
     with database.reading() as connection:
         notes.refresh(connection)
     oversized: list[str] = []
-    pending = stale_notes(walk, notes, racy_ns, force, oversized)
+    current = not force and _all_current(walk, notes, racy_ns)
+    pending = [] if current else stale_notes(walk, notes, racy_ns, force, oversized)
     errors: dict[str, str] = {}
     analysed = analyse(root, database, notes, pending, errors, progress, announce, workers)
     if analysed:
@@ -155,8 +165,13 @@ def synchronise(
             return "Memory source is not readable."
         return doc_id, byte_sizes[doc_id]
 
-    admitted = admit(walk, resolve, budget)
-    keep = set(admitted.paths)
+    if current and len(walk.texts) <= budget.files and notes.bytes_total <= budget.bytes:
+        # Every walked note indexed, and all of them within the limits: none is left out.
+        paths, warnings = walk.texts, walk_warnings(walk, budget)
+    else:
+        admitted = admit(walk, resolve, budget)
+        paths, warnings = admitted.paths, admitted.warnings
+    keep = set(paths)
     removals = [path for path in notes.ids if path not in keep]
     if removals or analysed or not database.meta_int("synced_ns"):
         from memquill.index._writer import IndexWriter  # a current index loads no write side
@@ -167,8 +182,8 @@ def synchronise(
     skipped = frozenset([*oversized, *errors])
     read = frozenset(walked[0] for walked in pending if walked[0] not in errors)
     return SyncReport(
-        len(admitted.paths),
-        admitted.warnings,
+        len(paths),
+        warnings,
         analysed,
         len(removals),
         skipped,
@@ -216,6 +231,37 @@ def stale_notes(
         ):
             pending.append(step)
     return pending
+
+
+def _all_current(walk: Walk, notes: NoteTable, racy_ns: int) -> bool:
+    """Whether every note of ``walk`` is within the size limit and indexed with the identity
+    it was walked at, read at least ``racy_ns`` after its last change: what the loop of
+    :func:`stale_notes` checks, here compared run by run in C (a run: walked notes the table
+    holds under consecutive ids, as a build numbers them) against the walk's packed
+    identities."""
+    numbers = walk.numbers
+    if walk.warned or not numbers or max(numbers[::5]) > walk.config.max_file_bytes:
+        return False
+    found = list(map(notes.ids.get, walk.texts))
+    if None in found:
+        return False
+    ids = cast("list[int]", found)
+    count = len(ids)
+    steps = map(ne, map(sub, islice(ids, 1, None), ids), repeat(1))
+    bounds = [0, *compress(range(1, count), steps), count]
+    columns = (notes.sizes, notes.mtimes, notes.inodes, notes.ctimes, notes.devices)
+    seen = notes.seen
+    for start, end in pairwise(bounds):
+        low, high = ids[start], ids[start] + end - start
+        for offset, column in enumerate(columns):
+            if column[low:high] != numbers[5 * start + offset : 5 * end : 5]:
+                return False
+        # ``seen - max(mtime, ctime) >= racy_ns`` for each note, as two minimums.
+        read = seen[low:high]
+        for offset in (1, 3):
+            if min(map(sub, read, numbers[5 * start + offset : 5 * end : 5])) < racy_ns:
+                return False
+    return True
 
 
 def analyse(
