@@ -236,32 +236,49 @@ def stale_notes(
 def _all_current(walk: Walk, notes: NoteTable, racy_ns: int) -> bool:
     """Whether every note of ``walk`` is within the size limit and indexed with the identity
     it was walked at, read at least ``racy_ns`` after its last change: what the loop of
-    :func:`stale_notes` checks, here compared run by run in C (a run: walked notes the table
-    holds under consecutive ids, as a build numbers them) against the walk's packed
-    identities."""
+    :func:`stale_notes` checks, here compared run by run in C (:func:`walked_runs`)."""
     numbers = walk.numbers
-    if walk.warned or not numbers or max(numbers[::5]) > walk.config.max_file_bytes:
+    if not numbers or max(numbers[::5]) > walk.config.max_file_bytes:
         return False
-    found = list(map(notes.ids.get, walk.texts))
-    if None in found:
+    runs = walked_runs(walk, notes)
+    if runs is None or not all(equal for _, _, _, equal in runs):
         return False
-    ids = cast("list[int]", found)
-    count = len(ids)
-    steps = map(ne, map(sub, islice(ids, 1, None), ids), repeat(1))
-    bounds = [0, *compress(range(1, count), steps), count]
-    columns = (notes.sizes, notes.mtimes, notes.inodes, notes.ctimes, notes.devices)
     seen = notes.seen
-    for start, end in pairwise(bounds):
-        low, high = ids[start], ids[start] + end - start
-        for offset, column in enumerate(columns):
-            if column[low:high] != numbers[5 * start + offset : 5 * end : 5]:
-                return False
+    for start, end, low, _ in runs:
         # ``seen - max(mtime, ctime) >= racy_ns`` for each note, as two minimums.
-        read = seen[low:high]
+        read = seen[low : low + end - start]
         for offset in (1, 3):
             if min(map(sub, read, numbers[5 * start + offset : 5 * end : 5])) < racy_ns:
                 return False
     return True
+
+
+def walked_runs(walk: Walk, notes: NoteTable) -> list[tuple[int, int, int, bool]] | None:
+    """The walk's notes in runs the table holds under consecutive ids (as a build numbers
+    them), each as its first and last place in the walk (``start``, ``end``: a slice), its
+    first note id, and whether every row of the run holds the identity the walk saw
+    (compared column by column in C); ``None`` when the walk warned or some walked note is
+    not indexed."""
+    if walk.warned:
+        return None
+    found = list(map(notes.ids.get, walk.texts))
+    if None in found:
+        return None
+    ids = cast("list[int]", found)
+    count = len(ids)
+    steps = map(ne, map(sub, islice(ids, 1, None), ids), repeat(1))
+    bounds = [0, *compress(range(1, count), steps), count] if count else []
+    columns = (notes.sizes, notes.mtimes, notes.inodes, notes.ctimes, notes.devices)
+    numbers = walk.numbers
+    runs: list[tuple[int, int, int, bool]] = []
+    for start, end in pairwise(bounds):
+        low, high = ids[start], ids[start] + end - start
+        equal = all(
+            column[low:high] == numbers[5 * start + offset : 5 * end : 5]
+            for offset, column in enumerate(columns)
+        )
+        runs.append((start, end, low, equal))
+    return runs
 
 
 def analyse(
