@@ -1,6 +1,6 @@
-"""A fresh process's check that every walked note is current (``_sync._all_current``: the
-walk's packed identities compared with the note table's columns in C, run by run of
-consecutive note ids) and the limits it then skips.
+"""A fresh process's check of which walked notes are current (``_sync._stale``: the walk's
+packed identities compared with the note table's columns in C, run by run of consecutive
+note ids) and the limits it then skips.
 
 Both are speed, not behaviour: whenever the check says current, the note-by-note comparison
 (:func:`memquill.index._sync.stale_notes`) finds nothing to read, and :func:`admit` keeps every
@@ -17,11 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.core.index_helpers import mutate, populate
+from tests.core.index_helpers import age, mutate, populate
 from tests.core.query_helpers import NOW, write
 
 from memquill.index._search_index import SearchIndex
-from memquill.index._sync import _all_current, stale_notes  # pyright: ignore[reportPrivateUsage]
+from memquill.index._sync import (  # pyright: ignore[reportPrivateUsage]
+    _stale,
+    _stale_by_note,
+    stale_notes,
+)
 from memquill.index._view import NoteTable
 from memquill.query._scan import ScanBudget, admit, walk_warnings, walk_workspace
 from memquill.query._scanconfig import load_scan_config
@@ -41,12 +45,32 @@ def indexed(root: Path) -> tuple[SearchIndex, NoteTable]:
     return index, index._notes  # pyright: ignore[reportPrivateUsage]
 
 
+def _all_current(walk: Walk, notes: NoteTable, racy_ns: int) -> bool:
+    """Current as the run-by-run comparison sees it: every walked note indexed, none to read
+    and none too large."""
+    oversized: list[str] = []
+    pending, indexed = _stale(walk, notes, racy_ns, frozenset(), oversized)
+    return indexed and not pending and not oversized
+
+
 def by_loop(walk: Walk, notes: NoteTable, racy_ns: int) -> bool:
     """Current as the note-by-note comparison sees it (no warning, none to read, none too
     large)."""
     oversized: list[str] = []
-    pending = stale_notes(walk, notes, racy_ns, frozenset(), oversized)
+    limit = walk.config.max_file_bytes
+    pending = _stale_by_note(walk.steps, notes, limit, racy_ns, frozenset(), oversized)
     return not pending and not oversized and all(not isinstance(s, str) for s in walk.steps)
+
+
+def same_as_by_note(walk: Walk, notes: NoteTable, racy_ns: int, force: set[str]) -> None:
+    """The notes to read and those too large, run by run as note by note."""
+    runs: list[str] = []
+    notes_: list[str] = []
+    limit = walk.config.max_file_bytes
+    fast = stale_notes(walk, notes, racy_ns, force, runs)
+    slow = _stale_by_note(walk.steps, notes, limit, racy_ns, force, notes_)
+    assert fast == slow
+    assert runs == notes_
 
 
 def test_every_change_to_a_note_is_still_seen(tmp_path: Path) -> None:
@@ -71,10 +95,17 @@ def test_every_change_to_a_note_is_still_seen(tmp_path: Path) -> None:
         for name, change in changes.items():
             change()
             walk = walked(root)
+            same_as_by_note(walk, notes, SETTLED, set())
             assert not by_loop(walk, notes, SETTLED), name
             assert not _all_current(walk, notes, SETTLED), name
             index.search("alpha", now=NOW)  # read again: current once more
             assert _all_current(walked(root), notes, SETTLED), name
+        # Written 10 s ago, its inode changed just now: unsettled by its ctime alone.
+        age(root)
+        index.search("alpha", now=NOW)
+        walk = walked(root)
+        same_as_by_note(walk, notes, 5 * 10**9, set())
+        assert stale_notes(walk, notes, 5 * 10**9), "read just after its ctime: read again"
         write(root, ".assistant/config.json", '{"index": {"maxFileSizeKB": 1}}')
         write(root, "f2/big.md", "alpha " * 400)
         index.search("alpha", now=NOW)
@@ -106,6 +137,10 @@ def test_when_current_nothing_is_read_and_every_walked_note_is_kept(
             walk = walked(root)
             current = _all_current(walk, notes, SETTLED)
             assert current == by_loop(walk, notes, SETTLED), f"step {step}"
+            texts = sorted(walk.texts)
+            for racy_ns in (SETTLED, 10**18):
+                for force in (set[str](), set(rng.sample(texts, 3)) if texts else set[str]()):
+                    same_as_by_note(walk, notes, racy_ns, force)
             if current:
                 admitted = admit(walk, _resolver(notes), ScanBudget.default())
                 assert admitted.paths == walk.texts

@@ -8,11 +8,12 @@ note is read and analysed again, new and renamed ones included. Rows of notes th
 longer admits are removed. The limits are applied by :func:`memquill.query._scan.admit`, exactly as
 the full scan applies them, with the sizes the index recorded.
 
-The common case of a fresh process, every walked note current, is found in C
-(:func:`_all_current`: the walk's packed identities compared with the note table's columns,
-run by run of consecutive note ids); the walk then needs no note-by-note pass, and when the
-notes together are also within the file and text limits, none is left out and the limits
-only add the walk's own summary (:func:`memquill.query._scan.walk_warnings`).
+The walk's packed identities are compared with the note table's columns in C, run by run of
+consecutive note ids (:func:`walked_runs`); only a run that differs is gone through note by
+note. When the index holds every walked note (read again without error where it changed) and
+the notes together are within the file and text limits, none is left out: the limits only
+add the walk's own summary (:func:`memquill.query._scan.walk_warnings`), with no pass over
+the notes.
 
 Folder listings are kept in the index (:class:`KeptListings`), so that a fresh process need
 not list every folder again.
@@ -48,9 +49,9 @@ import json
 import sqlite3
 import struct
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import compress, islice, pairwise, repeat
+from itertools import compress, islice, pairwise, repeat, starmap
 from operator import ne, sub
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
@@ -144,8 +145,7 @@ def synchronise(
     with database.reading() as connection:
         notes.refresh(connection)
     oversized: list[str] = []
-    current = not force and _all_current(walk, notes, racy_ns)
-    pending = [] if current else stale_notes(walk, notes, racy_ns, force, oversized)
+    pending, indexed = _stale(walk, notes, racy_ns, force, oversized)
     errors: dict[str, str] = {}
     analysed = analyse(root, database, notes, pending, errors, progress, announce, workers)
     if analysed:
@@ -165,8 +165,15 @@ def synchronise(
             return "Memory source is not readable."
         return doc_id, byte_sizes[doc_id]
 
-    if current and len(walk.texts) <= budget.files and notes.bytes_total <= budget.bytes:
-        # Every walked note indexed, and all of them within the limits: none is left out.
+    if (
+        indexed
+        and not oversized
+        and not errors
+        and len(walk.texts) <= budget.files
+        and notes.bytes_total <= budget.bytes
+    ):
+        # Every walked note indexed (and read again without error where it changed), all of
+        # them within the limits: none is left out.
         paths, warnings = walk.texts, walk_warnings(walk, budget)
     else:
         admitted = admit(walk, resolve, budget)
@@ -201,8 +208,61 @@ def stale_notes(
 ) -> list[WalkedFile]:
     """The walked notes the index must read (again): new, changed, unsettled or forced
     (and, into ``oversized``, those too large to read)."""
+    return _stale(walk, notes, racy_ns, force, oversized)[0]
+
+
+def _stale(
+    walk: Walk,
+    notes: NoteTable,
+    racy_ns: int,
+    force: frozenset[str] | set[str],
+    oversized: list[str] | None,
+) -> tuple[list[WalkedFile], bool]:
+    """:func:`stale_notes`, and whether the walk warned of nothing and the index holds every
+    note it walked (before any is read again).
+
+    The walk is compared with the rows run by run of consecutive note ids, in C
+    (:func:`walked_runs`); only a run that differs, holds a note too large, read too soon
+    after its last change or forced, is gone through note by note.
+    """
+    runs = walked_runs(walk, notes)
+    if runs is None:
+        return _stale_by_note(
+            walk.steps, notes, walk.config.max_file_bytes, racy_ns, force, oversized
+        ), False
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
+    texts, numbers, seen = walk.texts, walk.numbers, notes.seen
+    for start, end, low, equal in runs:
+        if (
+            equal
+            and max(numbers[5 * start : 5 * end : 5]) <= limit
+            and force.isdisjoint(texts[start:end])
+            # ``seen - max(mtime, ctime) >= racy_ns`` for each note, as two minimums.
+            and all(
+                min(map(sub, seen[low : low + end - start], numbers[5 * start + at : 5 * end : 5]))
+                >= racy_ns
+                for at in (1, 3)
+            )
+        ):
+            continue
+        held = iter(numbers[5 * start : 5 * end])
+        identities = cast("Iterator[Identity]", zip(held, held, held, held, held, strict=True))
+        steps = starmap(WalkedFile, zip(texts[start:end], identities, strict=True))
+        pending += _stale_by_note(steps, notes, limit, racy_ns, force, oversized)
+    return pending, True
+
+
+def _stale_by_note(
+    steps: Iterable[WalkedFile | str],
+    notes: NoteTable,
+    limit: int,
+    racy_ns: int,
+    force: frozenset[str] | set[str],
+    oversized: list[str] | None,
+) -> list[WalkedFile]:
+    """The notes among ``steps`` the index must read (again), one by one."""
+    pending: list[WalkedFile] = []
     get = notes.ids.get
     sizes, mtimes, inodes, ctimes, devices, seen = (
         notes.sizes,
@@ -212,7 +272,7 @@ def stale_notes(
         notes.devices,
         notes.seen,
     )
-    for step in walk.steps:
+    for step in steps:
         if isinstance(step, str):
             continue  # a warning
         path, identity = step
@@ -231,26 +291,6 @@ def stale_notes(
         ):
             pending.append(step)
     return pending
-
-
-def _all_current(walk: Walk, notes: NoteTable, racy_ns: int) -> bool:
-    """Whether every note of ``walk`` is within the size limit and indexed with the identity
-    it was walked at, read at least ``racy_ns`` after its last change: what the loop of
-    :func:`stale_notes` checks, here compared run by run in C (:func:`walked_runs`)."""
-    numbers = walk.numbers
-    if not numbers or max(numbers[::5]) > walk.config.max_file_bytes:
-        return False
-    runs = walked_runs(walk, notes)
-    if runs is None or not all(equal for _, _, _, equal in runs):
-        return False
-    seen = notes.seen
-    for start, end, low, _ in runs:
-        # ``seen - max(mtime, ctime) >= racy_ns`` for each note, as two minimums.
-        read = seen[low : low + end - start]
-        for offset in (1, 3):
-            if min(map(sub, read, numbers[5 * start + offset : 5 * end : 5])) < racy_ns:
-                return False
-    return True
 
 
 def walked_runs(walk: Walk, notes: NoteTable) -> list[tuple[int, int, int, bool]] | None:
