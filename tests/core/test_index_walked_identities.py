@@ -130,3 +130,28 @@ def test_a_shared_listing_equals_its_own_and_holds_the_note_tables_paths(tmp_pat
     assert shared == made
     assert shared.values[2] is table.paths[0]
     assert shared_paths(FolderListing(0, (), (), True), table) == FolderListing(0, (), (), True)
+
+
+def test_rows_that_differ_from_the_walk_are_kept_apart_run_by_run(tmp_path: Path) -> None:
+    """The walk is compared with the rows run by run of consecutive note ids (in C): a run
+    holding a row that differs (its note read again after the walk) is gone through note by
+    note, and only that note's identity is kept apart; every walked note answers as the walk
+    saw it."""
+    rng = random.Random(7)
+    root = tmp_path.resolve() / "vault"
+    populate(root, rng, 40)
+    index = SearchIndex(root, location=":memory:", notice=None, racy_seconds=0)
+    try:
+        index.search("alpha", now=NOW)
+        walk = walk_workspace(root, load_scan_config(root), None, ScanBudget.default())
+        expected = walked(root)
+        changed = sorted(expected)[5:8]
+        for path in changed:
+            with (root / path).open("a", encoding="utf-8") as handle:
+                handle.write("\nanother line\n")
+        index.search("alpha", now=NOW)  # the rows of the changed notes now differ from the walk
+        known = WalkedIdentities(index._notes, walk)  # pyright: ignore[reportPrivateUsage]
+        assert {path: known.identity(path) for path in expected} == expected
+        assert sorted(known._other) == changed  # pyright: ignore[reportPrivateUsage]
+    finally:
+        index.close()

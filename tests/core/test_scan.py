@@ -10,11 +10,19 @@ from typing import Any
 import pytest
 from tests.core.query_helpers import engine, make_unreadable, remember, write
 
+from memquill.errors import Messages
+from memquill.foundation.safe_read import HARD_LINKS_ENV
 from memquill.paths import read_text_nofollow
 from memquill.query import _scan as scan_module
-from memquill.query._scan import ScanBudget, scan_workspace
+from memquill.query._scan import ScanBudget, scan_workspace, walk_workspace
 from memquill.query._scanconfig import glob_pattern, load_scan_config
-from memquill.query._walk import DocumentCache
+from memquill.query._walk import (
+    DocumentCache,
+    Identity,
+    PreviousWalk,
+    WalkedFile,
+    file_identity,
+)
 
 
 def scanned(root: Path, cache: DocumentCache | None = None) -> list[str]:
@@ -199,3 +207,52 @@ def test_cache_skips_files_changed_just_now(tmp_path: Path) -> None:
     os.utime(tmp_path / "a.md", (old, old))
     scan_workspace(tmp_path, cache)
     assert len(cache) == 0  # ctime is still fresh
+
+
+def test_a_walk_gives_back_each_note_with_its_identity_and_each_warning_in_walk_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk keeps its notes packed (paths in one tuple, identities as numbers in one array);
+    reading its steps gives every note with the identity ``lstat`` gives, warnings in their
+    places, as often as they are read, listed afresh, from a cached listing, or taken from a
+    previous walk."""
+    monkeypatch.delenv(HARD_LINKS_ENV, raising=False)
+    root = tmp_path.resolve()
+    for path in ("a.md", "b/c.md", "b/d.md", "e.md", "h/i.md", "z.md"):
+        write(root, path, f"note {path}")
+    os.link(root / "e.md", root / "f.md")  # e.md and f.md: skipped, with a warning each
+    config = load_scan_config(root)
+    skip = f"Skipped {{}}: {Messages.HARD_LINK}"
+
+    def expected(known: dict[str, Identity] | None = None) -> list[WalkedFile | str]:
+        def note(path: str) -> WalkedFile:
+            found = (known or {}).get(path) or file_identity(os.lstat(root / path))
+            return WalkedFile(path, found)
+
+        return [
+            note("a.md"),
+            note("b/c.md"),
+            note("b/d.md"),
+            skip.format("e.md"),
+            skip.format("f.md"),
+            note("h/i.md"),
+            note("z.md"),
+        ]
+
+    cache = DocumentCache(racy_seconds=0)
+    # Listed afresh, then from the cache's listings.
+    walks = [walk_workspace(root, config, cache, ScanBudget.default()) for _ in range(2)]
+    for walk in walks:
+        assert list(walk.steps) == expected()
+        assert list(walk.steps) == expected()  # read again
+        assert len(walk.numbers) == 5 * 5
+    # Identities a change watcher vouches for come from the previous walk, not from ``lstat``.
+    known = {"a.md": (1, 2, 3, 4, 5), "b/d.md": (6, 7, 8, 9, 10), "h/i.md": (11, 12, 13, 14, 15)}
+
+    class Known:
+        def identity(self, path: str, /) -> Identity | None:
+            return known.get(path)
+
+    previous = PreviousWalk(config, dict(walks[0].listings), Known(), set(), {"h/i.md"})
+    walk = walk_workspace(root, config, cache, ScanBudget.default(), previous=previous)
+    assert list(walk.steps) == expected({p: i for p, i in known.items() if p != "h/i.md"})

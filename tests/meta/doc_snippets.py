@@ -499,6 +499,9 @@ SPECS: dict[str, Spec] = {
     "docs/search-index.md § Memory of a warm process: uv run python benchmarks/vault_scale.py --sizes 20000 --data #2": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),
+    "docs/search-index.md § Memory of a warm process: uv run python benchmarks/vault_scale.py --sizes 20000 --data #3": NotRun(
+        f"{BENCHMARK}; needs a data set outside the repository"
+    ),
     "docs/search-index.md § Engine spike: tantivy postings: uv run python benchmarks/tantivy_spike.py --data ../shared/b": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),

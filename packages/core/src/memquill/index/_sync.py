@@ -8,6 +8,13 @@ note is read and analysed again, new and renamed ones included. Rows of notes th
 longer admits are removed. The limits are applied by :func:`memquill.query._scan.admit`, exactly as
 the full scan applies them, with the sizes the index recorded.
 
+The walk's packed identities are compared with the note table's columns in C, run by run of
+consecutive note ids (:func:`walked_runs`); only a run that differs is gone through note by
+note. When the index holds every walked note (read again without error where it changed) and
+the notes together are within the file and text limits, none is left out: the limits only
+add the walk's own summary (:func:`memquill.query._scan.walk_warnings`), with no pass over
+the notes.
+
 Folder listings are kept in the index (:class:`KeptListings`), so that a fresh process need
 not list every folder again.
 
@@ -42,8 +49,10 @@ import json
 import sqlite3
 import struct
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import compress, islice, pairwise, repeat, starmap
+from operator import ne, sub
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
@@ -61,6 +70,7 @@ from memquill.query import (
     WalkedFile,
     admit,
     load_scan_config,
+    walk_warnings,
     walk_workspace,
 )
 
@@ -135,7 +145,7 @@ def synchronise(
     with database.reading() as connection:
         notes.refresh(connection)
     oversized: list[str] = []
-    pending = stale_notes(walk, notes, racy_ns, force, oversized)
+    pending, indexed = _stale(walk, notes, racy_ns, force, oversized)
     errors: dict[str, str] = {}
     analysed = analyse(root, database, notes, pending, errors, progress, announce, workers)
     if analysed:
@@ -155,8 +165,20 @@ def synchronise(
             return "Memory source is not readable."
         return doc_id, byte_sizes[doc_id]
 
-    admitted = admit(walk, resolve, budget)
-    keep = set(admitted.paths)
+    if (
+        indexed
+        and not oversized
+        and not errors
+        and len(walk.texts) <= budget.files
+        and notes.bytes_total <= budget.bytes
+    ):
+        # Every walked note indexed (and read again without error where it changed), all of
+        # them within the limits: none is left out.
+        paths, warnings = walk.texts, walk_warnings(walk, budget)
+    else:
+        admitted = admit(walk, resolve, budget)
+        paths, warnings = admitted.paths, admitted.warnings
+    keep = set(paths)
     removals = [path for path in notes.ids if path not in keep]
     if removals or analysed or not database.meta_int("synced_ns"):
         from memquill.index._writer import IndexWriter  # a current index loads no write side
@@ -167,8 +189,8 @@ def synchronise(
     skipped = frozenset([*oversized, *errors])
     read = frozenset(walked[0] for walked in pending if walked[0] not in errors)
     return SyncReport(
-        len(admitted.paths),
-        admitted.warnings,
+        len(paths),
+        warnings,
         analysed,
         len(removals),
         skipped,
@@ -186,8 +208,61 @@ def stale_notes(
 ) -> list[WalkedFile]:
     """The walked notes the index must read (again): new, changed, unsettled or forced
     (and, into ``oversized``, those too large to read)."""
+    return _stale(walk, notes, racy_ns, force, oversized)[0]
+
+
+def _stale(
+    walk: Walk,
+    notes: NoteTable,
+    racy_ns: int,
+    force: frozenset[str] | set[str],
+    oversized: list[str] | None,
+) -> tuple[list[WalkedFile], bool]:
+    """:func:`stale_notes`, and whether the walk warned of nothing and the index holds every
+    note it walked (before any is read again).
+
+    The walk is compared with the rows run by run of consecutive note ids, in C
+    (:func:`walked_runs`); only a run that differs, holds a note too large, read too soon
+    after its last change or forced, is gone through note by note.
+    """
+    runs = walked_runs(walk, notes)
+    if runs is None:
+        return _stale_by_note(
+            walk.steps, notes, walk.config.max_file_bytes, racy_ns, force, oversized
+        ), False
     pending: list[WalkedFile] = []
     limit = walk.config.max_file_bytes
+    texts, numbers, seen = walk.texts, walk.numbers, notes.seen
+    for start, end, low, equal in runs:
+        if (
+            equal
+            and max(numbers[5 * start : 5 * end : 5]) <= limit
+            and force.isdisjoint(texts[start:end])
+            # ``seen - max(mtime, ctime) >= racy_ns`` for each note, as two minimums.
+            and all(
+                min(map(sub, seen[low : low + end - start], numbers[5 * start + at : 5 * end : 5]))
+                >= racy_ns
+                for at in (1, 3)
+            )
+        ):
+            continue
+        held = iter(numbers[5 * start : 5 * end])
+        identities = cast("Iterator[Identity]", zip(held, held, held, held, held, strict=True))
+        steps = starmap(WalkedFile, zip(texts[start:end], identities, strict=True))
+        pending += _stale_by_note(steps, notes, limit, racy_ns, force, oversized)
+    return pending, True
+
+
+def _stale_by_note(
+    steps: Iterable[WalkedFile | str],
+    notes: NoteTable,
+    limit: int,
+    racy_ns: int,
+    force: frozenset[str] | set[str],
+    oversized: list[str] | None,
+) -> list[WalkedFile]:
+    """The notes among ``steps`` the index must read (again), one by one."""
+    pending: list[WalkedFile] = []
     get = notes.ids.get
     sizes, mtimes, inodes, ctimes, devices, seen = (
         notes.sizes,
@@ -197,7 +272,7 @@ def stale_notes(
         notes.devices,
         notes.seen,
     )
-    for step in walk.steps:
+    for step in steps:
         if isinstance(step, str):
             continue  # a warning
         path, identity = step
@@ -216,6 +291,34 @@ def stale_notes(
         ):
             pending.append(step)
     return pending
+
+
+def walked_runs(walk: Walk, notes: NoteTable) -> list[tuple[int, int, int, bool]] | None:
+    """The walk's notes in runs the table holds under consecutive ids (as a build numbers
+    them), each as its first and last place in the walk (``start``, ``end``: a slice), its
+    first note id, and whether every row of the run holds the identity the walk saw
+    (compared column by column in C); ``None`` when the walk warned or some walked note is
+    not indexed."""
+    if walk.warned:
+        return None
+    found = list(map(notes.ids.get, walk.texts))
+    if None in found:
+        return None
+    ids = cast("list[int]", found)
+    count = len(ids)
+    steps = map(ne, map(sub, islice(ids, 1, None), ids), repeat(1))
+    bounds = [0, *compress(range(1, count), steps), count] if count else []
+    columns = (notes.sizes, notes.mtimes, notes.inodes, notes.ctimes, notes.devices)
+    numbers = walk.numbers
+    runs: list[tuple[int, int, int, bool]] = []
+    for start, end in pairwise(bounds):
+        low, high = ids[start], ids[start] + end - start
+        equal = all(
+            column[low:high] == numbers[5 * start + offset : 5 * end : 5]
+            for offset, column in enumerate(columns)
+        )
+        runs.append((start, end, low, equal))
+    return runs
 
 
 def analyse(

@@ -16,13 +16,20 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
 from memquill.index._db import IndexDatabase
-from memquill.index._sync import KeptListings, Progress, SyncReport, analyse, synchronise
+from memquill.index._sync import (
+    KeptListings,
+    Progress,
+    SyncReport,
+    analyse,
+    synchronise,
+    walked_runs,
+)
 from memquill.index._view import NoteTable
 from memquill.query import (
     PACKED_IDENTITY,
@@ -84,6 +91,8 @@ class WalkedIdentities:
     change only when its note is read again after its file changed, which the watcher reports
     (the file is then looked at again, never taken as known). A table emptied and loaded
     again (the index was replaced) vouches for nothing: those notes are ``lstat``\ ed again.
+    The walk is compared with the rows run by run of consecutive note ids, in C
+    (:func:`._sync.walked_runs`); only a run that differs is gone through note by note.
     """
 
     __slots__ = ("_notes", "_other", "_sizes", "_vouched")
@@ -96,6 +105,25 @@ class WalkedIdentities:
         self._other: dict[str, bytes] = {}
         if walk is None:
             return
+        runs = walked_runs(walk, notes)
+        if runs is None:
+            self._check(walk.steps)
+            return
+        texts, numbers = walk.texts, walk.numbers
+        for start, end, low, equal in runs:
+            if equal:  # every row of the run holds what the walk saw (compared in C)
+                self._vouched[low : low + end - start] = b"\x01" * (end - start)
+            else:
+                held = iter(numbers[5 * start : 5 * end])
+                identities = cast(
+                    "Iterator[Identity]", zip(held, held, held, held, held, strict=True)
+                )
+                self._check(zip(texts[start:end], identities, strict=True))
+
+    def _check(self, steps: Iterable[tuple[str, Identity] | str]) -> None:
+        """Vouch for each walked note whose row holds the identity the walk saw; pack the
+        others'."""
+        notes = self._notes
         get, vouched, other, pack = notes.ids.get, self._vouched, self._other, PACKED_IDENTITY.pack
         sizes, mtimes, inodes, ctimes, devices = (
             notes.sizes,
@@ -104,7 +132,7 @@ class WalkedIdentities:
             notes.ctimes,
             notes.devices,
         )
-        for step in walk.steps:
+        for step in steps:
             if isinstance(step, str):
                 continue  # a warning
             path, identity = step

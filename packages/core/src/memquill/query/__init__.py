@@ -93,6 +93,7 @@ if typing.TYPE_CHECKING:
     from memquill.query._scan import (
         ScanBudget as ScanBudget,
         admit as admit,
+        walk_warnings as walk_warnings,
         walk_workspace as walk_workspace,
     )
     from memquill.query._scanconfig import (

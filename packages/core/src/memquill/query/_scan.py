@@ -197,6 +197,23 @@ def admit(
     return Admitted(tuple(items), tuple(paths), tuple(dict.fromkeys(warnings)))
 
 
+def walk_warnings(walk: Walk, budget: ScanBudget | None = None) -> tuple[str, ...]:
+    """What :func:`admit` warns when the walk warned of nothing, every note resolves and
+    none is left out (within the size limit, the notes together within the file and text
+    limits): the walk's own summary (folders too deep, the entry limit), if any."""
+    summary = skip_warning(
+        oversized=0,
+        max_file_bytes=walk.config.max_file_bytes,
+        past_files=0,
+        past_bytes=0,
+        deep_folders=walk.deep_folders,
+        max_depth=walk.config.max_depth,
+        entry_stopped=walk.entry_stopped,
+        budget=budget or ScanBudget.default(),
+    )
+    return (summary,) if summary else ()
+
+
 def skip_warning(
     *,
     oversized: int,

@@ -26,9 +26,10 @@ import os
 import stat
 import struct
 import time
+from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import islice, repeat
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Final, NamedTuple, Protocol, cast
@@ -309,11 +310,19 @@ per note)."""
 
 @dataclass(frozen=True, slots=True)
 class Walk:
-    """One walk of a workspace, before any note is read.
+    r"""One walk of a workspace, before any note is read.
+
+    The walk keeps its notes packed: each step's path or warning in one tuple, and each
+    note's identity as five numbers in one array (40 bytes a note, where a
+    :class:`WalkedFile` of a tuple of five numbers held about 300 while the walk lasted);
+    :attr:`steps` makes the :class:`WalkedFile`\ s as it is read, in C.
 
     Attributes:
         config: the scan settings it used.
-        steps: files and warnings, in walk order.
+        texts: each step's note path or warning, in walk order.
+        numbers: the identity of each note (the steps not in ``warned``), five numbers a
+            note, in walk order.
+        warned: the places in ``texts`` that hold warnings, ascending.
         folders: every folder listed (workspace paths; the workspace itself is ``""``).
         deep_folders: folders not entered because they lie deeper than ``max_depth``.
         entry_stopped: the entry limit stopped the walk.
@@ -321,11 +330,33 @@ class Walk:
     """
 
     config: ScanConfig
-    steps: tuple[WalkedFile | str, ...]
+    texts: tuple[str, ...]
+    numbers: array[int]
+    warned: tuple[int, ...]
     folders: frozenset[str]
     deep_folders: int
     entry_stopped: bool
     listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
+
+    @property
+    def steps(self) -> Iterator[WalkedFile | str]:
+        """Files and warnings, in walk order (made afresh at each reading)."""
+        texts = iter(self.texts)
+        numbers = iter(self.numbers)
+        identities = cast(
+            "Iterator[Identity]", zip(numbers, numbers, numbers, numbers, numbers, strict=True)
+        )
+        start = 0
+        for at in self.warned:
+            # The paths first: ``zip`` stops on them, taking no identity past the run.
+            yield from map(
+                _NEW_WALKED,
+                repeat(WalkedFile),
+                zip(islice(texts, at - start), identities, strict=False),
+            )
+            yield next(texts)
+            start = at + 1
+        yield from map(_NEW_WALKED, repeat(WalkedFile), zip(texts, identities, strict=True))
 
 
 def walk_folders(
@@ -364,7 +395,9 @@ def walk_folders(
     walk.folder("", 0)
     return Walk(
         config,
-        tuple(walk.steps),
+        tuple(walk.texts),
+        walk.numbers,
+        tuple(walk.warned),
         frozenset(walk.folders),
         walk.deep,
         walk.entry_stopped,
@@ -381,13 +414,18 @@ class _Walk:
     entry_limit: int
     previous: PreviousWalk | None
     before_listing: Callable[[str], None] | None
-    steps: list[WalkedFile | str] = field(default_factory=list[WalkedFile | str])
+    texts: list[str] = field(default_factory=list[str])
+    """Each step's note path or warning."""
+    numbers: array[int] = field(default_factory=lambda: array("q"))
+    """Each note's identity, five numbers a note."""
+    warned: list[int] = field(default_factory=list[int])
+    """The places in ``texts`` that hold warnings."""
     listings: dict[str, FolderListing] = field(default_factory=dict[str, FolderListing])
     folders: set[str] = field(default_factory=set[str])
     entries: int = 0
     deep: int = 0
     entry_stopped: bool = False
-    seen: dict[str, WalkedFile | str] = field(default_factory=dict[str, WalkedFile | str])
+    seen: dict[str, Identity | str] = field(default_factory=dict[str, Identity | str])
     """Identities (or why not) of the notes of folders just listed, until walked."""
     links: bool = field(default_factory=hard_links_allowed)
     """Notes with several hard links are walked (:func:`memquill.paths.hard_links_allowed`)."""
@@ -406,7 +444,7 @@ class _Walk:
             elif kind == "deep":
                 self.deep += 1
             else:
-                self.steps.append(value)
+                self._warn(value)
 
     def _listing(self, relative: str, depth: int) -> FolderListing | None:
         """The folder's listing (cached while the folder is unchanged), within the budget."""
@@ -439,7 +477,7 @@ class _Walk:
         except OSError as error:
             if not relative:
                 raise source_error(error) from None
-            self.steps.append(f"Skipped {relative}: {source_error(error).message}")
+            self._warn(f"Skipped {relative}: {source_error(error).message}")
             return None
         try:
             with os.scandir(location if folder is None else folder) as iterator:
@@ -454,7 +492,7 @@ class _Walk:
         except OSError as error:
             if not relative:
                 raise source_error(error) from None
-            self.steps.append(f"Skipped {relative}: {source_error(error).message}")
+            self._warn(f"Skipped {relative}: {source_error(error).message}")
             return None
         finally:
             if folder is not None:
@@ -473,7 +511,7 @@ class _Walk:
         links = self.links
         for path, entry in zip(paths, notes, strict=True):
             try:
-                seen[path] = _walked(path, entry.stat(follow_symlinks=False), links)
+                seen[path] = _walked(entry.stat(follow_symlinks=False), links)
             except OSError as error:
                 seen[path] = source_error(error).message
 
@@ -493,8 +531,7 @@ class _Walk:
         identities = list(map(_IDENTITY, infos))
         if max(map(_INODE, identities)) >= _SIGN or max(map(_DEVICE, identities)) >= _SIGN:
             return  # numbers stored signed: made one by one
-        walked = map(_NEW_WALKED, repeat(WalkedFile), zip(paths, identities, strict=True))
-        self.seen.update(zip(paths, walked, strict=True))
+        self.seen.update(zip(paths, identities, strict=True))
 
     def _count(
         self, relative: str, entries: int, remaining: int, listing: FolderListing | None
@@ -512,33 +549,41 @@ class _Walk:
         if previous is not None and path not in previous.files:
             known = previous.identities.identity(path)
             if known is not None:
-                self.steps.append(_NEW_WALKED(WalkedFile, (path, known)))
+                self.texts.append(path)
+                self.numbers.extend(known)
                 return
         seen = self.seen.pop(path, None)
         if seen is None:
             # A folder whose listing was reused: its notes are ``lstat``ed here, by path.
             try:
-                seen = _walked(path, os.lstat(f"{self.root_text}/{path}"), self.links)
+                seen = _walked(os.lstat(f"{self.root_text}/{path}"), self.links)
             except OSError as error:
                 seen = source_error(error).message
-        self.steps.append(f"Skipped {path}: {seen}" if isinstance(seen, str) else seen)
+        if isinstance(seen, str):
+            self._warn(f"Skipped {path}: {seen}")
+        else:
+            self.texts.append(path)
+            self.numbers.extend(seen)
+
+    def _warn(self, warning: str) -> None:
+        self.warned.append(len(self.texts))
+        self.texts.append(warning)
 
 
-def _walked(path: str, info: os.stat_result, links: bool) -> WalkedFile | str:
-    """The note at ``path`` with this ``lstat``, or why it is skipped (several hard links,
+def _walked(info: os.stat_result, links: bool) -> Identity | str:
+    """The identity of a note with this ``lstat``, or why it is skipped (several hard links,
     unless ``links``: :func:`memquill.paths.is_hard_linked`; the reader checks again on the
     open file)."""
     if info.st_nlink > 1 and not links:
         return Messages.HARD_LINK
     ino, dev = info.st_ino, info.st_dev
-    identity = (
+    return (
         info.st_size,
         info.st_mtime_ns,
         ino if ino < _SIGN else ino - _WRAP,
         info.st_ctime_ns,
         dev if dev < _SIGN else dev - _WRAP,
     )
-    return _NEW_WALKED(WalkedFile, (path, identity))
 
 
 def _open_folder(location: str) -> int | None:
