@@ -228,15 +228,6 @@ _READ_MANY: Final = """
     FROM w LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
         AND v.changed > w.since
     ORDER BY w.place, v.position"""
-READ_FEW: Final = _READ_MANY.format(
-    workspaces="LATERAL (SELECT * FROM memquill.workspaces w "
-    "WHERE w.workspace = k.workspace OFFSET 0)",
-    joined="true",
-)
-READ_MANY: Final = _READ_MANY.format(
-    workspaces="memquill.workspaces", joined="w.workspace = k.workspace"
-)
-MANY: Final = 1000
 """:data:`READ_WITH_ROWS` for many workspaces in one statement (one snapshot of all), asked
 as one JSON value (built and parsed in C: 10,000 names sent as arrays cost psycopg 60 ms) of
 four arrays, one place each workspace: its name, the workspace id held (``null``: none, or
@@ -246,12 +237,20 @@ and its rows changed since the seq given, or every row when the row's id is not 
 (another workspace under the name); a row of ``NULL`` workspace columns for a name without a
 workspace row; and nothing for a workspace as held, whose versions are not looked at (a
 search across 10,000 unchanged namespaces received 10,000 rows, and the server scanned every
-version of the database to join none).
-
-Fewer than :data:`MANY` workspaces are asked with :data:`READ_FEW`, which looks each up by
-name (the planner, which cannot count the names sent, joined them with every workspace row:
-3 ms for one name among 12,000 rows); more, with :data:`READ_MANY`, which joins them whole
-(10,000 names looked up one by one took 44 ms against 20)."""
+version of the database to join none)."""
+READ_FEW: Final = _READ_MANY.format(
+    workspaces="LATERAL (SELECT * FROM memquill.workspaces w "
+    "WHERE w.workspace = k.workspace OFFSET 0)",
+    joined="true",
+)
+READ_MANY: Final = _READ_MANY.format(
+    workspaces="memquill.workspaces", joined="w.workspace = k.workspace"
+)
+MANY: Final = 1000
+"""From this many workspaces on, :data:`READ_MANY` joins them with the workspaces table
+whole; fewer are asked with :data:`READ_FEW`, which looks each up by name (the planner, which
+cannot count the names sent, joined them with every workspace row: 3 ms for one name among
+12,000 rows; 10,000 names looked up one by one took 44 ms, joined whole 20)."""
 INSERT_ROWS: Final = """
     INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
         source_key, operation_hash, created_at, updated_at, meta, content, changed)
@@ -435,7 +434,8 @@ def workspace_names(connection: Connection, prefix: str) -> tuple[str, ...]:
             'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
             (prefix, prefix),
         ).fetchall()
-    return tuple(str(row[0]) for row in rows if str(row[0]).startswith(prefix))
+    # The range holds only such names; without an end (a prefix of U+10FFFF) it runs on.
+    return tuple(name for name in map(str, (row[0] for row in rows)) if name.startswith(prefix))
 
 
 _NAMES_FROM: Final = (
