@@ -12,6 +12,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -96,13 +97,40 @@ def test_a_search_across_namespaces_is_a_constant_number_of_statements(
     assert len(after) == NAMESPACES + 1  # u9's gone, u7's boat and the new namespace added
     # The listing (1 statement: its check for the schema was a second one), one read for all,
     # and the schema checked once for all when a namespace is new to the process (one
-    # message: the first search, and the new namespace's; it was three statements).
-    assert (cold[0], unchanged[0], changed[0]) == (3, 2, 3), (cold, unchanged, changed)
-    # Rows received: the listing's (a name each) and, from the read, only what changed:
-    # nothing when no namespace did (each workspace row came back at every search, 80 rows
-    # here: 10,000 a search across 10,000 unchanged namespaces); u3's, u7's and u9's
-    # workspace rows with their new and changed versions, and the new namespace's.
-    assert (unchanged[1], changed[1]) == (NAMESPACES, NAMESPACES + 1 + 7), (unchanged, changed)
+    # message: the first search, and the new namespace's; it was three statements). With
+    # nothing changed, the listing alone, which answers with its mark only.
+    assert (cold[0], unchanged[0], changed[0]) == (3, 1, 3), (cold, unchanged, changed)
+    # Rows received: when no namespace changed, the mark (it was a name each and each
+    # workspace row: 10,000 and 10,000 a search across 10,000 unchanged namespaces); after,
+    # the listing's (a name each), then u3's, u7's and u9's workspace rows with their new and
+    # changed versions, and the new namespace's.
+    assert (unchanged[1], changed[1]) == (1, NAMESPACES + 1 + 7), (unchanged, changed)
+
+
+def test_a_search_that_finds_nothing_changed_still_forgets_what_expired(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    # Unchanged rows answer with their mark alone, and the search keeps what it read: an
+    # item's time to live runs out without a write, so the clock reads the namespaces again.
+    clock = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
+    location = f"{postgres_server.url}#workspace=expiring-{uuid.uuid4().hex[:12]}"
+    store = ItemStore(tmp_path, store=location, now=lambda: clock[0])
+    try:
+        store.put(("memories", "u1"), "pet", {"content": "A heron for ten minutes."}, ttl=10)
+        store.put(("memories", "u2"), "pet", {"content": "A heron for good."})
+        assert [hit.item.namespace for hit in store.search(("memories",), "heron")] == [
+            ("memories", "u1"),
+            ("memories", "u2"),
+        ]
+        with statements(postgres_server.url) as unchanged:
+            store.search(("memories",), "heron")
+        clock[0] += timedelta(minutes=11)
+        found = [hit.item.namespace for hit in store.search(("memories",), "heron")]
+        assert store.expired == 1
+    finally:
+        store.close()
+    assert unchanged[0] == 1
+    assert found == [("memories", "u2")]
 
 
 def _workspace(url: str, name: str) -> RecordStore:

@@ -8,7 +8,7 @@ import secrets
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from memquill.store._codec import HEADER, decode_store
 from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA
 from memquill.store._postgres_location import parse_location
-from memquill.store._postgres_pool import list_workspaces
+from memquill.store._postgres_pool import list_workspaces, list_workspaces_marked
 from memquill.store._postgres_rows import Row, assemble, columns, rows_of
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate, WriteResult
@@ -300,6 +300,75 @@ def test_names_are_listed_from_no_schema_and_from_v1_without_making_or_moving_an
     RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()  # upgraded
     assert list_workspaces(location, "") == ("broken", "empty", "team")
     assert list_workspaces(location, "e") == ("empty",)
+
+
+def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
+    database: str, tmp_path: Path
+) -> None:
+    location = parse_location(database)
+    assert list_workspaces_marked(location, "", None) == (None, ())  # no schema yet
+
+    def store(name: str) -> RecordStore:
+        return RecordStore(
+            tmp_path / name.replace("/", "-"), location=f"{database}#workspace={name}"
+        )
+
+    def sql(statement: str, *args: object) -> None:
+        with psycopg.connect(database, autocommit=True) as connection:
+            connection.execute(statement, args)  # pyright: ignore[reportArgumentType]
+
+    store("team/a").save([manual("a fact")])
+    store("team/b").save([manual("b fact")])
+    store("teamwork").save([manual("beside the prefix")])
+    held, names = list_workspaces_marked(location, "team/", None)
+    assert held is not None
+    assert names == ("team/a", "team/b")
+    assert list_workspaces_marked(location, "team/", held) == (held, None)
+
+    def after(change: Callable[[], object], expected: tuple[str, ...] | None) -> None:
+        nonlocal held
+        change()
+        mark, listed = list_workspaces_marked(location, "team/", held)
+        assert listed == expected
+        assert (mark == held) == (expected is None)
+        assert mark is not None
+        held = mark
+
+    team_a = store("team/a")
+    both = ("team/a", "team/b")
+    after(lambda: team_a.save([manual("another")]), both)
+    after(lambda: store("teamwork").save([manual("again")]), None)  # outside the prefix
+    after(
+        lambda: sql("UPDATE memquill.workspaces SET quota_bytes = 9999 WHERE workspace = 'team/b'"),
+        both,
+    )
+    after(
+        lambda: sql("UPDATE memquill.workspaces SET quota_bytes = NULL WHERE workspace = 'team/b'"),
+        both,
+    )
+    after(lambda: store("team/c").save([manual("c fact")]), (*both, "team/c"))
+    after(lambda: sql("DELETE FROM memquill.workspaces WHERE workspace = 'team/c'"), both)
+    # Made again under its name: a new id, and its seq counts from 0 again.
+    after(lambda: store("team/c").save([manual("c fact")]), (*both, "team/c"))
+    after(
+        lambda: sql(
+            "UPDATE memquill.workspaces SET workspace = 'team/d' WHERE workspace = 'team/c'"
+        ),
+        (*both, "team/d"),
+    )
+    after(lambda: None, None)
+    # A blob (bytes kept as they were) is read whole every time: no mark while one is there.
+    sql("UPDATE memquill.workspaces SET blob = '\\x00'::bytea WHERE workspace = 'team/d'")
+    assert list_workspaces_marked(location, "team/", held) == (None, (*both, "team/d"))
+    assert list_workspaces_marked(location, "team/a", None)[0] is not None
+
+
+def test_a_v1_database_gives_no_mark(database: str, tmp_path: Path) -> None:
+    v1_database(database, tmp_path)
+    assert list_workspaces_marked(parse_location(database), "", "1 0") == (
+        None,
+        ("broken", "empty", "team"),
+    )
 
 
 def test_an_emptied_v1_table_something_depends_on_is_kept(database: str, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ if typing.TYPE_CHECKING:
         FileBackend as FileBackend,
         RecordsBackend as RecordsBackend,
         conflict_notice as conflict_notice,
+        database_listing as database_listing,
         database_workspaces as database_workspaces,
         is_database as is_database,
         open_backend as open_backend,

@@ -247,14 +247,32 @@ def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
         StorageError: the database cannot be reached, or the ``memquill[postgres]`` extra is
             missing.
     """
+    names = database_listing(location, prefix, None)[1]
+    assert names is not None  # asked without a mark: the names always come
+    return names
+
+
+def database_listing(
+    location: str, prefix: str, held: str | None
+) -> tuple[str | None, tuple[str, ...] | None]:
+    """:func:`database_workspaces` with a mark: the mark of the rows whose names start with
+    ``prefix`` (``None``: none can be given) and their names, sorted, or ``None`` for the
+    names when the mark is ``held``: no row there was written, made, removed or given a quota
+    since the caller took it, and nothing was sent but the mark.
+
+    Raises:
+        InvalidInputError: ``location`` is not a ``postgresql://`` URL.
+        StorageError: the database cannot be reached, or the ``memquill[postgres]`` extra is
+            missing.
+    """
     if not is_database(location):
         raise InvalidInputError(Messages.STORE_LOCATION)
     try:
         from memquill.store._postgres_location import parse_location
-        from memquill.store._postgres_pool import list_workspaces
+        from memquill.store._postgres_pool import list_workspaces_marked
     except ImportError:
         raise StorageError(Messages.DATABASE_DRIVER) from None
-    return list_workspaces(parse_location(location), prefix)
+    return list_workspaces_marked(parse_location(location), prefix, held)
 
 
 def read_together(backends: Sequence[RecordsBackend]) -> list[Snapshot]:

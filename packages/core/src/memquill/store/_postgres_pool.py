@@ -39,7 +39,13 @@ from psycopg import pq
 
 from memquill.errors import BusyError, Messages, StorageError
 from memquill.store._postgres_location import PostgresLocation
-from memquill.store._postgres_sql import Connection, close_quietly, connect, workspace_names
+from memquill.store._postgres_sql import (
+    Connection,
+    close_quietly,
+    connect,
+    workspace_listing,
+    workspace_names,
+)
 
 _T = TypeVar("_T")
 POOL_SIZE: Final = 8
@@ -184,6 +190,24 @@ def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:
         return pool_for(location).run(lambda connection: workspace_names(connection, prefix))
     except psycopg.Error:
         # libpq's message can quote the connection string, password included.
+        raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
+
+
+def list_workspaces_marked(
+    location: PostgresLocation, prefix: str, held: str | None
+) -> tuple[str | None, tuple[str, ...] | None]:
+    """:func:`~memquill.store._postgres_sql.workspace_listing` on a connection of the pool:
+    the mark of the workspace rows that start with ``prefix``, and their names unless the
+    mark is ``held``.
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+    try:
+        return pool_for(location).run(
+            lambda connection: workspace_listing(connection, prefix, held)
+        )
+    except psycopg.Error:
         raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
 
 
