@@ -159,3 +159,20 @@ def test_a_search_ranks_only_the_items_that_can_be_among_the_best(
     # Of 60 matching items, only those that can be among the best offset + limit (of equal
     # scores, the first by namespace and key).
     assert ranked == [5, 4, 32]
+
+
+def test_tied_items_follow_namespace_then_key_after_a_namespace_changes(tmp_path: Path) -> None:
+    # The tie order is kept with the corpus between searches; a namespace that changes gives a
+    # new corpus, where a slot freed by a delete holds another item.
+    moment = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    store = ItemStore(tmp_path, now=lambda: moment)
+    namespace = ("memories", "u1")
+    # Alike for the query (one "heron" in as many words), and different words: the forgotten
+    # item's words cannot be saved again.
+    for key, place in (("a", "pier"), ("c", "dock")):
+        store.put(namespace, key, {"content": f"A heron on the {place}."})
+    assert [hit.item.key for hit in store.search(("memories",), "heron", limit=1)] == ["a"]
+    store.delete(namespace, "a")
+    store.put(namespace, "d", {"content": "A heron on the quay."})
+    assert [hit.item.key for hit in store.search(("memories",), "heron", limit=1)] == ["c"]
+    store.close()

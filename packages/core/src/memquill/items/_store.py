@@ -182,6 +182,8 @@ class ItemStore:
             tuple[list[tuple[Namespace, View]], tuple[Namespace | str, ...], IndexCorpus] | None
         ) = None
         self._held: _Held | None = None
+        self._orders: tuple[IndexCorpus | None, dict[int, tuple[Namespace, str]]] = (None, {})
+        """The tie order of the last corpus without a filter's items, as searches found it."""
 
     @staticmethod
     def check_index(index: object) -> None:
@@ -264,11 +266,19 @@ class ItemStore:
         start = max(offset, 0)
         with self._search_lock:
             corpus = self._corpus(views, accept)
+            orders = self._orders[1] if self._orders[0] is corpus else {}
+            if accept is None:
+                self._orders = (corpus, orders)
 
             def order(index: int) -> tuple[Namespace, str]:
-                position, name = corpus.origin_at(index)
-                item = views[position][1].items[name]
-                return item.namespace, item.key
+                # Kept with the corpus: the same query across 10,000 namespaces of alike items
+                # put 1,700 tied items in order at every search (a third of its ranking).
+                found = orders.get(index)
+                if found is None:
+                    position, name = corpus.origin_at(index)
+                    item = views[position][1].items[name]
+                    found = orders[index] = (item.namespace, item.key)
+                return found
 
             scored: list[tuple[float, StoredItem]] = []
             if corpus.size:
@@ -478,6 +488,7 @@ class ItemStore:
             self._spaces.clear()
         self._held = None
         self._last_corpus = None
+        self._orders = (None, {})
         for space in spaces:
             space.close()
 
