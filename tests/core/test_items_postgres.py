@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,11 +23,13 @@ from tests.core.postgres_wire import traced
 from tests.core.store_helpers import manual
 
 from memquill import RecordStore
-from memquill.items import ItemStore
+from memquill.items import ItemStore, _store as items_store
 from memquill.store import _postgres as postgres_backend
+from memquill.store._backend import RecordsBackend
 from memquill.store._postgres_location import parse_location
 from memquill.store._postgres_pool import list_workspaces
 from memquill.store._postgres_sql import _after  # pyright: ignore[reportPrivateUsage]
+from memquill.store._results import Snapshot
 from memquill.store._store import snapshots
 
 NAMESPACES = 40
@@ -71,13 +73,26 @@ def test_a_search_across_namespaces_is_a_constant_number_of_statements(
         with statements(postgres_server.url) as unchanged:
             again = _hits(reader, "heron")
         assert again == first
+        # A search in one namespace between two across all does not make the next one read
+        # them all again.
+        assert [hit.item.key for hit in reader.search(("memories", "u5"), "heron")] == ["pet"]
         # Another writer changes a few namespaces: only theirs send rows, in the same statement.
         writer.put(("memories", "u3"), "pet", {"content": "User 3 keeps two herons now."})
         writer.put(("memories", "u7"), "boat", {"content": "A heron sits on user 7's boat."})
         writer.delete(("memories", "u9"), "pet")
         writer.put(("memories", "new"), "pet", {"content": "A new heron."})
+        asked: list[int] = []
+
+        def counted(backends: Sequence[RecordsBackend]) -> list[Snapshot]:
+            asked.append(len(backends))
+            return snapshots(backends)
+
+        monkeypatch.setattr(items_store, "snapshots", counted)
         with statements(postgres_server.url) as changed:
             after = _hits(reader, "heron")
+        # Only the namespaces whose rows changed are read again (the others' rows hash the
+        # same as when they were read), the new one included.
+        assert asked == [4]
         fresh = ItemStore(tmp_path, store=location)
         try:
             expected = _hits(fresh, "heron")

@@ -306,7 +306,7 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     database: str, tmp_path: Path
 ) -> None:
     location = parse_location(database)
-    assert list_workspaces_marked(location, "", None) == (None, ())  # no schema yet
+    assert list_workspaces_marked(location, "", None) == (None, (), ())  # no schema yet
 
     def store(name: str) -> RecordStore:
         return RecordStore(
@@ -320,16 +320,27 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     store("team/a").save([manual("a fact")])
     store("team/b").save([manual("b fact")])
     store("teamwork").save([manual("beside the prefix")])
-    held, names = list_workspaces_marked(location, "team/", None)
+    held, names, hashes = list_workspaces_marked(location, "team/", None)
     assert held is not None
     assert names == ("team/a", "team/b")
-    assert list_workspaces_marked(location, "team/", held) == (held, None)
+    assert None not in hashes
+    assert list_workspaces_marked(location, "team/", held) == (held, None, ())
 
     def after(change: Callable[[], object], expected: tuple[str, ...] | None) -> None:
-        nonlocal held
+        nonlocal held, names, hashes
         change()
-        mark, listed = list_workspaces_marked(location, "team/", held)
+        mark, listed, hashed = list_workspaces_marked(location, "team/", held)
         assert listed == expected
+        if listed is not None:
+            # Each row's hash changes with it: those of the rows that did not, kept.
+            before = dict(zip(names, hashes, strict=True))
+            changed = {
+                name
+                for name, value in zip(listed, hashed, strict=True)
+                if before.get(name) != value
+            }
+            assert len(changed) == 1 or (changed == set() and len(listed) < len(before)), changed
+            names, hashes = listed, hashed
         assert (mark == held) == (expected is None)
         assert mark is not None
         held = mark
@@ -359,8 +370,11 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     after(lambda: None, None)
     # A blob (bytes kept as they were) is read whole every time: no mark while one is there.
     sql("UPDATE memquill.workspaces SET blob = '\\x00'::bytea WHERE workspace = 'team/d'")
-    assert list_workspaces_marked(location, "team/", held) == (None, (*both, "team/d"))
-    assert list_workspaces_marked(location, "team/a", None)[0] is not None
+    mark, names, hashes = list_workspaces_marked(location, "team/", held)
+    assert (mark, names) == (None, (*both, "team/d"))
+    assert hashes[:2] != (None, None)
+    assert hashes[2] is None
+    assert list_workspaces_marked(location, "team/a", None).mark is not None
 
 
 def test_a_v1_database_gives_no_mark(database: str, tmp_path: Path) -> None:
@@ -368,6 +382,7 @@ def test_a_v1_database_gives_no_mark(database: str, tmp_path: Path) -> None:
     assert list_workspaces_marked(parse_location(database), "", "1 0") == (
         None,
         ("broken", "empty", "team"),
+        (None, None, None),
     )
 
 

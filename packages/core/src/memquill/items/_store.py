@@ -43,6 +43,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -182,6 +183,8 @@ class ItemStore:
             tuple[list[tuple[Namespace, View]], tuple[Namespace | str, ...], IndexCorpus] | None
         ) = None
         self._held: _Held | None = None
+        self._rows: dict[str, _Row] = {}
+        """Each database row listed, by name, with the view read at its hash (any prefix)."""
         self._orders: tuple[IndexCorpus | None, dict[int, tuple[Namespace, str]]] = (None, {})
         """The tie order of the last corpus without a filter's items, as searches found it."""
 
@@ -487,6 +490,7 @@ class ItemStore:
             spaces = list(self._spaces.values())
             self._spaces.clear()
         self._held = None
+        self._rows = {}
         self._last_corpus = None
         self._orders = (None, {})
         for space in spaces:
@@ -550,40 +554,62 @@ class ItemStore:
         if not self.is_database:
             candidates = list(walk_namespaces(self.root, labels))
             return self._live(candidates, (self._walked(namespace) for namespace in candidates))
-        held = self._held
-        if held is not None and (
-            held.prefix != labels or (held.soonest is not None and held.soonest <= self._clock())
+        now = self._clock()
+        whole = self._held
+        if whole is not None and (
+            whole.prefix != labels or (whole.soonest is not None and whole.soonest <= now)
         ):
-            held = None
+            whole = None
         # Only the rows under the prefix's own row are listed: a search in one namespace of
         # 10,000 read every row's name and decoded it (40 ms). Labels are escaped without
         # "/", so every row under the prefix starts with its row's name (and some siblings'
         # rows do too, "u1" for "u10": the labels decide).
         start = "/".join((self._base, *(label_folder(label) for label in labels)))
-        mark, names = database_listing(
-            self._location, start if labels else start + "/", None if held is None else held.mark
+        listing = database_listing(
+            self._location, start if labels else start + "/", None if whole is None else whole.mark
         )
-        if names is None and held is not None:
+        if listing.names is None and whole is not None:
             # Nothing under the prefix changed: a search across 10,000 namespaces skips
             # reading them (130 of 150 ms) and ranks with the corpus it kept.
-            return held.views
-        candidates: list[Namespace] = []
-        for name in names or ():
+            return whole.views
+        # A row whose hash is the one held keeps its view (unless an item in it expired):
+        # after a write to one namespace of 10,000, that one alone is read again.
+        known = self._rows
+        if len(known) > self._open_limit:
+            known.clear()  # a bound: the rows of namespaces removed since stay until then
+        rows: dict[str, _Row] = {}
+        stale: list[tuple[str, int | None, Namespace]] = []
+        for name, hashed in zip(listing.names or (), listing.hashes, strict=True):
             found = namespace_of_row(self._base, name)
-            if found is not None and found[: len(labels)] == labels:
-                candidates.append(found)
-        candidates.sort()
+            if found is None or found[: len(labels)] != labels:
+                continue
+            kept = known.get(name)
+            if (
+                hashed is not None
+                and kept is not None
+                and kept.hash == hashed
+                and (kept.view is None or kept.view.soonest is None or kept.view.soonest > now)
+            ):
+                rows[name] = kept
+            else:
+                stale.append((name, hashed, found))
         # Read together: one statement for every namespace, each sending only the rows
         # changed since this process last read it (one per namespace took 12 of 15 s of
         # a search across 2,000).
-        spaces = [self._space(namespace) for namespace in candidates]
+        spaces = [self._space(namespace) for _, _, namespace in stale]
         read = snapshots([space.session.store for space in spaces])
-        views = self._live(
-            candidates, (space.view(snapshot) for space, snapshot in zip(spaces, read, strict=True))
-        )
-        if mark is not None:
+        for (name, hashed, namespace), space, snapshot in zip(stale, spaces, read, strict=True):
+            rows[name] = _Row(hashed, namespace, self._unexpired(namespace, space.view(snapshot)))
+        views = [
+            (row.namespace, row.view)
+            for row in rows.values()
+            if row.view is not None and row.view.items
+        ]
+        views.sort(key=itemgetter(0))
+        known.update(rows)
+        if listing.mark is not None:
             soonest = min((v.soonest for _, v in views if v.soonest is not None), default=None)
-            self._held = _Held(labels, mark, views, soonest)
+            self._held = _Held(labels, listing.mark, views, soonest)
         return views
 
     def _live(
@@ -669,10 +695,20 @@ class ItemStore:
 
 
 @dataclass(frozen=True, slots=True)
+class _Row:
+    """A database namespace's row as a listing found it: its hash, and the namespace's view
+    read at that hash or after (``None``: none)."""
+
+    hash: int | None
+    namespace: Namespace
+    view: View | None
+
+
+@dataclass(frozen=True, slots=True)
 class _Held:
-    """What a read of a database prefix found, kept while its mark stays the same (the
-    database's listing sends only the mark then, not the names): the namespaces and their
-    views, and the first expiry among their items, after which they are read again."""
+    """What the last read of a database prefix found, used again while the mark of its rows
+    stays the same and no item expired (the listing then sends only the mark): the namespaces
+    holding items, with their views, and the first expiry among those items."""
 
     prefix: Namespace
     mark: str

@@ -24,6 +24,7 @@ if typing.TYPE_CHECKING:
         FILE as FILE,
         STORE_ENV as STORE_ENV,
         FileBackend as FileBackend,
+        Listing as Listing,
         RecordsBackend as RecordsBackend,
         conflict_notice as conflict_notice,
         database_listing as database_listing,

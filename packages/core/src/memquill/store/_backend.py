@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from memquill.errors import BusyError, InvalidInputError, MemquillError, Messages, StorageError
 from memquill.private_paths import is_records_conflict_copy
@@ -247,18 +247,28 @@ def database_workspaces(location: str, prefix: str = "") -> tuple[str, ...]:
         StorageError: the database cannot be reached, or the ``memquill[postgres]`` extra is
             missing.
     """
-    names = database_listing(location, prefix, None)[1]
+    names = database_listing(location, prefix, None).names
     assert names is not None  # asked without a mark: the names always come
     return names
 
 
-def database_listing(
-    location: str, prefix: str, held: str | None
-) -> tuple[str | None, tuple[str, ...] | None]:
+class Listing(NamedTuple):
+    """The workspace rows under a prefix, as :func:`database_listing` found them."""
+
+    mark: str | None
+    """Changes whenever a row under the prefix is written, made, removed, renamed or given
+    a quota; ``None``: none can be given (a row is bytes kept whole, or the database is v1's)."""
+    names: tuple[str, ...] | None
+    """The rows' names, sorted byte-wise; ``None``: the mark is the one held."""
+    hashes: tuple[int | None, ...]
+    """Each name's row hash, which changes as the mark does for that row (``None``: none)."""
+
+
+def database_listing(location: str, prefix: str, held: str | None) -> Listing:
     """:func:`database_workspaces` with a mark: the mark of the rows whose names start with
-    ``prefix`` (``None``: none can be given) and their names, sorted, or ``None`` for the
-    names when the mark is ``held``: no row there was written, made, removed or given a quota
-    since the caller took it, and nothing was sent but the mark.
+    ``prefix``, and their names, sorted, with each row's hash; or no names when the mark is
+    ``held``: no row there was written, made, removed or given a quota since the caller took
+    it, and nothing was sent but the mark.
 
     Raises:
         InvalidInputError: ``location`` is not a ``postgresql://`` URL.

@@ -38,6 +38,7 @@ import psycopg
 from psycopg import pq
 
 from memquill.errors import BusyError, Messages, StorageError
+from memquill.store._backend import Listing
 from memquill.store._postgres_location import PostgresLocation
 from memquill.store._postgres_sql import (
     Connection,
@@ -193,9 +194,7 @@ def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:
         raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
 
 
-def list_workspaces_marked(
-    location: PostgresLocation, prefix: str, held: str | None
-) -> tuple[str | None, tuple[str, ...] | None]:
+def list_workspaces_marked(location: PostgresLocation, prefix: str, held: str | None) -> Listing:
     """:func:`~memquill.store._postgres_sql.workspace_listing` on a connection of the pool:
     the mark of the workspace rows that start with ``prefix``, and their names unless the
     mark is ``held``.

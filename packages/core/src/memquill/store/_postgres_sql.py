@@ -36,6 +36,7 @@ import psycopg
 from psycopg import errors as pg_errors, pq
 
 from memquill.errors import Messages, StorageError
+from memquill.store._backend import Listing
 from memquill.store._postgres_location import PostgresLocation
 from memquill.store._postgres_rows import columns, rows_of
 
@@ -415,24 +416,24 @@ def connect(location: PostgresLocation) -> Connection:
 def workspace_names(connection: Connection, prefix: str) -> tuple[str, ...]:
     """The names of the workspace rows that start with ``prefix``, sorted (none before the
     schema exists; nothing is created)."""
-    names = workspace_listing(connection, prefix, None)[1]
+    names = workspace_listing(connection, prefix, None).names
     assert names is not None  # asked without a mark: the names always come
     return names
 
 
-def workspace_listing(
-    connection: Connection, prefix: str, held: str | None
-) -> tuple[str | None, tuple[str, ...] | None]:
-    """The mark of the workspace rows that start with ``prefix``, and their names, sorted;
-    the names are ``None`` when the mark is ``held`` (nothing there changed since the caller
-    took it). No schema yet: no mark and no names; nothing is created.
+def workspace_listing(connection: Connection, prefix: str, held: str | None) -> Listing:
+    """The mark of the workspace rows that start with ``prefix``, and their names, sorted,
+    each with its row's hash; the names are ``None`` when the mark is ``held`` (nothing there
+    changed since the caller took it). No schema yet: no mark and no names; nothing is
+    created.
 
-    The mark is the count of the rows and the sum of a 64-bit hash of each row's name and
-    ``seq`` and of its id and quota (two hashes: one of the text a row would make took
-    twice as long): every write bumps its workspace's ``seq``, so a write, an operator's
-    quota, a workspace made, removed or made again under its name changes it. ``None``
-    (never equal to a mark held) while a row in the range is a ``blob`` (read whole every
-    time, as :data:`READ_MANY` does) or the database is still v1's.
+    A row's hash is a 64-bit hash of its name and ``seq`` and of its id and quota (two
+    hashes: one of the text a row would make took twice as long): every write bumps its
+    workspace's ``seq``, so a write, an operator's quota, a workspace made again under its
+    name or renamed changes it. The mark is the count of the rows and the sum of their
+    hashes, so a row made or removed changes it too. A ``blob`` row (read whole every time,
+    as :data:`READ_MANY` does) has no hash, and there is no mark while one is in the range,
+    nor in a database still v1's.
     """
     # The names' range in byte order (``workspaces_names``), so the work is the names found,
     # not every workspace's (a search in one namespace of 11,000 spent 5 ms scanning them),
@@ -447,18 +448,22 @@ def workspace_listing(
         # v1's table, before the first connection upgrades it, or no schema yet.
         found = connection.execute("SELECT to_regclass('memquill.records')").fetchone()
         if found is None or found[0] is None:
-            return None, ()
+            return Listing(None, (), ())
         rows = connection.execute(
-            "SELECT NULL, workspace FROM memquill.records "
+            "SELECT NULL, workspace, NULL FROM memquill.records "
             'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
             (prefix, prefix),
         ).fetchall()
     mark = None if not rows or rows[0][0] is None else str(rows[0][0])
     if mark is not None and mark == held:
-        return mark, None
+        return Listing(mark, None, ())
     # The range holds only such names; without an end (a prefix of U+10FFFF) it runs on.
-    listed = (str(row[1]) for row in rows if row[1] is not None)
-    return mark, tuple(name for name in listed if name.startswith(prefix))
+    listed = [row for row in rows if row[1] is not None and str(row[1]).startswith(prefix)]
+    return Listing(
+        mark,
+        tuple(str(row[1]) for row in listed),
+        tuple(None if row[2] is None else cast(int, row[2]) for row in listed),
+    )
 
 
 # The rows are read once (``MATERIALIZED``); their names are sent only when the mark is not
@@ -473,8 +478,8 @@ _LISTING: Final = """
         SELECT CASE WHEN bool_or(blob) THEN NULL
             ELSE count(*) || ' ' || coalesce(sum(hash), 0) END AS mark
         FROM found)
-    SELECT marked.mark, listed.workspace FROM marked LEFT JOIN LATERAL (
-        SELECT workspace FROM found
+    SELECT marked.mark, listed.workspace, listed.hash FROM marked LEFT JOIN LATERAL (
+        SELECT workspace, CASE WHEN blob THEN NULL ELSE hash END AS hash FROM found
         WHERE marked.mark IS NULL OR marked.mark IS DISTINCT FROM %(held)s::text) listed ON true
     ORDER BY listed.workspace COLLATE "C"
 """
