@@ -25,7 +25,6 @@ from tests.core.store_helpers import manual
 from memquill import RecordStore
 from memquill.items import ItemStore, _store as items_store
 from memquill.store import _postgres as postgres_backend
-from memquill.store._backend import RecordsBackend
 from memquill.store._postgres_location import parse_location
 from memquill.store._postgres_pool import list_workspaces
 from memquill.store._postgres_sql import _after  # pyright: ignore[reportPrivateUsage]
@@ -83,9 +82,9 @@ def test_a_search_across_namespaces_is_a_constant_number_of_statements(
         writer.put(("memories", "new"), "pet", {"content": "A new heron."})
         asked: list[int] = []
 
-        def counted(backends: Sequence[RecordsBackend]) -> list[Snapshot]:
-            asked.append(len(backends))
-            return snapshots(backends)
+        def counted(stores: Sequence[RecordStore]) -> list[Snapshot]:
+            asked.append(len(stores))
+            return snapshots(stores)
 
         monkeypatch.setattr(items_store, "snapshots", counted)
         with statements(postgres_server.url) as changed:

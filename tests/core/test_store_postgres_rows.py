@@ -320,9 +320,11 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     store("team/a").save([manual("a fact")])
     store("team/b").save([manual("b fact")])
     store("teamwork").save([manual("beside the prefix")])
-    held, names, hashes = list_workspaces_marked(location, "team/", None)
+    held, listed, hashes = list_workspaces_marked(location, "team/", None)
     assert held is not None
-    assert names == ("team/a", "team/b")
+    assert listed is not None
+    assert listed == ("team/a", "team/b")
+    names = listed
     assert None not in hashes
     assert list_workspaces_marked(location, "team/", held) == (held, None, ())
 
@@ -370,10 +372,10 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     after(lambda: None, None)
     # A blob (bytes kept as they were) is read whole every time: no mark while one is there.
     sql("UPDATE memquill.workspaces SET blob = '\\x00'::bytea WHERE workspace = 'team/d'")
-    mark, names, hashes = list_workspaces_marked(location, "team/", held)
-    assert (mark, names) == (None, (*both, "team/d"))
-    assert hashes[:2] != (None, None)
-    assert hashes[2] is None
+    last = list_workspaces_marked(location, "team/", held)
+    assert (last.mark, last.names) == (None, (*both, "team/d"))
+    assert None not in last.hashes[:2]
+    assert last.hashes[2] is None
     assert list_workspaces_marked(location, "team/a", None).mark is not None
 
 
