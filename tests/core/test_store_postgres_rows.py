@@ -27,7 +27,7 @@ from memquill.store._codec import HEADER, decode_store
 from memquill.store._memo import Decoded
 from memquill.store._postgres import NO_QUOTA
 from memquill.store._postgres_location import parse_location
-from memquill.store._postgres_pool import list_workspaces, list_workspaces_marked
+from memquill.store._postgres_pool import list_workspaces
 from memquill.store._postgres_rows import Row, assemble, columns, rows_of
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate, WriteResult
@@ -287,26 +287,26 @@ def test_names_are_listed_from_no_schema_and_from_v1_without_making_or_moving_an
     database: str, tmp_path: Path
 ) -> None:
     location = parse_location(database)
-    assert list_workspaces(location, "") == ()
+    assert list_workspaces(location, "").names == ()
     with psycopg.connect(database, autocommit=True) as connection:
         made = connection.execute("SELECT to_regnamespace('memquill')").fetchone()
     assert made == (None,)
     v1_database(database, tmp_path)
-    assert list_workspaces(location, "") == ("broken", "empty", "team")
-    assert list_workspaces(location, "te") == ("team",)
+    assert list_workspaces(location, "").names == ("broken", "empty", "team")
+    assert list_workspaces(location, "te").names == ("team",)
     with psycopg.connect(database, autocommit=True) as connection:
         moved = connection.execute("SELECT to_regclass('memquill.workspaces')").fetchone()
     assert moved == (None,)
     RecordStore(tmp_path, location=f"{database}#workspace=team").snapshot()  # upgraded
-    assert list_workspaces(location, "") == ("broken", "empty", "team")
-    assert list_workspaces(location, "e") == ("empty",)
+    assert list_workspaces(location, "").names == ("broken", "empty", "team")
+    assert list_workspaces(location, "e").names == ("empty",)
 
 
 def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     database: str, tmp_path: Path
 ) -> None:
     location = parse_location(database)
-    assert list_workspaces_marked(location, "", None) == (None, (), ())  # no schema yet
+    assert list_workspaces(location, "", None) == (None, (), ())  # no schema yet
 
     def store(name: str) -> RecordStore:
         return RecordStore(
@@ -320,18 +320,18 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     store("team/a").save([manual("a fact")])
     store("team/b").save([manual("b fact")])
     store("teamwork").save([manual("beside the prefix")])
-    held, listed, hashes = list_workspaces_marked(location, "team/", None)
+    held, listed, hashes = list_workspaces(location, "team/", None)
     assert held is not None
     assert listed is not None
     assert listed == ("team/a", "team/b")
     names = listed
     assert None not in hashes
-    assert list_workspaces_marked(location, "team/", held) == (held, None, ())
+    assert list_workspaces(location, "team/", held) == (held, None, ())
 
     def after(change: Callable[[], object], expected: tuple[str, ...] | None) -> None:
         nonlocal held, names, hashes
         change()
-        mark, listed, hashed = list_workspaces_marked(location, "team/", held)
+        mark, listed, hashed = list_workspaces(location, "team/", held)
         assert listed == expected
         if listed is not None:
             # Each row's hash changes with it: those of the rows that did not, kept.
@@ -372,16 +372,16 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     after(lambda: None, None)
     # A blob (bytes kept as they were) is read whole every time: no mark while one is there.
     sql("UPDATE memquill.workspaces SET blob = '\\x00'::bytea WHERE workspace = 'team/d'")
-    last = list_workspaces_marked(location, "team/", held)
+    last = list_workspaces(location, "team/", held)
     assert (last.mark, last.names) == (None, (*both, "team/d"))
     assert None not in last.hashes[:2]
     assert last.hashes[2] is None
-    assert list_workspaces_marked(location, "team/a", None).mark is not None
+    assert list_workspaces(location, "team/a", None).mark is not None
 
 
 def test_a_v1_database_gives_no_mark(database: str, tmp_path: Path) -> None:
     v1_database(database, tmp_path)
-    assert list_workspaces_marked(parse_location(database), "", "1 0") == (
+    assert list_workspaces(parse_location(database), "", "1 0") == (
         None,
         ("broken", "empty", "team"),
         (None, None, None),

@@ -279,10 +279,10 @@ def database_listing(location: str, prefix: str, held: str | None) -> Listing:
         raise InvalidInputError(Messages.STORE_LOCATION)
     try:
         from memquill.store._postgres_location import parse_location
-        from memquill.store._postgres_pool import list_workspaces_marked
+        from memquill.store._postgres_pool import list_workspaces
     except ImportError:
         raise StorageError(Messages.DATABASE_DRIVER) from None
-    return list_workspaces_marked(parse_location(location), prefix, held)
+    return list_workspaces(parse_location(location), prefix, held)
 
 
 def read_together(backends: Sequence[RecordsBackend]) -> list[Snapshot]:

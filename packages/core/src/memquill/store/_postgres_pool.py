@@ -45,7 +45,6 @@ from memquill.store._postgres_sql import (
     close_quietly,
     connect,
     workspace_listing,
-    workspace_names,
 )
 
 _T = TypeVar("_T")
@@ -180,24 +179,10 @@ def pool_for(location: PostgresLocation) -> Pool:
     return found
 
 
-def list_workspaces(location: PostgresLocation, prefix: str) -> tuple[str, ...]:
-    """The names of the workspace rows that start with ``prefix``, sorted (none before the
-    schema exists; nothing is created), read on a connection of the pool.
-
-    Raises:
-        StorageError: the database cannot be reached or read.
-    """
-    try:
-        return pool_for(location).run(lambda connection: workspace_names(connection, prefix))
-    except psycopg.Error:
-        # libpq's message can quote the connection string, password included.
-        raise StorageError(Messages.DATABASE_UNAVAILABLE) from None
-
-
-def list_workspaces_marked(location: PostgresLocation, prefix: str, held: str | None) -> Listing:
+def list_workspaces(location: PostgresLocation, prefix: str, held: str | None = None) -> Listing:
     """:func:`~memquill.store._postgres_sql.workspace_listing` on a connection of the pool:
-    the mark of the workspace rows that start with ``prefix``, and their names unless the
-    mark is ``held``.
+    the mark of the workspace rows that start with ``prefix``, and their names, sorted,
+    unless the mark is ``held`` (none before the schema exists; nothing is created).
 
     Raises:
         StorageError: the database cannot be reached or read.

@@ -413,14 +413,6 @@ def connect(location: PostgresLocation) -> Connection:
     return connection
 
 
-def workspace_names(connection: Connection, prefix: str) -> tuple[str, ...]:
-    """The names of the workspace rows that start with ``prefix``, sorted (none before the
-    schema exists; nothing is created)."""
-    names = workspace_listing(connection, prefix, None).names
-    assert names is not None  # asked without a mark: the names always come
-    return names
-
-
 def workspace_listing(connection: Connection, prefix: str, held: str | None) -> Listing:
     """The mark of the workspace rows that start with ``prefix``, and their names, sorted,
     each with its row's hash; the names are ``None`` when the mark is ``held`` (nothing there
