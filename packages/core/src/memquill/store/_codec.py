@@ -218,10 +218,38 @@ def decode_blocks(
     known: KnownRecords | None = None,
     intact: list[int] | None = None,
 ) -> tuple[Record, ...]:
-    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
+    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly: ``before``
+    plus the new records, with the places of ``before`` that the new blocks changed
+    (:func:`decode_after` says how, and raises what it raises)."""
+    changed, added = decode_after(
+        text, cursor, before, implied=implied, claims=claims, known=known, intact=intact
+    )
+    if not changed:
+        return (*before, *added)
+    records = list(before)
+    for position, record in changed.items():
+        records[position] = record
+    return (*records, *added)
+
+
+def decode_after(
+    text: str,
+    cursor: int,
+    before: Sequence[Record] = (),
+    *,
+    implied: bool = False,
+    claims: bool = False,
+    known: KnownRecords | None = None,
+    intact: list[int] | None = None,
+) -> tuple[dict[int, Record], tuple[Record, ...]]:
+    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly, after
+    ``before``: the places of ``before`` whose record the new blocks changed (a version an
+    appended correction superseded, one a ``v3`` tombstone claimed) with the record each now
+    holds, and the new records. ``before`` is read only at the places the new blocks name,
+    never copied, so taking in a few blocks after many records costs what those blocks do.
 
     ``before`` are the records already decoded in front of ``cursor`` (ids must stay unique
-    and ``record_index`` counts them); the result is ``before`` plus the new records.
+    and ``record_index`` counts them).
     ``known`` answers for ``before`` (ids and active keys), so decoding a few blocks appended
     after many records does not index them all again.
     ``implied`` (a ``v2`` or ``v3`` file): a correction makes the active version it names
@@ -236,7 +264,22 @@ def decode_blocks(
     Raises:
         CorruptError: a block fails validation (``record_index`` names the first bad one).
     """
-    records: list[Record | None] = list(before)
+    head = len(before)
+    changed: dict[int, Record] = {}
+    added: list[Record | None] = []  # None: an erased block waiting for its tombstone
+
+    def at(position: int) -> Record | None:
+        if position >= head:
+            return added[position - head]
+        found = changed.get(position)
+        return before[position] if found is None else found
+
+    def put(position: int, record: Record) -> None:
+        if position >= head:
+            added[position - head] = record
+        else:
+            changed[position] = record
+
     seen: dict[str, int] = {}
     keys: set[str | None] = set()
     freed: set[str] = set()  # keys of ``before`` that the new blocks freed
@@ -265,7 +308,7 @@ def decode_blocks(
 
     erased: dict[str, int] = {}  # id -> block number of an erased block no tombstone claimed yet
     torn: set[str] = set()  # ids of erased blocks some of whose bytes are not erased yet
-    blocks = len(records)
+    blocks = head
     while cursor < len(text):
         index, blocks = blocks, blocks + 1
         if not claims:
@@ -282,12 +325,12 @@ def decode_blocks(
                 if intact is not None and erase_block(block) != block:
                     torn.add(record_id)  # an erasure cut short: the rest waits for the next
                 erased[record_id] = index
-                seen[record_id] = len(records)
-                records.append(None)
+                seen[record_id] = head + len(added)
+                added.append(None)
                 continue
             claimed = place(record.id) if record.status == "revoked" else None
             if claimed is not None:
-                earlier = records[claimed]
+                earlier = at(claimed)
                 if earlier is None:
                     del erased[record.id]
                     if intact is not None and record.id in torn:
@@ -299,25 +342,25 @@ def decode_blocks(
                         free(earlier.key)
                     if intact is not None:
                         intact.append(claimed)
-                records[claimed] = record
+                put(claimed, record)
                 continue
         replaced = place(record.supersedes or "") if implied else None
-        earlier = records[replaced] if replaced is not None else None
+        earlier = at(replaced) if replaced is not None else None
         if earlier is not None:
             superseded = implied_supersede(earlier, record)
             if superseded is not earlier:
-                records[replaced or 0] = superseded
+                put(replaced or 0, superseded)
                 free(earlier.key)
         key = record.key if record.status == "active" else None
         if place(record.id) is not None or (key is not None and taken(key)):
             raise CorruptError(Messages.EDITED, index)  # ids are unique, keys among active facts
-        seen[record.id] = len(records)
+        seen[record.id] = head + len(added)
         if key is not None:
             keys.add(key)
-        records.append(record)
+        added.append(record)
     if erased:
         raise CorruptError(Messages.EDITED, min(erased.values()))  # erased, yet never forgotten
-    return cast(tuple[Record, ...], tuple(records))
+    return changed, cast(tuple[Record, ...], tuple(added))
 
 
 def implied_supersede(earlier: Record, successor: Record) -> Record:
