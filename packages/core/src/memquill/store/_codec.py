@@ -526,28 +526,37 @@ def _filler_character(found: re.Match[str]) -> str:
 
 
 def _valid_record(record: Record) -> bool:
+    # Every block another writer appended is validated as it is taken in: unrolled, with
+    # each value's type checked before it is looked up in a set (a list there raised
+    # ``TypeError``, not ``corrupt``).
     meta = record.meta
-    ids_valid = all(
-        isinstance(meta.get(key), str) and _ID.fullmatch(cast(str, meta[key]))
-        for key in ("id", "rootId")
-    )
-    strings_valid = all(
-        isinstance(meta.get(key), str) for key in ("createdAt", "updatedAt", "operationHash")
-    )
-    if not (ids_valid and strings_valid and meta.get("status") in _STATUSES):
+    get = meta.get
+    record_id, root_id, status = get("id"), get("rootId"), get("status")
+    if not (isinstance(record_id, str) and _ID.fullmatch(record_id)):
         return False
-    if (KEY_FIELD in meta and not is_key(meta[KEY_FIELD])) or not isinstance(
-        meta.get(EXTRA_FIELD, {}), dict
+    if root_id != record_id and not (isinstance(root_id, str) and _ID.fullmatch(root_id)):
+        return False
+    if not (
+        isinstance(get("createdAt"), str)
+        and isinstance(get("updatedAt"), str)
+        and isinstance(get("operationHash"), str)
+        and isinstance(status, str)
+        and status in _STATUSES
     ):
         return False
+    if KEY_FIELD in meta and not is_key(meta[KEY_FIELD]):
+        return False
+    if EXTRA_FIELD in meta and not isinstance(meta[EXTRA_FIELD], dict):
+        return False
     try:
-        validate_source(meta.get("source"))
+        validate_source(get("source"))
     except InvalidInputError:
         return False
-    if record.status == "revoked" or (record.status == "superseded" and not record.content):
+    content = record.content
+    if status == "revoked" or (status == "superseded" and not content):
         # Forgotten versions hold nothing; compaction empties superseded ones.
-        return record.content == ""
-    return _content_problem(record.content) is None
+        return content == ""
+    return _content_problem(content) is None
 
 
 def _content_problem(content: object) -> str | None:
@@ -597,11 +606,11 @@ def validate_source(source: object) -> Mapping[str, JSONValue]:
     Raises:
         InvalidInputError: with the spec's message for the first problem found.
     """
-    if not isinstance(source, Mapping):
+    if type(source) is not dict and not isinstance(source, Mapping):  # dict: no ABC check
         raise InvalidInputError(Messages.SOURCE_REQUIRED)
     fields = cast(Mapping[str, object], source)
     kind = fields.get("kind")
-    if kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise InvalidInputError(Messages.SOURCE_REQUIRED)
     for key in _REFERENCE_FIELDS:
         value = fields.get(key)
@@ -612,7 +621,7 @@ def validate_source(source: object) -> Mapping[str, JSONValue]:
     if kind == "conversation" and not (fields.get("sessionId") and fields.get("messageId")):
         raise InvalidInputError(Messages.CONVERSATION_SOURCE)
     role = fields.get("role")
-    if role is not None and role not in _ROLES:
+    if role is not None and (not isinstance(role, str) or role not in _ROLES):
         raise InvalidInputError(Messages.SOURCE_ROLE)
     if not _KNOWN_SOURCE_KEYS.issuperset(fields) and not _encodable(fields):
         raise InvalidInputError(Messages.SOURCE_REFERENCE)  # an extra key that cannot be written
