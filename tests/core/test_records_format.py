@@ -170,6 +170,10 @@ CORRUPT_BLOCKS: dict[str, str] = {
     "id not a string": block(meta(7), "x"),
     "bad rootId": block(meta(rootId="nope"), "x"),
     "bad status": block(meta(status="deleted"), "x"),
+    # Values that cannot be looked up in a set of names: corrupt, not a TypeError.
+    "status a list": block(meta(status=["active"]), "x"),
+    "source kind a list": block(meta(source={"kind": ["tool"], "sessionId": "s"}), "x"),
+    "source role an object": block(meta(source={"kind": "manual", "role": {}}), "x"),
     "createdAt not a string": block(meta(createdAt=1), "x"),
     "no updatedAt": block(meta(updatedAt=None), "x"),
     "no operationHash": block(meta(operationHash=None), "x"),

@@ -108,6 +108,7 @@ BAD_SOURCES: dict[str, tuple[Any, str]] = {
     "string": ("manual", Messages.SOURCE_REQUIRED),
     "no kind": ({}, Messages.SOURCE_REQUIRED),
     "unknown kind": ({"kind": "email"}, Messages.SOURCE_REQUIRED),
+    "kind a list": ({"kind": ["tool"], "sessionId": "s"}, Messages.SOURCE_REQUIRED),
     "tool without session": ({"kind": "tool"}, Messages.TOOL_SOURCE),
     "tool with empty session": ({"kind": "tool", "sessionId": ""}, Messages.TOOL_SOURCE),
     "conversation without message": (
@@ -119,6 +120,7 @@ BAD_SOURCES: dict[str, tuple[Any, str]] = {
         Messages.CONVERSATION_SOURCE,
     ),
     "bad role": ({"kind": "manual", "role": "system"}, Messages.SOURCE_ROLE),
+    "role an object": ({"kind": "manual", "role": {}}, Messages.SOURCE_ROLE),
     "201-unit session": ({"kind": "tool", "sessionId": "s" * 201}, Messages.SOURCE_REFERENCE),
     "newline in message": (
         {"kind": "conversation", "sessionId": "s", "messageId": "m\n1"},

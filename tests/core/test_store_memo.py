@@ -26,6 +26,7 @@ from memquill.store._codec import (
     decode_store,
     encode_store,
 )
+from memquill.store._record_list import CHUNK
 
 
 @pytest.fixture
@@ -90,6 +91,31 @@ def test_appends_by_another_writer_are_decoded_from_where_the_file_was(workspace
         assert_as_fresh(workspace, mine)
     contents = [r.content for r in mine.snapshot().records]
     assert contents == ["mine 1", "other 0", "mine 2", "other 1", "mine 3", "other 2", "mine 4"]
+
+
+def test_another_writers_append_is_taken_in_sharing_the_records_it_left_alone(
+    workspace: Path,
+) -> None:
+    # More records than a chunk holds, in a v2 file (its first correction rewrote it), so an
+    # appended correction supersedes its version in place.
+    mine, other = RecordStore(workspace), RecordStore(workspace)
+    for start in range(0, CHUNK + 100, 40):  # 40 candidates a save at most
+        mine.save([manual(f"fact {n}") for n in range(start, min(start + 40, CHUNK + 100))])
+    first = mine.snapshot().records[0]
+    mine.correct(first.id, "fact 0, corrected", mine.snapshot().revision)
+    before = mine.snapshot().records
+    assert raw(workspace).startswith(HEADER_V2.encode())
+    other.save([manual("another")])
+    saved = mine.snapshot().records
+    # Taken in from where the file was: the records before it are the same chunks, not a copy.
+    assert saved.chunks[0] is before.chunks[0]
+    late = saved[CHUNK + 50]
+    other.correct(late.id, "fact late, corrected", other.snapshot().revision)
+    corrected = mine.snapshot().records
+    assert corrected.chunks[0] is saved.chunks[0]  # the superseded version is in the second
+    assert corrected.changes(saved) == [CHUNK + 50]
+    assert corrected[CHUNK + 50].status == "superseded"
+    assert_as_fresh(workspace, mine)
 
 
 def test_a_hand_written_block_appended_is_kept_then_rewritten_canonically(workspace: Path) -> None:

@@ -218,10 +218,38 @@ def decode_blocks(
     known: KnownRecords | None = None,
     intact: list[int] | None = None,
 ) -> tuple[Record, ...]:
-    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly.
+    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly: ``before``
+    plus the new records, with the places of ``before`` that the new blocks changed
+    (:func:`decode_after` says how, and raises what it raises)."""
+    changed, added = decode_after(
+        text, cursor, before, implied=implied, claims=claims, known=known, intact=intact
+    )
+    if not changed:
+        return (*before, *added)
+    records = list(before)
+    for position, record in changed.items():
+        records[position] = record
+    return (*records, *added)
+
+
+def decode_after(
+    text: str,
+    cursor: int,
+    before: Sequence[Record] = (),
+    *,
+    implied: bool = False,
+    claims: bool = False,
+    known: KnownRecords | None = None,
+    intact: list[int] | None = None,
+) -> tuple[dict[int, Record], tuple[Record, ...]]:
+    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly, after
+    ``before``: the places of ``before`` whose record the new blocks changed (a version an
+    appended correction superseded, one a ``v3`` tombstone claimed) with the record each now
+    holds, and the new records. ``before`` is read only at the places the new blocks name,
+    never copied, so taking in a few blocks after many records costs what those blocks do.
 
     ``before`` are the records already decoded in front of ``cursor`` (ids must stay unique
-    and ``record_index`` counts them); the result is ``before`` plus the new records.
+    and ``record_index`` counts them).
     ``known`` answers for ``before`` (ids and active keys), so decoding a few blocks appended
     after many records does not index them all again.
     ``implied`` (a ``v2`` or ``v3`` file): a correction makes the active version it names
@@ -236,7 +264,22 @@ def decode_blocks(
     Raises:
         CorruptError: a block fails validation (``record_index`` names the first bad one).
     """
-    records: list[Record | None] = list(before)
+    head = len(before)
+    changed: dict[int, Record] = {}
+    added: list[Record | None] = []  # None: an erased block waiting for its tombstone
+
+    def at(position: int) -> Record | None:
+        if position >= head:
+            return added[position - head]
+        found = changed.get(position)
+        return before[position] if found is None else found
+
+    def put(position: int, record: Record) -> None:
+        if position >= head:
+            added[position - head] = record
+        else:
+            changed[position] = record
+
     seen: dict[str, int] = {}
     keys: set[str | None] = set()
     freed: set[str] = set()  # keys of ``before`` that the new blocks freed
@@ -265,7 +308,7 @@ def decode_blocks(
 
     erased: dict[str, int] = {}  # id -> block number of an erased block no tombstone claimed yet
     torn: set[str] = set()  # ids of erased blocks some of whose bytes are not erased yet
-    blocks = len(records)
+    blocks = head
     while cursor < len(text):
         index, blocks = blocks, blocks + 1
         if not claims:
@@ -282,12 +325,12 @@ def decode_blocks(
                 if intact is not None and erase_block(block) != block:
                     torn.add(record_id)  # an erasure cut short: the rest waits for the next
                 erased[record_id] = index
-                seen[record_id] = len(records)
-                records.append(None)
+                seen[record_id] = head + len(added)
+                added.append(None)
                 continue
             claimed = place(record.id) if record.status == "revoked" else None
             if claimed is not None:
-                earlier = records[claimed]
+                earlier = at(claimed)
                 if earlier is None:
                     del erased[record.id]
                     if intact is not None and record.id in torn:
@@ -299,25 +342,25 @@ def decode_blocks(
                         free(earlier.key)
                     if intact is not None:
                         intact.append(claimed)
-                records[claimed] = record
+                put(claimed, record)
                 continue
         replaced = place(record.supersedes or "") if implied else None
-        earlier = records[replaced] if replaced is not None else None
+        earlier = at(replaced) if replaced is not None else None
         if earlier is not None:
             superseded = implied_supersede(earlier, record)
             if superseded is not earlier:
-                records[replaced or 0] = superseded
+                put(replaced or 0, superseded)
                 free(earlier.key)
         key = record.key if record.status == "active" else None
         if place(record.id) is not None or (key is not None and taken(key)):
             raise CorruptError(Messages.EDITED, index)  # ids are unique, keys among active facts
-        seen[record.id] = len(records)
+        seen[record.id] = head + len(added)
         if key is not None:
             keys.add(key)
-        records.append(record)
+        added.append(record)
     if erased:
         raise CorruptError(Messages.EDITED, min(erased.values()))  # erased, yet never forgotten
-    return cast(tuple[Record, ...], tuple(records))
+    return changed, cast(tuple[Record, ...], tuple(added))
 
 
 def implied_supersede(earlier: Record, successor: Record) -> Record:
@@ -483,28 +526,37 @@ def _filler_character(found: re.Match[str]) -> str:
 
 
 def _valid_record(record: Record) -> bool:
+    # Every block another writer appended is validated as it is taken in: unrolled, with
+    # each value's type checked before it is looked up in a set (a list there raised
+    # ``TypeError``, not ``corrupt``).
     meta = record.meta
-    ids_valid = all(
-        isinstance(meta.get(key), str) and _ID.fullmatch(cast(str, meta[key]))
-        for key in ("id", "rootId")
-    )
-    strings_valid = all(
-        isinstance(meta.get(key), str) for key in ("createdAt", "updatedAt", "operationHash")
-    )
-    if not (ids_valid and strings_valid and meta.get("status") in _STATUSES):
+    get = meta.get
+    record_id, root_id, status = get("id"), get("rootId"), get("status")
+    if not (isinstance(record_id, str) and _ID.fullmatch(record_id)):
         return False
-    if (KEY_FIELD in meta and not is_key(meta[KEY_FIELD])) or not isinstance(
-        meta.get(EXTRA_FIELD, {}), dict
+    if root_id != record_id and not (isinstance(root_id, str) and _ID.fullmatch(root_id)):
+        return False
+    if not (
+        isinstance(get("createdAt"), str)
+        and isinstance(get("updatedAt"), str)
+        and isinstance(get("operationHash"), str)
+        and isinstance(status, str)
+        and status in _STATUSES
     ):
         return False
+    if KEY_FIELD in meta and not is_key(meta[KEY_FIELD]):
+        return False
+    if EXTRA_FIELD in meta and not isinstance(meta[EXTRA_FIELD], dict):
+        return False
     try:
-        validate_source(meta.get("source"))
+        validate_source(get("source"))
     except InvalidInputError:
         return False
-    if record.status == "revoked" or (record.status == "superseded" and not record.content):
+    content = record.content
+    if status == "revoked" or (status == "superseded" and not content):
         # Forgotten versions hold nothing; compaction empties superseded ones.
-        return record.content == ""
-    return _content_problem(record.content) is None
+        return content == ""
+    return _content_problem(content) is None
 
 
 def _content_problem(content: object) -> str | None:
@@ -554,11 +606,11 @@ def validate_source(source: object) -> Mapping[str, JSONValue]:
     Raises:
         InvalidInputError: with the spec's message for the first problem found.
     """
-    if not isinstance(source, Mapping):
+    if type(source) is not dict and not isinstance(source, Mapping):  # dict: no ABC check
         raise InvalidInputError(Messages.SOURCE_REQUIRED)
     fields = cast(Mapping[str, object], source)
     kind = fields.get("kind")
-    if kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise InvalidInputError(Messages.SOURCE_REQUIRED)
     for key in _REFERENCE_FIELDS:
         value = fields.get(key)
@@ -569,7 +621,7 @@ def validate_source(source: object) -> Mapping[str, JSONValue]:
     if kind == "conversation" and not (fields.get("sessionId") and fields.get("messageId")):
         raise InvalidInputError(Messages.CONVERSATION_SOURCE)
     role = fields.get("role")
-    if role is not None and role not in _ROLES:
+    if role is not None and (not isinstance(role, str) or role not in _ROLES):
         raise InvalidInputError(Messages.SOURCE_ROLE)
     if not _KNOWN_SOURCE_KEYS.issuperset(fields) and not _encodable(fields):
         raise InvalidInputError(Messages.SOURCE_REFERENCE)  # an extra key that cannot be written

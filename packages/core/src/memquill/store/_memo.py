@@ -28,7 +28,7 @@ from memquill.store._codec import (
     HEADER_V3,
     HEADERS,
     block_spans,
-    decode_blocks,
+    decode_after,
     decode_store,
     encode_block,
     erase_block,
@@ -354,7 +354,7 @@ def _appended(last: Decoded, tail: bytes, raw: bytes | None) -> Decoded | None:
     intact = list(last.unerased)
     try:
         claims = last.header == HEADER_V3
-        records = decode_blocks(
+        changed, added = decode_after(
             tail.decode("utf-8"),
             0,
             last.snapshot.records,
@@ -376,9 +376,10 @@ def _appended(last: Decoded, tail: bytes, raw: bytes | None) -> Decoded | None:
         if not (isinstance(buffer, bytearray) and len(buffer) == size):
             buffer = bytearray(buffer[:size])  # once; later appends extend it in place
         buffer += tail
-    snapshot = Snapshot(
-        last.snapshot.identity, digest.hexdigest(), RecordList(records), len(buffer)
-    )
+    # The new list shares every chunk the new blocks left alone (``RecordList.changes``
+    # then compares only the others); building it whole copied every record at each append.
+    records = last.snapshot.records.replaced(changed).extended(added)
+    snapshot = Snapshot(last.snapshot.identity, digest.hexdigest(), records, len(buffer))
     if not claims:
         # A claim replaces an earlier place, which an index shared by appending cannot see:
         # a v3 file's snapshot builds its own.
