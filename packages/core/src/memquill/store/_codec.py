@@ -178,7 +178,7 @@ def encode_store(image: StoreImage) -> str:
 
 
 def decode_store(text: str, intact: list[int] | None = None) -> StoreImage:
-    """Parse a records file strictly (``intact``: :func:`decode_blocks`).
+    """Parse a records file strictly (``intact``: :func:`decode_after`).
 
     Raises:
         CorruptError: the file is not a managed records file, or any block fails validation
@@ -189,7 +189,7 @@ def decode_store(text: str, intact: list[int] | None = None) -> StoreImage:
     header = next((h for h in HEADERS if text.startswith(h)), None)
     if header is None:
         raise CorruptError(Messages.FOREIGN)
-    records = decode_blocks(
+    _, records = decode_after(
         text, len(header), implied=implies(header), claims=header == HEADER_V3, intact=intact
     )
     return StoreImage(header, records)
@@ -206,30 +206,6 @@ class KnownRecords(Protocol):
     def by_key(self, key: str, /) -> Record | None:
         """The active version whose fact has this key."""
         ...
-
-
-def decode_blocks(
-    text: str,
-    cursor: int,
-    before: Sequence[Record] = (),
-    *,
-    implied: bool = False,
-    claims: bool = False,
-    known: KnownRecords | None = None,
-    intact: list[int] | None = None,
-) -> tuple[Record, ...]:
-    """Decode the record blocks of ``text`` from ``cursor`` to its end, strictly: ``before``
-    plus the new records, with the places of ``before`` that the new blocks changed
-    (:func:`decode_after` says how, and raises what it raises)."""
-    changed, added = decode_after(
-        text, cursor, before, implied=implied, claims=claims, known=known, intact=intact
-    )
-    if not changed:
-        return (*before, *added)
-    records = list(before)
-    for position, record in changed.items():
-        records[position] = record
-    return (*records, *added)
 
 
 def decode_after(
@@ -496,7 +472,7 @@ def erase_block(block: bytes) -> bytes:
     bytes valid after that lead (``C2 A0`` for ``C2``, so no C1 control is written): however
     much of the in-place write reaches the disk, sector by sector, the bytes stay UTF-8 of the
     same UTF-16 length, so the block keeps its shape for the tombstone that claims it
-    (:func:`decode_blocks` with ``claims``). What the filler still shows, until the next
+    (:func:`decode_after` with ``claims``). What the filler still shows, until the next
     rewrite drops the block, is the text's length and each character's UTF-8 length.
     """
     text = block.decode("utf-8")
