@@ -552,8 +552,12 @@ class ItemStore:
         prefix gave (:class:`_Held`; never changed in place)."""
         labels = validate_namespace(prefix) if prefix else ()
         if not self.is_database:
-            candidates = list(walk_namespaces(self.root, labels))
-            return self._live(candidates, (self._walked(namespace) for namespace in candidates))
+            walked: list[tuple[Namespace, View]] = []
+            for namespace in list(walk_namespaces(self.root, labels)):  # walked before any read
+                view = self._unexpired(namespace, self._walked(namespace))
+                if view is not None and view.items:
+                    walked.append((namespace, view))
+            return walked
         now = self._clock()
         whole = self._held
         if whole is not None and (
@@ -610,18 +614,6 @@ class ItemStore:
         if listing.mark is not None:
             soonest = min((v.soonest for _, v in views if v.soonest is not None), default=None)
             self._held = _Held(labels, listing.mark, views, soonest)
-        return views
-
-    def _live(
-        self, candidates: list[Namespace], found: Iterable[View | None]
-    ) -> list[tuple[Namespace, View]]:
-        """The namespaces of ``candidates`` that hold an item once the expired ones are
-        forgotten, with their items."""
-        views: list[tuple[Namespace, View]] = []
-        for namespace, view in zip(candidates, found, strict=True):
-            view = self._unexpired(namespace, view)
-            if view is not None and view.items:
-                views.append((namespace, view))
         return views
 
     def _expiry(self, ttl: object) -> Expiry | None:
