@@ -42,7 +42,6 @@ from memquill.store._codec import MAX_CONTENT_UNITS
 from memquill.store._record import FactKey, JSONValue, Record
 from memquill.store._record_key import keyed_fields
 from memquill.store._results import UNCHANGED, Snapshot, Target, Unchanged, check_revision
-from memquill.store._secrets import SecretScanner
 from memquill.store._tombstones import (
     BLOCKING_KINDS,
     text_fingerprint,
@@ -376,10 +375,11 @@ def _erased(record: Record, stamp: str, record_key: bytes) -> Record:
 
 
 def check_extra(
-    extra: Mapping[str, JSONValue] | None, secrets: SecretScanner
+    extra: Mapping[str, JSONValue] | None, scan: Callable[[str], None]
 ) -> dict[str, JSONValue] | None:
     """A plain JSON copy of ``extra``, checked like content: at most 16000 UTF-16 units of
-    compact JSON, and no credential material in it.
+    compact JSON, and no credential material in it (``scan``: a scanner's ``check`` of that
+    JSON text, raising ``SecretError``).
 
     Raises:
         InvalidInputError: not a JSON object, not encodable, or too long.
@@ -401,5 +401,5 @@ def check_extra(
         copied: dict[str, JSONValue] = parse_json(text)
     except ValueError:
         raise InvalidInputError(Messages.EXTRA_INVALID) from None
-    secrets.check(text)
+    scan(text)
     return copied

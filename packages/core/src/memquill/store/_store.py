@@ -94,6 +94,9 @@ class ResolveReport:
     revision: str
 
 
+CLEAN_HELD: Final = 65536
+"""Texts :meth:`RecordStore.check` found clean, held for the writes that follow (a
+``put_many`` checks all its puts before it writes any)."""
 MAX_BATCH: Final = 40
 MAX_KEY_UNITS: Final = 1000
 
@@ -135,6 +138,9 @@ class RecordStore:
         self._lock_timeout = lock_timeout
         self._now = now or (lambda: datetime.now(UTC))
         self._secrets = secrets
+        # Texts :meth:`check` found clean, each taken by the write's own check once (a
+        # scanner's verdict depends on the text alone: scanning it again finds the same).
+        self._clean: set[str] = set()
         self._projection: Projection | None = None
         self._backend = open_backend(self._workspace, location, chosen)
         self._record_key = record_key or self._backend.record_key()
@@ -284,7 +290,10 @@ class RecordStore:
         """Check what a write would check of one fact, touching nothing (no file, folder or
         lock): ``content`` (1–16000 UTF-16 units, no control characters, no credentials),
         ``key`` and ``extra`` (JSON, at most 16000 units, no credentials). A caller that must
-        make something first (a namespace's folder) checks here before it does.
+        make something first (a namespace's folder) checks here before it does. The texts
+        found free of credentials are held for the write that follows: its own check takes
+        each such text once instead of scanning it again (the scan of a put's text and extra
+        runs once, not twice).
 
         Raises:
             InvalidInputError, SecretError: what :meth:`save` and :meth:`correct` would raise
@@ -293,10 +302,10 @@ class RecordStore:
         # Write side: loaded by the first write, never by a read (cold start).
         from memquill.store._edits import check_extra
 
-        self._check_content(content)
+        self._check_content(content, ahead=True)
         if key is not None:
             validate_key(key)
-        check_extra(extra, self.secrets)
+        check_extra(extra, self._scan_ahead)
 
     def save(
         self,
@@ -387,7 +396,7 @@ class RecordStore:
         if key is not UNCHANGED and key is not None:
             validate_key(key)
         if extra is not UNCHANGED:
-            extra = check_extra(extra, self.secrets)
+            extra = check_extra(extra, self._scan)
         operation = correction(
             target,
             content,
@@ -619,8 +628,30 @@ class RecordStore:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _check_content(self, content: str) -> None:
-        self.secrets.check(validate_content(content))
+    def _check_content(self, content: str, *, ahead: bool = False) -> None:
+        text = validate_content(content)
+        if ahead:
+            self._scan_ahead(text)
+        else:
+            self._scan(text)
+
+    def _scan(self, text: str) -> None:
+        """A write's own credential check of ``text``: scanned, unless :meth:`check` found
+        that very text clean just before (its write then takes the result, once, instead of
+        scanning again: a put checked ahead scanned its text and extra twice)."""
+        if text in self._clean:
+            self._clean.discard(text)
+            return
+        self.secrets.check(text)
+
+    def _scan_ahead(self, text: str) -> None:
+        """:meth:`check`'s credential check: ``text`` scanned, and kept as clean for the write
+        that follows (at most :data:`CLEAN_HELD` texts wait; past that, the ones waiting are
+        dropped and their writes scan them again)."""
+        self.secrets.check(text)
+        if len(self._clean) >= CLEAN_HELD:
+            self._clean.clear()
+        self._clean.add(text)
 
     def _checked(self, candidates: list[Candidate], *, keyed: bool) -> list[Candidate]:
         """``candidates`` checked in order, each whole before the next (what :meth:`save` and
@@ -650,7 +681,7 @@ class RecordStore:
                     raise InvalidInputError(Messages.BATCH_KEYS)
                 keys.add(candidate.key)
             if candidate.extra is not None:
-                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self.secrets))
+                batch[index] = replace(candidate, extra=check_extra(candidate.extra, self._scan))
         return batch
 
     def _roomy(self, operation: Operation) -> Operation:
