@@ -18,7 +18,8 @@ statements (:class:`~memquill.store._postgres_sql.Script`), and is acknowledged 
   (``memquill.append_v3``), writes the new versions only if no version written since the
   rows held touched what the operation read (its facts, keys, operations, source messages)
   and none was deleted since, numbered after the versions written since, and sends those
-  back; then ``COMMIT``. Refused, the writer has the rows as they now are (the statement
+  back (a correction's superseded versions are updated by the next statement, only if it
+  wrote them); then ``COMMIT``. Refused, the writer has the rows as they now are (the statement
   sent them), and runs the operation again on rows read as its transaction begins (the
   lock and the rows in a first message, the append in a second; where its revision is stale:
   ``conflict``); refused again, it runs alone. An operation that answered without
@@ -106,6 +107,7 @@ from memquill.store._postgres_sql import (
     RECORD_KEY,
     ROWS_NAMED,
     SCHEMA_PROBE,
+    SUPERSEDED,
     UPDATE_ROW,
     VERSION_FIELDS,
     WRITERS_ALONE,
@@ -834,7 +836,8 @@ class PostgresBackend(RecordsBackend):
         row's lock (held only while the server runs this message), the statement that writes
         the versions only if nothing written since touched what the operation read,
         numbering them after the versions written since (:data:`APPEND`), and sends back its
-        ``seq`` and those versions; then ``COMMIT``."""
+        ``seq`` and those versions; for a correction, the update of the versions it
+        supersedes, if that statement was granted (:data:`SUPERSEDED`); then ``COMMIT``."""
         loaded = self._loaded
         reads = change.outcome.reads
         tail = change.encoded.tail
@@ -846,6 +849,9 @@ class PostgresBackend(RecordsBackend):
             script.add(WRITERS_SHARED, (self._location.workspace,))
         script.add(LOCK_WORKSPACE, (workspace_id,))
         answer = script.count
+        # The superseded versions in a statement of their own, planned with their ids (the
+        # function's plan, made for any workspace, scanned every version of this one).
+        apart = bool(updates and inserts)
         script.add(
             APPEND,
             (
@@ -858,10 +864,20 @@ class PostgresBackend(RecordsBackend):
                 sorted(source.encode() for source in reads.sources),
                 len(tail),
                 len(inserts),
-                _as_json(updates, start=None),
+                "[]" if apart else _as_json(updates, start=None),
                 _as_json(inserts, start=len(loaded.rows)),
             ),
         )
+        if apart:
+            script.add(
+                SUPERSEDED,
+                (
+                    _as_json(updates, start=None),
+                    workspace_id,
+                    [row.id for _, row, _ in updates],
+                    inserts[0][1].id,
+                ),
+            )
         script.add("COMMIT")
         return answer
 

@@ -326,6 +326,24 @@ it took longer to plan than to run.
 It answers the seq it was granted (``NULL``: refused), then, as :data:`READ_WITH_ROWS` sends
 them, the workspace and the versions written by others since ``$3`` (the statement's
 snapshot, which the append's own changes are not part of)."""
+SUPERSEDED: Final = """
+    UPDATE memquill.versions v SET root_id = u.root_id, status = u.status, key = u.key,
+        source_key = decode(u.source_key, 'hex'), operation_hash = u.operation_hash,
+        created_at = u.created_at, updated_at = u.updated_at, meta = u.meta,
+        content = u.content, changed = w.seq
+    FROM memquill.workspaces w, json_to_recordset(%s::json) AS u(id text, root_id text,
+        status text, key text, source_key text, operation_hash text, created_at text,
+        updated_at text, meta text, content text)
+    WHERE w.workspace_id = %s AND v.workspace_id = w.workspace_id AND v.id = ANY(%s::text[])
+        AND v.id = u.id AND EXISTS (SELECT 1 FROM memquill.versions n
+            WHERE n.workspace_id = w.workspace_id AND n.id = %s AND n.changed = w.seq)"""
+"""The versions an append's corrections supersede (as :data:`VERSION_FIELDS`, ``$1``; their
+ids ``$3``), updated in place after :data:`APPEND` in its transaction, only if it was granted:
+its first new version (``$4``) is then there, stamped with the workspace's ``seq`` (the one
+granted, the workspace row being locked). Not :data:`APPEND`'s own ``$10``: the function's
+plan, made once for any workspace, found them by a hash join over every version of the
+workspace (6 ms a correction at 10,000 items, in a database of many small workspaces); with
+the ids and the workspace as literals the server plans one lookup by key each."""
 CREATE_WORKSPACE: Final = """
     INSERT INTO memquill.workspaces (workspace, workspace_id, record_key)
     VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING"""
