@@ -64,3 +64,18 @@ def test_a_write_not_checked_ahead_still_scans_and_refuses(tmp_path: Path) -> No
     with pytest.raises(SecretError):
         store.upsert([Candidate(SECRET, TOOL, "op-4", "key")])
     assert [record.content for record in store.snapshot().records] == ["Ana reads novels."] * 2
+
+
+def test_the_texts_held_for_the_writes_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memquill.store._store.CLEAN_HELD", 40)
+    scanner = CountingScanner()
+    store = RecordStore(tmp_path, secrets=scanner)
+    texts = ["Ana reads a novel a week.", "Ana swims on Tuesdays ok.", "Ana grows basil at home."]
+    for text in texts:
+        store.check(text)  # 25, 25, 24 characters: the second one drops the first
+    store.upsert([Candidate(text, TOOL, f"op-{n}", f"k{n}") for n, text in enumerate(texts)])
+    assert [scanner.scanned[text] for text in texts] == [2, 2, 1]
+    held = store._clean  # pyright: ignore[reportPrivateUsage]
+    assert not held

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -94,9 +95,10 @@ class ResolveReport:
     revision: str
 
 
-CLEAN_HELD: Final = 65536
-"""Texts :meth:`RecordStore.check` found clean, held for the writes that follow (a
-``put_many`` checks all its puts before it writes any)."""
+CLEAN_HELD: Final = 1 << 23
+"""Characters of the texts :meth:`RecordStore.check` found clean held at most for the writes
+that follow (a ``put_many`` checks all its puts before it writes any): 8 Mi, the texts of
+10,000 puts of 800 characters; a text past it is scanned again by its write."""
 MAX_BATCH: Final = 40
 MAX_KEY_UNITS: Final = 1000
 
@@ -141,6 +143,8 @@ class RecordStore:
         # Texts :meth:`check` found clean, each taken by the write's own check once (a
         # scanner's verdict depends on the text alone: scanning it again finds the same).
         self._clean: set[str] = set()
+        self._clean_size = 0  # their characters, bounded by CLEAN_HELD
+        self._clean_lock = threading.Lock()
         self._projection: Projection | None = None
         self._backend = open_backend(self._workspace, location, chosen)
         self._record_key = record_key or self._backend.record_key()
@@ -639,19 +643,27 @@ class RecordStore:
         """A write's own credential check of ``text``: scanned, unless :meth:`check` found
         that very text clean just before (its write then takes the result, once, instead of
         scanning again: a put checked ahead scanned its text and extra twice)."""
-        if text in self._clean:
-            self._clean.discard(text)
-            return
-        self.secrets.check(text)
+        with self._clean_lock:
+            clean = text in self._clean
+            if clean:
+                self._clean.discard(text)
+                self._clean_size -= len(text)
+        if not clean:
+            self.secrets.check(text)
 
     def _scan_ahead(self, text: str) -> None:
         """:meth:`check`'s credential check: ``text`` scanned, and kept as clean for the write
-        that follows (at most :data:`CLEAN_HELD` texts wait; past that, the ones waiting are
-        dropped and their writes scan them again)."""
+        that follows (at most :data:`CLEAN_HELD` characters wait; past that, the ones waiting
+        are dropped and their writes scan them again)."""
         self.secrets.check(text)
-        if len(self._clean) >= CLEAN_HELD:
-            self._clean.clear()
-        self._clean.add(text)
+        with self._clean_lock:
+            if text in self._clean:
+                return
+            if self._clean_size + len(text) > CLEAN_HELD:
+                self._clean.clear()
+                self._clean_size = 0
+            self._clean.add(text)
+            self._clean_size += len(text)
 
     def _checked(self, candidates: list[Candidate], *, keyed: bool) -> list[Candidate]:
         """``candidates`` checked in order, each whole before the next (what :meth:`save` and
