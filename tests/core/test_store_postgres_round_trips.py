@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
 from tests.conftest import Server
 from tests.core.postgres_wire import traced
 from tests.core.store_helpers import manual
@@ -156,3 +157,37 @@ def test_a_write_extends_the_rows_held_without_copying_them(
     assert store.snapshot().revision == reader.snapshot().revision
     read = _backend(reader)._loaded.rows  # pyright: ignore[reportPrivateUsage]
     assert [row.block for row in rows] == [row.block for row in read]
+
+
+def test_a_batch_put_correcting_an_item_is_one_round_trip_marking_what_it_supersedes(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    # The superseded version is updated by its id, in a statement after the append's own, in
+    # the same message: the append's function found it by hashing every version of the
+    # workspace. Its row is marked only if the append was granted, with the append's seq.
+    location = f"{postgres_server.url}#workspace=fix-{uuid.uuid4().hex[:12]}"
+    (tmp_path / "items").mkdir()
+    namespace = ("memories", "kept")
+    items = ItemStore(tmp_path / "items", store=location)
+    try:
+        items.put_many([ItemPut(namespace, f"k{n}", {"content": f"fact {n}"}) for n in range(20)])
+        items.put_many([ItemPut(namespace, "k3", {"content": "fact three, corrected"})])
+        with round_trips(postgres_server.url) as corrected:
+            items.put_many([ItemPut(namespace, "k3", {"content": "fact three, again"})])
+        found = items.get(namespace, "k3")
+    finally:
+        items.close()
+    assert found is not None and found.value == {"content": "fact three, again"}
+    assert corrected[0] == 1, corrected
+    with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+        rows = connection.execute(
+            "SELECT v.status, v.key, v.changed, w.seq FROM memquill.versions v"
+            " JOIN memquill.workspaces w USING (workspace_id)"
+            " WHERE w.workspace = %s AND v.content LIKE 'fact three%%' ORDER BY v.position",
+            (f"{location.split('#workspace=')[1]}/memories/kept",),
+        ).fetchall()
+    seq = rows[0][3]
+    assert [row[:3] for row in rows] == [
+        ("superseded", "k3", seq),
+        ("active", "k3", seq),
+    ], rows
