@@ -1,10 +1,12 @@
-"""A put's credential scan runs once per text: the item store checks a put before it makes the
-namespace's folder, and the write's own check takes that result instead of scanning again;
-every write path still refuses credentials."""
+"""A put's work on its text is done once: its credential scan (the item store checks a put
+before it makes the namespace's folder, and the write's own check takes that result instead
+of scanning again; every write path still refuses credentials) and its fingerprint under the
+record key."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,38 @@ def test_the_texts_held_for_the_writes_are_bounded(
     assert [scanner.scanned[text] for text in texts] == [2, 2, 1]
     held = store._clean  # pyright: ignore[reportPrivateUsage]
     assert not held
+
+
+def test_a_put_fingerprints_its_text_once_per_record_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The key source's known keys begin with its current one: each hash and fingerprint of a
+    # save or correction was computed twice under it.
+    import memquill.store._append as append
+    import memquill.store._edits as edits
+
+    calls: Counter[str] = Counter()
+    for module in (append, edits):
+        original = module.text_fingerprint
+
+        def counted(key: bytes, text: str, original: Callable[[bytes, str], str] = original) -> str:
+            calls[text] += 1
+            return original(key, text)
+
+        monkeypatch.setattr(module, "text_fingerprint", counted)
+    items = ItemStore(tmp_path)
+    try:
+        items.put(ANA, "first", {"content": "Ana keeps a diary."})  # the namespace's first
+        items.put(ANA, "coffee", {"content": "Ana drinks oat flat whites."})
+        items.put(ANA, "coffee", {"content": "Ana drinks black coffee."})
+        items.put_many([ItemPut(ANA, "tea", {"content": "Ana likes green tea."})])
+        items.put_many([ItemPut(ANA, "tea", {"content": "Ana likes mint tea."})])
+    finally:
+        items.close()
+    texts = [
+        "Ana drinks oat flat whites.",
+        "Ana drinks black coffee.",
+        "Ana likes green tea.",
+        "Ana likes mint tea.",
+    ]
+    assert [calls[text] for text in texts] == [1, 1, 1, 1], calls

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from memquill.errors import ConflictError, Messages
 from memquill.store._edits import correction
 from memquill.store._record import FactKey, JSONValue, Record, source_key
-from memquill.store._record_key import keyed_fields, recognised_hashes
+from memquill.store._record_key import distinct_keys, keyed_fields, recognised_hashes
 from memquill.store._results import UNCHANGED, Candidate, Snapshot
 from memquill.store._tombstones import BLOCKING_KINDS, same_words, text_fingerprint
 from memquill.store._transaction import Operation, Outcome, Reads
@@ -76,7 +76,7 @@ def append_candidates(
     # The draft is the snapshot's records (plus what wrappers appended, none of them
     # tombstones): the snapshot's indexes answer for it, so a save costs the same at any size.
     folded = snapshot.ledger()  # compact tombstones block as the full ones do
-    keys = (key, *other_keys)
+    keys = distinct_keys(key, other_keys)
     prepared = [
         (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
     ]
@@ -299,7 +299,7 @@ def _blocked(
     known_keys: Sequence[bytes],
 ) -> Outcome:
     """Nothing written: every target ``None``, each blocked one's ``forgotten_at`` set."""
-    keys = (record_key, *known_keys)
+    keys = distinct_keys(record_key, known_keys)
     forgotten = tuple(
         snapshot.forgotten_at(text_fingerprint(k, candidate.content) for k in keys)
         if candidate.source.get("kind") in BLOCKING_KINDS

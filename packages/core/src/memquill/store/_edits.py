@@ -40,7 +40,7 @@ from memquill.foundation.text import utf16_len
 from memquill.jsondoc import parse_json
 from memquill.store._codec import MAX_CONTENT_UNITS
 from memquill.store._record import FactKey, JSONValue, Record
-from memquill.store._record_key import keyed_fields
+from memquill.store._record_key import distinct_keys, keyed_fields
 from memquill.store._results import UNCHANGED, Snapshot, Target, Unchanged, check_revision
 from memquill.store._tombstones import (
     BLOCKING_KINDS,
@@ -200,7 +200,7 @@ def correction(
         [(named, expected)] = _expanded(snapshot, [(target, given)], prefixes, forgetting=False)
         current = resolve_target(snapshot, named, expected, forgetting=False)
         assert current is not None  # only a forget resolves to nothing
-        keys = (record_key, *known_keys)
+        keys = distinct_keys(record_key, known_keys)
         when = snapshot.forgotten_at(text_fingerprint(k, content) for k in keys)
         if when is not None and source.get("kind") in BLOCKING_KINDS:
             return Outcome("blocked", (None,), forgotten_at=(when,))

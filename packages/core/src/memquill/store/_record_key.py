@@ -198,6 +198,13 @@ def recognised_hashes(keys: Iterable[bytes], material: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def distinct_keys(key: bytes, others: Iterable[bytes]) -> tuple[bytes, ...]:
+    """``key``, then each of ``others`` not already there: the keys a write computes hashes
+    and fingerprints under (a key source's known keys begin with its current one, so each was
+    computed twice)."""
+    return tuple(dict.fromkeys((key, *others)))
+
+
 def key_id(key: bytes) -> str:
     """The key's fingerprint: 16 hex digits of an HMAC under it (it tells nothing about it)."""
     return hmac.new(key, _ID_DOMAIN, hashlib.sha256).hexdigest()[:16]
