@@ -63,6 +63,15 @@ if typing.TYPE_CHECKING:
         parse_location as parse_location,
         with_workspace as with_workspace,
     )
+    from memquill.store._postgres_search import (
+        ChangedVersion as ChangedVersion,
+        FoundVersion as FoundVersion,
+        IndexedDocument as IndexedDocument,
+        SearchAnswer as SearchAnswer,
+        SearchBounds as SearchBounds,
+        catch_up_search as catch_up_search,
+        search_candidates as search_candidates,
+    )
     from memquill.store._record import (
         KEY_PATTERN as KEY_PATTERN,
         MAX_KEY_CHARS as MAX_KEY_CHARS,
