@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,11 @@ from typing import Any
 import psycopg
 import pytest
 from hypothesis import given, settings, strategies as st
+from psycopg import sql
 from tests.conftest import Server
 from tests.core.test_items_postgres import statements
 
-from memquill.items import ItemStore, _database_search, _store as items_store
+from memquill.items import ItemStore, _database_search
 from memquill.items._database_search import tie_text
 from memquill.items._space import stored_item
 from memquill.query._rank import RankParams
@@ -49,6 +50,16 @@ def _side_by_side(
         [(hit.item.namespace, hit.item.key, hit.item.value, hit.score) for hit in database],
         [(hit.item.namespace, hit.item.key, hit.item.value, hit.score) for hit in process],
     )
+
+
+def _refuse_whole_reads(monkeypatch: pytest.MonkeyPatch, store: ItemStore) -> None:
+    """Make ``store`` fail if it reads a namespace whole (its views: every item decoded)."""
+
+    def refused(*args: object) -> object:
+        raise AssertionError("a namespace was read whole")
+
+    monkeypatch.setattr(store, "_read", refused)
+    monkeypatch.setattr(store, "_views", refused)
 
 
 def _folder(path: Path) -> Path:
@@ -132,10 +143,7 @@ def test_a_search_reads_no_namespace_whole_and_analyses_only_what_changed(
         for index in range(50):
             writer.put(("memories", f"u{index % 5}"), f"k{index}", {"content": f"heron {index}"})
 
-        def refused(stores: Sequence[object]) -> list[object]:
-            raise AssertionError("a namespace was read whole")
-
-        monkeypatch.setattr(items_store, "snapshots", refused)
+        _refuse_whole_reads(monkeypatch, reader)
         analysed: list[str] = []
         real = _database_search.analysed
 
@@ -275,3 +283,72 @@ def test_a_search_is_one_statement_while_nothing_changed(
     # The search that finds u3 behind, u3's catch-up (its state row, the versions changed
     # since, and one transaction: begin, lock, write, move, commit), and the search again.
     assert changed[0] == 1 + 2 + 7 + 1, changed
+
+
+def test_a_get_reads_the_item_by_its_key_alone(
+    tmp_path: Path, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
+    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
+    try:
+        for index in range(30):
+            writer.put(("memories", "u1"), f"k{index}", {"content": f"heron {index}", "n": index})
+        writer.put(("memories", "u1"), "k3", {"content": "corrected"}, index=False)
+        writer.put(("memories", "u1"), "a/b c", {"content": "a key with a slash"}, ttl=60)
+        writer.delete(("memories", "u1"), "k4")
+        listed = {item.key: item for item in reader.items(("memories", "u1"), limit=100)}
+
+        fresh = ItemStore(_folder(tmp_path / "fresh"), store=location)
+        _refuse_whole_reads(monkeypatch, fresh)
+        try:
+            for key in (*(f"k{index}" for index in range(30)), "a/b c"):
+                assert fresh.get(("memories", "u1"), key) == listed.get(key), key
+            assert fresh.get(("memories", "u1"), "k4") is None
+            assert fresh.get(("memories", "u2"), "k1") is None  # no such namespace
+            assert fresh.get(("memories", "u1"), "missing") is None
+        finally:
+            fresh.close()
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_get_of_an_item_whose_time_ran_out_forgets_it(tmp_path: Path, location: str) -> None:
+    clock = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
+    store = ItemStore(tmp_path, store=location, now=lambda: clock[0])
+    try:
+        store.put(("memories", "u1"), "soon", {"content": "A heron for ten minutes."}, ttl=10)
+        assert store.get(("memories", "u1"), "soon") is not None
+        clock[0] += timedelta(minutes=11)
+        assert store.get(("memories", "u1"), "soon") is None
+        assert store.expired == 1
+        assert store.items(("memories", "u1")) == []
+    finally:
+        store.close()
+
+
+def test_a_database_that_holds_nothing_yet_answers_nothing(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    name = f"memquill_empty_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        url = postgres_server.url.rsplit("/", 1)[0] + "/" + name
+        store = ItemStore(tmp_path, store=f"{url}#workspace=nothing")
+        try:
+            assert store.get(("memories", "u1"), "k") is None
+            assert store.search(("memories",), "heron") == []
+        finally:
+            store.close()
+        with psycopg.connect(url) as connection:
+            made = connection.execute("SELECT to_regclass('memquill.workspaces')").fetchone()
+        assert made == (None,)  # a read makes no schema
+    finally:
+        from memquill.store._postgres_pool import close_pools
+
+        close_pools()
+        with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+            connection.execute(
+                sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name))
+            )

@@ -59,7 +59,7 @@ from memquill.errors import (
     Messages,
     NotFoundError,
 )
-from memquill.items._database_search import database_search
+from memquill.items._database_search import database_item, database_search
 from memquill.items._paths import (
     Namespace,
     check_folders,
@@ -231,6 +231,18 @@ class ItemStore:
         """
         labels = validate_namespace(namespace)
         name = fact_key(key)
+        if self.is_database:
+            found = database_item(self._location, row_name(self._base, labels), labels, name)
+            if found is None or isinstance(found, StoredItem):
+                if (
+                    found is not None
+                    and found.expiry is not None
+                    and found.expiry[1] <= self._clock()
+                ):
+                    self.delete(labels, key)  # forgotten, as a read in the process forgets it
+                    self.expired += 1
+                    return None
+                return found
         view = self._unexpired(labels, self._read(labels))
         item = None if view is None else view.items.get(name)
         return None if item is None else _fresh(item)

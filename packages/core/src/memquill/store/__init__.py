@@ -70,6 +70,7 @@ if typing.TYPE_CHECKING:
         SearchAnswer as SearchAnswer,
         SearchBounds as SearchBounds,
         catch_up_search as catch_up_search,
+        read_keyed as read_keyed,
         search_candidates as search_candidates,
     )
     from memquill.store._record import (

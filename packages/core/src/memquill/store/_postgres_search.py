@@ -170,6 +170,15 @@ def _candidates(count: int) -> str:
 """  # noqa: S608 - built of numbered placeholders alone
 
 
+_KEYED: Final = """
+    SELECT w.blob IS NOT NULL, v.id, v.meta, v.content, coalesce(r.created_at, v.created_at)
+    FROM memquill.workspaces w
+        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
+            AND v.key = %s AND v.status = 'active'
+        LEFT JOIN memquill.versions r ON r.workspace_id = v.workspace_id AND r.id = v.root_id
+    WHERE w.workspace = %s"""
+""":func:`read_keyed`'s statement: the active version of a key, through the index that keeps
+keys unique."""
 _STATE: Final = """
     INSERT INTO memquill.search_state (workspace_id, seq, documents, tie)
     SELECT workspace_id, 0, 0, %s FROM memquill.workspaces WHERE workspace = %s
@@ -323,6 +332,31 @@ def search_candidates(
         tuple(cast("list[str] | None", first[4]) or ()),
         found,
     )
+
+
+def read_keyed(location: str, workspace: str, key: str) -> FoundVersion | bool | None:
+    """The active version of the fact ``key`` in ``workspace``, read by its key alone (one
+    statement, whatever the workspace holds); ``None``: none (or no such workspace);
+    ``False``: the workspace is a kept blob, whose records are not rows.
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+
+    def ask(connection: Connection) -> tuple[object, ...] | None:
+        try:
+            return connection.execute(_KEYED, (key, workspace)).fetchone()
+        except pg_errors.UndefinedTable:
+            return None  # no schema yet: nothing was ever written
+
+    row = _run(location, ask)
+    if row is None:
+        return None
+    if row[0]:
+        return False
+    if row[1] is None:
+        return None
+    return FoundVersion(workspace, *(cast(str, value) for value in row[1:5]))
 
 
 def catch_up_search(
