@@ -110,6 +110,27 @@ def test_the_database_ranks_as_the_process_ranks_every_item(store: ItemStore) ->
         assert database == process, (prefix, query, limit, offset)
         compared += len(database)
     assert compared > 300  # the comparison saw real hits, not empty lists
+    _check_holders(store)
+
+
+def _check_holders(store: ItemStore) -> None:
+    """Each term's count of holders per workspace is what the documents hold."""
+    location = store._location  # pyright: ignore[reportPrivateUsage]
+    with psycopg.connect(location.split("#", 1)[0]) as connection:
+        kept = connection.execute(
+            "SELECT t.workspace_id, t.term, t.holders FROM memquill.search_terms t "
+            "JOIN memquill.workspaces w USING (workspace_id) WHERE w.workspace LIKE %s "
+            "ORDER BY 1, 2",
+            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+        ).fetchall()
+        counted = connection.execute(
+            "SELECT d.workspace_id, t.term, count(*)::integer FROM memquill.search_documents d "
+            "JOIN memquill.workspaces w USING (workspace_id), unnest(d.terms) AS t(term) "
+            "WHERE w.workspace LIKE %s GROUP BY 1, 2 ORDER BY 1, 2",
+            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+        ).fetchall()
+    assert kept == counted
+    assert len(kept) > 50
 
 
 def test_items_alike_are_cut_to_the_first_in_the_order_of_ties(
@@ -241,6 +262,7 @@ def test_a_compaction_takes_its_versions_documents_with_it(
     database, process = _side_by_side(store, ("memories",), "heron 2 1", 100, 0)
     assert database == process
     assert len(database) == 20
+    _check_holders(store)
 
 
 def test_records_are_not_length_normalised() -> None:
@@ -260,7 +282,7 @@ def test_a_tie_text_orders_as_its_parts_do(first: list[str], second: list[str]) 
     assert (one == two) == (first == second)
 
 
-def test_a_search_is_one_statement_while_nothing_changed(
+def test_a_search_is_two_statements_while_nothing_changed(
     tmp_path: Path, location: str, postgres_server: Server
 ) -> None:
     writer = ItemStore(_folder(tmp_path / "writer"), store=location)
@@ -278,11 +300,13 @@ def test_a_search_is_one_statement_while_nothing_changed(
         writer.close()
         reader.close()
     assert len(first) == len(after) == 10
-    # Candidates and their text in one statement: nothing listed, no namespace read.
-    assert unchanged[0] == 1
-    # The search that finds u3 behind, u3's catch-up (its state row, the versions changed
-    # since, and one transaction: begin, lock, write, move, commit), and the search again.
-    assert changed[0] == 1 + 2 + 7 + 1, changed
+    # The figures (how many items hold each term), then the candidates with their text:
+    # nothing listed, no namespace read.
+    assert unchanged[0] == 2
+    # The figures that find u3 behind, u3's catch-up (its state row, the versions changed
+    # since, and one transaction: begin, lock, the documents and terms' holders written,
+    # the state moved, commit), and the search again.
+    assert changed[0] == 1 + 2 + 9 + 2, changed
 
 
 def test_a_get_reads_the_item_by_its_key_alone(

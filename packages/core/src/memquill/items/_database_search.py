@@ -37,6 +37,7 @@ from memquill.query import (
     RankParams,
     SearchDocument,
     document_postings,
+    idf,
     path_key,
     query_terms,
     rank,
@@ -98,15 +99,18 @@ def database_search(
     Raises:
         StorageError: the database cannot be reached or read.
     """
-    from memquill.store import SearchBounds, catch_up_search, search_candidates
+    from memquill.store import (
+        SearchBounds,
+        catch_up_search,
+        search_candidates,
+        search_figures,
+    )
 
     terms = query_terms(query)
     if not terms:
         return DatabaseHits([], [])
     start = "/".join((base, *(label_folder(label) for label in labels)))
     names = (start if labels else None, start + "/", start + "0")  # "0" follows "/"
-    params = RankParams()
-    bounds = SearchBounds(params.k1, _five(params.field_weights), depth)
     namespaces: dict[str, Namespace | None] = {}
 
     def namespace_of(name: str) -> Namespace | None:
@@ -117,17 +121,29 @@ def database_search(
         return namespaces[name]
 
     for _ in range(_ROUNDS):
-        answer = search_candidates(location, names, terms, bounds, now)
-        if answer.blobs:
+        figures = search_figures(location, names, terms, now)
+        if figures.blobs:
             return None
-        if not answer.stale:
+        if not figures.stale:
             break
-        for name in answer.stale:
+        for name in figures.stale:
             catch_up_search(location, name, tie_text(namespace_of(name) or ()), analysed)
     else:
         return None
+    params = RankParams()
+    weights = tuple(idf(figures.total, holding) for holding in figures.frequencies)
+    essential = _essential(terms, weights, figures.frequencies, params, depth)
+    bounds = SearchBounds(
+        params.k1,
+        _five(params.field_weights),
+        params.chunk_weight,
+        weights,
+        essential,
+        depth,
+    )
+    versions = search_candidates(location, names, terms, bounds, now) if essential else []
     found: list[tuple[SearchDocument, StoredItem]] = []
-    for version in answer.found:
+    for version in versions:
         namespace = namespace_of(version.workspace)
         record = _record(version.id, version.meta, version.content)
         key = record.key
@@ -136,12 +152,13 @@ def database_search(
             continue
         found.append((_document(record), stored_item(namespace, text, record, version.first)))
     found.sort(key=lambda pair: (pair[1].namespace, pair[1].key))  # rows come in no order
-    corpus = _Candidates(answer.total, dict(zip(terms, answer.frequencies, strict=True)), found)
+    frequencies = dict(zip(terms, figures.frequencies, strict=True))
+    corpus = _Candidates(figures.total, frequencies, found)
     scored = [
         (hit.score, corpus.items[id(hit.document)])
         for hit in rank(corpus, query, now=now, params=params, candidates=len(found))
     ]
-    expired = [n for n in map(namespace_of, answer.expired) if n is not None]
+    expired = [n for n in map(namespace_of, figures.expired) if n is not None]
     return DatabaseHits(scored, expired)
 
 
@@ -165,6 +182,46 @@ def database_item(
         return found
     record = _record(found.id, found.meta, found.content)
     return stored_item(namespace, text, record, found.first)
+
+
+def _essential(
+    terms: Sequence[str],
+    weights: Sequence[float],
+    frequencies: Sequence[int],
+    params: RankParams,
+    depth: int,
+) -> tuple[str, ...]:
+    """The query terms an item must hold one of to be among the best ``depth``: every term
+    but the weakest ones whose most an item can gain from them all together stays below
+    what ``depth`` items are sure to score (MaxScore's essential terms). A term adds at most
+    ``idf * (k1 + 1)`` to an item's fields' score and as much, times ``chunk_weight``, to
+    its chunk's; and each of a term's holders scores at least ``idf * g(least)`` from it,
+    where ``least`` is the least count a holder has (1 in the body, or one field's weight),
+    so where ``depth`` items hold a term, the ``depth``-th best score is at least that. An
+    item holding only weak terms scores strictly less: never among the best, ties
+    included. A query whose one term every item holds then asks for the holders of its
+    rarer terms alone (counting 100,000 holders of "thing" took 1.7 s of 1.8)."""
+    k1 = params.k1
+    least = min(1.0, *params.field_weights)
+    sure = max(
+        (
+            weight * least * (k1 + 1.0) / (least + k1)
+            for weight, holding in zip(weights, frequencies, strict=True)
+            if holding >= depth
+        ),
+        default=0.0,
+    )
+    most = [weight * (k1 + 1.0) * (1.0 + params.chunk_weight) for weight in weights]
+    weak: set[int] = set()
+    gained = 0.0
+    for place in sorted(range(len(terms)), key=lambda place: most[place]):
+        if gained + most[place] >= sure:
+            break
+        gained += most[place]
+        weak.add(place)
+    return tuple(
+        term for place, term in enumerate(terms) if place not in weak and frequencies[place] > 0
+    )
 
 
 def tie_text(parts: Sequence[str]) -> str:

@@ -67,11 +67,12 @@ if typing.TYPE_CHECKING:
         ChangedVersion as ChangedVersion,
         FoundVersion as FoundVersion,
         IndexedDocument as IndexedDocument,
-        SearchAnswer as SearchAnswer,
         SearchBounds as SearchBounds,
+        SearchFigures as SearchFigures,
         catch_up_search as catch_up_search,
         read_keyed as read_keyed,
         search_candidates as search_candidates,
+        search_figures as search_figures,
     )
     from memquill.store._record import (
         KEY_PATTERN as KEY_PATTERN,
