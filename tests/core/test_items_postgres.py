@@ -2,6 +2,10 @@
 together, in one statement whatever their number, each sending only what changed since this
 process last read it, and what is read is what each namespace read on its own holds.
 
+These are the reads of the namespaces themselves: a listing, and a search with a filter, which
+ranks in the process (a search without one asks the database for its candidates:
+``test_items_database_search.py``).
+
 Statements are counted on the wire: libpq's trace of the pool's one connection (every
 statement is one ``Execute`` or one simple ``Query`` message), on the test cluster.
 """
@@ -48,8 +52,12 @@ def statements(url: str) -> Iterator[list[int]]:
     counted[1] = sum(1 for line in lines if line[0] == "B" and line[2].startswith("DataRow"))
 
 
+def _everything(value: object) -> bool:
+    return True
+
+
 def _hits(store: ItemStore, query: str) -> list[tuple[tuple[str, ...], str, object, float]]:
-    found = store.search(("memories",), query, limit=100)
+    found = store.search(("memories",), query, accept=_everything, limit=100)
     return [(hit.item.namespace, hit.item.key, hit.item.value, hit.score) for hit in found]
 
 
@@ -74,7 +82,8 @@ def test_a_search_across_namespaces_is_a_constant_number_of_statements(
         assert again == first
         # A search in one namespace between two across all does not make the next one read
         # them all again.
-        assert [hit.item.key for hit in reader.search(("memories", "u5"), "heron")] == ["pet"]
+        one = reader.search(("memories", "u5"), "heron", accept=_everything)
+        assert [hit.item.key for hit in one] == ["pet"]
         # Another writer changes a few namespaces: only theirs send rows, in the same statement.
         writer.put(("memories", "u3"), "pet", {"content": "User 3 keeps two herons now."})
         writer.put(("memories", "u7"), "boat", {"content": "A heron sits on user 7's boat."})
@@ -132,14 +141,13 @@ def test_a_search_that_finds_nothing_changed_still_forgets_what_expired(
     try:
         store.put(("memories", "u1"), "pet", {"content": "A heron for ten minutes."}, ttl=10)
         store.put(("memories", "u2"), "pet", {"content": "A heron for good."})
-        assert [hit.item.namespace for hit in store.search(("memories",), "heron")] == [
-            ("memories", "u1"),
-            ("memories", "u2"),
-        ]
+        first = store.search(("memories",), "heron", accept=_everything)
+        assert [hit.item.namespace for hit in first] == [("memories", "u1"), ("memories", "u2")]
         with statements(postgres_server.url) as unchanged:
-            store.search(("memories",), "heron")
+            store.search(("memories",), "heron", accept=_everything)
         clock[0] += timedelta(minutes=11)
-        found = [hit.item.namespace for hit in store.search(("memories",), "heron")]
+        later = store.search(("memories",), "heron", accept=_everything)
+        found = [hit.item.namespace for hit in later]
         assert store.expired == 1
     finally:
         store.close()

@@ -220,11 +220,12 @@ class MemquillStore(BaseStore):
             _check_op(op)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        read: dict[tuple[tuple[str, ...], str], StoredItem] = {}
         for op in chosen:
             if isinstance(op, GetOp):
-                results.append(self._get(op))
+                results.append(self._get(op, read))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                results.append(self._search(op, read))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._list(op))
             else:
@@ -240,11 +241,15 @@ class MemquillStore(BaseStore):
         if chosen_puts:
             self._items.put_many(chosen_puts)
         for op, result in zip(chosen, results, strict=True):
-            self._refresh(op, result)
+            self._refresh(op, result, read)
         return results
 
-    def _refresh(self, op: Op, result: Result) -> None:
-        """``refresh_on_read``: a read extends the time to live of what it returned."""
+    def _refresh(
+        self, op: Op, result: Result, read: Mapping[tuple[tuple[str, ...], str], StoredItem]
+    ) -> None:
+        """``refresh_on_read``: a read extends the time to live of what it returned (``read``:
+        the items as the batch's reads returned them, so one without a time to live costs no
+        second read)."""
         if isinstance(op, GetOp) and op.refresh_ttl and isinstance(result, Item):
             found: list[Item] = [result]
         elif isinstance(op, SearchOp) and op.refresh_ttl and isinstance(result, list):
@@ -252,7 +257,8 @@ class MemquillStore(BaseStore):
         else:
             return
         for item in found:
-            self._items.refresh(item.namespace, item.key)
+            key = (item.namespace, item.key)
+            self._items.refresh(item.namespace, item.key, read=read.get(key))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch` in a worker thread: the event loop never waits for a writer's lock."""
@@ -261,27 +267,36 @@ class MemquillStore(BaseStore):
 
     # -- operations -------------------------------------------------------------------------
 
-    def _get(self, op: GetOp) -> Item | None:
+    def _get(self, op: GetOp, read: dict[tuple[tuple[str, ...], str], StoredItem]) -> Item | None:
         if not op.namespace:
             return None  # nothing is ever kept under the empty namespace
         found = self._items.get(op.namespace, op.key)
-        return None if found is None else _item(found)
+        if found is None:
+            return None
+        read[(found.namespace, found.key)] = found
+        return _item(found)
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
+    def _search(
+        self, op: SearchOp, read: dict[tuple[tuple[str, ...], str], StoredItem]
+    ) -> list[SearchItem]:
         accept = None if not op.filter else _matcher(op.filter)
         if op.query and self._index is not None:
-            return self._semantic_search(op, accept)
-        if op.query:
+            scored = self._semantic_search(op, accept)
+        elif op.query:
             hits = self._items.search(
                 op.namespace_prefix, op.query, accept=accept, limit=op.limit, offset=op.offset
             )
-            return [_search_item(hit.item, hit.score) for hit in hits]
-        found = self._items.items(op.namespace_prefix, accept, limit=op.limit, offset=op.offset)
-        return [_search_item(item, None) for item in found]
+            scored = [(hit.item, hit.score) for hit in hits]
+        else:
+            found = self._items.items(op.namespace_prefix, accept, limit=op.limit, offset=op.offset)
+            scored = [(item, None) for item in found]
+        for item, _ in scored:
+            read[(item.namespace, item.key)] = item
+        return [_search_item(item, score) for item, score in scored]
 
     def _semantic_search(
         self, op: SearchOp, accept: Callable[[Mapping[str, Any]], bool] | None
-    ) -> list[SearchItem]:
+    ) -> list[tuple[StoredItem, float | None]]:
         """Dense candidates (the items nearest the query) join the keyword candidates, ranked
         together by :func:`_fused`; an embedder that fails keeps keyword order, logged and kept
         in :attr:`ranking`."""
@@ -310,15 +325,13 @@ class MemquillStore(BaseStore):
             _LOG.warning("%s", line)
             self.ranking = line
             chosen = hits[op.offset : op.offset + op.limit]
-            return [_search_item(hit.item, hit.score) for hit in chosen]
+            return [(hit.item, hit.score) for hit in chosen]
         self.ranking = SEMANTIC_LINE
         nearest = sorted(
             zip(found, (item for item, _ in indexed), strict=True), key=lambda pair: -pair[0]
         )[:window]
         ranked = _fused(hits, nearest)
-        return [
-            _search_item(item, score) for score, item in ranked[op.offset : op.offset + op.limit]
-        ]
+        return [(item, score) for score, item in ranked[op.offset : op.offset + op.limit]]
 
     def _embedded(self, item: StoredItem) -> str:
         """What of ``item`` is embedded: its put's fields, else the store's ('': nothing)."""

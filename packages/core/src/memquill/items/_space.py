@@ -245,7 +245,7 @@ class Space:
                 text = item_key(key)
                 if text is None:
                     continue
-                item = _item(self.namespace, text, record, first)
+                item = stored_item(self.namespace, text, record, first)
             if key in records or record.root_id in owners:
                 patchable = False  # a second active version of a key or a fact
             records[key] = record
@@ -323,7 +323,7 @@ class Space:
             if place < len(old) or key in records or record.root_id in owners:
                 raise _Unpatchable  # placed among the kept items, or a key or fact twice
             first = created.get(record.root_id, record.created_at)
-            item = _item(self.namespace, text, record, first)
+            item = stored_item(self.namespace, text, record, first)
             records[key] = record
             firsts[key] = first
             items[key] = item
@@ -418,7 +418,9 @@ class Space:
         self.session.store.close()
 
 
-def _item(namespace: Namespace, text: str, record: Record, first: str) -> StoredItem:
+def stored_item(namespace: Namespace, text: str, record: Record, first: str) -> StoredItem:
+    """The item ``text`` of ``namespace`` that ``record`` holds, its fact first saved at
+    ``first``."""
     return StoredItem(
         namespace,
         text,

@@ -31,6 +31,11 @@ process and database, so many namespaces never mean many connections. A search o
 across namespaces on files reads again only the namespaces whose ``records.md`` changed since
 it last read them; on a database it reads all of them in one statement, in which each sends
 only the rows changed since this process last read it (``memquill.store``'s ``snapshots``).
+
+A search on a database without a filter reads no namespace at all: the database keeps every
+item's analysed terms and answers with the few items that can rank among the best
+(:mod:`memquill.items._database_search`), the same hits, order and scores. A search with a
+filter ranks in the process, as on files (the filter decides which items count).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from memquill.errors import (
     Messages,
     NotFoundError,
 )
+from memquill.items._database_search import database_item, database_search
 from memquill.items._paths import (
     Namespace,
     check_folders,
@@ -225,6 +231,18 @@ class ItemStore:
         """
         labels = validate_namespace(namespace)
         name = fact_key(key)
+        if self.is_database:
+            found = database_item(self._location, row_name(self._base, labels), labels, name)
+            if found is None or isinstance(found, StoredItem):
+                if (
+                    found is not None
+                    and found.expiry is not None
+                    and found.expiry[1] <= self._clock()
+                ):
+                    self.delete(labels, key)  # forgotten, as a read in the process forgets it
+                    self.expired += 1
+                    return None
+                return found
         view = self._unexpired(labels, self._read(labels))
         item = None if view is None else view.items.get(name)
         return None if item is None else _fresh(item)
@@ -264,9 +282,19 @@ class ItemStore:
         key), ranked together as one set of facts; ``accept`` chooses the ones ranked."""
         if limit <= 0:
             return []
-        views = self._views(prefix)
         now = self._now() if self._now is not None else datetime.now(UTC)
         start = max(offset, 0)
+        if self.is_database and accept is None:
+            labels = validate_namespace(prefix) if prefix else ()
+            found = database_search(self._location, self._base, labels, query, start + limit, now)
+            if found is not None:
+                for namespace in found.expired:
+                    self.sweep(namespace)  # forgotten, as a read in the process forgets them
+                scored = found.scored
+                scored.sort(key=lambda pair: (-pair[0], pair[1].namespace, pair[1].key))
+                chosen = scored[start : start + limit]
+                return [ItemHit(_fresh(item), score_value(score)) for score, item in chosen]
+        views = self._views(prefix)
         with self._search_lock:
             corpus = self._corpus(views, accept)
             orders = self._orders[1] if self._orders[0] is corpus else {}
@@ -461,15 +489,24 @@ class ItemStore:
             pass
         return self.expired - before
 
-    def refresh(self, namespace: Sequence[str], key: str) -> bool:
+    def refresh(
+        self, namespace: Sequence[str], key: str, *, read: StoredItem | None = None
+    ) -> bool:
         """Extend the time to live of item ``key`` to its full length, counted from now, once
         less than half of it is left (one correction then; at most one write per half-life,
-        not one per read). Whether it was written.
+        not one per read). Whether it was written. ``read``: the item as a read just returned
+        it; one without a time to live, or with more than half of it left, is not read again
+        (a search on a database reads only its hits, not their namespaces).
 
         Raises:
             As :meth:`put`.
         """
         labels = validate_namespace(namespace)
+        if read is not None and (
+            read.expiry is None
+            or (read.expiry[1] - self._clock()).total_seconds() >= read.expiry[0] * 30.0
+        ):
+            return False
         if not self.is_database and not check_folders(self.root, labels):
             return False
         # The view kept from the read that returned the item: a refresh costs no read.

@@ -39,6 +39,8 @@ if typing.TYPE_CHECKING:
     from memquill.query._inverted import (
         IndexCorpus as IndexCorpus,
         TermIndex as TermIndex,
+        document_postings as document_postings,
+        single_chunk as single_chunk,
     )
     from memquill.query._markdown import (
         CHUNK_OVERLAP as CHUNK_OVERLAP,

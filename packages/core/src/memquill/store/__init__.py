@@ -63,6 +63,17 @@ if typing.TYPE_CHECKING:
         parse_location as parse_location,
         with_workspace as with_workspace,
     )
+    from memquill.store._postgres_search import (
+        ChangedVersion as ChangedVersion,
+        FoundVersion as FoundVersion,
+        IndexedDocument as IndexedDocument,
+        SearchBounds as SearchBounds,
+        SearchFigures as SearchFigures,
+        catch_up_search as catch_up_search,
+        read_keyed as read_keyed,
+        search_candidates as search_candidates,
+        search_figures as search_figures,
+    )
     from memquill.store._record import (
         KEY_PATTERN as KEY_PATTERN,
         MAX_KEY_CHARS as MAX_KEY_CHARS,

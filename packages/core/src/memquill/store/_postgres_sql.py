@@ -43,7 +43,7 @@ from memquill.store._postgres_rows import columns, rows_of
 Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
 
 SCHEMA_VERSION: Final = 3
-_SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises creating and upgrading it
+SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises creating and upgrading it
 
 CREATE: Final = (
     "CREATE SCHEMA IF NOT EXISTS memquill",
@@ -566,7 +566,7 @@ def ensure_schema(connection: Connection) -> None:
     ).fetchone()
     if not (found and found[0]) or _version(connection) < SCHEMA_VERSION:
         with connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             v1 = connection.execute(
                 "SELECT to_regclass('memquill.workspaces') IS NULL AND EXISTS (SELECT 1 "
                 "FROM pg_class WHERE oid = to_regclass('memquill.records') AND relkind = 'r')"
@@ -578,7 +578,7 @@ def ensure_schema(connection: Connection) -> None:
         raise StorageError(Messages.DATABASE_SCHEMA)
     waiting = connection.execute("SELECT to_regclass('memquill.records_v1') IS NOT NULL").fetchone()
     if waiting and waiting[0]:
-        upgrade_workspaces(connection, _SCHEMA_LOCK)
+        upgrade_workspaces(connection, SCHEMA_LOCK)
 
 
 def _version(connection: Connection) -> int:

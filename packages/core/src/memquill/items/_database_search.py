@@ -1,0 +1,313 @@
+"""A search of a database's items with candidates from the database itself.
+
+Ranking every item under a prefix in the process means reading and analysing every one of
+them first: 13 s for the first search of 100,000 items, and memory for all of them in every
+process. On a database, the server keeps each item's analysed terms
+(:mod:`memquill.store._postgres_search`, brought up to date by the searches that find them
+behind) and answers with the few items that can rank among the best; only those are read and
+ranked here, with memquill's own ranking and the figures of the whole set (how many items,
+how many hold each term). The result is the one ranking every item gives: the same items,
+order and scores (a test holds the two paths to that, on random items and queries).
+
+What the server keeps of an item is what :func:`analysed` makes of its version, with the
+analysis the in-process index uses (:func:`memquill.query.document_postings` of the item's
+search document); an item is an active fact with an item key, as
+:class:`~memquill.items._space.View` counts them. Items whose time to live ran out are left
+out of the set, as a search in the process leaves them out (it also forgets them, which a
+search here leaves to the next read or sweep).
+
+Records are not length-normalised (``RankParams.record_b`` is 0), so a record's score needs
+no mean length; the candidates' corpus gives none (a test holds the constant to 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Final, cast
+
+from memquill.items._paths import Namespace, label_folder, namespace_of_row
+from memquill.items._space import StoredItem, item_key, stored_item
+from memquill.items._values import decode_expiry
+from memquill.jsondoc import parse_json
+from memquill.query import (
+    MonthKey,
+    Posting,
+    RankParams,
+    SearchDocument,
+    document_postings,
+    idf,
+    path_key,
+    query_terms,
+    rank,
+    single_chunk,
+)
+from memquill.store import JSONValue, Record
+
+if TYPE_CHECKING:
+    from memquill.store import ChangedVersion, IndexedDocument
+
+_ROUNDS: Final = 3
+"""Searches asked before giving up on a prefix whose writers outpace catching up (the caller
+then ranks in the process)."""
+_NO_LENGTHS: Final = {"note": 0.0, "record": 0.0}
+
+
+def analysed(version: ChangedVersion) -> IndexedDocument | None:
+    """What the server keeps of ``version`` to search it (``None``: it is not an item)."""
+    from memquill.store import IndexedDocument  # the database's alone: needs its driver
+
+    if version.status != "active":
+        return None
+    record = _record(version.id, version.meta, version.content)
+    key = record.key
+    text = None if key is None else item_key(key)
+    if text is None:
+        return None
+    body, fields = document_postings(_document(record))
+    counts: dict[str, int | list[int]] = dict(body)
+    for term, per_field in fields.items():
+        counts[term] = [body.get(term, 0), *per_field]
+    expiry = decode_expiry(record.extra)
+    return IndexedDocument(
+        record.id,
+        tie_text((text,)),
+        counts,
+        single_chunk(record.content),
+        None if expiry is None else expiry[1],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseHits:
+    """:func:`database_search`'s answer: the hits that may be among the best, with their
+    scores (the caller sorts and cuts them as it would every item's), and the namespaces
+    holding an item whose time ran out (left out of the hits, to be forgotten)."""
+
+    scored: list[tuple[float, StoredItem]]
+    expired: list[Namespace]
+
+
+def database_search(
+    location: str, base: str, labels: Namespace, query: str, depth: int, now: datetime
+) -> DatabaseHits | None:
+    """The items under ``labels`` that may be among the best ``depth`` for ``query``.
+    ``None``: rank in the process instead (a workspace's records are a kept blob, or writers
+    kept the prefix's terms behind for every round).
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+    from memquill.store import (
+        SearchBounds,
+        catch_up_search,
+        search_candidates,
+        search_figures,
+    )
+
+    terms = query_terms(query)
+    if not terms:
+        return DatabaseHits([], [])
+    start = "/".join((base, *(label_folder(label) for label in labels)))
+    names = (start if labels else None, start + "/", start + "0")  # "0" follows "/"
+    namespaces: dict[str, Namespace | None] = {}
+
+    def namespace_of(name: str) -> Namespace | None:
+        if name not in namespaces:
+            found = namespace_of_row(base, name)
+            # Not a namespace's row, or a sibling's ("u10" beside "u1"): not searched.
+            namespaces[name] = found if found and found[: len(labels)] == labels else None
+        return namespaces[name]
+
+    for _ in range(_ROUNDS):
+        figures = search_figures(location, names, terms, now)
+        if figures.blobs:
+            return None
+        if not figures.stale:
+            break
+        for name in figures.stale:
+            catch_up_search(location, name, tie_text(namespace_of(name) or ()), analysed)
+    else:
+        return None
+    params = RankParams()
+    weights = tuple(idf(figures.total, holding) for holding in figures.frequencies)
+    essential = _essential(terms, weights, figures.frequencies, params, depth)
+    bounds = SearchBounds(
+        params.k1,
+        _five(params.field_weights),
+        params.chunk_weight,
+        weights,
+        essential,
+        depth,
+    )
+    versions = search_candidates(location, names, terms, bounds, now) if essential else []
+    found: list[tuple[SearchDocument, StoredItem]] = []
+    for version in versions:
+        namespace = namespace_of(version.workspace)
+        record = _record(version.id, version.meta, version.content)
+        key = record.key
+        text = None if key is None else item_key(key)
+        if namespace is None or text is None:
+            continue
+        found.append((_document(record), stored_item(namespace, text, record, version.first)))
+    found.sort(key=lambda pair: (pair[1].namespace, pair[1].key))  # rows come in no order
+    frequencies = dict(zip(terms, figures.frequencies, strict=True))
+    corpus = _Candidates(figures.total, frequencies, found)
+    scored = [
+        (hit.score, corpus.items[id(hit.document)])
+        for hit in rank(corpus, query, now=now, params=params, candidates=len(found))
+    ]
+    expired = [n for n in map(namespace_of, figures.expired) if n is not None]
+    return DatabaseHits(scored, expired)
+
+
+def database_item(
+    location: str, workspace: str, namespace: Namespace, key: str
+) -> StoredItem | bool | None:
+    """The item of fact key ``key`` in ``namespace`` (whose row is ``workspace``), read by its
+    key alone: a namespace of 100,000 items is not read whole for one (9 s in a new process).
+    ``None``: none; ``False``: ask the process (the namespace's records are a kept blob).
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+    from memquill.store import read_keyed
+
+    text = item_key(key)
+    if text is None:
+        return None
+    found = read_keyed(location, workspace, key)
+    if found is None or isinstance(found, bool):
+        return found
+    record = _record(found.id, found.meta, found.content)
+    return stored_item(namespace, text, record, found.first)
+
+
+def _essential(
+    terms: Sequence[str],
+    weights: Sequence[float],
+    frequencies: Sequence[int],
+    params: RankParams,
+    depth: int,
+) -> tuple[str, ...]:
+    """The query terms an item must hold one of to be among the best ``depth``: every term
+    but the weakest ones whose most an item can gain from them all together stays below
+    what ``depth`` items are sure to score (MaxScore's essential terms). A term adds at most
+    ``idf * (k1 + 1)`` to an item's fields' score and as much, times ``chunk_weight``, to
+    its chunk's; and each of a term's holders scores at least ``idf * g(least)`` from it,
+    where ``least`` is the least count a holder has (1 in the body, or one field's weight),
+    so where ``depth`` items hold a term, the ``depth``-th best score is at least that. An
+    item holding only weak terms scores strictly less: never among the best, ties
+    included. A query whose one term every item holds then asks for the holders of its
+    rarer terms alone (counting 100,000 holders of "thing" took 1.7 s of 1.8)."""
+    k1 = params.k1
+    least = min(1.0, *params.field_weights)
+    sure = max(
+        (
+            weight * least * (k1 + 1.0) / (least + k1)
+            for weight, holding in zip(weights, frequencies, strict=True)
+            if holding >= depth
+        ),
+        default=0.0,
+    )
+    most = [weight * (k1 + 1.0) * (1.0 + params.chunk_weight) for weight in weights]
+    weak: set[int] = set()
+    gained = 0.0
+    for place in sorted(range(len(terms)), key=lambda place: most[place]):
+        if gained + most[place] >= sure:
+            break
+        gained += most[place]
+        weak.add(place)
+    return tuple(
+        term for place, term in enumerate(terms) if place not in weak and frequencies[place] > 0
+    )
+
+
+def tie_text(parts: Sequence[str]) -> str:
+    """A text of ``parts`` that the database's byte order ("C": UTF-8, which is code point
+    order) puts where Python puts the tuple: the order of items that score alike (namespace,
+    then key), so the database can keep the first of them. Each part ends with ``\\x01\\x02``,
+    the whole with ``\\x01\\x01``, and ``\\x00`` and ``\\x01`` are written ``\\x01\\x03``
+    and ``\\x01\\x04``: every mark sorts below every other character, a part's end below its
+    going on, and the end of the whole below another part."""
+    escaped = (
+        part.replace("\x01", "\x01\x04").replace("\x00", "\x01\x03") + "\x01\x02" for part in parts
+    )
+    return "".join(escaped) + "\x01\x01"
+
+
+class _Candidates:
+    """The candidates as a :class:`~memquill.query.RankCorpus`: their postings, and the
+    size and term frequencies of the whole set (which the protocol allows: only documents
+    that can reach the re-scored set need be listed)."""
+
+    def __init__(
+        self,
+        total: int,
+        frequencies: dict[str, int],
+        found: Sequence[tuple[SearchDocument, StoredItem]],
+    ) -> None:
+        self.size = total
+        self.average_length = _NO_LENGTHS
+        self._frequencies = frequencies
+        self._documents = [document for document, _ in found]
+        self.items = {id(document): item for document, item in found}
+        self._postings: dict[str, list[Posting]] = {}
+        for index, document in enumerate(self._documents):
+            body, fields = document_postings(document)
+            for term in frequencies:
+                counts = fields.get(term)
+                count = body.get(term, 0)
+                if count or counts is not None:
+                    self._postings.setdefault(term, []).append((index, count, counts))
+
+    def postings(self, term: str) -> list[Posting]:
+        return self._postings.get(term, [])
+
+    def frequency(self, term: str) -> int:
+        return self._frequencies.get(term, 0)
+
+    def stats(self, index: int) -> SearchDocument:
+        return self._documents[index]
+
+    document = stats
+
+    def day(self, index: int) -> date | None:
+        return None  # a record's path names no day
+
+    def path_key(self, index: int) -> bytes:
+        return path_key(self._documents[index].path)
+
+    def month_holders(self, key: MonthKey) -> tuple[int, Sequence[int]]:
+        return 0, ()  # nor any month
+
+    def rescoring(self, indexes: Sequence[int]) -> None:
+        """Nothing to fetch: every candidate's text is here."""
+
+    def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
+        return self._documents[index].chunk_counts(term)
+
+
+def _record(record_id: str, meta: str, content: str) -> Record:
+    # The store wrote this JSON and checked it: an object of its metadata.
+    fields = cast("dict[str, JSONValue]", parse_json(meta))
+    fields.pop("contentLength", None)
+    return Record(fields, content)
+
+
+def _document(record: Record) -> SearchDocument:
+    # What the in-process index analyses of an item: its record's projection (path and
+    # text decide the terms; the provenance and revision shown are not analysed).
+    return SearchDocument(
+        record.projection_path,
+        record.content,
+        kind="record",
+        record_id=record.id,
+        key=record.key,
+    )
+
+
+def _five(weights: tuple[float, ...]) -> tuple[float, float, float, float, float]:
+    title, tags, aliases, headings, path = weights
+    return title, tags, aliases, headings, path

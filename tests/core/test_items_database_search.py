@@ -1,0 +1,378 @@
+"""A search of a database's items with candidates from the database itself
+(:mod:`memquill.items._database_search`, :mod:`memquill.store._postgres_search`).
+
+The contract: the same hits, order and scores as ranking every item in the process (the
+search with a filter that takes every item still ranks in the process, so the two are
+compared side by side on the same store), whatever the items, their ties and their chunks;
+kept current by the searches themselves, analysing only what changed; never reading a
+namespace whole.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import given, settings, strategies as st
+from psycopg import sql
+from tests.conftest import Server
+from tests.core.test_items_postgres import statements
+
+from memquill.items import ItemStore, _database_search
+from memquill.items._database_search import tie_text
+from memquill.items._space import stored_item
+from memquill.query._rank import RankParams
+from memquill.store._postgres_search import ChangedVersion, IndexedDocument
+
+WORDS = ("heron", "harbour", "deploy", "coffee", "tea", "river", "boat", "green", "Anna")
+LABELS = ("u1", "u10", "a", "a-b", "a b", "ä", "A", "z")
+"""Labels whose order as tuples is not their folders' order as text ("a" < "a-b" < "a b"...)."""
+
+
+def _everything(value: Any) -> bool:
+    return True
+
+
+def _side_by_side(
+    store: ItemStore, prefix: tuple[str, ...], query: str, limit: int, offset: int
+) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The database's answer and the process's (a filter taking every item ranks there)."""
+    database = store.search(prefix, query, limit=limit, offset=offset)
+    process = store.search(prefix, query, accept=_everything, limit=limit, offset=offset)
+    return (
+        [(hit.item.namespace, hit.item.key, hit.item.value, hit.score) for hit in database],
+        [(hit.item.namespace, hit.item.key, hit.item.value, hit.score) for hit in process],
+    )
+
+
+def _refuse_whole_reads(monkeypatch: pytest.MonkeyPatch, store: ItemStore) -> None:
+    """Make ``store`` fail if it reads a namespace whole (its views: every item decoded)."""
+
+    def refused(*args: object) -> object:
+        raise AssertionError("a namespace was read whole")
+
+    monkeypatch.setattr(store, "_read", refused)
+    monkeypatch.setattr(store, "_views", refused)
+
+
+def _folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+def _text(rng: random.Random) -> str:
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
+    shape = rng.randint(0, 5)
+    if shape == 0:
+        return f"Anna: {words}"  # a label: the record's title field holds its words
+    if shape == 1:
+        return f"# {rng.choice(WORDS)}\n\n{words}\n\n## more\n\n{words} {words}"  # headings
+    if shape == 2:
+        return (words + " filler") * 160  # longer than one chunk
+    return words
+
+
+@pytest.fixture
+def location(postgres_server: Server) -> str:
+    return f"{postgres_server.url}#workspace=dbsearch-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def store(tmp_path: Path, location: str) -> Iterator[ItemStore]:
+    made = ItemStore(tmp_path, store=location)
+    yield made
+    made.close()
+
+
+def test_the_database_ranks_as_the_process_ranks_every_item(store: ItemStore) -> None:
+    rng = random.Random(7)
+    for index in range(160):
+        namespace = ("memories", rng.choice(LABELS), *rng.choice(((), ("deep",))))
+        key = rng.choice(("k", "K", "k-1", "k 1", "ä", f"k{index % 23}", "k/1"))
+        store.put(namespace, key, {"content": _text(rng)})
+    for _ in range(40):
+        store.delete(("memories", rng.choice(LABELS)), rng.choice(("k", "K", "k-1")))
+    compared = 0
+    for round_ in range(60):
+        query = " ".join(rng.sample(WORDS, rng.randint(1, 3)))
+        if round_ % 7 == 0:
+            query += " memory records"  # every item's path holds these: all alike on them
+        prefix = ("memories",) if round_ % 3 else ("memories", rng.choice(LABELS))
+        limit, offset = rng.choice(((10, 0), (3, 2), (100, 0), (1, 5)))
+        database, process = _side_by_side(store, prefix, query, limit, offset)
+        assert database == process, (prefix, query, limit, offset)
+        compared += len(database)
+    assert compared > 300  # the comparison saw real hits, not empty lists
+    _check_holders(store)
+
+
+def _check_holders(store: ItemStore) -> None:
+    """Each term's count of holders per workspace is what the documents hold."""
+    location = store._location  # pyright: ignore[reportPrivateUsage]
+    with psycopg.connect(location.split("#", 1)[0]) as connection:
+        kept = connection.execute(
+            "SELECT t.workspace_id, t.term, t.holders FROM memquill.search_terms t "
+            "JOIN memquill.workspaces w USING (workspace_id) WHERE w.workspace LIKE %s "
+            "ORDER BY 1, 2",
+            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+        ).fetchall()
+        counted = connection.execute(
+            "SELECT d.workspace_id, t.term, count(*)::integer FROM memquill.search_documents d "
+            "JOIN memquill.workspaces w USING (workspace_id), unnest(d.terms) AS t(term) "
+            "WHERE w.workspace LIKE %s GROUP BY 1, 2 ORDER BY 1, 2",
+            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+        ).fetchall()
+    assert kept == counted
+    assert len(kept) > 50
+
+
+def test_items_alike_are_cut_to_the_first_in_the_order_of_ties(
+    store: ItemStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 300 items holding the query's words alike score alike: the database sends the first
+    # ten in the order of ties (namespace, then key), not all of them.
+    for index in range(300):
+        label = LABELS[index % len(LABELS)]
+        store.put(("memories", label), f"k{index:03d}", {"content": "a heron"})
+    read: list[int] = []
+    real = stored_item
+
+    def counted(*args: Any) -> Any:
+        read.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_database_search, "stored_item", counted)
+    database, process = _side_by_side(store, ("memories",), "heron", 10, 0)
+    assert database == process
+    assert len(read) == 10
+    assert [entry[0] for entry in database] == [("memories", "A")] * 10
+
+
+def test_a_search_reads_no_namespace_whole_and_analyses_only_what_changed(
+    tmp_path: Path, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
+    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
+    try:
+        for index in range(50):
+            writer.put(("memories", f"u{index % 5}"), f"k{index}", {"content": f"heron {index}"})
+
+        _refuse_whole_reads(monkeypatch, reader)
+        analysed: list[str] = []
+        real = _database_search.analysed
+
+        def counted(version: ChangedVersion) -> IndexedDocument | None:
+            analysed.append(version.id)
+            return real(version)
+
+        monkeypatch.setattr(_database_search, "analysed", counted)
+        first = [hit.item.key for hit in reader.search(("memories",), "heron 7", limit=3)]
+        assert first[0] == "k7"
+        assert len(analysed) == 50  # the first search brings every item's terms in
+        analysed.clear()
+        assert [hit.item.key for hit in reader.search(("memories",), "heron 7", limit=3)] == first
+        assert analysed == []  # nothing changed: nothing analysed
+        writer.put(("memories", "u2"), "k7", {"content": "a boat now"})  # corrected
+        writer.put(("memories", "u3"), "new", {"content": "heron 7 and heron 7 again"})
+        writer.delete(("memories", "u0"), "k0")
+        hits = reader.search(("memories",), "heron 7", limit=3)
+        assert hits[0].item.key == "new"
+        assert "k7" not in [hit.item.key for hit in hits]
+        # The correction and the version it superseded, the new item, and the version the
+        # delete forgot: nothing else.
+        assert len(analysed) == 4
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_searches_catching_up_at_once_agree(tmp_path: Path, location: str) -> None:
+    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
+    for index in range(200):
+        writer.put(("memories", f"u{index % 4}"), f"k{index}", {"content": f"heron {index % 9}"})
+    readers = [ItemStore(_folder(tmp_path / f"r{n}"), store=location) for n in range(4)]
+    found: list[list[tuple[object, ...]]] = []
+    failures: list[BaseException] = []
+
+    def search(reader: ItemStore) -> None:
+        try:
+            hits = reader.search(("memories",), "heron 3", limit=20)
+            found.append([(hit.item.namespace, hit.item.key, hit.score) for hit in hits])
+        except BaseException as error:  # reported below, with the thread's own failure
+            failures.append(error)
+
+    try:
+        threads = [threading.Thread(target=search, args=(reader,)) for reader in readers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        assert len(found) == 4 and all(entry == found[0] for entry in found)
+        assert len(found[0]) == 20
+    finally:
+        writer.close()
+        for reader in readers:
+            reader.close()
+
+
+def test_what_expired_is_left_out_and_forgotten(tmp_path: Path, location: str) -> None:
+    clock = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
+    store = ItemStore(tmp_path, store=location, now=lambda: clock[0])
+    try:
+        store.put(("memories", "u1"), "soon", {"content": "A heron for ten minutes."}, ttl=10)
+        store.put(("memories", "u2"), "kept", {"content": "A heron for good."})
+        assert [hit.item.key for hit in store.search(("memories",), "heron")] == ["soon", "kept"]
+        clock[0] += timedelta(minutes=11)
+        found = store.search(("memories",), "heron")
+        assert [(hit.item.key, hit.score) for hit in found] == [
+            (hit.item.key, hit.score)
+            for hit in store.search(("memories",), "heron", accept=_everything)
+        ]
+        assert [hit.item.key for hit in found] == ["kept"]
+        assert store.expired == 1
+        assert store.get(("memories", "u1"), "soon") is None
+    finally:
+        store.close()
+
+
+def test_a_compaction_takes_its_versions_documents_with_it(
+    store: ItemStore, postgres_server: Server
+) -> None:
+    for round_ in range(3):
+        for index in range(20):
+            store.put(("memories", "u1"), f"k{index}", {"content": f"heron {round_} {index}"})
+    assert len(store.search(("memories",), "heron 2", limit=100)) == 20
+    with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+        # The superseded versions' rows go, as a compaction deletes them.
+        deleted = connection.execute(
+            "DELETE FROM memquill.versions v USING memquill.workspaces w "
+            "WHERE v.workspace_id = w.workspace_id AND w.workspace LIKE %s "
+            "AND v.status = 'superseded'",
+            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+        ).rowcount
+        assert deleted == 40
+    database, process = _side_by_side(store, ("memories",), "heron 2 1", 100, 0)
+    assert database == process
+    assert len(database) == 20
+    _check_holders(store)
+
+
+def test_records_are_not_length_normalised() -> None:
+    # The database's corpus gives no mean length: right only while records ignore length.
+    assert RankParams().record_b == 0
+
+
+_PARTS = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x2FF), max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PARTS, max_size=3), st.lists(_PARTS, max_size=3))
+def test_a_tie_text_orders_as_its_parts_do(first: list[str], second: list[str]) -> None:
+    one, two = tie_text(first), tie_text(second)
+    assert "\x00" not in one  # the database's text holds no NUL
+    assert (one.encode() < two.encode()) == (tuple(first) < tuple(second))
+    assert (one == two) == (first == second)
+
+
+def test_a_search_is_two_statements_while_nothing_changed(
+    tmp_path: Path, location: str, postgres_server: Server
+) -> None:
+    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
+    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
+    try:
+        for n in range(40):
+            writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
+        reader.search(("memories",), "heron")  # brings every namespace's terms in
+        with statements(postgres_server.url) as unchanged:
+            first = reader.search(("memories",), "heron")
+        writer.put(("memories", "u3"), "pet", {"content": "User 3 keeps two herons now."})
+        with statements(postgres_server.url) as changed:
+            after = reader.search(("memories",), "heron")
+    finally:
+        writer.close()
+        reader.close()
+    assert len(first) == len(after) == 10
+    # The figures (how many items hold each term), then the candidates with their text:
+    # nothing listed, no namespace read.
+    assert unchanged[0] == 2
+    # The figures that find u3 behind, u3's catch-up (its state row, the versions changed
+    # since, and one transaction: begin, lock, the documents and terms' holders written,
+    # the state moved, commit), and the search again.
+    assert changed[0] == 1 + 2 + 9 + 2, changed
+
+
+def test_a_get_reads_the_item_by_its_key_alone(
+    tmp_path: Path, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
+    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
+    try:
+        for index in range(30):
+            writer.put(("memories", "u1"), f"k{index}", {"content": f"heron {index}", "n": index})
+        writer.put(("memories", "u1"), "k3", {"content": "corrected"}, index=False)
+        writer.put(("memories", "u1"), "a/b c", {"content": "a key with a slash"}, ttl=60)
+        writer.delete(("memories", "u1"), "k4")
+        listed = {item.key: item for item in reader.items(("memories", "u1"), limit=100)}
+
+        fresh = ItemStore(_folder(tmp_path / "fresh"), store=location)
+        _refuse_whole_reads(monkeypatch, fresh)
+        try:
+            for key in (*(f"k{index}" for index in range(30)), "a/b c"):
+                assert fresh.get(("memories", "u1"), key) == listed.get(key), key
+            assert fresh.get(("memories", "u1"), "k4") is None
+            assert fresh.get(("memories", "u2"), "k1") is None  # no such namespace
+            assert fresh.get(("memories", "u1"), "missing") is None
+        finally:
+            fresh.close()
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_a_get_of_an_item_whose_time_ran_out_forgets_it(tmp_path: Path, location: str) -> None:
+    clock = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
+    store = ItemStore(tmp_path, store=location, now=lambda: clock[0])
+    try:
+        store.put(("memories", "u1"), "soon", {"content": "A heron for ten minutes."}, ttl=10)
+        assert store.get(("memories", "u1"), "soon") is not None
+        clock[0] += timedelta(minutes=11)
+        assert store.get(("memories", "u1"), "soon") is None
+        assert store.expired == 1
+        assert store.items(("memories", "u1")) == []
+    finally:
+        store.close()
+
+
+def test_a_database_that_holds_nothing_yet_answers_nothing(
+    tmp_path: Path, postgres_server: Server
+) -> None:
+    name = f"memquill_empty_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        url = postgres_server.url.rsplit("/", 1)[0] + "/" + name
+        store = ItemStore(tmp_path, store=f"{url}#workspace=nothing")
+        try:
+            assert store.get(("memories", "u1"), "k") is None
+            assert store.search(("memories",), "heron") == []
+        finally:
+            store.close()
+        with psycopg.connect(url) as connection:
+            made = connection.execute("SELECT to_regclass('memquill.workspaces')").fetchone()
+        assert made == (None,)  # a read makes no schema
+    finally:
+        from memquill.store._postgres_pool import close_pools
+
+        close_pools()
+        with psycopg.connect(postgres_server.url, autocommit=True) as connection:
+            connection.execute(
+                sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name))
+            )
