@@ -25,7 +25,7 @@ from psycopg import sql
 from tests.conftest import Server
 from tests.core.test_items_postgres import statements
 
-from memquill.items import ItemStore, _database_search
+from memquill.items import ItemStore, _database_search, _store as items_store
 from memquill.items._database_search import tie_text
 from memquill.items._space import stored_item
 from memquill.query._rank import RankParams
@@ -77,6 +77,13 @@ def _text(rng: random.Random) -> str:
     if shape == 2:
         return (words + " filler") * 160  # longer than one chunk
     return words
+
+
+@pytest.fixture(autouse=True)
+def database_searches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every search here asks the database, however few the records (see the test of the
+    bound itself below)."""
+    monkeypatch.setattr(items_store, "DATABASE_SEARCH", 0)
 
 
 @pytest.fixture
@@ -282,7 +289,7 @@ def test_a_tie_text_orders_as_its_parts_do(first: list[str], second: list[str]) 
     assert (one == two) == (first == second)
 
 
-def test_a_search_is_two_statements_while_nothing_changed(
+def test_a_search_is_three_statements_while_nothing_changed(
     tmp_path: Path, location: str, postgres_server: Server
 ) -> None:
     writer = ItemStore(_folder(tmp_path / "writer"), store=location)
@@ -300,13 +307,13 @@ def test_a_search_is_two_statements_while_nothing_changed(
         writer.close()
         reader.close()
     assert len(first) == len(after) == 10
-    # The figures (how many items hold each term), then the candidates with their text:
-    # nothing listed, no namespace read.
-    assert unchanged[0] == 2
-    # The figures that find u3 behind, u3's catch-up (its state row, the versions changed
-    # since, and one transaction: begin, lock, the documents and terms' holders written,
-    # the state moved, commit), and the search again.
-    assert changed[0] == 1 + 2 + 9 + 2, changed
+    # The listing's mark (how many records the prefix holds), the figures (how many items
+    # hold each term), then the candidates with their text: no namespace read.
+    assert unchanged[0] == 3
+    # The listing, the figures that find u3 behind, u3's catch-up (its state row, the
+    # versions changed since, and one transaction: begin, lock, the documents and terms'
+    # holders written, the state moved, commit), and the figures and candidates again.
+    assert changed[0] == 1 + 1 + 2 + 9 + 2, changed
 
 
 def test_a_get_reads_the_item_by_its_key_alone(
@@ -376,3 +383,30 @@ def test_a_database_that_holds_nothing_yet_answers_nothing(
             connection.execute(
                 sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name))
             )
+
+
+def test_a_prefix_holding_few_records_is_searched_in_the_process(
+    store: ItemStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    real = _database_search.database_search
+
+    def counted(*args: Any) -> Any:
+        asked.append(args[3])
+        return real(*args)
+
+    monkeypatch.setattr(items_store, "database_search", counted)
+    monkeypatch.setattr(items_store, "DATABASE_SEARCH", 12)
+    for index in range(6):
+        store.put(("memories", "small"), f"k{index}", {"content": f"heron {index}"})
+        store.put(("memories", "big", "one"), f"k{index}", {"content": f"heron {index}"})
+        store.put(("memories", "big", "two"), f"k{index}", {"content": f"heron {index}"})
+    assert len(store.search(("memories", "small"), "heron")) == 6  # 6 records: the process
+    assert len(store.search(("memories", "big"), "heron", limit=20)) == 12  # 12: the process
+    store.put(("memories", "big", "two"), "k0", {"content": "heron again"})  # 13 now
+    found = store.search(("memories", "big"), "heron", limit=20)
+    assert asked == ["heron"]
+    assert [(hit.item.namespace, hit.item.key, hit.score) for hit in found] == [
+        (hit.item.namespace, hit.item.key, hit.score)
+        for hit in store.search(("memories", "big"), "heron", accept=_everything, limit=20)
+    ]

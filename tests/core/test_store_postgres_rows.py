@@ -306,7 +306,7 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     database: str, tmp_path: Path
 ) -> None:
     location = parse_location(database)
-    assert list_workspaces(location, "", None) == (None, (), ())  # no schema yet
+    assert list_workspaces(location, "", None) == (None, (), (), 0)  # no schema yet
 
     def store(name: str) -> RecordStore:
         return RecordStore(
@@ -320,18 +320,19 @@ def test_a_listing_sends_its_mark_alone_until_a_row_under_the_prefix_changes(
     store("team/a").save([manual("a fact")])
     store("team/b").save([manual("b fact")])
     store("teamwork").save([manual("beside the prefix")])
-    held, listed, hashes = list_workspaces(location, "team/", None)
+    held, listed, hashes, versions = list_workspaces(location, "team/", None)
+    assert versions == 2  # the records the rows hold: one each
     assert held is not None
     assert listed is not None
     assert listed == ("team/a", "team/b")
     names = listed
     assert None not in hashes
-    assert list_workspaces(location, "team/", held) == (held, None, ())
+    assert list_workspaces(location, "team/", held) == (held, None, (), 2)
 
     def after(change: Callable[[], object], expected: tuple[str, ...] | None) -> None:
         nonlocal held, names, hashes
         change()
-        mark, listed, hashed = list_workspaces(location, "team/", held)
+        mark, listed, hashed, _ = list_workspaces(location, "team/", held)
         assert listed == expected
         if listed is not None:
             # Each row's hash changes with it: those of the rows that did not, kept.
@@ -385,6 +386,7 @@ def test_a_v1_database_gives_no_mark(database: str, tmp_path: Path) -> None:
         None,
         ("broken", "empty", "team"),
         (None, None, None),
+        0,  # a v1 table's records are not counted
     )
 
 

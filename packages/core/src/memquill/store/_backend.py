@@ -262,6 +262,8 @@ class Listing(NamedTuple):
     """The rows' names, sorted byte-wise; ``None``: the mark is the one held."""
     hashes: tuple[int | None, ...]
     """Each name's row hash, which changes as the mark does for that row (``None``: none)."""
+    versions: int = 0
+    """How many record versions the rows hold (a v1 database's: 0, not counted)."""
 
 
 def database_listing(location: str, prefix: str, held: str | None) -> Listing:

@@ -441,7 +441,8 @@ def workspace_listing(connection: Connection, prefix: str, held: str | None) -> 
     hashes: one of the text a row would make took twice as long): every write bumps its
     workspace's ``seq``, so a write, an operator's quota, a workspace made again under its
     name or renamed changes it. The mark is the count of the rows and the sum of their
-    hashes, so a row made or removed changes it too. A ``blob`` row (read whole every time,
+    hashes, so a row made or removed changes it too. With it comes how many record versions
+    the rows hold (what reading them all would decode). A ``blob`` row (read whole every time,
     as :data:`READ_MANY` does) has no hash, and there is no mark while one is in the range,
     nor in a database still v1's.
     """
@@ -460,19 +461,21 @@ def workspace_listing(connection: Connection, prefix: str, held: str | None) -> 
         if found is None or found[0] is None:
             return Listing(None, (), ())
         rows = connection.execute(
-            "SELECT NULL, workspace, NULL FROM memquill.records "
+            "SELECT NULL, workspace, NULL, 0 FROM memquill.records "
             'WHERE left(workspace, length(%s)) = %s ORDER BY workspace COLLATE "C"',
             (prefix, prefix),
         ).fetchall()
     mark = None if not rows or rows[0][0] is None else str(rows[0][0])
+    versions = 0 if not rows else int(cast(int, rows[0][3]))
     if mark is not None and mark == held:
-        return Listing(mark, None, ())
+        return Listing(mark, None, (), versions)
     # The range holds only such names; without an end (a prefix of U+10FFFF) it runs on.
     listed = [row for row in rows if row[1] is not None and str(row[1]).startswith(prefix)]
     return Listing(
         mark,
         tuple(str(row[1]) for row in listed),
         tuple(None if row[2] is None else cast(int, row[2]) for row in listed),
+        versions,
     )
 
 
@@ -480,15 +483,17 @@ def workspace_listing(connection: Connection, prefix: str, held: str | None) -> 
 # the one held (a search across 10,000 namespaces that changed nothing receives one row).
 _LISTING: Final = """
     WITH found AS MATERIALIZED (
-        SELECT workspace, blob IS NOT NULL AS blob,
+        SELECT workspace, blob IS NOT NULL AS blob, versions,
             hashtextextended(workspace, seq)
                 # uuid_hash_extended(workspace_id, coalesce(quota_bytes, 0)) AS hash
         FROM memquill.workspaces WHERE workspace COLLATE "C" >= %(start)s {end}),
     marked AS (
         SELECT CASE WHEN bool_or(blob) THEN NULL
-            ELSE count(*) || ' ' || coalesce(sum(hash), 0) END AS mark
+            ELSE count(*) || ' ' || coalesce(sum(hash), 0) END AS mark,
+            coalesce(sum(versions), 0) AS versions
         FROM found)
-    SELECT marked.mark, listed.workspace, listed.hash FROM marked LEFT JOIN LATERAL (
+    SELECT marked.mark, listed.workspace, listed.hash, marked.versions
+    FROM marked LEFT JOIN LATERAL (
         SELECT workspace, CASE WHEN blob THEN NULL ELSE hash END AS hash FROM found
         WHERE marked.mark IS NULL OR marked.mark IS DISTINCT FROM %(held)s::text) listed ON true
     ORDER BY listed.workspace COLLATE "C"
