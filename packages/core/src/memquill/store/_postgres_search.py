@@ -27,17 +27,24 @@ transaction holding the workspace's state row, unless another reader moved it me
 Writers pay nothing, and the versions read are those of one snapshot, so documents always
 stand at one ``seq``. Written with ``synchronous_commit`` off: a cache, lost whole or not.
 
-**Candidates** (:func:`search_candidates`): one statement finds the documents under a prefix
-that hold a query term, counts each term's holders and the documents (the ``N`` and document
-frequencies of idf, unexpired documents only), and bounds each holder's final score: its
-BM25F part exactly, and its best chunk's part between the body's part (a one-chunk text,
-whose chunk is its body) and nothing (a longer one: re-scored by the caller from its text).
-It keeps the documents whose upper bound reaches the ``depth``-th best lower bound (a slack
-of a millionth covers the server's order of additions), and of the one-chunk documents
-holding the query's terms alike (the same counts: the same score, to the last bit) the first
-``depth`` in the order of ties, so a query every item matches alike sends ``depth`` of them,
-not all. It returns those versions with their text, and the caller ranks them with memquill's
-own ranking: exactly what ranking every document would have put first.
+**Figures** (:func:`search_figures`): the documents under a prefix (the ``N`` of idf) and
+how many hold each query term, from ``memquill.search_terms`` (each workspace's count of
+holders per term, kept by the catch-up with its documents; a write that deleted versions
+makes the next catch-up count the workspace again), less the expired documents; and which
+workspaces stand behind.
+
+**Candidates** (:func:`search_candidates`): given each term's idf and the *essential* terms
+(the caller leaves out the weakest terms, whose most together stays below what the best
+``depth`` are sure to score), one statement finds the documents holding an essential term,
+bounds each one's final score (its BM25F part exactly; its best chunk's part between the
+body's part, for a one-chunk text whose chunk is its body, and nothing, for a longer one
+the caller re-scores from its text), keeps those whose upper bound reaches the ``depth``-th
+best lower bound (a slack of a millionth covers the server's order of additions), and of
+the one-chunk documents holding the query's terms alike (the same counts: the same score,
+to the last bit) the first ``depth`` in the order of ties, so a query every item matches
+alike sends ``depth`` of them, not all. It returns those versions with their text, and the
+caller ranks them with memquill's own ranking: exactly what ranking every document would
+have put first.
 """
 
 from __future__ import annotations
