@@ -260,8 +260,9 @@ def writer(
     with opened(kind, target) as store:
         # A long-lived application has read its namespace before: the first read of one
         # decodes it whole (a process start's cost), so it happens before the clock starts.
+        # A listing, not a get: a get on PostgreSQL reads its one item by its key.
         try:
-            store.get(namespace(index * per_writer % used), "warm-up")
+            store.search(namespace(index * per_writer % used), limit=1)
         except Exception as error:  # its puts read the namespace then, and count their errors
             print(f"writer {index}: warm-up read failed: {causes(error)}", file=sys.stderr)
         barrier.wait()
