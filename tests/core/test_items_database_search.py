@@ -98,7 +98,17 @@ def store(tmp_path: Path, location: str) -> Iterator[ItemStore]:
     made.close()
 
 
-def test_the_database_ranks_as_the_process_ranks_every_item(store: ItemStore) -> None:
+def test_the_database_ranks_as_the_process_ranks_every_item(
+    store: ItemStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    needed: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    real = _database_search._needed  # pyright: ignore[reportPrivateUsage]
+
+    def kept(*args: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        needed.append(real(*args))
+        return needed[-1]
+
+    monkeypatch.setattr(_database_search, "_needed", kept)
     rng = random.Random(7)
     for index in range(160):
         namespace = ("memories", rng.choice(LABELS), *rng.choice(((), ("deep",))))
@@ -117,6 +127,10 @@ def test_the_database_ranks_as_the_process_ranks_every_item(store: ItemStore) ->
         assert database == process, (prefix, query, limit, offset)
         compared += len(database)
     assert compared > 300  # the comparison saw real hits, not empty lists
+    # Every way of asking was taken: terms an item must hold all of, terms left out as weak
+    # (the path's "memory" and "records" are in every item), and neither.
+    assert any(required for _, required in needed)
+    assert any(not required and len(essential) < 3 for essential, required in needed)
     _check_holders(store)
 
 
@@ -138,6 +152,21 @@ def _check_holders(store: ItemStore) -> None:
         ).fetchall()
     assert kept == counted
     assert len(kept) > 50
+    with psycopg.connect(location.split("#", 1)[0]) as connection:
+        # The bounds hold every holder's counts: the most at least, the least at most.
+        loose = connection.execute(
+            "WITH c AS (SELECT d.workspace_id, t.term, d.counts -> t.term AS c "
+            "FROM memquill.search_documents d JOIN memquill.workspaces w USING (workspace_id), "
+            "unnest(d.terms) AS t(term) WHERE w.workspace LIKE %s), "
+            "n AS (SELECT workspace_id, term, CASE jsonb_typeof(c) WHEN 'number' THEN c::int "
+            "ELSE (c ->> 0)::int END AS body, CASE jsonb_typeof(c) WHEN 'number' THEN 0 "
+            "ELSE (SELECT sum(e::int) FROM jsonb_array_elements_text(c) WITH ORDINALITY "
+            "AS f(e, i) WHERE i > 1) END AS fields FROM c) "
+            "SELECT count(*) FROM n JOIN memquill.search_terms t USING (workspace_id, term) "
+            "WHERE n.body > t.most_body OR n.fields > t.most_fields OR n.body < t.least_body",
+            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+        ).fetchone()
+    assert loose == (0,)
 
 
 def test_items_alike_are_cut_to_the_first_in_the_order_of_ties(

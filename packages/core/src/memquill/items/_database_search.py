@@ -53,8 +53,11 @@ from memquill.query import (
 from memquill.store import JSONValue, Record
 
 if TYPE_CHECKING:
-    from memquill.store import ChangedVersion, IndexedDocument
+    from memquill.store import ChangedVersion, IndexedDocument, SearchFigures
 
+_ENUMERATED: Final = 10
+"""Query terms up to which the smallest sets of terms an item must hold are looked for (all
+2 ** n sets of them)."""
 _ROUNDS: Final = 3
 """Searches asked before giving up on a prefix whose writers outpace catching up (the caller
 then ranks in the process)."""
@@ -128,7 +131,7 @@ def database_search(
         return namespaces[name]
 
     for _ in range(_ROUNDS):
-        figures = search_figures(location, names, terms, now)
+        figures = search_figures(location, names, terms, now, depth)
         if figures.blobs:
             return None
         if not figures.stale:
@@ -139,7 +142,7 @@ def database_search(
         return None
     params = RankParams()
     weights = tuple(idf(figures.total, holding) for holding in figures.frequencies)
-    essential = _essential(terms, weights, figures.frequencies, params, depth)
+    essential, required = _needed(terms, weights, figures, params, depth)
     bounds = SearchBounds(
         params.k1,
         _five(params.field_weights),
@@ -147,6 +150,7 @@ def database_search(
         weights,
         essential,
         depth,
+        required,
     )
     versions = search_candidates(location, names, terms, bounds, now) if essential else []
     found: list[tuple[SearchDocument, StoredItem]] = []
@@ -191,34 +195,59 @@ def database_item(
     return stored_item(namespace, text, record, found.first)
 
 
-def _essential(
+def _needed(
     terms: Sequence[str],
     weights: Sequence[float],
-    frequencies: Sequence[int],
+    figures: SearchFigures,
     params: RankParams,
     depth: int,
-) -> tuple[str, ...]:
-    """The query terms an item must hold one of to be among the best ``depth``: every term
-    but the weakest ones whose most an item can gain from them all together stays below
-    what ``depth`` items are sure to score (MaxScore's essential terms). A term adds at most
-    ``idf * (k1 + 1)`` to an item's fields' score and as much, times ``chunk_weight``, to
-    its chunk's; and each of a term's holders scores at least ``idf * g(least)`` from it,
-    where ``least`` is the least count a holder has (1 in the body, or one field's weight),
-    so where ``depth`` items hold a term, the ``depth``-th best score is at least that. An
-    item holding only weak terms scores strictly less: never among the best, ties
-    included. A query whose one term every item holds then asks for the holders of its
-    rarer terms alone (counting 100,000 holders of "thing" took 1.7 s of 1.8)."""
-    k1 = params.k1
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The query terms an item must hold one of (``essential``), and those it must hold all
+    of (``required``: none, or the one smallest set every item among the best holds), to be
+    among the best ``depth``; ties included.
+
+    Per term, what a holder gains is bounded: at most ``idf * (g(most) + chunk_weight *
+    g(most_body))`` (``most``: the most body count plus the heaviest field weight times the
+    most field counts any holder has; ``g``: BM25's saturation) and at least ``idf *
+    g(least)`` (``least``: 1 in the body or one field's weight, or the least body count any
+    holder has, if more). So ``depth`` items are sure to score at least the least one term's
+    ``depth`` holders gain from it; or, where ``depth`` one-chunk items hold every term, the
+    least they gain from all of them, chunk included. An item whose terms' most adds up to
+    less scores strictly less than that: never among the best. So the weakest terms whose
+    most together stays below it are not needed (MaxScore's essential terms: a term every
+    item holds then makes no item a candidate: counting 100,000 holders of "thing" took 1.7
+    s of 1.8); and where every set of terms whose most reaches it holds one smallest set,
+    an item must hold all of that set (two words in a tenth of 100,000 items each: the
+    items holding both, not the 19,000 holding either)."""
+    k1, chunk = params.k1, params.chunk_weight
+
+    def gain(count: float) -> float:
+        return count * (k1 + 1.0) / (count + k1)
+
     least = min(1.0, *params.field_weights)
+    heaviest = max(params.field_weights)
+    bounds = figures.bounds or ((1_000_000, 1_000_000, 0),) * len(terms)
+    most = [
+        weight * (gain(body + heaviest * fields) + chunk * gain(body))
+        for weight, (body, fields, _) in zip(weights, bounds, strict=True)
+    ]
     sure = max(
         (
-            weight * least * (k1 + 1.0) / (least + k1)
-            for weight, holding in zip(weights, frequencies, strict=True)
+            weight * gain(max(least, lowest))
+            for weight, holding, (_, _, lowest) in zip(
+                weights, figures.frequencies, bounds, strict=True
+            )
             if holding >= depth
         ),
         default=0.0,
     )
-    most = [weight * (k1 + 1.0) * (1.0 + params.chunk_weight) for weight in weights]
+    if figures.alike >= depth:
+        alike = sum(
+            weight * (gain(max(least, lowest)) + chunk * gain(lowest))
+            for weight, (_, _, lowest) in zip(weights, bounds, strict=True)
+        )
+        sure = max(sure, alike)
+    sure *= 1.0 - 1e-9  # what the server and ranking add up may differ in the last bits
     weak: set[int] = set()
     gained = 0.0
     for place in sorted(range(len(terms)), key=lambda place: most[place]):
@@ -226,9 +255,26 @@ def _essential(
             break
         gained += most[place]
         weak.add(place)
-    return tuple(
-        term for place, term in enumerate(terms) if place not in weak and frequencies[place] > 0
+    essential = tuple(
+        term
+        for place, term in enumerate(terms)
+        if place not in weak and figures.frequencies[place] > 0
     )
+    required: tuple[str, ...] = ()
+    if sure > 0 and len(terms) <= _ENUMERATED:
+        reaching = [
+            held
+            for held in range(1, 1 << len(terms))
+            if sum(most[place] for place in range(len(terms)) if held >> place & 1) >= sure
+        ]
+        smallest = [
+            held
+            for held in reaching
+            if not any(other != held and other & held == other for other in reaching)
+        ]
+        if len(smallest) == 1:
+            required = tuple(term for place, term in enumerate(terms) if smallest[0] >> place & 1)
+    return essential, required
 
 
 def tie_text(parts: Sequence[str]) -> str:

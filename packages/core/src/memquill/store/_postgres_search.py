@@ -96,6 +96,14 @@ TABLES: Final = (
         term text NOT NULL,
         holders integer NOT NULL,
         PRIMARY KEY (workspace_id, term))""",
+    # Bounds of a term's counts among its holders, for a search to leave out the items that
+    # cannot reach the best: the most in the body and in the fields (added up), the least in
+    # the body. Widened by every document written, never narrowed by one removed (still
+    # bounds); a workspace counted again starts them afresh.
+    """ALTER TABLE memquill.search_terms
+        ADD COLUMN IF NOT EXISTS most_body integer NOT NULL DEFAULT 1000000,
+        ADD COLUMN IF NOT EXISTS most_fields integer NOT NULL DEFAULT 1000000,
+        ADD COLUMN IF NOT EXISTS least_body integer NOT NULL DEFAULT 0""",
     """CREATE INDEX IF NOT EXISTS search_expires ON memquill.search_documents
         (workspace_id, expires) WHERE expires IS NOT NULL""",
 )
@@ -128,6 +136,11 @@ def _figures(count: int) -> str:
         "FROM spaces s JOIN memquill.search_documents d ON d.workspace_id = s.workspace_id "
         "WHERE d.expires <= %(now)s AND d.terms @> ARRAY[%(t{i})s::text])"
     )
+    bounds = (
+        "(SELECT ARRAY[coalesce(max(t.most_body), 0), coalesce(max(t.most_fields), 0), "
+        "coalesce(min(t.least_body), 0)] FROM spaces s JOIN memquill.search_terms t "
+        "ON t.workspace_id = s.workspace_id AND t.term = %(t{i})s)"
+    )
     return f"""
     WITH {_SPACES}
     SELECT (SELECT coalesce(sum(s.documents), 0) FROM spaces s) - (
@@ -140,14 +153,20 @@ def _figures(count: int) -> str:
         coalesce((SELECT bool_or(s.blob) FROM spaces s), false),
         (SELECT array_agg(s.workspace ORDER BY s.workspace COLLATE "C") FROM spaces s
          WHERE EXISTS (SELECT 1 FROM memquill.search_documents d
-            WHERE d.workspace_id = s.workspace_id AND d.expires <= %(now)s))
+            WHERE d.workspace_id = s.workspace_id AND d.expires <= %(now)s)),
+        ARRAY[{_each(count, bounds)}],
+        (SELECT count(*) FROM (SELECT 1 FROM spaces s JOIN memquill.search_documents d
+            ON d.workspace_id = s.workspace_id
+         WHERE d.terms @> %(terms)s::text[] AND d.single
+            AND (d.expires IS NULL OR d.expires > %(now)s) LIMIT %(depth)s) x)
 """  # noqa: S608 - built of numbered placeholders alone
 
 
 @functools.cache
-def _candidates(count: int) -> str:
+def _candidates(count: int, containing: bool) -> str:
     """:func:`search_candidates`' second statement, for a query of ``count`` terms whose
-    idf the first one's figures gave (see the module docstring): a column per term, so a
+    idf the first one's figures gave (see the module docstring), its candidates holding one
+    of the essential terms or (``containing``) all the required ones: a column per term, so a
     document is one row, scored without grouping (grouping 200,000 rows of 100,000 documents
     by document took 3 of 3.3 s)."""
     body = (
@@ -167,7 +186,9 @@ def _candidates(count: int) -> str:
             {_each(count, fielded)}
         FROM spaces s JOIN memquill.search_documents d ON d.workspace_id = s.workspace_id,
             LATERAL (SELECT {_each(count, "d.counts -> %(t{i})s AS c{i}")}) c
-        WHERE d.terms && %(essential)s::text[]
+        WHERE {
+        "d.terms @> %(required)s::text[]" if containing else "d.terms && %(essential)s::text[]"
+    }
             AND (d.expires IS NULL OR d.expires > %(now)s)),
     bounded AS (
         SELECT d.workspace_id, d.id, d.single, d.tie, {_each(count, "d.b{i}, d.f{i}")},
@@ -234,12 +255,19 @@ _CLEAR: Final = (
     "DELETE FROM memquill.search_terms WHERE workspace_id = %s",
 )
 _COUNTED: Final = """
-    INSERT INTO memquill.search_terms AS t (workspace_id, term, holders)
-    SELECT %s, c.term, c.holders FROM unnest(%s::text[], %s::integer[]) AS c(term, holders)
-    ON CONFLICT (workspace_id, term) DO UPDATE SET holders = t.holders + excluded.holders"""
+    INSERT INTO memquill.search_terms AS t
+        (workspace_id, term, holders, most_body, most_fields, least_body)
+    SELECT %s, c.* FROM unnest(%s::text[], %s::integer[], %s::integer[], %s::integer[],
+        %s::integer[]) AS c(term, holders, most_body, most_fields, least_body)
+    ON CONFLICT (workspace_id, term) DO UPDATE SET holders = t.holders + excluded.holders,
+        most_body = greatest(t.most_body, excluded.most_body),
+        most_fields = greatest(t.most_fields, excluded.most_fields),
+        least_body = least(t.least_body, excluded.least_body)"""
 _UNHELD: Final = """
     DELETE FROM memquill.search_terms
     WHERE workspace_id = %s AND term = ANY(%s) AND holders <= 0"""
+_UNBOUNDED: Final = 2**31 - 1
+"""A least count no document set (``least`` keeps the one there)."""
 _ATTEMPTS: Final = 4
 _BATCH: Final = 5000
 """Documents written per statement (a statement's JSON stays a few megabytes)."""
@@ -295,6 +323,10 @@ class SearchFigures:
         blobs: whether a workspace under the prefix is a kept blob (its records are not rows:
             the caller searches another way).
         expired: workspaces holding a document whose time ran out (left out of the rest).
+        bounds: per term, the most any holder has of it in the body and in its fields
+            (added up), and the least any has in the body (bounds, never below the most or
+            above the least).
+        alike: how many one-chunk documents hold every term, counted up to ``depth``.
     """
 
     total: int
@@ -302,13 +334,15 @@ class SearchFigures:
     stale: tuple[str, ...]
     blobs: bool
     expired: tuple[str, ...]
+    bounds: tuple[tuple[int, int, int], ...] = ()
+    alike: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class SearchBounds:
     """What :func:`search_candidates` scores with: ranking's constants for records, each
-    query term's idf, the terms a candidate must hold one of, and how many of the best are
-    asked for."""
+    query term's idf, the terms a candidate must hold one of (``essential``) or hold all of
+    (``required``, when not empty), and how many of the best are asked for."""
 
     k1: float
     field_weights: tuple[float, float, float, float, float]
@@ -316,10 +350,15 @@ class SearchBounds:
     weights: tuple[float, ...]
     essential: tuple[str, ...]
     depth: int
+    required: tuple[str, ...] = ()
 
 
 def search_figures(
-    location: str, names: tuple[str | None, str, str], terms: Sequence[str], now: datetime
+    location: str,
+    names: tuple[str | None, str, str],
+    terms: Sequence[str],
+    now: datetime,
+    depth: int,
 ) -> SearchFigures:
     """What ranking needs about the documents under ``names`` (a workspace named exactly, or
     ``None``, and the range of names from the second up to the third excluded) for the query
@@ -328,7 +367,7 @@ def search_figures(
     Raises:
         StorageError: the database cannot be reached or read.
     """
-    params = _named(names, terms, now)
+    params = {**_named(names, terms, now), "terms": list(terms), "depth": depth}
     statement = _figures(len(terms))
 
     def ask(connection: Connection) -> tuple[object, ...] | None:
@@ -345,6 +384,8 @@ def search_figures(
         tuple(cast("list[str] | None", row[2]) or ()),
         bool(row[3]),
         tuple(cast("list[str] | None", row[4]) or ()),
+        tuple((int(a), int(b), int(c)) for a, b, c in cast("list[list[int]]", row[5])),
+        int(cast(int, row[6])),
     )
 
 
@@ -366,6 +407,7 @@ def search_candidates(
     params: dict[str, object] = {
         **_named(names, terms, now),
         "essential": list(bounds.essential),
+        "required": list(bounds.required),
         "k1": bounds.k1,
         "grown": bounds.k1 + 1.0,
         "chunk": bounds.chunk_weight,
@@ -374,7 +416,7 @@ def search_candidates(
         **{f"w{place}": weight for place, weight in enumerate(weights, 1)},
         **{f"i{place}": weight for place, weight in enumerate(bounds.weights, 1)},
     }
-    statement = _candidates(len(terms))
+    statement = _candidates(len(terms), bool(bounds.required))
 
     def ask(connection: Connection) -> list[tuple[object, ...]]:
         return connection.execute(statement, params).fetchall()  # pyright: ignore[reportArgumentType]
@@ -467,6 +509,9 @@ def _catch_up(
     documents: list[dict[str, object]] = []
     changed: list[str] = []
     holders: Counter[str] = Counter()
+    most_body: dict[str, int] = {}
+    most_fields: dict[str, int] = {}
+    least_body: dict[str, int] = {}
     for row in rows:
         if row[5] is None:
             continue
@@ -476,6 +521,11 @@ def _catch_up(
         if document is None:
             continue
         holders.update(document.counts.keys())
+        for term, counts in document.counts.items():
+            body, fields = (counts, 0) if isinstance(counts, int) else (counts[0], sum(counts[1:]))
+            most_body[term] = max(most_body.get(term, 0), body)
+            most_fields[term] = max(most_fields.get(term, 0), fields)
+            least_body[term] = min(least_body.get(term, _UNBOUNDED), body)
         expires = document.expires
         documents.append(
             {
@@ -511,10 +561,15 @@ def _catch_up(
         for batch in batches:
             connection.execute(_INSERT, (workspace_id, batch))
         count += len(documents)
-        moved = [term for term, delta in holders.items() if delta]
+        moved = [term for term, delta in holders.items() if delta or term in least_body]
         if moved:
-            deltas = [holders[term] for term in moved]
-            connection.execute(_COUNTED, (workspace_id, moved, deltas))
+            counted = (
+                [holders[term] for term in moved],
+                [most_body.get(term, 0) for term in moved],
+                [most_fields.get(term, 0) for term in moved],
+                [least_body.get(term, _UNBOUNDED) for term in moved],
+            )
+            connection.execute(_COUNTED, (workspace_id, moved, *counted))
             connection.execute(_UNHELD, (workspace_id, moved))
         connection.execute(_MOVED, (seq, count, workspace_id))
     return True
@@ -533,7 +588,8 @@ def ensure_tables(connection: Connection) -> bool:
         return True
     found = connection.execute(
         "SELECT to_regclass('memquill.workspaces') IS NOT NULL, "
-        "to_regclass('memquill.search_terms') IS NOT NULL"
+        "EXISTS (SELECT 1 FROM pg_attribute WHERE attname = 'least_body' "
+        "AND attrelid = to_regclass('memquill.search_terms'))"
     ).fetchone()
     if found is None or not found[0]:
         return False
