@@ -17,6 +17,8 @@ writing as before):
   one chunk, when it expires, and its place among documents that score alike (``tie``). Its
   key references the version's row, so a version deleted (compacted, rewritten, its
   workspace removed) takes its document with it.
+- ``memquill.search_terms``: per workspace and term, how many documents hold it, and bounds
+  of their counts (the most in the body and in the fields, the least in the body).
 - ``memquill.search_state``: per workspace, the ``seq`` its documents stand at, how many it
   holds, and its place among workspaces whose documents score alike.
 
@@ -35,7 +37,9 @@ workspaces stand behind.
 
 **Candidates** (:func:`search_candidates`): given each term's idf and the *essential* terms
 (the caller leaves out the weakest terms, whose most together stays below what the best
-``depth`` are sure to score), one statement finds the documents holding an essential term,
+``depth`` are sure to score), or the *required* ones (the one smallest set of terms whose
+most reaches it), one statement finds the documents holding an essential term, or all the
+required ones,
 bounds each one's final score (its BM25F part exactly; its best chunk's part between the
 body's part, for a one-chunk text whose chunk is its body, and nothing, for a longer one
 the caller re-scores from its text), keeps those whose upper bound reaches the ``depth``-th
