@@ -192,41 +192,36 @@ def test_items_alike_are_cut_to_the_first_in_the_order_of_ties(
 
 
 def test_a_search_reads_no_namespace_whole_and_analyses_only_what_changed(
-    tmp_path: Path, location: str, monkeypatch: pytest.MonkeyPatch
+    pair: tuple[ItemStore, ItemStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
-    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
-    try:
-        for index in range(50):
-            writer.put(("memories", f"u{index % 5}"), f"k{index}", {"content": f"heron {index}"})
+    writer, reader = pair
+    for index in range(50):
+        writer.put(("memories", f"u{index % 5}"), f"k{index}", {"content": f"heron {index}"})
 
-        _refuse_whole_reads(monkeypatch, reader)
-        analysed: list[str] = []
-        real = _database_search.analysed
+    _refuse_whole_reads(monkeypatch, reader)
+    analysed: list[str] = []
+    real = _database_search.analysed
 
-        def counted(version: ChangedVersion) -> IndexedDocument | None:
-            analysed.append(version.id)
-            return real(version)
+    def counted(version: ChangedVersion) -> IndexedDocument | None:
+        analysed.append(version.id)
+        return real(version)
 
-        monkeypatch.setattr(_database_search, "analysed", counted)
-        first = [hit.item.key for hit in reader.search(("memories",), "heron 7", limit=3)]
-        assert first[0] == "k7"
-        assert len(analysed) == 50  # the first search brings every item's terms in
-        analysed.clear()
-        assert [hit.item.key for hit in reader.search(("memories",), "heron 7", limit=3)] == first
-        assert analysed == []  # nothing changed: nothing analysed
-        writer.put(("memories", "u2"), "k7", {"content": "a boat now"})  # corrected
-        writer.put(("memories", "u3"), "new", {"content": "heron 7 and heron 7 again"})
-        writer.delete(("memories", "u0"), "k0")
-        hits = reader.search(("memories",), "heron 7", limit=3)
-        assert hits[0].item.key == "new"
-        assert "k7" not in [hit.item.key for hit in hits]
-        # The correction and the version it superseded, the new item, and the version the
-        # delete forgot: nothing else.
-        assert len(analysed) == 4
-    finally:
-        writer.close()
-        reader.close()
+    monkeypatch.setattr(_database_search, "analysed", counted)
+    first = [hit.item.key for hit in reader.search(("memories",), "heron 7", limit=3)]
+    assert first[0] == "k7"
+    assert len(analysed) == 50  # the first search brings every item's terms in
+    analysed.clear()
+    assert [hit.item.key for hit in reader.search(("memories",), "heron 7", limit=3)] == first
+    assert analysed == []  # nothing changed: nothing analysed
+    writer.put(("memories", "u2"), "k7", {"content": "a boat now"})  # corrected
+    writer.put(("memories", "u3"), "new", {"content": "heron 7 and heron 7 again"})
+    writer.delete(("memories", "u0"), "k0")
+    hits = reader.search(("memories",), "heron 7", limit=3)
+    assert hits[0].item.key == "new"
+    assert "k7" not in [hit.item.key for hit in hits]
+    # The correction and the version it superseded, the new item, and the version the
+    # delete forgot: nothing else.
+    assert len(analysed) == 4
 
 
 def test_searches_catching_up_at_once_agree(tmp_path: Path, location: str) -> None:
@@ -259,24 +254,41 @@ def test_searches_catching_up_at_once_agree(tmp_path: Path, location: str) -> No
             reader.close()
 
 
-def test_what_expired_is_left_out_and_forgotten(tmp_path: Path, location: str) -> None:
+@pytest.fixture
+def pair(tmp_path: Path, location: str) -> Iterator[tuple[ItemStore, ItemStore]]:
+    """Two stores on one database, as two processes would be: a writer and a reader."""
+    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
+    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
+    yield writer, reader
+    writer.close()
+    reader.close()
+
+
+@pytest.fixture
+def clocked(tmp_path: Path, location: str) -> Iterator[tuple[ItemStore, list[datetime]]]:
+    """A store whose clock the test moves, holding an item that expires in ten minutes."""
     clock = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
     store = ItemStore(tmp_path, store=location, now=lambda: clock[0])
-    try:
-        store.put(("memories", "u1"), "soon", {"content": "A heron for ten minutes."}, ttl=10)
-        store.put(("memories", "u2"), "kept", {"content": "A heron for good."})
-        assert [hit.item.key for hit in store.search(("memories",), "heron")] == ["soon", "kept"]
-        clock[0] += timedelta(minutes=11)
-        found = store.search(("memories",), "heron")
-        assert [(hit.item.key, hit.score) for hit in found] == [
-            (hit.item.key, hit.score)
-            for hit in store.search(("memories",), "heron", accept=_everything)
-        ]
-        assert [hit.item.key for hit in found] == ["kept"]
-        assert store.expired == 1
-        assert store.get(("memories", "u1"), "soon") is None
-    finally:
-        store.close()
+    store.put(("memories", "u1"), "soon", {"content": "A heron for ten minutes."}, ttl=10)
+    yield store, clock
+    store.close()
+
+
+def test_what_expired_is_left_out_and_forgotten(
+    clocked: tuple[ItemStore, list[datetime]],
+) -> None:
+    store, clock = clocked
+    store.put(("memories", "u2"), "kept", {"content": "A heron for good."})
+    assert [hit.item.key for hit in store.search(("memories",), "heron")] == ["soon", "kept"]
+    clock[0] += timedelta(minutes=11)
+    found = store.search(("memories",), "heron")
+    assert [(hit.item.key, hit.score) for hit in found] == [
+        (hit.item.key, hit.score)
+        for hit in store.search(("memories",), "heron", accept=_everything)
+    ]
+    assert [hit.item.key for hit in found] == ["kept"]
+    assert store.expired == 1
+    assert store.get(("memories", "u1"), "soon") is None
 
 
 def test_a_compaction_takes_its_versions_documents_with_it(
@@ -319,22 +331,17 @@ def test_a_tie_text_orders_as_its_parts_do(first: list[str], second: list[str]) 
 
 
 def test_a_search_is_three_statements_while_nothing_changed(
-    tmp_path: Path, location: str, postgres_server: Server
+    pair: tuple[ItemStore, ItemStore], postgres_server: Server
 ) -> None:
-    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
-    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
-    try:
-        for n in range(40):
-            writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
-        reader.search(("memories",), "heron")  # brings every namespace's terms in
-        with statements(postgres_server.url) as unchanged:
-            first = reader.search(("memories",), "heron")
-        writer.put(("memories", "u3"), "pet", {"content": "User 3 keeps two herons now."})
-        with statements(postgres_server.url) as changed:
-            after = reader.search(("memories",), "heron")
-    finally:
-        writer.close()
-        reader.close()
+    writer, reader = pair
+    for n in range(40):
+        writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
+    reader.search(("memories",), "heron")  # brings every namespace's terms in
+    with statements(postgres_server.url) as unchanged:
+        first = reader.search(("memories",), "heron")
+    writer.put(("memories", "u3"), "pet", {"content": "User 3 keeps two herons now."})
+    with statements(postgres_server.url) as changed:
+        after = reader.search(("memories",), "heron")
     assert len(first) == len(after) == 10
     # The listing's mark (how many records the prefix holds), the figures (how many items
     # hold each term), then the candidates with their text: no namespace read.
@@ -346,45 +353,39 @@ def test_a_search_is_three_statements_while_nothing_changed(
 
 
 def test_a_get_reads_the_item_by_its_key_alone(
-    tmp_path: Path, location: str, monkeypatch: pytest.MonkeyPatch
+    pair: tuple[ItemStore, ItemStore],
+    tmp_path: Path,
+    location: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    writer = ItemStore(_folder(tmp_path / "writer"), store=location)
-    reader = ItemStore(_folder(tmp_path / "reader"), store=location)
+    writer, reader = pair
+    for index in range(30):
+        writer.put(("memories", "u1"), f"k{index}", {"content": f"heron {index}", "n": index})
+    writer.put(("memories", "u1"), "k3", {"content": "corrected"}, index=False)
+    writer.put(("memories", "u1"), "a/b c", {"content": "a key with a slash"}, ttl=60)
+    writer.delete(("memories", "u1"), "k4")
+    listed = {item.key: item for item in reader.items(("memories", "u1"), limit=100)}
+    fresh = ItemStore(_folder(tmp_path / "fresh"), store=location)
+    _refuse_whole_reads(monkeypatch, fresh)
     try:
-        for index in range(30):
-            writer.put(("memories", "u1"), f"k{index}", {"content": f"heron {index}", "n": index})
-        writer.put(("memories", "u1"), "k3", {"content": "corrected"}, index=False)
-        writer.put(("memories", "u1"), "a/b c", {"content": "a key with a slash"}, ttl=60)
-        writer.delete(("memories", "u1"), "k4")
-        listed = {item.key: item for item in reader.items(("memories", "u1"), limit=100)}
-
-        fresh = ItemStore(_folder(tmp_path / "fresh"), store=location)
-        _refuse_whole_reads(monkeypatch, fresh)
-        try:
-            for key in (*(f"k{index}" for index in range(30)), "a/b c"):
-                assert fresh.get(("memories", "u1"), key) == listed.get(key), key
-            assert fresh.get(("memories", "u1"), "k4") is None
-            assert fresh.get(("memories", "u2"), "k1") is None  # no such namespace
-            assert fresh.get(("memories", "u1"), "missing") is None
-        finally:
-            fresh.close()
+        for key in (*(f"k{index}" for index in range(30)), "a/b c"):
+            assert fresh.get(("memories", "u1"), key) == listed.get(key), key
+        assert fresh.get(("memories", "u1"), "k4") is None
+        assert fresh.get(("memories", "u2"), "k1") is None  # no such namespace
+        assert fresh.get(("memories", "u1"), "missing") is None
     finally:
-        writer.close()
-        reader.close()
+        fresh.close()
 
 
-def test_a_get_of_an_item_whose_time_ran_out_forgets_it(tmp_path: Path, location: str) -> None:
-    clock = [datetime(2026, 3, 1, 12, 0, tzinfo=UTC)]
-    store = ItemStore(tmp_path, store=location, now=lambda: clock[0])
-    try:
-        store.put(("memories", "u1"), "soon", {"content": "A heron for ten minutes."}, ttl=10)
-        assert store.get(("memories", "u1"), "soon") is not None
-        clock[0] += timedelta(minutes=11)
-        assert store.get(("memories", "u1"), "soon") is None
-        assert store.expired == 1
-        assert store.items(("memories", "u1")) == []
-    finally:
-        store.close()
+def test_a_get_of_an_item_whose_time_ran_out_forgets_it(
+    clocked: tuple[ItemStore, list[datetime]],
+) -> None:
+    store, clock = clocked
+    assert store.get(("memories", "u1"), "soon") is not None
+    clock[0] += timedelta(minutes=11)
+    assert store.get(("memories", "u1"), "soon") is None
+    assert store.expired == 1
+    assert store.items(("memories", "u1")) == []
 
 
 def test_a_database_that_holds_nothing_yet_answers_nothing(
