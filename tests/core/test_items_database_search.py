@@ -137,22 +137,20 @@ def test_the_database_ranks_as_the_process_ranks_every_item(
 def _check_holders(store: ItemStore) -> None:
     """Each term's count of holders per workspace is what the documents hold."""
     location = store._location  # pyright: ignore[reportPrivateUsage]
+    under = (store._base + "/%",)  # pyright: ignore[reportPrivateUsage]
     with psycopg.connect(location.split("#", 1)[0]) as connection:
         kept = connection.execute(
             "SELECT t.workspace_id, t.term, t.holders FROM memquill.search_terms t "
             "JOIN memquill.workspaces w USING (workspace_id) WHERE w.workspace LIKE %s "
             "ORDER BY 1, 2",
-            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+            under,
         ).fetchall()
         counted = connection.execute(
             "SELECT d.workspace_id, t.term, count(*)::integer FROM memquill.search_documents d "
             "JOIN memquill.workspaces w USING (workspace_id), unnest(d.terms) AS t(term) "
             "WHERE w.workspace LIKE %s GROUP BY 1, 2 ORDER BY 1, 2",
-            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+            under,
         ).fetchall()
-    assert kept == counted
-    assert len(kept) > 50
-    with psycopg.connect(location.split("#", 1)[0]) as connection:
         # The bounds hold every holder's counts: the most at least, the least at most.
         loose = connection.execute(
             "WITH c AS (SELECT d.workspace_id, t.term, d.counts -> t.term AS c "
@@ -164,8 +162,10 @@ def _check_holders(store: ItemStore) -> None:
             "AS f(e, i) WHERE i > 1) END AS fields FROM c) "
             "SELECT count(*) FROM n JOIN memquill.search_terms t USING (workspace_id, term) "
             "WHERE n.body > t.most_body OR n.fields > t.most_fields OR n.body < t.least_body",
-            (store._base + "/%",),  # pyright: ignore[reportPrivateUsage]
+            under,
         ).fetchone()
+    assert kept == counted
+    assert len(kept) > 50
     assert loose == (0,)
 
 

@@ -226,7 +226,7 @@ def _needed(
 
     least = min(1.0, *params.field_weights)
     heaviest = max(params.field_weights)
-    bounds = figures.bounds or ((1_000_000, 1_000_000, 0),) * len(terms)
+    bounds = figures.bounds
     most = [
         weight * (gain(body + heaviest * fields) + chunk * gain(body))
         for weight, (body, fields, _) in zip(weights, bounds, strict=True)

@@ -338,8 +338,8 @@ class SearchFigures:
     stale: tuple[str, ...]
     blobs: bool
     expired: tuple[str, ...]
-    bounds: tuple[tuple[int, int, int], ...] = ()
-    alike: int = 0
+    bounds: tuple[tuple[int, int, int], ...]
+    alike: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,7 +381,7 @@ def search_figures(
 
     row = _run(location, ask)
     if row is None:
-        return SearchFigures(0, (0,) * len(terms), (), False, ())  # no schema yet
+        return SearchFigures(0, (0,) * len(terms), (), False, (), ((0, 0, 0),) * len(terms), 0)
     return SearchFigures(
         int(cast(int, row[0])),
         tuple(int(count) for count in cast("list[int]", row[1])),
