@@ -41,8 +41,9 @@ namespaces and keys drawn from the same seeded sequence for every store:
 - ``--writers`` processes, each opening its own store (its own connections, as separate
   application processes would), released together behind a barrier, each putting
   ``--per-writer`` new keys (with N = 1 all into the one namespace; else spread over them):
-  each writer reads its first namespace before the barrier (a first read decodes the whole
-  namespace: a process start's cost, left out, as a long-lived application pays it once);
+  each writer first puts a warm-up item into its first namespace before the barrier (a
+  process's first write decodes the whole namespace: a process start's cost, left out, as a
+  long-lived application pays it once);
   throughput (acknowledged puts per second of wall time), each put's latency, errors, and
   lost writes: every acknowledged put read back afterwards by a fresh store, one whose value
   differs or is missing is lost.
@@ -258,13 +259,14 @@ def writer(
     acknowledged: list[tuple[Namespace, str, Value, float]] = []
     errors = 0
     with opened(kind, target) as store:
-        # A long-lived application has read its namespace before: the first read of one
-        # decodes it whole (a process start's cost), so it happens before the clock starts.
-        # A listing, not a get: a get on PostgreSQL reads its one item by its key.
+        # A long-lived application has written to its namespace before: a process's first
+        # write decodes the namespace whole (a process start's cost), so it happens before the
+        # clock starts. A write, not a read: on PostgreSQL a get reads its one item by its key
+        # and a search past DATABASE_SEARCH asks the database, so neither decodes it.
         try:
-            store.search(namespace(index * per_writer % used), limit=1)
+            store.put(namespace(index * per_writer % used), f"warm-up-{index:02d}", {"x": 1})
         except Exception as error:  # its puts read the namespace then, and count their errors
-            print(f"writer {index}: warm-up read failed: {causes(error)}", file=sys.stderr)
+            print(f"writer {index}: warm-up write failed: {causes(error)}", file=sys.stderr)
         barrier.wait()
         for n in range(per_writer):
             ns = namespace((index * per_writer + n) % used)
@@ -427,8 +429,8 @@ def profile(
     target: Target, puts: list[Callable[[BaseStore], object]], size: int, count: int
 ) -> None:
     """As many memquill puts of new keys on PostgreSQL as ``puts`` under cProfile, from a store
-    that has read the first one's namespace (a first read decodes it whole); the top 15 by
-    cumulative time."""
+    that has written to the first one's namespace (a first write decodes it whole); the top 15
+    by cumulative time."""
     with opened("memquill pg", target) as store:
         rng = random.Random(size + count)
         used = min(count, size)
@@ -440,7 +442,7 @@ def profile(
             )
             for index in range(len(puts))
         ]
-        store.get(calls[0][0], "warm-up")
+        store.put(calls[0][0], "warm-up", {"x": 1})
         profiler = cProfile.Profile()
         profiler.enable()
         for ns, key, value in calls:

@@ -3,6 +3,7 @@ path's keyed operations (what the LangGraph store and the memory tool build on).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,25 @@ def test_invalid_keys_are_refused_with_the_rules(key: str) -> None:
     with pytest.raises(InvalidInputError) as info:
         FactKey(key)
     assert info.value.message == Messages.KEY_FORMAT
+
+
+def _key_by_its_rules(text: str) -> bool:
+    """The key rules as stated: ASCII, 1 to MAX_KEY_CHARS characters, not id-shaped, and
+    segments between slashes of unreserved characters or upper-case escapes, never . or .."""
+    segment = re.compile(r"(?:[A-Za-z0-9._~-]|%[0-9A-F]{2})+")
+    return (
+        1 <= len(text) <= MAX_KEY_CHARS
+        and text.isascii()
+        and not looks_like_id(text)
+        and all(segment.fullmatch(name) and name not in (".", "..") for name in text.split("/"))
+    )
+
+
+@given(st.text(alphabet="ab9AF0./%~-_:", min_size=0, max_size=12))
+def test_a_key_is_what_its_rules_say(text: str) -> None:
+    # ``is_key`` checks every stored record's key, so it is one match, not a split and a
+    # match per segment; this holds the two to one another.
+    assert is_key(text) == _key_by_its_rules(text)
 
 
 def test_id_shaped_arguments_are_ids_and_everything_else_is_a_key() -> None:

@@ -219,6 +219,29 @@ def test_hand_edits_make_the_file_corrupt_and_name_the_record(bad: str) -> None:
     assert info.value.record_index == 1
 
 
+# Valid sources near the bad ones above: a decoder that remembers the sources it found valid
+# must still refuse every bad one after them.
+GOOD_SOURCES: list[dict[str, Any]] = [
+    {"kind": "tool", "sessionId": "s"},
+    {"kind": "manual", "role": "user"},
+    {"kind": "conversation", "sessionId": "s", "messageId": "m"},
+    {"kind": "tool", "sessionId": "s" * 200},
+    {"kind": "manual"},
+]
+GOOD_IDS = [f"{n:08x}-8c1e-4c5e-9a0e-3d2b1f7c6a01" for n in range(len(GOOD_SOURCES))]
+
+
+@pytest.mark.parametrize("bad", list(CORRUPT_BLOCKS.values()), ids=list(CORRUPT_BLOCKS))
+def test_a_bad_block_after_good_sources_is_still_corrupt(bad: str) -> None:
+    good = "".join(
+        block(meta(record_id, source=source), "good")
+        for record_id, source in zip(GOOD_IDS, GOOD_SOURCES, strict=True)
+    )
+    with pytest.raises(CorruptError) as info:
+        decode_store(HEADER + good + bad)
+    assert (info.value.message, info.value.record_index) == (Messages.EDITED, len(GOOD_SOURCES))
+
+
 @pytest.mark.parametrize("bad", list(TRAILING.values()), ids=list(TRAILING))
 def test_bytes_after_the_last_block_are_corrupt(bad: str) -> None:
     with pytest.raises(CorruptError) as info:

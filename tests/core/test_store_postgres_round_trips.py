@@ -7,12 +7,14 @@ wait for the server ends with its ``ReadyForQuery`` (one per simple query messag
 
 from __future__ import annotations
 
+import gc
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
+import pytest
 from tests.conftest import Server
 from tests.core.postgres_wire import traced
 from tests.core.store_helpers import manual
@@ -191,3 +193,29 @@ def test_a_batch_put_correcting_an_item_is_one_round_trip_marking_what_it_supers
         ("superseded", "k3", seq),
         ("active", "k3", seq),
     ], rows
+
+
+def test_a_first_read_takes_its_rows_in_without_collection(
+    tmp_path: Path, postgres_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new process's first read takes in every row of the workspace (100,000 at a time):
+    # many objects and no cycles, which the collector walked again and again.
+    location = f"{postgres_server.url}#workspace=gc-{uuid.uuid4().hex[:12]}"
+    RecordStore(tmp_path, location=location).save([manual(f"fact {n}") for n in range(5)])
+    taken = PostgresBackend._took  # pyright: ignore[reportPrivateUsage]
+    seen: list[bool] = []
+
+    def took(backend: PostgresBackend, found: Sequence[Sequence[object]], since: int) -> bool:
+        seen.append(gc.isenabled())
+        return taken(backend, found, since)
+
+    monkeypatch.setattr(PostgresBackend, "_took", took)
+    enabled = gc.isenabled()
+    gc.enable()
+    try:
+        assert len(RecordStore(tmp_path / "fresh", location=location).snapshot().records) == 5
+        assert gc.isenabled()
+    finally:
+        if not enabled:
+            gc.disable()
+    assert seen and not any(seen)

@@ -3,7 +3,8 @@
 ``text`` (UTF-16 units), ``controls`` (the characters a terminal acts on), ``safe_read`` (the
 bounded reader that follows no symlink), ``atomic`` (the one ``atomic_write``), ``kernel_lock``
 (kernel file locks and how a writer waits for one), ``json_file`` (the one locked JSON
-document), ``keyfiles`` (owner-only secret key files) and ``messages`` (every message shown
+document), ``keyfiles`` (owner-only secret key files), ``collection`` (no cyclic garbage
+collection while a large structure without cycles is built) and ``messages`` (every message shown
 to a person or a model, one constant each; :mod:`memquill.errors` pairs them with codes). Each is
 imported as its module (``from memquill.foundation.atomic import atomic_write``); this package
 exports nothing.

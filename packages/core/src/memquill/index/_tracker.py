@@ -13,14 +13,13 @@ folder listings the index kept, :mod:`._sync`) and a full comparison
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast
 
+from memquill.foundation.collection import collection_paused
 from memquill.index._db import IndexDatabase
 from memquill.index._sync import (
     KeptListings,
@@ -259,7 +258,7 @@ class ChangeTracker:
                     config, seen.listings, seen.identities(notes), changes.folders, changes.files
                 )
                 force = changes.files
-        with _collection_paused():
+        with collection_paused():
             return self._full(
                 database,
                 notes,
@@ -340,20 +339,6 @@ class ChangeTracker:
             skipped=set(report.skipped),
         )
         return report
-
-
-@contextlib.contextmanager
-def _collection_paused() -> Generator[None]:
-    """No cyclic garbage collection meanwhile: a fresh process's walk and comparison make
-    hundreds of thousands of objects that hold no cycles, and collecting while they are made
-    costs about a tenth of its first search."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _quick(

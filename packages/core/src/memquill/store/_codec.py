@@ -112,6 +112,7 @@ _STATUSES: Final = frozenset({"active", "superseded", "revoked"})
 _KINDS: Final = frozenset({"manual", "conversation", "tool"})
 _ROLES: Final = frozenset({"user", "assistant"})
 _REFERENCE_FIELDS: Final = ("sessionId", "messageId", "capturedAt")
+_SOURCES_KEPT: Final = 4
 _KNOWN_SOURCE_KEYS: Final = frozenset({"kind", "role", *_REFERENCE_FIELDS})
 _MAX_REFERENCE_UNITS: Final = 200
 _CONTROL: Final = re.compile(r"[\x00-\x1f]")
@@ -282,16 +283,17 @@ def decode_after(
             keys.discard(key)
             freed.add(key)
 
+    sources: list[object] = []  # sources found valid, the latest first (see _valid_record)
     erased: dict[str, int] = {}  # id -> block number of an erased block no tombstone claimed yet
     torn: set[str] = set()  # ids of erased blocks some of whose bytes are not erased yet
     blocks = head
     while cursor < len(text):
         index, blocks = blocks, blocks + 1
         if not claims:
-            record, cursor = _decode_block(text, cursor, index)
+            record, cursor = _decode_block(text, cursor, index, sources)
         else:
             try:
-                record, cursor = _decode_block(text, cursor, index)
+                record, cursor = _decode_block(text, cursor, index, sources)
             except CorruptError:
                 start = cursor
                 record_id, cursor = erased_shape(text, cursor, index)
@@ -356,7 +358,7 @@ def implied_supersede(earlier: Record, successor: Record) -> Record:
     return earlier.evolve(status="superseded", updatedAt=successor.created_at)
 
 
-def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
+def _decode_block(text: str, cursor: int, index: int, sources: list[object]) -> tuple[Record, int]:
     def corrupt() -> CorruptError:
         return CorruptError(Messages.EDITED, index)
 
@@ -373,7 +375,7 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if not isinstance(parsed, dict):
         raise corrupt()
     meta = cast(dict[str, JSONValue], parsed)
-    if "\\u" in text[start:end] and not _encodable(meta):
+    if text.find("\\u", start, end) >= 0 and not _encodable(meta):
         raise corrupt()  # an escaped lone surrogate: the record could never be rewritten
     length = meta.pop("contentLength", None)
     if type(length) is not int or not 0 <= length <= MAX_CONTENT_UNITS:
@@ -383,7 +385,7 @@ def _decode_block(text: str, cursor: int, index: int) -> tuple[Record, int]:
     if points is None or text[body + points : body + points + 2] != _SEPARATOR:
         raise corrupt()
     record = Record(meta, text[body : body + points])
-    if not _valid_record(record):
+    if not _valid_record(record, sources):
         raise corrupt()
     return record, body + points + 2
 
@@ -501,10 +503,13 @@ def _filler_character(found: re.Match[str]) -> str:
     return bytes((data[0], second, *(0x80,) * (len(data) - 2))).decode()
 
 
-def _valid_record(record: Record) -> bool:
+def _valid_record(record: Record, sources: list[object]) -> bool:
     # Every block another writer appended is validated as it is taken in: unrolled, with
     # each value's type checked before it is looked up in a set (a list there raised
-    # ``TypeError``, not ``corrupt``).
+    # ``TypeError``, not ``corrupt``). Most records share a few sources (one session's), so
+    # one equal to a source already found valid is valid (equal JSON values differ in type
+    # only among numbers and booleans, which no checked field holds): ``sources`` keeps the
+    # last few found valid, the latest first.
     meta = record.meta
     get = meta.get
     record_id, root_id, status = get("id"), get("rootId"), get("status")
@@ -524,10 +529,14 @@ def _valid_record(record: Record) -> bool:
         return False
     if EXTRA_FIELD in meta and not isinstance(meta[EXTRA_FIELD], dict):
         return False
-    try:
-        validate_source(get("source"))
-    except InvalidInputError:
-        return False
+    source = get("source")
+    if source not in sources:
+        try:
+            validate_source(source)
+        except InvalidInputError:
+            return False
+        sources.insert(0, source)
+        del sources[_SOURCES_KEPT:]
     content = record.content
     if status == "revoked" or (status == "superseded" and not content):
         # Forgotten versions hold nothing; compaction empties superseded ones.

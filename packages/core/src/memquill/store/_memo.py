@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Final, Protocol
 
 from memquill.errors import CorruptError, Messages
+from memquill.foundation.collection import collection_paused
 from memquill.store._codec import (
     HEADER_V3,
     HEADERS,
@@ -326,7 +327,8 @@ def _decode(identity: bytes, raw: bytes) -> Decoded:
             raise CorruptError(Messages.FOREIGN) from None
         raise CorruptError(Messages.EDITED, _bad_block(raw[: error.start])) from None
     intact: list[int] = []
-    image = decode_store(text, intact)
+    with collection_paused():  # a whole file's records: many objects, no cycles
+        image = decode_store(text, intact)
     digest = _digest(identity, raw)
     snapshot = Snapshot(identity, digest.hexdigest(), RecordList(image.records), len(raw))
     return Decoded(raw, snapshot, _NO_BLOCKS, digest, unerased=tuple(intact))

@@ -82,6 +82,7 @@ from psycopg import errors as pg_errors
 
 from memquill.errors import BusyError, MemoryRecordError, Messages, StorageError
 from memquill.foundation.atomic import atomic_write
+from memquill.foundation.collection import collection_paused
 from memquill.foundation.keyfiles import KEY_BYTES
 from memquill.owner_only import private_folder
 from memquill.store._backend import RecordsBackend
@@ -442,16 +443,18 @@ class PostgresBackend(RecordsBackend):
         row and its rows): no transaction, so however long the rows take to arrive and to be
         made into the workspace, the server never ends the read for idling in one (a first
         read of 100,000 rows on a busy machine did, at idle_timeout). Unchanged since the last
-        read: that statement's one row, no version in it."""
-        while True:
-            since = self._since()
-            found = self._read_rows(connection, since)
-            if not found:
-                found = self._read_rows(connection, since, create=True)
-            if not found:
-                raise StorageError(Messages.DATABASE_UNAVAILABLE)
-            if self._took(found, since):
-                return
+        read: that statement's one row, no version in it. A first read takes in every row: the
+        collector is paused meanwhile (:mod:`memquill.foundation.collection`)."""
+        with collection_paused():
+            while True:
+                since = self._since()
+                found = self._read_rows(connection, since)
+                if not found:
+                    found = self._read_rows(connection, since, create=True)
+                if not found:
+                    raise StorageError(Messages.DATABASE_UNAVAILABLE)
+                if self._took(found, since):
+                    return
 
     def _read_rows(
         self, connection: Connection, since: int, *, create: bool = False

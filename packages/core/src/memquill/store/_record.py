@@ -203,7 +203,8 @@ KEY_PATTERN: Final = r"^[A-Za-z0-9._~%-]+(?:/[A-Za-z0-9._~%-]+)*$"
 ID_SHAPE: Final = r"^[a-f0-9-]{8,36}$"
 """What a record id or id prefix looks like; no key has this shape."""
 
-_NAME: Final = re.compile(r"(?:[A-Za-z0-9._~-]|%[0-9A-F]{2})+")
+_SEGMENT: Final = r"(?!\.\.?(?:/|$))(?:[A-Za-z0-9._~-]|%[0-9A-F]{2})+"  # never . or ..
+_KEY: Final = re.compile(_SEGMENT + r"(?:/" + _SEGMENT + r")*")
 _ID: Final = re.compile(ID_SHAPE)
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-~")
 
@@ -214,7 +215,7 @@ def is_key(text: object) -> bool:
         return False
     if _ID.fullmatch(text):
         return False
-    return all(_NAME.fullmatch(name) and name not in (".", "..") for name in text.split("/"))
+    return _KEY.fullmatch(text) is not None  # one match: every stored record's key is checked
 
 
 def validate_key(text: object) -> str:
