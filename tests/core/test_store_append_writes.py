@@ -29,7 +29,9 @@ from tests.core.store_helpers import (
 )
 
 from memquill import RecordStore
-from memquill.store._codec import HEADER, encode_block
+from memquill.store import _memo, _transaction
+from memquill.store._codec import HEADER, StoreImage, decode_store, encode_block
+from memquill.store._lock import WriterLock
 from memquill.store._record import Record
 from memquill.store._record_list import RecordList
 from memquill.tools._writes import outcome_of
@@ -65,6 +67,31 @@ def test_a_save_into_a_big_store_writes_only_its_new_block(
     assert (after.st_ino, after.st_size) == (before.st_ino, before.st_size + len(block))
     assert sum(written) == len(block)
     assert raw(tmp_path).endswith(block)
+
+
+def test_a_first_write_decodes_the_file_before_it_takes_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process's first write into 100,000 records decoded them all under the writer lock,
+    # holding every other writer past its timeout (16 writers: 91 of 160 puts `busy`).
+    _filled(tmp_path)
+    events: list[str] = []
+
+    def decode(text: str, intact: list[int] | None = None) -> StoreImage:
+        events.append("decode whole")
+        return decode_store(text, intact)
+
+    class Lock(WriterLock):
+        def __enter__(self) -> Lock:
+            events.append("lock")
+            super().__enter__()
+            return self
+
+    monkeypatch.setattr(_memo, "decode_store", decode)
+    monkeypatch.setattr(_transaction, "WriterLock", Lock)
+    result = RecordStore(tmp_path).save([manual("a first write in a new process")])
+    assert result.status == "saved"
+    assert events == ["decode whole", "lock"]
 
 
 class _TailOnly(RecordList):

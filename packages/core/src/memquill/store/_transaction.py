@@ -243,7 +243,11 @@ def write_locked(
     """Run ``operation`` inside the locked transaction and publish its draft atomically.
 
     Nothing is written unless the operation reports ``saved``. ``memo`` (the store's) saves
-    decoding bytes it has seen; it is only ever asked about bytes read under the lock.
+    decoding bytes it has seen: what it holds is reused only for bytes read under the lock
+    that begin with it. Holding nothing of this file (a process's first write), the file is
+    decoded before the lock is taken, as a read decodes it, so that under the lock only what
+    was appended since is: a first write that decoded 100,000 records under the lock held
+    every other writer past its timeout.
 
     Raises:
         whatever ``operation`` raises; BusyError, CapacityError, ConflictError, CorruptError,
@@ -259,6 +263,9 @@ def write_locked(
         answer = apply_operation(current, operation, capacity)
         if isinstance(answer, WriteResult):
             return answer
+    elif memo.last is None or memo.last.snapshot.identity != found.identity:
+        with contextlib.suppress(MemoryRecordError):  # the write, under the lock, reports it
+            memo.decode(found.identity, read_raw(found, capacity))
     try:
         created = not os.path.lexists(found.directory)
         private_folder(found.directory, parents=False)
