@@ -4,9 +4,10 @@ Ranking every item under a prefix in the process means reading and analysing eve
 them first: 13 s for the first search of 100,000 items, and memory for all of them in every
 process. On a database, the server keeps each item's analysed terms
 (:mod:`memquill.store._postgres_search`, brought up to date by the searches that find them
-behind) and answers with the few items that can rank among the best; only those are read and
-ranked here, with memquill's own ranking and the figures of the whole set (how many items,
-how many hold each term). The result is the one ranking every item gives: the same items,
+behind: every namespace one search finds behind together, in a few statements) and answers
+with the few items that can rank among the best; only those are read and ranked here, with
+memquill's own ranking and the figures of the whole set (how many items, how many hold each
+term). The result is the one ranking every item gives: the same items,
 order and scores (a test holds the two paths to that, on random items and queries).
 
 What the server keeps of an item is what :func:`analysed` makes of its version, with the
@@ -111,7 +112,7 @@ def database_search(
     """
     from memquill.store import (
         SearchBounds,
-        catch_up_search,
+        catch_up_searches,
         search_candidates,
         search_figures,
     )
@@ -136,8 +137,8 @@ def database_search(
             return None
         if not figures.stale:
             break
-        for name in figures.stale:
-            catch_up_search(location, name, tie_text(namespace_of(name) or ()), analysed)
+        stale = [(name, tie_text(namespace_of(name) or ())) for name in figures.stale]
+        catch_up_searches(location, stale, analysed)
     else:
         return None
     params = RankParams()
