@@ -14,6 +14,7 @@ import random
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from tests.conftest import Server
 from tests.core.test_items_postgres import statements
 
 from memquill.items import ItemStore, _database_search, _store as items_store
-from memquill.items._database_search import analysed, tie_text
+from memquill.items._database_search import ANALYSIS, analysed, tie_text
 from memquill.items._paths import namespace_of_row
 from memquill.items._space import stored_item
 from memquill.query._rank import RankParams
@@ -254,7 +255,9 @@ def test_catch_ups_of_overlapping_namespaces_at_once_agree(
 
     def catch_up(workspaces: list[str], analyse: Any) -> None:
         try:
-            postgres_search.catch_up_searches(location, [tied(n) for n in workspaces], analyse)
+            postgres_search.catch_up_searches(
+                location, [tied(n) for n in workspaces], analyse, ANALYSIS
+            )
         except BaseException as error:  # reported below, with the thread's own failure
             failures.append(error)
 
@@ -312,7 +315,7 @@ def test_a_catch_up_that_finds_another_moved_a_namespace_not_as_far_reads_it_aga
 
     def first() -> None:
         try:
-            postgres_search.catch_up_searches(location, tied, early)
+            postgres_search.catch_up_searches(location, tied, early, ANALYSIS)
         except BaseException as error:  # reported below, with the thread's own failure
             failures.append(error)
 
@@ -337,7 +340,7 @@ def test_a_catch_up_that_finds_another_moved_a_namespace_not_as_far_reads_it_aga
         return again[-1]
 
     monkeypatch.setattr(postgres_search, "_catch_up", attempt)
-    postgres_search.catch_up_searches(location, tied, late)
+    postgres_search.catch_up_searches(location, tied, late, ANALYSIS)
     assert failures == []
     # u1 read again (u2 was not behind when the first reader read: the second wrote it).
     assert again == [[tied[0][0]], []]
@@ -345,6 +348,51 @@ def test_a_catch_up_that_finds_another_moved_a_namespace_not_as_far_reads_it_aga
     for query in ("heron", "boat", "tea river"):
         database, process = _side_by_side(writer, ("memories",), query, 20, 0)
         assert database == process
+
+
+def test_documents_another_analysis_made_are_counted_again_before_a_search(
+    store: ItemStore, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another analysis (an older memquill, another stemmer library) made every document:
+    # here one that kept none of the text's words. The search counts each namespace again
+    # with its own analysis rather than searching those terms.
+    for n in range(30):
+        store.put(("memories", f"u{n % 4}"), f"k{n}", {"content": f"heron {n} by the river"})
+
+    def blind(version: ChangedVersion) -> IndexedDocument | None:
+        document = analysed(version)
+        return None if document is None else replace(document, counts={"zzz": 1})
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_database_search, "analysed", blind)
+        patched.setattr(_database_search, "ANALYSIS", "another analysis")
+        assert store.search(("memories",), "heron river") == []
+    assert _blind_documents(location) == 30
+    analysed_now: list[str] = []
+
+    def counted(version: ChangedVersion) -> IndexedDocument | None:
+        analysed_now.append(version.id)
+        return analysed(version)
+
+    monkeypatch.setattr(_database_search, "analysed", counted)
+    database, process = _side_by_side(store, ("memories",), "heron river", 50, 0)
+    assert database == process and len(database) == 30
+    assert len(analysed_now) == 30  # every version again, each once
+    assert _blind_documents(location) == 0
+    _check_holders(store, least=30)
+
+
+def _blind_documents(location: str) -> int:
+    """How many documents under ``location``'s workspaces hold only the blind analysis' term."""
+    url, _, options = location.partition("#workspace=")
+    with psycopg.connect(url) as connection:
+        found = connection.execute(
+            "SELECT count(*) FROM memquill.search_documents d JOIN memquill.workspaces w "
+            "ON w.workspace_id = d.workspace_id WHERE w.workspace LIKE %s AND d.terms = '{zzz}'",
+            (options + "/%",),
+        ).fetchone()
+    assert found is not None
+    return int(found[0])
 
 
 def _check_holders(store: ItemStore, least: int = 50) -> None:

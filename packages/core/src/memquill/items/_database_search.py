@@ -41,6 +41,10 @@ from memquill.items._space import StoredItem, item_key, stored_item
 from memquill.items._values import decode_expiry
 from memquill.jsondoc import parse_json
 from memquill.query import (
+    CHUNK_OVERLAP,
+    CHUNK_SIZE,
+    STEMMER_VERSION,
+    TOKENIZER_VERSION,
     MonthKey,
     Posting,
     RankParams,
@@ -57,6 +61,13 @@ from memquill.store import JSONValue, Record
 if TYPE_CHECKING:
     from memquill.store import ChangedVersion, IndexedDocument, SearchFigures
 
+ANALYSIS: Final = (
+    f"items 1; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
+)
+"""What :func:`analysed` makes of a version depends on (the database keeps it beside each
+workspace's documents, and counts a workspace again whose documents another analysis made):
+the document's shape (its number changes with :func:`analysed` or :func:`tie_text`), the
+tokenizer, the stemmer (its library's version among it) and the chunking."""
 _ENUMERATED: Final = 10
 """Query terms up to which the smallest sets of terms an item must hold are looked for (all
 2 ** n sets of them)."""
@@ -140,13 +151,13 @@ def database_search(
         return namespaces[name]
 
     for _ in range(_ROUNDS):
-        figures = search_figures(location, names, terms, now, depth)
+        figures = search_figures(location, names, terms, now, depth, ANALYSIS)
         if figures.blobs:
             return None
         if not figures.stale:
             break
         stale = [(name, tie_text(namespace_of(name) or ())) for name in figures.stale]
-        catch_up_searches(location, stale, analysed)
+        catch_up_searches(location, stale, analysed, ANALYSIS)
     else:
         return None
     params = RankParams()
@@ -161,7 +172,7 @@ def database_search(
         depth,
         required,
     )
-    versions = search_candidates(location, names, terms, bounds, now) if essential else []
+    versions = search_candidates(location, names, terms, bounds, now, ANALYSIS) if essential else []
     found: list[tuple[SearchDocument, StoredItem]] = []
     for version in versions:
         namespace = namespace_of(version.workspace)

@@ -20,7 +20,10 @@ writing as before):
 - ``memquill.search_terms``: per workspace and term, how many documents hold it, and bounds
   of their counts (the most in the body and in the fields, the least in the body).
 - ``memquill.search_state``: per workspace, the ``seq`` its documents stand at, how many it
-  holds, and its place among workspaces whose documents score alike.
+  holds, its place among workspaces whose documents score alike, and the analysis that made
+  them (named by the layer above: its tokenizer, stemmer and chunking). Documents another
+  analysis made (another version of memquill or of its stemmer) stand behind: the next
+  search counts the workspace again, so a search never mixes two analyses' terms.
 
 **Kept current by readers** (:func:`catch_up_searches`): a search names every workspace whose
 ``seq`` moved past its documents', and the reader catches them up together, up to
@@ -114,13 +117,18 @@ TABLES: Final = (
         ADD COLUMN IF NOT EXISTS least_body integer NOT NULL DEFAULT 0""",
     """CREATE INDEX IF NOT EXISTS search_expires ON memquill.search_documents
         (workspace_id, expires) WHERE expires IS NOT NULL""",
+    # What analysed a workspace's documents (the layer above names it: its tokenizer, stemmer
+    # and chunking): documents another analysis made are counted again, never searched.
+    """ALTER TABLE memquill.search_state
+        ADD COLUMN IF NOT EXISTS analysis text NOT NULL DEFAULT ''""",
 )
 
 
 _SPACES: Final = """
     spaces AS MATERIALIZED (
         SELECT w.workspace, w.workspace_id, w.seq, w.deleted_seq, w.blob IS NOT NULL AS blob,
-            s.seq AS indexed, coalesce(s.documents, 0) AS documents, s.tie
+            s.seq AS indexed, coalesce(s.documents, 0) AS documents, s.tie,
+            s.analysis IS NOT DISTINCT FROM %(analysis)s AS analysed
         FROM memquill.workspaces w
             LEFT JOIN memquill.search_state s ON s.workspace_id = w.workspace_id
         WHERE w.workspace = %(exact)s
@@ -157,7 +165,7 @@ def _figures(count: int) -> str:
             WHERE d.expires <= %(now)s),
         ARRAY[{_each(count, held)}],
         (SELECT array_agg(s.workspace ORDER BY s.workspace COLLATE "C") FROM spaces s
-         WHERE NOT s.blob AND s.indexed IS DISTINCT FROM s.seq),
+         WHERE NOT s.blob AND (s.indexed IS DISTINCT FROM s.seq OR NOT s.analysed)),
         coalesce((SELECT bool_or(s.blob) FROM spaces s), false),
         (SELECT array_agg(s.workspace ORDER BY s.workspace COLLATE "C") FROM spaces s
          WHERE EXISTS (SELECT 1 FROM memquill.search_documents d
@@ -194,7 +202,7 @@ def _candidates(count: int, containing: bool) -> str:
             {_each(count, fielded)}
         FROM spaces s JOIN memquill.search_documents d ON d.workspace_id = s.workspace_id,
             LATERAL (SELECT {_each(count, "d.counts -> %(t{i})s AS c{i}")}) c
-        WHERE {
+        WHERE s.analysed AND {
         "d.terms @> %(required)s::text[]" if containing else "d.terms && %(essential)s::text[]"
     }
             AND (d.expires IS NULL OR d.expires > %(now)s)),
@@ -245,19 +253,23 @@ _STATES: Final = """
 """A state row (no documents yet) for each workspace named that has none; made in one order,
 so readers making the same ones at once wait for one another, never deadlock."""
 _CHANGED: Final = """
-    SELECT w.workspace, w.workspace_id::text, s.seq, w.seq, w.deleted_seq > s.seq,
+    SELECT w.workspace, w.workspace_id::text, s.seq, w.seq,
+        w.deleted_seq > s.seq OR s.analysis <> %(analysis)s, s.analysis,
         v.id, v.status, v.meta, v.content
     FROM memquill.workspaces w JOIN memquill.search_state s ON s.workspace_id = w.workspace_id
         LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id
-            AND v.changed > CASE WHEN w.deleted_seq > s.seq THEN -1 ELSE s.seq END
-    WHERE w.workspace = ANY(%s) AND w.seq <> s.seq AND w.blob IS NULL"""
-"""Of the workspaces named, those whose documents stand behind (a kept blob has no rows), with
-the versions changed since the documents' ``seq`` (every version, when a write deleted some
-since: their documents went with them, uncounted), in one snapshot. One bound on ``changed``,
-not either of two conditions, so the index on it finds them (an ``OR`` read all 100,000 of a
+            AND v.changed > CASE WHEN w.deleted_seq > s.seq OR s.analysis <> %(analysis)s
+                THEN -1 ELSE s.seq END
+    WHERE w.workspace = ANY(%(names)s) AND (w.seq <> s.seq OR s.analysis <> %(analysis)s)
+        AND w.blob IS NULL"""
+"""Of the workspaces named, those whose documents stand behind (a kept blob has no rows) or
+were made by another analysis, with the versions changed since the documents' ``seq`` (every
+version, when a write deleted some since, as their documents went with them, uncounted, or
+when the documents are another analysis's), in one snapshot. One bound on ``changed``, not
+either of two conditions, so the index on it finds them (an ``OR`` read all 100,000 of a
 namespace's versions after one put: 45 ms, now under one)."""
 _LOCK_STATES: Final = """
-    SELECT workspace_id::text, seq, documents FROM memquill.search_state
+    SELECT workspace_id::text, seq, documents, analysis FROM memquill.search_state
     WHERE workspace_id = ANY(%s::uuid[]) ORDER BY workspace_id FOR UPDATE"""
 """The state rows, locked in one order (readers locking overlapping sets never deadlock)."""
 _INSERT: Final = """
@@ -295,7 +307,7 @@ _UNHELD: Final = """
     USING unnest(%s::uuid[], %s::text[]) AS c(workspace_id, term)
     WHERE t.workspace_id = c.workspace_id AND t.term = c.term AND t.holders <= 0"""
 _MOVED: Final = """
-    UPDATE memquill.search_state s SET seq = m.seq, documents = m.documents
+    UPDATE memquill.search_state s SET seq = m.seq, documents = m.documents, analysis = %s
     FROM unnest(%s::uuid[], %s::bigint[], %s::integer[]) AS m(workspace_id, seq, documents)
     WHERE s.workspace_id = m.workspace_id"""
 _UNBOUNDED: Final = 2**31 - 1
@@ -393,15 +405,17 @@ def search_figures(
     terms: Sequence[str],
     now: datetime,
     depth: int,
+    analysis: str,
 ) -> SearchFigures:
     """What ranking needs about the documents under ``names`` (a workspace named exactly, or
     ``None``, and the range of names from the second up to the third excluded) for the query
-    ``terms``, and which workspaces stand behind (see :class:`SearchFigures`).
+    ``terms``, and which workspaces stand behind (see :class:`SearchFigures`): their
+    documents stand at an older ``seq``, or ``analysis`` did not make them.
 
     Raises:
         StorageError: the database cannot be reached or read.
     """
-    params = {**_named(names, terms, now), "terms": list(terms), "depth": depth}
+    params = {**_named(names, terms, now, analysis), "terms": list(terms), "depth": depth}
     statement = _figures(len(terms))
 
     def ask(connection: Connection) -> tuple[object, ...] | None:
@@ -429,17 +443,19 @@ def search_candidates(
     terms: Sequence[str],
     bounds: SearchBounds,
     now: datetime,
+    analysis: str,
 ) -> list[FoundVersion]:
     """The versions under ``names`` holding one of the ``essential`` terms that may rank
     among the best ``depth`` for the query ``terms``, in no set order (see the module
-    docstring). The caller has caught up every workspace under ``names``.
+    docstring). The caller has caught up every workspace under ``names``; documents that
+    ``analysis`` did not make (another reader counted them since) are not searched.
 
     Raises:
         StorageError: the database cannot be reached or read.
     """
     weights = bounds.field_weights
     params: dict[str, object] = {
-        **_named(names, terms, now),
+        **_named(names, terms, now, analysis),
         "essential": list(bounds.essential),
         "required": list(bounds.required),
         "k1": bounds.k1,
@@ -459,7 +475,7 @@ def search_candidates(
 
 
 def _named(
-    names: tuple[str | None, str, str], terms: Sequence[str], now: datetime
+    names: tuple[str | None, str, str], terms: Sequence[str], now: datetime, analysis: str
 ) -> dict[str, object]:
     exact, low, high = names
     return {
@@ -467,6 +483,7 @@ def _named(
         "low": low,
         "high": high,
         "now": now,
+        "analysis": analysis,
         **{f"t{place}": term for place, term in enumerate(terms, 1)},
     }
 
@@ -500,12 +517,14 @@ def catch_up_searches(
     location: str,
     workspaces: Sequence[tuple[str, str]],
     analyse: Callable[[ChangedVersion], IndexedDocument | None],
+    analysis: str,
 ) -> None:
     """Bring the documents of each workspace named in ``workspaces`` (pairs of a name and its
     ``tie``: its place among workspaces whose documents score alike) up to its ``seq``, up to
     :data:`_CHUNK` workspaces at a time: the versions of the chunk's workspaces changed since
     their documents were written, read in one statement (one snapshot: one ``seq`` each), are
-    ``analyse``\\ d (``None``: not searchable), then written with those ``seq`` in one
+    ``analyse``\\ d (``None``: not searchable; ``analysis`` names what it does: documents
+    another analysis made are counted again), then written with those ``seq`` in one
     transaction that holds the chunk's state rows; a workspace another reader moved meanwhile
     is left to that reader, or read again if it stands behind what was read, and a chunk
     whose versions analysed lost one (deleted before its document was written) starts again.
@@ -525,7 +544,7 @@ def catch_up_searches(
             for _ in range(_ATTEMPTS):
                 with contextlib.suppress(pg_errors.ForeignKeyViolation):
                     pending = _catch_up(
-                        connection, [(name, ties[name]) for name in pending], analyse
+                        connection, [(name, ties[name]) for name in pending], analyse, analysis
                     )
                 if not pending:
                     break
@@ -537,12 +556,14 @@ def catch_up_searches(
 class _Behind:
     """One workspace's catch-up as read and analysed: its name, the ``seq`` its documents
     stood at and the one read, whether they are counted again (a write deleted versions
-    since), the versions changed, and what their documents hold."""
+    since, or another analysis made them), the analysis that made them, the versions
+    changed, and what their documents hold."""
 
     name: str
     since: int
     seq: int
     rebuild: bool
+    analysis: str
     changed: list[str] = field(default_factory=list[str])
     documents: list[dict[str, object]] = field(default_factory=list[dict[str, object]])
     holders: Counter[str] = field(default_factory=Counter[str])
@@ -583,22 +604,28 @@ def _catch_up(
     connection: Connection,
     workspaces: Sequence[tuple[str, str]],
     analyse: Callable[[ChangedVersion], IndexedDocument | None],
+    analysis: str,
 ) -> list[str]:
     """One attempt of :func:`catch_up_searches` for one chunk: the workspaces to read again
     (another reader moved their documents meanwhile, to a ``seq`` before the one read)."""
     names = [name for name, _ in workspaces]
     connection.execute(_STATES, (names, [tie for _, tie in workspaces]))
     behind: dict[str, _Behind] = {}
-    for row in connection.execute(_CHANGED, (names,)).fetchall():
+    changed = connection.execute(_CHANGED, {"names": names, "analysis": analysis})
+    for row in changed.fetchall():
         workspace_id = cast(str, row[1])
         found = behind.get(workspace_id)
         if found is None:
             found = behind[workspace_id] = _Behind(
-                cast(str, row[0]), cast(int, row[2]), cast(int, row[3]), bool(row[4])
+                cast(str, row[0]),
+                cast(int, row[2]),
+                cast(int, row[3]),
+                bool(row[4]),
+                cast(str, row[5]),
             )
-        if row[5] is None:
+        if row[6] is None:
             continue  # no version changed (a write that only deleted)
-        version = ChangedVersion(*(cast(str, value) for value in row[5:9]))
+        version = ChangedVersion(*(cast(str, value) for value in row[6:10]))
         found.changed.append(version.id)
         document = analyse(version)
         if document is not None:
@@ -612,13 +639,17 @@ def _catch_up(
         connection.execute("SET LOCAL synchronous_commit = off")
         states = connection.execute(_LOCK_STATES, (list(behind),)).fetchall()
         counts: dict[str, int] = {}  # each kept workspace's documents, as they are written
-        held = {cast(str, row[0]): (cast(int, row[1]), cast(int, row[2])) for row in states}
+        held = {
+            cast(str, row[0]): (cast(int, row[1]), cast(int, row[2]), cast(str, row[3]))
+            for row in states
+        }
         for workspace_id, read in behind.items():
-            seq, documents = held.get(workspace_id, (None, 0))
-            if seq == read.since:
+            seq, documents, made = held.get(workspace_id, (None, 0, ""))
+            if (seq, made) == (read.since, read.analysis):
                 counts[workspace_id] = 0 if read.rebuild else documents
-            elif seq is None or seq < read.seq:
-                again.append(read.name)  # gone, or moved by another reader, not as far
+            elif seq is None or seq < read.seq or made != analysis:
+                # Gone, or moved by another reader, not as far or by another analysis.
+                again.append(read.name)
         if not counts:
             return again
         kept = {workspace_id: behind[workspace_id] for workspace_id in counts}
@@ -673,7 +704,7 @@ def _catch_up(
         if lost[0]:
             connection.execute(_UNHELD, lost)
         connection.execute(
-            _MOVED, (list(counts), [kept[w].seq for w in counts], list(counts.values()))
+            _MOVED, (analysis, list(counts), [kept[w].seq for w in counts], list(counts.values()))
         )
     return again
 
@@ -691,8 +722,8 @@ def ensure_tables(connection: Connection) -> bool:
         return True
     found = connection.execute(
         "SELECT to_regclass('memquill.workspaces') IS NOT NULL, "
-        "EXISTS (SELECT 1 FROM pg_attribute WHERE attname = 'least_body' "
-        "AND attrelid = to_regclass('memquill.search_terms'))"
+        "EXISTS (SELECT 1 FROM pg_attribute WHERE attname = 'analysis' "
+        "AND attrelid = to_regclass('memquill.search_state'))"
     ).fetchone()
     if found is None or not found[0]:
         return False
