@@ -14,6 +14,7 @@ import random
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,11 @@ from tests.conftest import Server
 from tests.core.test_items_postgres import statements
 
 from memquill.items import ItemStore, _database_search, _store as items_store
-from memquill.items._database_search import tie_text
+from memquill.items._database_search import ANALYSIS, analysed, tie_text
+from memquill.items._paths import namespace_of_row
 from memquill.items._space import stored_item
 from memquill.query._rank import RankParams
+from memquill.store import _postgres_search as postgres_search
 from memquill.store._postgres_search import ChangedVersion, IndexedDocument
 
 WORDS = ("heron", "harbour", "deploy", "coffee", "tea", "river", "boat", "green", "Anna")
@@ -134,7 +137,265 @@ def test_the_database_ranks_as_the_process_ranks_every_item(
     _check_holders(store)
 
 
-def _check_holders(store: ItemStore) -> None:
+def _compact(store: ItemStore, labels: list[str]) -> int:
+    """Delete the superseded versions' rows of the namespaces ``("memories", label)``, as a
+    compaction does (their documents go with them, uncounted: the next catch-up counts those
+    namespaces again); how many went."""
+    location = store._location  # pyright: ignore[reportPrivateUsage]
+    names = [f"{store._base}/memories/{label}" for label in labels]  # pyright: ignore[reportPrivateUsage]
+    with psycopg.connect(location.split("#", 1)[0], autocommit=True) as connection:
+        return connection.execute(
+            "DELETE FROM memquill.versions v USING memquill.workspaces w "
+            "WHERE v.workspace_id = w.workspace_id AND w.workspace = ANY(%s) "
+            "AND v.status = 'superseded'",
+            (names,),
+        ).rowcount
+
+
+def test_many_namespaces_behind_at_once_are_caught_up_together_and_rank_alike(
+    pair: tuple[ItemStore, ItemStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between searches, 44 of 48 namespaces change (new items, corrections, forgotten items;
+    # in one round the superseded versions of three are deleted): each search catches all of
+    # them up together, 16 to a transaction, and still ranks as ranking every item does.
+    monkeypatch.setattr(postgres_search, "_CHUNK", 16)
+    chunks: list[int] = []
+    real = postgres_search._catch_up  # pyright: ignore[reportPrivateUsage]
+
+    def counted(*args: Any) -> list[str]:
+        chunks.append(len(args[1]))
+        return real(*args)
+
+    monkeypatch.setattr(postgres_search, "_catch_up", counted)
+    writer, reader = pair
+    rng = random.Random(11)
+    labels = [f"u{n}" for n in range(48)]
+    for label in labels:
+        for key in range(4):
+            writer.put(("memories", label), f"k{key}", {"content": _text(rng)})
+    compared = 0
+    for round_ in range(5):
+        for label in rng.sample(labels, 44):
+            key = f"k{rng.randint(0, 5)}"
+            if rng.random() < 0.3:
+                writer.delete(("memories", label), key)
+            else:
+                writer.put(("memories", label), key, {"content": _text(rng)})
+        if round_ == 3:
+            assert _compact(writer, ["u1", "u2", "u3"]) > 0
+        chunks.clear()
+        for query in ("heron", "deploy coffee", "Anna green boat", "tea memory"):
+            database, process = _side_by_side(reader, ("memories",), query, 20, 0)
+            assert database == process, (round_, query)
+            compared += len(database)
+        # Every namespace behind in one search: chunks of 16 (the last one shorter), then
+        # none is behind for the next queries.
+        assert len(chunks) >= 3 and max(chunks) == 16 and sum(chunks) >= 40, chunks
+    assert compared > 200
+    _check_holders(reader)
+
+
+def test_a_catch_up_of_many_namespaces_is_a_constant_number_of_statements(
+    pair: tuple[ItemStore, ItemStore], postgres_server: Server
+) -> None:
+    writer, reader = pair
+    for n in range(41):
+        writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
+    reader.search(("memories",), "heron")  # brings every namespace's terms in
+    counts: list[int] = []
+    for behind in (range(1), range(1, 41)):
+        for n in behind:  # a correction: the old version's terms lose a holder, some all
+            writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps two boats."})
+        with statements(postgres_server.url) as changed:
+            assert len(reader.search(("memories",), "heron boats", limit=50)) == 41
+        counts.append(changed[0])
+    # The listing, the figures that find them behind, their catch-up together (their state
+    # rows, the versions changed since, and one transaction: begin, lock, the documents
+    # removed and written, the terms' holders and the terms left with none, the states
+    # moved, commit), and the figures and candidates again: for one namespace as for 40.
+    assert counts == [1 + 1 + 2 + 9 + 2] * 2, counts
+
+
+def test_catch_ups_of_overlapping_namespaces_at_once_agree(
+    pair: tuple[ItemStore, ItemStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Four threads catch up overlapping sets of namespaces, in different orders, at once
+    # (chunks of 7: each thread's chunks overlap the others' differently); a fifth reads
+    # first and writes last, after all of them moved its namespaces on. The counts of
+    # holders are the documents' afterwards, and every namespace stands at its seq.
+    monkeypatch.setattr(postgres_search, "_CHUNK", 7)
+    writer, reader = pair
+    rng = random.Random(5)
+    labels = [f"u{n}" for n in range(30)]
+    for label in labels:
+        for key in range(3):
+            writer.put(("memories", label), f"k{key}", {"content": _text(rng)})
+    reader.search(("memories",), "heron")  # documents to remove and count down later
+    for label in labels:
+        writer.put(("memories", label), "k1", {"content": _text(rng)})  # corrected
+        writer.put(("memories", label), "k9", {"content": _text(rng)})
+        if rng.random() < 0.3:
+            writer.delete(("memories", label), "k0")
+    assert _compact(writer, ["u4", "u17"]) > 0
+    base = writer._base  # pyright: ignore[reportPrivateUsage]
+    location = writer._location  # pyright: ignore[reportPrivateUsage]
+    names = [f"{base}/memories/{label}" for label in labels]
+
+    def tied(name: str) -> tuple[str, str]:
+        return name, tie_text(namespace_of_row(base, name) or ())
+
+    sets = [names[:20], names[10:][::-1], names[::2] + names[1::2], rng.sample(names, 25)]
+    reading, done = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def late(version: ChangedVersion) -> IndexedDocument | None:
+        reading.set()
+        done.wait(60)  # read first, written only once the others moved its namespaces on
+        return analysed(version)
+
+    def catch_up(workspaces: list[str], analyse: Any) -> None:
+        try:
+            postgres_search.catch_up_searches(
+                location, [tied(n) for n in workspaces], analyse, ANALYSIS
+            )
+        except BaseException as error:  # reported below, with the thread's own failure
+            failures.append(error)
+
+    slow = threading.Thread(target=catch_up, args=(names, late))
+    slow.start()
+    assert reading.wait(60)
+    threads = [threading.Thread(target=catch_up, args=(chosen, analysed)) for chosen in sets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done.set()
+    slow.join()
+    assert failures == []
+    _check_holders(reader)
+    with psycopg.connect(location.split("#", 1)[0]) as connection:
+        behind = connection.execute(
+            "SELECT w.workspace, s.seq, w.seq, s.documents, (SELECT count(*) "
+            "FROM memquill.search_documents d WHERE d.workspace_id = w.workspace_id) "
+            "FROM memquill.workspaces w JOIN memquill.search_state s USING (workspace_id) "
+            "WHERE w.workspace = ANY(%s) AND (s.seq <> w.seq OR s.documents <> (SELECT "
+            "count(*) FROM memquill.search_documents d WHERE d.workspace_id = w.workspace_id))",
+            (names,),
+        ).fetchall()
+    assert behind == []
+    for query in ("heron", "deploy coffee", "Anna green boat"):
+        # The writer's process holds every namespace's rows (the rows deleted here behind
+        # its back leave a gap a process reading them first refuses).
+        database, process = _side_by_side(writer, ("memories",), query, 20, 0)
+        assert database == process
+
+
+def test_a_catch_up_that_finds_another_moved_a_namespace_not_as_far_reads_it_again(
+    pair: tuple[ItemStore, ItemStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One reader reads two namespaces and waits; they change; a second reader reads them
+    # (further on) and waits for the first to write: the second finds their documents moved,
+    # but not as far as it read, so it reads them again and brings them the rest of the way.
+    writer, reader = pair
+    for label in ("u1", "u2"):
+        for key in range(3):
+            writer.put(("memories", label), f"k{key}", {"content": f"heron {label} {key}"})
+    reader.search(("memories",), "heron")  # documents for the writes below to change
+    writer.put(("memories", "u1"), "k0", {"content": "a boat now"})
+    base = writer._base  # pyright: ignore[reportPrivateUsage]
+    location = writer._location  # pyright: ignore[reportPrivateUsage]
+    tied = [(f"{base}/memories/{label}", tie_text(("memories", label))) for label in ("u1", "u2")]
+    read, go = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def early(version: ChangedVersion) -> IndexedDocument | None:
+        read.set()
+        go.wait(60)
+        return analysed(version)
+
+    def first() -> None:
+        try:
+            postgres_search.catch_up_searches(location, tied, early, ANALYSIS)
+        except BaseException as error:  # reported below, with the thread's own failure
+            failures.append(error)
+
+    ahead = threading.Thread(target=first)
+    ahead.start()
+    assert read.wait(60)
+    writer.put(("memories", "u1"), "k1", {"content": "a green boat"})
+    writer.delete(("memories", "u2"), "k2")
+    writer.put(("memories", "u2"), "k7", {"content": "tea by the river"})
+
+    def late(version: ChangedVersion) -> IndexedDocument | None:
+        if not go.is_set():  # read: now the first reader writes what it read
+            go.set()
+            ahead.join(60)
+        return analysed(version)
+
+    again: list[list[str]] = []
+    real = postgres_search._catch_up  # pyright: ignore[reportPrivateUsage]
+
+    def attempt(*args: Any) -> list[str]:
+        again.append(real(*args))
+        return again[-1]
+
+    monkeypatch.setattr(postgres_search, "_catch_up", attempt)
+    postgres_search.catch_up_searches(location, tied, late, ANALYSIS)
+    assert failures == []
+    # u1 read again (u2 was not behind when the first reader read: the second wrote it).
+    assert again == [[tied[0][0]], []]
+    _check_holders(reader, least=10)
+    for query in ("heron", "boat", "tea river"):
+        database, process = _side_by_side(writer, ("memories",), query, 20, 0)
+        assert database == process
+
+
+def test_documents_another_analysis_made_are_counted_again_before_a_search(
+    store: ItemStore, location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another analysis (an older memquill, another stemmer library) made every document:
+    # here one that kept none of the text's words. The search counts each namespace again
+    # with its own analysis rather than searching those terms.
+    for n in range(30):
+        store.put(("memories", f"u{n % 4}"), f"k{n}", {"content": f"heron {n} by the river"})
+
+    def blind(version: ChangedVersion) -> IndexedDocument | None:
+        document = analysed(version)
+        return None if document is None else replace(document, counts={"zzz": 1})
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_database_search, "analysed", blind)
+        patched.setattr(_database_search, "ANALYSIS", "another analysis")
+        assert store.search(("memories",), "heron river") == []
+    assert _blind_documents(location) == 30
+    analysed_now: list[str] = []
+
+    def counted(version: ChangedVersion) -> IndexedDocument | None:
+        analysed_now.append(version.id)
+        return analysed(version)
+
+    monkeypatch.setattr(_database_search, "analysed", counted)
+    database, process = _side_by_side(store, ("memories",), "heron river", 50, 0)
+    assert database == process and len(database) == 30
+    assert len(analysed_now) == 30  # every version again, each once
+    assert _blind_documents(location) == 0
+    _check_holders(store, least=30)
+
+
+def _blind_documents(location: str) -> int:
+    """How many documents under ``location``'s workspaces hold only the blind analysis' term."""
+    url, _, options = location.partition("#workspace=")
+    with psycopg.connect(url) as connection:
+        found = connection.execute(
+            "SELECT count(*) FROM memquill.search_documents d JOIN memquill.workspaces w "
+            "ON w.workspace_id = d.workspace_id WHERE w.workspace LIKE %s AND d.terms = '{zzz}'",
+            (options + "/%",),
+        ).fetchone()
+    assert found is not None
+    return int(found[0])
+
+
+def _check_holders(store: ItemStore, least: int = 50) -> None:
     """Each term's count of holders per workspace is what the documents hold."""
     location = store._location  # pyright: ignore[reportPrivateUsage]
     under = (store._base + "/%",)  # pyright: ignore[reportPrivateUsage]
@@ -165,7 +426,7 @@ def _check_holders(store: ItemStore) -> None:
             under,
         ).fetchone()
     assert kept == counted
-    assert len(kept) > 50
+    assert len(kept) > least
     assert loose == (0,)
 
 

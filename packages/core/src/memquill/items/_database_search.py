@@ -4,9 +4,10 @@ Ranking every item under a prefix in the process means reading and analysing eve
 them first: 13 s for the first search of 100,000 items, and memory for all of them in every
 process. On a database, the server keeps each item's analysed terms
 (:mod:`memquill.store._postgres_search`, brought up to date by the searches that find them
-behind) and answers with the few items that can rank among the best; only those are read and
-ranked here, with memquill's own ranking and the figures of the whole set (how many items,
-how many hold each term). The result is the one ranking every item gives: the same items,
+behind: every namespace one search finds behind together, in a few statements) and answers
+with the few items that can rank among the best; only those are read and ranked here, with
+memquill's own ranking and the figures of the whole set (how many items, how many hold each
+term). The result is the one ranking every item gives: the same items,
 order and scores (a test holds the two paths to that, on random items and queries).
 
 What the server keeps of an item is what :func:`analysed` makes of its version, with the
@@ -29,6 +30,7 @@ no mean length; the candidates' corpus gives none (a test holds the constant to 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -39,6 +41,10 @@ from memquill.items._space import StoredItem, item_key, stored_item
 from memquill.items._values import decode_expiry
 from memquill.jsondoc import parse_json
 from memquill.query import (
+    CHUNK_OVERLAP,
+    CHUNK_SIZE,
+    STEMMER_VERSION,
+    TOKENIZER_VERSION,
     MonthKey,
     Posting,
     RankParams,
@@ -55,6 +61,13 @@ from memquill.store import JSONValue, Record
 if TYPE_CHECKING:
     from memquill.store import ChangedVersion, IndexedDocument, SearchFigures
 
+ANALYSIS: Final = (
+    f"items 1; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
+)
+"""What :func:`analysed` makes of a version depends on (the database keeps it beside each
+workspace's documents, and counts a workspace again whose documents another analysis made):
+the document's shape (its number changes with :func:`analysed` or :func:`tie_text`), the
+tokenizer, the stemmer (its library's version among it) and the chunking."""
 _ENUMERATED: Final = 10
 """Query terms up to which the smallest sets of terms an item must hold are looked for (all
 2 ** n sets of them)."""
@@ -64,10 +77,17 @@ then ranks in the process)."""
 _NO_LENGTHS: Final = {"note": 0.0, "record": 0.0}
 
 
+@functools.cache
+def _indexed() -> type[IndexedDocument]:
+    # The database's alone (it needs its driver); looked up once, not once a version (the
+    # facade's lookup took 1.2 s of a catch-up of 100,000 versions).
+    from memquill.store import IndexedDocument
+
+    return IndexedDocument
+
+
 def analysed(version: ChangedVersion) -> IndexedDocument | None:
     """What the server keeps of ``version`` to search it (``None``: it is not an item)."""
-    from memquill.store import IndexedDocument  # the database's alone: needs its driver
-
     if version.status != "active":
         return None
     record = _record(version.id, version.meta, version.content)
@@ -80,7 +100,7 @@ def analysed(version: ChangedVersion) -> IndexedDocument | None:
     for term, per_field in fields.items():
         counts[term] = [body.get(term, 0), *per_field]
     expiry = decode_expiry(record.extra)
-    return IndexedDocument(
+    return _indexed()(
         record.id,
         tie_text((text,)),
         counts,
@@ -111,7 +131,7 @@ def database_search(
     """
     from memquill.store import (
         SearchBounds,
-        catch_up_search,
+        catch_up_searches,
         search_candidates,
         search_figures,
     )
@@ -131,13 +151,13 @@ def database_search(
         return namespaces[name]
 
     for _ in range(_ROUNDS):
-        figures = search_figures(location, names, terms, now, depth)
+        figures = search_figures(location, names, terms, now, depth, ANALYSIS)
         if figures.blobs:
             return None
         if not figures.stale:
             break
-        for name in figures.stale:
-            catch_up_search(location, name, tie_text(namespace_of(name) or ()), analysed)
+        stale = [(name, tie_text(namespace_of(name) or ())) for name in figures.stale]
+        catch_up_searches(location, stale, analysed, ANALYSIS)
     else:
         return None
     params = RankParams()
@@ -152,7 +172,7 @@ def database_search(
         depth,
         required,
     )
-    versions = search_candidates(location, names, terms, bounds, now) if essential else []
+    versions = search_candidates(location, names, terms, bounds, now, ANALYSIS) if essential else []
     found: list[tuple[SearchDocument, StoredItem]] = []
     for version in versions:
         namespace = namespace_of(version.workspace)

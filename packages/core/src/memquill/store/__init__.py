@@ -69,7 +69,7 @@ if typing.TYPE_CHECKING:
         IndexedDocument as IndexedDocument,
         SearchBounds as SearchBounds,
         SearchFigures as SearchFigures,
-        catch_up_search as catch_up_search,
+        catch_up_searches as catch_up_searches,
         read_keyed as read_keyed,
         search_candidates as search_candidates,
         search_figures as search_figures,
