@@ -195,13 +195,18 @@ def test_many_namespaces_behind_at_once_are_caught_up_together_and_rank_alike(
     _check_holders(reader)
 
 
+def _heron_keepers(writer: ItemStore, reader: ItemStore, count: int) -> None:
+    """``count`` namespaces of one item each, their search documents brought in by a search."""
+    for n in range(count):
+        writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
+    reader.search(("memories",), "heron")
+
+
 def test_a_catch_up_of_many_namespaces_is_a_constant_number_of_statements(
     pair: tuple[ItemStore, ItemStore], postgres_server: Server
 ) -> None:
     writer, reader = pair
-    for n in range(41):
-        writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
-    reader.search(("memories",), "heron")  # brings every namespace's terms in
+    _heron_keepers(writer, reader, 41)
     counts: list[int] = []
     for behind in (range(1), range(1, 41)):
         for n in behind:  # a correction: the old version's terms lose a holder, some all
@@ -595,9 +600,7 @@ def test_a_search_is_three_statements_while_nothing_changed(
     pair: tuple[ItemStore, ItemStore], postgres_server: Server
 ) -> None:
     writer, reader = pair
-    for n in range(40):
-        writer.put(("memories", f"u{n}"), "pet", {"content": f"User {n} keeps a heron."})
-    reader.search(("memories",), "heron")  # brings every namespace's terms in
+    _heron_keepers(writer, reader, 40)
     with statements(postgres_server.url) as unchanged:
         first = reader.search(("memories",), "heron")
     writer.put(("memories", "u3"), "pet", {"content": "User 3 keeps two herons now."})
