@@ -82,6 +82,16 @@ def _text(rng: random.Random) -> str:
     return words
 
 
+def _random_namespaces(writer: ItemStore, rng: random.Random, count: int, per: int) -> list[str]:
+    """``count`` namespaces ``("memories", "u<n>")`` of ``per`` items of random text; their
+    labels."""
+    labels = [f"u{n}" for n in range(count)]
+    for label in labels:
+        for key in range(per):
+            writer.put(("memories", label), f"k{key}", {"content": _text(rng)})
+    return labels
+
+
 @pytest.fixture(autouse=True)
 def database_searches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every search here asks the database, however few the records (see the test of the
@@ -169,10 +179,7 @@ def test_many_namespaces_behind_at_once_are_caught_up_together_and_rank_alike(
     monkeypatch.setattr(postgres_search, "_catch_up", counted)
     writer, reader = pair
     rng = random.Random(11)
-    labels = [f"u{n}" for n in range(48)]
-    for label in labels:
-        for key in range(4):
-            writer.put(("memories", label), f"k{key}", {"content": _text(rng)})
+    labels = _random_namespaces(writer, rng, 48, 4)
     compared = 0
     for round_ in range(5):
         for label in rng.sample(labels, 44):
@@ -231,10 +238,7 @@ def test_catch_ups_of_overlapping_namespaces_at_once_agree(
     monkeypatch.setattr(postgres_search, "_CHUNK", 7)
     writer, reader = pair
     rng = random.Random(5)
-    labels = [f"u{n}" for n in range(30)]
-    for label in labels:
-        for key in range(3):
-            writer.put(("memories", label), f"k{key}", {"content": _text(rng)})
+    labels = _random_namespaces(writer, rng, 30, 3)
     reader.search(("memories",), "heron")  # documents to remove and count down later
     for label in labels:
         writer.put(("memories", label), "k1", {"content": _text(rng)})  # corrected
