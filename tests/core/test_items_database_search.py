@@ -404,6 +404,36 @@ def _blind_documents(location: str) -> int:
     return int(found[0])
 
 
+def test_a_catch_up_ended_by_a_deadlock_starts_again(
+    pair: tuple[ItemStore, ItemStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer deleting versions (compaction) and a chunk's catch-up can lock rows in opposite
+    # orders; the server ends one transaction. Twice in a row, the search failed with
+    # `storage` (the pool runs the work again once, on a new connection, as after a lost
+    # one); the chunk now starts again on its connection, up to its attempts.
+    writer, reader = pair
+    labels = _random_namespaces(writer, random.Random(13), 12, 3)
+    real = postgres_search._catch_up  # pyright: ignore[reportPrivateUsage]
+    ended: list[int] = []
+
+    def deadlocked(connection: psycopg.Connection[Any], *args: Any) -> list[str]:
+        if len(ended) < 2:
+            ended.append(1)
+            with connection.transaction():
+                connection.execute("SET LOCAL synchronous_commit = off")
+                raise psycopg.errors.DeadlockDetected("deadlock detected")
+        return real(connection, *args)
+
+    monkeypatch.setattr(postgres_search, "_catch_up", deadlocked)
+    hits = 0
+    for query in ("heron", "tea river"):
+        database, process = _side_by_side(reader, ("memories",), query, 50, 0)
+        assert database == process
+        hits += len(database)
+    assert ended == [1, 1] and hits > 0 and len(labels) == 12
+    _check_holders(reader, least=12)
+
+
 def _check_holders(store: ItemStore, least: int = 50) -> None:
     """Each term's count of holders per workspace is what the documents hold."""
     location = store._location  # pyright: ignore[reportPrivateUsage]

@@ -527,7 +527,10 @@ def catch_up_searches(
     another analysis made are counted again), then written with those ``seq`` in one
     transaction that holds the chunk's state rows; a workspace another reader moved meanwhile
     is left to that reader, or read again if it stands behind what was read, and a chunk
-    whose versions analysed lost one (deleted before its document was written) starts again.
+    whose versions analysed lost one (deleted before its document was written), or whose
+    transaction the server chose to end to break a deadlock (with a writer deleting versions,
+    as compaction does), starts again; after :data:`_ATTEMPTS`, the chunk is left behind
+    (the search then asks again, or ranks in the process).
     The analysis runs outside the transaction: 100,000 versions take longer than a
     transaction may stay idle.
 
@@ -542,7 +545,7 @@ def catch_up_searches(
         for start in range(0, len(names), _CHUNK):
             pending = names[start : start + _CHUNK]
             for _ in range(_ATTEMPTS):
-                with contextlib.suppress(pg_errors.ForeignKeyViolation):
+                with contextlib.suppress(pg_errors.ForeignKeyViolation, pg_errors.DeadlockDetected):
                     pending = _catch_up(
                         connection, [(name, ties[name]) for name in pending], analyse, analysis
                     )
