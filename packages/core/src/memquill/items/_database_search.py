@@ -21,7 +21,7 @@ It answers the searches of prefixes holding more records than
 :data:`~memquill.items._store.DATABASE_SEARCH` (below, the process's own index, once read,
 is faster). A search asks for the figures of the whole set first (how many items, how many
 hold each term), then for the candidates that hold one of the terms that can decide the
-result (:func:`_essential`): a term every item holds adds too little to matter once rarer
+result (:func:`_needed`): a term every item holds adds too little to matter once rarer
 terms are there.
 
 Records are not length-normalised (``RankParams.record_b`` is 0), so a record's score needs
