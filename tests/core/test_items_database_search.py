@@ -27,9 +27,10 @@ from tests.conftest import Server
 from tests.core.test_items_postgres import statements
 
 from memquill.items import ItemStore, _database_search, _store as items_store
-from memquill.items._database_search import ANALYSIS, analysed, tie_text
+from memquill.items._database_search import ANALYSIS, analysed
 from memquill.items._paths import namespace_of_row
 from memquill.items._space import stored_item
+from memquill.query._database import tie_text
 from memquill.query._rank import RankParams
 from memquill.store import _postgres_search as postgres_search
 from memquill.store._postgres_search import ChangedVersion, IndexedDocument
@@ -115,13 +116,13 @@ def test_the_database_ranks_as_the_process_ranks_every_item(
     store: ItemStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     needed: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
-    real = _database_search._needed  # pyright: ignore[reportPrivateUsage]
+    real = _database_search.needed_terms  # pyright: ignore[reportPrivateImportUsage]
 
     def kept(*args: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
         needed.append(real(*args))
         return needed[-1]
 
-    monkeypatch.setattr(_database_search, "_needed", kept)
+    monkeypatch.setattr(_database_search, "needed_terms", kept)
     rng = random.Random(7)
     for index in range(160):
         namespace = ("memories", rng.choice(LABELS), *rng.choice(((), ("deep",))))

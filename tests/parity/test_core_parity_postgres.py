@@ -21,6 +21,7 @@ from tests import postgres_cluster
 from tests.conftest import Server
 
 from memquill import MemorySession, MemoryToolset, RecordStore
+from memquill.query import _database
 from memquill.testing import ParitySuite
 from memquill.testing._cases import load_cases
 from memquill.testing._runner import CoreHarness, HarnessFactory, run_case
@@ -52,6 +53,15 @@ class TestCoreParityPostgres(ParitySuite):
             # A parity test never skips: say why it cannot run instead.
             pytest.fail(f"the parity suite on PostgreSQL needs a server: {missing}")
         return database_location(server)
+
+
+class TestCoreParityPostgresCandidates(TestCoreParityPostgres):
+    """The same cases with every search of the records asking the database for its
+    candidates, however few the records (:mod:`memquill.query._database`): the same texts."""
+
+    @pytest.fixture(autouse=True)
+    def _database_candidates(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
 
 
 def test_a_case_keeps_its_records_in_its_own_row(postgres_server: Server, tmp_path: Path) -> None:

@@ -140,7 +140,8 @@ class IndexedCorpus:
         for term in query_terms(query):
             notes = self._reader.postings(self._connection, term)
             records = self._records.postings(term)
-            held = len(notes.ids) + len(records)
+            # The records' corpus may list only those that can rank, and count them all.
+            held = len(notes.ids) + self._records.frequency(term)
             if held:
                 weight = idf(size, held)
                 terms.append(

@@ -62,6 +62,7 @@ from memquill.query import (
     FileType,
     RankedHit,
     RankParams,
+    RecordSource,
     ScanBudget,
     SearchDocument,
     load_scan_config,
@@ -146,7 +147,7 @@ class SearchIndex:
         self,
         query: str,
         *,
-        records: Sequence[SearchDocument] = (),
+        records: Sequence[SearchDocument] | RecordSource = (),
         now: datetime,
         tags: Sequence[str] = (),
         file_type: FileType = "all",
@@ -155,6 +156,9 @@ class SearchIndex:
         budget: ScanBudget | None = None,
     ) -> tuple[list[RankedHit], tuple[str, ...]]:
         """Bring the index up to date, then rank as :func:`memquill.query._rank.rank` would.
+
+        ``records`` are the active records ranked beside the notes, or what makes them once
+        the notes' figures are read (a database workspace's: only those that can rank).
 
         Returns:
             The hits and the warnings a full scan would give (plus one if the index had to be
@@ -166,12 +170,21 @@ class SearchIndex:
         def attempt() -> tuple[SyncReport, list[RankedHit]]:
             report = self._refresh(budget, None)
             with self._reading() as connection:
+                if callable(records):
+                    reader = self._reader
+
+                    def holding(term: str) -> int:
+                        return len(reader.postings(connection, term).ids)
+
+                    record_corpus = records(len(self._notes), holding)
+                else:
+                    record_corpus = self._record_corpus(tuple(records))
                 corpus = IndexedCorpus(
                     self.root,
                     connection,
                     self._notes,
                     self._reader,
-                    self._record_corpus(tuple(records)),
+                    record_corpus,
                     self._documents,
                     self._factors,
                 )
@@ -483,7 +496,7 @@ class IndexSearcher:
         root: Path,
         query: str,
         *,
-        records: Sequence[SearchDocument],
+        records: Sequence[SearchDocument] | RecordSource,
         now: datetime,
         tags: Sequence[str],
         file_type: FileType,

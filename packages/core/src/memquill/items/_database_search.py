@@ -34,15 +34,15 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final
 
 from memquill.items._paths import Namespace, label_folder, namespace_of_row
 from memquill.items._space import StoredItem, item_key, stored_item
 from memquill.items._values import decode_expiry
-from memquill.jsondoc import parse_json
 from memquill.query import (
     CHUNK_OVERLAP,
     CHUNK_SIZE,
+    ROUNDS,
     STEMMER_VERSION,
     TOKENIZER_VERSION,
     MonthKey,
@@ -50,16 +50,20 @@ from memquill.query import (
     RankParams,
     SearchDocument,
     document_postings,
+    five,
     idf,
+    needed_terms,
     path_key,
     query_terms,
     rank,
+    record_of,
     single_chunk,
+    tie_text,
 )
-from memquill.store import JSONValue, Record
+from memquill.store import Record
 
 if TYPE_CHECKING:
-    from memquill.store import ChangedVersion, IndexedDocument, SearchFigures
+    from memquill.store import ChangedVersion, IndexedDocument
 
 ANALYSIS: Final = (
     f"items 1; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
@@ -68,12 +72,6 @@ ANALYSIS: Final = (
 workspace's documents, and counts a workspace again whose documents another analysis made):
 the document's shape (its number changes with :func:`analysed` or :func:`tie_text`), the
 tokenizer, the stemmer (its library's version among it) and the chunking."""
-_ENUMERATED: Final = 10
-"""Query terms up to which the smallest sets of terms an item must hold are looked for (all
-2 ** n sets of them)."""
-_ROUNDS: Final = 3
-"""Searches asked before giving up on a prefix whose writers outpace catching up (the caller
-then ranks in the process)."""
 _NO_LENGTHS: Final = {"note": 0.0, "record": 0.0}
 
 
@@ -90,7 +88,7 @@ def analysed(version: ChangedVersion) -> IndexedDocument | None:
     """What the server keeps of ``version`` to search it (``None``: it is not an item)."""
     if version.status != "active":
         return None
-    record = _record(version.id, version.meta, version.content)
+    record = record_of(version.meta, version.content)
     key = record.key
     text = None if key is None else item_key(key)
     if text is None:
@@ -150,7 +148,7 @@ def database_search(
             namespaces[name] = found if found and found[: len(labels)] == labels else None
         return namespaces[name]
 
-    for _ in range(_ROUNDS):
+    for _ in range(ROUNDS):
         figures = search_figures(location, names, terms, now, depth, ANALYSIS)
         if figures.blobs:
             return None
@@ -162,10 +160,10 @@ def database_search(
         return None
     params = RankParams()
     weights = tuple(idf(figures.total, holding) for holding in figures.frequencies)
-    essential, required = _needed(terms, weights, figures, params, depth)
+    essential, required = needed_terms(terms, weights, figures, params, depth)
     bounds = SearchBounds(
         params.k1,
-        _five(params.field_weights),
+        five(params.field_weights),
         params.chunk_weight,
         weights,
         essential,
@@ -176,7 +174,7 @@ def database_search(
     found: list[tuple[SearchDocument, StoredItem]] = []
     for version in versions:
         namespace = namespace_of(version.workspace)
-        record = _record(version.id, version.meta, version.content)
+        record = record_of(version.meta, version.content)
         key = record.key
         text = None if key is None else item_key(key)
         if namespace is None or text is None:
@@ -211,103 +209,8 @@ def database_item(
     found = read_keyed(location, workspace, key)
     if found is None or isinstance(found, bool):
         return found
-    record = _record(found.id, found.meta, found.content)
+    record = record_of(found.meta, found.content)
     return stored_item(namespace, text, record, found.first)
-
-
-def _needed(
-    terms: Sequence[str],
-    weights: Sequence[float],
-    figures: SearchFigures,
-    params: RankParams,
-    depth: int,
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The query terms an item must hold one of (``essential``), and those it must hold all
-    of (``required``: none, or the one smallest set every item among the best holds), to be
-    among the best ``depth``; ties included.
-
-    Per term, what a holder gains is bounded: at most ``idf * (g(most) + chunk_weight *
-    g(most_body))`` (``most``: the most body count plus the heaviest field weight times the
-    most field counts any holder has; ``g``: BM25's saturation) and at least ``idf *
-    g(least)`` (``least``: 1 in the body or one field's weight, or the least body count any
-    holder has, if more). So ``depth`` items are sure to score at least the least one term's
-    ``depth`` holders gain from it; or, where ``depth`` one-chunk items hold every term, the
-    least they gain from all of them, chunk included. An item whose terms' most adds up to
-    less scores strictly less than that: never among the best. So the weakest terms whose
-    most together stays below it are not needed (MaxScore's essential terms: a term every
-    item holds then makes no item a candidate: counting 100,000 holders of "thing" took 1.7
-    s of 1.8); and where every set of terms whose most reaches it holds one smallest set,
-    an item must hold all of that set (two words in a tenth of 100,000 items each: the
-    items holding both, not the 19,000 holding either)."""
-    k1, chunk = params.k1, params.chunk_weight
-
-    def gain(count: float) -> float:
-        return count * (k1 + 1.0) / (count + k1)
-
-    least = min(1.0, *params.field_weights)
-    heaviest = max(params.field_weights)
-    bounds = figures.bounds
-    most = [
-        weight * (gain(body + heaviest * fields) + chunk * gain(body))
-        for weight, (body, fields, _) in zip(weights, bounds, strict=True)
-    ]
-    sure = max(
-        (
-            weight * gain(max(least, lowest))
-            for weight, holding, (_, _, lowest) in zip(
-                weights, figures.frequencies, bounds, strict=True
-            )
-            if holding >= depth
-        ),
-        default=0.0,
-    )
-    if figures.alike >= depth:
-        alike = sum(
-            weight * (gain(max(least, lowest)) + chunk * gain(lowest))
-            for weight, (_, _, lowest) in zip(weights, bounds, strict=True)
-        )
-        sure = max(sure, alike)
-    sure *= 1.0 - 1e-9  # what the server and ranking add up may differ in the last bits
-    weak: set[int] = set()
-    gained = 0.0
-    for place in sorted(range(len(terms)), key=lambda place: most[place]):
-        if gained + most[place] >= sure:
-            break
-        gained += most[place]
-        weak.add(place)
-    essential = tuple(
-        term
-        for place, term in enumerate(terms)
-        if place not in weak and figures.frequencies[place] > 0
-    )
-    required: tuple[str, ...] = ()
-    if sure > 0 and len(terms) <= _ENUMERATED:
-        reaching = [
-            held
-            for held in range(1, 1 << len(terms))
-            if sum(most[place] for place in range(len(terms)) if held >> place & 1) >= sure
-        ]
-        smallest = [
-            held
-            for held in reaching
-            if not any(other != held and other & held == other for other in reaching)
-        ]
-        if len(smallest) == 1:
-            required = tuple(term for place, term in enumerate(terms) if smallest[0] >> place & 1)
-    return essential, required
-
-
-def tie_text(parts: Sequence[str]) -> str:
-    """A text of ``parts`` that the database's byte order ("C": UTF-8, which is code point
-    order) puts where Python puts the tuple: the order of items that score alike (namespace,
-    then key), so the database can keep the first of them. Each part ends with ``\\x01\\x02``,
-    the whole with ``\\x01\\x01``, and ``\\x00`` and ``\\x01`` are written ``\\x01\\x03``
-    and ``\\x01\\x04``: every mark sorts below every other character, a part's end below its
-    going on, and the end of the whole below another part."""
-    escaped = (
-        part.replace("\x01", "\x01\x04").replace("\x00", "\x01\x03") + "\x01\x02" for part in parts
-    )
-    return "".join(escaped) + "\x01\x01"
 
 
 class _Candidates:
@@ -362,13 +265,6 @@ class _Candidates:
         return self._documents[index].chunk_counts(term)
 
 
-def _record(record_id: str, meta: str, content: str) -> Record:
-    # The store wrote this JSON and checked it: an object of its metadata.
-    fields = cast("dict[str, JSONValue]", parse_json(meta))
-    fields.pop("contentLength", None)
-    return Record(fields, content)
-
-
 def _document(record: Record) -> SearchDocument:
     # What the in-process index analyses of an item: its record's projection (path and
     # text decide the terms; the provenance and revision shown are not analysed).
@@ -379,8 +275,3 @@ def _document(record: Record) -> SearchDocument:
         record_id=record.id,
         key=record.key,
     )
-
-
-def _five(weights: tuple[float, ...]) -> tuple[float, float, float, float, float]:
-    title, tags, aliases, headings, path = weights
-    return title, tags, aliases, headings, path

@@ -19,6 +19,21 @@ from memquill.lazy import lazy_exports as _lazy_exports
 
 if typing.TYPE_CHECKING:
     from memquill.foundation.text import path_key as path_key
+    from memquill.query._database import (
+        DATABASE_RECORDS as DATABASE_RECORDS,
+        RECORDS_ANALYSIS as RECORDS_ANALYSIS,
+        ROUNDS as ROUNDS,
+        CandidateRecords as CandidateRecords,
+        RecordSource as RecordSource,
+        analysed_record as analysed_record,
+        database_record as database_record,
+        database_records as database_records,
+        five as five,
+        needed_terms as needed_terms,
+        record_of as record_of,
+        searched_in_database as searched_in_database,
+        tie_text as tie_text,
+    )
     from memquill.query._dates import (
         MonthKey as MonthKey,
         month_matches as month_matches,

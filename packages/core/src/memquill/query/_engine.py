@@ -48,9 +48,10 @@ from memquill.query._render import score_value
 from memquill.query._scan import scan_workspace
 from memquill.query._scanconfig import load_scan_config
 from memquill.query._walk import DocumentCache
-from memquill.store import ProjectedRecord, RecordStore, conflict_notice
+from memquill.store import PostgresLocation, RecordStore, conflict_notice
 
 if TYPE_CHECKING:
+    from memquill.query._database import RecordSource
     from memquill.query._models import (
         GetArgs,
         GetResult,
@@ -81,14 +82,16 @@ class Searcher(Protocol):
         root: Path,
         query: str,
         *,
-        records: Sequence[SearchDocument],
+        records: Sequence[SearchDocument] | RecordSource,
         now: datetime,
         tags: Sequence[str],
         file_type: FileType,
         params: RankParams,
         candidates: int,
     ) -> tuple[list[RankedHit], tuple[str, ...]]:
-        """The best ``candidates`` hits and the warnings the full scan would give."""
+        """The best ``candidates`` hits and the warnings the full scan would give
+        (``records``: the active records, or what makes them once the notes' figures are
+        read)."""
         ...
 
 
@@ -159,14 +162,20 @@ class MemoryQuery:
         """
         root = canonical_workspace(self._workspace)
         tags = tuple(args.tags or ())
+        source: _DatabaseRecords | None = None
+        unavailable: str | None = None
+        now = self._now()
         with os_errors_as_source(), self._lock:
             if self._searcher is not None:
-                records, unavailable = self._record_documents()
+                source = self._in_database(args.query, tags, args.limit, now)
+                records: Sequence[SearchDocument] | RecordSource = source or ()
+                if source is None:
+                    records, unavailable = self._record_documents()
                 ranked, found = self._searcher.search(
                     root,
                     args.query,
                     records=records,
-                    now=self._now(),
+                    now=now,
                     tags=tags,
                     file_type=args.file_type,
                     params=self._params,
@@ -179,13 +188,15 @@ class MemoryQuery:
                 ranked = rank(
                     corpus,
                     args.query,
-                    now=self._now(),
+                    now=now,
                     tags=tags,
                     file_type=args.file_type,
                     params=self._params,
                     candidates=args.limit,
                 )
                 found = scan.warnings
+            if source is not None:
+                unavailable = source.unavailable
         # Missing remembered facts come first: the answer without them is not the whole truth.
         warnings = [f"Managed memory unavailable: {unavailable}"] if unavailable else []
         waiting = conflict_notice(self._store.conflict_copies())
@@ -232,9 +243,9 @@ class MemoryQuery:
             next_char_start=next_start,
             links=wiki_links(page),
             line_count=content.count("\n") + (not content.endswith("\n") and bool(content)),
-            source=record.provenance if record is not None else WORKSPACE_FILE,
+            source=record.source if record is not None else WORKSPACE_FILE,
             kind="record" if record is not None else "note",
-            record_id=record.id if record is not None else None,
+            record_id=record.record_id if record is not None else None,
             record_revision=record.record_revision if record is not None else None,
             key=record.key if record is not None else None,
         )
@@ -274,14 +285,49 @@ class MemoryQuery:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _projected(self, path: str) -> ProjectedRecord | None:
+    def _projected(self, path: str) -> SearchDocument | None:
+        """The active record whose projection is ``path`` (read by its id alone from a
+        database workspace past its bound), if any."""
         if not path.startswith(_RECORDS_PREFIX):
             return None
         try:
-            return self._store.projection().by_path(path)
+            location = getattr(self._store.backend, "location", None)
+            if isinstance(location, PostgresLocation):
+                from memquill.query._database import database_record, searched_in_database
+
+                identity = searched_in_database(location)
+                if identity is not None:
+                    found = database_record(location, identity, path)
+                    if found is not False:
+                        return found
+            record = self._store.projection().by_path(path)
         except (MemquillError, OSError):
             # Unreadable managed memory: the path is private, and the safe reader says so.
             return None
+        if record is None:
+            return None
+        return self._records.get((record.id, record.record_revision)) or record_document(record)
+
+    def _in_database(
+        self, query: str, tags: Sequence[str], limit: int, now: datetime
+    ) -> _DatabaseRecords | None:
+        """The records of a database workspace past its bound, as the server's candidates
+        (:mod:`memquill.query._database`); ``None``: project every record here (a file, a
+        small workspace, a tag filter, or a database that cannot be reached: the projection
+        then says why)."""
+        location = getattr(self._store.backend, "location", None)
+        if tags or not isinstance(location, PostgresLocation):
+            return None
+        from memquill.query._database import searched_in_database
+
+        try:
+            identity = searched_in_database(location)
+        except MemquillError:
+            return None
+        if identity is None:
+            return None
+        depth = max(self._params.rerank_depth, limit)
+        return _DatabaseRecords(self, location, identity, query, depth, now)
 
     def _record_documents(self) -> tuple[tuple[SearchDocument, ...], str | None]:
         try:
@@ -310,6 +356,52 @@ class MemoryQuery:
         if self._cache is not None:
             self._corpus = corpus
         return corpus
+
+
+class _DatabaseRecords:
+    """A :class:`~memquill.query._database.RecordSource` of a database workspace's
+    candidates (or, when the server says to rank every record here, the projection's), and
+    what made the records unavailable, if anything did."""
+
+    def __init__(
+        self,
+        query: MemoryQuery,
+        location: PostgresLocation,
+        identity: bytes,
+        text: str,
+        depth: int,
+        now: datetime,
+    ) -> None:
+        self._query = query
+        self._location = location
+        self._identity = identity
+        self._text = text
+        self._depth = depth
+        self._now = now
+        self.unavailable: str | None = None
+
+    def __call__(self, notes: int, holding: Callable[[str], int]) -> Corpus:
+        from memquill.query._database import database_records
+
+        self.unavailable = None
+        try:
+            found = database_records(
+                self._location,
+                self._identity,
+                self._text,
+                depth=self._depth,
+                now=self._now,
+                params=self._query._params,  # pyright: ignore[reportPrivateUsage]
+                notes=notes,
+                holding=holding,
+            )
+        except MemquillError as error:
+            self.unavailable = records_unavailable(error)
+            return Corpus(())
+        if found is not None:
+            return found
+        documents, self.unavailable = self._query._record_documents()  # pyright: ignore[reportPrivateUsage]
+        return Corpus(documents)
 
 
 def _hit(position: int, ranked: RankedHit) -> FoundHit:

@@ -39,6 +39,7 @@ if typing.TYPE_CHECKING:
         MAX_STORE_BYTES as MAX_STORE_BYTES,
         REVISION_PATTERN as REVISION_PATTERN,
         iso_timestamp as iso_timestamp,
+        record_revision as record_revision,
         sha256_hex as sha256_hex,
         store_revision as store_revision,
         validate_content as validate_content,
@@ -70,9 +71,11 @@ if typing.TYPE_CHECKING:
         SearchBounds as SearchBounds,
         SearchFigures as SearchFigures,
         catch_up_searches as catch_up_searches,
+        read_active as read_active,
         read_keyed as read_keyed,
         search_candidates as search_candidates,
         search_figures as search_figures,
+        workspace_rows as workspace_rows,
     )
     from memquill.store._record import (
         KEY_PATTERN as KEY_PATTERN,
@@ -105,6 +108,7 @@ if typing.TYPE_CHECKING:
         Unchanged as Unchanged,
         WriteResult as WriteResult,
         WriteStatus as WriteStatus,
+        provenance_line as provenance_line,
     )
     from memquill.store._secrets import (
         BUILTIN_DETECTORS,

@@ -67,13 +67,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final, TypeVar, cast
+from typing import Final, LiteralString, TypeVar, cast
 
 import psycopg
 from psycopg import errors as pg_errors
 
 from memquill.errors import Messages, StorageError
-from memquill.store._postgres_location import parse_location
+from memquill.store._postgres_location import PostgresLocation, parse_location
 from memquill.store._postgres_pool import pool_for
 from memquill.store._postgres_sql import SCHEMA_LOCK, Connection, ensure_schema
 
@@ -241,6 +241,18 @@ _KEYED: Final = """
     WHERE w.workspace = %s"""
 """:func:`read_keyed`'s statement: the active version of a key, through the index that keeps
 keys unique."""
+_BY_ID: Final = """
+    SELECT w.blob IS NOT NULL, v.id, v.meta, v.content, coalesce(r.created_at, v.created_at)
+    FROM memquill.workspaces w
+        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
+            AND v.id = %s AND v.status = 'active'
+        LEFT JOIN memquill.versions r ON r.workspace_id = v.workspace_id AND r.id = v.root_id
+    WHERE w.workspace = %s"""
+""":func:`read_active`'s statement: a version by its id (the primary key)."""
+_ROWS: Final = """
+    SELECT workspace_id::text, versions FROM memquill.workspaces
+    WHERE workspace = %s AND blob IS NULL"""
+""":func:`workspace_rows`' statement."""
 _STATES: Final = """
     INSERT INTO memquill.search_state (workspace_id, seq, documents, tie)
     SELECT w.workspace_id, 0, 0, n.tie
@@ -400,7 +412,7 @@ class SearchBounds:
 
 
 def search_figures(
-    location: str,
+    location: str | PostgresLocation,
     names: tuple[str | None, str, str],
     terms: Sequence[str],
     now: datetime,
@@ -438,7 +450,7 @@ def search_figures(
 
 
 def search_candidates(
-    location: str,
+    location: str | PostgresLocation,
     names: tuple[str | None, str, str],
     terms: Sequence[str],
     bounds: SearchBounds,
@@ -488,7 +500,29 @@ def _named(
     }
 
 
-def read_keyed(location: str, workspace: str, key: str) -> FoundVersion | bool | None:
+def workspace_rows(location: str | PostgresLocation, workspace: str) -> tuple[str, int] | None:
+    """The id (which seeds its revisions) and the number of record versions of the workspace
+    named ``workspace``; ``None``: there is none (or no schema yet), or its records are a kept
+    blob, whose records are not rows.
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+
+    def ask(connection: Connection) -> tuple[object, ...] | None:
+        if not ensure_tables(connection):
+            return None
+        return connection.execute(_ROWS, (workspace,)).fetchone()
+
+    row = _run(location, ask)
+    if row is None or row[0] is None:
+        return None
+    return cast(str, row[0]), int(cast(int, row[1]))
+
+
+def read_keyed(
+    location: str | PostgresLocation, workspace: str, key: str
+) -> FoundVersion | bool | None:
     """The active version of the fact ``key`` in ``workspace``, read by its key alone (one
     statement, whatever the workspace holds); ``None``: none (or no such workspace);
     ``False``: the workspace is a kept blob, whose records are not rows.
@@ -496,10 +530,28 @@ def read_keyed(location: str, workspace: str, key: str) -> FoundVersion | bool |
     Raises:
         StorageError: the database cannot be reached or read.
     """
+    return _read_active(location, workspace, _KEYED, key)
 
+
+def read_active(
+    location: str | PostgresLocation, workspace: str, record_id: str
+) -> FoundVersion | bool | None:
+    """The version ``record_id`` of ``workspace`` if it is active, read by its id alone (one
+    statement); ``None``: none active (or no such workspace); ``False``: the workspace is a
+    kept blob, whose records are not rows.
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+    return _read_active(location, workspace, _BY_ID, record_id)
+
+
+def _read_active(
+    location: str | PostgresLocation, workspace: str, statement: LiteralString, value: str
+) -> FoundVersion | bool | None:
     def ask(connection: Connection) -> tuple[object, ...] | None:
         try:
-            return connection.execute(_KEYED, (key, workspace)).fetchone()
+            return connection.execute(statement, (value, workspace)).fetchone()
         except pg_errors.UndefinedTable:
             return None  # no schema yet: nothing was ever written
 
@@ -514,7 +566,7 @@ def read_keyed(location: str, workspace: str, key: str) -> FoundVersion | bool |
 
 
 def catch_up_searches(
-    location: str,
+    location: str | PostgresLocation,
     workspaces: Sequence[tuple[str, str]],
     analyse: Callable[[ChangedVersion], IndexedDocument | None],
     analysis: str,
@@ -740,8 +792,9 @@ def ensure_tables(connection: Connection) -> bool:
     return True
 
 
-def _run(location: str, work: Callable[[Connection], _T]) -> _T:
-    pool = pool_for(parse_location(location))
+def _run(location: str | PostgresLocation, work: Callable[[Connection], _T]) -> _T:
+    parsed = location if isinstance(location, PostgresLocation) else parse_location(location)
+    pool = pool_for(parsed)
     try:
         try:
             return pool.run(work)

@@ -387,18 +387,25 @@ class ProjectedRecord:
 
     @property
     def provenance(self) -> str:
-        """``memory-record:<id>[; key:…]; source-kind:<kind>[; session:…][; message:…];
-        revision:…``."""
-        parts = [f"memory-record:{self.id}"]
-        if self.key is not None:
-            parts.append(f"key:{self.key}")
-        parts.append(f"source-kind:{self.source.get('kind')}")
-        for key, label in (("sessionId", "session"), ("messageId", "message")):
-            value = self.source.get(key)
-            if isinstance(value, str):
-                parts.append(f"{label}:{value}")
-        parts.append(f"revision:{self.record_revision}")
-        return "; ".join(parts)
+        """The provenance line a hit of it shows (:func:`provenance_line`)."""
+        return provenance_line(self.id, self.key, self.source, self.record_revision)
+
+
+def provenance_line(
+    record_id: str, key: str | None, source: Mapping[str, JSONValue], record_revision: str
+) -> str:
+    """``memory-record:<id>[; key:…]; source-kind:<kind>[; session:…][; message:…];
+    revision:…``: where an active record came from, as its hits show it."""
+    parts = [f"memory-record:{record_id}"]
+    if key is not None:
+        parts.append(f"key:{key}")
+    parts.append(f"source-kind:{source.get('kind')}")
+    for name, label in (("sessionId", "session"), ("messageId", "message")):
+        value = source.get(name)
+        if isinstance(value, str):
+            parts.append(f"{label}:{value}")
+    parts.append(f"revision:{record_revision}")
+    return "; ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
