@@ -326,8 +326,15 @@ class MemoryQuery:
             return None
         if identity is None:
             return None
-        depth = max(self._params.rerank_depth, limit)
-        return _DatabaseRecords(self, location, identity, query, depth, now)
+        return _DatabaseRecords(
+            location,
+            identity,
+            query,
+            depth=max(self._params.rerank_depth, limit),
+            now=now,
+            params=self._params,
+            project=self._record_documents,
+        )
 
     def _record_documents(self) -> tuple[tuple[SearchDocument, ...], str | None]:
         try:
@@ -360,24 +367,27 @@ class MemoryQuery:
 
 class _DatabaseRecords:
     """A :class:`~memquill.query._database.RecordSource` of a database workspace's
-    candidates (or, when the server says to rank every record here, the projection's), and
+    candidates (or, when the server says to rank every record here, ``project``'s), and
     what made the records unavailable, if anything did."""
 
     def __init__(
         self,
-        query: MemoryQuery,
         location: PostgresLocation,
         identity: bytes,
-        text: str,
+        query: str,
+        *,
         depth: int,
         now: datetime,
+        params: RankParams,
+        project: Callable[[], tuple[tuple[SearchDocument, ...], str | None]],
     ) -> None:
-        self._query = query
         self._location = location
         self._identity = identity
-        self._text = text
+        self._query = query
         self._depth = depth
         self._now = now
+        self._params = params
+        self._project = project
         self.unavailable: str | None = None
 
     def __call__(self, notes: int, holding: Callable[[str], int]) -> Corpus:
@@ -388,10 +398,10 @@ class _DatabaseRecords:
             found = database_records(
                 self._location,
                 self._identity,
-                self._text,
+                self._query,
                 depth=self._depth,
                 now=self._now,
-                params=self._query._params,  # pyright: ignore[reportPrivateUsage]
+                params=self._params,
                 notes=notes,
                 holding=holding,
             )
@@ -400,7 +410,7 @@ class _DatabaseRecords:
             return Corpus(())
         if found is not None:
             return found
-        documents, self.unavailable = self._query._record_documents()  # pyright: ignore[reportPrivateUsage]
+        documents, self.unavailable = self._project()
         return Corpus(documents)
 
 
