@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import Server
+from tests.core.test_items_database_search import WORDS, _text  # pyright: ignore[reportPrivateUsage]
 
 from memquill import MemorySession, MemoryToolset
 from memquill.query import _database
@@ -27,19 +28,16 @@ from memquill.query._rank import Corpus, RankParams, rank
 from memquill.store._postgres_location import parse_location
 from memquill.store._results import Candidate
 
-WORDS = ("heron", "harbour", "deploy", "coffee", "tea", "river", "boat", "green", "Anna")
 
+def _refuse_whole_reads(patcher: pytest.MonkeyPatch, workspace: Workspace) -> None:
+    """Make ``workspace``'s store fail if a read takes every record (a projection, a
+    snapshot)."""
 
-def _text(rng: random.Random) -> str:
-    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
-    shape = rng.randint(0, 5)
-    if shape == 0:
-        return f"Anna: {words}"  # a label: the record's title field holds its words
-    if shape == 1:
-        return f"# {rng.choice(WORDS)}\n\n{words}\n\n## more\n\n{words} {words}"  # headings
-    if shape == 2:
-        return (words + " filler ") * 160  # longer than one chunk
-    return words
+    def refused(*args: object) -> object:
+        raise AssertionError("every record was read")
+
+    patcher.setattr(workspace.session.store, "projection", refused)
+    patcher.setattr(workspace.session.store, "snapshot", refused)
 
 
 class Workspace:
@@ -130,16 +128,11 @@ def test_a_search_reads_no_record_but_the_candidates(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(5)
-    workspace.save([_text(rng) for _ in range(200)])
+    workspace.save([_text(rng) for _ in range(200)] + ["A pelican by the heron's pond"])
     monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
-
-    def refused(*args: object) -> object:
-        raise AssertionError("every record was read")
-
-    monkeypatch.setattr(workspace.session.store, "projection", refused)
-    monkeypatch.setattr(workspace.session.store, "snapshot", refused)
-    answer = workspace.search(query="heron coffee", limit=10)
-    assert answer.count("memory/records/") >= 1
+    _refuse_whole_reads(monkeypatch, workspace)
+    answer = workspace.search(query="pelican heron", limit=10)
+    assert "A pelican by the heron's pond" in answer
 
 
 def test_writes_between_searches_are_found_by_the_next(
@@ -262,13 +255,8 @@ def test_a_get_reads_the_record_by_its_id_alone(
     monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)
     process = [workspace.tools.call("memory_get", arguments) for arguments in asked]
     monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
-
-    def refused(*args: object) -> object:
-        raise AssertionError("every record was read")
-
     with monkeypatch.context() as reading:
-        reading.setattr(workspace.session.store, "projection", refused)
-        reading.setattr(workspace.session.store, "snapshot", refused)
+        _refuse_whole_reads(reading, workspace)
         database = [workspace.tools.call("memory_get", arguments) for arguments in asked]
     assert [(r.text, r.is_error) for r in database] == [(r.text, r.is_error) for r in process]
     assert "The kiln runs at 1240 degrees." in database[0].text and not database[0].is_error

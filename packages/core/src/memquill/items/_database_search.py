@@ -42,13 +42,13 @@ from memquill.items._values import decode_expiry
 from memquill.query import (
     CHUNK_OVERLAP,
     CHUNK_SIZE,
-    ROUNDS,
     STEMMER_VERSION,
     TOKENIZER_VERSION,
     MonthKey,
     Posting,
     RankParams,
     SearchDocument,
+    current_figures,
     document_postings,
     five,
     idf,
@@ -127,12 +127,7 @@ def database_search(
     Raises:
         StorageError: the database cannot be reached or read.
     """
-    from memquill.store import (
-        SearchBounds,
-        catch_up_searches,
-        search_candidates,
-        search_figures,
-    )
+    from memquill.store import SearchBounds, search_candidates
 
     terms = query_terms(query)
     if not terms:
@@ -148,15 +143,11 @@ def database_search(
             namespaces[name] = found if found and found[: len(labels)] == labels else None
         return namespaces[name]
 
-    for _ in range(ROUNDS):
-        figures = search_figures(location, names, terms, now, depth, ANALYSIS)
-        if figures.blobs:
-            return None
-        if not figures.stale:
-            break
-        stale = [(name, tie_text(namespace_of(name) or ())) for name in figures.stale]
-        catch_up_searches(location, stale, analysed, ANALYSIS)
-    else:
+    def tie(name: str) -> str:
+        return tie_text(namespace_of(name) or ())
+
+    figures = current_figures(location, names, terms, now, depth, (ANALYSIS, analysed, tie))
+    if figures is None:
         return None
     params = RankParams()
     weights = tuple(idf(figures.total, holding) for holding in figures.frequencies)

@@ -22,10 +22,10 @@ if typing.TYPE_CHECKING:
     from memquill.query._database import (
         DATABASE_RECORDS as DATABASE_RECORDS,
         RECORDS_ANALYSIS as RECORDS_ANALYSIS,
-        ROUNDS as ROUNDS,
         CandidateRecords as CandidateRecords,
         RecordSource as RecordSource,
         analysed_record as analysed_record,
+        current_figures as current_figures,
         database_record as database_record,
         database_records as database_records,
         five as five,

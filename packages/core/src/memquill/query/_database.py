@@ -153,12 +153,7 @@ def database_records(
     Raises:
         StorageError: the database cannot be reached or read.
     """
-    from memquill.store import (
-        SearchBounds,
-        catch_up_searches,
-        search_candidates,
-        search_figures,
-    )
+    from memquill.store import SearchBounds, search_candidates
 
     if params.record_b:
         return None
@@ -166,14 +161,10 @@ def database_records(
     terms = query_terms(query)
     asked = terms or [_NOTHING]
     names = (workspace, workspace, workspace)  # that row alone (the range is empty)
-    for _ in range(ROUNDS):
-        figures = search_figures(location, names, asked, now, depth, RECORDS_ANALYSIS)
-        if figures.blobs:
-            return None
-        if not figures.stale:
-            break
-        catch_up_searches(location, [(workspace, "")], analysed_record, RECORDS_ANALYSIS)
-    else:
+    figures = current_figures(
+        location, names, asked, now, depth, (RECORDS_ANALYSIS, analysed_record, lambda _: "")
+    )
+    if figures is None:
         return None
     if not terms:
         return CandidateRecords((), figures.total, {})
@@ -220,6 +211,35 @@ def database_record(
         return None if found is None else False
     document = _found_document(identity, found)
     return document if document.path == path else None
+
+
+def current_figures(
+    location: str | PostgresLocation,
+    names: tuple[str | None, str, str],
+    terms: Sequence[str],
+    now: datetime,
+    depth: int,
+    analysis: tuple[str, Callable[[ChangedVersion], IndexedDocument | None], Callable[[str], str]],
+) -> SearchFigures | None:
+    """The figures of the documents under ``names`` for ``terms``, once the workspaces
+    standing behind are caught up (``analysis``: its name, what it makes of a version, and a
+    workspace's tie by its name). ``None``: rank in the process (a workspace is a kept blob,
+    or writers kept one behind for :data:`ROUNDS` searches).
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+    from memquill.store import catch_up_searches, search_figures
+
+    name, analyse, tie = analysis
+    for _ in range(ROUNDS):
+        figures = search_figures(location, names, terms, now, depth, name)
+        if figures.blobs:
+            return None
+        if not figures.stale:
+            return figures
+        catch_up_searches(location, [(n, tie(n)) for n in figures.stale], analyse, name)
+    return None
 
 
 def needed_terms(
