@@ -232,22 +232,17 @@ def _candidates(count: int, containing: bool) -> str:
 """  # noqa: S608 - built of numbered placeholders alone
 
 
-_KEYED: Final = """
+_ACTIVE: Final = """
     SELECT w.blob IS NOT NULL, v.id, v.meta, v.content, coalesce(r.created_at, v.created_at)
     FROM memquill.workspaces w
         LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
-            AND v.key = %s AND v.status = 'active'
+            AND v.{column} = %s AND v.status = 'active'
         LEFT JOIN memquill.versions r ON r.workspace_id = v.workspace_id AND r.id = v.root_id
     WHERE w.workspace = %s"""
+_KEYED: Final = _ACTIVE.format(column="key")
 """:func:`read_keyed`'s statement: the active version of a key, through the index that keeps
 keys unique."""
-_BY_ID: Final = """
-    SELECT w.blob IS NOT NULL, v.id, v.meta, v.content, coalesce(r.created_at, v.created_at)
-    FROM memquill.workspaces w
-        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND w.blob IS NULL
-            AND v.id = %s AND v.status = 'active'
-        LEFT JOIN memquill.versions r ON r.workspace_id = v.workspace_id AND r.id = v.root_id
-    WHERE w.workspace = %s"""
+_BY_ID: Final = _ACTIVE.format(column="id")
 """:func:`read_active`'s statement: a version by its id (the primary key)."""
 _ROWS: Final = """
     SELECT workspace_id::text, versions FROM memquill.workspaces
