@@ -20,7 +20,13 @@ record's score needs the others' lengths; a search with other constants, or a ta
 (the server does not know tags), ranks every record in the process.
 
 What the server keeps of a record is what :func:`analysed_record` makes of its version: the
-terms of its projection ``memory/records/<id>.md``, analysed as a full scan analyses it.
+terms of its projection ``memory/records/<id>.md``, analysed as a full scan analyses it. A
+``memory_get`` of a record reads it by its id alone (:func:`database_record`).
+
+What both database searches need is here too (the LangGraph store's,
+:mod:`memquill.items._database_search`, imports it): bringing the tables up to date
+(:func:`current_figures`), the terms a candidate must hold (:func:`needed_terms`) and the
+order of ties the server keeps (:func:`tie_text`).
 """
 
 from __future__ import annotations
