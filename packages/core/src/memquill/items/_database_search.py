@@ -30,7 +30,6 @@ no mean length; the candidates' corpus gives none (a test holds the constant to 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -48,6 +47,7 @@ from memquill.query import (
     Posting,
     RankParams,
     SearchDocument,
+    analysed_projection,
     current_figures,
     document_postings,
     five,
@@ -57,10 +57,9 @@ from memquill.query import (
     query_terms,
     rank,
     record_of,
-    single_chunk,
+    server_document,
     tie_text,
 )
-from memquill.store import Record
 
 if TYPE_CHECKING:
     from memquill.store import ChangedVersion, IndexedDocument
@@ -75,15 +74,6 @@ tokenizer, the stemmer (its library's version among it) and the chunking."""
 _NO_LENGTHS: Final = {"note": 0.0, "record": 0.0}
 
 
-@functools.cache
-def _indexed() -> type[IndexedDocument]:
-    # The database's alone (it needs its driver); looked up once, not once a version (the
-    # facade's lookup took 1.2 s of a catch-up of 100,000 versions).
-    from memquill.store import IndexedDocument
-
-    return IndexedDocument
-
-
 def analysed(version: ChangedVersion) -> IndexedDocument | None:
     """What the server keeps of ``version`` to search it (``None``: it is not an item)."""
     if version.status != "active":
@@ -93,18 +83,8 @@ def analysed(version: ChangedVersion) -> IndexedDocument | None:
     text = None if key is None else item_key(key)
     if text is None:
         return None
-    body, fields = document_postings(_document(record))
-    counts: dict[str, int | list[int]] = dict(body)
-    for term, per_field in fields.items():
-        counts[term] = [body.get(term, 0), *per_field]
     expiry = decode_expiry(record.extra)
-    return _indexed()(
-        record.id,
-        tie_text((text,)),
-        counts,
-        single_chunk(record.content),
-        None if expiry is None else expiry[1],
-    )
+    return server_document(record, tie_text((text,)), None if expiry is None else expiry[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +150,9 @@ def database_search(
         text = None if key is None else item_key(key)
         if namespace is None or text is None:
             continue
-        found.append((_document(record), stored_item(namespace, text, record, version.first)))
+        found.append(
+            (analysed_projection(record), stored_item(namespace, text, record, version.first))
+        )
     found.sort(key=lambda pair: (pair[1].namespace, pair[1].key))  # rows come in no order
     frequencies = dict(zip(terms, figures.frequencies, strict=True))
     corpus = _Candidates(figures.total, frequencies, found)
@@ -254,15 +236,3 @@ class _Candidates:
 
     def chunk_counts(self, index: int, term: str) -> tuple[int, ...]:
         return self._documents[index].chunk_counts(term)
-
-
-def _document(record: Record) -> SearchDocument:
-    # What the in-process index analyses of an item: its record's projection (path and
-    # text decide the terms; the provenance and revision shown are not analysed).
-    return SearchDocument(
-        record.projection_path,
-        record.content,
-        kind="record",
-        record_id=record.id,
-        key=record.key,
-    )

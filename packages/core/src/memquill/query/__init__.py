@@ -24,6 +24,7 @@ if typing.TYPE_CHECKING:
         RECORDS_ANALYSIS as RECORDS_ANALYSIS,
         CandidateRecords as CandidateRecords,
         RecordSource as RecordSource,
+        analysed_projection as analysed_projection,
         analysed_record as analysed_record,
         current_figures as current_figures,
         database_record as database_record,
@@ -32,6 +33,7 @@ if typing.TYPE_CHECKING:
         needed_terms as needed_terms,
         record_of as record_of,
         searched_in_database as searched_in_database,
+        server_document as server_document,
         tie_text as tie_text,
     )
     from memquill.query._dates import (
