@@ -40,6 +40,12 @@ def _refuse_whole_reads(patcher: pytest.MonkeyPatch, workspace: Workspace) -> No
     patcher.setattr(workspace.session.store, "snapshot", refused)
 
 
+def _first_record(answer: str) -> tuple[str, str]:
+    """The id and shown revision of a search answer's first record hit."""
+    record = answer.split("memory/records/", 1)[1].split(".md", 1)[0]
+    return record, answer.split(record, 1)[1].split("revision:", 1)[1].split(")", 1)[0]
+
+
 class Workspace:
     """A workspace folder of notes whose records are a database workspace's rows."""
 
@@ -145,8 +151,7 @@ def test_writes_between_searches_are_found_by_the_next(
     workspace.save(["The pelican nests by the quay"])
     found = workspace.search(query="pelican quay")
     assert "The pelican nests by the quay" in found
-    record = found.split("memory/records/", 1)[1].split(".md", 1)[0]
-    revision = found.split("revision:", 1)[1].split(")", 1)[0]
+    record, revision = _first_record(found)
     forgot = workspace.tools.call("memory_forget", {"id": record, "expected_revision": revision})
     assert not forgot.is_error, forgot.text
     assert "pelican" not in workspace.search(query="pelican quay")
@@ -244,8 +249,8 @@ def test_a_get_reads_the_record_by_its_id_alone(
 ) -> None:
     workspace.save(["The kiln runs at 1240 degrees.\n\nGlaze on Fridays.", "Anna: tea at four"])
     found = workspace.search(query="kiln")
-    path = "memory/records/" + found.split("memory/records/", 1)[1].split(".md", 1)[0] + ".md"
-    revision = found.split("revision:", 1)[1].split(")", 1)[0]
+    record, revision = _first_record(found)
+    path = f"memory/records/{record}.md"
     asked = [
         {"file_path": path},
         {"file_path": path, "line_start": 3},
@@ -262,9 +267,7 @@ def test_a_get_reads_the_record_by_its_id_alone(
     assert "The kiln runs at 1240 degrees." in database[0].text and not database[0].is_error
     assert database[2].is_error and database[3].is_error
     # A forgotten record is no longer there, by its id either.
-    forgot = workspace.tools.call(
-        "memory_forget", {"id": path[15:-3], "expected_revision": revision}
-    )
+    forgot = workspace.tools.call("memory_forget", {"id": record, "expected_revision": revision})
     assert not forgot.is_error, forgot.text
     gone = workspace.tools.call("memory_get", {"file_path": path})
     monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)

@@ -21,6 +21,7 @@ A file or folder that cannot be read becomes a warning; the rest is still shown.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -51,7 +52,7 @@ from memquill.query._walk import DocumentCache
 from memquill.store import PostgresLocation, RecordStore, conflict_notice
 
 if TYPE_CHECKING:
-    from memquill.query._database import RecordSource
+    from memquill.query._database import CandidateRecords, RecordSource
     from memquill.query._models import (
         GetArgs,
         GetResult,
@@ -167,7 +168,7 @@ class MemoryQuery:
         now = self._now()
         with os_errors_as_source(), self._lock:
             if self._searcher is not None:
-                source = self._in_database(args.query, tags, args.limit, now)
+                source = self._record_source(args.query, tags, args.limit, now)
                 records: Sequence[SearchDocument] | RecordSource = source or ()
                 if source is None:
                     records, unavailable = self._record_documents()
@@ -291,15 +292,13 @@ class MemoryQuery:
         if not path.startswith(_RECORDS_PREFIX):
             return None
         try:
-            location = getattr(self._store.backend, "location", None)
-            if isinstance(location, PostgresLocation):
-                from memquill.query._database import database_record, searched_in_database
+            database = self._in_database()
+            if database is not None:
+                from memquill.query._database import database_record
 
-                identity = searched_in_database(location)
-                if identity is not None:
-                    found = database_record(location, identity, path)
-                    if found is not False:
-                        return found
+                found = database_record(*database, path)
+                if found is not False:
+                    return found
             record = self._store.projection().by_path(path)
         except (MemquillError, OSError):
             # Unreadable managed memory: the path is private, and the safe reader says so.
@@ -308,33 +307,45 @@ class MemoryQuery:
             return None
         return self._records.get((record.id, record.record_revision)) or record_document(record)
 
-    def _in_database(
-        self, query: str, tags: Sequence[str], limit: int, now: datetime
-    ) -> _DatabaseRecords | None:
-        """The records of a database workspace past its bound, as the server's candidates
-        (:mod:`memquill.query._database`); ``None``: project every record here (a file, a
-        small workspace, a tag filter, or a database that cannot be reached: the projection
-        then says why)."""
+    def _in_database(self) -> tuple[PostgresLocation, bytes] | None:
+        """The location and identity of a database workspace past its bound, whose records
+        are asked of the server (:mod:`memquill.query._database`); ``None``: project every
+        record here (a file, or a small workspace).
+
+        Raises:
+            StorageError: the database cannot be reached or read.
+        """
         location = getattr(self._store.backend, "location", None)
-        if tags or not isinstance(location, PostgresLocation):
+        if not isinstance(location, PostgresLocation):
             return None
         from memquill.query._database import searched_in_database
 
+        identity = searched_in_database(location)
+        return None if identity is None else (location, identity)
+
+    def _record_source(
+        self, query: str, tags: Sequence[str], limit: int, now: datetime
+    ) -> _DatabaseRecords | None:
+        """The records of a database workspace past its bound, as the server's candidates;
+        ``None``: project every record here (also for a tag filter, which the server does
+        not know, or a database that cannot be reached: the projection then says why)."""
         try:
-            identity = searched_in_database(location)
+            database = None if tags else self._in_database()
         except MemquillError:
             return None
-        if identity is None:
+        if database is None:
             return None
-        return _DatabaseRecords(
-            location,
-            identity,
+        from memquill.query._database import database_records
+
+        candidates = functools.partial(
+            database_records,
+            *database,
             query,
             depth=max(self._params.rerank_depth, limit),
             now=now,
             params=self._params,
-            project=self._record_documents,
         )
+        return _DatabaseRecords(candidates, self._record_documents)
 
     def _record_documents(self) -> tuple[tuple[SearchDocument, ...], str | None]:
         try:
@@ -367,44 +378,22 @@ class MemoryQuery:
 
 class _DatabaseRecords:
     """A :class:`~memquill.query._database.RecordSource` of a database workspace's
-    candidates (or, when the server says to rank every record here, ``project``'s), and
+    ``candidates`` (or, when the server says to rank every record here, ``project``'s), and
     what made the records unavailable, if anything did."""
 
     def __init__(
         self,
-        location: PostgresLocation,
-        identity: bytes,
-        query: str,
-        *,
-        depth: int,
-        now: datetime,
-        params: RankParams,
+        candidates: Callable[..., CandidateRecords | None],
         project: Callable[[], tuple[tuple[SearchDocument, ...], str | None]],
     ) -> None:
-        self._location = location
-        self._identity = identity
-        self._query = query
-        self._depth = depth
-        self._now = now
-        self._params = params
+        self._candidates = candidates
         self._project = project
         self.unavailable: str | None = None
 
     def __call__(self, notes: int, holding: Callable[[str], int]) -> Corpus:
-        from memquill.query._database import database_records
-
         self.unavailable = None
         try:
-            found = database_records(
-                self._location,
-                self._identity,
-                self._query,
-                depth=self._depth,
-                now=self._now,
-                params=self._params,
-                notes=notes,
-                holding=holding,
-            )
+            found = self._candidates(notes=notes, holding=holding)
         except MemquillError as error:
             self.unavailable = records_unavailable(error)
             return Corpus(())
