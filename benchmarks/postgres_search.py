@@ -13,12 +13,13 @@ folder first on ``PYTHONPATH``; without it, only this tree), run alternately:
 - **first search ever**: this tree's first search of the workspace, which has the database
   analyse every record once (its search tables; later searches catch up what changed);
 - **cold**: a new process that imports memquill, opens a session and answers one LoCoMo
-  question (wall time from the process's start, CPU time, peak RSS); and one that reads a
-  record by its path (``memory_get``);
+  question (wall time from the process's start, CPU time, peak RSS); one that reads a
+  record by its path (``memory_get``); and one that reviews recent memory
+  (``memory_recent``);
 - **warm**: one process's searches of ``--queries`` questions after a first one (p50, p95,
-  CPU, peak RSS), then the same after a put by another store in the process each time (the
-  search sees the put; that store reads every record for its first put, so the peak is
-  taken before it).
+  CPU, peak RSS), ten ``memory_recent`` calls, then searches after a put by another store in
+  the process each time (the search sees the put; that store reads every record for its
+  first put, so the peak is taken before it).
 
 ``before ÷ after`` above 1: this tree is faster. Without ``MEMQUILL_BENCH_POSTGRES`` a
 throwaway cluster is started (the server binaries must be installed).
@@ -54,21 +55,23 @@ def _peak_mib() -> float:
 
 
 def _child(mode: str, workspace: str, location: str, queries: list[str]) -> None:
-    """One measured process (``mode``: ``cold``, ``get`` or ``warm``), printing its figures
-    as JSON."""
+    """One measured process (``mode``: ``cold``, ``get``, ``recent`` or ``warm``), printing
+    its figures as JSON."""
     started = time.perf_counter()
     from memquill import MemorySession, MemoryToolset
 
     tools = MemoryToolset(MemorySession(workspace, "bench", store=location))
     if mode == "get":
         answer = tools.call("memory_get", {"file_path": queries[0]})
+    elif mode == "recent":
+        answer = tools.call("memory_recent", {"days": 3})
     else:
         answer = tools.call("memory_search", {"query": queries[0], "limit": 5})
     first = time.perf_counter() - started
     figures: dict[str, object] = {
         "first_ms": first * 1000,
         "hits": answer.text.count("\n\n") + 1,
-        "error": answer.is_error or "unavailable" in answer.text,
+        "error": answer.is_error or "memory unavailable:" in answer.text,
     }
     if mode == "warm":
         from memquill import RecordStore
@@ -83,6 +86,12 @@ def _child(mode: str, workspace: str, location: str, queries: list[str]) -> None
         figures["cpu_ms"] = (time.process_time() - cpu) * 1000 / max(1, len(times))
         figures["warm"] = times
         figures["searches_rss_mib"] = _peak_mib()  # before the writer below reads the records
+        reviews: list[float] = []
+        for _ in range(10):
+            begun = time.perf_counter()
+            tools.call("memory_recent", {"days": 3})
+            reviews.append((time.perf_counter() - begun) * 1000)
+        figures["recent"] = reviews
         writer = RecordStore(workspace, location=location)
         after: list[float] = []
         for number, query in enumerate(queries[1:21]):
@@ -202,11 +211,13 @@ def main() -> None:
             )
             cold: dict[str, list[dict[str, Any]]] = {n: [] for n, _ in trees}
             got: dict[str, list[dict[str, Any]]] = {n: [] for n, _ in trees}
+            reviewed: dict[str, list[dict[str, Any]]] = {n: [] for n, _ in trees}
             for run in range(args.cold_runs):
                 question = questions[run % len(questions) : run % len(questions) + 1]
                 for name, path in trees:
                     cold[name].append(_run("cold", workspace, location, question, path))
                     got[name].append(_run("get", workspace, location, [middle], path))
+                    reviewed[name].append(_run("recent", workspace, location, [""], path))
             warm = {
                 name: _run("warm", workspace, location, questions, path) for name, path in trees
             }
@@ -222,9 +233,16 @@ def main() -> None:
                             "cold peak RSS, MiB": _median([r["rss_mib"] for r in runs]),
                             "cold get wall p50, ms": _median([r["wall_ms"] for r in got[name]]),
                             "cold get peak RSS, MiB": _median([r["rss_mib"] for r in got[name]]),
+                            "cold recent wall p50, ms": _median(
+                                [r["wall_ms"] for r in reviewed[name]]
+                            ),
+                            "cold recent peak RSS, MiB": _median(
+                                [r["rss_mib"] for r in reviewed[name]]
+                            ),
                             "warm p50, ms": _median(figures["warm"]),
                             "warm p95, ms": _p95(figures["warm"]),
                             "warm CPU per search, ms": figures["cpu_ms"],
+                            "warm recent p50, ms": _median(figures["recent"]),
                             "search after a put p50, ms": _median(figures["after_put"]),
                             "warm peak RSS (searches), MiB": figures["searches_rss_mib"],
                         },

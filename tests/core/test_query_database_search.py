@@ -273,3 +273,30 @@ def test_a_get_reads_the_record_by_its_id_alone(
     monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)
     again = workspace.tools.call("memory_get", {"file_path": path})
     assert gone.is_error and (gone.text, gone.is_error) == (again.text, again.is_error)
+
+
+def test_recent_reads_only_the_records_it_shows(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Batches of 40 share a time: ties are ordered by file order, as the projection orders
+    # them. Corrections and forgets move facts out of and into the newest.
+    rng = random.Random(17)
+    workspace.save([_text(rng) for _ in range(420)])
+    for _ in range(6):
+        record, revision = _first_record(workspace.search(query=rng.choice(WORDS)))
+        name = rng.choice(("memory_update", "memory_forget"))
+        arguments = {"id": record, "expected_revision": revision}
+        if name == "memory_update":
+            arguments["content"] = _text(rng)
+        assert not workspace.tools.call(name, arguments).is_error
+    monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)
+    process = workspace.tools.call("memory_recent", {"days": 2})
+    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _refuse_whole_reads(monkeypatch, workspace)
+    database = workspace.tools.call("memory_recent", {"days": 2})
+    assert database.text == process.text
+    assert database.structured == process.structured
+    assert database.structured is not None
+    sections = database.structured["sections"]
+    assert [s["kind"] for s in sections[:3]] == ["longterm", "daily", "record"]
+    assert len(sections) == 2 + 375

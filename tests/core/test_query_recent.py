@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from tests.core.query_helpers import assert_no_leak, engine, write
 
 from memquill.errors import Messages
+from memquill.query import _engine
 from memquill.store._results import Candidate
 from memquill.store._store import RecordStore
 
@@ -106,3 +108,24 @@ def test_corrupt_store_shows_a_plain_line(tmp_path: Path) -> None:
     text = engine(tmp_path).recent().text
     assert text.startswith(f"Managed memory unavailable: {Messages.FOREIGN} ")
     assert text.endswith("\n\n## Long-term Memory\nSource: memory.md\nkept")
+
+
+def test_no_more_records_than_the_text_can_show(tmp_path: Path, monkeypatch: Any) -> None:
+    # Batches of 40 share a time, so ties are ordered too (the later in the file first).
+    ticks = iter(range(60))
+    store = RecordStore(tmp_path, now=lambda: datetime(2026, 9, 22, 0, next(ticks), tzinfo=UTC))
+    for batch in range(12):
+        store.save(
+            [Candidate(f"fact {batch}.{n}", {"kind": "manual"}, f"k{batch}.{n}") for n in range(40)]
+        )
+    capped = engine(tmp_path, store=store).recent(days=1)
+    assert _engine.RECENT_RECORDS == 375
+    monkeypatch.setattr(_engine, "RECENT_RECORDS", 10**6)
+    every = engine(tmp_path, store=store).recent(days=1)
+    assert len(every.result.sections) == 480
+    assert capped.result.sections == every.result.sections[:375]
+    assert capped.text == every.text
+    # The shortest part a record can have in the text, the bound's own reason.
+    assert every.text.count("Source: memory/records/") < 375
+    newest = [section.content for section in every.result.sections[:41]]
+    assert newest[:2] == ["fact 11.39", "fact 11.38"] and newest[40] == "fact 10.39"

@@ -21,7 +21,8 @@ record's score needs the others' lengths; a search with other constants, or a ta
 
 What the server keeps of a record is what :func:`analysed_record` makes of its version: the
 terms of its projection ``memory/records/<id>.md``, analysed as a full scan analyses it. A
-``memory_get`` of a record reads it by its id alone (:func:`database_record`).
+``memory_get`` of a record reads it by its id alone (:func:`database_record`), and a
+``memory_recent`` only the newest records it can show (:func:`database_newest`).
 
 What both database searches need is here too (the LangGraph store's,
 :mod:`memquill.items._database_search`, imports it): bringing the tables up to date
@@ -235,6 +236,26 @@ def database_record(
         return None if found is None else False
     document = _found_document(identity, found)
     return document if document.path == path else None
+
+
+def database_newest(
+    location: PostgresLocation, identity: bytes, count: int
+) -> list[tuple[Record, str]] | Literal[False]:
+    """The ``count`` active records of ``location``'s workspace (whose identity is
+    ``identity``) created last, newest first, each with its record revision: what ``recent``
+    shows, read without the others. ``False``: ask the projection (the records are a kept
+    blob).
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+    from memquill.store import read_newest
+
+    found = read_newest(location, location.workspace, count)
+    if isinstance(found, bool):
+        return False
+    records = [record_of(version.meta, version.content) for version in found]
+    return [(record, record_revision(identity, record)) for record in records]
 
 
 def current_figures(

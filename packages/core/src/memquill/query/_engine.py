@@ -13,8 +13,10 @@ method takes its already-validated argument model (:mod:`memquill.query._models`
    ``longterm/summary.md`` (trimmed, cut to 500 units).
 2. The newest ``days`` daily files of ``memory/daily`` (or, when that folder does not exist,
    ``daily``), newest first (trimmed, cut to 800 units; an empty file still takes its slot).
-3. Every active record, newest first (a deliberate change: the original listed them oldest
-   first, so the 12,000-unit cut dropped the newest), cut to 500 units.
+3. The active records, newest first (a deliberate change: the original listed them oldest
+   first, so the 12,000-unit cut dropped the newest), cut to 500 units; no more of them than
+   the cut can show (:data:`RECENT_RECORDS`), so a workspace of 100,000 facts is neither read
+   whole nor sent whole as the structured result.
 
 A file or folder that cannot be read becomes a warning; the rest is still shown.
 """
@@ -22,6 +24,7 @@ A file or folder that cannot be read becomes a warning; the rest is still shown.
 from __future__ import annotations
 
 import functools
+import heapq
 import os
 import re
 import threading
@@ -45,11 +48,11 @@ from memquill.query._excerpt import build_excerpt
 from memquill.query._markdown import wiki_links
 from memquill.query._plain import FileType, FoundHit, SearchAnswer, SearchRequest
 from memquill.query._rank import Corpus, RankedHit, RankParams, matches_filters, rank
-from memquill.query._render import score_value
+from memquill.query._render import RESPONSE_UNITS, score_value
 from memquill.query._scan import scan_workspace
 from memquill.query._scanconfig import load_scan_config
 from memquill.query._walk import DocumentCache
-from memquill.store import PostgresLocation, RecordStore, conflict_notice
+from memquill.store import PostgresLocation, RecordStore, conflict_notice, provenance_line
 
 if TYPE_CHECKING:
     from memquill.query._database import CandidateRecords, RecordSource
@@ -261,7 +264,7 @@ class MemoryQuery:
         """
         root = canonical_workspace(self._workspace)
         with os_errors_as_source():
-            return collect_recent(root, self._store, args.days)
+            return collect_recent(root, self._newest, args.days)
 
     def documents(
         self, args: SearchArgs | SearchRequest
@@ -306,6 +309,40 @@ class MemoryQuery:
         if record is None:
             return None
         return self._records.get((record.id, record.record_revision)) or record_document(record)
+
+    def _newest(self, count: int) -> list[RecentSection]:
+        """The ``count`` active records created last, newest first (read alone from a
+        database workspace past its bound; ties: the later in file order first).
+
+        Raises:
+            MemquillError: the records cannot be read.
+            OSError: the records file cannot be read.
+        """
+        database = self._in_database()
+        if database is not None:
+            from memquill.query._database import database_newest
+
+            found = database_newest(*database, count)
+            if found is not False:
+                return [
+                    _fact(
+                        record.projection_path,
+                        record.content,
+                        provenance_line(record.id, record.key, record.source, revision),
+                        record.id,
+                        revision,
+                        record.key,
+                    )
+                    for record, revision in found
+                ]
+        records = self._store.projection().records
+        newest = heapq.nlargest(
+            count, range(len(records)), key=lambda at: (records[at].created_at, at)
+        )
+        return [
+            _fact(r.path, r.content, r.provenance, r.id, r.record_revision, r.key)
+            for r in (records[at] for at in newest)
+        ]
 
     def _in_database(self) -> tuple[PostgresLocation, bytes] | None:
         """The location and identity of a database workspace past its bound, whose records
@@ -438,6 +475,10 @@ DAILY_NAME: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\.md")
 LONGTERM_UNITS: Final = 500
 DAILY_UNITS: Final = 800
 RECORD_UNITS: Final = 500
+RECENT_RECORDS: Final = -(-RESPONSE_UNITS // len("Source: memory/records/.md ()\n\n\n"))
+"""The most records ``recent`` can show: a record's part of the text is never shorter than
+that line (and the blank line before the next), so the record after this many starts past
+the 12,000-unit cut. ``recent`` reads and returns no more (375)."""
 # JavaScript's String.prototype.trim removes these (Python's strip differs at the edges).
 _JS_SPACE: Final = (
     " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
@@ -452,16 +493,19 @@ def records_unavailable(error: MemquillError) -> str:
     return error.message
 
 
-def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
+def collect_recent(
+    root: Path, newest: Callable[[int], list[RecentSection]], days: int
+) -> RecentResult:
     """Build the recent-memory review of the workspace ``root``.
 
     Args:
         root: the canonical workspace.
-        store: its records store.
+        newest: its newest active records, as many as asked for, newest first (raises
+            :class:`MemquillError` or :class:`OSError` when they cannot be read).
         days: how many daily files (newest first).
     """
     # The models load with a review: a search never loads pydantic.
-    from memquill.query._models import RecentResult, RecentSection
+    from memquill.query._models import RecentResult
 
     sections: list[RecentSection] = []
     warnings: list[str] = []
@@ -471,33 +515,32 @@ def collect_recent(root: Path, store: RecordStore, days: int) -> RecentResult:
     sections.extend(_daily(root, days, warnings))
     unavailable: str | None = None
     try:
-        projection = store.projection()
+        sections.extend(newest(RECENT_RECORDS))
     except MemquillError as error:
         unavailable = records_unavailable(error)
     except OSError as error:
         unavailable = source_error(error).message
-    else:
-        ordered = sorted(
-            enumerate(projection.records),
-            key=lambda item: (item[1].created_at, item[0]),
-            reverse=True,
-        )
-        for _, record in ordered:
-            content, cut = utf16_cut(record.content, RECORD_UNITS)
-            sections.append(
-                RecentSection(
-                    kind="record",
-                    path=record.path,
-                    content=content,
-                    truncated=cut,
-                    source=record.provenance,
-                    record_id=record.id,
-                    record_revision=record.record_revision,
-                    key=record.key,
-                )
-            )
     return RecentResult(
         sections=tuple(sections), warnings=tuple(warnings), managed_unavailable=unavailable
+    )
+
+
+def _fact(
+    path: str, text: str, provenance: str, record_id: str, revision: str, key: str | None
+) -> RecentSection:
+    """An active record's part of ``recent``."""
+    from memquill.query._models import RecentSection
+
+    content, cut = utf16_cut(text, RECORD_UNITS)
+    return RecentSection(
+        kind="record",
+        path=path,
+        content=content,
+        truncated=cut,
+        source=provenance,
+        record_id=record_id,
+        record_revision=revision,
+        key=key,
     )
 
 

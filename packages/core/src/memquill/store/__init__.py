@@ -73,6 +73,7 @@ if typing.TYPE_CHECKING:
         catch_up_searches as catch_up_searches,
         read_active as read_active,
         read_keyed as read_keyed,
+        read_newest as read_newest,
         search_candidates as search_candidates,
         search_figures as search_figures,
         workspace_rows as workspace_rows,

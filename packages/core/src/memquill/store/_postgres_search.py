@@ -244,6 +244,20 @@ _KEYED: Final = _ACTIVE.format(column="key")
 keys unique."""
 _BY_ID: Final = _ACTIVE.format(column="id")
 """:func:`read_active`'s statement: a version by its id (the primary key)."""
+_NEWEST: Final = """
+    SELECT w.blob IS NOT NULL, v.id, v.meta, v.content, coalesce(r.created_at, v.created_at)
+    FROM memquill.workspaces w
+        LEFT JOIN LATERAL (
+            SELECT n.id FROM memquill.versions n
+            WHERE n.workspace_id = w.workspace_id AND w.blob IS NULL AND n.status = 'active'
+            ORDER BY n.created_at COLLATE "C" DESC, n.position DESC LIMIT %s) n ON true
+        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND v.id = n.id
+        LEFT JOIN memquill.versions r ON r.workspace_id = v.workspace_id AND r.id = v.root_id
+    WHERE w.workspace = %s
+    ORDER BY v.created_at COLLATE "C" DESC, v.position DESC"""
+""":func:`read_newest`'s statement: the newest active versions, in Python's order of strings
+(``"C"``, whatever the database's collation). Only ids are sorted, then their rows read: a
+sort of whole rows carries every text (at 100,000 versions, 190 ms against 135)."""
 _ROWS: Final = """
     SELECT workspace_id::text, versions FROM memquill.workspaces
     WHERE workspace = %s AND blob IS NULL"""
@@ -539,6 +553,34 @@ def read_active(
         StorageError: the database cannot be reached or read.
     """
     return _read_active(location, workspace, _BY_ID, record_id)
+
+
+def read_newest(
+    location: str | PostgresLocation, workspace: str, count: int
+) -> list[FoundVersion] | bool:
+    """The ``count`` active versions of ``workspace`` created last, newest first (of two
+    created at once, the later in file order): what ``recent`` shows, read without the
+    others (one statement). ``False``: the workspace is a kept blob, whose records are not
+    rows (no workspace: no versions).
+
+    Raises:
+        StorageError: the database cannot be reached or read.
+    """
+
+    def ask(connection: Connection) -> list[tuple[object, ...]]:
+        try:
+            return connection.execute(_NEWEST, (count, workspace)).fetchall()
+        except pg_errors.UndefinedTable:
+            return []  # no schema yet: nothing was ever written
+
+    rows = _run(location, ask)
+    if rows and rows[0][0]:
+        return False
+    return [
+        FoundVersion(workspace, *(cast(str, value) for value in row[1:5]))
+        for row in rows
+        if row[1] is not None
+    ]
 
 
 def _read_active(
