@@ -28,6 +28,17 @@ from memquill.query._rank import Corpus, RankParams, rank
 from memquill.store._postgres_location import parse_location
 from memquill.store._results import Candidate
 
+TAGS = ("#birds", "#Boats", "#sea-life", "#tea")
+
+
+def _tagged(rng: random.Random) -> str:
+    """A record's text, with some of :data:`TAGS` (in any case) a third of the time."""
+    text = _text(rng)
+    if rng.random() < 0.35:
+        tags = rng.sample(TAGS, rng.randint(1, 2))
+        text += " " + " ".join(tag.upper() if rng.random() < 0.2 else tag for tag in tags)
+    return text
+
 
 def _refuse_whole_reads(patcher: pytest.MonkeyPatch, workspace: Workspace) -> None:
     """Make ``workspace``'s store fail if a read takes every record (a projection, a
@@ -109,9 +120,9 @@ def test_the_database_answers_as_projecting_every_record(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(7)
-    workspace.save([_text(rng) for _ in range(400)])
+    workspace.save([_tagged(rng) for _ in range(400)])
     read: list[tuple[int, int]] = []
-    for round_ in range(40):
+    for round_ in range(50):
         query = " ".join(rng.sample(WORDS, rng.randint(1, 3)))
         if round_ % 9 == 0:
             query += " memory records"  # every record's path holds these: alike on them
@@ -120,10 +131,14 @@ def test_the_database_answers_as_projecting_every_record(
         arguments: dict[str, Any] = {"query": query, "limit": rng.choice((1, 5, 10, 20))}
         if round_ % 5 == 4:
             arguments["file_type"] = rng.choice(("longterm", "notes", "daily"))
+        if round_ % 4 == 1:
+            arguments["tags"] = rng.sample([*TAGS, "#absent", "BIRDS"], rng.randint(1, 2))
         process, database, sizes = _both(workspace, monkeypatch, **arguments)
         assert database == process, arguments
         read.extend(sizes)
-    assert len(read) == 40
+    assert len(read) == 50
+    # Tag filters found tagged records.
+    assert "memory/records/" in workspace.search(query="heron boat tea", tags=["birds", "tea"])
     # Records were hits (not only notes), and each search read a part of the records only.
     assert sum("memory/records/" in workspace.search(query=w, limit=20) for w in WORDS) >= 5
     assert all(total == 400 for _, total in read)
@@ -160,10 +175,10 @@ def test_writes_between_searches_are_found_by_the_next(
         assert database == process
 
 
-def test_a_small_workspace_or_a_tag_filter_is_ranked_in_the_process(
+def test_a_small_workspace_is_ranked_in_the_process_and_a_tag_filter_in_the_database(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    workspace.save(["heron #birds by the river", "coffee at nine"])
+    workspace.save(["heron #birds by the river", "coffee at nine", "heron by the sea"])
     asked: list[object] = []
     real = _database.database_records
 
@@ -172,12 +187,14 @@ def test_a_small_workspace_or_a_tag_filter_is_ranked_in_the_process(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(_database, "database_records", counted)
-    assert "heron" in workspace.search(query="heron")  # 2 versions: below the bound
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
-    assert "heron" in workspace.search(query="heron", tags=["birds"])
+    assert "heron" in workspace.search(query="heron")  # 3 versions: below the bound
     assert asked == []
-    assert "heron" in workspace.search(query="heron")
-    assert len(asked) == 1
+    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _refuse_whole_reads(monkeypatch, workspace)
+    tagged = workspace.search(query="heron", tags=["#Birds"])
+    assert "heron #birds by the river" in tagged and "heron by the sea" not in tagged
+    assert "heron by the sea" in workspace.search(query="heron sea")
+    assert len(asked) == 2
 
 
 class _WithNotes(Corpus):
@@ -203,7 +220,7 @@ def test_the_candidates_hold_the_best_records_before_chunks_whatever_the_notes(
     # hold the query's terms in any proportion (a term rare among records may be common
     # among notes, which turns the records' order around).
     rng = random.Random(13)
-    workspace.save([_text(rng) for _ in range(300)])
+    workspace.save([_tagged(rng) for _ in range(300)])
     monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
     location = parse_location(workspace.location)
     identity = _database.searched_in_database(location)
@@ -218,6 +235,7 @@ def test_the_candidates_hold_the_best_records_before_chunks_whatever_the_notes(
         notes = rng.choice((0, 10, 400, 5000))
         holding = {term: rng.randint(0, notes) for term in terms}
         depth = rng.choice((1, 5, 50))
+        tags = frozenset(rng.sample(("birds", "boats", "sea-life", "tea"), rng.randint(0, 2)))
         found = _database.database_records(
             location,
             identity,
@@ -227,6 +245,7 @@ def test_the_candidates_hold_the_best_records_before_chunks_whatever_the_notes(
             params=RankParams(),
             notes=notes,
             holding=lambda term: holding.get(term, 0),  # noqa: B023 - used at once
+            tags=tags,
         )
         assert found is not None
         best = rank(
@@ -235,6 +254,7 @@ def test_the_candidates_hold_the_best_records_before_chunks_whatever_the_notes(
             now=now,
             params=replace(RankParams(), chunk_weight=0.0, rerank_depth=depth),
             candidates=depth,
+            tags=tags,
         )
         candidates = {d.path: (d.source, d.record_revision, d.content) for d in found.documents}
         assert {hit.document.path for hit in best} <= set(candidates), (query, notes, depth)

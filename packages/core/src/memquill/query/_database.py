@@ -16,8 +16,11 @@ and records together, which the server is given. So the server is asked for the 
 score before chunks can reach that depth among records (``chunk_weight`` 0 to the bounds:
 that score, exactly), and of records holding the query's terms alike (the same score) the
 first in path order. Records are not length-normalised (``RankParams.record_b`` is 0), so no
-record's score needs the others' lengths; a search with other constants, or a tag filter
-(the server does not know tags), ranks every record in the process.
+record's score needs the others' lengths; a search with other constants ranks every record in the
+process. A tag filter is the server's too: a record's document holds each of its tags as a
+term no analysis makes (:func:`tag_term`), and the candidates are the best of the records
+holding one of the tags asked for (ranking filters before it picks its best, and keeps the
+idf of every document).
 
 What the server keeps of a record is what :func:`analysed_record` makes of its version: the
 terms of its projection ``memory/records/<id>.md``, analysed as a full scan analyses it. A
@@ -59,10 +62,11 @@ DATABASE_RECORDS: Final = 20_000
 """Record versions past which a database workspace's search asks the server for candidates
 (below, the process's own projection, once read, is faster; the LangGraph store's bound)."""
 RECORDS_ANALYSIS: Final = (
-    f"records 1; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
+    f"records 2; tokens {TOKENIZER_VERSION}, {STEMMER_VERSION}; chunks {CHUNK_SIZE}/{CHUNK_OVERLAP}"
 )
 """What :func:`analysed_record` makes of a version depends on (the server counts a workspace
-again whose documents another analysis made: the LangGraph store's names its own)."""
+again whose documents another analysis made: the LangGraph store's names its own). 2: the
+documents hold their tags."""
 ENUMERATED: Final = 10
 """Query terms up to which the smallest sets of terms a document must hold are looked for
 (all 2 ** n sets of them)."""
@@ -112,18 +116,30 @@ def analysed_record(version: ChangedVersion) -> IndexedDocument | None:
     if version.status != "active":
         return None
     record = record_of(version.meta, version.content)
-    return server_document(record, tie_text((record.projection_path,)), None)
+    return server_document(record, tie_text((record.projection_path,)), None, tagged=True)
 
 
-def server_document(record: Record, tie: str, expires: datetime | None) -> IndexedDocument:
+def server_document(
+    record: Record, tie: str, expires: datetime | None, *, tagged: bool = False
+) -> IndexedDocument:
     """What the server keeps of ``record`` (an active version) to search it: the terms of
     its projection with their counts in the body and each field, whether it is one chunk,
-    its place among documents that score alike (``tie``) and when it expires."""
-    body, fields = document_postings(analysed_projection(record))
+    its place among documents that score alike (``tie``) and when it expires; ``tagged``:
+    each of its tags too, as :func:`tag_term` (counted 0: no query term is one)."""
+    projection = analysed_projection(record)
+    body, fields = document_postings(projection)
     counts: dict[str, int | list[int]] = dict(body)
     for term, per_field in fields.items():
         counts[term] = [body.get(term, 0), *per_field]
+    if tagged:
+        counts.update((tag_term(tag), 0) for tag in sorted(projection.tag_keys))
     return _indexed()(record.id, tie, counts, single_chunk(record.content), expires)
+
+
+def tag_term(tag: str) -> str:
+    """The term a record's document holds for the tag ``tag`` (lowercased, without ``#``):
+    it starts with a space, which no term analysis makes holds."""
+    return f" #{tag}"
 
 
 def analysed_projection(record: Record) -> SearchDocument:
@@ -169,11 +185,13 @@ def database_records(
     params: RankParams,
     notes: int,
     holding: Callable[[str], int],
+    tags: frozenset[str] = frozenset(),
 ) -> CandidateRecords | None:
     """The records of ``location``'s workspace (whose identity is ``identity``) that can be
     among the best ``depth`` for ``query`` before chunks, beside ``notes`` notes of which
-    ``holding(term)`` hold a term. ``None``: rank every record in the process (a kept blob,
-    other ranking constants, or writers kept the workspace's terms behind for every round).
+    ``holding(term)`` hold a term; with ``tags`` (lowercased, without ``#``), of those that
+    have one of them. ``None``: rank every record in the process (a kept blob, other
+    ranking constants, or writers kept the workspace's terms behind for every round).
 
     Raises:
         StorageError: the database cannot be reached or read.
@@ -199,12 +217,18 @@ def database_records(
         for term, held in zip(terms, figures.frequencies, strict=True)
     )
     before_chunks = replace(params, chunk_weight=0.0)
-    essential, required = needed_terms(terms, weights, figures, before_chunks, depth)
+    # The figures count every record: what ``depth`` holders of a term are sure to score
+    # says nothing of the tagged ones, so with tags every term is one a candidate may hold
+    # (the server still keeps only the tagged records that can reach the best).
+    essential, required = (
+        needed_terms(terms, weights, figures, before_chunks, depth) if not tags else (terms, ())
+    )
     bounds = SearchBounds(
         params.k1, five(params.field_weights), 0.0, weights, essential, depth, required
     )
+    tagged = [tag_term(tag) for tag in sorted(tags)]
     found = (
-        search_candidates(location, names, terms, bounds, now, RECORDS_ANALYSIS)
+        search_candidates(location, names, terms, bounds, now, RECORDS_ANALYSIS, tagged)
         if essential
         else []
     )

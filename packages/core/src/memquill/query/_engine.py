@@ -364,10 +364,10 @@ class MemoryQuery:
         self, query: str, tags: Sequence[str], limit: int, now: datetime
     ) -> _DatabaseRecords | None:
         """The records of a database workspace past its bound, as the server's candidates;
-        ``None``: project every record here (also for a tag filter, which the server does
-        not know, or a database that cannot be reached: the projection then says why)."""
+        ``None``: project every record here (also for a database that cannot be reached:
+        the projection then says why)."""
         try:
-            database = None if tags else self._in_database()
+            database = self._in_database()
         except MemquillError:
             return None
         if database is None:
@@ -381,6 +381,7 @@ class MemoryQuery:
             depth=max(self._params.rerank_depth, limit),
             now=now,
             params=self._params,
+            tags=frozenset(tag.lower().removeprefix("#") for tag in tags),
         )
         return _DatabaseRecords(candidates, self._record_documents)
 

@@ -179,12 +179,12 @@ def _figures(count: int) -> str:
 
 
 @functools.cache
-def _candidates(count: int, containing: bool) -> str:
+def _candidates(count: int, containing: bool, filtered: bool) -> str:
     """:func:`search_candidates`' second statement, for a query of ``count`` terms whose
     idf the first one's figures gave (see the module docstring), its candidates holding one
-    of the essential terms or (``containing``) all the required ones: a column per term, so a
-    document is one row, scored without grouping (grouping 200,000 rows of 100,000 documents
-    by document took 3 of 3.3 s)."""
+    of the essential terms or (``containing``) all the required ones, and (``filtered``) one
+    of the caller's terms: a column per term, so a document is one row, scored without
+    grouping (grouping 200,000 rows of 100,000 documents by document took 3 of 3.3 s)."""
     body = (
         "CASE jsonb_typeof(c{i}) WHEN 'number' THEN (c{i})::float8 "
         "WHEN 'array' THEN (c{i} ->> 0)::float8 ELSE 0.0 END AS b{i}"
@@ -205,6 +205,7 @@ def _candidates(count: int, containing: bool) -> str:
         WHERE s.analysed AND {
         "d.terms @> %(required)s::text[]" if containing else "d.terms && %(essential)s::text[]"
     }
+            {"AND d.terms && %(filter)s::text[]" if filtered else ""}
             AND (d.expires IS NULL OR d.expires > %(now)s)),
     bounded AS (
         SELECT d.workspace_id, d.id, d.single, d.tie, {_each(count, "d.b{i}, d.f{i}")},
@@ -465,11 +466,14 @@ def search_candidates(
     bounds: SearchBounds,
     now: datetime,
     analysis: str,
+    holding_one: Sequence[str] = (),
 ) -> list[FoundVersion]:
     """The versions under ``names`` holding one of the ``essential`` terms that may rank
     among the best ``depth`` for the query ``terms``, in no set order (see the module
-    docstring). The caller has caught up every workspace under ``names``; documents that
-    ``analysis`` did not make (another reader counted them since) are not searched.
+    docstring); with ``holding_one``, among the documents that hold one of those terms alone
+    (the caller's filter, made of terms its analysis gave the documents). The caller has
+    caught up every workspace under ``names``; documents that ``analysis`` did not make
+    (another reader counted them since) are not searched.
 
     Raises:
         StorageError: the database cannot be reached or read.
@@ -484,10 +488,11 @@ def search_candidates(
         "chunk": bounds.chunk_weight,
         "skip": max(bounds.depth - 1, 0),
         "depth": bounds.depth,
+        "filter": list(holding_one),
         **{f"w{place}": weight for place, weight in enumerate(weights, 1)},
         **{f"i{place}": weight for place, weight in enumerate(bounds.weights, 1)},
     }
-    statement = _candidates(len(terms), bool(bounds.required))
+    statement = _candidates(len(terms), bool(bounds.required), bool(holding_one))
 
     def ask(connection: Connection) -> list[tuple[object, ...]]:
         return connection.execute(statement, params).fetchall()  # pyright: ignore[reportArgumentType]
