@@ -10,12 +10,14 @@ of 40; the conversations' turns repeated to reach the size, each copy ending in 
 own process, this tree's memquill and the one in ``--before`` (its ``memquill`` package
 folder first on ``PYTHONPATH``; without it, only this tree), run alternately:
 
-- **first search ever**: this tree's first search of the workspace, which has the database
-  analyse every record once (its search tables; later searches catch up what changed);
+- **first search ever**: each tree's first search of its workspace (each tree has its own,
+  filled alike), which has the database analyse every record once (its search tables; later
+  searches catch up what changed);
 - **cold**: a new process that imports memquill, opens a session and answers one LoCoMo
   question (wall time from the process's start, CPU time, peak RSS); one that reads a
   record by its path (``memory_get``); and one that reviews recent memory
-  (``memory_recent``);
+  (``memory_recent``); with ``--tags``, one that searches with a tag filter (each record
+  ends with its conversation's tag, ``#conversation-<n>``; the filter asks for the fourth's);
 - **warm**: one process's searches of ``--queries`` questions after a first one (p50, p95,
   CPU, peak RSS), ten ``memory_recent`` calls, then searches after a put by another store in
   the process each time (the search sees the put; that store reads every record for its
@@ -43,6 +45,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 _CHILD = "--child"
+_TAG = "conversation-3"
+"""The tag a ``tagged`` run filters by (``--tags``: a tenth of LoCoMo's turns have it)."""
 
 
 def _peak_mib() -> float:
@@ -63,6 +67,8 @@ def _child(mode: str, workspace: str, location: str, queries: list[str]) -> None
     tools = MemoryToolset(MemorySession(workspace, "bench", store=location))
     if mode == "get":
         answer = tools.call("memory_get", {"file_path": queries[0]})
+    elif mode == "tagged":
+        answer = tools.call("memory_search", {"query": queries[0], "limit": 5, "tags": [_TAG]})
     elif mode == "recent":
         answer = tools.call("memory_recent", {"days": 3})
     else:
@@ -134,11 +140,13 @@ def _run(
     return figures
 
 
-def _fill(url: str, size: int, turns: list[str], root: Path) -> tuple[Path, str, str, float]:
+def _fill(
+    url: str, size: int, turns: list[str], root: Path, name: str
+) -> tuple[Path, str, str, float]:
     from memquill import RecordStore
     from memquill.store._results import Candidate
 
-    workspace = root / f"records-{size}"
+    workspace = root / f"records-{size}-{name}"
     workspace.mkdir()
     location = f"{url}#workspace=search-bench-{size}-{uuid.uuid4().hex[:8]}"
     store = RecordStore(workspace, location=location)
@@ -175,13 +183,20 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100, help="questions per warm run")
     parser.add_argument("--cold-runs", type=int, default=5, help="cold processes per tree")
     parser.add_argument("--before", type=str, default=None, help="another memquill's src")
+    parser.add_argument(
+        "--tags", action="store_true", help="tag records by conversation; time a tag filter"
+    )
     args = parser.parse_args()
 
     from benchmarks.locomo_data import load
     from tests import postgres_cluster
 
     conversations = load(args.data)
-    turns = [turn.line for conversation in conversations for turn in conversation.turns]
+    turns = [
+        f"{turn.line} #conversation-{number}" if args.tags else turn.line
+        for number, conversation in enumerate(conversations)
+        for turn in conversation.turns
+    ]
     questions = [q.text for conversation in conversations for q in conversation.questions]
     questions = questions[:: max(1, len(questions) // (args.queries + 1))][: args.queries + 1]
     root = Path(tempfile.mkdtemp(prefix="memquill-search-bench-"))
@@ -201,26 +216,33 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f}", flush=True)
     try:
         for size in args.sizes:
-            workspace, location, middle, filled = _fill(url, size, turns, root)
-            print(f"\n{size:,} records (filled in {filled:.1f} s)", flush=True)
-            first = _run("cold", workspace, location, questions[:1], None)
-            print(
-                f"  first search ever (after: the database analyses every record): "
-                f"{first['wall_ms']:.0f} ms whole process",
-                flush=True,
-            )
+            print(f"\n{size:,} records", flush=True)
+            # A workspace for each tree: two trees whose analyses of a record differ would
+            # have the server count one workspace again at every switch.
+            spaces: dict[str, tuple[Path, str, str]] = {}
+            for name, path in trees:
+                workspace, location, middle, filled = _fill(url, size, turns, root, name)
+                spaces[name] = (workspace, location, middle)
+                first = _run("cold", workspace, location, questions[:1], path)
+                print(
+                    f"  {name}: filled in {filled:.1f} s; first search ever (the database "
+                    f"analyses every record, if it searches): {first['wall_ms']:.0f} ms",
+                    flush=True,
+                )
             cold: dict[str, list[dict[str, Any]]] = {n: [] for n, _ in trees}
             got: dict[str, list[dict[str, Any]]] = {n: [] for n, _ in trees}
             reviewed: dict[str, list[dict[str, Any]]] = {n: [] for n, _ in trees}
+            tagged: dict[str, list[dict[str, Any]]] = {n: [] for n, _ in trees}
             for run in range(args.cold_runs):
                 question = questions[run % len(questions) : run % len(questions) + 1]
                 for name, path in trees:
+                    workspace, location, middle = spaces[name]
                     cold[name].append(_run("cold", workspace, location, question, path))
                     got[name].append(_run("get", workspace, location, [middle], path))
                     reviewed[name].append(_run("recent", workspace, location, [""], path))
-            warm = {
-                name: _run("warm", workspace, location, questions, path) for name, path in trees
-            }
+                    if args.tags:
+                        tagged[name].append(_run("tagged", workspace, location, question, path))
+            warm = {name: _run("warm", *spaces[name][:2], questions, path) for name, path in trees}
             rows: list[tuple[str, dict[str, float]]] = []
             for name, _ in trees:
                 runs, figures = cold[name], warm[name]
@@ -238,6 +260,18 @@ def main() -> None:
                             ),
                             "cold recent peak RSS, MiB": _median(
                                 [r["rss_mib"] for r in reviewed[name]]
+                            ),
+                            **(
+                                {
+                                    "cold tagged wall p50, ms": _median(
+                                        [r["wall_ms"] for r in tagged[name]]
+                                    ),
+                                    "cold tagged peak RSS, MiB": _median(
+                                        [r["rss_mib"] for r in tagged[name]]
+                                    ),
+                                }
+                                if args.tags
+                                else {}
                             ),
                             "warm p50, ms": _median(figures["warm"]),
                             "warm p95, ms": _p95(figures["warm"]),

@@ -16,8 +16,8 @@ and records together, which the server is given. So the server is asked for the 
 score before chunks can reach that depth among records (``chunk_weight`` 0 to the bounds:
 that score, exactly), and of records holding the query's terms alike (the same score) the
 first in path order. Records are not length-normalised (``RankParams.record_b`` is 0), so no
-record's score needs the others' lengths; a search with other constants ranks every record in the
-process. A tag filter is the server's too: a record's document holds each of its tags as a
+record's score needs the others' lengths; a search with other constants ranks every record
+in the process. A tag filter is the server's too: a record's document holds each of its tags as a
 term no analysis makes (:func:`tag_term`), and the candidates are the best of the records
 holding one of the tags asked for (ranking filters before it picks its best, and keeps the
 idf of every document).
@@ -137,8 +137,8 @@ def server_document(
 
 
 def tag_term(tag: str) -> str:
-    """The term a record's document holds for the tag ``tag`` (lowercased, without ``#``):
-    it starts with a space, which no term analysis makes holds."""
+    """The term a record's document holds for the tag ``tag`` (lowercased, without ``#``).
+    It starts with a space, which no analysed term holds, so no query's term is one."""
     return f" #{tag}"
 
 
