@@ -64,16 +64,18 @@ if typing.TYPE_CHECKING:
         parse_location as parse_location,
         with_workspace as with_workspace,
     )
+    from memquill.store._postgres_reads import (
+        FoundVersion as FoundVersion,
+        read_active as read_active,
+        read_keyed as read_keyed,
+        read_newest as read_newest,
+    )
     from memquill.store._postgres_search import (
         ChangedVersion as ChangedVersion,
-        FoundVersion as FoundVersion,
         IndexedDocument as IndexedDocument,
         SearchBounds as SearchBounds,
         SearchFigures as SearchFigures,
         catch_up_searches as catch_up_searches,
-        read_active as read_active,
-        read_keyed as read_keyed,
-        read_newest as read_newest,
         search_candidates as search_candidates,
         search_figures as search_figures,
         workspace_rows as workspace_rows,
