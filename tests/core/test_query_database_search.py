@@ -24,7 +24,9 @@ from tests.core.test_items_database_search import WORDS, _text  # pyright: ignor
 from memquill import MemorySession, MemoryToolset
 from memquill.query import _database
 from memquill.query._documents import record_document
-from memquill.query._rank import Corpus, RankParams, rank
+from memquill.query._plain import FILE_TYPES
+from memquill.query._rank import Corpus, RankParams, matches_filters, rank, records_admitted
+from memquill.store import _postgres_search
 from memquill.store._postgres_location import parse_location
 from memquill.store._results import Candidate
 
@@ -320,3 +322,28 @@ def test_recent_reads_only_the_records_it_shows(
     sections = database.structured["sections"]
     assert [s["kind"] for s in sections[:3]] == ["longterm", "daily", "record"]
     assert len(sections) == 2 + 375
+
+
+def test_a_filter_that_admits_no_record_asks_the_server_only_for_the_figures(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(19)
+    workspace.save([_tagged(rng) for _ in range(120)])
+    asked: list[object] = []
+    real = _postgres_search.search_candidates
+
+    def counted(*args: Any, **kwargs: Any) -> object:
+        asked.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_postgres_search, "search_candidates", counted)
+    for file_type in ("daily", "notes", "longterm", "all"):
+        before = len(asked)
+        process, database, _ = _both(
+            workspace, monkeypatch, query="heron boat tea", file_type=file_type, limit=10
+        )
+        assert database == process, file_type
+        assert (len(asked) > before) is records_admitted(file_type), file_type
+    record = record_document(workspace.session.store.projection().records[0])
+    for file_type in FILE_TYPES:  # the rule is the one a record's path meets
+        assert records_admitted(file_type) is matches_filters(record, file_type, frozenset())

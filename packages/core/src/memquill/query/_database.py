@@ -186,12 +186,15 @@ def database_records(
     notes: int,
     holding: Callable[[str], int],
     tags: frozenset[str] = frozenset(),
+    admitted: bool = True,
 ) -> CandidateRecords | None:
     """The records of ``location``'s workspace (whose identity is ``identity``) that can be
     among the best ``depth`` for ``query`` before chunks, beside ``notes`` notes of which
     ``holding(term)`` hold a term; with ``tags`` (lowercased, without ``#``), of those that
-    have one of them. ``None``: rank every record in the process (a kept blob, other
-    ranking constants, or writers kept the workspace's terms behind for every round).
+    have one of them; none when the search's ``file_type`` does not admit records
+    (``admitted``), whose figures still weigh the notes' terms. ``None``: rank every record
+    in the process (a kept blob, other ranking constants, or writers kept the workspace's
+    terms behind for every round).
 
     Raises:
         StorageError: the database cannot be reached or read.
@@ -211,11 +214,11 @@ def database_records(
         return None
     if not terms:
         return CandidateRecords((), figures.total, {})
+    holders = dict(zip(terms, figures.frequencies, strict=True))
+    if not admitted:
+        return CandidateRecords((), figures.total, holders)
     whole = notes + figures.total
-    weights = tuple(
-        idf(whole, holding(term) + held)
-        for term, held in zip(terms, figures.frequencies, strict=True)
-    )
+    weights = tuple(idf(whole, holding(term) + holders[term]) for term in terms)
     before_chunks = replace(params, chunk_weight=0.0)
     # The figures count every record: what ``depth`` holders of a term are sure to score
     # says nothing of the tagged ones, so with tags every term is one a candidate may hold
@@ -236,9 +239,7 @@ def database_records(
         (_found_document(identity, version) for version in found),
         key=lambda document: document.path,
     )
-    return CandidateRecords(
-        documents, figures.total, dict(zip(terms, figures.frequencies, strict=True))
-    )
+    return CandidateRecords(documents, figures.total, holders)
 
 
 def database_record(

@@ -47,7 +47,14 @@ from memquill.query._documents import WORKSPACE_FILE, SearchDocument, record_doc
 from memquill.query._excerpt import build_excerpt
 from memquill.query._markdown import wiki_links
 from memquill.query._plain import FileType, FoundHit, SearchAnswer, SearchRequest
-from memquill.query._rank import Corpus, RankedHit, RankParams, matches_filters, rank
+from memquill.query._rank import (
+    Corpus,
+    RankedHit,
+    RankParams,
+    matches_filters,
+    rank,
+    records_admitted,
+)
 from memquill.query._render import RESPONSE_UNITS, score_value
 from memquill.query._scan import scan_workspace
 from memquill.query._scanconfig import load_scan_config
@@ -171,7 +178,7 @@ class MemoryQuery:
         now = self._now()
         with os_errors_as_source(), self._lock:
             if self._searcher is not None:
-                source = self._record_source(args.query, tags, args.limit, now)
+                source = self._record_source(args, tags, now)
                 records: Sequence[SearchDocument] | RecordSource = source or ()
                 if source is None:
                     records, unavailable = self._record_documents()
@@ -361,7 +368,7 @@ class MemoryQuery:
         return None if identity is None else (location, identity)
 
     def _record_source(
-        self, query: str, tags: Sequence[str], limit: int, now: datetime
+        self, args: SearchArgs | SearchRequest, tags: Sequence[str], now: datetime
     ) -> _DatabaseRecords | None:
         """The records of a database workspace past its bound, as the server's candidates;
         ``None``: project every record here (also for a database that cannot be reached:
@@ -377,11 +384,12 @@ class MemoryQuery:
         candidates = functools.partial(
             database_records,
             *database,
-            query,
-            depth=max(self._params.rerank_depth, limit),
+            args.query,
+            depth=max(self._params.rerank_depth, args.limit),
             now=now,
             params=self._params,
             tags=frozenset(tag.lower().removeprefix("#") for tag in tags),
+            admitted=records_admitted(args.file_type),
         )
         return _DatabaseRecords(candidates, self._record_documents)
 

@@ -314,6 +314,12 @@ def rank(
     return ranked
 
 
+def records_admitted(file_type: FileType) -> bool:
+    """Whether remembered facts pass the ``file_type`` filter: they are long-term memory
+    (:func:`matches_filters` on a record's path says the same)."""
+    return file_type in ("all", "longterm")
+
+
 def matches_filters(document: RankDocument, file_type: FileType, tags: frozenset[str]) -> bool:
     """Whether ``document`` passes the ``file_type`` filter (spec 2.4) and the tag filter."""
     if file_type != "all":
