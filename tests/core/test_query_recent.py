@@ -10,6 +10,8 @@ from tests.core.query_helpers import assert_no_leak, engine, write
 
 from memquill.errors import Messages
 from memquill.query import _engine
+from memquill.query._models import RecentResult, RecentSection
+from memquill.query._render import RESPONSE_UNITS, render_recent
 from memquill.store._results import Candidate
 from memquill.store._store import RecordStore
 
@@ -129,3 +131,14 @@ def test_no_more_records_than_the_text_can_show(tmp_path: Path, monkeypatch: Any
     assert every.text.count("Source: memory/records/") < 375
     newest = [section.content for section in every.result.sections[:41]]
     assert newest[:2] == ["fact 11.39", "fact 11.38"] and newest[40] == "fact 10.39"
+
+
+def test_the_bound_is_never_less_than_the_records_the_text_can_show() -> None:
+    # The shortest part a record can have in the text: no id, no provenance, one character.
+    def text(count: int) -> str:
+        part = RecentSection(kind="record", path="memory/records/.md", content="x", source="")
+        return render_recent(RecentResult(sections=(part,) * count))
+
+    shortest = len(text(3)) - len(text(2))  # a part and the blank line before it
+    assert shortest >= 32
+    assert _engine.RECENT_RECORDS * shortest >= RESPONSE_UNITS
