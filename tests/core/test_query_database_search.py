@@ -53,6 +53,19 @@ def _refuse_whole_reads(patcher: pytest.MonkeyPatch, workspace: Workspace) -> No
     patcher.setattr(workspace.session.store, "snapshot", refused)
 
 
+def _calls(patcher: pytest.MonkeyPatch, owner: object, name: str) -> list[object]:
+    """The arguments of each call of ``owner.name`` from now on (each still made)."""
+    calls: list[object] = []
+    real = getattr(owner, name)
+
+    def counted(*args: Any, **kwargs: Any) -> object:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    patcher.setattr(owner, name, counted)
+    return calls
+
+
 def _first_record(answer: str) -> tuple[str, str]:
     """The id and shown revision of a search answer's first record hit."""
     record = answer.split("memory/records/", 1)[1].split(".md", 1)[0]
@@ -181,14 +194,7 @@ def test_a_small_workspace_is_ranked_in_the_process_and_a_tag_filter_in_the_data
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace.save(["heron #birds by the river", "coffee at nine", "heron by the sea"])
-    asked: list[object] = []
-    real = _database.database_records
-
-    def counted(*args: Any, **kwargs: Any) -> object:
-        asked.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_database, "database_records", counted)
+    asked = _calls(monkeypatch, _database, "database_records")
     assert "heron" in workspace.search(query="heron")  # 3 versions: below the bound
     assert asked == []
     monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
@@ -329,14 +335,7 @@ def test_a_filter_that_admits_no_record_asks_the_server_only_for_the_figures(
 ) -> None:
     rng = random.Random(19)
     workspace.save([_tagged(rng) for _ in range(120)])
-    asked: list[object] = []
-    real = _postgres_search.search_candidates
-
-    def counted(*args: Any, **kwargs: Any) -> object:
-        asked.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_postgres_search, "search_candidates", counted)
+    asked = _calls(monkeypatch, _postgres_search, "search_candidates")
     for file_type in ("daily", "notes", "longterm", "all"):
         before = len(asked)
         process, database, _ = _both(
