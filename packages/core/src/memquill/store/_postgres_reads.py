@@ -1,4 +1,4 @@
-"""Reads of one workspace's active versions through the indexes, past its snapshot.
+"""Reads of a few of one workspace's active versions, without its snapshot.
 
 A database workspace can hold more versions than a process should read to answer for one:
 the store's own reads take every row changed since the ones held (at first, every row), and
@@ -29,8 +29,8 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True, slots=True)
 class FoundVersion:
-    """A version that may rank among the best: its workspace's name, id, metadata JSON and
-    content, and when its fact was first saved."""
+    """A version read on its own (by key, id or age here, or as a search candidate): its
+    workspace's name, id, metadata JSON and content, and when its fact was first saved."""
 
     workspace: str
     id: str
