@@ -53,6 +53,12 @@ def _refuse_whole_reads(patcher: pytest.MonkeyPatch, workspace: Workspace) -> No
     patcher.setattr(workspace.session.store, "snapshot", refused)
 
 
+def _server_searches(patcher: pytest.MonkeyPatch, asked: bool) -> None:
+    """Have every search of the records ask the server, however few they are (``asked``),
+    or none of them, however many (the projection in the process)."""
+    patcher.setattr(_database, "DATABASE_RECORDS", -1 if asked else 10**9)
+
+
 def _calls(patcher: pytest.MonkeyPatch, owner: object, name: str) -> list[object]:
     """The arguments of each call of ``owner.name`` from now on (each still made)."""
     calls: list[object] = []
@@ -113,9 +119,9 @@ def _both(
 ) -> tuple[str, str, list[tuple[int, int]]]:
     """The answer with every record projected here, then with the database's candidates (and
     how many candidates of how many records each database search read)."""
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)
+    _server_searches(monkeypatch, False)
     process = workspace.search(**arguments)
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _server_searches(monkeypatch, True)
     sizes: list[tuple[int, int]] = []
     real = _database.database_records
 
@@ -165,7 +171,7 @@ def test_a_search_reads_no_record_but_the_candidates(
 ) -> None:
     rng = random.Random(5)
     workspace.save([_text(rng) for _ in range(200)] + ["A pelican by the heron's pond"])
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _server_searches(monkeypatch, True)
     _refuse_whole_reads(monkeypatch, workspace)
     answer = workspace.search(query="pelican heron", limit=10)
     assert "A pelican by the heron's pond" in answer
@@ -176,7 +182,7 @@ def test_writes_between_searches_are_found_by_the_next(
 ) -> None:
     rng = random.Random(9)
     workspace.save([_text(rng) for _ in range(60)])
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _server_searches(monkeypatch, True)
     assert "pelican" not in workspace.search(query="pelican")
     workspace.save(["The pelican nests by the quay"])
     found = workspace.search(query="pelican quay")
@@ -197,7 +203,7 @@ def test_a_small_workspace_is_ranked_in_the_process_and_a_tag_filter_in_the_data
     asked = _calls(monkeypatch, _database, "database_records")
     assert "heron" in workspace.search(query="heron")  # 3 versions: below the bound
     assert asked == []
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _server_searches(monkeypatch, True)
     _refuse_whole_reads(monkeypatch, workspace)
     tagged = workspace.search(query="heron", tags=["#Birds"])
     assert "heron #birds by the river" in tagged and "heron by the sea" not in tagged
@@ -229,7 +235,7 @@ def test_the_candidates_hold_the_best_records_before_chunks_whatever_the_notes(
     # among notes, which turns the records' order around).
     rng = random.Random(13)
     workspace.save([_tagged(rng) for _ in range(300)])
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _server_searches(monkeypatch, True)
     location = parse_location(workspace.location)
     identity = _database.searched_in_database(location)
     assert identity is not None
@@ -285,9 +291,9 @@ def test_a_get_reads_the_record_by_its_id_alone(
         {"file_path": "memory/records/00000000-0000-4000-8000-000000000000.md"},
         {"file_path": "memory/records/not-an-id.md"},
     ]
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)
+    _server_searches(monkeypatch, False)
     process = [workspace.tools.call("memory_get", arguments) for arguments in asked]
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _server_searches(monkeypatch, True)
     with monkeypatch.context() as reading:
         _refuse_whole_reads(reading, workspace)
         database = [workspace.tools.call("memory_get", arguments) for arguments in asked]
@@ -298,7 +304,7 @@ def test_a_get_reads_the_record_by_its_id_alone(
     forgot = workspace.tools.call("memory_forget", {"id": record, "expected_revision": revision})
     assert not forgot.is_error, forgot.text
     gone = workspace.tools.call("memory_get", {"file_path": path})
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)
+    _server_searches(monkeypatch, False)
     again = workspace.tools.call("memory_get", {"file_path": path})
     assert gone.is_error and (gone.text, gone.is_error) == (again.text, again.is_error)
 
@@ -317,9 +323,9 @@ def test_recent_reads_only_the_records_it_shows(
         if name == "memory_update":
             arguments["content"] = _text(rng)
         assert not workspace.tools.call(name, arguments).is_error
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", 10**9)
+    _server_searches(monkeypatch, False)
     process = workspace.tools.call("memory_recent", {"days": 2})
-    monkeypatch.setattr(_database, "DATABASE_RECORDS", -1)
+    _server_searches(monkeypatch, True)
     _refuse_whole_reads(monkeypatch, workspace)
     database = workspace.tools.call("memory_recent", {"days": 2})
     assert database.text == process.text
