@@ -254,9 +254,12 @@ _CHANGED: Final = """
         w.deleted_seq > s.seq OR s.analysis <> %(analysis)s, s.analysis,
         v.id, v.status, v.meta, v.content
     FROM memquill.workspaces w JOIN memquill.search_state s ON s.workspace_id = w.workspace_id
-        LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id
-            AND v.changed > CASE WHEN w.deleted_seq > s.seq OR s.analysis <> %(analysis)s
-                THEN -1 ELSE s.seq END
+        LEFT JOIN LATERAL (
+            SELECT v.id, v.status, v.meta, v.content FROM memquill.versions v
+            WHERE v.workspace_id = w.workspace_id
+                AND v.changed > CASE WHEN w.deleted_seq > s.seq OR s.analysis <> %(analysis)s
+                    THEN -1 ELSE s.seq END
+            OFFSET 0) v ON true
     WHERE w.workspace = ANY(%(names)s) AND (w.seq <> s.seq OR s.analysis <> %(analysis)s)
         AND w.blob IS NULL"""
 """Of the workspaces named, those whose documents stand behind (a kept blob has no rows) or
@@ -264,7 +267,9 @@ were made by another analysis, with the versions changed since the documents' ``
 version, when a write deleted some since, as their documents went with them, uncounted, or
 when the documents are another analysis's), in one snapshot. One bound on ``changed``, not
 either of two conditions, so the index on it finds them (an ``OR`` read all 100,000 of a
-namespace's versions after one put: 45 ms, now under one)."""
+namespace's versions after one put: 45 ms, now under one), and in a subquery of each
+workspace's own (lateral, not flattened), so the planner, which cannot count the names, does
+not hash every version of the database instead: 54 ms a search after a put, at 132,000)."""
 _LOCK_STATES: Final = """
     SELECT workspace_id::text, seq, documents, analysis FROM memquill.search_state
     WHERE workspace_id = ANY(%s::uuid[]) ORDER BY workspace_id FOR UPDATE"""
