@@ -409,9 +409,8 @@ def transaction_of_scripts(connection: Connection) -> Generator[None]:
 
 
 def connect(location: PostgresLocation) -> Connection:
-    """A new connection to ``location``, its idle timeout set, JIT compilation off and every
-    statement planned for its values (the schema is not looked at: :func:`ensure_schema`
-    does, once per backend).
+    """A new connection to ``location``, its idle timeout set and JIT compilation off (the
+    schema is not looked at: :func:`ensure_schema` does, once per backend).
 
     Raises:
         StorageError: the database cannot be reached.
@@ -427,13 +426,9 @@ def connect(location: PostgresLocation) -> Connection:
         idle = f"{round(location.idle_timeout * 1000)}ms"
         # No JIT: memquill's statements are short, and a planner's overestimate (it cannot
         # count the names a read sends) had one compiled for 380 ms to return one row.
-        # Custom plans only: psycopg prepares a statement run five times, and the server's
-        # generic plan for a search across 10,000 namespaces, made for no terms and no
-        # names, took 28 s where the plan for the values takes 0.4 s.
         connection.execute(
             "SELECT set_config('idle_in_transaction_session_timeout', %s, false),"
-            " set_config('jit', 'off', false),"
-            " set_config('plan_cache_mode', 'force_custom_plan', false)",
+            " set_config('jit', 'off', false)",
             (idle,),
         )
     except psycopg.Error:
