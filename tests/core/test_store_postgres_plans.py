@@ -151,3 +151,14 @@ def test_a_search_catching_up_reads_the_changed_rows_only(crowded: Crowded) -> N
         crowded.connection, statement, "text, text[]", ["this analysis", [crowded.large]]
     )
     assert all(1 <= count <= READ_AT_MOST for count in read.values()), read
+
+
+def test_search_tables_made_before_gain_the_index_of_terms(crowded: Crowded) -> None:
+    # A search across many namespaces sums a term's holders by the term; tables made by an
+    # earlier version have no such index, and read search_terms whole for each term.
+    connection = crowded.connection
+    connection.execute("DROP INDEX memquill.search_terms_term")
+    _postgres_search._MADE.discard(connection.info.dsn)  # pyright: ignore[reportPrivateUsage]
+    assert ensure_tables(connection)
+    found = connection.execute("SELECT to_regclass('memquill.search_terms_term')").fetchone()
+    assert found is not None and found[0] is not None

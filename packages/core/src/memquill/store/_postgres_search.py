@@ -192,9 +192,8 @@ def _candidates(count: int, containing: bool, filtered: bool) -> str:
     of the caller's terms: a column per term, so a document is one row, scored without
     grouping (grouping 200,000 rows of 100,000 documents by document took 3 of 3.3 s). Each
     candidate's version (and its first's) is read by its key (a lateral subquery): joined
-    whole, the planner,
-    which cannot count the candidates, hashed every version of the database to read ten (217
-    of 300 ms across 10,000 namespaces)."""
+    whole, the planner, which cannot count the candidates, hashed every version of the
+    database to read ten (217 of 300 ms across 10,000 namespaces)."""
     body = (
         "CASE jsonb_typeof(c{i}) WHEN 'number' THEN (c{i})::float8 "
         "WHEN 'array' THEN (c{i} ->> 0)::float8 ELSE 0.0 END AS b{i}"
