@@ -730,6 +730,9 @@ def ensure_tables(connection: Connection) -> bool:
     key = connection.info.dsn
     if key in _MADE:
         return True
+    # The probe looks for the newest object TABLES makes (move it when one is added): tables
+    # an earlier version made lack it, and TABLES, each statement of which leaves what it
+    # finds made, brings them up to date.
     found = connection.execute(
         "SELECT to_regclass('memquill.workspaces') IS NOT NULL, "
         "to_regclass('memquill.search_terms_term') IS NOT NULL"
