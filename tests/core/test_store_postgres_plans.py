@@ -153,12 +153,28 @@ def test_a_search_catching_up_reads_the_changed_rows_only(crowded: Crowded) -> N
     assert all(1 <= count <= READ_AT_MOST for count in read.values()), read
 
 
-def test_search_tables_made_before_gain_the_index_of_terms(crowded: Crowded) -> None:
+def test_search_tables_made_before_gain_the_index_of_terms(
+    tmp_path: Path, postgres_server: Server
+) -> None:
     # A search across many namespaces sums a term's holders by the term; tables made by an
-    # earlier version have no such index, and read search_terms whole for each term.
-    connection = crowded.connection
-    connection.execute("DROP INDEX memquill.search_terms_term")
-    _postgres_search._MADE.discard(connection.info.dsn)  # pyright: ignore[reportPrivateUsage]
-    assert ensure_tables(connection)
-    found = connection.execute("SELECT to_regclass('memquill.search_terms_term')").fetchone()
-    assert found is not None and found[0] is not None
+    # earlier version have no such index, and read search_terms whole for each term. In a
+    # database of its own: dropping the shared one's index deadlocked with other tests.
+    name = f"memquill_terms_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_server.url, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = f"{postgres_server.url.rsplit('/', 1)[0]}/{name}"
+    store = RecordStore(tmp_path, location=f"{url}#workspace=terms")
+    connection = connect(parse_location(url))
+    try:
+        assert store.save([manual("a fact, so the schema is made")]).status == "saved"
+        assert ensure_tables(connection)
+        connection.execute("DROP INDEX memquill.search_terms_term")  # as an earlier version
+        _postgres_search._MADE.discard(connection.info.dsn)  # pyright: ignore[reportPrivateUsage]
+        assert ensure_tables(connection)
+        found = connection.execute("SELECT to_regclass('memquill.search_terms_term')").fetchone()
+        assert found is not None and found[0] is not None
+    finally:
+        connection.close()
+        store.close()
+        with psycopg.connect(postgres_server.url, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
