@@ -4,6 +4,7 @@ upgrade of a v1 database (one blob per workspace, built here with v1's own state
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from memquill.store._postgres import NO_QUOTA
 from memquill.store._postgres_location import parse_location
 from memquill.store._postgres_pool import list_workspaces
 from memquill.store._postgres_rows import Row, assemble, columns, rows_of
+from memquill.store._postgres_sql import APPEND, Script
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate, WriteResult
 from memquill.store._transaction import Change, Operation, apply_operation
@@ -132,6 +134,101 @@ def test_an_appended_correction_supersedes_its_row_and_keeps_the_bytes(db: Backi
     assert store.snapshot().by_key("drinks/ana") == other.snapshot().by_key("drinks/ana")
     again = store.correct(FactKey("drinks/ana"), "Water.", corrected.revision)
     assert other.snapshot().revision == again.revision
+
+
+def test_a_refused_append_marks_no_version_superseded(db: Backing) -> None:
+    """The append's one statement marks the versions a correction supersedes only if it
+    wrote the correction: refused (a version written since touched its key), the row it
+    would have marked keeps its status and stamp."""
+    assert db.url is not None and db.name is not None
+    store = db.store()
+    store.save([keyed("Tea.", "drinks/ana")])
+    store.upsert([keyed("Coffee.", "drinks/ana")])  # written after the rows "held" below
+    before = rows(db.url, db.name)
+    active = before[-1]
+    with psycopg.connect(db.url, autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT workspace_id, header, seq FROM memquill.workspaces WHERE workspace = %s",
+            (db.name,),
+        ).fetchone()
+        assert found is not None
+        workspace_id, header, seq = found
+        marked = json.dumps(
+            [
+                {
+                    "id": active[0],
+                    "root_id": active[0],
+                    "status": "superseded",
+                    "key": "drinks/ana",
+                    "source_key": None,
+                    "operation_hash": None,
+                    "created_at": "",
+                    "updated_at": "",
+                    "meta": "{}",
+                    "content": "",
+                }
+            ]
+        )
+        answer = connection.execute(
+            APPEND,
+            (
+                "1000ms",
+                db.name,
+                workspace_id,
+                header,
+                seq - 1,
+                [],
+                ["drinks/ana"],
+                [],
+                [],
+                0,
+                0,
+                [active[0]],
+                marked,
+                "[]",
+            ),
+        ).fetchall()
+    assert answer and all(row[0] is None for row in answer)  # refused
+    assert rows(db.url, db.name) == before
+    assert store.snapshot().revision == db.store().snapshot().revision
+
+
+def test_a_schema_made_before_the_one_statement_append_gains_it(
+    database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Clients of this schema version before the append became one statement made databases
+    # without its function: the first connection of this one adds it, and keeps theirs.
+    location = f"{database}#workspace=team"
+    earlier = RecordStore(tmp_path, location=location)
+    earlier.upsert([keyed("Tea.", "drinks/ana")])
+    earlier.upsert([keyed("Coffee.", "drinks/ana")])  # the first correction rewrites
+    with psycopg.connect(database, autocommit=True) as connection:
+        connection.execute("DROP FUNCTION memquill.append_v4")
+    later = RecordStore(tmp_path, location=location)
+    later.snapshot()  # the rows held, so the correction below is an append
+    sent: list[str] = []
+    real = Script.send
+
+    def send(self: Script) -> object:
+        sent.extend(self._parts)  # pyright: ignore[reportPrivateUsage]
+        return real(self)
+
+    monkeypatch.setattr(Script, "send", send)
+    assert later.upsert([keyed("Mate.", "drinks/ana")]).status == "saved"
+    assert any("memquill.append_v4(" in part for part in sent), sent
+    assert [row[1:3] for row in rows(database, "team")] == [
+        ("superseded", "drinks/ana"),
+        ("superseded", "drinks/ana"),
+        ("active", "drinks/ana"),
+    ]
+    found = later.snapshot().by_key("drinks/ana")
+    assert found is not None and found.content == "Mate."
+    with psycopg.connect(database, autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT to_regproc('memquill.append_v4') IS NOT NULL,"
+            " to_regproc('memquill.append_v3') IS NOT NULL"
+        ).fetchone()
+    assert found == (True, True)
 
 
 def test_the_places_a_correction_replaced_are_the_rows_it_updates(

@@ -262,7 +262,7 @@ def test_an_append_whose_one_message_loses_its_connection_lands_once(
     lost: list[str] = []
 
     def send(self: Script) -> object:
-        appending = not lost and any("memquill.append_v3" in part for part in self._parts)  # pyright: ignore[reportPrivateUsage]
+        appending = not lost and any("memquill.append_v4" in part for part in self._parts)  # pyright: ignore[reportPrivateUsage]
         if appending and not committed:
             lost.append("before")
             raise psycopg.OperationalError("the connection was lost")

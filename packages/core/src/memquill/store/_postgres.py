@@ -12,14 +12,14 @@ statements (:class:`~memquill.store._postgres_sql.Script`), and is acknowledged 
 - **Appending writers run together.** An operation that only appends versions and says what
   it read (:class:`~memquill.store._transaction.Reads`: a save, a keyed put, a correction
   checked by the fact's own revision) runs on the rows this backend holds, with no lock and
-  no transaction; then one message begins the transaction, takes the workspace's writers'
-  advisory lock *shared* (waiting for a writer alone) and the workspace row's lock (held only
-  while the server runs that message, never while the client works), and, in one statement
-  (``memquill.append_v3``), writes the new versions only if no version written since the
-  rows held touched what the operation read (its facts, keys, operations, source messages)
-  and none was deleted since, numbered after the versions written since, and sends those
-  back (a correction's superseded versions are updated by the next statement, only if it
-  wrote them); then ``COMMIT``. Refused, the writer has the rows as they now are (the statement
+  no transaction; then one message begins the transaction and, in one statement
+  (``memquill.append_v4``), takes the workspace's writers' advisory lock *shared* (waiting
+  for a writer alone) and the workspace row's lock (held only while the server runs that
+  message, never while the client works), writes the new versions only if no version written
+  since the rows held touched what the operation read (its facts, keys, operations, source
+  messages) and none was deleted since, numbered after the versions written since, marks the
+  versions a correction supersedes (only if it wrote), and sends those back; then
+  ``COMMIT``. Refused, the writer has the rows as they now are (the statement
   sent them), and runs the operation again on rows read as its transaction begins (the
   lock and the rows in a first message, the append in a second; where its revision is stale:
   ``conflict``); refused again, it runs alone. An operation that answered without
@@ -98,7 +98,6 @@ from memquill.store._postgres_sql import (
     INSERT_ROWS,
     INSERTED_ROW,
     LOCK_TIMEOUT,
-    LOCK_WORKSPACE,
     MANY,
     READ_FEW,
     READ_FOR_WRITE,
@@ -108,7 +107,6 @@ from memquill.store._postgres_sql import (
     RECORD_KEY,
     ROWS_NAMED,
     SCHEMA_PROBE,
-    SUPERSEDED,
     UPDATE_ROW,
     VERSION_FIELDS,
     WRITERS_ALONE,
@@ -834,31 +832,26 @@ class PostgresBackend(RecordsBackend):
         timeout: float | None,
     ) -> int:
         """An append's statements among other appending writers, and which of them answers:
-        ``timeout`` given (the append was run on the rows held), first ``BEGIN``, the lock
-        timeout and the writers' lock shared (waiting for a writer alone); then the workspace
-        row's lock (held only while the server runs this message), the statement that writes
-        the versions only if nothing written since touched what the operation read,
-        numbering them after the versions written since (:data:`APPEND`), and sends back its
-        ``seq`` and those versions; for a correction, the update of the versions it
-        supersedes, if that statement was granted (:data:`SUPERSEDED`); then ``COMMIT``."""
+        ``timeout`` given (the append was run on the rows held), first ``BEGIN``; then the one
+        statement (:data:`APPEND`) that, waiting up to ``timeout`` seconds for the locks, takes
+        the writers' lock shared and the workspace row's (held only while the server runs
+        this message), writes the versions only if nothing written since touched what the
+        operation read, numbering them after the versions written since, marks the versions
+        its corrections supersede, and sends back its ``seq`` and those versions; then
+        ``COMMIT``."""
         loaded = self._loaded
         reads = change.outcome.reads
         tail = change.encoded.tail
         assert reads is not None and tail is not None
-        workspace_id = self.identity_now().decode()
         if timeout is not None:
             script.add("BEGIN")
-            script.add(LOCK_TIMEOUT, (milliseconds(timeout),))
-            script.add(WRITERS_SHARED, (self._location.workspace,))
-        script.add(LOCK_WORKSPACE, (workspace_id,))
         answer = script.count
-        # The superseded versions in a statement of their own, planned with their ids (the
-        # function's plan, made for any workspace, scanned every version of this one).
-        apart = bool(updates and inserts)
         script.add(
             APPEND,
             (
-                workspace_id,
+                None if timeout is None else milliseconds(timeout),
+                self._location.workspace,
+                self.identity_now().decode(),
                 loaded.header,
                 loaded.seq,
                 sorted(reads.roots),
@@ -867,20 +860,11 @@ class PostgresBackend(RecordsBackend):
                 sorted(source.encode() for source in reads.sources),
                 len(tail),
                 len(inserts),
-                "[]" if apart else _as_json(updates, start=None),
+                [row.id for _, row, _ in updates],
+                _as_json(updates, start=None),
                 _as_json(inserts, start=len(loaded.rows)),
             ),
         )
-        if apart:
-            script.add(
-                SUPERSEDED,
-                (
-                    _as_json(updates, start=None),
-                    workspace_id,
-                    [row.id for _, row, _ in updates],
-                    inserts[0][1].id,
-                ),
-            )
         script.add("COMMIT")
         return answer
 

@@ -119,8 +119,8 @@ CREATE: Final = (
     """CREATE TRIGGER versions_deleted AFTER DELETE ON memquill.versions
         REFERENCING OLD TABLE AS gone FOR EACH STATEMENT
         EXECUTE FUNCTION memquill.versions_deleted()""",
-    # An appending writer's one statement (:data:`APPEND`), kept as a function so that the
-    # server keeps its plan (generic: the one the indexes call for whatever the values).
+    # The appending writer's function of clients before ``append_v4`` (same schema version),
+    # kept so that hosts of both can share a database while they are upgraded one by one.
     """CREATE OR REPLACE FUNCTION memquill.append_v3(uuid, text, bigint, text[], text[],
         text[], bytea[], bigint, integer, json, json)
         RETURNS TABLE (granted bigint, workspace_id text, seq bigint, versions integer,
@@ -164,6 +164,66 @@ CREATE: Final = (
         FROM memquill.workspaces w LEFT JOIN granted g ON true
             LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND v.changed > $3
         WHERE w.workspace_id = $1 ORDER BY v.position;
+        END $$""",
+    # An appending writer's one statement (:data:`APPEND`), kept as a function so that the
+    # server keeps its plans (generic: the ones the indexes call for whatever the values). It
+    # takes the writers' lock and the workspace row's itself, in its first statements, so its
+    # append (a statement of its own, with a snapshot taken once the row lock is granted)
+    # sees every commit before it; then, if the append was granted (the row's ``seq`` is the
+    # one after the turn it locked), it marks the versions the append supersedes, by id.
+    """CREATE OR REPLACE FUNCTION memquill.append_v4(text, text, uuid, text, bigint, text[],
+        text[], text[], bytea[], bigint, integer, text[], json, json)
+        RETURNS TABLE (granted bigint, workspace_id text, seq bigint, versions integer,
+            header text, blob bytea, quota_bytes bigint, "position" integer, id text,
+            meta text, content text)
+        LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+        #variable_conflict use_column
+        DECLARE
+            turn bigint;
+        BEGIN
+        IF $1 IS NOT NULL THEN
+            PERFORM set_config('lock_timeout', $1, true);
+        END IF;
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('memquill.writers:' || $2, 0));
+        SELECT w.seq INTO turn FROM memquill.workspaces w WHERE w.workspace_id = $3
+            FOR NO KEY UPDATE;
+        RETURN QUERY
+        WITH granted AS (
+            UPDATE memquill.workspaces SET seq = seq + 1, versions = versions + $11,
+                size_bytes = size_bytes + $10, updated_at = now()
+            WHERE workspace_id = $3 AND blob IS NULL AND quota_bytes IS NULL AND header = $4
+                AND deleted_seq <= $5 AND NOT EXISTS (
+                SELECT 1 FROM memquill.versions v
+                WHERE v.workspace_id = $3 AND v.changed > $5 AND (
+                    v.status NOT IN ('active', 'superseded')
+                    OR v.root_id = ANY($6) OR v.key = ANY($7)
+                    OR v.operation_hash = ANY($8) OR v.source_key = ANY($9)))
+            RETURNING seq, versions - $11 AS base),
+        added AS (
+            INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
+                source_key, operation_hash, created_at, updated_at, meta, content, changed)
+            SELECT $3, a.id, g.base + a.ord, a.root_id, a.status, a.key,
+                decode(a.source_key, 'hex'), a.operation_hash, a.created_at, a.updated_at, a.meta,
+                a.content, g.seq
+            FROM granted g, json_to_recordset($14) AS a(id text, root_id text, status text,
+                key text, source_key text, operation_hash text, created_at text, updated_at text,
+                meta text, content text, ord integer))
+        SELECT g.seq, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
+            v.position, v.id, v.meta, v.content
+        FROM memquill.workspaces w LEFT JOIN granted g ON true
+            LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND v.changed > $5
+        WHERE w.workspace_id = $3 ORDER BY v.position;
+        IF cardinality($12) > 0 THEN
+            UPDATE memquill.versions v SET root_id = u.root_id, status = u.status, key = u.key,
+                source_key = decode(u.source_key, 'hex'), operation_hash = u.operation_hash,
+                created_at = u.created_at, updated_at = u.updated_at, meta = u.meta,
+                content = u.content, changed = w.seq
+            FROM memquill.workspaces w, json_to_recordset($13) AS u(id text, root_id text,
+                status text, key text, source_key text, operation_hash text, created_at text,
+                updated_at text, meta text, content text)
+            WHERE w.workspace_id = $3 AND w.seq = turn + 1 AND v.workspace_id = $3
+                AND v.id = ANY($12) AND v.id = u.id;
+        END IF;
         END $$""",
     # Each workspace's records.md, rebuilt from its rows: for people reading the database,
     # and in place of v1's table of the same name, so a v1 client finds the schema, reads
@@ -290,14 +350,6 @@ WRITERS_ALONE: Final = "SELECT pg_advisory_xact_lock(" + _WRITERS + ")"
 """Taken by any other writer (a forget, a rewrite, one that read the store revision), with
 the workspace row: it waits for every appending writer to finish, and they for it."""
 WRITERS_ALONE_NOWAIT: Final = "SELECT pg_try_advisory_xact_lock(" + _WRITERS + ")"
-LOCK_WORKSPACE: Final = (
-    "SELECT 1 FROM memquill.workspaces WHERE workspace_id = %s FOR NO KEY UPDATE"
-)
-"""An appending writer's turn to commit: held from its last message's first statement to
-``COMMIT``, in the server alone (the client is not waited for), so writers commit in the
-order of their ``seq`` and a reader's snapshot holds a prefix of them."""
-
-
 VERSION_FIELDS: Final[tuple[str, ...]] = (
     "id",
     "root_id",
@@ -314,41 +366,29 @@ VERSION_FIELDS: Final[tuple[str, ...]] = (
 hex; an added one also ``ord``, its place among them from 0): one value for any number of
 versions, which the client writes with ``json`` rather than quoting each as an array."""
 APPEND: Final = """
-    SELECT * FROM memquill.append_v3(%s, %s, %s, %s::text[], %s::text[], %s::text[],
-        %s::bytea[], %s, %s, %s::json, %s::json)"""
-"""An append computed on the rows as of a ``seq`` (``$3``), committed only if no version
-written since touched what its operation read (:class:`~memquill.store._transaction.Reads`:
-roots ``$4``, keys ``$5``, operation hashes ``$6``, source keys ``$7``; a tombstone touches
-everything), none was deleted since (``deleted_seq``), and the workspace has the header held
-(``$2``) and no quota (counted against the whole workspace, so written alone). ``$8``: the
-bytes it adds, ``$9``: the versions. The versions it supersedes (``$10``, as
-:data:`VERSION_FIELDS`) are updated in place and the new ones (``$11``) numbered after the
-versions written since. Run after :data:`LOCK_WORKSPACE`, so its snapshot holds every
-commit before it. A function made with the schema (``memquill.append_v3``), so the server
-plans its statement once per connection: planned from a statement's literals at each call,
-it took longer to plan than to run.
+    SELECT * FROM memquill.append_v4(%s, %s, %s, %s, %s, %s::text[], %s::text[], %s::text[],
+        %s::bytea[], %s, %s, %s::text[], %s::json, %s::json)"""
+"""An appending writer's turn to commit, in one statement (``memquill.append_v4``). With a
+lock timeout (``$1``; ``NULL``: the transaction's own), it takes the workspace's writers'
+lock shared (named by ``$2``, waiting for a writer alone) and the workspace row's lock (held
+to ``COMMIT``, in the server alone: the client is not waited for, and writers commit in the
+order of their ``seq``, so a reader's snapshot holds a prefix of them). Then, in a statement
+whose snapshot holds every commit before it, it writes an append computed on the rows as of a
+``seq`` (``$5``) only if no version written since touched what its operation read
+(:class:`~memquill.store._transaction.Reads`: roots ``$6``, keys ``$7``, operation hashes
+``$8``, source keys ``$9``; a tombstone touches everything), none was deleted since
+(``deleted_seq``), and the workspace has the header held (``$4``) and no quota (counted
+against the whole workspace, so written alone). ``$10``: the bytes it adds, ``$11``: the
+versions; the new ones (``$14``, as :data:`VERSION_FIELDS`) are numbered after the versions
+written since. Granted, it updates in place the versions the append supersedes (ids ``$12``,
+fields ``$13``), each looked up by key. A function made with the schema, so the server plans
+its statements once per connection (planned from a statement's literals at each call, the
+append took longer to plan than to run), and one statement where there were five: each
+statement of a message is parsed, planned and answered on its own.
 
 It answers the seq it was granted (``NULL``: refused), then, as :data:`READ_WITH_ROWS` sends
-them, the workspace and the versions written by others since ``$3`` (the statement's
-snapshot, which the append's own changes are not part of)."""
-SUPERSEDED: Final = """
-    UPDATE memquill.versions v SET root_id = u.root_id, status = u.status, key = u.key,
-        source_key = decode(u.source_key, 'hex'), operation_hash = u.operation_hash,
-        created_at = u.created_at, updated_at = u.updated_at, meta = u.meta,
-        content = u.content, changed = w.seq
-    FROM memquill.workspaces w, json_to_recordset(%s::json) AS u(id text, root_id text,
-        status text, key text, source_key text, operation_hash text, created_at text,
-        updated_at text, meta text, content text)
-    WHERE w.workspace_id = %s AND v.workspace_id = w.workspace_id AND v.id = ANY(%s::text[])
-        AND v.id = u.id AND EXISTS (SELECT 1 FROM memquill.versions n
-            WHERE n.workspace_id = w.workspace_id AND n.id = %s AND n.changed = w.seq)"""
-"""The versions an append's corrections supersede (as :data:`VERSION_FIELDS`, ``$1``; their
-ids ``$3``), updated in place after :data:`APPEND` in its transaction, only if it was granted:
-its first new version (``$4``) is then there, stamped with the workspace's ``seq`` (the one
-granted, the workspace row being locked). Not :data:`APPEND`'s own ``$10``: the function's
-plan, made once for any workspace, found them by a hash join over every version of the
-workspace (6 ms a correction at 10,000 items, in a database of many small workspaces); with
-the ids and the workspace as literals the server plans one lookup by key each."""
+them, the workspace and the versions written by others since ``$5`` (the append's snapshot,
+which its own changes are not part of)."""
 CREATE_WORKSPACE: Final = """
     INSERT INTO memquill.workspaces (workspace, workspace_id, record_key)
     VALUES (%s, %s, %s) ON CONFLICT (workspace) DO NOTHING"""
@@ -537,15 +577,23 @@ def as_bytes(value: object) -> bytes:
     raise StorageError(Messages.DATABASE_UNAVAILABLE)
 
 
+_NEWEST: Final = (
+    "to_regprocedure('memquill.append_v4(text, text, uuid, text, bigint, text[], text[],"
+    " text[], bytea[], bigint, integer, text[], json, json)') IS NOT NULL"
+)
+"""Whether the newest object :data:`CREATE` makes is there (move it when one is added): a
+schema of this version that an earlier client made lacks it, and :data:`CREATE`, each
+statement of which leaves what it finds made, brings it up to date."""
 SCHEMA_PROBE: Final = (
     """SELECT to_regclass('memquill.workspaces') IS NOT NULL
         AND to_regclass('memquill.schema_version') IS NOT NULL
-        AND to_regclass('memquill.records_v1') IS NULL""",
+        AND to_regclass('memquill.records_v1') IS NULL AND """
+    + _NEWEST,
     "SELECT max(version) FROM memquill.schema_version",
 )
-"""Whether the schema is there to use as it is (made, no v1 workspace waiting), and its
-version: two statements for one script (the second fails where there is no schema yet), so a
-backend's first use checks the schema in the round trip of its first statements."""
+"""Whether the schema is there to use as it is (made, up to date, no v1 workspace waiting),
+and its version: two statements for one script (the second fails where there is no schema
+yet), so a backend's first use checks the schema in the round trip of its first statements."""
 
 
 def schema_in_use(probed: Sequence[object] | None, version: Sequence[object] | None) -> bool:
@@ -576,7 +624,7 @@ def ensure_schema(connection: Connection) -> None:
             return
     found = connection.execute(
         "SELECT to_regclass('memquill.workspaces') IS NOT NULL "
-        "AND to_regclass('memquill.schema_version') IS NOT NULL"
+        "AND to_regclass('memquill.schema_version') IS NOT NULL AND " + _NEWEST
     ).fetchone()
     if not (found and found[0]) or _version(connection) < SCHEMA_VERSION:
         with connection.transaction():
