@@ -11,7 +11,13 @@ from tests.core.store_helpers import conversation, expect_unchanged, manual, raw
 from memquill import RecordStore, SecretError
 from memquill.store import SecretScanner
 from memquill.store._codec import HEADER
-from memquill.store._secrets import BUILTIN_DETECTORS, RegexDetector, is_placeholder, secret_message
+from memquill.store._secrets import (
+    BUILTIN_DETECTORS,
+    RegexDetector,
+    is_placeholder,
+    normalize_for_detection,
+    secret_message,
+)
 
 # Shapes of real credentials (made up), per detector. Each must be refused.
 SECRETS: dict[str, list[str]] = {
@@ -247,6 +253,24 @@ def test_a_custom_scanner_adds_detectors(tmp_path: Path) -> None:
         [manual("INT-KEY-123456")],
     )
     assert RecordStore(tmp_path).save([manual("INT-KEY-123456")]).status == "saved"
+
+
+def test_the_scanner_finds_what_each_detector_finds_alone() -> None:
+    # The scanner tests a detector's triggers itself before calling it: the findings must be
+    # exactly the detectors whose own ``detect`` matches (a subclass is never skipped).
+    class Always(RegexDetector):
+        def detect(self, text: str) -> bool:
+            return True
+
+    always = Always("always", re.compile("never-matched"), triggers=("never-there",))
+    scanner = SecretScanner([*BUILTIN_DETECTORS, always])
+    texts = [text for found in SECRETS.values() for text in found]
+    texts += ["the quick brown fox", "password is on the fridge", '{"fields":{"topic":"t"}}']
+    for text in texts:
+        seen = normalize_for_detection(text)
+        alone = tuple(d.name for d in scanner.detectors if d.detect(seen))
+        assert scanner.findings(text) == alone, text
+        assert "always" in alone
 
 
 def test_a_newly_flagged_stored_record_is_reported_not_corrupt(tmp_path: Path) -> None:
