@@ -22,7 +22,7 @@ import pytest
 from langgraph.store.base import PutOp
 from tests.conftest import Server
 
-from memquill import RecordStore, SecretError
+from memquill import InvalidInputError, MemquillError, RecordStore, SecretError
 from memquill.errors import BlockedError, CapacityError
 from memquill_langchain.store import MemquillStore
 
@@ -235,6 +235,38 @@ def test_a_secret_in_a_batch_refuses_it_before_anything_is_written(
         assert store.list_namespaces() == [ANA]
         if location == "file":
             assert not (tmp_path / "memories" / "bo").exists(), "no folder was made"
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ({"content": f"my key is {SECRET_VALUE}"}, SecretError),
+        ({"content": "a note", "token": SECRET_VALUE}, SecretError),
+        ({"content": "x" * 16_001}, InvalidInputError),
+        ({"content": "a note", "notes": "y" * 16_001}, InvalidInputError),
+        ({"content": "bell \x07 rings"}, InvalidInputError),
+        ({"content": "half a pair \ud800"}, InvalidInputError),
+    ],
+    ids=["secret", "secret-extra", "too-long", "too-long-extra", "control", "surrogate"],
+)
+def test_a_lone_put_is_refused_by_its_own_write_as_a_batch_is_before_it(
+    tmp_path: Path, location: str, value: dict[str, object], error: type[MemquillError]
+) -> None:
+    # A lone put into a namespace that exists is checked by its write alone, not ahead too:
+    # it is refused as a batch checked ahead is, with the same message, and writes nothing.
+    store = MemquillStore(tmp_path, store=location)
+    try:
+        _seeded(store, ANA)
+        before = _listing(store)
+        for key in ("old", "new"):  # a correction, a new item
+            with pytest.raises(error) as alone:
+                store.put(ANA, key, value)
+            with pytest.raises(error) as ahead:
+                store.batch([PutOp(ANA, key, value), PutOp(ANA, "fine", {"content": "Fine."})])
+            assert str(alone.value) == str(ahead.value)
+        assert _listing(store) == before, "nothing was written"
     finally:
         store.close()
 

@@ -426,16 +426,24 @@ class ItemStore:
         Raises:
             As :meth:`put` and :meth:`delete`.
         """
+        given = list(puts)
         chosen: dict[tuple[Namespace, str], tuple[ItemPut, str, dict[str, JSONValue] | None]]
         chosen = {}
-        for put in puts:
+        ready: Namespace | None = None  # the namespace of a lone put whose folders exist
+        for put in given:
             labels = validate_namespace(put.namespace)
             name = fact_key(put.key)
             if put.value is None:
                 chosen[(labels, name)] = (put, "", None)
                 continue
             text, extra = encode_value(put.value, check_put_index(put.index), self._expiry(put.ttl))
-            self._space(labels).session.store.check(text, key=name, extra=extra)
+            if len(given) == 1 and check_folders(self.root, labels):
+                # One put is one write, whose own checks (these, refusing alike) run before it
+                # writes anything; with its folders there, nothing is made before them either:
+                # checking it here too checked its text and extra twice.
+                ready = labels
+            else:
+                self._space(labels).session.store.check(text, key=name, extra=extra)
             chosen[(labels, name)] = (put, text, extra)  # the first one's place, the last value
         spaces: dict[Namespace, list[tuple[str, ItemPut, str, dict[str, JSONValue] | None]]] = {}
         for (labels, name), (put, text, extra) in chosen.items():
@@ -449,14 +457,18 @@ class ItemStore:
                 self._put_facts(labels, facts)
                 facts = []
                 self.delete(labels, put.key)
-            self._put_facts(labels, facts)
+            self._put_facts(labels, facts, made=labels == ready)
 
-    def _put_facts(self, labels: Namespace, facts: Sequence[KeyedFact]) -> None:
-        """Save or correct ``facts`` (checked already) in ``labels``'s workspace in one write."""
+    def _put_facts(
+        self, labels: Namespace, facts: Sequence[KeyedFact], *, made: bool = False
+    ) -> None:
+        """Save or correct ``facts`` (checked already, or by this write alone) in ``labels``'s
+        workspace in one write (``made``: its folders were just found there)."""
         if not facts:
             return
         space = self._space(labels)
-        self._make_folder(space)
+        if not made:
+            self._make_folder(space)
         source = WriteSource("tool", session_id=self._session_id)
         with space.lock:
             for attempt in range(_ATTEMPTS):
