@@ -30,7 +30,12 @@ from memquill import NotFoundError, RecordStore
 from memquill.errors import MemoryRecordError, Messages
 from memquill.private_paths import is_managed_record_path
 from memquill.store._codec import HEADER, LEGACY_HEADER, decode_store, iso_timestamp
-from memquill.store._record_key import key_id, operation_hashes
+from memquill.store._record_key import (
+    key_id,
+    operation_hashes,
+    recognised_hashes,
+    written_and_recognised,
+)
 from memquill.store._results import Candidate
 from memquill.store._tombstones import is_ledger
 
@@ -141,6 +146,18 @@ def test_new_records_have_the_spec_metadata(
         "messageId": "message-1",
         "role": "user",
     }
+
+
+def test_an_operation_is_recognised_by_each_of_its_hashes() -> None:
+    # Each hash computed once: the record's own (keyed under the first key), the same
+    # operation keyed under every other key, and the original system's unkeyed one.
+    first, other, material = b"k" * 32, b"o" * 32, "tool:s1:item:1"
+    written, recognised = written_and_recognised((first, other), material)
+    assert written == operation_hashes(first, material)[0]
+    assert recognised == recognised_hashes((first, other), material)
+    assert recognised == {*operation_hashes(first, material), operation_hashes(other, material)[0]}
+    assert len(recognised) == 3
+    assert written_and_recognised((), material) == ("", {operation_hashes(first, material)[1]})
 
 
 def test_stable_idempotency_prevents_duplicate_writes(backing: Backing, store: RecordStore) -> None:

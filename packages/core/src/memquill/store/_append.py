@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from memquill.errors import ConflictError, Messages
 from memquill.store._edits import correction
 from memquill.store._record import FactKey, JSONValue, Record, source_key
-from memquill.store._record_key import distinct_keys, keyed_fields, recognised_hashes
+from memquill.store._record_key import distinct_keys, hash_fields, written_and_recognised
 from memquill.store._results import UNCHANGED, Candidate, Snapshot
 from memquill.store._tombstones import BLOCKING_KINDS, same_words, text_fingerprint
 from memquill.store._transaction import Operation, Outcome, Reads
@@ -76,10 +76,13 @@ def append_candidates(
     # The draft is the snapshot's records (plus what wrappers appended, none of them
     # tombstones): the snapshot's indexes answer for it, so a save costs the same at any size.
     folded = snapshot.ledger()  # compact tombstones block as the full ones do
-    keys = distinct_keys(key, other_keys)
-    prepared = [
-        (candidate, recognised_hashes(keys, candidate.idempotency_key)) for candidate in batch
-    ]
+    keys = distinct_keys(key, other_keys)  # ``key`` first: ``signed`` is its hash
+    signed: list[str] = []  # the hash each candidate's record carries, if it is written
+    prepared: list[tuple[Candidate, frozenset[str]]] = []
+    for candidate in batch:
+        own, hashes = written_and_recognised(keys, candidate.idempotency_key)
+        signed.append(own)
+        prepared.append((candidate, hashes))
     if any(
         snapshot.tombstoned(source_key(candidate.source))
         or folded.blocks_source(source_key(candidate.source))
@@ -96,7 +99,7 @@ def append_candidates(
     known = (
         {same_words(r.content): r.id for r in draft if r.status == "active"} if skip_known else {}
     )
-    for (candidate, hashes), when in zip(prepared, forgotten, strict=True):
+    for (candidate, hashes), own, when in zip(prepared, signed, forgotten, strict=True):
         existing = _written_by(hashes, snapshot, appended)
         if existing is None and folded.blocks_operation(hashes):
             return Outcome("blocked", tuple(None for _ in prepared))  # a folded operation
@@ -110,8 +113,7 @@ def append_candidates(
                 continue
             snapshot.check_key_free(candidate.key)
             record_id = new_id()
-            fields = keyed_fields(key, candidate.idempotency_key)
-            draft.append(_new_record(record_id, candidate, now, fields))
+            draft.append(_new_record(record_id, candidate, now, hash_fields(key, own)))
             ids.append(record_id)
             created.add(record_id)
             if skip_known:

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final, Literal, Protocol
 
@@ -184,18 +185,27 @@ def operation_hashes(key: bytes, material: str) -> tuple[str, str]:
     memquill writes the keyed one; a record carrying either is the same operation.
     """
     data = material.encode("utf-8")
-    keyed = KEYED_PREFIX + hmac.new(key, _DOMAIN + data, hashlib.sha256).hexdigest()
-    return keyed, hashlib.sha256(data).hexdigest()
+    return _keyed_hash(key, data), hashlib.sha256(data).hexdigest()
 
 
 def recognised_hashes(keys: Iterable[bytes], material: str) -> frozenset[str]:
     """Every hash a record of the operation ``material`` may carry: keyed under each of
     ``keys``, and the original system's unkeyed one."""
-    found: set[str] = set()
-    for key in keys:
-        found.update(operation_hashes(key, material))
-    found.add(hashlib.sha256(material.encode("utf-8")).hexdigest())
-    return frozenset(found)
+    return written_and_recognised(tuple(keys), material)[1]
+
+
+def written_and_recognised(keys: Sequence[bytes], material: str) -> tuple[str, frozenset[str]]:
+    """The hash a record of the operation ``material`` written under ``keys[0]`` carries
+    (``""``: no keys), and :func:`recognised_hashes` of it: each hash computed once (a save
+    computed its keyed hash twice, and the unkeyed one once more per key)."""
+    data = material.encode("utf-8")
+    keyed = [_keyed_hash(key, data) for key in keys]
+    unkeyed = hashlib.sha256(data).hexdigest()
+    return (keyed[0] if keyed else ""), frozenset((*keyed, unkeyed))
+
+
+def _keyed_hash(key: bytes, data: bytes) -> str:
+    return KEYED_PREFIX + hmac.new(key, _DOMAIN + data, hashlib.sha256).hexdigest()
 
 
 def distinct_keys(key: bytes, others: Iterable[bytes]) -> tuple[bytes, ...]:
@@ -205,6 +215,7 @@ def distinct_keys(key: bytes, others: Iterable[bytes]) -> tuple[bytes, ...]:
     return tuple(dict.fromkeys((key, *others)))
 
 
+@functools.lru_cache(maxsize=16)  # a store writes with one key: an HMAC per record saved
 def key_id(key: bytes) -> str:
     """The key's fingerprint: 16 hex digits of an HMAC under it (it tells nothing about it)."""
     return hmac.new(key, _ID_DOMAIN, hashlib.sha256).hexdigest()[:16]
@@ -212,7 +223,13 @@ def key_id(key: bytes) -> str:
 
 def keyed_fields(key: bytes, material: str) -> dict[str, JSONValue]:
     """The metadata a record written by the operation ``material`` carries for its hash."""
-    return {"operationHash": operation_hashes(key, material)[0], KEY_ID_FIELD: key_id(key)}
+    return hash_fields(key, operation_hashes(key, material)[0])
+
+
+def hash_fields(key: bytes, operation_hash: str) -> dict[str, JSONValue]:
+    """The metadata a record carries for ``operation_hash``, its operation's hash keyed under
+    ``key`` (:func:`keyed_fields`, the hash computed already)."""
+    return {"operationHash": operation_hash, KEY_ID_FIELD: key_id(key)}
 
 
 def key_text(key: bytes) -> str:
