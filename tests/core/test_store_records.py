@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from memquill.store._record_key import (
     recognised_hashes,
     written_and_recognised,
 )
-from memquill.store._results import Candidate
+from memquill.store._results import Candidate, WriteResult
 from memquill.store._tombstones import is_ledger
 
 
@@ -380,6 +381,31 @@ def test_record_revisions_change_only_with_their_record(store: RecordStore) -> N
     assert corrected.record_revision == next(
         item.record_revision for item in projection.records if item.id == corrected.record_id
     )
+
+
+def test_a_writes_record_revision_is_the_one_a_new_read_computes(
+    backing: Backing, store: RecordStore
+) -> None:
+    # A write hashes the block it just encoded for its record revision instead of encoding
+    # the record again: whichever way it was published (the first write, an append, a
+    # correction appended, a batch, a rewrite), a new store reading it computes the same.
+    def tool_keyed(content: str, operation: str, key: str) -> Candidate:
+        return replace(tool(content, operation), key=key)
+
+    def written(result: WriteResult) -> None:
+        snapshot = backing.store().snapshot()
+        record = snapshot.find(result.record_id or "")
+        assert record is not None and result.record_revision == snapshot.record_revision(record)
+
+    first = store.save([manual("first", "a")])
+    written(first)
+    written(store.save([manual("second", "b")]))
+    written(store.save([tool("third", "op-3"), tool("fourth", "op-4")]))
+    upserted = store.upsert([tool_keyed("keyed", "op-5", "k"), tool_keyed("fifth", "op-6", "f")])
+    written(upserted)
+    written(store.upsert([tool_keyed("keyed, changed", "op-7", "k")]))
+    written(store.correct(first.record_id or "", "first, corrected", first.record_revision or ""))
+    written(store.revoke(upserted.record_ids[1] or "", store.snapshot().revision))
 
 
 def test_the_projection_is_cached_per_revision(store: RecordStore) -> None:

@@ -156,7 +156,12 @@ def store_revision(identity: Path | bytes, raw: bytes) -> str:
 
 def record_revision(identity: Path | bytes, record: Record) -> str:
     """A record revision: sha256 of the store's identity, NUL, and the record's block."""
-    block = encode_block(record).encode()
+    return block_revision(identity, encode_block(record).encode())
+
+
+def block_revision(identity: Path | bytes, block: bytes) -> str:
+    """The record revision of the record whose encoded block is ``block``
+    (:func:`record_revision`, for a caller that holds the block already)."""
     return hashlib.sha256(identity_bytes(identity) + b"\0" + block).hexdigest()
 
 

@@ -133,11 +133,13 @@ class Decoded:
         known = self.blocks
         size = len(self.snapshot.records)
         if appends and self.snapshot.size_bytes and header == self.header:
-            tail = b"".join(
-                _block(record)
+            appended = [
+                (record, _block(record))
                 for record in itertools.chain((records[p] for p in claims), records[size:])
-            )
-            return Encoded(self, records, known, tail=tail, claims=tuple(claims))
+            ]
+            tail = b"".join(block for _, block in appended)
+            added = {id(entry[0]): entry for entry in appended}
+            return Encoded(self, records, known, tail=tail, claims=tuple(claims), added=added)
         blocks: dict[int, tuple[Record, bytes]] = {}
         for record in records:
             entry = known.get(id(record))
@@ -160,6 +162,16 @@ class Encoded:
     tail: bytes | None = None
     claims: tuple[int, ...] = ()
     """Places whose tombstones open ``tail`` (a ``v3`` forget), in order."""
+    added: Mapping[int, tuple[Record, bytes]] = field(
+        default_factory=dict[int, tuple[Record, bytes]]
+    )
+    """The blocks ``tail`` holds, as :attr:`blocks` keeps them (a write's result hashes its
+    record's block for the record revision: encoding it again cost as much as the append)."""
+
+    def block(self, record: Record) -> bytes | None:
+        """``record``'s block in this file, when this file encoded it (``None``: not known)."""
+        entry = self.added.get(id(record)) or self.blocks.get(id(record))
+        return entry[1] if entry is not None and entry[0] is record else None
 
     @property
     def size(self) -> int:

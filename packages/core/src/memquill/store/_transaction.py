@@ -50,6 +50,7 @@ from memquill.store._codec import (
     HEADER_V2,
     HEADER_V3,
     MAX_STORE_BYTES,
+    block_revision,
     identity_bytes,
     implied_supersede,
     implies,
@@ -313,7 +314,7 @@ class Change:
 
     def result(self, written: Snapshot) -> WriteResult:
         """What the write did, once ``written`` (the new file) is published."""
-        return _result(written, self.outcome)
+        return _result(written, self.outcome, self.encoded)
 
 
 def apply_operation(
@@ -612,7 +613,7 @@ def _transact(
         erased = encoded.erasures()
         signature = append_durably(locations.file, encoded.tail, current.signature, erased)
         written = memo.publish(encoded, signature, erased)
-        return _result(written.snapshot, change.outcome)
+        return _result(written.snapshot, change.outcome, encoded)
     raw = current.raw
     backup = backup_of(locations, raw, change.outcome)
 
@@ -628,7 +629,7 @@ def _transact(
     fsync_folder(locations.directory)
     written = change.encoded.decoded(file_signature(locations.file))
     memo.remember(written)
-    return replace(_result(written.snapshot, change.outcome), backup=backup)
+    return replace(_result(written.snapshot, change.outcome, change.encoded), backup=backup)
 
 
 def _current(locations: Locations, memo: RecordsMemo, capacity: int) -> Decoded:
@@ -658,10 +659,19 @@ def backup_of(locations: Locations, raw: bytes, outcome: Outcome) -> str | None:
     return path.relative_to(locations.root).as_posix()
 
 
-def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:
+def _result(snapshot: Snapshot, outcome: Outcome, encoded: Encoded | None = None) -> WriteResult:
+    """What a write did (``encoded``: the file it published, whose blocks are hashed for the
+    record revision rather than encoded again)."""
     ids = outcome.ids
     forgotten = outcome.forgotten_at or tuple(None for _ in ids)
     first = snapshot.find(ids[0]) if ids and ids[0] is not None else None
+    block = None if first is None or encoded is None else encoded.block(first)
+    if first is None:
+        revision = None
+    elif block is None:
+        revision = snapshot.record_revision(first)
+    else:
+        revision = block_revision(snapshot.identity, block)
     return WriteResult(
         status=outcome.status,
         revision=snapshot.revision,
@@ -678,5 +688,5 @@ def _result(snapshot: Snapshot, outcome: Outcome) -> WriteResult:
             )
             for record_id, when in zip(ids, forgotten, strict=True)
         ),
-        record_revision=snapshot.record_revision(first) if first is not None else None,
+        record_revision=revision,
     )
