@@ -255,6 +255,21 @@ def test_the_walk_skips_other_folders_and_never_follows_links(tmp_path: Path) ->
         store.get(("memories", "bo"), "k")
 
 
+def test_a_put_through_a_link_is_refused_after_its_own_checks(tmp_path: Path) -> None:
+    # A lone put is checked by its write alone only when its folders are there and safe; a
+    # link among them is refused as before: after the put's own checks, with nothing written.
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "memories").mkdir()
+    (tmp_path / "memories" / "bo").symlink_to(elsewhere, target_is_directory=True)
+    store = MemquillStore(tmp_path)
+    with pytest.raises(SecretError):
+        store.put(("memories", "bo"), "k", {"content": f"my key is {SECRET_VALUE}"})
+    with pytest.raises(UnsafePathError):
+        store.put(("memories", "bo"), "k", {"content": "through a link"})
+    assert not any(elsewhere.iterdir())
+
+
 def test_two_users_never_see_each_others_items(tmp_path: Path) -> None:
     store = MemquillStore(tmp_path)
     store.put(("memories", "ana"), "drink", {"content": "Ana drinks coffee."})

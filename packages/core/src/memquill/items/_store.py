@@ -58,6 +58,7 @@ from memquill.errors import (
     InvalidInputError,
     Messages,
     NotFoundError,
+    UnsafePathError,
 )
 from memquill.items._database_search import database_item, database_search
 from memquill.items._paths import (
@@ -437,7 +438,7 @@ class ItemStore:
                 chosen[(labels, name)] = (put, "", None)
                 continue
             text, extra = encode_value(put.value, check_put_index(put.index), self._expiry(put.ttl))
-            if len(given) == 1 and check_folders(self.root, labels):
+            if len(given) == 1 and self._folders_exist(labels):
                 # One put is one write, whose own checks (these, refusing alike) run before it
                 # writes anything; with its folders there, nothing is made before them either:
                 # checking it here too checked its text and extra twice.
@@ -587,6 +588,14 @@ class ItemStore:
         if evicted is not None:
             evicted.close()
         return space
+
+    def _folders_exist(self, labels: Namespace) -> bool:
+        """Whether every folder of ``labels`` is there, safe (``False`` for one that is not,
+        or cannot be inspected: checked first, a put's own refusal comes before that one)."""
+        try:
+            return check_folders(self.root, labels)
+        except (UnsafePathError, OSError):
+            return False
 
     def _make_folder(self, space: Space) -> None:
         if check_folders(self.root, space.namespace):
