@@ -30,7 +30,7 @@ from memquill.store._postgres import NO_QUOTA
 from memquill.store._postgres_location import parse_location
 from memquill.store._postgres_pool import list_workspaces
 from memquill.store._postgres_rows import Row, assemble, columns, rows_of
-from memquill.store._postgres_sql import APPEND, Script
+from memquill.store._postgres_sql import APPEND, WRITERS_SHARED, Script
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate, WriteResult
 from memquill.store._transaction import Change, Operation, apply_operation
@@ -229,6 +229,65 @@ def test_a_schema_made_before_the_one_statement_append_gains_it(
             " to_regproc('memquill.append_v3') IS NOT NULL"
         ).fetchone()
     assert found == (True, True)
+
+
+def test_an_earlier_clients_append_is_written_by_the_one_statement(
+    database: str, tmp_path: Path
+) -> None:
+    # A client before append_v4 takes the locks itself, then calls append_v3 with the
+    # versions its correction supersedes: on a database this version made, append_v3 hands
+    # them to append_v4, which writes the new version and marks the old one with its seq.
+    RecordStore(tmp_path, location=f"{database}#workspace=team").save([keyed("Tea.", "drinks/ana")])
+    [(old_id, _, _, _)] = rows(database, "team")
+    new_id = str(uuid.uuid4())
+    with psycopg.connect(database, autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT w.workspace_id, w.header, w.seq, v.meta, v.content, v.created_at"
+            " FROM memquill.workspaces w JOIN memquill.versions v USING (workspace_id)"
+            " WHERE w.workspace = 'team'"
+        ).fetchone()
+        assert found is not None
+        workspace_id, header, seq, meta, content, created = found
+        version = {
+            "root_id": old_id,
+            "key": "drinks/ana",
+            "source_key": None,
+            "operation_hash": None,
+            "created_at": created,
+            "updated_at": created,
+            "meta": meta,
+            "content": content,
+        }
+        marked = [{**version, "id": old_id, "status": "superseded"}]
+        added = [{**version, "id": new_id, "status": "active", "ord": 0}]
+        with connection.transaction():
+            connection.execute(WRITERS_SHARED, ("team",))
+            connection.execute(
+                "SELECT 1 FROM memquill.workspaces WHERE workspace_id = %s FOR NO KEY UPDATE",
+                (workspace_id,),
+            )
+            answer = connection.execute(
+                "SELECT * FROM memquill.append_v3(%s, %s, %s, %s::text[], %s::text[],"
+                " %s::text[], %s::bytea[], %s, %s, %s::json, %s::json)",
+                (
+                    workspace_id,
+                    header,
+                    seq,
+                    [old_id],
+                    ["drinks/ana"],
+                    [],
+                    [],
+                    10,
+                    1,
+                    json.dumps(marked),
+                    json.dumps(added),
+                ),
+            ).fetchall()
+    assert [row[0] for row in answer] == [seq + 1]
+    assert rows(database, "team") == [
+        (old_id, "superseded", "drinks/ana", seq + 1),
+        (new_id, "active", "drinks/ana", seq + 1),
+    ]
 
 
 def test_the_places_a_correction_replaced_are_the_rows_it_updates(

@@ -119,52 +119,6 @@ CREATE: Final = (
     """CREATE TRIGGER versions_deleted AFTER DELETE ON memquill.versions
         REFERENCING OLD TABLE AS gone FOR EACH STATEMENT
         EXECUTE FUNCTION memquill.versions_deleted()""",
-    # The appending writer's function of clients before ``append_v4`` (same schema version),
-    # kept so that hosts of both can share a database while they are upgraded one by one.
-    """CREATE OR REPLACE FUNCTION memquill.append_v3(uuid, text, bigint, text[], text[],
-        text[], bytea[], bigint, integer, json, json)
-        RETURNS TABLE (granted bigint, workspace_id text, seq bigint, versions integer,
-            header text, blob bytea, quota_bytes bigint, "position" integer, id text,
-            meta text, content text)
-        LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
-        #variable_conflict use_column
-        BEGIN
-        RETURN QUERY
-        WITH granted AS (
-            UPDATE memquill.workspaces SET seq = seq + 1, versions = versions + $9,
-                size_bytes = size_bytes + $8, updated_at = now()
-            WHERE workspace_id = $1 AND blob IS NULL AND quota_bytes IS NULL AND header = $2
-                AND deleted_seq <= $3 AND NOT EXISTS (
-                SELECT 1 FROM memquill.versions v
-                WHERE v.workspace_id = $1 AND v.changed > $3 AND (
-                    v.status NOT IN ('active', 'superseded')
-                    OR v.root_id = ANY($4) OR v.key = ANY($5)
-                    OR v.operation_hash = ANY($6) OR v.source_key = ANY($7)))
-            RETURNING seq, versions - $9 AS base),
-        superseded AS (
-            UPDATE memquill.versions v SET root_id = u.root_id, status = u.status, key = u.key,
-                source_key = decode(u.source_key, 'hex'), operation_hash = u.operation_hash,
-                created_at = u.created_at, updated_at = u.updated_at, meta = u.meta,
-                content = u.content, changed = g.seq
-            FROM granted g, json_to_recordset($10) AS u(id text, root_id text, status text,
-                key text, source_key text, operation_hash text, created_at text, updated_at text,
-                meta text, content text)
-            WHERE v.workspace_id = $1 AND v.id = u.id),
-        added AS (
-            INSERT INTO memquill.versions (workspace_id, id, position, root_id, status, key,
-                source_key, operation_hash, created_at, updated_at, meta, content, changed)
-            SELECT $1, a.id, g.base + a.ord, a.root_id, a.status, a.key,
-                decode(a.source_key, 'hex'), a.operation_hash, a.created_at, a.updated_at, a.meta,
-                a.content, g.seq
-            FROM granted g, json_to_recordset($11) AS a(id text, root_id text, status text,
-                key text, source_key text, operation_hash text, created_at text, updated_at text,
-                meta text, content text, ord integer))
-        SELECT g.seq, w.workspace_id::text, w.seq, w.versions, w.header, w.blob, w.quota_bytes,
-            v.position, v.id, v.meta, v.content
-        FROM memquill.workspaces w LEFT JOIN granted g ON true
-            LEFT JOIN memquill.versions v ON v.workspace_id = w.workspace_id AND v.changed > $3
-        WHERE w.workspace_id = $1 ORDER BY v.position;
-        END $$""",
     # An appending writer's one statement (:data:`APPEND`), kept as a function so that the
     # server keeps its plans (generic: the ones the indexes call for whatever the values). It
     # takes the writers' lock and the workspace row's itself, in its first statements, so its
@@ -225,6 +179,22 @@ CREATE: Final = (
                 AND v.id = ANY($12) AND v.id = u.id;
         END IF;
         END $$""",
+    # The appending writer's function of clients before ``append_v4`` (same schema version),
+    # kept so that hosts of both can share a database while they are upgraded one by one:
+    # called with the writers' lock and the row's already held (taken again, at once), and
+    # the versions to mark superseded in ``$10`` (empty for the clients that mark them in a
+    # statement of their own).
+    """CREATE OR REPLACE FUNCTION memquill.append_v3(uuid, text, bigint, text[], text[],
+        text[], bytea[], bigint, integer, json, json)
+        RETURNS TABLE (granted bigint, workspace_id text, seq bigint, versions integer,
+            header text, blob bytea, quota_bytes bigint, "position" integer, id text,
+            meta text, content text)
+        LANGUAGE sql AS $$
+        SELECT * FROM memquill.append_v4(NULL,
+            (SELECT w.workspace FROM memquill.workspaces w WHERE w.workspace_id = $1), $1, $2,
+            $3, $4, $5, $6, $7, $8, $9,
+            ARRAY(SELECT u ->> 'id' FROM json_array_elements($10) u), $10, $11)
+        $$""",
     # Each workspace's records.md, rebuilt from its rows: for people reading the database,
     # and in place of v1's table of the same name, so a v1 client finds the schema, reads
     # its version (2) and refuses; one connected before the upgrade cannot write through it
