@@ -20,15 +20,15 @@ from typing import Any
 import psycopg
 import pytest
 from langgraph.store.base import PutOp
+from tests.adapters.langgraph.refusals import REFUSED, SECRET_VALUE
 from tests.conftest import Server
 
-from memquill import InvalidInputError, MemquillError, RecordStore, SecretError
+from memquill import MemquillError, RecordStore, SecretError
 from memquill.errors import BlockedError, CapacityError
 from memquill_langchain.store import MemquillStore
 
 ANA = ("memories", "ana")
 BO = ("memories", "bo")
-SECRET_VALUE = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
 
 
 @pytest.fixture(params=["file", "postgres"])
@@ -239,18 +239,7 @@ def test_a_secret_in_a_batch_refuses_it_before_anything_is_written(
         store.close()
 
 
-@pytest.mark.parametrize(
-    ("value", "error"),
-    [
-        ({"content": f"my key is {SECRET_VALUE}"}, SecretError),
-        ({"content": "a note", "token": SECRET_VALUE}, SecretError),
-        ({"content": "x" * 16_001}, InvalidInputError),
-        ({"content": "a note", "notes": "y" * 16_001}, InvalidInputError),
-        ({"content": "bell \x07 rings"}, InvalidInputError),
-        ({"content": "half a pair \ud800"}, InvalidInputError),
-    ],
-    ids=["secret", "secret-extra", "too-long", "too-long-extra", "control", "surrogate"],
-)
+@REFUSED
 def test_a_lone_put_is_refused_by_its_own_write_as_a_batch_is_before_it(
     tmp_path: Path, location: str, value: dict[str, object], error: type[MemquillError]
 ) -> None:

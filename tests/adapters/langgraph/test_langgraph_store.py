@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp
+from tests.adapters.langgraph.refusals import REFUSED, SECRET_VALUE
 from tests.core.store_helpers import HOLD_LOCK, children
 
 from memquill import (
@@ -28,7 +29,6 @@ from memquill.store._results import Candidate
 from memquill_langchain.store import MemquillStore
 
 ANA = ("memories", "ana")
-SECRET_VALUE = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
 
 
 def records(root: Path, *folders: str) -> str:
@@ -130,18 +130,7 @@ def test_secrets_are_refused_with_memquills_error_and_nothing_is_written(
     assert SECRET_VALUE not in "".join(p.read_text() for p in tmp_path.rglob("*.md"))
 
 
-@pytest.mark.parametrize(
-    ("value", "error"),
-    [
-        ({"content": f"my key is {SECRET_VALUE}"}, SecretError),
-        ({"content": "a note", "token": SECRET_VALUE}, SecretError),
-        ({"content": "x" * 16_001}, InvalidInputError),
-        ({"content": "a note", "notes": "y" * 16_001}, InvalidInputError),
-        ({"content": "bell \x07 rings"}, InvalidInputError),
-        ({"content": "half a pair \ud800"}, InvalidInputError),
-    ],
-    ids=["secret", "secret-extra", "too-long", "too-long-extra", "control", "surrogate"],
-)
+@REFUSED
 def test_a_refused_put_into_a_new_namespace_makes_no_folder(
     tmp_path: Path, value: dict[str, object], error: type[MemquillError]
 ) -> None:
