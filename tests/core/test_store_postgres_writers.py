@@ -21,10 +21,11 @@ from tests.core.conftest import Backing, Server, database_backing
 from tests.core.store_helpers import TWO_MESSAGES, children, manual
 
 from memquill import RecordStore
+from memquill.errors import BusyError
 from memquill.store._codec import decode_store
 from memquill.store._postgres import MIRROR_NAME
 from memquill.store._postgres_rows import assemble, rows_of
-from memquill.store._postgres_sql import Script
+from memquill.store._postgres_sql import WRITERS_ALONE, Script
 from memquill.store._record import FactKey
 from memquill.store._results import Candidate
 
@@ -247,6 +248,20 @@ def test_many_writers_lose_nothing_and_each_answer_is_a_state_the_store_passed_t
     assert {r.content for r in records if r.status == "active"} == {"seed"} | {
         f"writer {n} step {s}" for n in range(4) for s in range(8, 12)
     }
+
+
+def test_an_append_waits_for_a_writer_alone(db: Backing) -> None:
+    # The append's function takes the workspace's writers' lock shared, under the key a
+    # writer alone takes exclusively: held alone elsewhere, an append waits for it (here,
+    # until its lock timeout) and writes nothing.
+    assert db.url is not None and db.name is not None
+    store = db.store(lock_timeout=0.3)
+    store.save([manual("seed")])  # the rows held: the next save is an append
+    with psycopg.connect(db.url, autocommit=True) as other, other.transaction():
+        other.execute(WRITERS_ALONE, (db.name,))
+        with pytest.raises(BusyError):
+            store.save([manual("appended while a writer is alone")])
+    assert texts(db) == ["seed"]
 
 
 @pytest.mark.parametrize("committed", [True, False])

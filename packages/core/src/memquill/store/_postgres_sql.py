@@ -45,6 +45,10 @@ Connection: TypeAlias = "psycopg.Connection[tuple[object, ...]]"
 SCHEMA_VERSION: Final = 3
 SCHEMA_LOCK: Final = 0x6D656D7175696C6C  # "memquill": serialises creating and upgrading it
 
+_WRITERS_KEY: Final = "hashtextextended('memquill.writers:' || {name}, 0)"
+"""The key of a workspace's writers' advisory lock, from its name: one expression for the
+statements sent (:data:`WRITERS_SHARED`...) and the append's function, which must take the
+same lock."""
 CREATE: Final = (
     "CREATE SCHEMA IF NOT EXISTS memquill",
     """CREATE TABLE IF NOT EXISTS memquill.schema_version (
@@ -138,7 +142,9 @@ CREATE: Final = (
         IF $1 IS NOT NULL THEN
             PERFORM set_config('lock_timeout', $1, true);
         END IF;
-        PERFORM pg_advisory_xact_lock_shared(hashtextextended('memquill.writers:' || $2, 0));
+        PERFORM pg_advisory_xact_lock_shared("""  # noqa: S608 - constants alone
+    + _WRITERS_KEY.format(name="$2")
+    + """);
         SELECT w.seq INTO turn FROM memquill.workspaces w WHERE w.workspace_id = $3
             FOR NO KEY UPDATE;
         RETURN QUERY
@@ -312,7 +318,7 @@ def milliseconds(timeout: float) -> str:
     return f"{max(1, round(timeout * 1000))}ms"
 
 
-_WRITERS: Final = "hashtextextended('memquill.writers:' || %s, 0)"
+_WRITERS: Final = _WRITERS_KEY.format(name="%s")
 WRITERS_SHARED: Final = "SELECT pg_advisory_xact_lock_shared(" + _WRITERS + ")"
 """Taken by a writer whose operation may only append: many hold it at once."""
 WRITERS_SHARED_NOWAIT: Final = "SELECT pg_try_advisory_xact_lock_shared(" + _WRITERS + ")"
