@@ -509,10 +509,10 @@ def _ids(view: memoryview) -> tuple[tuple[int, int, int, tuple[bytes, ...]], lis
     if at > len(view):
         raise ValueError("short")
     steps, end = take(memoryview(unpack(view[_HEAD.size : at])), 0, step_code, n)
-    ids = list(accumulate(steps))
-    if end != _WIDTH[step_code] * n or min(ids, default=0) < 0:
+    if end != _WIDTH[step_code] * n:
         raise ValueError("ids")
-    return (n, nf, chunks, tuple(codes)), ids, at
+    # Not checked for a negative id here: each reader's own conversion refuses one.
+    return (n, nf, chunks, tuple(codes)), list(accumulate(steps)), at
 
 
 def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
@@ -524,6 +524,8 @@ def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
     view = unseal(blob)
     try:
         (_, nf, chunks, codes), ids, at = _ids(view)
+        if min(ids, default=0) < 0:
+            raise ValueError("ids")
         ids = list(map(mapping.__getitem__, ids))
     except (struct.error, zlib.error, KeyError, ValueError, IndexError):
         raise CorruptBlob("term list") from None
@@ -544,12 +546,13 @@ def decode_term_list(blob: bytes) -> TermList:
         rows, at = take(numbers, at, row_code, nf)
         counts, at = take(numbers, at, count_code, 5 * nf)
         matrix, at = take(numbers, at, matrix_code, chunks * n)
+        stored = array("I", ids)  # refuses a negative id
     except (struct.error, zlib.error, KeyError, ValueError, OverflowError):
         raise CorruptBlob("term list") from None
     if at != len(numbers) or any(row >= n for row in rows):
         raise CorruptBlob("term list length")
     fields = dict(zip(rows, fives(counts), strict=True))
-    return TermList(array("I", ids), bodies, fields, chunks, matrix)
+    return TermList(stored, bodies, fields, chunks, matrix)
 
 
 def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
@@ -565,9 +568,19 @@ def decode_chunk_matrix(blob: bytes) -> ChunkMatrix:
         # The matrix comes last, after the counts: its offset follows from the header.
         skip = _WIDTH[body_code] * n + _WIDTH[row_code] * nf + _WIDTH[count_code] * 5 * nf
         matrix, at = take(numbers, skip, matrix_code, chunks * n)
-        wide = narrow(ids)
+        wide = _id_array(ids)
     except (struct.error, zlib.error, KeyError, ValueError, OverflowError):
         raise CorruptBlob("term list") from None
     if at != len(numbers):
         raise CorruptBlob("term list length")
     return ChunkMatrix(zip_numbers(wide), wide.itemsize, chunks, matrix)
+
+
+def _id_array(ids: list[int]) -> array[int]:
+    """``ids`` as two-byte numbers if they fit, else four-byte ones: one pass in C that also
+    refuses a negative id (``OverflowError``), where finding the narrowest type took two more.
+    """
+    try:
+        return array("H", ids)
+    except OverflowError:
+        return array("I", ids)

@@ -84,6 +84,7 @@ class IndexedCorpus:
         """Each term re-scoring asked for: its id (``None``: no note holds it)."""
         self._matrices: dict[int, ChunkMatrix] = {}
         """The term lists re-scoring read, by note (one search asks for each several times)."""
+        self._rows: dict[int, NoteRow] = {}
         self._materialised: OrderedDict[tuple[int, int], SearchDocument] = (
             OrderedDict() if documents is None else documents
         )
@@ -202,7 +203,11 @@ class IndexedCorpus:
         """A note's row, or a record's document."""
         if index < 0:
             return self._records.documents[-1 - index]
-        return self._notes.row(index)
+        # Ranking asks once per term a note holds: its row is made once per search.
+        row = self._rows.get(index)
+        if row is None:
+            row = self._rows[index] = self._notes.row(index)
+        return row
 
     def day(self, index: int) -> date | None:
         """The day a note's path names."""
