@@ -11,17 +11,22 @@ pruning do real work on small workspaces.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import tempfile
 from array import array
 from pathlib import Path
+from typing import Any
 
+import numpy
 import pytest
 from hypothesis import given, settings, strategies as st
 from tests.core.index_helpers import age, indexed, mutate, populate, queries, reference
 from tests.core.query_helpers import make_unreadable, write
 
+from memquill.index import _corpus, _search_index
 from memquill.index._codec import Postings
-from memquill.index._prune import MARGIN, GainFactors, Norms
+from memquill.index._prune import MARGIN, GainFactors, Norms, select_dense
 from memquill.index._search_index import IndexSearcher
 from memquill.index._view import (
     NoteTable,
@@ -126,6 +131,80 @@ def test_kept_gain_factors_lie_far_inside_the_pruning_margin(
     factors.prepare(table, norms, params)
     kept = factors.of("term", postings, params)
     exact = factors.at(postings, None, postings.ids, params)
-    assert len(kept) == len(exact) == len(notes)
-    for held, value in zip(kept, exact, strict=True):
+    # Worked out in bulk (numpy), the sums round their own way: as far inside the margin.
+    bulk = GainFactors()
+    bulk.prepare(table, norms, params)
+    in_bulk = bulk.of("term", postings, params, numpy)
+    assert len(kept) == len(exact) == len(in_bulk) == len(notes)
+    for held, value, other in zip(kept, exact, in_bulk, strict=True):
         assert abs(held - value) <= value * MARGIN / 16
+        assert abs(other - value) <= value * MARGIN / 16
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["numpy", "loop"])
+def test_pruning_in_bulk_or_in_a_loop_gives_the_full_scans_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk: bool
+) -> None:
+    # A process that has numpy loaded prunes in bulk: forced here either way, and the bulk
+    # path must have run when asked for.
+    calls: list[int] = []
+
+    def counted(*args: Any) -> set[int] | None:
+        calls.append(1)
+        return select_dense(*args)
+
+    monkeypatch.setattr(_search_index, "bulk_module", lambda: numpy if bulk else None)
+    monkeypatch.setattr(_corpus, "select_dense", counted)
+    rng = random.Random(11)
+    populate(tmp_path, rng, 300)
+    searcher = IndexSearcher(tmp_path / "index", notice=None, racy_seconds=0)
+    try:
+        assert_same_answers(tmp_path, [searcher], rng, rounds=8)
+    finally:
+        searcher.close()
+    assert bool(calls) == bulk
+
+
+def test_searching_never_imports_numpy(tmp_path: Path) -> None:
+    # Pruning in bulk saves less than importing numpy costs most processes: only a process
+    # that has it loaded already prunes in bulk.
+    populate(tmp_path, random.Random(3), 40)
+    ask = (
+        f"searcher.search(Path({str(tmp_path)!r}), 'alpha bravo', records=(), now=now, tags=(),"
+        " file_type='all', params=RankParams(), candidates=5)\n"
+    )
+    script = (
+        "import sys\n"
+        "from datetime import UTC, datetime\n"
+        "from pathlib import Path\n"
+        "from memquill.index._search_index import IndexSearcher\n"
+        "from memquill.query._rank import RankParams\n"
+        "now = datetime.now(UTC)\n"
+        f"searcher = IndexSearcher({str(tmp_path / 'index')!r}, notice=None)\n"
+        f"{ask * 20}"
+        "print('numpy' in sys.modules)\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert found.split() == ["False"]
+
+
+def test_numpy_imported_already_prunes_in_bulk_from_the_first_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+
+    def counted(*args: Any) -> set[int] | None:
+        calls.append(1)
+        return select_dense(*args)
+
+    monkeypatch.setattr(_corpus, "select_dense", counted)
+    populate(tmp_path, random.Random(5), 80)
+    searcher = IndexSearcher(tmp_path / "index", notice=None, racy_seconds=0)
+    try:
+        got = indexed(tmp_path, searcher).search(query="alpha bravo charlie")
+    finally:
+        searcher.close()
+    assert "numpy" in sys.modules and calls == [1]
+    assert got.text == reference(tmp_path).search(query="alpha bravo charlie").text

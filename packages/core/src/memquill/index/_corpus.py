@@ -18,12 +18,20 @@ from datetime import date, datetime
 from itertools import repeat
 from operator import mul
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from memquill.errors import SourceError
 from memquill.foundation.safe_read import read_at_most
 from memquill.index._codec import ChunkMatrix, NoteRow
-from memquill.index._prune import GainFactors, Norms, Term, month_term, note_term, select
+from memquill.index._prune import (
+    GainFactors,
+    Norms,
+    Term,
+    month_term,
+    note_term,
+    select,
+    select_dense,
+)
 from memquill.index._view import NoteTable, PostingsReader, find
 from memquill.paths import MAX_READ_BYTES, open_regular
 from memquill.query import (
@@ -108,8 +116,10 @@ class IndexedCorpus:
         file_type: FileType,
         tags: frozenset[str],
         depth: int,
+        numpy: Any = None,
     ) -> None:
-        """Keep in ``postings`` only the documents that can reach the best ``depth``."""
+        """Keep in ``postings`` only the documents that can reach the best ``depth`` (in bulk
+        with ``numpy``, unless a filter applies: :func:`._prune.select_dense`)."""
 
         def passes(slot: int) -> bool:
             return matches_filters(self.stats(slot), file_type, tags)
@@ -154,10 +164,38 @@ class IndexedCorpus:
                 if holding:
                     gain = month_gain(size, holding, params)
                     terms.append(month_term(gain, slots, allowed))
+        if numpy is not None and allowed is None:
+            self._candidates = select_dense(
+                numpy,
+                terms,
+                depth,
+                len(self._notes.paths),
+                self._decay(numpy, by_day, dated),
+                factor,
+            )
+            return
         # No decay factor exceeds the largest among the days present (1 for undated paths).
         undated = self._records.size > 0 or len(day_of) < len(self._notes)
         ceiling = max([by_day.get(day, 1.0) for day in self._days] + [1.0 if undated else 0.0])
         self._candidates = select(terms, depth, scale if dated else None, factor, ceiling)
+
+    def _decay(
+        self, numpy: Any, by_day: dict[int, float], dated: bool
+    ) -> Callable[[Any], Any] | None:
+        """The decay factors of an array of note slots, in bulk (``None``: no decay)."""
+        if not dated:
+            return None
+        days = sorted(by_day)  # every day a note names, and 0 (undated: 1)
+        keys = numpy.array(days, numpy.int64)
+        values = numpy.array([by_day[day] for day in days])
+        numbers = self._notes.day_numbers
+
+        def decay(slots: Any) -> Any:
+            # A view of the note table's column, dropped at once: an array lent to numpy
+            # cannot grow.
+            return values[numpy.searchsorted(keys, numpy.frombuffer(numbers, numpy.int64)[slots])]
+
+        return decay
 
     def postings(self, term: str) -> Sequence[Posting]:
         """The (narrowed) postings of ``term``."""

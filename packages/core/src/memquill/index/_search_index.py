@@ -44,7 +44,7 @@ from memquill.index._location import (
     index_path,
     unusable_message,
 )
-from memquill.index._prune import GainFactors
+from memquill.index._prune import GainFactors, bulk_module
 from memquill.index._status import (
     IndexStatus,
     check_buildable,
@@ -195,6 +195,7 @@ class SearchIndex:
                     file_type=file_type,
                     tags=wanted,
                     depth=max(params.rerank_depth, candidates),
+                    numpy=bulk_module(),
                 )
                 hits = rank(
                     corpus,
