@@ -77,7 +77,26 @@ def test_indexed_search_equals_the_full_scan_through_edits(
             warm.close()
 
 
-def test_many_candidates_are_pruned_to_the_same_answers(tmp_path: Path) -> None:
+@pytest.fixture
+def bulk_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per search pruned in bulk."""
+    calls: list[int] = []
+
+    def counted(*args: Any) -> set[int] | None:
+        calls.append(1)
+        return select_dense(*args)
+
+    monkeypatch.setattr(_corpus, "select_dense", counted)
+    return calls
+
+
+# A process that has numpy loaded prunes in bulk: forced here either way, and the bulk path
+# must have run when asked for.
+@pytest.mark.parametrize("bulk", [True, False], ids=["numpy", "loop"])
+def test_many_candidates_are_pruned_to_the_same_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk_calls: list[int], bulk: bool
+) -> None:
+    monkeypatch.setattr(_search_index, "bulk_module", lambda: numpy if bulk else None)
     rng = random.Random(7)
     populate(tmp_path, rng, 300)
     searcher = IndexSearcher(tmp_path / "index", notice=None, racy_seconds=0)
@@ -85,6 +104,7 @@ def test_many_candidates_are_pruned_to_the_same_answers(tmp_path: Path) -> None:
         assert_same_answers(tmp_path, [searcher], rng, rounds=8)
     finally:
         searcher.close()
+    assert bool(bulk_calls) == bulk
 
 
 def test_an_unreadable_note_is_skipped_alike(
@@ -141,30 +161,6 @@ def test_kept_gain_factors_lie_far_inside_the_pruning_margin(
         assert abs(other - value) <= value * MARGIN / 16
 
 
-@pytest.mark.parametrize("bulk", [True, False], ids=["numpy", "loop"])
-def test_pruning_in_bulk_or_in_a_loop_gives_the_full_scans_answers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bulk: bool
-) -> None:
-    # A process that has numpy loaded prunes in bulk: forced here either way, and the bulk
-    # path must have run when asked for.
-    calls: list[int] = []
-
-    def counted(*args: Any) -> set[int] | None:
-        calls.append(1)
-        return select_dense(*args)
-
-    monkeypatch.setattr(_search_index, "bulk_module", lambda: numpy if bulk else None)
-    monkeypatch.setattr(_corpus, "select_dense", counted)
-    rng = random.Random(11)
-    populate(tmp_path, rng, 300)
-    searcher = IndexSearcher(tmp_path / "index", notice=None, racy_seconds=0)
-    try:
-        assert_same_answers(tmp_path, [searcher], rng, rounds=8)
-    finally:
-        searcher.close()
-    assert bool(calls) == bulk
-
-
 def test_searching_never_imports_numpy(tmp_path: Path) -> None:
     # Pruning in bulk saves less than importing numpy costs most processes: only a process
     # that has it loaded already prunes in bulk.
@@ -191,20 +187,13 @@ def test_searching_never_imports_numpy(tmp_path: Path) -> None:
 
 
 def test_numpy_imported_already_prunes_in_bulk_from_the_first_search(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, bulk_calls: list[int]
 ) -> None:
-    calls: list[int] = []
-
-    def counted(*args: Any) -> set[int] | None:
-        calls.append(1)
-        return select_dense(*args)
-
-    monkeypatch.setattr(_corpus, "select_dense", counted)
     populate(tmp_path, random.Random(5), 80)
     searcher = IndexSearcher(tmp_path / "index", notice=None, racy_seconds=0)
     try:
         got = indexed(tmp_path, searcher).search(query="alpha bravo charlie")
     finally:
         searcher.close()
-    assert "numpy" in sys.modules and calls == [1]
+    assert "numpy" in sys.modules and bulk_calls == [1]
     assert got.text == reference(tmp_path).search(query="alpha bravo charlie").text
