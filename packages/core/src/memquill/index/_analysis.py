@@ -13,7 +13,16 @@ may cut a word anywhere. Here each section is cut once into *parts* at safe plac
 is folded and split into words (:mod:`memquill.query._tokens`) once, and a chunk's words are
 its parts' words plus those of its two cut ends (the few characters between a window's edge
 and the nearest safe place), which are folded and split on their own, as the chunk's own
-tokenization sees them. The body's words are every part's.
+tokenization sees them. The body's words are every part's, so a chunk's whole words are a run
+of the body's. A note of ASCII text with no camelCase boundary (most notes) is folded and
+separated once, whole (:func:`memquill.query._tokens.ascii_word_bytes`): every byte of that
+stands for the character at its offset, so each part is a slice of it.
+
+Counting is done at C speed over one *key* per body word (its term, or a compound key for a
+word with no term or several: :func:`memquill.query._tokens.word_keys`), mapped once: the
+body counts them all, and each chunk counts its run of them into a copy of a dict that holds
+every column at zero, in column order, so its counts are the matrix's row as they stand.
+Compound keys sort before every term, and are replaced by their terms' counts.
 
 A place is *safe* next to a space or a line break (and at a section's bounds): no term spans
 one, and folding commutes with cutting there (a space or line break is never changed,
@@ -29,18 +38,23 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise, repeat
+from itertools import islice, pairwise
 from typing import Final
 
 from memquill.foundation.text import utf16_len
 from memquill.index._codec import FieldCounts
 from memquill.query import (
     CHUNK_SIZE,
+    COMPOUND,
     Identity,
+    NoteMeta,
+    ascii_word_bytes,
     camel_free,
+    compound_terms,
+    count_keys,
     count_words,
     fold,
     heading_text,
@@ -48,6 +62,7 @@ from memquill.query import (
     path_day,
     split_words,
     window_bounds,
+    word_keys,
 )
 
 
@@ -86,29 +101,55 @@ def analyse_note(path: str, content: str, identity: Identity) -> NoteFigures:
     """Analyse the note ``path`` whose text (read at ``identity``) is ``content``."""
     meta = note_meta(content, path)
     words = note_words(content)
-    body = count_words(words.body)
-    headings: dict[str, Counter[str]] = {}
-    rows: list[Counter[str]] = []
-    for heading, found in words.chunks:
-        counts = count_words(found)
-        if heading:
+    # One key a body word, counted at C speed: the body's counts, then each chunk's from the
+    # same keys (a chunk's whole words are a run of the body's).
+    keys = word_keys(words.body)
+    body: dict[str, int] = {}
+    count_keys(body, keys)
+    fields = _field_counts(meta, path)
+    held = body.keys() | fields.keys()
+    terms = sorted(held)
+    compounds = bisect_left(terms, _AFTER_COMPOUNDS)
+    if compounds:  # keys of words with no term or several sort first: count their terms
+        added: set[str] = set()
+        for key in terms[:compounds]:
+            count = body.pop(key)
+            for term in compound_terms(key):
+                body[term] = body.get(term, 0) + count
+                added.add(term)
+        del terms[:compounds]
+        added -= held
+        if added:  # a sorted run and a few more: sorting merges them in linear time
+            terms.extend(added)
+            terms.sort()
+    # A row starts as a copy of the note's zeros, so it holds the columns in order and its
+    # counts become the matrix's row as they are, at C speed.
+    zeros = dict.fromkeys(terms, 0)
+    width = len(terms)
+    extras: dict[str, list[str]] = {}
+    rows: list[dict[str, int]] = []
+    for chunk in words.chunks:
+        row = zeros.copy()
+        count_keys(row, keys[chunk.start : chunk.stop])
+        if len(row) != width:  # compound keys came after the columns
+            for key in list(islice(row, width, None)):
+                count = row.pop(key)
+                for term in compound_terms(key):
+                    row[term] += count  # the body holds the word: a column
+        if chunk.heading:
             # A chunk counts its heading's terms too (windows of one section share it).
-            extra = headings.get(heading)
+            extra = extras.get(chunk.heading)
             if extra is None:
-                extra = headings[heading] = count_words(split_words(fold(heading)))
-            counts.update(extra)
-        rows.append(counts)
-    fields: dict[str, FieldCounts] = {}
-    for position, value in enumerate(
-        (meta.title, "\n".join(meta.tags), "\n".join(meta.aliases), "\n".join(meta.headings), path)
-    ):
-        for term, count in count_words(split_words(fold(value))).items():
-            current = fields.get(term)
-            values = list(current) if current is not None else [0, 0, 0, 0, 0]
-            values[position] = count
-            fields[term] = (values[0], values[1], values[2], values[3], values[4])
+                extra = extras[chunk.heading] = _column_terms(
+                    split_words(fold(chunk.heading)), zeros
+                )
+            count_keys(row, extra)
+        if chunk.head:
+            count_keys(row, _column_terms(chunk.head, zeros))
+        if chunk.tail:
+            count_keys(row, _column_terms(chunk.tail, zeros))
+        rows.append(row)
     day = path_day(path)
-    terms = tuple(sorted(body.keys() | fields.keys()))
     return NoteFigures(
         path=path,
         identity=identity,
@@ -118,27 +159,62 @@ def analyse_note(path: str, content: str, identity: Identity) -> NoteFigures:
         day=0 if day is None else day.toordinal(),
         body=body,
         fields=fields,
-        terms=terms,
+        terms=tuple(terms),
         chunks=len(rows),
-        matrix=chunk_matrix(terms, rows),
+        matrix=chunk_matrix(rows),
     )
 
 
-def chunk_matrix(terms: tuple[str, ...], rows: Sequence[Mapping[str, int]]) -> array[int]:
-    """Per chunk (row), the count of each of ``terms`` (in that order), in one compact array."""
-    width = len(terms)
+_AFTER_COMPOUNDS: Final = chr(ord(COMPOUND) + 1)
+"""Every compound key sorts before this, every term after."""
+
+
+def _column_terms(found: list[bytes], columns: Mapping[str, int]) -> list[str]:
+    """The terms of ``found`` (a few words) that are among ``columns``, one per occurrence."""
+    terms: list[str] = []
+    for key in word_keys(found):
+        if key in columns:
+            terms.append(key)
+        elif key.startswith(COMPOUND):
+            terms.extend(term for term in compound_terms(key) if term in columns)
+    return terms
+
+
+def _field_counts(meta: NoteMeta, path: str) -> dict[str, FieldCounts]:
+    """Per term of a metadata field, its counts in the five fields."""
+    found: dict[str, list[int]] = {}
+    for position, value in enumerate(
+        (meta.title, "\n".join(meta.tags), "\n".join(meta.aliases), "\n".join(meta.headings), path)
+    ):
+        if not value:
+            continue
+        for term, count in count_words(split_words(fold(value))).items():
+            counts = found.get(term)
+            if counts is None:
+                counts = found[term] = [0, 0, 0, 0, 0]
+            counts[position] = count
+    return {term: (c[0], c[1], c[2], c[3], c[4]) for term, c in found.items()}
+
+
+def chunk_matrix(rows: Sequence[Mapping[str, int]]) -> array[int]:
+    """The rows' counts, row after row, in one compact array (every row holds the same
+    columns in the same order)."""
+    try:  # nearly always: every count fits a byte, and bytes are built fastest
+        return array("B", b"".join([bytes(row.values()) for row in rows]))
+    except ValueError:
+        pass
     top = max((max(row.values(), default=0) for row in rows), default=0)
-    if top < 1 << 8:  # nearly always: bytes are built fastest
-        return array("B", b"".join(bytes(map(row.get, terms, repeat(0, width))) for row in rows))
     values = array("H" if top < 1 << 16 else "I")
     for row in rows:
-        values.extend(map(row.get, terms, repeat(0, width)))
+        values.extend(row.values())
     return values
 
 
 _SPACE: Final = (" ", "\n")
-_HEADING_START: Final = re.compile(r"^#{1,6}[^\S\n]", re.MULTILINE)
-"""Where a heading line starts (``heading_text``'s test; a line never holds a line break)."""
+_HEADING_FIRST: Final = re.compile(r"#{1,6}[^\S\n]")
+"""A heading line's start (``heading_text``'s test; a line never holds a line break)."""
+_HEADING_START: Final = re.compile(r"\n#{1,6}[^\S\n]")
+"""The line break before a heading line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,18 +228,41 @@ class ChunkSpan:
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkWords:
+    """One chunk's words: ``head``, then the body's words ``start`` to ``stop``, then ``tail``.
+
+    Attributes:
+        heading: the chunk's section's heading.
+        head: the words of a window's cut start (up to its first safe place), as cut.
+        start: the first of the body's words the chunk holds whole.
+        stop: one past the last.
+        tail: the words of a window's cut end (from its last safe place), as cut.
+    """
+
+    heading: str
+    head: list[bytes]
+    start: int
+    stop: int
+    tail: list[bytes]
+
+
+@dataclass(frozen=True, slots=True)
 class NoteWords:
     """A note's words: the body's, and each chunk's (with the chunk's heading).
 
     Attributes:
         body: the words of the folded note, in order.
         length: the length of the folded note.
-        chunks: per chunk, its heading and its words.
+        chunks: per chunk, where its words are.
     """
 
     body: list[bytes]
     length: int
-    chunks: list[tuple[str, list[bytes]]]
+    chunks: list[ChunkWords]
+
+    def chunk_words(self, chunk: ChunkWords) -> list[bytes]:
+        """The words of ``chunk``, in order."""
+        return [*chunk.head, *self.body[chunk.start : chunk.stop], *chunk.tail]
 
 
 def chunk_spans(content: str) -> list[ChunkSpan]:
@@ -175,36 +274,62 @@ def note_words(content: str) -> NoteWords:
     """The words of ``content`` and of each of its chunks (see the module)."""
     body: list[bytes] = []
     length = -1  # sections are joined by line breaks: one fewer than there are sections
-    chunks: list[tuple[str, list[bytes]]] = []
-    # ASCII with no camelCase boundary anywhere (the usual note) folds by lowering alone;
-    # a part of it cannot hold a boundary the whole lacks.
-    folding: Callable[[str], str] = str.lower if content.isascii() and camel_free(content) else fold
+    chunks: list[ChunkWords] = []
+    # ASCII with no camelCase boundary anywhere (the usual note) folds by lowering alone, and
+    # a part of it cannot hold a boundary the whole lacks: the note is folded and separated
+    # once, and any slice of that splits into the words of the same slice, folded.
+    ascii_only = content.isascii() and camel_free(content)
+    mask = ascii_word_bytes(content) if ascii_only else b""
+
+    def words_of(begin: int, end: int) -> tuple[list[bytes], int]:
+        """The words of ``content[begin:end]`` folded, and the folded length."""
+        if ascii_only:
+            return mask[begin:end].split(), end - begin
+        text = fold(content[begin:end])
+        return split_words(text), len(text)
+
     for section in _sections(content):
         bounds = (section[2], section[3])
-        group = _section_chunks(content, section)
+        group = _section_chunks(content, section, ascii_only=ascii_only)
         if len(group) == 1:
-            text = folding(content[bounds[0] : bounds[1]])
-            found = split_words(text)
-            length += len(text) + 1
+            found, folded = words_of(*bounds)
+            length += folded + 1
+            chunks.append(ChunkWords(group[0].heading, [], len(body), len(body) + len(found), []))
             body.extend(found)
-            chunks.append((group[0].heading, found))
             continue
         inners = [_inner(content, span, bounds) for span in group]
-        parts, folded = _parts(content, inners, bounds, folding)
-        length += folded + 1
-        for _, words in parts.values():
-            body.extend(words)
+        # The section's parts, between every window's safe places: by where each starts,
+        # the offset of its first word in the body.
+        cuts = {bounds[0], bounds[1]}
+        for inner in inners:
+            if inner is not None:
+                cuts.update(inner)
+        starts: dict[int, int] = {}
+        for begin, end in pairwise(sorted(cuts)):
+            found, folded = words_of(begin, end)
+            length += folded
+            starts[begin] = len(body)
+            body.extend(found)
+        starts[bounds[1]] = len(body)
+        length += 1
         for span, inner in zip(group, inners, strict=True):
-            chunks.append((span.heading, _chunk_words(content, span, inner, parts, folding)))
+            if inner is None:
+                chunks.append(ChunkWords(span.heading, words_of(span.begin, span.end)[0], 0, 0, []))
+                continue
+            first, last = inner
+            head = words_of(span.begin, first)[0] if first > span.begin else []
+            tail = words_of(last, span.end)[0] if last < span.end else []
+            chunks.append(ChunkWords(span.heading, head, starts[first], starts[last], tail))
     return NoteWords(body, length, chunks)
 
 
-def _section_chunks(content: str, section: tuple[str, int, int, int]) -> list[ChunkSpan]:
+def _section_chunks(
+    content: str, section: tuple[str, int, int, int], *, ascii_only: bool = False
+) -> list[ChunkSpan]:
     heading, line, begin, end = section
-    text = content[begin:end]
-    if utf16_len(text) <= CHUNK_SIZE:
+    if (end - begin if ascii_only else utf16_len(content[begin:end])) <= CHUNK_SIZE:
         return [ChunkSpan(heading, line, begin, end)]
-    return _windows(heading, line, text, begin)
+    return _windows(heading, line, content[begin:end], begin)
 
 
 def _safe(content: str, at: int, section: tuple[int, int]) -> bool:
@@ -233,56 +358,16 @@ def _inner(content: str, span: ChunkSpan, section: tuple[int, int]) -> tuple[int
     return (first, last) if first < last else None
 
 
-def _parts(
-    content: str,
-    inners: list[tuple[int, int] | None],
-    section: tuple[int, int],
-    folding: Callable[[str], str],
-) -> tuple[dict[int, tuple[int, list[bytes]]], int]:
-    """The section's parts by start (each with its end and words), and its folded length."""
-    cuts = {section[0], section[1]}
-    for inner in inners:
-        if inner is not None:
-            cuts.update(inner)
-    ordered = sorted(cuts)
-    parts: dict[int, tuple[int, list[bytes]]] = {}
-    folded = 0
-    for start, stop in pairwise(ordered):
-        text = folding(content[start:stop])
-        folded += len(text)
-        parts[start] = (stop, split_words(text))
-    return parts, folded
-
-
-def _chunk_words(
-    content: str,
-    span: ChunkSpan,
-    inner: tuple[int, int] | None,
-    parts: dict[int, tuple[int, list[bytes]]],
-    folding: Callable[[str], str],
-) -> list[bytes]:
-    """A window's words: its cut ends' own, and those of the parts between them."""
-    if inner is None:
-        return split_words(folding(content[span.begin : span.end]))
-    first, last = inner
-    found = split_words(folding(content[span.begin : first])) if first > span.begin else []
-    at = first
-    while at < last:
-        stop, words = parts[at]
-        found.extend(words)
-        at = stop
-    if last < span.end:
-        found.extend(split_words(folding(content[last : span.end])))
-    return found
-
-
 def _sections(content: str) -> list[tuple[str, int, int, int]]:
     """(heading, first line, begin, end) of each heading section, as the reference splits
-    (a section starts at each heading line; found by one search, not line by line)."""
+    (a section starts at each heading line; found by one search for the line break before a
+    heading line, which the search finds fast by its two literal characters)."""
     sections: list[tuple[str, int, int, int]] = []
     heading, line, begin = "", 0, 0
-    for match in _HEADING_START.finditer(content):
-        start = match.start()
+    starts = [match.start() + 1 for match in _HEADING_START.finditer(content)]
+    if _HEADING_FIRST.match(content):
+        starts.insert(0, 0)
+    for start in starts:
         end = content.find("\n", start)
         title = heading_text(content[start : len(content) if end < 0 else end])
         if title is None:  # pragma: no cover - the search finds exactly the heading lines

@@ -62,6 +62,7 @@ if typing.TYPE_CHECKING:
     from memquill.query._markdown import (
         CHUNK_OVERLAP as CHUNK_OVERLAP,
         CHUNK_SIZE as CHUNK_SIZE,
+        NoteMeta as NoteMeta,
         heading_text as heading_text,
         note_meta as note_meta,
         window_bounds as window_bounds,
@@ -120,15 +121,20 @@ if typing.TYPE_CHECKING:
         load_scan_config as load_scan_config,
     )
     from memquill.query._tokens import (
+        COMPOUND as COMPOUND,
         STEMMER_VERSION as STEMMER_VERSION,
         TOKENIZER_VERSION,
+        ascii_word_bytes as ascii_word_bytes,
         camel_free as camel_free,
+        compound_terms as compound_terms,
+        count_keys as count_keys,
         count_words as count_words,
         fold as fold,
         is_cjk as is_cjk,
         query_terms as query_terms,
         split_words as split_words,
         tokenize as tokenize,
+        word_keys as word_keys,
         words as words,
     )
     from memquill.query._topk import (

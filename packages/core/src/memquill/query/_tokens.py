@@ -57,11 +57,13 @@ equal ``collections.Counter(tokenize(text))``.
 
 from __future__ import annotations
 
+import collections
 import re
+import string
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 from itertools import chain
 from typing import Final, Protocol, cast
@@ -506,6 +508,63 @@ def split_words(folded: str) -> list[bytes]:
 def count_words(found: Iterable[bytes]) -> Counter[str]:
     """How many times the tokenizer yields each term of the text these words came from."""
     return Counter(chain.from_iterable(map(_TERMS.__getitem__, found)))
+
+
+_LOWER_SEPARATE: Final = _SEPARATE.translate(
+    bytes.maketrans(string.ascii_uppercase.encode(), string.ascii_lowercase.encode())
+)
+""":data:`_SEPARATE` with upper-case ASCII letters lowered (what folding ASCII text does)."""
+
+
+def ascii_word_bytes(text: str) -> bytes:
+    """The bytes :func:`split_words` splits for ``fold(text)``, when ``text`` is ASCII with no
+    camelCase boundary (:func:`camel_free`): folding it then only lowers it, so lowering and
+    separating are one translation. Every byte stands for the character at its offset, so a
+    slice ``[a:b]`` splits into the words of ``fold(text[a:b])``."""
+    return text.encode("ascii").translate(_LOWER_SEPARATE)
+
+
+COMPOUND: Final = "\x00"
+"""Starts a word's key when the word yields no term or several (:func:`word_keys`). No term
+is empty or holds this character, so those keys sort before every term."""
+
+
+class _WordKeys(dict[bytes, str]):
+    """A word's key, worked out on first use (a missing key is computed, not an error)."""
+
+    def __missing__(self, word: bytes) -> str:
+        terms = folded_terms(word.decode("utf-8", "surrogatepass"))
+        key = terms[0] if len(terms) == 1 else COMPOUND + COMPOUND.join(terms)
+        if len(self) >= _MEMO:
+            self.clear()  # a rare reset; a concurrent count only works its words out again
+        self[word] = key
+        return key
+
+
+_KEYS: Final = _WordKeys()
+_COUNT_ELEMENTS: Final = cast(
+    "Callable[[dict[str, int], Iterable[str]], None]",
+    vars(collections)["_count_elements"],  # the C loop Counter counts with, for any dict
+)
+
+
+def word_keys(found: Iterable[bytes]) -> list[str]:
+    """Each word's *key*: the one term it yields (nearly every word), or a compound key that
+    stands for its terms (:func:`compound_terms`: none for ``-``, several for an identifier or
+    a CJK run). Counted, keys give the words' term counts once compound keys are replaced by
+    their terms; a list of one object per word counts at C speed (:func:`count_keys`)."""
+    return list(map(_KEYS.__getitem__, found))
+
+
+def compound_terms(key: str) -> list[str]:
+    """The terms a compound key (see :func:`word_keys`) stands for, in order."""
+    return key[1:].split(COMPOUND) if len(key) > 1 else []
+
+
+def count_keys(counts: dict[str, int], keys: Iterable[str]) -> None:
+    """Add one to ``counts[key]`` for each of ``keys`` (at C speed; ``counts`` is a plain
+    dict, so a note's rows can start as copies of one dict of zeros)."""
+    _COUNT_ELEMENTS(counts, keys)
 
 
 def term_counts(text: str, *, folded: bool = False) -> dict[str, int]:
