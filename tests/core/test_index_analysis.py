@@ -147,7 +147,7 @@ def test_a_note_s_figures_are_the_reference_s(content: str) -> None:
     builder = BatchBuilder()
     builder.add(figures, 0)
     batch = builder.build()
-    stored = decode_term_list(batch.notes[0].terms)
+    stored = decode_term_list(batch.notes[0].term_list(range(width)))
     assert list(batch.vocabulary) == list(figures.terms)  # the batch numbers them in order
     assert list(stored.ids) == list(range(width)) and stored.chunks == figures.chunks
     for column, term in enumerate(figures.terms):
@@ -201,7 +201,8 @@ def test_a_page_of_notes_reads_back_and_detects_damage() -> None:
     assert decode_page(encode_page([])) == []
     builder = BatchBuilder()
     builder.add(analyse_note("a.md", "alpha bravo", (1, 2, 3, 4, 5)), 0)
-    term_list = builder.build().notes[0].terms
+    batch = builder.build()
+    term_list = batch.notes[0].term_list(range(len(batch.vocabulary)))
     for sound in (blob, term_list):
         damaged = bytearray(sound)
         damaged[5] ^= 1

@@ -28,8 +28,9 @@ from memquill.index._codec import (
     decode_term_list,
     encode_term_list,
     pack,
-    relabel,
+    pack_term_counts,
     seal,
+    seal_term_list,
     unseal,
 )
 from memquill.index._db import IndexDamaged, IndexDatabase
@@ -250,7 +251,7 @@ def test_a_batch_numbers_its_terms_and_notes_from_zero() -> None:
     assert list(batch.vocabulary) == sorted(batch.vocabulary)
     number = batch.vocabulary.index
     mapping = [100 + index for index in range(len(batch.vocabulary))]
-    blob = relabel(batch.notes[0].terms, mapping)
+    blob = batch.notes[0].term_list(mapping)
     for first in (decode_term_list(blob), decode_chunk_matrix(blob)):
         assert first.chunk_counts(100 + number("bravo")) == (1, 2)
         assert first.chunk_counts(100 + number("delta")) == (0, 0)
@@ -302,9 +303,11 @@ def test_a_term_list_keeps_its_ids_in_any_order_and_relabelled(
     # As analysis numbers them (a batch's own numbers), then as the index does (any ids).
     local = data.draw(st.permutations(range(width)))
     direct = encode_term_list(ids, bodies, fields, chunks, matrix)
-    relabelled = relabel(
-        encode_term_list(local, bodies, fields, chunks, matrix), ids_by_local(local, ids)
+    mapping = ids_by_local(local, ids)
+    relabelled = seal_term_list(
+        [mapping[number] for number in local], pack_term_counts(bodies, fields, chunks, matrix)
     )
+    assert relabelled == direct
     for stored in (direct, relabelled):
         whole, matrix_only = decode_term_list(stored), decode_chunk_matrix(stored)
         assert list(whole.ids) == ids

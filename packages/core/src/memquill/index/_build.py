@@ -12,10 +12,10 @@ Only analysed batches and counts cross back. Workers are fresh interpreters runn
 A batch (:class:`AnalysedBatch`) is analysed notes as an analyser hands them to the writer.
 Analysers know nothing of the index: a batch numbers its terms by its own sorted vocabulary
 and its notes from 0. It carries each note's figures and term list, and, already cut into
-blocks, every term's postings over the batch; the writer gives terms the index's ids
-(:func:`._codec.relabel`) and, when every note of the batch is new, notes the next ids
-(:func:`._codec.shift_block`), so a large build does no per-posting work in the writing
-process.
+blocks, every term's postings over the batch; the writer gives terms the index's ids (it seals
+each term list with them, :meth:`AnalysedNote.term_list`) and, when every note of the batch is
+new, notes the next ids (:func:`._codec.shift_block`), so a large build does no per-posting
+work in the writing process.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ from memquill.index._codec import (
     BLOCK,
     FieldCounts,
     NoteRow,
-    Postings,
-    encode_block,
-    encode_term_list,
+    TermCounts,
+    block_blob,
+    pack_term_counts,
+    seal_term_list,
 )
 from memquill.paths import read_text_stat
 from memquill.query import Identity, file_identity
@@ -253,7 +254,7 @@ def _parallel(starts: list[Start], units: list[Unit]) -> Iterator[UnitDone | Ana
 
 BLOCKS_FROM: Final = 32
 """A batch of this many notes or more comes with its postings cut into blocks."""
-_EXTEND = list[int].extend
+_APPEND = list[int].append
 
 
 class AnalysedNote(NamedTuple):
@@ -267,7 +268,9 @@ class AnalysedNote(NamedTuple):
         length: length of the folded body.
         tags: the lowercased tags, sorted, one a line.
         day: the day the path names (proleptic ordinal), or 0.
-        terms: its term list, terms numbered by the batch's vocabulary.
+        columns: its terms' numbers in the batch's vocabulary, ascending (its term list's
+            columns).
+        counts: the rest of its term list.
     """
 
     path: str
@@ -277,7 +280,12 @@ class AnalysedNote(NamedTuple):
     length: int
     tags: str
     day: int
-    terms: bytes
+    columns: array[int]
+    counts: TermCounts
+
+    def term_list(self, ids: Sequence[int]) -> bytes:
+        """Its term list's blob, where the batch's term ``i`` is term ``ids[i]``."""
+        return seal_term_list(list(map(ids.__getitem__, self.columns)), self.counts)
 
     def row(self, doc_id: int) -> NoteRow:
         """Its row in the note table, under ``doc_id``."""
@@ -327,9 +335,11 @@ class BatchBuilder:
 
     def build(self) -> AnalysedBatch:
         """The batch of every note added."""
-        vocabulary = sorted({term for figures, _ in self._notes for term in figures.terms})
+        vocabulary = sorted(set[str]().union(*(figures.terms for figures, _ in self._notes)))
         number = {term: index for index, term in enumerate(vocabulary)}
-        flat: list[list[int]] = [[] for _ in vocabulary]
+        # Per term number: the notes that hold it, their body counts, and their field counts.
+        docs: list[list[int]] = [[] for _ in vocabulary]
+        bodies_of: list[list[int]] = [[] for _ in vocabulary]
         held: dict[int, list[tuple[int, FieldCounts]]] = {}
         notes: list[AnalysedNote] = []
         blocks = len(self._notes) >= self._blocks_from
@@ -338,17 +348,14 @@ class BatchBuilder:
             columns = list(map(number.__getitem__, terms))
             bodies = list(map(figures.body.get, terms, repeat(0)))
             if blocks:
-                # One (note, body count) pair per term, appended in C: a note holds hundreds.
-                deque(
-                    map(_EXTEND, map(flat.__getitem__, columns), zip(repeat(doc), bodies)),
-                    maxlen=0,
-                )
+                # Appended in C: a note holds hundreds of terms.
+                deque(map(_APPEND, map(docs.__getitem__, columns), repeat(doc)), maxlen=0)
+                deque(map(_APPEND, map(bodies_of.__getitem__, columns), bodies), maxlen=0)
             # Few terms are in a field (a dozen of hundreds): each found by its column.
             fields = {bisect_left(terms, term): counts for term, counts in figures.fields.items()}
             if blocks:
                 for column, counts in fields.items():
                     held.setdefault(columns[column], []).append((doc, counts))
-            blob = encode_term_list(columns, bodies, fields, figures.chunks, figures.matrix)
             notes.append(
                 AnalysedNote(
                     figures.path,
@@ -358,23 +365,31 @@ class BatchBuilder:
                     figures.length,
                     "\n".join(figures.tags),
                     figures.day,
-                    blob,
+                    array("I", columns),
+                    pack_term_counts(bodies, fields, figures.chunks, figures.matrix),
                 )
             )
         postings = (
-            tuple(_blocks(entries, dict(held.get(term, ()))) for term, entries in enumerate(flat))
+            tuple(map(_blocks, docs, bodies_of, map(held.get, range(len(vocabulary)))))
             if blocks
             else ()
         )
         return AnalysedBatch(tuple(vocabulary), tuple(notes), postings)
 
 
-def _blocks(entries: list[int], fields: dict[int, FieldCounts]) -> tuple[bytes, ...]:
-    """A term's (note, body count) pairs and field counts, as blocks."""
-    ids, bodies = array("I", entries[0::2]), array("I", entries[1::2])
+def _blocks(
+    docs: list[int], bodies: list[int], held: list[tuple[int, FieldCounts]] | None
+) -> tuple[bytes, ...]:
+    """A term's notes (ascending), their body counts and field counts, as blocks."""
+    if len(docs) <= BLOCK and not held:  # most terms: one block, no field holds them
+        return (block_blob(docs, bodies, [], []),)
+    # The places of the notes a field holds the term in, ascending (notes were added so).
+    places = [bisect_left(docs, doc) for doc, _ in held] if held else []
     found: list[bytes] = []
-    for start in range(0, len(ids), BLOCK):
-        part = ids[start : start + BLOCK]
-        held = {doc: fields[doc] for doc in part if doc in fields} if fields else {}
-        found.append(encode_block(Postings(part, bodies[start : start + BLOCK], held)))
+    for start in range(0, len(docs), BLOCK):
+        stop = start + BLOCK
+        low, high = bisect_left(places, start), bisect_left(places, stop)
+        rows = [place - start for place in places[low:high]]
+        counts = [count for _, five in held[low:high] for count in five] if held else []
+        found.append(block_blob(docs[start:stop], bodies[start:stop], rows, counts))
     return tuple(found)

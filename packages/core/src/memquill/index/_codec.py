@@ -36,12 +36,13 @@ chunk matrix (each term's count in each chunk: one row per chunk, one column per
 
 (The ids are stored as steps from the one before, the first from 0, deflated on their own:
 columns are in term order, and the lexicon numbers the terms of a build in term order, so the
-steps are small. On their own, so that relabelling rewrites only them; a reader expands them
+steps are small. On their own, so that the ids are written last; a reader expands them
 once per note, into the fixed-width bytes in which :meth:`ChunkMatrix.chunk_counts` finds a
 term's column with one search in C.) It is what a removal needs (which blocks hold the note),
 what an edit compares (which counts changed), and what re-scoring reads (a term's column).
-Analysis, in a worker, numbers terms within its batch; :func:`relabel` gives the list the
-index's own ids, rewriting only the ids.
+Analysis, in a worker, numbers terms within its batch and packs the rest
+(:func:`pack_term_counts`); the writer, which knows the index's ids, seals the list with them
+(:func:`seal_term_list`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ _BLOCK_HEAD: Final = struct.Struct("<IHHcccB")
 _CRC: Final = struct.Struct("<I")
 _SWAP: Final = sys.byteorder != "little"
 _WIDTH: Final = {b"B": 1, b"H": 2, b"I": 4, b"b": 1, b"h": 2, b"i": 4, b"q": 8}
+_CODE: Final = {code.decode(): code for code in _WIDTH}
+"""An array's type code as a head stores it."""
 
 
 class CorruptBlob(IndexDamaged):
@@ -121,24 +124,39 @@ def narrow_signed(values: Sequence[int]) -> array[int]:
 
 def encode_block(postings: Postings) -> bytes:
     """The blob of a block (``postings`` holds at least one note)."""
-    ids = postings.ids
+    ids = postings.ids.tolist()  # ints made once, not at each pass over the array
     held = postings.fields
-    gaps = narrow(list(map(sub, islice(ids, 1, None), ids)))
-    bodies = narrow(postings.bodies)
     rows = sorted(bisect_left(ids, doc) for doc in held)
-    counts = narrow([count for row in rows for count in held[ids[row]]])
-    parts = zip_numbers(gaps, bodies, array("B" if len(ids) <= 256 else "H", rows), counts)
+    counts = [count for row in rows for count in held[ids[row]]]
+    return block_blob(ids, postings.bodies.tolist(), rows, counts)
+
+
+def block_blob(ids: list[int], bodies: list[int], rows: list[int], counts: list[int]) -> bytes:
+    """The blob of a block of the notes ``ids`` (ascending, at least one) with their body
+    counts; ``rows`` are the places in ``ids`` (ascending) of the notes a field holds the term
+    in, and ``counts`` their field counts, five a row."""
+    gap_code, gaps = _little(list(map(sub, islice(ids, 1, None), ids)))
+    body_code, body_bytes = _little(bodies)
+    count_code, count_bytes = _little(counts)
+    row_array = array("B" if len(ids) <= 256 else "H", rows)
+    if _SWAP:  # pragma: no cover - big-endian hosts
+        row_array.byteswap()
+    parts = b"".join((gaps, body_bytes, row_array.tobytes(), count_bytes))
     packed = len(ids) >= _PACK_FROM
-    head = _BLOCK_HEAD.pack(
-        ids[0],
-        len(ids),
-        len(held),
-        gaps.typecode.encode(),
-        bodies.typecode.encode(),
-        counts.typecode.encode(),
-        packed,
-    )
+    head = _BLOCK_HEAD.pack(ids[0], len(ids), len(rows), gap_code, body_code, count_code, packed)
     return seal(head + (pack(parts) if packed else parts))
+
+
+def _little(values: list[int]) -> tuple[bytes, bytes]:
+    """``values`` (not negative) as the narrowest unsigned type that holds them: its type code
+    and their little-endian bytes (as :func:`narrow` and :func:`zip_numbers` give them)."""
+    top = max(values, default=0)
+    if top < 1 << 8:  # nearly always: bytes are made fastest
+        return b"B", bytes(values)
+    numbers = array("H" if top < 1 << 16 else "I", values)
+    if _SWAP:  # pragma: no cover - big-endian hosts
+        numbers.byteswap()
+    return _CODE[numbers.typecode], numbers.tobytes()
 
 
 def decode_block(blob: bytes) -> Postings:
@@ -465,6 +483,23 @@ class ChunkMatrix:
         return tuple(self.matrix[at // width :: len(ids) // width])
 
 
+class TermCounts(NamedTuple):
+    """A note's term list but for its term ids, which come last (:func:`seal_term_list`):
+    analysis numbers terms within its batch, and only the writer knows the index's ids.
+
+    Attributes:
+        fields: how many terms a field holds.
+        chunks: how many chunks the note has.
+        codes: the type codes of the bodies, field rows, field counts and matrix.
+        rest: those four, deflated.
+    """
+
+    fields: int
+    chunks: int
+    codes: tuple[bytes, ...]
+    rest: bytes
+
+
 def encode_term_list(
     ids: Sequence[int],
     bodies: Sequence[int],
@@ -473,28 +508,31 @@ def encode_term_list(
     matrix: array[int],
 ) -> bytes:
     """The blob of a note's term list (see :class:`TermList`)."""
-    body_array = narrow(bodies)
+    return seal_term_list(ids, pack_term_counts(list(bodies), fields, chunks, matrix))
+
+
+def pack_term_counts(
+    bodies: list[int], fields: dict[int, FieldCounts], chunks: int, matrix: array[int]
+) -> TermCounts:
+    """A term list's parts but for its ids: the body counts of its columns, the field counts
+    of the columns a field holds, and the chunk matrix."""
     rows = sorted(fields)
-    row_array = narrow(rows)
-    counts = narrow([count for row in rows for count in fields[row]])
-    rest = pack(zip_numbers(body_array, row_array, counts, matrix))
-    codes = (
-        body_array.typecode.encode(),
-        row_array.typecode.encode(),
-        counts.typecode.encode(),
-        matrix.typecode.encode(),
-    )
-    return _sealed(ids, len(rows), chunks, codes, rest)
+    body_code, body_bytes = _little(bodies)
+    row_code, row_bytes = _little(rows)
+    count_code, count_bytes = _little([count for row in rows for count in fields[row]])
+    rest = pack(b"".join((body_bytes, row_bytes, count_bytes, zip_numbers(matrix))))
+    codes = (body_code, row_code, count_code, _CODE[matrix.typecode])
+    return TermCounts(len(rows), chunks, codes, rest)
 
 
-def _sealed(
-    ids: Sequence[int], nf: int, chunks: int, codes: tuple[bytes, ...], rest: bytes | memoryview
-) -> bytes:
-    """A term list's blob from its ids and its other parts, deflated (``rest``)."""
-    steps = narrow_signed([*ids[:1], *map(sub, ids[1:], ids[:-1])])
+def seal_term_list(ids: Sequence[int], counts: TermCounts) -> bytes:
+    """A term list's blob: the term ids of its columns, in column order, and its other parts."""
+    steps = narrow_signed([*ids[:1], *map(sub, islice(ids, 1, None), ids)])
     packed = pack(zip_numbers(steps))
-    head = _HEAD.pack(len(ids), nf, chunks, len(packed), steps.typecode.encode(), *codes)
-    return seal(b"".join((head, packed, rest)))
+    head = _HEAD.pack(
+        len(ids), counts.fields, counts.chunks, len(packed), _CODE[steps.typecode], *counts.codes
+    )
+    return seal(b"".join((head, packed, counts.rest)))
 
 
 def _ids(view: memoryview) -> tuple[tuple[int, int, int, tuple[bytes, ...]], list[int], int]:
@@ -513,23 +551,6 @@ def _ids(view: memoryview) -> tuple[tuple[int, int, int, tuple[bytes, ...]], lis
         raise ValueError("ids")
     # Not checked for a negative id here: each reader's own conversion refuses one.
     return (n, nf, chunks, tuple(codes)), list(accumulate(steps)), at
-
-
-def relabel(blob: bytes, mapping: Sequence[int]) -> bytes:
-    """``blob`` with each term id ``i`` replaced by ``mapping[i]``.
-
-    Raises:
-        CorruptBlob: it fails its checksum or does not parse.
-    """
-    view = unseal(blob)
-    try:
-        (_, nf, chunks, codes), ids, at = _ids(view)
-        if min(ids, default=0) < 0:
-            raise ValueError("ids")
-        ids = list(map(mapping.__getitem__, ids))
-    except (struct.error, zlib.error, KeyError, ValueError, IndexError):
-        raise CorruptBlob("term list") from None
-    return _sealed(ids, nf, chunks, codes, view[at:])
 
 
 def decode_term_list(blob: bytes) -> TermList:

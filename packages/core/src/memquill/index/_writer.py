@@ -44,7 +44,6 @@ from memquill.index._codec import (
     decode_term_list,
     encode_block,
     encode_page,
-    relabel,
     shift_block,
 )
 from memquill.index._db import IndexDamaged, IndexDatabase
@@ -104,9 +103,9 @@ class IndexWriter:
                     if row is not None and row.id not in dropped:
                         if row.identity == note.identity and row.seen >= note.seen:
                             continue  # indexed meanwhile by another process from the same file
-                        edited.append((row.id, note, relabel(note.terms, mapping)))
+                        edited.append((row.id, note, note.term_list(mapping)))
                     else:
-                        added.append((next_id, note, relabel(note.terms, mapping)))
+                        added.append((next_id, note, note.term_list(mapping)))
                         next_id += 1
                 if batch.postings and len(added) == len(batch.notes):
                     # Every note is new: the batch's own blocks, renumbered, extend each term's.
