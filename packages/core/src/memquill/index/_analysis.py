@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left, insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice, pairwise
-from typing import Final
+from typing import Final, NamedTuple
 
 from memquill.foundation.text import utf16_len
 from memquill.index._codec import FieldCounts
@@ -107,21 +107,21 @@ def analyse_note(path: str, content: str, identity: Identity) -> NoteFigures:
     body: dict[str, int] = {}
     count_keys(body, keys)
     fields = _field_counts(meta, path)
-    held = body.keys() | fields.keys()
-    terms = sorted(held)
+    terms = sorted(body)
     compounds = bisect_left(terms, _AFTER_COMPOUNDS)
+    added: list[str] = []  # terms that compound keys and fields add: few, each put in place
     if compounds:  # keys of words with no term or several sort first: count their terms
-        added: set[str] = set()
         for key in terms[:compounds]:
             count = body.pop(key)
             for term in compound_terms(key):
-                body[term] = body.get(term, 0) + count
-                added.add(term)
+                have = body.get(term)
+                if have is None:
+                    added.append(term)
+                body[term] = count if have is None else have + count
         del terms[:compounds]
-        added -= held
-        if added:  # a sorted run and a few more: sorting merges them in linear time
-            terms.extend(added)
-            terms.sort()
+    added.extend(term for term in fields if term not in body)
+    for term in added:
+        insort(terms, term)
     # A row starts as a copy of the note's zeros, so it holds the columns in order and its
     # counts become the matrix's row as they are, at C speed.
     zeros = dict.fromkeys(terms, 0)
@@ -169,7 +169,7 @@ _AFTER_COMPOUNDS: Final = chr(ord(COMPOUND) + 1)
 """Every compound key sorts before this, every term after."""
 
 
-def _column_terms(found: list[bytes], columns: Mapping[str, int]) -> list[str]:
+def _column_terms(found: Iterable[bytes], columns: Mapping[str, int]) -> list[str]:
     """The terms of ``found`` (a few words) that are among ``columns``, one per occurrence."""
     terms: list[str] = []
     for key in word_keys(found):
@@ -227,8 +227,7 @@ class ChunkSpan:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkWords:
+class ChunkWords(NamedTuple):
     """One chunk's words: ``head``, then the body's words ``start`` to ``stop``, then ``tail``.
 
     Attributes:
@@ -240,10 +239,10 @@ class ChunkWords:
     """
 
     heading: str
-    head: list[bytes]
+    head: Sequence[bytes]
     start: int
     stop: int
-    tail: list[bytes]
+    tail: Sequence[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +269,9 @@ def chunk_spans(content: str) -> list[ChunkSpan]:
     return [span for section in _sections(content) for span in _section_chunks(content, section)]
 
 
+_NO_WORDS: Final[tuple[bytes, ...]] = ()
+
+
 def note_words(content: str) -> NoteWords:
     """The words of ``content`` and of each of its chunks (see the module)."""
     body: list[bytes] = []
@@ -282,54 +284,68 @@ def note_words(content: str) -> NoteWords:
     mask = ascii_word_bytes(content) if ascii_only else b""
 
     def words_of(begin: int, end: int) -> tuple[list[bytes], int]:
-        """The words of ``content[begin:end]`` folded, and the folded length."""
+        """The words of ``content[begin:end]``, folded, and the folded length."""
         if ascii_only:
             return mask[begin:end].split(), end - begin
         text = fold(content[begin:end])
         return split_words(text), len(text)
 
-    for section in _sections(content):
-        bounds = (section[2], section[3])
-        group = _section_chunks(content, section, ascii_only=ascii_only)
-        if len(group) == 1:
-            found, folded = words_of(*bounds)
-            length += folded + 1
-            chunks.append(ChunkWords(group[0].heading, [], len(body), len(body) + len(found), []))
-            body.extend(found)
+    for heading, line, begin, end in _sections(content):
+        if (end - begin if ascii_only else utf16_len(content[begin:end])) > CHUNK_SIZE:
+            length += _windowed(content, heading, line, (begin, end), words_of, body, chunks) + 1
             continue
-        inners = [_inner(content, span, bounds) for span in group]
-        # The section's parts, between every window's safe places: by where each starts,
-        # the offset of its first word in the body.
-        cuts = {bounds[0], bounds[1]}
-        for inner in inners:
-            if inner is not None:
-                cuts.update(inner)
-        starts: dict[int, int] = {}
-        for begin, end in pairwise(sorted(cuts)):
-            found, folded = words_of(begin, end)
-            length += folded
-            starts[begin] = len(body)
-            body.extend(found)
-        starts[bounds[1]] = len(body)
-        length += 1
-        for span, inner in zip(group, inners, strict=True):
-            if inner is None:
-                chunks.append(ChunkWords(span.heading, words_of(span.begin, span.end)[0], 0, 0, []))
-                continue
-            first, last = inner
-            head = words_of(span.begin, first)[0] if first > span.begin else []
-            tail = words_of(last, span.end)[0] if last < span.end else []
-            chunks.append(ChunkWords(span.heading, head, starts[first], starts[last], tail))
+        found, folded = words_of(begin, end)
+        length += folded + 1
+        chunks.append(ChunkWords(heading, _NO_WORDS, len(body), len(body) + len(found), _NO_WORDS))
+        body.extend(found)
     return NoteWords(body, length, chunks)
 
 
-def _section_chunks(
-    content: str, section: tuple[str, int, int, int], *, ascii_only: bool = False
-) -> list[ChunkSpan]:
+def _windowed(
+    content: str,
+    heading: str,
+    line: int,
+    section: tuple[int, int],
+    words_of: Callable[[int, int], tuple[list[bytes], int]],
+    body: list[bytes],
+    chunks: list[ChunkWords],
+) -> int:
+    """Add the words of a long section to ``body`` and its windows to ``chunks``; returns its
+    folded length. Its parts lie between every window's safe places, each split once."""
+    begin, end = section
+    windows = [
+        (begin + first, begin + last) for _, first, last in window_bounds(content[begin:end], line)
+    ]
+    inners = [_inner(content, window, section) for window in windows]
+    cuts = {begin, end}
+    for inner in inners:
+        if inner is not None:
+            cuts.update(inner)
+    starts: dict[int, int] = {}  # where each part starts: the place of its first word
+    length = 0
+    for first, last in pairwise(sorted(cuts)):
+        found, folded = words_of(first, last)
+        length += folded
+        starts[first] = len(body)
+        body.extend(found)
+    starts[end] = len(body)
+    for (first, last), inner in zip(windows, inners, strict=True):
+        if inner is None:
+            chunks.append(ChunkWords(heading, words_of(first, last)[0], 0, 0, _NO_WORDS))
+            continue
+        safe_first, safe_last = inner
+        head = words_of(first, safe_first)[0] if safe_first > first else _NO_WORDS
+        tail = words_of(safe_last, last)[0] if safe_last < last else _NO_WORDS
+        chunks.append(ChunkWords(heading, head, starts[safe_first], starts[safe_last], tail))
+    return length
+
+
+def _section_chunks(content: str, section: tuple[str, int, int, int]) -> list[ChunkSpan]:
     heading, line, begin, end = section
-    if (end - begin if ascii_only else utf16_len(content[begin:end])) <= CHUNK_SIZE:
+    text = content[begin:end]
+    if utf16_len(text) <= CHUNK_SIZE:
         return [ChunkSpan(heading, line, begin, end)]
-    return _windows(heading, line, content[begin:end], begin)
+    return _windows(heading, line, text, begin)
 
 
 def _safe(content: str, at: int, section: tuple[int, int]) -> bool:
@@ -340,9 +356,11 @@ def _safe(content: str, at: int, section: tuple[int, int]) -> bool:
     )
 
 
-def _inner(content: str, span: ChunkSpan, section: tuple[int, int]) -> tuple[int, int] | None:
+def _inner(
+    content: str, window: tuple[int, int], section: tuple[int, int]
+) -> tuple[int, int] | None:
     """The safe places nearest inside the window's two edges (``None``: none apart)."""
-    begin, end = span.begin, span.end
+    begin, end = window
     if _safe(content, begin, section):
         first = begin
     else:

@@ -542,17 +542,13 @@ class _WordKeys(dict[bytes, str]):
 
 
 _KEYS: Final = _WordKeys()
-_COUNT_ELEMENTS: Final = cast(
-    "Callable[[dict[str, int], Iterable[str]], None]",
-    vars(collections)["_count_elements"],  # the C loop Counter counts with, for any dict
-)
 
 
 def word_keys(found: Iterable[bytes]) -> list[str]:
     """Each word's *key*: the one term it yields (nearly every word), or a compound key that
     stands for its terms (:func:`compound_terms`: none for ``-``, several for an identifier or
     a CJK run). Counted, keys give the words' term counts once compound keys are replaced by
-    their terms; a list of one object per word counts at C speed (:func:`count_keys`)."""
+    their terms; a list of one object per word counts at C speed (:data:`count_keys`)."""
     return list(map(_KEYS.__getitem__, found))
 
 
@@ -561,10 +557,12 @@ def compound_terms(key: str) -> list[str]:
     return key[1:].split(COMPOUND) if len(key) > 1 else []
 
 
-def count_keys(counts: dict[str, int], keys: Iterable[str]) -> None:
-    """Add one to ``counts[key]`` for each of ``keys`` (at C speed; ``counts`` is a plain
-    dict, so a note's rows can start as copies of one dict of zeros)."""
-    _COUNT_ELEMENTS(counts, keys)
+count_keys: Final = cast(
+    "Callable[[dict[str, int], Iterable[str]], None]",
+    vars(collections)["_count_elements"],  # the C loop Counter counts with, for any dict
+)
+"""``count_keys(counts, keys)`` adds one to ``counts[key]`` for each of ``keys``, at C speed
+(``counts`` is a plain dict: a note's rows start as copies of one dict of zeros)."""
 
 
 def term_counts(text: str, *, folded: bool = False) -> dict[str, int]:
