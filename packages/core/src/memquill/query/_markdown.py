@@ -129,12 +129,11 @@ def _frontmatter(content: str) -> tuple[list[str], list[str]]:
     first_end = content.find("\n")
     if first_end < 0 or content[:first_end].strip() != "---":
         return tags, aliases
-    rest = content.split("\n")
-    end = next((i for i in range(1, len(rest)) if rest[i].strip() == "---"), -1)
-    if end < 0:
+    closing = _closing_line(content, first_end + 1)
+    if closing < 0:
         return tags, aliases
     key = ""
-    for line in rest[1:end]:
+    for line in content[first_end + 1 : closing - 1].split("\n") if closing > first_end + 1 else ():
         pair = _FRONT_KEY.fullmatch(line)
         if pair is not None:
             key = pair.group(1)
@@ -157,6 +156,22 @@ def _frontmatter(content: str) -> tuple[list[str], list[str]]:
             else:
                 (tags if key == "tags" else aliases).append(_unquote(item.group(1).strip()))
     return tags, aliases
+
+
+def _closing_line(content: str, start: int) -> int:
+    """Where the first line from offset ``start`` (a line's start) on that is ``---`` once
+    stripped starts, or -1: only a line holding ``---`` can be one, so the note is not split
+    into lines to find it."""
+    at = start
+    while (hit := content.find("---", at)) >= 0:
+        begin = content.rfind("\n", 0, hit) + 1
+        end = content.find("\n", hit)
+        if content[begin : len(content) if end < 0 else end].strip() == "---":
+            return begin
+        if end < 0:
+            break
+        at = end + 1
+    return -1
 
 
 def _unquote(value: str) -> str:
