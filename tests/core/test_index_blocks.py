@@ -26,7 +26,9 @@ from memquill.index._codec import (
     decode_block,
     decode_chunk_matrix,
     decode_term_list,
+    encode_block,
     encode_term_list,
+    join_blocks,
     pack,
     pack_term_counts,
     seal,
@@ -418,3 +420,29 @@ def test_block_places_answer_as_the_dict_of_places_did(
         assert block_place(places, lo, start) == place
     for lo in strangers:
         assert block_place(places, lo, start) == expected.get(lo)
+
+
+def postings_of(data: st.DataObject, low: int, size: int) -> Postings:
+    """Postings of ``size`` notes from ``low`` on, some with field counts, counts of any width."""
+    draw = data.draw
+    ids = sorted(draw(st.sets(st.integers(low, low + 3 * size), min_size=size, max_size=size)))
+    top = draw(st.sampled_from([3, 300, 70_000]))
+    bodies = draw(st.lists(st.integers(0, top), min_size=size, max_size=size))
+    held = draw(st.sets(st.sampled_from(ids))) if ids else set[int]()
+    five = st.tuples(*(st.integers(0, top) for _ in range(5)))
+    return Postings(array("I", ids), array("I", bodies), {doc: draw(five) for doc in held})
+
+
+@settings(max_examples=200)
+@given(data=st.data(), sizes=st.tuples(st.integers(1, 300), st.integers(1, 300)))
+def test_two_blocks_joined_are_the_block_of_both(
+    data: st.DataObject, sizes: tuple[int, int]
+) -> None:
+    first = postings_of(data, 0, sizes[0])
+    second = postings_of(data, first.ids[-1] + 1, sizes[1])
+    both = Postings(
+        first.ids + second.ids, first.bodies + second.bodies, first.fields | second.fields
+    )
+    joined = join_blocks(encode_block(first), encode_block(second))
+    assert joined == encode_block(both)
+    assert decode_block(joined) == both

@@ -165,6 +165,41 @@ def decode_block(blob: bytes) -> Postings:
     Raises:
         CorruptBlob: it fails its checksum or does not parse.
     """
+    first, gaps, bodies, rows, counts = _parse_block(blob)
+    ids = array("I", accumulate(gaps, initial=first))
+    fields: dict[int, FieldCounts] = {}
+    if rows:
+        fields = dict(zip(map(ids.__getitem__, rows), fives(counts), strict=True))
+    return Postings(ids, array("I", bodies), fields)
+
+
+def join_blocks(first: bytes, second: bytes) -> bytes:
+    """The blob of one block holding the notes of block ``first``, then those of ``second``
+    (all above them), as :func:`encode_block` would write them.
+
+    Raises:
+        CorruptBlob: a block fails its checksum or does not parse.
+    """
+    start, gaps, bodies, rows, counts = _parse_block(first)
+    ids = list(accumulate(gaps, initial=start))
+    more_start, more_gaps, more_bodies, more_rows, more_counts = _parse_block(second)
+    offset = len(ids)  # the second block's rows follow the first's notes
+    ids.extend(accumulate(more_gaps, initial=more_start))
+    return block_blob(
+        ids,
+        [*bodies, *more_bodies],
+        [*rows, *(row + offset for row in more_rows)],
+        [*counts, *more_counts],
+    )
+
+
+def _parse_block(blob: bytes) -> tuple[int, array[int], array[int], array[int], array[int]]:
+    """A block's first id, id gaps, body counts, field rows (each a place among its notes)
+    and field counts (five a row).
+
+    Raises:
+        CorruptBlob: it fails its checksum or does not parse.
+    """
     view = unseal(blob)
     try:
         first, n, nf, gap_code, body_code, count_code, packed = _BLOCK_HEAD.unpack_from(view)
@@ -179,15 +214,9 @@ def decode_block(blob: bytes) -> Postings:
         raise CorruptBlob("postings block") from None
     if at != len(data) or not n:
         raise CorruptBlob("postings block length")
-    ids = array("I", accumulate(gaps, initial=first))
-    fields: dict[int, FieldCounts] = {}
-    if nf:
-        try:
-            keys = list(map(ids.__getitem__, rows))
-        except IndexError:
-            raise CorruptBlob("postings block rows") from None
-        fields = dict(zip(keys, fives(counts), strict=True))
-    return Postings(ids, array("I", bodies), fields)
+    if nf and max(rows) >= n:
+        raise CorruptBlob("postings block rows")
+    return first, gaps, bodies, rows, counts
 
 
 def take(view: memoryview, at: int, code: bytes, count: int) -> tuple[array[int], int]:

@@ -44,6 +44,7 @@ from memquill.index._codec import (
     decode_term_list,
     encode_block,
     encode_page,
+    join_blocks,
     shift_block,
 )
 from memquill.index._db import IndexDamaged, IndexDatabase
@@ -251,8 +252,7 @@ class BlockEditor:
                 ).fetchone()
                 if tail is not None and block_size(tail[1]) + block_size(shifted[0][1]) <= BLOCK:
                     self._deletes.append((term, int(tail[0])))
-                    joined = _joined(decode_block(bytes(tail[1])), decode_block(shifted[0][1]))
-                    shifted[0] = (int(tail[0]), encode_block(joined))
+                    shifted[0] = (int(tail[0]), join_blocks(bytes(tail[1]), shifted[0][1]))
             writes.extend((term, lo, generation, blob) for lo, blob in shifted)
 
     def apply(self) -> None:
