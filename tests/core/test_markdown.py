@@ -5,13 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from memquill.query._markdown import (
-    _FRONT_ITEM,  # pyright: ignore[reportPrivateUsage]
-    _FRONT_KEY,  # pyright: ignore[reportPrivateUsage]
-    _INLINE_LIST,  # pyright: ignore[reportPrivateUsage]
     CHUNK_SIZE,
-    _frontmatter,  # pyright: ignore[reportPrivateUsage]
-    _unquote,  # pyright: ignore[reportPrivateUsage]
+    _frontmatter_block,  # pyright: ignore[reportPrivateUsage]
     chunk_markdown,
+    frontmatter_lines,
     note_meta,
     wiki_links,
 )
@@ -33,41 +30,6 @@ def test_frontmatter_needs_an_opening_and_a_closing_line() -> None:
     assert note_meta("  ---  \ntags: [a]\n---\n", "a.md").tags == ("a",)
 
 
-def frontmatter_line_by_line(content: str) -> tuple[list[str], list[str]]:
-    """The frontmatter's tags and aliases as read line by line: the note split into lines, the
-    closing line the first after the opening one that is ``---`` once stripped."""
-    tags: list[str] = []
-    aliases: list[str] = []
-    lines = content.split("\n")
-    if len(lines) < 2 or lines[0].strip() != "---":
-        return tags, aliases
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), -1)
-    key = ""
-    for line in lines[1:end] if end > 0 else ():
-        pair = _FRONT_KEY.fullmatch(line)
-        if pair is not None:
-            key = pair.group(1)
-            value = pair.group(2).strip()
-            target = tags if key == "tags" else aliases if key == "aliases" else None
-            if target is None:
-                key = ""
-                continue
-            listed = _INLINE_LIST.fullmatch(value)
-            if listed is not None:
-                target.extend(_unquote(item.strip()) for item in listed.group(1).split(","))
-                key = ""
-            elif value:
-                target.append(_unquote(value))
-                key = ""
-        elif key:
-            item = _FRONT_ITEM.fullmatch(line)
-            if item is None:
-                key = ""
-            else:
-                (tags if key == "tags" else aliases).append(_unquote(item.group(1).strip()))
-    return tags, aliases
-
-
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(
@@ -81,7 +43,11 @@ def frontmatter_line_by_line(content: str) -> tuple[list[str], list[str]]:
     ).map("\n".join)
 )
 def test_the_frontmatter_is_found_as_line_by_line(content: str) -> None:
-    assert _frontmatter(content) == frontmatter_line_by_line(content)
+    # The note split into lines, the closing line the first after the opening one that is
+    # ``---`` once stripped (what excerpts read): the same lines, found without splitting.
+    lines = content.split("\n")
+    taken = frontmatter_lines(lines)
+    assert _frontmatter_block(content) == (lines[1 : taken - 1] if taken else [])
 
 
 def test_title_is_the_first_h1_else_the_file_name_with_extension() -> None:

@@ -123,17 +123,21 @@ def wiki_links(text: str, limit: int = MAX_LINKS) -> tuple[str, ...]:
     return tuple(found)[:limit]
 
 
+def _frontmatter_block(content: str) -> list[str]:
+    """The lines between a note's frontmatter fences (none without frontmatter): the lines
+    :func:`frontmatter_lines` delimits, found without splitting the note into lines."""
+    first_end = content.find("\n")
+    if first_end < 0 or content[:first_end].strip() != "---":
+        return []
+    closing = _closing_line(content, first_end + 1)
+    return content[first_end + 1 : closing - 1].split("\n") if closing > first_end + 1 else []
+
+
 def _frontmatter(content: str) -> tuple[list[str], list[str]]:
     tags: list[str] = []
     aliases: list[str] = []
-    first_end = content.find("\n")
-    if first_end < 0 or content[:first_end].strip() != "---":
-        return tags, aliases
-    closing = _closing_line(content, first_end + 1)
-    if closing < 0:
-        return tags, aliases
     key = ""
-    for line in content[first_end + 1 : closing - 1].split("\n") if closing > first_end + 1 else ():
+    for line in _frontmatter_block(content):
         pair = _FRONT_KEY.fullmatch(line)
         if pair is not None:
             key = pair.group(1)
