@@ -505,6 +505,9 @@ SPECS: dict[str, Spec] = {
     "docs/search-index.md § Engine spike: tantivy postings: uv run python benchmarks/tantivy_spike.py --data ../shared/b": NotRun(
         f"{BENCHMARK}; needs a data set outside the repository"
     ),
+    "docs/search-index.md § Where the time goes, and the least each part costs: uv run python benchmarks/search_floor.py --sizes 1000,20000 ": NotRun(
+        f"{BENCHMARK}; needs a data set outside the repository"
+    ),
     "docs/security.md § Forgotten means gone: memquill key export --stdout | ssh new-machine memquill key ": Elsewhere(
         (KEY_PIPE_TEST,)
     ),
