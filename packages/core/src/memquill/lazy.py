@@ -33,6 +33,7 @@ import importlib
 import sys
 import warnings
 from collections.abc import Callable, Mapping
+from functools import cache
 from types import CodeType, FrameType
 from typing import Any
 
@@ -117,6 +118,16 @@ def lazy_exports(
         return sorted({*namespace, *public()})
 
     return __getattr__, __dir__
+
+
+@cache
+def installed(name: str) -> Any:
+    """Module ``name`` if it is installed (imported at the first call), else ``None``: for an
+    optional accelerator such as numpy, which memquill never depends on."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 def _skipped_imports(code: CodeType, package: str) -> dict[str, str]:

@@ -42,13 +42,12 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import import_module
 from itertools import compress, repeat
 from operator import add, eq, ge, mul
 from typing import Any, Final
 
 from memquill.index._view import HeldPostings, NoteTable
+from memquill.lazy import installed
 from memquill.query import Posting, RankParams
 
 MARGIN: Final = 1e-6
@@ -188,17 +187,8 @@ def bulk_module() -> Any:
     vault of 20,000 notes fewer than a few hundred times. A host that uses numpy has paid both.
     """
     if "numpy" in sys.modules:
-        return numpy_module()  # waits for an import under way in another thread
+        return installed("numpy")  # waits for an import under way in another thread
     return None
-
-
-@cache
-def numpy_module() -> Any:
-    """numpy, if it is installed (``None`` if not)."""
-    try:
-        return import_module("numpy")
-    except ImportError:
-        return None
 
 
 def _completed(

@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from importlib import import_module
 from operator import mul
 from typing import Any, Final
 
+from memquill.lazy import installed
 from memquill.semantic._embedder import Vector
 
 # ----------------------------------------------------------------------------------------------
@@ -84,10 +84,7 @@ class Similarities:
 
 
 def _numpy() -> Any:
-    try:
-        return import_module("numpy")
-    except ImportError:
-        return None
+    return installed("numpy")
 
 
 def _matrix(rows: Sequence[Vector], dims: int) -> Any:
